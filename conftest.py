@@ -1,0 +1,1 @@
+"""Repository-level pytest configuration: the suite never reaches the internet."""

@@ -1,0 +1,61 @@
+"""The contract every wire codec keeps: bytes in any chunking -> `WireEvent`s, and back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+# An AWS eventstream header: (name, wire type code, value). Kept typed so frames re-encode exactly.
+EventHeader = tuple[str, int, object]
+
+
+@dataclass(frozen=True, slots=True)
+class WireEvent:
+    """One event as the wire framed it, before any provider meaning is given to it.
+
+    - SSE: `data` is the joined `data:` lines, `name` the `event:` field, `id`/`retry` as sent;
+      a comment line becomes an event of its own with `comment` set (kept so round trips are exact).
+    - NDJSON: `data` is one line without its line end.
+    - AWS eventstream: `data` is the payload (UTF-8, surrogate-escaped), `name` the `:event-type`
+      (or `:exception-type`) header, `headers` every header in wire order.
+    """
+
+    data: str = ""
+    name: str | None = None
+    id: str | None = None
+    retry: int | None = None
+    comment: str | None = None
+    headers: tuple[EventHeader, ...] = ()
+
+    @property
+    def is_comment(self) -> bool:
+        return self.comment is not None
+
+
+class Decoder(Protocol):
+    """Incremental: feed bytes split anywhere, get whole events out."""
+
+    def feed(self, data: bytes) -> list[WireEvent]: ...
+
+    def close(self) -> list[WireEvent]:
+        """End of input: return what a clean end of stream completes, or raise `CodecError`."""
+        ...
+
+
+class Codec(Protocol):
+    name: str
+
+    def decoder(self) -> Decoder: ...
+
+    def encode(self, events: Iterable[WireEvent]) -> bytes: ...
+
+
+def decode_all(codec: Codec, chunks: Iterable[bytes]) -> list[WireEvent]:
+    """Decode a whole body given as its network reads."""
+    decoder = codec.decoder()
+    events: list[WireEvent] = []
+    for chunk in chunks:
+        events.extend(decoder.feed(chunk))
+    events.extend(decoder.close())
+    return events
