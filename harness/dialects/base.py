@@ -179,6 +179,18 @@ class Dialect(ABC):
         """A new event that continues the fragment's call with `args`, shaped the way this provider
         shapes a continuation (e.g. OpenAI: only `index` and `function.arguments`)."""
 
+    @abstractmethod
+    def remove(self, event: Event, slot: int) -> Event | None:
+        """The event without that fragment, or None when nothing of meaning would be left."""
+
+    @abstractmethod
+    def finish_reason(self, event: Event) -> Any:
+        """The finish / stop reason this event carries, or MISSING."""
+
+    @abstractmethod
+    def with_finish_reason(self, event: Event, reason: Any) -> Event:
+        """A copy with the finish / stop reason replaced (MISSING removes it)."""
+
     def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
         """One event holding several fragments, or None when the wire cannot express it."""
         return None
