@@ -1,16 +1,24 @@
 """Server-Sent Events, incrementally, by the WHATWG rules.
 
-Line ends LF, CRLF or CR (a CR at the end of a read waits to see if LF follows); a UTF-8 character
-may be split across reads; a leading BOM is dropped; `data:` lines join with LF; one optional space
-after the colon; `id` containing NUL is ignored; `retry` only when all digits; unknown fields are
-ignored. Comment lines come out as events with `comment` set, so a decode -> encode round trip
-keeps them. An event still open at end of input is dispatched by `close()` (a cut stream's last
-event is exactly what a harness needs to see), unless `dispatch_unterminated=False`.
+Decoding follows the HTML "event stream interpretation" algorithm:
+
+- line ends are LF, CRLF or CR; a CR that ends one read and an LF that starts the next are one
+  line end (the CR's line is handled at once, not held back until the next read);
+- a leading UTF-8 BOM is dropped; bytes that are not UTF-8 become U+FFFD; a character split
+  across reads is whole once its line is complete (lines are split on bytes, then decoded);
+- `field: value` with one optional space after the colon; `data` lines join with LF; `event`
+  names the event; `id` is ignored if it contains NUL; `retry` only when all ASCII digits;
+  unknown fields are ignored; a block without `data` lines is not an event.
+
+Two choices a wire codec makes that a browser does not: a comment line (`:...`) comes out as an
+event with `comment` set, so decode -> encode keeps it; and `id` belongs to the event it was sent
+in rather than carrying over. An event still open at end of input is dispatched by `close()` (a
+cut stream's last event is exactly what a harness needs to see), unless
+`dispatch_unterminated=False`.
 """
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -18,107 +26,120 @@ from ..errors import CodecError
 from .base import WireEvent
 
 NEWLINES = ("\n", "\r\n", "\r")
+BOM = b"\xef\xbb\xbf"
 
 
 class SSEDecoder:
-    __slots__ = (
-        "_bom_checked",
-        "_data",
-        "_dispatch_unterminated",
-        "_id",
-        "_name",
-        "_pending_cr",
-        "_retry",
-        "_tail",
-        "_utf8",
-    )
+    """Incremental SSE decoder: `feed` reads as they arrive, `close` at end of input."""
+
+    __slots__ = ("_at_start", "_buffer", "_data", "_dispatch_unterminated", "_id", "_name", "_pending_cr", "_retry")
 
     def __init__(self, *, dispatch_unterminated: bool = True) -> None:
-        self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         self._dispatch_unterminated = dispatch_unterminated
-        self._tail = ""
+        # Bytes after the last line end seen; nothing is decoded until a line is complete.
+        self._buffer = bytearray()
+        self._at_start = True
         self._pending_cr = False
-        self._bom_checked = False
         self._data: list[str] = []
         self._name: str | None = None
         self._id: str | None = None
         self._retry: int | None = None
 
     def feed(self, data: bytes) -> list[WireEvent]:
-        return self._feed_text(self._utf8.decode(data))
+        self._buffer += data
+        # Most small reads complete no line: buffering them is all the work there is.
+        if b"\n" not in data and b"\r" not in data:
+            return []
+        return self._complete_lines()
 
     def close(self) -> list[WireEvent]:
-        out = self._feed_text(self._utf8.decode(b"", final=True))
-        if self._tail:
-            line, self._tail = self._tail, ""
-            self._line(line, out)
+        out = self._complete_lines() if self._buffer else []
+        if self._buffer:
+            # The last line had no line end: the stream was cut inside it.
+            self._lines(self._buffer.decode("utf-8", "replace"), out)
         if self._data and self._dispatch_unterminated:
             self._dispatch(out)
-        self._reset()
+        # Ready for another stream.
+        self._buffer = bytearray()
+        self._at_start = True
+        self._pending_cr = False
+        self._data = []
+        self._name = self._id = self._retry = None
         return out
 
-    def _feed_text(self, text: str) -> list[WireEvent]:
-        if not self._bom_checked:
-            if not text:
-                return []
-            self._bom_checked = True
-            if text[0] == "\ufeff":
-                text = text[1:]
+    def _complete_lines(self) -> list[WireEvent]:
+        """Handle every complete line in the buffer, keeping the unfinished tail."""
+        buffer = self._buffer
+        if self._at_start:
+            self._strip_start()
         if self._pending_cr:
             self._pending_cr = False
-            if text[:1] == "\n":
-                text = text[1:]
-        if not text:
+            if buffer[:1] == b"\n":
+                del buffer[:1]
+        end = max(buffer.rfind(b"\n"), buffer.rfind(b"\r")) + 1
+        if not end:
             return []
+        text = buffer[:end].decode("utf-8", "replace")
+        del buffer[:end]
         if "\r" in text:
-            # A trailing CR already ends its line; remember it so a following LF is not a second end.
-            self._pending_cr = text[-1] == "\r"
+            # A CR closing the buffer has ended its line; an LF starting the next read is not a second end.
+            self._pending_cr = text[-1] == "\r" and not buffer
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = (self._tail + text).split("\n")
-        self._tail = lines.pop()
         out: list[WireEvent] = []
-        for line in lines:
-            self._line(line, out)
+        self._lines(text[:-1], out)
         return out
 
-    def _line(self, line: str, out: list[WireEvent]) -> None:
-        if not line:
-            if self._data:
-                self._dispatch(out)
-            else:
-                self._reset()
-            return
-        if line[0] == ":":
-            out.append(WireEvent(comment=line[1:]))
-            return
-        field, colon, value = line.partition(":")
-        if colon and value[:1] == " ":
-            value = value[1:]
-        if field == "data":
-            self._data.append(value)
-        elif field == "event":
-            self._name = value
-        elif field == "id":
-            if "\0" not in value:
-                self._id = value
-        elif field == "retry":
-            if value.isascii() and value.isdigit():
-                self._retry = int(value)
+    def _strip_start(self) -> None:
+        # A BOM cannot hold a line end, so by the time a line is complete a BOM is whole.
+        self._at_start = False
+        if self._buffer[:3] == BOM:
+            del self._buffer[:3]
+
+    def _lines(self, text: str, out: list[WireEvent]) -> None:
+        """Interpret LF-separated lines (the text ends without a line end)."""
+        data = self._data
+        for line in text.split("\n"):
+            # The one line shape that dominates every provider stream goes first.
+            if line[:6] == "data: ":
+                data.append(line[6:])
+                continue
+            if not line:
+                if data:
+                    self._dispatch(out)
+                    data = self._data
+                else:
+                    self._name = self._id = self._retry = None
+                continue
+            if line[0] == ":":
+                out.append(WireEvent(comment=line[1:]))
+                continue
+            field, colon, value = line.partition(":")
+            if colon and value[:1] == " ":
+                value = value[1:]
+            if field == "data":
+                data.append(value)
+            elif field == "event":
+                self._name = value
+            elif field == "id":
+                if "\0" not in value:
+                    self._id = value
+            elif field == "retry":
+                if value.isascii() and value.isdigit():
+                    self._retry = int(value)
 
     def _dispatch(self, out: list[WireEvent]) -> None:
         out.append(WireEvent(data="\n".join(self._data), name=self._name, id=self._id, retry=self._retry))
-        self._reset()
-
-    def _reset(self) -> None:
         self._data = []
-        self._name = None
-        self._id = None
-        self._retry = None
+        self._name = self._id = self._retry = None
 
 
 @dataclass(frozen=True, slots=True)
 class SSECodec:
-    """Encode in one canonical style: `event`, `id`, `retry`, then `data` lines, then a blank line."""
+    """Encode in one canonical style: `event`, `id`, `retry`, then `data` lines, then a blank line.
+
+    A comment event is written as `:comment` and a blank line. `newline` picks the line end and
+    `space` whether a space follows each colon (a value starting with a space always gets one).
+    """
 
     newline: str = "\n"
     space: bool = True
@@ -135,6 +156,7 @@ class SSECodec:
         return "".join(self.encode_text(event) for event in events).encode("utf-8")
 
     def encode_text(self, event: WireEvent) -> str:
+        """One event as SSE text, ending with its blank line."""
         nl = self.newline
         if event.comment is not None:
             _check_line("comment", event.comment)
@@ -143,8 +165,12 @@ class SSECodec:
         if event.name is not None:
             lines.append(self._field("event", event.name))
         if event.id is not None:
+            if "\0" in event.id:
+                raise CodecError("SSE id cannot contain NUL: decoders ignore such an id")
             lines.append(self._field("id", event.id))
         if event.retry is not None:
+            if event.retry < 0:
+                raise CodecError(f"SSE retry must be a whole number of milliseconds, not {event.retry}")
             lines.append(self._field("retry", str(event.retry)))
         if "\r" in event.data:
             raise CodecError("SSE data cannot carry a CR: it would end the line")

@@ -1,0 +1,72 @@
+"""The `toolstream` command: a thin shell over the library, one module per subcommand.
+
+Each command module has `add_parser(subparsers)` and `run(args) -> int`. Errors a user can cause
+(`HarnessError`) print as one line on stderr and exit 2; exit 1 is reserved for "checks failed".
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ..errors import HarnessError
+
+# Subcommand -> module in this package. A module that is missing is simply not offered.
+COMMANDS = {
+    "show": "show",
+    "record": "record",
+    "import": "importing",
+    "scenarios": "scenarios",
+    "mutate": "mutate",
+    "explore": "explore",
+    "check": "check",
+    "compare": "compare",
+    "serve-accumulator": "serve_accumulator",
+}
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="toolstream",
+        description="Record, mutate and replay streamed LLM tool calls; check accumulators against them.",
+    )
+    parser.add_argument("--version", action="version", version=f"toolstream {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(f"{__name__}.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{module_name}":
+                continue
+            raise
+        command = module.add_parser(sub, name)
+        command.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.run(args))
+    except HarnessError as exc:
+        print(f"toolstream {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("toolstream: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

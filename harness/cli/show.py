@@ -1,0 +1,144 @@
+"""`toolstream show`: a cassette's interactions, decoded events and reference outcome."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import cassette as cassettes
+from .. import corpus, dialects
+from ..codecs import codec_for_media_type, decode_all, get_codec
+from ..dialects import Event, Kind
+from ..outcome import Outcome, diff
+from ..terminal import shorten, table
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="print a cassette's interactions, decoded events and tool-call outcome",
+        description="Print a cassette (or a summary of every cassette under a folder; default: the bundled corpus).",
+    )
+    parser.add_argument("paths", nargs="*", metavar="CASSETTE", help="cassette files or folders")
+    parser.add_argument("--json", action="store_true", help="decoded events and reference outcome as JSON")
+    parser.add_argument("--no-events", action="store_true", help="omit the event listing")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = corpus.cassette_paths(args.paths)
+    single = len(paths) == 1 and not (args.paths and Path(args.paths[0]).is_dir())
+    if args.json:
+        reports = [_json_report(cassettes.load(p)) for p in paths]
+        print(json.dumps(reports[0] if single else reports, ensure_ascii=False, indent=2))
+        return 0
+    if single:
+        print(_describe(cassettes.load(paths[0]), events=not args.no_events))
+        return 0
+    rows = [_summary_row(p) for p in paths]
+    print(table(["cassette", "dialect", "reads", "calls", "state", "expected"], rows))
+    mismatched = sum(1 for row in rows if row[-1] not in ("ok", "-"))
+    print(f"\n{len(rows)} cassettes, {mismatched} whose reference outcome differs from its expectation")
+    return 0
+
+
+def _interaction_view(cassette: cassettes.Cassette, item: cassettes.Interaction) -> tuple[list[Event], Outcome | None]:
+    """Decoded events and the reference outcome (None when the dialect or body is unknown)."""
+    dialect = cassette.dialect or dialects.detect(item.request)
+    if dialect is not None:
+        events = dialects.events_of(item.response, dialect)
+        return events, dialects.reference_outcome(item.response, dialect)
+    codec = codec_for_media_type(item.response.content_type)
+    if codec is None:
+        return [], None
+    wire = decode_all(get_codec(codec), (c.data for c in item.response.chunks))
+    return [Event(w, w.data) for w in wire], None
+
+
+def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
+    lines = [
+        f"{cassette.name}  ({cassette.path})",
+        f"dialect: {cassette.dialect or 'unknown'}   source: {cassette.source.kind}: {cassette.source.provenance}",
+    ]
+    for n, item in enumerate(cassette.interactions, start=1):
+        resp = item.response
+        ending = "complete" if resp.complete else f"cut: {resp.error or 'no error text'}"
+        lines += [
+            "",
+            f"#{n} {item.request.method} {item.request.url}",
+            f"   -> {resp.status} {resp.content_type or ''}, {len(resp.chunks)} reads, {len(resp.body)} bytes, {ending}",
+        ]
+        decoded, outcome = _interaction_view(cassette, item)
+        if events and decoded:
+            rows = [(i, e.name or "", _kinds(cassette, e), _data(e)) for i, e in enumerate(decoded)]
+            lines += ["", _indent(table(["#", "event", "kinds", "data"], rows))]
+        if outcome is not None:
+            lines += ["", *_outcome_lines(outcome)]
+        if item.expected is not None and outcome is not None:
+            problems = diff(item.expected, outcome)
+            verdict = "matches the expected outcome" if not problems else "differs: " + "; ".join(problems)
+            lines.append(f"   reference {verdict}")
+    return "\n".join(lines)
+
+
+def _outcome_lines(outcome: Outcome) -> list[str]:
+    lines = [f"   outcome: {outcome.state}, finish_reason={outcome.finish_reason!r}, {len(outcome.tool_calls)} calls"]
+    if outcome.tool_calls:
+        rows = []
+        for i, call in enumerate(outcome.tool_calls, start=1):
+            args = call.arguments if call.invalid else json.dumps(call.arguments, ensure_ascii=False)
+            rows.append((i, call.id or "-", call.name or "-", ("INVALID " if call.invalid else "") + str(args)))
+        lines.append(_indent(table(["call", "id", "name", "arguments"], rows)))
+    if outcome.text:
+        lines.append(f"   text: {shorten(outcome.text, 100)}")
+    if outcome.error:
+        lines.append(f"   error: {shorten(outcome.error, 100)}")
+    return lines
+
+
+def _summary_row(path: Path) -> tuple[str, ...]:
+    cassette = cassettes.load(path)
+    reads = sum(len(i.response.chunks) for i in cassette.interactions)
+    calls, states, verdict = 0, [], "-"
+    for item in cassette.interactions:
+        _, outcome = _interaction_view(cassette, item)
+        if outcome is None:
+            continue
+        calls += len(outcome.tool_calls)
+        states.append(str(outcome.state))
+        if item.expected is not None:
+            verdict = "ok" if not diff(item.expected, outcome) and verdict in ("-", "ok") else "DIFFERS"
+    return (cassette.name, cassette.dialect or "?", str(reads), str(calls), ",".join(states) or "-", verdict)
+
+
+def _json_report(cassette: cassettes.Cassette) -> dict[str, Any]:
+    interactions = []
+    for item in cassette.interactions:
+        decoded, outcome = _interaction_view(cassette, item)
+        interactions.append(
+            {
+                "events": [{"event": e.name, "data": e.payload} for e in decoded if not e.wire.is_comment],
+                "outcome": None if outcome is None else outcome.to_dict(),
+            }
+        )
+    return {"name": cassette.name, "dialect": cassette.dialect, "interactions": interactions}
+
+
+def _kinds(cassette: cassettes.Cassette, event: Event) -> str:
+    if event.wire.is_comment:
+        return Kind.COMMENT
+    if cassette.dialect is None:
+        return ""
+    return ",".join(sorted(dialects.get(cassette.dialect).kinds(event)))
+
+
+def _data(event: Event) -> str:
+    if event.wire.is_comment:
+        return ":" + (event.wire.comment or "")
+    return event.wire.data
+
+
+def _indent(text: str) -> str:
+    return "\n".join("   " + line for line in text.splitlines())

@@ -1,0 +1,61 @@
+"""How results look on a terminal: aligned tables, shortened cells, a progress bar on stderr."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+
+def shorten(text: str, width: int) -> str:
+    """One line, at most `width` characters, with an ellipsis where it was cut."""
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, max_width: int | None = None) -> str:
+    """A plain aligned table; the last column is shortened to fit the terminal."""
+    max_width = max_width or shutil.get_terminal_size((120, 24)).columns
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    fixed = sum(widths[:-1]) + 2 * (len(headers) - 1)
+    widths[-1] = max(min(widths[-1], max_width - fixed), 10)
+    lines = []
+    for n, row in enumerate(cells):
+        parts = [shorten(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(row)]
+        lines.append("  ".join(parts).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+class Progress:
+    """A one-line progress bar on a terminal; silent when the stream is not a TTY (CI logs)."""
+
+    def __init__(self, total: int, label: str = "", stream: TextIO | None = None) -> None:
+        self.total = max(total, 1)
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.done = 0
+        self.enabled = self.stream.isatty() and os.environ.get("TERM") != "dumb"
+        self._last = 0.0
+
+    def advance(self, n: int = 1, note: str = "") -> None:
+        self.done += n
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < 0.1 and self.done < self.total):
+            return
+        self._last = now
+        width = 30
+        filled = int(width * self.done / self.total)
+        bar = "#" * filled + "." * (width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} {shorten(note, 40):<40}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 100 + "\r")
+            self.stream.flush()

@@ -1,0 +1,132 @@
+"""Cassette v1: lossless round trips, readable chunks, and one clear error per bad file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import cassette as cassettes
+from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.cli import main
+from harness.errors import CassetteError
+from harness.outcome import Outcome, State, ToolCall
+
+
+def make(chunks: list[Chunk], **response: object) -> Cassette:
+    return Cassette(
+        name="demo",
+        dialect="openai-chat",
+        source=Source("synthesized", "test"),
+        interactions=[
+            Interaction(
+                Request("POST", "https://api.example/v1/chat/completions", {"content-type": "application/json"},
+                        {"model": "m", "stream": True}),
+                Response(200, {"content-type": "text/event-stream"}, chunks, **response),  # type: ignore[arg-type]
+                Outcome((ToolCall("f", {"a": [1, 2.5, None]}, "call_1"),), finish_reason="tool_calls"),
+            )
+        ],
+    )
+
+
+def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
+    original = make([Chunk(b'data: {"x":1}\n\n', 0), Chunk(b"\xe2\x82", 1.5), Chunk(b"\xac\n\n", 20)],
+                    complete=False, error="peer closed connection", error_type="RemoteProtocolError")
+    path = cassettes.save(original, tmp_path / "c.yaml")
+    assert cassettes.load(path) == original
+
+
+def test_utf8_chunks_are_literal_blocks_and_others_base64(tmp_path: Path) -> None:
+    text = cassettes.dumps(make([Chunk(b'data: {"city":"Z\xc3\xbcrich"}\n\n'), Chunk(b"\xff\x00")]))
+    assert '- |\n      data: {"city":"Zürich"}' in text or '- |+\n      data: {"city":"Zürich"}' in text
+    assert "b64: /wA=" in text
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.binary(max_size=40), st.none() | st.floats(0, 1e6, allow_nan=False)), max_size=8))
+def test_any_chunks_round_trip(chunks: list[tuple[bytes, float | None]]) -> None:
+    original = make([Chunk(data, None if off is None else round(off, 3)) for data, off in chunks])
+    assert cassettes.loads(cassettes.dumps(original)) == original
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(max_size=40), max_size=6))
+def test_any_text_chunks_round_trip(texts: list[str]) -> None:
+    encodable = [t for t in texts if not any(0xD800 <= ord(c) <= 0xDFFF for c in t)]
+    original = make([Chunk(t.encode("utf-8")) for t in encodable])
+    assert cassettes.loads(cassettes.dumps(original)) == original
+
+
+GOOD = cassettes.dumps(make([Chunk(b"data: x\n\n")]))
+
+BAD = {
+    "broken yaml": ("interactions: [\n", "broken YAML"),
+    "missing field": (GOOD.replace("name: demo\n", ""), "name: missing"),
+    "wrong type": (GOOD.replace("status: 200", "status: ok"), "interactions[0].response.status: must be an integer"),
+    "bad base64": (GOOD.replace("- |", "- b64: '!!notbase64'\n    - |", 1), "chunks[0].b64: is not valid base64"),
+    "unknown version": (GOOD.replace("version: 1", "version: 7"), "version: unsupported version 7"),
+    "python tag": (GOOD.replace("name: demo", "name: !!python/object/apply:os.system [echo hi]"), "is refused"),
+    "bad outcome": (GOOD.replace("state: complete", "state: finished"), "expected.state: must be one of"),
+    "bad source": (GOOD.replace("kind: synthesized", "kind: invented"), "source.kind: must be one of"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_cassette_is_one_clear_error(case: str, tmp_path: Path) -> None:
+    text, message = BAD[case]
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(CassetteError) as info:
+        cassettes.load(path)
+    rendered = str(info.value)
+    assert rendered.startswith(f"{path}:"), rendered
+    assert message in rendered
+    assert "\n" not in rendered
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_cli_prints_one_line_and_exits_2(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(BAD[case][0])
+    assert main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and "Traceback" not in err
+
+
+def test_error_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(GOOD.replace("status: 200", "status: ok"))
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "status: ok" in text)
+    with pytest.raises(CassetteError, match=rf"bad.yaml:{line}: "):
+        cassettes.load(path)
+
+
+def test_save_replaces_atomically_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    cassettes.save(make([Chunk(b"old\n")]), path)
+    cassettes.save(make([Chunk(b"new\n")]), path)
+    assert cassettes.load(path).interactions[0].response.chunks == [Chunk(b"new\n")]
+    assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"]
+
+
+def test_failed_save_keeps_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    cassettes.save(make([Chunk(b"old\n")]), path)
+    broken = make([Chunk(b"new\n")])
+    broken.interactions[0].request.body = {"not serialisable": object()}
+    with pytest.raises(Exception):  # noqa: B017 - whatever the dumper raises, the old file must survive
+        cassettes.save(broken, path)
+    assert cassettes.load(path).interactions[0].response.chunks == [Chunk(b"old\n")]
+    assert [p.name for p in tmp_path.iterdir()] == ["c.yaml"]
+
+
+def test_missing_file_is_a_cassette_error(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match="no such cassette file"):
+        cassettes.load(tmp_path / "nope.yaml")
+
+
+def test_state_enum_round_trips() -> None:
+    outcome = Outcome(state=State.CUT, error="boom")
+    assert Outcome.from_dict(outcome.to_dict()) == outcome

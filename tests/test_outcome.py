@@ -1,0 +1,55 @@
+"""Outcome comparison: JSON-valued arguments, ids only where expected, a readable diff."""
+
+from __future__ import annotations
+
+from harness.outcome import Outcome, State, ToolCall, diff
+
+
+def call(name: str, args: object, id: str | None = None, invalid: bool = False) -> ToolCall:
+    return ToolCall(name=name, arguments=args, id=id, invalid=invalid)
+
+
+def test_equal_outcomes_have_no_diff() -> None:
+    a = Outcome((call("f", {"x": 1, "y": [1, 2]}, "c1"),), finish_reason="tool_calls")
+    b = Outcome((call("f", {"y": [1, 2.0], "x": 1.0}, "c1"),), finish_reason="tool_calls")
+    assert diff(a, b) == []
+
+
+def test_merged_parallel_calls_read_like_the_seed() -> None:
+    expected = Outcome((call("read_file", {"path": "foo.txt"}, "tooluse_ABC"),
+                        call("search_text", {"query": "bar"}, "tooluse_DEF")))
+    actual = Outcome((call("read_filesearch_text", '{"path": "foo.txt"}{"query": "bar"}',
+                           "tooluse_ABCtooluse_DEF", invalid=True),))
+    lines = diff(expected, actual)
+    assert lines[0] == "tool_calls: 2 expected, got 1"
+    assert "call 1: name 'read_file' expected, got 'read_filesearch_text'" in lines
+    assert "call 1: id 'tooluse_ABC' expected, got 'tooluse_ABCtooluse_DEF'" in lines
+    assert any(line.startswith("call 2: 'search_text'") and line.endswith("missing") for line in lines)
+
+
+def test_ids_are_compared_only_where_expected() -> None:
+    assert diff(Outcome((call("f", {}),)), Outcome((call("f", {}, "generated"),))) == []
+    assert diff(Outcome((call("f", {}, "a"),)), Outcome((call("f", {}, None),))) == [
+        "call 1: id 'a' expected, got None"
+    ]
+
+
+def test_bool_is_not_an_integer_in_json() -> None:
+    assert diff(Outcome((call("f", {"a": True}),)), Outcome((call("f", {"a": 1}),)))
+
+
+def test_empty_arguments_text_is_an_empty_object_and_garbage_is_invalid() -> None:
+    assert ToolCall.from_text("f", "") == call("f", {})
+    assert ToolCall.from_text("f", '{"a":') == call("f", '{"a":', invalid=True)
+    lines = diff(Outcome((call("f", {"query": "x"}),)), Outcome((call("f", {}),)))
+    assert lines == ['call 1: arguments {"query":"x"} expected, got {}']
+
+
+def test_state_text_and_finish_reason() -> None:
+    lines = diff(Outcome(text="hi", finish_reason="tool_calls"), Outcome(state=State.CUT, text="h"))
+    assert lines == ["text: 'hi' expected, got 'h'", "finish_reason: 'tool_calls' expected, got None",
+                     "state: complete expected, got cut"]
+
+
+def test_fields_can_be_narrowed() -> None:
+    assert diff(Outcome(text="a"), Outcome(text="b"), fields=("tool_calls",)) == []
