@@ -36,7 +36,9 @@ def raw_exchange(url: str, request: bytes) -> bytes:
     return received
 
 
-def read_raw(client: httpx.Client | httpx2.Client, method: str, url: str) -> tuple[list[bytes], Exception | None]:
+def read_raw(
+    client: httpx.Client | httpx2.Client, method: str, url: str
+) -> tuple[list[bytes], Exception | None]:
     """The raw reads of a streamed response, and the transport error that ended it, if any."""
     seen: list[bytes] = []
     try:

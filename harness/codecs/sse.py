@@ -19,14 +19,46 @@ cut stream's last event is exactly what a harness needs to see), unless
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 
 from ..errors import CodecError
 from .base import WireEvent
 
 NEWLINES = ("\n", "\r\n", "\r")
 BOM = b"\xef\xbb\xbf"
+# Byte values, not b"\n": `int in bytes` is a bare memchr, many times cheaper on a short read.
+LF, CR = 10, 13
+
+
+def _data_event_maker() -> Callable[[str], WireEvent]:
+    """A faster `lambda data: WireEvent(data=data)` for the decoder's hot path.
+
+    A frozen dataclass's `__init__` pays a generic `object.__setattr__` per field, which makes it
+    most of the cost of decoding a typical event; filling the slots directly is over twice as fast
+    and makes the same object. Should `WireEvent` change shape, this falls back to the constructor.
+    """
+    if [field.name for field in fields(WireEvent)] != ["data", "name", "id", "retry", "comment", "headers"]:
+        return lambda data: WireEvent(data=data)
+    new = object.__new__
+    slots = vars(WireEvent)
+    set_data, set_name, set_id = slots["data"].__set__, slots["name"].__set__, slots["id"].__set__
+    set_retry, set_comment, set_headers = slots["retry"].__set__, slots["comment"].__set__, slots["headers"].__set__
+
+    def data_event(data: str) -> WireEvent:
+        event = new(WireEvent)
+        set_data(event, data)
+        set_name(event, None)
+        set_id(event, None)
+        set_retry(event, None)
+        set_comment(event, None)
+        set_headers(event, ())
+        return event
+
+    return data_event
+
+
+_data_event = _data_event_maker()
 
 
 class SSEDecoder:
@@ -48,7 +80,7 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[WireEvent]:
         self._buffer += data
         # Most small reads complete no line: buffering them is all the work there is.
-        if b"\n" not in data and b"\r" not in data:
+        if LF not in data and CR not in data:
             return []
         return self._complete_lines()
 
@@ -76,7 +108,7 @@ class SSEDecoder:
             self._pending_cr = False
             if buffer[:1] == b"\n":
                 del buffer[:1]
-        end = max(buffer.rfind(b"\n"), buffer.rfind(b"\r")) + 1
+        end = max(buffer.rfind(LF), buffer.rfind(CR)) + 1
         if not end:
             return []
         text = buffer[:end].decode("utf-8", "replace")
@@ -85,8 +117,24 @@ class SSEDecoder:
             # A CR closing the buffer has ended its line; an LF starting the next read is not a second end.
             self._pending_cr = text[-1] == "\r" and not buffer
             text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return self._blocks(text)
+
+    def _blocks(self, text: str) -> list[WireEvent]:
+        """Interpret complete LF-ended lines, a whole event (block) at a time where possible."""
         out: list[WireEvent] = []
-        self._lines(text[:-1], out)
+        blocks = text.split("\n\n")
+        # After the last blank line: lines of an event still open (each ends with LF), or "".
+        tail = blocks.pop()
+        clean = not self._data and self._name is None and self._id is None and self._retry is None
+        for block in blocks:
+            # A lone `data: ` line with no event open before it is most provider events: one step.
+            if clean and block[:6] == "data: " and "\n" not in block:
+                out.append(_data_event(block[6:]))
+            else:
+                self._lines(block + "\n", out)  # the block's lines, then its blank line
+                clean = True
+        if tail:
+            self._lines(tail[:-1], out)
         return out
 
     def _strip_start(self) -> None:
@@ -97,35 +145,33 @@ class SSEDecoder:
 
     def _lines(self, text: str, out: list[WireEvent]) -> None:
         """Interpret LF-separated lines (the text ends without a line end)."""
-        data = self._data
+        # Event state lives in locals for the loop: this is the decoder's one hot path.
+        data, name, id_, retry = self._data, self._name, self._id, self._retry
         for line in text.split("\n"):
             # The one line shape that dominates every provider stream goes first.
             if line[:6] == "data: ":
                 data.append(line[6:])
-                continue
-            if not line:
+            elif not line:
                 if data:
-                    self._dispatch(out)
-                    data = self._data
-                else:
-                    self._name = self._id = self._retry = None
-                continue
-            if line[0] == ":":
+                    out.append(WireEvent(data="\n".join(data), name=name, id=id_, retry=retry))
+                    data = []
+                name = id_ = retry = None
+            elif line[0] == ":":
                 out.append(WireEvent(comment=line[1:]))
-                continue
-            field, colon, value = line.partition(":")
-            if colon and value[:1] == " ":
-                value = value[1:]
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                self._name = value
-            elif field == "id":
-                if "\0" not in value:
-                    self._id = value
-            elif field == "retry":
-                if value.isascii() and value.isdigit():
-                    self._retry = int(value)
+            else:
+                field, colon, value = line.partition(":")
+                if colon and value[:1] == " ":
+                    value = value[1:]
+                if field == "data":
+                    data.append(value)
+                elif field == "event":
+                    name = value
+                elif field == "id":
+                    if "\0" not in value:
+                        id_ = value
+                elif field == "retry" and value.isascii() and value.isdigit():
+                    retry = int(value)
+        self._data, self._name, self._id, self._retry = data, name, id_, retry
 
     def _dispatch(self, out: list[WireEvent]) -> None:
         out.append(WireEvent(data="\n".join(self._data), name=self._name, id=self._id, retry=self._retry))
@@ -143,7 +189,8 @@ class SSECodec:
 
     newline: str = "\n"
     space: bool = True
-    name: str = "sse"
+    # Not a field: a plain attribute, so the codec satisfies `Codec`, whose `name` is settable.
+    name = "sse"
 
     def __post_init__(self) -> None:
         if self.newline not in NEWLINES:

@@ -1,0 +1,221 @@
+"""Wire codec throughput: `python benchmarks/bench_codecs.py [--quick]` from the repo root.
+
+(a) SSE decode of a ~20 MB OpenAI-shaped stream (chat chunks carrying tool-call deltas) in 16 KiB
+    reads: ours against httpx-sse, both over the very same chunks. httpx-sse runs two ways: its
+    own decoder classes fed by an incremental UTF-8 decoder (its cheapest path), and
+    `EventSource.iter_sse()` over an `httpx.Response` streaming those chunks (how it is used).
+(b) SSE decode of a 1 MB stream in 1-byte reads against one 1 MB read: seconds per MB and ratio.
+(c) AWS eventstream decode of a Bedrock ConverseStream-shaped stream in 16 KiB reads (and
+    botocore's `EventStreamBuffer` on the same bytes, for scale).
+
+Timings are the best of N runs of `time.perf_counter`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import gc
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness.codecs import SSECodec, WireEvent, decode_all  # noqa: E402
+from harness.codecs.eventstream import EventStreamCodec  # noqa: E402
+
+MB = 1024 * 1024
+READ_SIZE = 16 * 1024
+
+
+def openai_stream(target: int) -> bytes:
+    """OpenAI chat completion chunks streaming tool calls, about `target` bytes of SSE."""
+    out: list[bytes] = []
+    size = 0
+    words = ["{\"", "location", "\":\"", "San", " Francisco", ",", " CA", "\",\"", "unit", "\":\"", "celsius", "\"}"]
+    call = 0
+    while size < target:
+        head = {
+            "id": f"chatcmpl-{call:08d}AbCdEfGhIjKlMnOpQrSt",
+            "object": "chat.completion.chunk",
+            "created": 1730000000 + call,
+            "model": "gpt-4o-2024-08-06",
+            "system_fingerprint": "fp_5050236cbd",
+        }
+        deltas: list[dict[str, object]] = [
+            {"role": "assistant", "content": None, "refusal": None},
+            {"tool_calls": [{"index": 0, "id": f"call_{call:020d}", "type": "function",
+                             "function": {"name": "get_weather", "arguments": ""}}]},
+        ]
+        deltas += [{"tool_calls": [{"index": 0, "function": {"arguments": word}}]} for word in words * 4]
+        for delta in deltas:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
+            line = b"data: " + json.dumps({**head, "choices": [choice]}, separators=(",", ":")).encode() + b"\n\n"
+            out.append(line)
+            size += len(line)
+        done = {**head, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "tool_calls"}]}
+        out.append(b"data: " + json.dumps(done, separators=(",", ":")).encode() + b"\n\n")
+        out.append(b"data: [DONE]\n\n")
+        size += len(out[-1]) + len(out[-2])
+        call += 1
+    return b"".join(out)
+
+
+def bedrock_stream(target: int) -> bytes:
+    """Bedrock ConverseStream frames streaming a tool call, about `target` bytes."""
+    pad = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    events: list[WireEvent] = []
+    size = 0
+    turn = 0
+    while size < target:
+        turn_events = [
+            ("messageStart", {"role": "assistant"}),
+            ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
+                "toolUseId": f"tooluse_{turn:022d}", "name": "get_weather"}}}),
+        ]
+        turn_events += [
+            ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": piece}}})
+            for piece in ["{\"location\":", " \"San", " Francisco", ", CA\"", ", \"unit\":", " \"celsius\"}"] * 4
+        ]
+        turn_events += [
+            ("contentBlockStop", {"contentBlockIndex": 0}),
+            ("messageStop", {"stopReason": "tool_use"}),
+            ("metadata", {"usage": {"inputTokens": 125, "outputTokens": 45, "totalTokens": 170},
+                          "metrics": {"latencyMs": 234}}),
+        ]
+        for i, (name, body) in enumerate(turn_events):
+            # Bedrock pads each payload with a "p" field of varying length.
+            data = json.dumps({**body, "p": pad[: 5 + (turn + i) % 50]}, separators=(",", ":"))
+            events.append(WireEvent(data=data, name=name))
+            size += len(data) + 90
+        turn += 1
+    return EventStreamCodec().encode(events)
+
+
+def reads(body: bytes, size: int) -> list[bytes]:
+    return [body[i : i + size] for i in range(0, len(body), size)]
+
+
+def best_of(runs: int, work: Callable[[], int]) -> tuple[float, int]:
+    """Best wall time of `runs` calls, and what the call returned (an event count)."""
+    best = float("inf")
+    result = 0
+    for _ in range(runs):
+        # As timeit does: a collection pass landing in one run but not another is noise.
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            result = work()
+            best = min(best, time.perf_counter() - start)
+        finally:
+            gc.enable()
+    return best, result
+
+
+def ours_sse(chunks: list[bytes]) -> int:
+    return len(decode_all(SSECodec(), chunks))
+
+
+def httpx_sse_decoders(chunks: list[bytes]) -> int:
+    from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+
+    text = codecs.getincrementaldecoder("utf-8")("replace")
+    lines = SSELineDecoder()
+    decoder = SSEDecoder()
+    events = []
+    for chunk in chunks:
+        for line in lines.decode(text.decode(chunk)):
+            event = decoder.decode(line)
+            if event is not None:
+                events.append(event)
+    for line in [*lines.decode(text.decode(b"", final=True) or "\n"), *lines.flush()]:
+        event = decoder.decode(line)
+        if event is not None:
+            events.append(event)
+    return len(events)
+
+
+def httpx_sse_event_source(chunks: list[bytes]) -> int:
+    import httpx
+    from httpx_sse import EventSource
+
+    def stream() -> Iterator[bytes]:
+        yield from chunks
+
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream())
+    return len(list(EventSource(response).iter_sse()))
+
+
+def ours_eventstream(chunks: list[bytes]) -> int:
+    return len(decode_all(EventStreamCodec(), chunks))
+
+
+def botocore_eventstream(chunks: list[bytes]) -> int:
+    from botocore.eventstream import EventStreamBuffer
+
+    buffer = EventStreamBuffer()
+    messages = []
+    for chunk in chunks:
+        buffer.add_data(chunk)
+        messages.extend(buffer)
+    return len(messages)
+
+
+def row(label: str, seconds: float, size: int, events: int) -> str:
+    return f"  {label:<42} {size / MB / seconds:9.1f} MB/s {seconds * 1000:9.1f} ms {events:9d} events"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller streams and fewer runs")
+    args = parser.parse_args()
+    runs = 3 if args.quick else 5
+    sse_size = 2 * MB if args.quick else 20 * MB
+    small_size = MB // 4 if args.quick else MB
+    es_size = MB if args.quick else 5 * MB
+
+    body = openai_stream(sse_size)
+    chunks = reads(body, READ_SIZE)
+    print(f"(a) SSE, {len(body) / MB:.1f} MB OpenAI tool-call stream, {READ_SIZE // 1024} KiB reads, best of {runs}")
+    ours, n_ours = best_of(runs, lambda: ours_sse(chunks))
+    dec, n_dec = best_of(runs, lambda: httpx_sse_decoders(chunks))
+    src, n_src = best_of(runs, lambda: httpx_sse_event_source(chunks))
+    if not n_ours == n_dec == n_src:
+        raise SystemExit(f"event counts differ: ours {n_ours}, httpx-sse {n_dec} / {n_src}")
+    print(row("harness SSEDecoder", ours, len(body), n_ours))
+    print(row("httpx-sse SSELineDecoder + SSEDecoder", dec, len(body), n_dec))
+    print(row("httpx-sse EventSource.iter_sse (httpx)", src, len(body), n_src))
+    print(f"  speed vs httpx-sse decoders: {dec / ours:.2f}x   vs EventSource: {src / ours:.2f}x")
+
+    small = openai_stream(small_size)
+    one_read = [small]
+    byte_reads = reads(small, 1)
+    print(f"\n(b) SSE, {len(small) / MB:.2f} MB stream: 1-byte reads vs one read, best of {runs}")
+    whole, n_whole = best_of(runs, lambda: ours_sse(one_read))
+    bytewise, n_bytes = best_of(runs, lambda: ours_sse(byte_reads))
+    if n_whole != n_bytes:
+        raise SystemExit(f"event counts differ: one read {n_whole}, 1-byte reads {n_bytes}")
+    per_mb = MB / len(small)
+    print(f"  one read       {whole * per_mb:8.4f} s/MB")
+    print(f"  1-byte reads   {bytewise * per_mb:8.4f} s/MB   ({bytewise / len(small) * 1e9:.0f} ns per read)")
+    print(f"  ratio          {bytewise / whole:8.2f}x")
+
+    frames = bedrock_stream(es_size)
+    es_chunks = reads(frames, READ_SIZE)
+    print(f"\n(c) eventstream, {len(frames) / MB:.1f} MB Bedrock ConverseStream, {READ_SIZE // 1024} KiB reads")
+    es, n_es = best_of(runs, lambda: ours_eventstream(es_chunks))
+    print(row("harness EventStreamDecoder", es, len(frames), n_es))
+    try:
+        boto, n_boto = best_of(runs, lambda: botocore_eventstream(es_chunks))
+    except ImportError:
+        return
+    print(row("botocore EventStreamBuffer", boto, len(frames), n_boto))
+    print(f"  speed vs botocore: {boto / es:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

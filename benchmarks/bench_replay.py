@@ -1,0 +1,154 @@
+"""Replay overhead: `python benchmarks/bench_replay.py [--quick]` from the repo root.
+
+The real `openai` SDK streams a long chat completion (20,000 chunks of tool-call and text deltas,
+one SSE event per chunk) twice over: once from `ReplayTransport` serving an in-memory cassette,
+once from `httpx2.MockTransport` whose handler returns `httpx2.Response(200, stream=...)` over the
+very same list of chunks. Both runs parse every event into the SDK's typed chunks and join the
+deltas. Runs alternate between the two. Each transport's time is its best of N runs, both wall
+clock (`time.perf_counter`) and CPU time (`time.process_time`, steadier on a busy machine).
+The goal is ReplayTransport within 1.05x of MockTransport.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import openai
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source  # noqa: E402
+from harness.transports import ReplayTransport  # noqa: E402
+
+BASE_URL = "http://bench.invalid/v1"
+HEADERS = {"content-type": "text/event-stream; charset=utf-8"}
+MESSAGES: list[Any] = [{"role": "user", "content": "weather in three cities, please"}]
+GOAL = 1.05
+
+
+def chat_chunks(count: int) -> list[bytes]:
+    """`count` SSE chunks of an OpenAI chat completion: a text preamble, then tool-call argument deltas."""
+    head = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1730000000, "model": "gpt-4o"}
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return b"data: " + json.dumps({**head, "choices": [choice]}, separators=(",", ":")).encode() + b"\n\n"
+
+    words = ['{"', "location", '":"', "San", " Francisco", ",", " CA", '","', "unit", '":"', "celsius", '"}']
+    out = [event({"role": "assistant", "content": ""})]
+    out += [event({"content": f"step {i} "}) for i in range(min(100, count // 10))]
+    call = -1
+    while len(out) < count - 2:
+        position = (len(out) - 1) % (len(words) + 1)
+        if position == 0:
+            call += 1
+            start = {"index": call, "id": f"call_{call:08d}", "type": "function",
+                     "function": {"name": "get_weather", "arguments": ""}}  # fmt: skip
+            out.append(event({"tool_calls": [start]}))
+        else:
+            part = {"index": call, "function": {"arguments": words[position - 1]}}
+            out.append(event({"tool_calls": [part]}))
+    out.append(event({}, "tool_calls"))
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
+class ChunkStream(httpx2.SyncByteStream):
+    """The same chunks, one per read, as a plain httpx2 response stream."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.chunks
+
+
+def mock_transport(chunks: list[bytes]) -> httpx2.MockTransport:
+    return httpx2.MockTransport(lambda request: httpx2.Response(200, headers=HEADERS, stream=ChunkStream(chunks)))
+
+
+def replay_transport(chunks: list[bytes]) -> ReplayTransport:
+    request = Request("POST", BASE_URL + "/chat/completions", {}, {"messages": MESSAGES, "model": "gpt-4o"})
+    response = Response(200, dict(HEADERS), [Chunk(data) for data in chunks])
+    cassette = Cassette("bench", Source("synthesized", "bench_replay"), [Interaction(request, response)])
+    return ReplayTransport(cassette, match_on=("method", "url"))
+
+
+def consume(transport: httpx2.BaseTransport) -> tuple[int, str]:
+    """Stream the completion through the SDK; the number of chunks and every delta joined."""
+    client = openai.OpenAI(
+        base_url=BASE_URL, api_key="sk-bench", max_retries=0, http_client=httpx2.Client(transport=transport)
+    )
+    parts: list[str] = []
+    count = 0
+    with client, client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True) as stream:
+        for chunk in stream:
+            count += 1
+            for choice in chunk.choices:
+                if choice.delta.content:
+                    parts.append(choice.delta.content)
+                for call in choice.delta.tool_calls or []:
+                    if call.function and call.function.arguments:
+                        parts.append(call.function.arguments)
+    return count, "".join(parts)
+
+
+def best_of(
+    runs: int, makers: dict[str, Callable[[], httpx2.BaseTransport]]
+) -> dict[str, tuple[float, float]]:
+    """Best (wall, CPU) seconds per transport, alternating runs so drift hits both alike."""
+    best = dict.fromkeys(makers, (float("inf"), float("inf")))
+    for _ in range(runs):
+        for name, make in makers.items():
+            transport = make()
+            gc.collect()
+            wall, cpu = time.perf_counter(), time.process_time()
+            consume(transport)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
+    return best
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 chunks, best of 3 (a smoke run)")
+    parser.add_argument("--chunks", type=int, help="how many chunks to stream (default 20,000)")
+    parser.add_argument("--runs", type=int, help="runs per transport (default 7)")
+    args = parser.parse_args()
+    count = args.chunks or (2_000 if args.quick else 20_000)
+    runs = args.runs or (3 if args.quick else 7)
+
+    chunks = chat_chunks(count)
+    makers: dict[str, Callable[[], httpx2.BaseTransport]] = {
+        "httpx2.MockTransport": lambda: mock_transport(chunks),
+        "ReplayTransport": lambda: replay_transport(chunks),
+    }
+    results = {name: consume(make()) for name, make in makers.items()}
+    if len(set(results.values())) != 1:
+        print("error: the two transports gave the SDK different streams", file=sys.stderr)
+        return 1
+
+    best = best_of(runs, makers)
+    base_wall, base_cpu = best["httpx2.MockTransport"]
+    size = sum(len(c) for c in chunks) / 1024 / 1024
+    print(f"openai SDK streaming {len(chunks):,} chunks ({size:.1f} MB of SSE), best of {runs}")
+    print(f"  {'transport':<22} {'wall s':>8} {'µs/chunk':>9} {'ratio':>6}   {'CPU s':>8} {'ratio':>6}")
+    for name, (wall, cpu) in best.items():
+        per_chunk = wall / len(chunks) * 1e6
+        print(f"  {name:<22} {wall:8.3f} {per_chunk:9.1f} {wall / base_wall:6.3f}   {cpu:8.3f} {cpu / base_cpu:6.3f}")
+    wall, cpu = best["ReplayTransport"]
+    verdict = "met" if wall / base_wall <= GOAL else "NOT met"
+    print(f"  goal: ReplayTransport within {GOAL}x of MockTransport (wall): {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

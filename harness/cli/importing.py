@@ -1,0 +1,52 @@
+"""`toolstream import`: turn a raw stream body, a vcrpy cassette or a chunk log into a cassette."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .. import cassette as cassettes
+from .. import importer
+from ..errors import UsageError
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="import a raw stream body, a vcrpy cassette or a JSON-lines chunk log as a cassette",
+        description=(
+            "Turn your own recording into a cassette: an SSE body (.sse/.txt), an NDJSON body "
+            "(.ndjson/.jsonl), raw eventstream bytes (.bin), a vcrpy / pytest-recording cassette "
+            "(.yaml), or JSON lines of event payloads. The format and dialect are guessed when not given."
+        ),
+    )
+    parser.add_argument("file", metavar="FILE", help="the recording to import")
+    parser.add_argument(
+        "--from", dest="fmt", metavar="FORMAT", help=f"the input format: {', '.join(importer.FORMATS)}"
+    )
+    parser.add_argument("--dialect", metavar="D", help="the provider dialect (default: detected)")
+    parser.add_argument(
+        "-o", "--output", metavar="OUT.yaml", help="cassette to write (default: FILE.yaml beside it)"
+    )
+    parser.add_argument(
+        "--split",
+        metavar="HOW",
+        default="events",
+        help="events (one chunk per event, the default) or whole (one chunk per body)",
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    source = Path(args.file)
+    out = Path(args.output) if args.output else importer.default_output(source)
+    if out.resolve() == source.resolve():
+        raise UsageError(f"{out}: the output would overwrite the input; give another -o")
+    cassette = importer.import_file(source, fmt=args.fmt, dialect=args.dialect, split=args.split)
+    cassette.name = out.stem
+    cassettes.save(cassette, out)
+    reads = sum(len(item.response.chunks) for item in cassette.interactions)
+    dialect = cassette.dialect or "per request"
+    print(f"wrote {out}: {len(cassette.interactions)} interaction(s), dialect {dialect}, {reads} chunks")
+    return 0

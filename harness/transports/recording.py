@@ -1,0 +1,243 @@
+"""Recording: forward httpx / httpx2 requests to the network and keep every read in a cassette.
+
+The response reaches the caller chunk by chunk as it arrives (a stream stays a stream); each read
+is kept as a `Chunk` with its time since the response headers arrived. The cassette is saved
+atomically when the response stream closes; a stream that breaks is saved as cut, with the
+exception's class and message, and the exception still reaches the caller.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import threading
+import time
+import zlib
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from ..cassette import Cassette, Chunk, Interaction, Request, Response, Source, load, save
+from ..errors import UsageError
+from ..matching import MATCH_FIELDS, Matcher
+from ..modes import RecordMode
+from ..redaction import Redaction
+from ._library import Library, TransportBase, library_of
+from .replay import Playlist, check_speed, request_record, serve
+
+_CLOSED_EARLY: Final = "closed by the client before the response ended"
+# Compressed bodies (a server ignoring `accept-encoding: identity`) are recorded decoded.
+_ZLIB_ENCODINGS: Final = frozenset({"gzip", "x-gzip", "deflate"})
+
+
+class RecordingTransport(TransportBase):
+    """Forward to the real transport `inner` and record, or replay, per the record `mode`.
+
+    `inner=None` uses the real `HTTPTransport` / `AsyncHTTPTransport` of whichever library
+    (httpx or httpx2) the first request comes from. Forwarded requests ask for
+    `accept-encoding: identity` so recorded chunks are readable text, not compressed bytes.
+    Secrets are redacted before anything is saved (`redact`, default `Redaction.DEFAULT`), and
+    incoming requests are redacted the same way before matching. Modes: see `harness.modes`.
+    Replayed interactions are paced by `speed` like `ReplayTransport`.
+    """
+
+    def __init__(
+        self,
+        inner: Any = None,
+        path: str | os.PathLike[str] | None = None,
+        mode: str | RecordMode = RecordMode.ONCE,
+        *,
+        match_on: Sequence[str] = MATCH_FIELDS,
+        ignore_fields: Sequence[str] = (),
+        redact: Redaction | None = None,
+        speed: float = 0,
+    ) -> None:
+        if path is None:
+            raise UsageError("RecordingTransport needs path=..., the cassette file to record into")
+        self.path = Path(path)
+        self.mode = RecordMode.parse(mode)
+        self.policy = self.mode.policy(self.path.exists())
+        self.cassette = load(self.path) if self.policy.load else _fresh_cassette(self.path)
+        self.redaction = redact if redact is not None else Redaction.DEFAULT
+        self.speed = check_speed(speed)
+        self._playlist = Playlist(
+            self.cassette, Matcher(tuple(match_on), tuple(ignore_fields)), where=str(self.path)
+        )
+        self._inner = inner
+        self._made: dict[tuple[str, bool], Any] = {}  # real transports created on first use
+        self._save_lock = threading.Lock()
+
+    def unused(self) -> list[Interaction]:
+        """Recorded interactions never played (fresh recordings count as played)."""
+        return self._playlist.unused()
+
+    def handle_request(self, request: Any) -> Any:
+        """Replay or forward-and-record `request` (an `httpx.Request` or `httpx2.Request`)."""
+        lib = library_of(request)
+        request.read()
+        sent, secrets = self.redaction.request(request_record(request))
+        replayed = self._replay(lib, request, sent, asynchronous=False)
+        if replayed is not None:
+            return replayed
+        self._ask_identity(request, sent)
+        response = self._inner_for(lib, asynchronous=False).handle_request(request)
+        capture = _Capture(self, sent, secrets, response)
+        stream = lib.sync_stream(capture.sync_chunks(), capture.close)
+        return lib.response(response.status_code, capture.served_headers, stream, response.extensions)
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Replay or forward-and-record `request` for an async client."""
+        lib = library_of(request)
+        await request.aread()
+        sent, secrets = self.redaction.request(request_record(request))
+        replayed = self._replay(lib, request, sent, asynchronous=True)
+        if replayed is not None:
+            return replayed
+        self._ask_identity(request, sent)
+        response = await self._inner_for(lib, asynchronous=True).handle_async_request(request)
+        capture = _Capture(self, sent, secrets, response)
+        stream = lib.async_stream(capture.async_chunks(), capture.aclose)
+        return lib.response(response.status_code, capture.served_headers, stream, response.extensions)
+
+    def close(self) -> None:
+        """Close the inner transport (sync side)."""
+        for (_, asynchronous), transport in list(self._made.items()):
+            if not asynchronous:
+                transport.close()
+        if self._inner is not None and hasattr(self._inner, "close"):
+            self._inner.close()
+
+    async def aclose(self) -> None:
+        """Close the inner transport (async side)."""
+        for (_, asynchronous), transport in list(self._made.items()):
+            if asynchronous:
+                await transport.aclose()
+        if self._inner is not None and hasattr(self._inner, "aclose"):
+            await self._inner.aclose()
+
+    def _replay(self, lib: Library, request: Any, sent: Request, *, asynchronous: bool) -> Any:
+        """A replayed response when the mode replays and something matches; raises when it may not record."""
+        if self.policy.replay:
+            found = self._playlist.take(sent)
+            if found is not None:
+                return serve(lib, request, found.response, self.speed, asynchronous=asynchronous)
+        if not self.policy.record:
+            raise self._playlist.explain(sent)
+        return None
+
+    def _ask_identity(self, request: Any, sent: Request) -> None:
+        request.headers["accept-encoding"] = "identity"
+        sent.headers["accept-encoding"] = "identity"  # the recording shows what really went out
+
+    def _inner_for(self, lib: Library, *, asynchronous: bool) -> Any:
+        if self._inner is not None:
+            return self._inner
+        key = (lib.name, asynchronous)
+        if key not in self._made:
+            self._made[key] = lib.transport(asynchronous=asynchronous)
+        return self._made[key]
+
+    def _keep(self, interaction: Interaction) -> None:
+        with self._save_lock:  # one writer at a time; each save writes the whole cassette
+            self._playlist.add(interaction)
+            save(self.cassette, self.path)
+
+
+class _Capture:
+    """One forwarded response on its way to the caller: the reads so far, and how it ended."""
+
+    def __init__(self, owner: RecordingTransport, sent: Request, secrets: list[str], response: Any) -> None:
+        self.started = time.monotonic()  # the response headers have just arrived
+        self.owner = owner
+        self.sent = sent
+        self.secrets = secrets
+        self.status: int = response.status_code
+        self.stream = response.stream
+        self.headers = owner.redaction.response_headers(dict(response.headers.items()), secrets)
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        self.decoder = zlib.decompressobj(zlib.MAX_WBITS | 32) if encoding in _ZLIB_ENCODINGS else None
+        self.served_headers: Any = response.headers
+        if self.decoder is not None:
+            wire = ("content-encoding", "content-length")
+            self.served_headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in wire]
+        self.chunks: list[Chunk] = []
+        self.finished = False
+
+    def sync_chunks(self) -> Iterator[bytes]:
+        try:
+            for data in self.stream:
+                out = self._read(data)
+                if out:
+                    yield out
+            tail = self._tail()
+            if tail:
+                yield tail
+        except Exception as exc:
+            self.finish(exc)
+            raise
+        self.finish(None)
+
+    async def async_chunks(self) -> AsyncIterator[bytes]:
+        try:
+            async for data in self.stream:
+                out = self._read(data)
+                if out:
+                    yield out
+            tail = self._tail()
+            if tail:
+                yield tail
+        except Exception as exc:
+            self.finish(exc)
+            raise
+        self.finish(None)
+
+    def close(self) -> None:
+        try:
+            self.finish(None, early=True)
+        finally:
+            self.stream.close()
+
+    async def aclose(self) -> None:
+        try:
+            self.finish(None, early=True)
+        finally:
+            await self.stream.aclose()
+
+    def finish(self, error: BaseException | None, *, early: bool = False) -> None:
+        """Record how the stream ended and save; later calls do nothing."""
+        if self.finished:
+            return
+        self.finished = True
+        redaction = self.owner.redaction
+        chunks = (
+            [redaction.chunk(chunk, self.secrets) for chunk in self.chunks] if self.secrets else self.chunks
+        )
+        response = Response(status=self.status, headers=self.headers, chunks=chunks)
+        if error is not None:
+            response.complete, response.error, response.error_type = False, str(error), type(error).__name__
+        elif early:
+            response.complete, response.error = False, _CLOSED_EARLY
+        self.owner._keep(Interaction(request=self.sent, response=response))
+
+    def _read(self, data: bytes) -> bytes:
+        """Keep one read (decoded when the server compressed anyway) and hand it on."""
+        offset_ms = (time.monotonic() - self.started) * 1000.0
+        if self.decoder is not None:
+            data = self.decoder.decompress(data)
+        if data:
+            self.chunks.append(Chunk(bytes(data), offset_ms))
+        return data
+
+    def _tail(self) -> bytes:
+        """What a decoder still holds at the end of the body."""
+        if self.decoder is None:
+            return b""
+        data = self.decoder.flush()
+        if data:
+            self.chunks.append(Chunk(data, (time.monotonic() - self.started) * 1000.0))
+        return data
+
+
+def _fresh_cassette(path: Path) -> Cassette:
+    today = datetime.date.today().isoformat()
+    return Cassette(name=path.stem, source=Source("recorded", f"recorded with RecordingTransport on {today}"))
