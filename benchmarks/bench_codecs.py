@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.codecs import SSECodec, WireEvent, decode_all  # noqa: E402
-from harness.codecs.eventstream import EventStreamCodec  # noqa: E402
+from harness.codecs import SSECodec, WireEvent, decode_all
+from harness.codecs.eventstream import EventStreamCodec
 
 MB = 1024 * 1024
 READ_SIZE = 16 * 1024
@@ -35,7 +35,7 @@ def openai_stream(target: int) -> bytes:
     """OpenAI chat completion chunks streaming tool calls, about `target` bytes of SSE."""
     out: list[bytes] = []
     size = 0
-    words = ["{\"", "location", "\":\"", "San", " Francisco", ",", " CA", "\",\"", "unit", "\":\"", "celsius", "\"}"]
+    words = ['{"', "location", '":"', "San", " Francisco", ",", " CA", '","', "unit", '":"', "celsius", '"}']
     call = 0
     while size < target:
         head = {
@@ -53,10 +53,12 @@ def openai_stream(target: int) -> bytes:
         deltas += [{"tool_calls": [{"index": 0, "function": {"arguments": word}}]} for word in words * 4]
         for delta in deltas:
             choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
-            line = b"data: " + json.dumps({**head, "choices": [choice]}, separators=(",", ":")).encode() + b"\n\n"
+            chunk = json.dumps({**head, "choices": [choice]}, separators=(",", ":"))
+            line = b"data: " + chunk.encode() + b"\n\n"
             out.append(line)
             size += len(line)
-        done = {**head, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "tool_calls"}]}
+        finish = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": "tool_calls"}
+        done = {**head, "choices": [finish]}
         out.append(b"data: " + json.dumps(done, separators=(",", ":")).encode() + b"\n\n")
         out.append(b"data: [DONE]\n\n")
         size += len(out[-1]) + len(out[-2])
@@ -78,7 +80,7 @@ def bedrock_stream(target: int) -> bytes:
         ]
         turn_events += [
             ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": piece}}})
-            for piece in ["{\"location\":", " \"San", " Francisco", ", CA\"", ", \"unit\":", " \"celsius\"}"] * 4
+            for piece in ['{"location":', ' "San', " Francisco", ', CA"', ', "unit":', ' "celsius"}'] * 4
         ]
         turn_events += [
             ("contentBlockStop", {"contentBlockIndex": 0}),
@@ -180,7 +182,8 @@ def main() -> None:
 
     body = openai_stream(sse_size)
     chunks = reads(body, READ_SIZE)
-    print(f"(a) SSE, {len(body) / MB:.1f} MB OpenAI tool-call stream, {READ_SIZE // 1024} KiB reads, best of {runs}")
+    kib = READ_SIZE // 1024
+    print(f"(a) SSE, {len(body) / MB:.1f} MB OpenAI tool-call stream, {kib} KiB reads, best of {runs}")
     ours, n_ours = best_of(runs, lambda: ours_sse(chunks))
     dec, n_dec = best_of(runs, lambda: httpx_sse_decoders(chunks))
     src, n_src = best_of(runs, lambda: httpx_sse_event_source(chunks))
@@ -206,7 +209,7 @@ def main() -> None:
 
     frames = bedrock_stream(es_size)
     es_chunks = reads(frames, READ_SIZE)
-    print(f"\n(c) eventstream, {len(frames) / MB:.1f} MB Bedrock ConverseStream, {READ_SIZE // 1024} KiB reads")
+    print(f"\n(c) eventstream, {len(frames) / MB:.1f} MB Bedrock ConverseStream, {kib} KiB reads")
     es, n_es = best_of(runs, lambda: ours_eventstream(es_chunks))
     print(row("harness EventStreamDecoder", es, len(frames), n_es))
     try:

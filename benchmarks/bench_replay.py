@@ -25,8 +25,8 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source  # noqa: E402
-from harness.transports import ReplayTransport  # noqa: E402
+from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.transports import ReplayTransport
 
 BASE_URL = "http://bench.invalid/v1"
 HEADERS = {"content-type": "text/event-stream; charset=utf-8"}
@@ -36,7 +36,8 @@ GOAL = 1.05
 
 def chat_chunks(count: int) -> list[bytes]:
     """`count` SSE chunks of an OpenAI chat completion: a text preamble, then tool-call argument deltas."""
-    head = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1730000000, "model": "gpt-4o"}
+    head = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1730000000}
+    head["model"] = "gpt-4o"
 
     def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -72,7 +73,10 @@ class ChunkStream(httpx2.SyncByteStream):
 
 
 def mock_transport(chunks: list[bytes]) -> httpx2.MockTransport:
-    return httpx2.MockTransport(lambda request: httpx2.Response(200, headers=HEADERS, stream=ChunkStream(chunks)))
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers=HEADERS, stream=ChunkStream(chunks))
+
+    return httpx2.MockTransport(handler)
 
 
 def replay_transport(chunks: list[bytes]) -> ReplayTransport:
@@ -143,7 +147,8 @@ def main() -> int:
     print(f"  {'transport':<22} {'wall s':>8} {'µs/chunk':>9} {'ratio':>6}   {'CPU s':>8} {'ratio':>6}")
     for name, (wall, cpu) in best.items():
         per_chunk = wall / len(chunks) * 1e6
-        print(f"  {name:<22} {wall:8.3f} {per_chunk:9.1f} {wall / base_wall:6.3f}   {cpu:8.3f} {cpu / base_cpu:6.3f}")
+        wall_ratio, cpu_ratio = wall / base_wall, cpu / base_cpu
+        print(f"  {name:<22} {wall:8.3f} {per_chunk:9.1f} {wall_ratio:6.3f}   {cpu:8.3f} {cpu_ratio:6.3f}")
     wall, cpu = best["ReplayTransport"]
     verdict = "met" if wall / base_wall <= GOAL else "NOT met"
     print(f"  goal: ReplayTransport within {GOAL}x of MockTransport (wall): {verdict}")

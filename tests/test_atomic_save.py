@@ -68,7 +68,7 @@ def test_sigkill_while_saving_leaves_a_whole_cassette(tmp_path: Path) -> None:
         try:
             assert child.stdout is not None
             assert child.stdout.readline() == b"ready\n"
-            time.sleep(rng.uniform(0.0, 0.15))  # a save takes about 0.05 s: land anywhere in the first two or three
+            time.sleep(rng.uniform(0.0, 0.15))  # a save takes ~0.05 s: land in the first two or three
         finally:
             child.kill()  # SIGKILL on POSIX
             child.wait(timeout=10)

@@ -10,6 +10,7 @@ the server still received them, and a stream cut by the server recorded and repl
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -28,7 +29,9 @@ from harness.transports import RecordingTransport, ReplayTransport
 
 LIBS = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]
 ROUTE = "/v1/chat/completions"
-REQUEST = {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": "weather and time?"}]}
+SSE = "text/event-stream; charset=utf-8"
+MESSAGES: list[Any] = [{"role": "user", "content": "weather and time?"}]
+REQUEST = {"model": "gpt-4o", "stream": True, "messages": MESSAGES}
 CANARY = "sk-canary-9f1c2e7d4b"
 EXPECTED_CALLS = [
     ("call_weather", "get_weather", '{"city": "Zürich"}'),
@@ -88,7 +91,7 @@ def odd_writes(body: bytes, delay: float = 0.012) -> list[Write]:
     slow = {body.index("ü".encode()) + 1, body.index("🌧".encode()) + 2}
     return [
         Write(body[start:end], delay=0 if start == 0 else delay * (3 if start in slow else 1))
-        for start, end in zip(edges, edges[1:], strict=False)
+        for start, end in itertools.pairwise(edges)
     ]
 
 
@@ -98,7 +101,7 @@ WRITES = odd_writes(BODY)
 @pytest.fixture
 def fake() -> Iterator[FakeProvider]:
     with FakeProvider() as server:
-        server.route("POST", ROUTE, Script(WRITES, headers={"content-type": "text/event-stream; charset=utf-8"}))
+        server.route("POST", ROUTE, Script(WRITES, headers={"content-type": SSE}))
         server.route("POST", "/cut", Script(WRITES, cut_after=4))
         yield server
 
@@ -157,7 +160,9 @@ def assert_odd_reads(chunks: list[bytes]) -> None:
 
 
 @pytest.mark.parametrize("lib", LIBS)
-def test_sync_record_then_replay_same_bytes_same_reads(lib: ModuleType, fake: FakeProvider, tmp_path: Path) -> None:
+def test_sync_record_then_replay_same_bytes_same_reads(
+    lib: ModuleType, fake: FakeProvider, tmp_path: Path
+) -> None:
     path = tmp_path / "chat.yaml"
     live, error = read_sync(lib, RecordingTransport(lib.HTTPTransport(), path=path), fake.url + ROUTE)
     assert error is None
@@ -175,7 +180,9 @@ def test_sync_record_then_replay_same_bytes_same_reads(lib: ModuleType, fake: Fa
 
 
 @pytest.mark.parametrize("lib", LIBS)
-def test_async_record_then_replay_same_bytes_same_reads(lib: ModuleType, fake: FakeProvider, tmp_path: Path) -> None:
+def test_async_record_then_replay_same_bytes_same_reads(
+    lib: ModuleType, fake: FakeProvider, tmp_path: Path
+) -> None:
     path = tmp_path / "chat.yaml"
     live, error = read_async(lib, RecordingTransport(lib.AsyncHTTPTransport(), path=path), fake.url + ROUTE)
     assert error is None
@@ -266,7 +273,8 @@ def test_canary_secrets_never_reach_the_cassette(tmp_path: Path) -> None:
     path = tmp_path / "secret.yaml"
     query, headers, body = secret_request(CANARY)
     # The server echoes nothing secret in its body, but it does set a cookie.
-    script = Script.of([b"data: {}\n\n", b"data: [DONE]\n\n"], headers={"set-cookie": f"sid={CANARY}-set-cookie"})
+    cookie = {"set-cookie": f"sid={CANARY}-set-cookie"}
+    script = Script.of([b"data: {}\n\n", b"data: [DONE]\n\n"], headers={"content-type": SSE, **cookie})
     with FakeProvider() as fake:
         fake.route("POST", ROUTE, script)
         url = f"{fake.url}{ROUTE}?{query}&alt=sse"
@@ -340,19 +348,21 @@ def sdk_calls(chunks: Iterable[Any]) -> list[tuple[str, str, str]]:
 
 def openai_client(fake: FakeProvider, transport: Any) -> openai.OpenAI:
     return openai.OpenAI(
-        base_url=fake.url + "/v1", api_key=CANARY, max_retries=0, http_client=httpx2.Client(transport=transport)
+        base_url=fake.url + "/v1",
+        api_key=CANARY,
+        max_retries=0,
+        http_client=httpx2.Client(transport=transport),
     )
 
 
 def test_openai_sdk_stream_replays_to_the_same_tool_calls(fake: FakeProvider, tmp_path: Path) -> None:
     path = tmp_path / "openai.yaml"
-    messages: list[Any] = REQUEST["messages"]
 
     def run(client: openai.OpenAI) -> list[tuple[str, str, str]]:
-        with client:
-            stream = client.chat.completions.create(model="gpt-4o", messages=messages, tools=TOOLS, stream=True)
-            with stream:
-                return sdk_calls(stream)
+        with client, client.chat.completions.create(
+            model="gpt-4o", messages=MESSAGES, tools=TOOLS, stream=True
+        ) as stream:
+            return sdk_calls(stream)
 
     live = run(openai_client(fake, RecordingTransport(httpx2.HTTPTransport(), path=path)))
     assert live == EXPECTED_CALLS
@@ -364,16 +374,17 @@ def test_openai_sdk_stream_replays_to_the_same_tool_calls(fake: FakeProvider, tm
     assert len(fake.requests) == 1
 
 
-def test_openai_sdk_stream_helper_accumulates_the_same_from_replay(fake: FakeProvider, tmp_path: Path) -> None:
+def test_openai_sdk_stream_helper_accumulates_the_same_from_replay(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
     path = tmp_path / "openai.yaml"
-    messages: list[Any] = REQUEST["messages"]
 
     def run(client: openai.OpenAI) -> list[tuple[str, str, str]]:
-        with client, client.chat.completions.stream(model="gpt-4o", messages=messages, tools=TOOLS) as stream:
+        with client, client.chat.completions.stream(model="gpt-4o", messages=MESSAGES, tools=TOOLS) as stream:
             for _ in stream:
                 pass
             message = stream.get_final_completion().choices[0].message
-        return [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]  # type: ignore[union-attr]
+        return [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
 
     live = run(openai_client(fake, RecordingTransport(httpx2.HTTPTransport(), path=path)))
     assert live == EXPECTED_CALLS
@@ -384,7 +395,6 @@ def test_openai_sdk_stream_helper_accumulates_the_same_from_replay(fake: FakePro
 
 def test_openai_async_sdk_stream_replays_to_the_same_tool_calls(fake: FakeProvider, tmp_path: Path) -> None:
     path = tmp_path / "openai.yaml"
-    messages: list[Any] = REQUEST["messages"]
 
     async def run(transport: Any) -> list[tuple[str, str, str]]:
         client = openai.AsyncOpenAI(
@@ -393,7 +403,7 @@ def test_openai_async_sdk_stream_replays_to_the_same_tool_calls(fake: FakeProvid
         )  # fmt: skip
         async with client:
             stream = await client.chat.completions.create(
-                model="gpt-4o", messages=messages, tools=TOOLS, stream=True
+                model="gpt-4o", messages=MESSAGES, tools=TOOLS, stream=True
             )
             async with stream:
                 return sdk_calls([chunk async for chunk in stream])
@@ -413,7 +423,8 @@ def test_a_recording_served_by_the_fake_provider_records_the_same(
     route: str, fake: FakeProvider, tmp_path: Path
 ) -> None:
     first, second = tmp_path / "first.yaml", tmp_path / "second.yaml"
-    live, live_error = read_sync(httpx2, RecordingTransport(httpx2.HTTPTransport(), path=first), fake.url + route)
+    recording = RecordingTransport(httpx2.HTTPTransport(), path=first)
+    live, live_error = read_sync(httpx2, recording, fake.url + route)
     with FakeProvider.from_cassette(load(first), speed=1.0) as again:
         served, served_error = read_sync(
             httpx2, RecordingTransport(httpx2.HTTPTransport(), path=second), again.url + route
@@ -421,6 +432,7 @@ def test_a_recording_served_by_the_fake_provider_records_the_same(
     assert b"".join(served) == b"".join(live)
     assert type(served_error) is type(live_error)
     original, copy = load(first).interactions[0].response, load(second).interactions[0].response
-    assert (copy.status, copy.complete, copy.error_type) == (original.status, original.complete, original.error_type)
+    assert copy.status == original.status
+    assert (copy.complete, copy.error_type) == (original.complete, original.error_type)
     assert copy.content_type == original.content_type
     assert len(copy.chunks) > 1  # paced from the recorded offsets, the reads stay apart

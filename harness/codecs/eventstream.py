@@ -93,7 +93,9 @@ class EventStreamDecoder:
         if total < OVERHEAD + headers_len:
             raise CodecError(f"{where}: impossible lengths (total {total}, headers {headers_len})")
         if headers_len > MAX_HEADERS_LEN or total - OVERHEAD - headers_len > MAX_PAYLOAD_LEN:
-            raise CodecError(f"{where}: lengths past the eventstream limits (total {total}, headers {headers_len})")
+            raise CodecError(
+                f"{where}: lengths past the eventstream limits (total {total}, headers {headers_len})"
+            )
         return total, headers_len
 
     def _event(self, frame: bytes, headers_len: int) -> WireEvent:
@@ -121,12 +123,12 @@ class EventStreamDecoder:
                     codec = INTEGERS[kind]
                     (value,) = codec.unpack_from(section, pos)
                     pos += codec.size
-                elif kind == STRING or kind == BYTES:
+                elif kind in (STRING, BYTES):
                     (size,) = U16.unpack_from(section, pos)
                     raw = section[pos + 2 : pos + 2 + size]
                     value = raw.decode("utf-8", "surrogateescape") if kind == STRING else raw
                     pos += 2 + size
-                elif kind == BOOL_TRUE or kind == BOOL_FALSE:
+                elif kind in (BOOL_TRUE, BOOL_FALSE):
                     value = kind == BOOL_TRUE
                 elif kind == UUID:
                     value = section[pos : pos + 16]
@@ -203,7 +205,7 @@ def _header(header: EventHeader) -> bytes:
     try:
         return bytes([len(raw_name)]) + raw_name + bytes([kind]) + _value(kind, value)
     except (struct.error, TypeError, ValueError, UnicodeEncodeError) as exc:
-        raise CodecError(f"eventstream header {name!r}: value {value!r} does not fit type {kind}: {exc}") from None
+        raise CodecError(f"eventstream header {name!r}: {value!r} does not fit type {kind}: {exc}") from None
 
 
 def _value(kind: int, value: object) -> bytes:
@@ -215,7 +217,7 @@ def _value(kind: int, value: object) -> bytes:
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError("an integer is needed")
         return INTEGERS[kind].pack(value)
-    if kind == STRING or kind == BYTES:
+    if kind in (STRING, BYTES):
         if kind == STRING and isinstance(value, str):
             raw = value.encode("utf-8", "surrogateescape")
         elif kind == BYTES and isinstance(value, bytes | bytearray):

@@ -43,7 +43,8 @@ def _data_event_maker() -> Callable[[str], WireEvent]:
     new = object.__new__
     slots = vars(WireEvent)
     set_data, set_name, set_id = slots["data"].__set__, slots["name"].__set__, slots["id"].__set__
-    set_retry, set_comment, set_headers = slots["retry"].__set__, slots["comment"].__set__, slots["headers"].__set__
+    set_retry, set_comment = slots["retry"].__set__, slots["comment"].__set__
+    set_headers = slots["headers"].__set__
 
     def data_event(data: str) -> WireEvent:
         event = new(WireEvent)
@@ -64,7 +65,16 @@ _data_event = _data_event_maker()
 class SSEDecoder:
     """Incremental SSE decoder: `feed` reads as they arrive, `close` at end of input."""
 
-    __slots__ = ("_at_start", "_buffer", "_data", "_dispatch_unterminated", "_id", "_name", "_pending_cr", "_retry")
+    __slots__ = (
+        "_at_start",
+        "_buffer",
+        "_data",
+        "_dispatch_unterminated",
+        "_id",
+        "_name",
+        "_pending_cr",
+        "_retry",
+    )
 
     def __init__(self, *, dispatch_unterminated: bool = True) -> None:
         self._dispatch_unterminated = dispatch_unterminated

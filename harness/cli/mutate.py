@@ -1,0 +1,42 @@
+"""`toolstream mutate`: run one cassette through a scenario and write the mutated cassette, with
+the outcome a correct client reaches, replayable like any other."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..cassette import save
+from ..errors import UsageError
+from ..scenario import SEPARATOR, build_case, case_cassette, find_scenario
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="write a cassette mutated by a scenario, with its expected outcome",
+        description="Mutate CASSETTE by a scenario (a library name or a YAML file) and write the result.",
+    )
+    parser.add_argument("cassette", metavar="CASSETTE", help="the cassette file to mutate")
+    parser.add_argument("--scenario", required=True, help="scenario name or file")
+    parser.add_argument("--seed", type=int, default=0, help="case seed (default 0)")
+    parser.add_argument("--point", help="for a sweep scenario: which point (e.g. e7); default the first")
+    parser.add_argument("-o", "--output", required=True, type=Path, help="where to write the cassette")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    source = Path(args.cassette)
+    if not source.is_file():
+        raise UsageError(f"{source}: no such cassette file")
+    scenario = find_scenario(args.scenario)
+    scenario_arg = [scenario.path] if scenario.path is not None else None
+    case_id = SEPARATOR.join([source.with_suffix("").name, scenario.name, f"s{args.seed}"])
+    if args.point:
+        case_id += SEPARATOR + args.point
+    case = build_case(case_id, cassettes=[source], scenarios=scenario_arg)
+    path = save(case_cassette(case), args.output)
+    calls = len(case.expected.tool_calls)
+    print(f"{path}: {case.id} ({len(case.response.chunks)} reads, {calls} expected calls, {case.expected.state})")
+    return 0

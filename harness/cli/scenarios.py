@@ -1,0 +1,48 @@
+"""`toolstream scenarios`: the scenario library (or any scenario files) as a readable table."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .. import mutations
+from ..scenario import load_scenarios
+from ..terminal import table
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="list scenarios with their descriptions and dialects",
+        description="List scenarios (default: the bundled library) or, with --mutations, every mutation.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="SCENARIO", help="scenario files or folders")
+    parser.add_argument("--dialect", help="only scenarios that apply to this dialect")
+    parser.add_argument("--mutations", action="store_true", help="list the registered mutations instead")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.mutations:
+        rows = []
+        for name in mutations.names():
+            cls = mutations.get(name)
+            doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+            rows.append((name, cls.level, cls.meaning, doc))
+        print(table(("MUTATION", "LEVEL", "MEANING", "IMITATES"), rows))
+        return 0
+    found = load_scenarios(args.paths or None)
+    if args.dialect:
+        found = [s for s in found if s.applies_to(args.dialect)]
+    rows = [
+        (
+            s.name,
+            "all" if s.dialects is None else ",".join(s.dialects),
+            len(s.seeds),
+            s.meaning,
+            s.description,
+        )
+        for s in found
+    ]
+    print(table(("SCENARIO", "DIALECTS", "SEEDS", "MEANING", "DESCRIPTION"), rows))
+    return 0
