@@ -46,3 +46,23 @@ class NoMatchError(HarnessError):
 
 class UsageError(HarnessError):
     """Bad arguments or configuration (an unknown record mode, a missing API key variable)."""
+
+
+class AccumulatorFailure(HarnessError):
+    """An accumulator that failed one case in a way the harness contained (base of the three below)."""
+
+
+class AccumulatorCrashed(AccumulatorFailure):
+    """An accumulator process that died (or raised, behind `serve-accumulator`) during a case."""
+
+
+class AccumulatorProtocolError(AccumulatorFailure):
+    """An accumulator that answered something the stdio protocol does not allow."""
+
+
+class AccumulatorTimeout(AccumulatorFailure):
+    """An accumulator that did not answer a case in time; its process was killed."""
+
+
+class NotApplicable(HarnessError):
+    """An accumulator that cannot run this case (an SDK adapter given another provider's stream)."""

@@ -691,3 +691,19 @@ def test_build_has_no_ping() -> None:
 )
 def test_matches(url: str, expected: bool) -> None:
     assert D.matches(Request("POST", url)) is expected
+
+
+def test_build_copies_only_a_real_chunks_identity() -> None:
+    azure = events({"choices": [], "id": "", "model": "", "object": "", "prompt_filter_results": []})[0]
+    (text,) = D.build(Kind.TEXT, like=azure, text="hi")
+    assert "prompt_filter_results" not in text.payload and text.payload["id"] == "chatcmpl-harness"
+    real = events({**chunk(content="x"), "obfuscation": "abc", "x_extra": 1})[0]
+    (copied,) = D.build(Kind.TEXT, like=real, text="hi")
+    assert copied.payload["id"] == "chatcmpl-1" and copied.payload["usage"] is None
+    assert "obfuscation" not in copied.payload and "x_extra" not in copied.payload
+
+
+def test_cut_after_the_finish_reason_keeps_the_final_calls() -> None:
+    out = run(chunk(header(0, "call_A", "f", '{"a":1}')), finish(), error="connection reset")
+    assert out.state is State.CUT and out.error == "connection reset"
+    assert calls(out) == [("f", {"a": 1}, "call_A")]

@@ -181,7 +181,9 @@ def test_stop_closes_idle_connections_and_interrupts_delays() -> None:
 
     reader = threading.Thread(target=slow)
     reader.start()
-    time.sleep(0.1)
+    deadline = time.monotonic() + 5
+    while len(fake.requests) < 2 and time.monotonic() < deadline:  # until /slow is being served
+        time.sleep(0.01)
     started = time.monotonic()
     fake.stop()
     assert time.monotonic() - started < 3

@@ -95,9 +95,11 @@ class SSEDecoder:
         return self._complete_lines()
 
     def close(self) -> list[WireEvent]:
-        out = self._complete_lines() if self._buffer else []
+        out: list[WireEvent] = []
+        if self._at_start:
+            self._strip_start()
         if self._buffer:
-            # The last line had no line end: the stream was cut inside it.
+            # Bytes after the last line end: a last line the stream ended (or was cut) inside.
             self._lines(self._buffer.decode("utf-8", "replace"), out)
         if self._data and self._dispatch_unterminated:
             self._dispatch(out)
@@ -155,7 +157,7 @@ class SSEDecoder:
 
     def _lines(self, text: str, out: list[WireEvent]) -> None:
         """Interpret LF-separated lines (the text ends without a line end)."""
-        # Event state lives in locals for the loop: this is the decoder's one hot path.
+        # Event state lives in locals for the loop: cheaper than attributes, line after line.
         data, name, id_, retry = self._data, self._name, self._id, self._retry
         for line in text.split("\n"):
             # The one line shape that dominates every provider stream goes first.

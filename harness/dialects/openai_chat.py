@@ -68,6 +68,16 @@ _FIELD_PATHS: dict[Field, tuple[str, ...]] = {
     Field.ARGS: ("function", "arguments"),
 }
 _REASONING_KEYS = ("reasoning_content", "reasoning")
+_ENVELOPE_KEYS = (
+    "id",
+    "provider",
+    "object",
+    "created",
+    "model",
+    "service_tier",
+    "system_fingerprint",
+    "usage",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,7 +317,9 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
 
 class OpenAIChat(Dialect):
     """Fragments are the entries of choice 0's `delta.tool_calls`; the slot is the position in
-    that list, so one chunk may hold several (`pack`)."""
+    that list, so one chunk may hold several (`pack`). Calls are numbered by the accumulator's
+    keying rules; a call's first fragment is START, the rest ARGS, and a call sent whole in one
+    fragment is WHOLE. There is no END fragment on this wire."""
 
     name = "openai-chat"
     codec_name = "sse"
@@ -449,7 +461,9 @@ class OpenAIChat(Dialect):
         TOOL_ARGS `index`, `args`; TOOL_CALL both in one entry; META the role chunk; COMMENT
         `text` (an SSE comment such as OpenRouter's keepalive). No PING or TOOL_END on this wire."""
         like = params.get("like")
-        envelope = like.payload if isinstance(like, Event) else None
+        source = _dict(like.payload) if isinstance(like, Event) else {}
+        # Only a real chunk's identity is copied (not an Azure filter chunk's, nor its other fields).
+        envelope = {key: source[key] for key in _ENVELOPE_KEYS if key in source} if source.get("id") else None
         index = params.get("index", 0)
         if kind is Kind.SENTINEL:
             return [Event(WireEvent(data=DONE), DONE)]

@@ -18,7 +18,7 @@ from ..dialects import MISSING, Event, Field, Fragment, Role
 from ..errors import DialectError
 from ..outcome import ToolCall
 from . import Meaning, Mutation, NotApplicable, Stream, mutation
-from .calls import args_text, by_call, fragments_or_skip, one_fragment_per_event, routing_keys_apart
+from .calls import args_text, reference_on, by_call, fragments_or_skip, one_fragment_per_event, routing_keys_apart
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)
 
@@ -262,26 +262,46 @@ class PlaceholderArgs(Mutation):
 @dataclass(frozen=True)
 class RepeatArgsAtEnd(Mutation):
     """Append one more fragment carrying the call's whole arguments again (B9: vLLM's end-of-stream
-    flush re-sends everything; a concatenating client gets `{...}{...}`). A correct client sees a
-    re-sent copy: meaning is kept."""
+    flush re-sends everything; a concatenating client gets `{...}{...}`). Where the provider's
+    rules recognise a re-sent copy (OpenAI-compatible chat), meaning is kept; where every piece
+    counts (Anthropic `partial_json`), the call's arguments are the doubled text, invalid."""
+
+    meaning = Meaning.CHANGING
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         d = stream.dialect
         inserts: dict[int, list[Event]] = {}
-        for group in by_call(fragments_or_skip(stream)).values():
+        doubled: dict[int, str] = {}
+        for number, group in by_call(fragments_or_skip(stream)).items():
             text = args_text(d, stream.events, group)
             pieces = [f for f in group if f.role in _TEXT_ROLES]
-            if not text or not pieces:
-                continue
+            if not text or not pieces or not _is_json(text):
+                continue  # only a whole, valid argument text can be re-sent as a recognisable copy
             last = pieces[-1]
             inserts.setdefault(last.event, []).append(d.continuation(stream.events[last.event], last.slot, text))
+            doubled[number] = text + text
         if not inserts:
             raise NotApplicable("no argument text to repeat")
         out: list[Event] = []
         for i, event in enumerate(stream.events):
             out.append(event)
             out.extend(inserts.get(i, ()))
-        return stream.with_events(out)
+        # Which of the two the dialect's rules say: its reference accumulator on the new stream.
+        seen = reference_on(d, out, None).tool_calls
+        calls = list(stream.expected.tool_calls)
+        for number, text in doubled.items():
+            if number < len(calls) and number < len(seen) and seen[number].invalid:
+                was = calls[number]
+                calls[number] = ToolCall.from_text(was.name, text, id=was.id)
+        return stream.with_events(out, replace(stream.expected, tool_calls=tuple(calls)))
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 @mutation("truncate-args")

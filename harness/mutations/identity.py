@@ -7,7 +7,8 @@ moved to a later fragment, set to a constant; plus ids rewritten into other prov
 The oracle: a call's expected id is the first non-empty id its fragments carry (so dropping ids
 expects none, and a rotated id keeps the first). Every other change keeps the meaning, and the
 operators refuse (`NotApplicable`) the layouts where no client could still tell calls apart:
-removing or collapsing indexes needs calls laid out one after another and each with an id;
+removing or collapsing indexes needs calls laid out one after another and each with an id (and
+a dialect whose rules route fragments without an index: its reference accumulator is asked);
 removing ids needs each call at an index of its own.
 """
 
@@ -22,7 +23,8 @@ from typing import Any, Literal
 from ..dialects import MISSING, Event, Field, Fragment, Role
 from ..errors import DialectError
 from . import Meaning, Mutation, NotApplicable, Stream, mutation
-from .calls import by_call, call_value, contiguous, fragments_or_skip, headers_have_ids, value
+from ..outcome import diff
+from .calls import by_call, call_value, contiguous, fragments_or_skip, headers_have_ids, reference_on, value
 
 FieldName = Literal["id", "index", "name", "type", "item_id"]
 On = Literal["all", "headers", "continuations", "ends"]
@@ -94,7 +96,14 @@ def rewrite(
             changed = True
     if not changed and require_change:
         raise NotApplicable(f"nothing to change for {field} here")
-    return stream.with_events(events, expected_ids(stream, events, fragments))
+    expected = expected_ids(stream, events, fragments)
+    if field is Field.INDEX and removes and changed:
+        # Whether a fragment stripped of its index can still be routed is the provider's rule
+        # (OpenAI chat continues the latest call; block APIs cannot): its reference decides.
+        seen = reference_on(d, events, None if stream.complete else stream.error)
+        if diff(expected, seen, fields=("tool_calls",)):
+            raise NotApplicable(f"{d.name} cannot route fragments without their index")
+    return stream.with_events(events, expected)
 
 
 class _Keep:
@@ -119,6 +128,25 @@ def expected_ids(stream: Stream, events: Sequence[Event], fragments: Sequence[Fr
         elif n < len(calls) and calls[n].id is None and len(calls) == len(by_call(fragments)):
             calls[n] = replace(calls[n], id=new_id)
     return replace(stream.expected, tool_calls=tuple(calls))
+
+
+def _named_continuations(stream: Stream) -> bool:
+    d, events = stream.dialect, stream.events
+    return any(
+        value(d, events, f, Field.NAME) not in (MISSING, None, "")
+        for group in by_call(d.fragments(events)).values()
+        for f in group[1:]
+        if f.role is not Role.END
+    )
+
+
+def _rotating_ids(stream: Stream) -> bool:
+    d, events = stream.dialect, stream.events
+    for group in by_call(d.fragments(events)).values():
+        first = call_value(d, events, group, Field.ID)
+        if any(value(d, events, f, Field.ID) not in (MISSING, None, "", first) for f in group[1:]):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -189,6 +217,9 @@ class OnEveryFragment(_FieldOp):
     on: On = "all"
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        if self.key is Field.NAME and _rotating_ids(stream):
+            raise NotApplicable("continuations carry other ids: with the name too each would be a new call")
+
         def repeat(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
             if original is MISSING or fragment.role is Role.END:
                 return KEEP
@@ -207,6 +238,8 @@ class FreshPerFragment(_FieldOp):
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         if self.key is Field.NAME:
             raise NotApplicable("a fresh name per fragment would make a different call")
+        if self.key is Field.ID and _named_continuations(stream):
+            raise NotApplicable("continuations name a function: with a new id each would be a new call")
         used: set[Any] = set()
 
         def fresh(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
@@ -385,4 +418,8 @@ class SplitName(Mutation):
             out.append(event)
             if i in inserts:
                 out.append(inserts[i])
+        # Whether name pieces are joined is the provider's rule (OpenAI chat joins them).
+        seen = reference_on(d, out, None if stream.complete else stream.error)
+        if diff(stream.expected, seen, fields=("tool_calls",)):
+            raise NotApplicable(f"{d.name} does not join a name sent in pieces")
         return stream.with_events(out)

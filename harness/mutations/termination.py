@@ -208,6 +208,8 @@ class MoveFinish(Mutation):
             raise NotApplicable("the finish already shares or precedes the last argument fragment")
         events = list(stream.events)
         reason = d.finish_reason(events[f])
+        if Kind.SENTINEL in d.kinds(events[f]):
+            raise NotApplicable("the finish is the terminal signal itself")
         if self.to == "with-last-args":
             try:
                 events[last] = d.with_finish_reason(events[last], reason)

@@ -375,9 +375,9 @@ def openrouter_text_between_calls() -> Cassette:
         "total_tokens": 608,
         "cost": 0.002976,
         "is_byok": False,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0},
     }
-    usage["prompt_tokens_details"] = {"cached_tokens": 0}
-    usage["completion_tokens_details"] = {"reasoning_tokens": 0}
     items.append({**envelope, "created": created, "choices": [], "usage": usage})
     items.append(DONE)
     body = request("anthropic/claude-sonnet-4", "Weather and time in Paris?", [GET_WEATHER, GET_TIME])

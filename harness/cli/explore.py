@@ -1,0 +1,50 @@
+"""`toolstream explore`: search random mutation pipelines for a case an accumulator gets wrong,
+shrink it, and write it as a cassette plus a scenario YAML."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..explore import explore, load_factory
+from . import EXIT_FAILED, EXIT_OK
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="search mutated streams for one an accumulator gets wrong, and shrink it",
+        description="Draw random mutation pipelines over cassettes against an event-level accumulator "
+        "(an object with feed(event) and close(error) -> Outcome); shrink the first failure.",
+    )
+    parser.add_argument("--accumulator", required=True, metavar="MODULE:ATTR", help="accumulator class or factory")
+    parser.add_argument("--cassettes", nargs="*", metavar="PATH", help="cassette files or folders (default: bundled)")
+    parser.add_argument("--dialect", action="append", help="only cassettes of this dialect (repeatable)")
+    parser.add_argument("--max-examples", type=int, default=300, help="how many cases to try (default 300)")
+    parser.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
+    parser.add_argument("--out", type=Path, default=Path("explore-findings"), help="where to write a finding")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    factory = load_factory(args.accumulator)
+    finding = explore(
+        factory,
+        args.cassettes or None,
+        dialect=args.dialect,
+        max_examples=args.max_examples,
+        seed=args.seed,
+        out=args.out,
+    )
+    if finding is None:
+        print(f"no failure found in {args.max_examples} examples")
+        return EXIT_OK
+    steps = " | ".join(step.describe() for step in finding.steps)
+    print(f"FAILED on {finding.source} with {steps} (seed {finding.seed})")
+    print(f"shrunk from {finding.events_before} to {finding.events} events:")
+    for line in finding.problems:
+        print(f"  {line}")
+    for path in finding.written:
+        print(f"wrote {path}")
+    return EXIT_FAILED

@@ -1,0 +1,31 @@
+"""`toolstream serve-accumulator SPEC`: any accumulator as a stdio-protocol process.
+
+    toolstream check --accumulator 'cmd:/other/venv/bin/toolstream serve-accumulator langchain-core'
+
+runs the langchain-core of another environment side by side with this one's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..accumulators import builtin_names, resolve
+from ..accumulators.stdio import serve
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="serve an accumulator over the stdio protocol (JSON Lines on stdin/stdout)",
+        description=(
+            "Read cases on stdin and answer each with its outcome on stdout (the stdio protocol v1), "
+            "until stdin closes. SPEC: " + ", ".join(builtin_names()) + ", module.path:attr or cmd:COMMAND."
+        ),
+    )
+    parser.add_argument("spec", metavar="SPEC", help="the accumulator to serve")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    return serve(resolve(args.spec))

@@ -1,0 +1,44 @@
+"""Streams the mutation tests share: corpus cassettes as `Stream`s, and a reference check."""
+
+from __future__ import annotations
+
+import random
+
+from harness import dialects
+from harness.cassette import load
+from harness.codecs import decode_all
+from harness.corpus import bundled
+from harness.mutations import Mutation, Stream, build
+from harness.outcome import Outcome, diff
+from harness.scenario import run_pipeline
+
+
+def stream_of(name: str) -> Stream:
+    """A bundled cassette (`openai-chat/parallel-2`) as a stream with its expected outcome."""
+    cassette = load(bundled("cassettes") / f"{name}.yaml")
+    interaction = cassette.interactions[0]
+    d = dialects.get(cassette.dialect or "")
+    expected = interaction.expected or dialects.reference_outcome(interaction.response, d)
+    return Stream.of(interaction.response, d, expected)
+
+
+def reference(stream: Stream) -> Outcome:
+    """What the dialect's reference accumulator makes of the stream's bytes, read by read."""
+    d = stream.dialect
+    acc = d.accumulator()
+    for wire in decode_all(d.codec(), stream.current_reads()):
+        acc.feed(d.parse(wire))
+    return acc.close(None if stream.complete else stream.error)
+
+
+def apply(name: str, stream: Stream, seed: int = 0, **params: object) -> Stream:
+    return build(name, params).apply(stream, random.Random(seed))
+
+
+def all_points(mutation: Mutation, stream: Stream, seed: int = 0) -> list[Stream]:
+    return [s for _, s in run_pipeline([mutation], stream, seed)]
+
+
+def assert_oracle(stream: Stream) -> None:
+    """The stated expectation is what the reference accumulator reaches."""
+    assert diff(stream.expected, reference(stream)) == []

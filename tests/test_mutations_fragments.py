@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import pytest
+
+from harness.dialects import Field, Role
+from harness.mutations import NotApplicable
+from harness.mutations.calls import args_text, by_call, contiguous
+
+from _mutation_streams import apply, assert_oracle, stream_of
+
+
+def test_split_args_down_to_one_character() -> None:
+    stream = stream_of("openai-chat/single-call")
+    out = apply("split-args", stream, size=1)
+    d = out.dialect
+    pieces = [d.get(out.events[f.event], f.slot, Field.ARGS) for f in d.fragments(out.events) if f.role is Role.ARGS]
+    assert all(len(p) <= 1 for p in pieces)
+    assert args_text(d, out.events, d.fragments(out.events)) == args_text(d, stream.events, d.fragments(stream.events))
+    assert_oracle(out)
+
+
+def test_coalesce_and_args_in_header() -> None:
+    stream = apply("split-args", stream_of("openai-chat/parallel-2"), size=2)
+    joined = apply("coalesce-args", stream)
+    assert len(joined.events) < len(stream.events)
+    whole = apply("args-in-header", stream)
+    d = whole.dialect
+    assert all(len(g) == 1 for g in by_call(d.fragments(whole.events)).values())
+    assert_oracle(joined)
+    assert_oracle(whole)
+
+
+def test_pack_header_and_first_args_piece_in_one_event() -> None:
+    out = apply("pack-fragments", apply("split-args", stream_of("openai-chat/single-call"), size=1))
+    d = out.dialect
+    first = d.fragments(out.events)[:2]
+    assert first[0].event == first[1].event and (first[0].slot, first[1].slot) == (0, 1)
+    assert_oracle(out)
+
+
+def test_pack_is_refused_where_the_wire_cannot_express_it() -> None:
+    with pytest.raises(NotApplicable):
+        apply("pack-fragments", stream_of("anthropic/parallel-calls"))
+
+
+@pytest.mark.parametrize("name", ["openai-chat/parallel-2", "anthropic/parallel-calls", "openai-responses/parallel-2"])
+@pytest.mark.parametrize("pattern", ["round-robin", "random"])
+def test_interleave_keeps_meaning(name: str, pattern: str) -> None:
+    stream = apply("split-args", stream_of(name), size=3)
+    out = apply("interleave", stream, pattern=pattern, seed=5)
+    assert not contiguous(out.dialect.fragments(out.events))
+    assert_oracle(out)
+
+
+def test_interleave_refuses_calls_sharing_an_index() -> None:
+    with pytest.raises(NotApplicable):
+        apply("interleave", stream_of("openai-chat/litellm-bridge-parallel-index0"))
+
+
+def test_truncate_args_expects_the_truncated_text() -> None:
+    out = apply("truncate-args", stream_of("openai-chat/single-call"), chars=1)
+    call = out.expected.tool_calls[-1]
+    assert call.invalid and not str(call.arguments).endswith("}")
+    assert_oracle(out)
+
+
+@pytest.mark.parametrize("name", ["empty-args-fragment", "placeholder-args", "repeat-args-at-end", "args-as-object"])
+def test_chat_argument_quirks_keep_meaning(name: str) -> None:
+    out = apply(name, stream_of("openai-chat/parallel-2"))
+    assert_oracle(out)
+
+
+def test_responses_done_only_and_stray_delta() -> None:
+    stream = stream_of("openai-responses/parallel-2")
+    done_only = apply("drop-args-deltas", stream)
+    assert not any(f.role is Role.ARGS for f in done_only.dialect.fragments(done_only.events))
+    assert_oracle(done_only)
+    assert_oracle(apply("stray-args-after-end", stream))

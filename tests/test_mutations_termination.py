@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import pytest
+
+from harness.mutations import build
+from harness.outcome import State
+
+from _mutation_streams import all_points, apply, assert_oracle, stream_of
+
+
+@pytest.mark.parametrize("name", ["openai-chat/parallel-2", "anthropic/parallel-calls", "bedrock-converse/seed000-parallel-read-search", "gemini/parallel-one-per-chunk"])
+def test_cut_at_every_event_expects_cut_and_only_final_calls(name: str) -> None:
+    stream = stream_of(name)
+    points = all_points(build("cut-at-every-event"), stream)
+    assert len(points) > 3
+    assert points[0].expected.tool_calls == () and points[0].expected.state is State.CUT
+    for point in points:
+        assert point.expected.tool_calls == stream.expected.tool_calls[: len(point.expected.tool_calls)]
+        assert_oracle(point)
+
+
+def test_cut_mid_args_never_keeps_the_partial_call() -> None:
+    stream = stream_of("anthropic/parallel-calls")
+    for call in range(len(stream.expected.tool_calls)):
+        out = apply("cut-mid-args", stream, call=call)
+        assert out.expected.state is State.CUT and len(out.expected.tool_calls) <= call
+        assert not out.complete and out.error
+        assert_oracle(out)
+
+
+def test_clean_cut_has_no_transport_error() -> None:
+    out = apply("cut", stream_of("openai-chat/parallel-2"), at=0.5, error=False)
+    assert out.complete and out.error is None and out.expected.state is State.CUT
+    assert_oracle(out)
+
+
+@pytest.mark.parametrize("name", ["openai-chat/parallel-2", "anthropic/parallel-calls", "ollama/parallel", "bedrock-converse/single-call"])
+def test_injected_error_expects_error_state(name: str) -> None:
+    out = apply("inject-error", stream_of(name))
+    assert out.expected.state is State.ERROR
+    assert_oracle(out)
+
+
+def test_change_and_drop_finish() -> None:
+    stream = stream_of("openai-chat/parallel-2")
+    changed = apply("change-finish", stream, reason="stop")
+    assert changed.expected.finish_reason == "stop" and changed.expected.tool_calls == stream.expected.tool_calls
+    dropped = apply("drop-finish", stream)
+    assert dropped.expected.finish_reason is None
+    assert_oracle(changed)
+    assert_oracle(dropped)
+
+
+@pytest.mark.parametrize("to", ["with-last-args", "before-last-args"])
+def test_move_finish_keeps_meaning(to: str) -> None:
+    assert_oracle(apply("move-finish", stream_of("openai-chat/parallel-2"), to=to))
+
+
+@pytest.mark.parametrize("name", ["drop-sentinel", "duplicate-sentinel", "duplicate-finish", "drop-calls"])
+def test_sentinel_and_calls(name: str) -> None:
+    assert_oracle(apply(name, stream_of("anthropic/parallel-calls")))

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+
+from harness.mutations import build
+from harness.mutations.wire import split_at
+from harness.outcome import State
+
+from _mutation_streams import all_points, apply, assert_oracle, stream_of
+
+
+@pytest.mark.parametrize("how", ["random", "utf8", "line", "field", "byte", "whole", "pack", "split"])
+def test_rechunk_keeps_bytes_and_meaning(how: str) -> None:
+    stream = apply("insert-text", stream_of("openai-chat/parallel-2"), text="天気 ☀️ ")
+    out = apply("rechunk", stream, how=how, seed=2)
+    assert b"".join(out.current_reads()) == b"".join(stream.current_reads())
+    if how == "byte":
+        assert {len(r) for r in out.current_reads()} == {1}
+    if how == "utf8":
+        assert any(r[-1] >= 0xC0 for r in out.current_reads())
+    assert_oracle(out)
+
+
+def test_rechunk_eventstream_frames() -> None:
+    stream = stream_of("bedrock-converse/seed000-parallel-read-search")
+    for how in ("random", "byte", "pack", "split"):
+        assert_oracle(apply("rechunk", stream, how=how, max_size=40))
+
+
+@pytest.mark.parametrize("style,newline", [("crlf", b"\r\n\r\n"), ("cr", b"\r\r")])
+def test_line_ends(style: str, newline: bytes) -> None:
+    out = apply("line-ends", stream_of("anthropic/parallel-calls"), style=style)
+    body = b"".join(out.current_reads())
+    assert newline in body and (style == "cr") == (b"\n" not in body)
+    assert_oracle(apply("rechunk", out, max_size=5))
+
+
+def test_comments_multiline_and_no_space() -> None:
+    stream = stream_of("openai-chat/parallel-2")
+    commented = apply("sse-comments", stream, where="between")
+    assert b": OPENROUTER PROCESSING" in b"".join(commented.current_reads())
+    multi = apply("multiline-data", stream)
+    assert b"\ndata:  " in b"".join(multi.current_reads())
+    bare = apply("no-space", stream)
+    assert b"data: " not in b"".join(bare.current_reads())
+    for out in (commented, multi, bare):
+        assert_oracle(out)
+
+
+def test_cut_bytes_with_and_without_error() -> None:
+    stream = stream_of("openai-chat/parallel-2")
+    hard = apply("cut-bytes", stream, at=0.5, error=True)
+    soft = apply("cut-bytes", stream, at=0.5, error=False)
+    assert not hard.complete and soft.complete
+    assert hard.expected.state is State.CUT
+    assert_oracle(hard)
+    assert_oracle(soft)
+
+
+def test_cut_at_every_byte_is_sampled_with_the_seed() -> None:
+    stream = stream_of("anthropic/parallel-calls")
+    sweep = build("cut-at-every-byte", {"max_points": 10})
+    first, again = all_points(sweep, stream, 4), all_points(sweep, stream, 4)
+    assert len(first) == 10
+    assert [s.current_reads() for s in first] == [s.current_reads() for s in again]
+    for point in first:
+        assert_oracle(point)
+
+
+def test_split_at() -> None:
+    assert split_at(b"abcdef", [2, 2, 4, 9]) == [b"ab", b"cd", b"ef"]

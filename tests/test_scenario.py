@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import dialects
+from harness.codecs import decode_all
+from harness.corpus import bundled, cassette_paths
+from harness.mutations import Meaning
+from harness.outcome import diff
+from harness.scenario import (
+    Scenario,
+    ScenarioError,
+    build_case,
+    iter_cases,
+    load_scenario,
+    load_scenarios,
+    scenario_from_data,
+)
+
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("name: x\nsteps: [{nope: {}}]\n", "s.yaml: steps[0]: unknown mutation 'nope'"),
+        ("name: x\nsteps: [{split-args: {size: a}}]\n", "s.yaml: steps[0]: split-args: parameter 'size' must be int"),
+        ("name: x\nsteps: [{split-args: {sise: 1}}]\n", "s.yaml: steps[0]: split-args: unknown parameter 'sise'"),
+        ("name: x\ndialects: [klingon]\nsteps: [cut]\n", "s.yaml: dialects: unknown dialect 'klingon'"),
+        ("name: x\nsteps: [cut]\nseeds: -1\n", "s.yaml: seeds: must be"),
+        ("name: x\nsteps: [cut]\nmeaning: preserving\n", "s.yaml: meaning: declared preserving, but step 'cut'"),
+        ("name: x\nsteps: [cut]\ncolour: red\n", "s.yaml: colour: unknown field"),
+        ("steps: [cut]\n", "s.yaml: name: must be"),
+        ("name: [x\n", "s.yaml:2: broken YAML"),
+    ],
+)
+def test_bad_scenarios_fail_in_one_line_naming_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(_write(tmp_path, text))
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_library_loads_and_round_trips() -> None:
+    library = load_scenarios()
+    assert len(library) >= 60
+    for found in library:
+        again = scenario_from_data(found.to_data())
+        assert again.steps == found.steps and again.dialects == found.dialects
+
+
+def test_library_names_the_seeds_and_every_stream_class() -> None:
+    names = {s.name for s in load_scenarios()}
+    for seed_shape in (
+        "parallel-calls-share-index-0",
+        "same-index-fragments-in-one-delta",
+        "idless-continuation-after-empty-args",
+        "later-call-has-shorter-id",
+        "interleaved-tool-blocks",
+        "truncated-mid-args",
+        "cut-at-every-event",
+    ):
+        assert seed_shape in names
+    classes = {name.split("-")[0] for name in names}
+    expected = {
+        "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A10", "A11", "B1", "B2", "B3", "B5", "B6", "B7", "B8", "B9",
+        "B10", "C1", "C2", "C3", "C4", "C5", "C6", "D1", "D2", "D4", "D5", "D6", "D7", "D8", "D9", "D10",
+        "E1", "E3", "E5", "E6", "E7", "F1", "F3", "F4", "F5", "F6", "F8", "F9",
+    }  # fmt: skip
+    assert expected <= classes
+
+
+def test_case_ids_replay_identical_streams() -> None:
+    case_id = "openai-chat/parallel-2::profile-gateway-index-0-rechunked::s2"
+    first, again = build_case(case_id), build_case(case_id)
+    assert first.id == case_id
+    assert [c.data for c in first.response.chunks] == [c.data for c in again.response.chunks]
+    other = build_case("openai-chat/parallel-2::profile-gateway-index-0-rechunked::s1")
+    assert [c.data for c in other.response.chunks] != [c.data for c in first.response.chunks]
+
+
+def test_sweep_expands_into_one_case_per_cut_point() -> None:
+    cut = next(s for s in load_scenarios() if s.name == "cut-at-every-event")
+    cases = list(iter_cases([bundled("cassettes") / "openai-chat" / "parallel-2.yaml"], [cut], [0]))
+    assert [c.id.rsplit("::", 1)[1] for c in cases] == [f"e{n}" for n in range(len(cases))]
+    one = build_case(cases[7].id)
+    assert one.id.endswith("::s0::e7") and one.expected == cases[7].expected
+
+
+def test_scenarios_skip_cassettes_they_do_not_apply_to() -> None:
+    scenario = scenario_from_data({"name": "x", "dialects": ["openai-chat"], "steps": ["interleave"]})
+    assert list(iter_cases([bundled("cassettes") / "anthropic"], [scenario])) == []
+    single = [bundled("cassettes") / "openai-chat" / "single-call.yaml"]
+    assert list(iter_cases(single, [scenario])) == []  # one call: nothing to interleave
+    with pytest.raises(ScenarioError, match="does not apply"):
+        build_case("openai-chat/single-call::interleaved-tool-blocks::s0")
+
+
+def test_bad_case_ids() -> None:
+    with pytest.raises(ScenarioError, match="expected cassette::scenario::s<seed>"):
+        build_case("openai-chat/parallel-2::cut")
+    with pytest.raises(ScenarioError, match="no cassette"):
+        build_case("openai-chat/nope::cut-at-every-event::s0")
+    with pytest.raises(ScenarioError, match="unknown scenario"):
+        build_case("openai-chat/parallel-2::nope::s0")
+
+
+def test_meaning_is_derived_from_steps() -> None:
+    preserving = scenario_from_data({"name": "p", "steps": ["interleave"]})
+    changing = scenario_from_data({"name": "c", "steps": ["interleave", "cut"]})
+    assert (preserving.meaning, changing.meaning) == (Meaning.PRESERVING, Meaning.CHANGING)
+    assert isinstance(preserving, Scenario)
+
+
+def test_every_scenario_meets_the_reference_on_every_cassette() -> None:
+    """Done-when: the whole library x corpus, two seeds each, meets the stated expectation."""
+    library = load_scenarios()
+    applied: dict[str, int] = {}
+    failures = []
+    for scenario in library:
+        for case in iter_cases(None, [scenario], scenario.seeds[:2]):
+            applied[scenario.name] = applied.get(scenario.name, 0) + 1
+            d = dialects.get(case.dialect)
+            acc = d.accumulator()
+            for wire in decode_all(d.codec(), (c.data for c in case.response.chunks)):
+                acc.feed(d.parse(wire))
+            got = acc.close(None if case.response.complete else case.response.error)
+            problems = diff(case.expected, got)
+            if problems:
+                failures.append(f"{case.id}: {problems[0]}")
+    assert failures == []
+    assert set(applied) == {s.name for s in library}, "a scenario applies to no cassette"
+    assert len(cassette_paths()) > 40
