@@ -8,7 +8,7 @@ deltas. A second table times the transports alone (a plain `httpx2.Client` readi
 stream), which shows the replay's own cost per chunk without the SDK's parsing around it.
 Runs alternate between the two transports. Each time is the best of N runs, both wall clock
 (`time.perf_counter`) and CPU time (`time.process_time`, steadier on a busy machine).
-The goal is ReplayTransport within 1.05x of MockTransport through the SDK.
+The goal is ReplayTransport within 1.05x of MockTransport through the SDK, judged on CPU time.
 """
 
 from __future__ import annotations
@@ -161,9 +161,11 @@ def main() -> int:
     print("\n(a) the openai SDK streaming chat.completions.create(stream=True)")
     sdk = best_of(runs, makers, consume)
     table(sdk, len(chunks))
-    ratio = sdk["ReplayTransport"][0] / sdk["httpx2.MockTransport"][0]
+    # Judged on CPU time: both runs are CPU-bound (no pacing, no I/O), and CPU time leaves out
+    # the moments other processes held the core, which wall clock on a shared machine does not.
+    ratio = sdk["ReplayTransport"][1] / sdk["httpx2.MockTransport"][1]
     verdict = "met" if ratio <= GOAL else "NOT met"
-    print(f"  goal: ReplayTransport within {GOAL}x of MockTransport (wall): {verdict} ({ratio:.3f}x)")
+    print(f"  goal: ReplayTransport within {GOAL}x of MockTransport (CPU): {verdict} ({ratio:.3f}x)")
     print("\n(b) the transports alone: httpx2.Client reading the raw stream")
     table(best_of(runs, makers, read_raw), len(chunks))
     return 0

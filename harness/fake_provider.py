@@ -83,7 +83,7 @@ class ReceivedRequest:
     method: str
     path: str
     query: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # as sent; a repeated header keeps its last value
     body: bytes
 
     def header(self, name: str) -> str | None:
@@ -258,6 +258,12 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_GET
 
     def _serve(self) -> None:
+        try:
+            self._answer()
+        except OSError:  # the client went away, or stop() shut the socket: nothing left to serve
+            self.close_connection = True
+
+    def _answer(self) -> None:
         provider = self.server.provider
         body = self._read_body()
         if body is None:
@@ -280,6 +286,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _read_body(self) -> bytes | None:
         """The request body (Content-Length or chunked); None after answering a bad request."""
+        body = self._read_body_or_refuse()
+        if body is None:
+            self.close_connection = True  # the rest of a bad request's stream cannot be trusted
+        return body
+
+    def _read_body_or_refuse(self) -> bytes | None:
         if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
             parts: list[bytes] = []
             total = 0
@@ -300,9 +312,12 @@ class _Handler(BaseHTTPRequestHandler):
                     return b"".join(parts)
                 parts.append(self.rfile.read(size))
                 self.rfile.readline(1024)
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY:
-            self._send_plain(413, {"error": {"message": "request body too large"}})
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= _MAX_BODY:
+            self._send_plain(413, {"error": {"message": "bad or too large Content-Length"}})
             return None
         return self.rfile.read(length) if length else b""
 
@@ -321,25 +336,22 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        try:
-            if script.cut_after == 0:
+        if script.cut_after == 0:
+            self._cut()
+            return
+        for number, write in enumerate(script.writes, start=1):
+            if write.delay > 0 and stopping.wait(write.delay):
+                self._cut()  # the provider is stopping
+                return
+            if write.data:  # an empty chunk would end the body early
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(write.data), write.data))
+            if number == script.cut_after:
                 self._cut()
                 return
-            for number, write in enumerate(script.writes, start=1):
-                if write.delay > 0 and stopping.wait(write.delay):
-                    self._cut()  # the provider is stopping
-                    return
-                if write.data:  # an empty chunk would end the body early
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(write.data), write.data))
-                if number == script.cut_after:
-                    self._cut()
-                    return
-            if script.cut_after is not None:  # N past the last write: cut after them all
-                self._cut()
-                return
-            self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client went away; nothing left to serve
+        if script.cut_after is not None:  # N past the last write: cut after them all
+            self._cut()
+            return
+        self.wfile.write(b"0\r\n\r\n")
 
     def _cut(self) -> None:
         """Close the connection mid-body: no terminating chunk, so the client sees it broken."""

@@ -47,7 +47,9 @@ def report_to_dict(report: Report, selection: Selection | None = None) -> dict[s
     return out
 
 
-def comparison_to_dict(comparison: Comparison, reproductions: Mapping[str, Path] | None = None) -> dict[str, Any]:
+def comparison_to_dict(
+    comparison: Comparison, reproductions: Mapping[str, Path] | None = None
+) -> dict[str, Any]:
     reproductions = reproductions or {}
     return {
         "version": REPORT_VERSION,
@@ -94,7 +96,9 @@ def _selection_dict(selection: Selection) -> dict[str, Any]:
 
 _CALL = re.compile(r"^call \d+: ")
 _NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
-_VALUES = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[{\[].*?[}\]](?=,| expected|$)|-?\b\d+(?:\.\d+)?\b")
+_VALUES = re.compile(
+    r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[{\[].*?[}\]](?=,| expected|$)|-?\b\d+(?:\.\d+)?\b"
+)
 
 
 def signature(result: Result) -> str:
@@ -148,7 +152,13 @@ def replay_command(spec: str, case_id: str, selection: Selection | None = None) 
     return " ".join(shlex.quote(a) for a in argv)
 
 
-_MARKS = {Verdict.PASS: "ok", Verdict.FAIL: "FAIL", Verdict.ERROR: "ERR", Verdict.TIMEOUT: "T/O", Verdict.SKIPPED: "skip"}
+_MARKS = {
+    Verdict.PASS: "ok",
+    Verdict.FAIL: "FAIL",
+    Verdict.ERROR: "ERR",
+    Verdict.TIMEOUT: "T/O",
+    Verdict.SKIPPED: "skip",
+}
 
 
 def render_check(
@@ -168,7 +178,10 @@ def render_check(
     for result in shown:
         blocks.append(_failure(result, selection))
     if len(shown) < len(failures):
-        blocks.append(f"... and {len(failures) - len(shown)} more failures (--max-failures 0 shows all, --json lists all)")
+        blocks.append(
+            f"... and {len(failures) - len(shown)} more failures "
+            "(--max-failures 0 shows all, --json lists all)"
+        )
     blocks.append(_summary_line(report))
     return "\n\n".join(blocks)
 

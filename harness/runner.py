@@ -17,14 +17,13 @@ split into units (one cassette x scenario x seed) and results are put back in un
 from __future__ import annotations
 
 import contextlib
-import importlib
 import multiprocessing
 import os
 import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from multiprocessing.connection import Connection, wait
@@ -32,13 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from . import dialects
-from . import errors as harness_errors
-from .accumulators.base import Accumulator, EventAccumulator
-from .cassette import Chunk
+from .accumulators import Accumulator, resolve
+from .cassette import Chunk, save
 from .corpus import bundled, cassette_paths
 from .dialects import Event
-from .errors import HarnessError, UsageError
-from .mutations import NotApplicable as MutationNotApplicable
+from .errors import AccumulatorTimeout, HarnessError, NotApplicable, UsageError
 from .outcome import Outcome, diff
 from .scenario import (
     SEPARATOR,
@@ -47,6 +44,7 @@ from .scenario import (
     ScenarioError,
     _sources,
     build_case,
+    case_cassette,
     cases_for,
     find_scenario,
     iter_cases,
@@ -72,6 +70,7 @@ __all__ = [
     "run_matrices",
     "run_matrix",
     "shrink_difference",
+    "write_reproductions",
 ]
 
 
@@ -222,66 +221,20 @@ class Selection:
 
 def resolve_accumulator(spec: str) -> Accumulator:
     """The accumulator a spec names (`reference`, `openai-sdk`, `module:attr`, `cmd:...`)."""
-    resolve = getattr(importlib.import_module("harness.accumulators"), "resolve", None)
-    if resolve is None:  # the spec resolver is not there yet: a minimal one
-        return _fallback_resolve(spec)
-    accumulator: Accumulator = resolve(spec)
-    return accumulator
-
-
-class _EventAdapter:
-    """An event-level accumulator (fresh per case) behind the runner's `Accumulator` interface."""
-
-    def __init__(self, name: str, factory: Callable[[Case], EventAccumulator]) -> None:
-        self.name = name
-        self._factory = factory
-
-    def run(self, case: Case) -> Outcome:
-        acc = self._factory(case)
-        for event in case.events:
-            acc.feed(event)
-        return acc.close(None if case.response.complete else (case.response.error or "stream cut"))
-
-    def close(self) -> None:
-        pass
-
-
-def _fallback_resolve(spec: str) -> Accumulator:
-    if spec == "reference":
-        return _EventAdapter("reference", lambda case: dialects.get(case.dialect).accumulator())
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not attr or module_name in ("cmd", "cmd-bytes"):
-        raise UsageError(f"accumulator {spec!r}: expected `reference` or `module.path:attr`")
-    try:
-        target = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"accumulator {spec!r}: {exc}") from None
-    made = target() if isinstance(target, type) else target
-    if hasattr(made, "run"):
-        accumulator: Accumulator = made
-        return accumulator
-    return _EventAdapter(spec, lambda case: target())
-
-
-def _error_classes(*names: str) -> tuple[type[BaseException], ...]:
-    # The accumulator layer defines these in `harness.errors`; until it does, nothing matches.
-    found = (getattr(harness_errors, name, None) for name in names)
-    return tuple(cls for cls in found if isinstance(cls, type) and issubclass(cls, BaseException))
+    return resolve(spec)
 
 
 def judge(accumulator: Accumulator, spec: str, case: Case) -> Result:
     """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict."""
-    skipped: tuple[type[BaseException], ...] = (MutationNotApplicable, *_error_classes("NotApplicable"))
-    timed_out: tuple[type[BaseException], ...] = (TimeoutError, *_error_classes("AccumulatorTimeout"))
     base = _blank(case, spec)
     start = time.perf_counter()
     try:
         actual = accumulator.run(case)
-    except skipped as exc:
+    except NotApplicable as exc:
         return replace(
             base, verdict=Verdict.SKIPPED, error=str(exc) or None, seconds=time.perf_counter() - start
         )
-    except timed_out as exc:
+    except (AccumulatorTimeout, TimeoutError) as exc:
         return replace(
             base, verdict=Verdict.TIMEOUT, error=_describe(exc), seconds=time.perf_counter() - start
         )
@@ -381,7 +334,7 @@ def _selected_scenarios(selection: Selection) -> list[Scenario]:
     library = load_scenarios([selection.scenarios_dir] if selection.scenarios_dir else None)
     if not selection.scenarios:
         has_original = any(s.name == ORIGINAL.name for s in library)
-        return library if has_original or selection.cases else [ORIGINAL, *library]
+        return library if has_original else [ORIGINAL, *library]
     out: list[Scenario] = []
     for item in selection.scenarios:
         if item == ORIGINAL.name and not any(s.name == item for s in library):
@@ -831,3 +784,36 @@ def shrink_difference(case: Case, a: Accumulator, b: Accumulator, *, budget: int
             size //= 2
     shrunk = case_with_events(case, events)
     return shrunk, len(events) < len(case.events)
+
+
+def write_reproductions(
+    comparison: Comparison, selection: Selection, out: str | Path, *, limit: int = 50, budget: int = 400
+) -> dict[str, Path]:
+    """Each difference (the first `limit`; 0: all) as a cassette in `out`, shrunk when both
+    accumulators produced an outcome: the mutated request + response and its expectation."""
+    out = Path(out)
+    chosen = comparison.differences if limit <= 0 else comparison.differences[:limit]
+    if not chosen:
+        return {}
+    matrix = _Matrix(selection)
+    a = resolve_accumulator(comparison.a.accumulator)
+    b = resolve_accumulator(comparison.b.accumulator)
+    written: dict[str, Path] = {}
+    try:
+        for difference in chosen:
+            case = matrix.case(difference.id)
+            shrunk = False
+            if difference.a.actual is not None and difference.b.actual is not None:
+                case, shrunk = shrink_difference(case, a, b, budget=budget)
+            cassette = case_cassette(case)
+            if shrunk:
+                cassette.source.provenance += (
+                    f"; shrunk to {len(case.events)} events where {comparison.a.accumulator} and "
+                    f"{comparison.b.accumulator} still differ (expected: the reference outcome "
+                    "of the shrunk stream)"
+                )
+            written[difference.id] = save(cassette, out / f"{cassette.name}.yaml")
+    finally:
+        a.close()
+        b.close()
+    return written

@@ -156,7 +156,7 @@ def scenario_from_data(data: Any, *, where: str = "<scenario>", path: Path | Non
             raw = {raw: {}}
         if not isinstance(raw, Mapping) or len(raw) != 1:
             raise fail(where_step, "must be one {mutation-name: {params}} mapping")
-        (step_name, params), = raw.items()
+        ((step_name, params),) = raw.items()
         if params is None:
             params = {}
         if not isinstance(params, Mapping):

@@ -33,7 +33,18 @@ def test_scenarios_filters_by_dialect_and_lists_mutations(capsys: pytest.Capture
 
 def test_mutate_writes_a_replayable_cassette(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "mutated.yaml"
-    code = main(["mutate", str(CASSETTE), "--scenario", "profile-gateway-index-0-rechunked", "--seed", "1", "-o", str(out)])
+    code = main(
+        [
+            "mutate",
+            str(CASSETTE),
+            "--scenario",
+            "profile-gateway-index-0-rechunked",
+            "--seed",
+            "1",
+            "-o",
+            str(out),
+        ]
+    )
     assert code == 0 and "expected calls" in capsys.readouterr().out
     cassette = load(out)
     interaction = cassette.interactions[0]
@@ -49,7 +60,10 @@ def test_mutate_writes_a_replayable_cassette(tmp_path: Path, capsys: pytest.Capt
 
 def test_mutate_a_sweep_point(tmp_path: Path) -> None:
     out = tmp_path / "cut.yaml"
-    assert main(["mutate", str(CASSETTE), "--scenario", "cut-at-every-event", "--point", "e3", "-o", str(out)]) == 0
+    assert (
+        main(["mutate", str(CASSETTE), "--scenario", "cut-at-every-event", "--point", "e3", "-o", str(out)])
+        == 0
+    )
     assert "point e3" in load(out).source.provenance
 
 
@@ -58,7 +72,10 @@ def test_mutate_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown scenario 'nope'" in err
     single = bundled("cassettes") / "openai-chat" / "single-call.yaml"
-    assert main(["mutate", str(single), "--scenario", "interleaved-tool-blocks", "-o", str(tmp_path / "y.yaml")]) == 2
+    assert (
+        main(["mutate", str(single), "--scenario", "interleaved-tool-blocks", "-o", str(tmp_path / "y.yaml")])
+        == 2
+    )
     assert "does not apply" in capsys.readouterr().err
 
 
@@ -74,4 +91,6 @@ def test_explore_command_reports_and_writes(tmp_path: Path, capsys: pytest.Captu
         sys.path.remove(str(Path(__file__).parent))
     out = capsys.readouterr().out
     assert code == 1 and "shrunk from" in out
-    assert len(list(tmp_path.glob("*.cassette.yaml"))) == 1 and len(list(tmp_path.glob("*.scenario.yaml"))) == 1
+    assert (
+        len(list(tmp_path.glob("*.cassette.yaml"))) == 1 and len(list(tmp_path.glob("*.scenario.yaml"))) == 1
+    )

@@ -197,3 +197,10 @@ def test_stop_closes_idle_connections_and_interrupts_delays() -> None:
 def test_url_before_start_raises() -> None:
     with pytest.raises(RuntimeError, match="not running"):
         _ = FakeProvider().url
+
+
+def test_bad_content_length_is_refused_and_the_server_keeps_serving(fake: FakeProvider) -> None:
+    fake.route("GET", "/ok", Script.of([b"fine"]))
+    wire = raw_exchange(fake.url, b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n")
+    assert wire.startswith(b"HTTP/1.1 413")
+    assert httpx.get(fake.url + "/ok").content == b"fine"

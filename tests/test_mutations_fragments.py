@@ -1,21 +1,24 @@
 from __future__ import annotations
 
 import pytest
+from _mutation_streams import apply, assert_oracle, stream_of
 
 from harness.dialects import Field, Role
 from harness.mutations import NotApplicable
 from harness.mutations.calls import args_text, by_call, contiguous
-
-from _mutation_streams import apply, assert_oracle, stream_of
 
 
 def test_split_args_down_to_one_character() -> None:
     stream = stream_of("openai-chat/single-call")
     out = apply("split-args", stream, size=1)
     d = out.dialect
-    pieces = [d.get(out.events[f.event], f.slot, Field.ARGS) for f in d.fragments(out.events) if f.role is Role.ARGS]
+    pieces = [
+        d.get(out.events[f.event], f.slot, Field.ARGS) for f in d.fragments(out.events) if f.role is Role.ARGS
+    ]
     assert all(len(p) <= 1 for p in pieces)
-    assert args_text(d, out.events, d.fragments(out.events)) == args_text(d, stream.events, d.fragments(stream.events))
+    assert args_text(d, out.events, d.fragments(out.events)) == args_text(
+        d, stream.events, d.fragments(stream.events)
+    )
     assert_oracle(out)
 
 
@@ -43,7 +46,9 @@ def test_pack_is_refused_where_the_wire_cannot_express_it() -> None:
         apply("pack-fragments", stream_of("anthropic/parallel-calls"))
 
 
-@pytest.mark.parametrize("name", ["openai-chat/parallel-2", "anthropic/parallel-calls", "openai-responses/parallel-2"])
+@pytest.mark.parametrize(
+    "name", ["openai-chat/parallel-2", "anthropic/parallel-calls", "openai-responses/parallel-2"]
+)
 @pytest.mark.parametrize("pattern", ["round-robin", "random"])
 def test_interleave_keeps_meaning(name: str, pattern: str) -> None:
     stream = apply("split-args", stream_of(name), size=3)
@@ -64,7 +69,9 @@ def test_truncate_args_expects_the_truncated_text() -> None:
     assert_oracle(out)
 
 
-@pytest.mark.parametrize("name", ["empty-args-fragment", "placeholder-args", "repeat-args-at-end", "args-as-object"])
+@pytest.mark.parametrize(
+    "name", ["empty-args-fragment", "placeholder-args", "repeat-args-at-end", "args-as-object"]
+)
 def test_chat_argument_quirks_keep_meaning(name: str) -> None:
     out = apply(name, stream_of("openai-chat/parallel-2"))
     assert_oracle(out)

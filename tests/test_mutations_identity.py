@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import pytest
+from _mutation_streams import apply, assert_oracle, stream_of
 
 from harness.dialects import MISSING, Field
 from harness.mutations import NotApplicable
 from harness.mutations.calls import by_call, call_value
-
-from _mutation_streams import apply, assert_oracle, stream_of
 
 
 def _values(stream, field):  # type: ignore[no-untyped-def]
@@ -35,7 +34,9 @@ def test_id_on_every_fragment_and_only_on_first_round_trip() -> None:
     assert MISSING not in _values(every, Field.ID)
     first = apply("field-only-on-first", every, field="id")
     groups = by_call(first.dialect.fragments(first.events))
-    assert [v is MISSING for v in _values(first, Field.ID)] == [k > 0 for g in groups.values() for k in range(len(g))]
+    assert [v is MISSING for v in _values(first, Field.ID)] == [
+        k > 0 for g in groups.values() for k in range(len(g))
+    ]
     assert_oracle(every)
     assert_oracle(first)
 
@@ -73,7 +74,9 @@ def test_restyle_ids_shrinking_gives_later_calls_shorter_ids() -> None:
     assert_oracle(out)
 
 
-@pytest.mark.parametrize("style,prefix", [("bedrock", "tooluse_"), ("anthropic", "toolu_01"), ("mistral", "")])
+@pytest.mark.parametrize(
+    "style,prefix", [("bedrock", "tooluse_"), ("anthropic", "toolu_01"), ("mistral", "")]
+)
 def test_restyle_ids_into_provider_styles(style: str, prefix: str) -> None:
     out = apply("restyle-ids", stream_of("anthropic/parallel-calls"), style=style)
     assert all((call.id or "").startswith(prefix) for call in out.expected.tool_calls)

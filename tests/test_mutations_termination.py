@@ -1,14 +1,21 @@
 from __future__ import annotations
 
 import pytest
+from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
 from harness.mutations import build
 from harness.outcome import State
 
-from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
-
-@pytest.mark.parametrize("name", ["openai-chat/parallel-2", "anthropic/parallel-calls", "bedrock-converse/seed000-parallel-read-search", "gemini/parallel-one-per-chunk"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "openai-chat/parallel-2",
+        "anthropic/parallel-calls",
+        "bedrock-converse/seed000-parallel-read-search",
+        "gemini/parallel-one-per-chunk",
+    ],
+)
 def test_cut_at_every_event_expects_cut_and_only_final_calls(name: str) -> None:
     stream = stream_of(name)
     points = all_points(build("cut-at-every-event"), stream)
@@ -34,7 +41,10 @@ def test_clean_cut_has_no_transport_error() -> None:
     assert_oracle(out)
 
 
-@pytest.mark.parametrize("name", ["openai-chat/parallel-2", "anthropic/parallel-calls", "ollama/parallel", "bedrock-converse/single-call"])
+@pytest.mark.parametrize(
+    "name",
+    ["openai-chat/parallel-2", "anthropic/parallel-calls", "ollama/parallel", "bedrock-converse/single-call"],
+)
 def test_injected_error_expects_error_state(name: str) -> None:
     out = apply("inject-error", stream_of(name))
     assert out.expected.state is State.ERROR
@@ -44,7 +54,9 @@ def test_injected_error_expects_error_state(name: str) -> None:
 def test_change_and_drop_finish() -> None:
     stream = stream_of("openai-chat/parallel-2")
     changed = apply("change-finish", stream, reason="stop")
-    assert changed.expected.finish_reason == "stop" and changed.expected.tool_calls == stream.expected.tool_calls
+    assert (
+        changed.expected.finish_reason == "stop" and changed.expected.tool_calls == stream.expected.tool_calls
+    )
     dropped = apply("drop-finish", stream)
     assert dropped.expected.finish_reason is None
     assert_oracle(changed)

@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import pytest
+from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
 from harness.mutations import build
 from harness.mutations.wire import split_at
 from harness.outcome import State
-
-from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
 
 @pytest.mark.parametrize("how", ["random", "utf8", "line", "field", "byte", "whole", "pack", "split"])

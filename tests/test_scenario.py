@@ -20,7 +20,6 @@ from harness.scenario import (
 )
 
 
-
 def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "s.yaml"
     path.write_text(text, encoding="utf-8")
@@ -31,17 +30,28 @@ def _write(tmp_path: Path, text: str) -> Path:
     "text,message",
     [
         ("name: x\nsteps: [{nope: {}}]\n", "s.yaml: steps[0]: unknown mutation 'nope'"),
-        ("name: x\nsteps: [{split-args: {size: a}}]\n", "s.yaml: steps[0]: split-args: parameter 'size' must be int"),
-        ("name: x\nsteps: [{split-args: {sise: 1}}]\n", "s.yaml: steps[0]: split-args: unknown parameter 'sise'"),
+        (
+            "name: x\nsteps: [{split-args: {size: a}}]\n",
+            "s.yaml: steps[0]: split-args: parameter 'size' must be int",
+        ),
+        (
+            "name: x\nsteps: [{split-args: {sise: 1}}]\n",
+            "s.yaml: steps[0]: split-args: unknown parameter 'sise'",
+        ),
         ("name: x\ndialects: [klingon]\nsteps: [cut]\n", "s.yaml: dialects: unknown dialect 'klingon'"),
         ("name: x\nsteps: [cut]\nseeds: -1\n", "s.yaml: seeds: must be"),
-        ("name: x\nsteps: [cut]\nmeaning: preserving\n", "s.yaml: meaning: declared preserving, but step 'cut'"),
+        (
+            "name: x\nsteps: [cut]\nmeaning: preserving\n",
+            "s.yaml: meaning: declared preserving, but step 'cut'",
+        ),
         ("name: x\nsteps: [cut]\ncolour: red\n", "s.yaml: colour: unknown field"),
         ("steps: [cut]\n", "s.yaml: name: must be"),
         ("name: [x\n", "s.yaml:2: broken YAML"),
     ],
 )
-def test_bad_scenarios_fail_in_one_line_naming_file_and_field(tmp_path: Path, text: str, message: str) -> None:
+def test_bad_scenarios_fail_in_one_line_naming_file_and_field(
+    tmp_path: Path, text: str, message: str
+) -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(_write(tmp_path, text))
     assert message in str(info.value) and "\n" not in str(info.value)
@@ -68,11 +78,55 @@ def test_library_names_the_seeds_and_every_stream_class() -> None:
     ):
         assert seed_shape in names
     classes = {name.split("-")[0] for name in names}
-    expected = {
-        "A1", "A2", "A3", "A4", "A5", "A6", "A7", "A10", "A11", "B1", "B2", "B3", "B5", "B6", "B7", "B8", "B9",
-        "B10", "C1", "C2", "C3", "C4", "C5", "C6", "D1", "D2", "D4", "D5", "D6", "D7", "D8", "D9", "D10",
-        "E1", "E3", "E5", "E6", "E7", "F1", "F3", "F4", "F5", "F6", "F8", "F9",
-    }  # fmt: skip
+    expected = set(
+        [
+            "A1",
+            "A2",
+            "A3",
+            "A4",
+            "A5",
+            "A6",
+            "A7",
+            "A10",
+            "A11",
+            "B1",
+            "B2",
+            "B3",
+            "B5",
+            "B6",
+            "B7",
+            "B8",
+            "B9",
+            "B10",
+            "C1",
+            "C2",
+            "C3",
+            "C4",
+            "C5",
+            "C6",
+            "D1",
+            "D2",
+            "D4",
+            "D5",
+            "D6",
+            "D7",
+            "D8",
+            "D9",
+            "D10",
+            "E1",
+            "E3",
+            "E5",
+            "E6",
+            "E7",
+            "F1",
+            "F3",
+            "F4",
+            "F5",
+            "F6",
+            "F8",
+            "F9",
+        ]
+    )
     assert expected <= classes
 
 

@@ -18,8 +18,12 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         description="Draw random mutation pipelines over cassettes against an event-level accumulator "
         "(an object with feed(event) and close(error) -> Outcome); shrink the first failure.",
     )
-    parser.add_argument("--accumulator", required=True, metavar="MODULE:ATTR", help="accumulator class or factory")
-    parser.add_argument("--cassettes", nargs="*", metavar="PATH", help="cassette files or folders (default: bundled)")
+    parser.add_argument(
+        "--accumulator", required=True, metavar="MODULE:ATTR", help="accumulator class or factory"
+    )
+    parser.add_argument(
+        "--cassettes", nargs="*", metavar="PATH", help="cassette files or folders (default: bundled)"
+    )
     parser.add_argument("--dialect", action="append", help="only cassettes of this dialect (repeatable)")
     parser.add_argument("--max-examples", type=int, default=300, help="how many cases to try (default 300)")
     parser.add_argument("--seed", type=int, default=0, help="search seed (default 0)")

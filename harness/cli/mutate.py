@@ -38,5 +38,6 @@ def run(args: argparse.Namespace) -> int:
     case = build_case(case_id, cassettes=[source], scenarios=scenario_arg)
     path = save(case_cassette(case), args.output)
     calls = len(case.expected.tool_calls)
-    print(f"{path}: {case.id} ({len(case.response.chunks)} reads, {calls} expected calls, {case.expected.state})")
+    reads = len(case.response.chunks)
+    print(f"{path}: {case.id} ({reads} reads, {calls} expected calls, {case.expected.state})")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .. import mutations
+from .. import dialects, mutations
 from ..scenario import load_scenarios
 from ..terminal import table
 
@@ -24,12 +24,12 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     if args.mutations:
-        rows = []
+        listing: list[tuple[object, ...]] = []
         for name in mutations.names():
             cls = mutations.get(name)
             doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
-            rows.append((name, cls.level, cls.meaning, doc))
-        print(table(("MUTATION", "LEVEL", "MEANING", "IMITATES"), rows))
+            listing.append((name, cls.level, cls.meaning, doc))
+        print(table(("MUTATION", "LEVEL", "MEANING", "IMITATES"), listing))
         return 0
     found = load_scenarios(args.paths or None)
     if args.dialect:
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     rows = [
         (
             s.name,
-            "all" if s.dialects is None else ",".join(s.dialects),
+            _dialects(s.dialects),
             len(s.seeds),
             s.meaning,
             s.description,
@@ -46,3 +46,13 @@ def run(args: argparse.Namespace) -> int:
     ]
     print(table(("SCENARIO", "DIALECTS", "SEEDS", "MEANING", "DESCRIPTION"), rows))
     return 0
+
+
+def _dialects(chosen: tuple[str, ...] | None) -> str:
+    """`all`, a short list, or `all but X` when only one or two are left out."""
+    if chosen is None:
+        return "all"
+    left_out = [name for name in dialects.names() if name not in chosen]
+    if len(chosen) > 2 and len(left_out) <= 2:
+        return "all but " + ",".join(left_out)
+    return ",".join(chosen)

@@ -39,7 +39,9 @@ class Event:
         return replace(self, payload=payload, edited=True)
 
     def with_name(self, name: str | None) -> Event:
-        return replace(self, wire=replace(self.wire, name=name))
+        # An eventstream frame names itself in its `:event-type` header too: keep the two in step.
+        headers = tuple((h, t, name if h == ":event-type" else v) for h, t, v in self.wire.headers)
+        return replace(self, wire=replace(self.wire, name=name, headers=headers))
 
 
 class Kind(StrEnum):

@@ -53,7 +53,7 @@ class MutationError(HarnessError):
     """An unknown mutation name or a bad parameter, named with what to do."""
 
 
-class NotApplicable(Exception):  # noqa: N818 - a signal, not an error: the case is skipped
+class NotApplicable(Exception):
     """This mutation has nothing to work on in this stream (no tool calls, a codec it cannot touch)."""
 
 

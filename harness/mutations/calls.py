@@ -51,7 +51,9 @@ def value(dialect: Dialect, events: Sequence[Event], fragment: Fragment, field: 
     return dialect.get(events[fragment.event], fragment.slot, field)
 
 
-def call_value(dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment], field: Field) -> object:
+def call_value(
+    dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment], field: Field
+) -> object:
     """The first present, non-empty value of a field over a call's fragments, else MISSING."""
     for fragment in fragments:
         got = value(dialect, events, fragment, field)
@@ -77,7 +79,9 @@ def args_text(dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fra
 
 def headers_have_ids(dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> bool:
     """Whether every call has an id somewhere: what tells calls apart once indexes stop doing so."""
-    return all(call_value(dialect, events, group, Field.ID) is not MISSING for group in by_call(fragments).values())
+    return all(
+        call_value(dialect, events, group, Field.ID) is not MISSING for group in by_call(fragments).values()
+    )
 
 
 def set_at(events: list[Event], dialect: Dialect, fragment: Fragment, field: Field, new: object) -> None:

@@ -18,7 +18,14 @@ from ..dialects import MISSING, Event, Field, Fragment, Role
 from ..errors import DialectError
 from ..outcome import ToolCall
 from . import Meaning, Mutation, NotApplicable, Stream, mutation
-from .calls import args_text, reference_on, by_call, fragments_or_skip, one_fragment_per_event, routing_keys_apart
+from .calls import (
+    args_text,
+    by_call,
+    fragments_or_skip,
+    one_fragment_per_event,
+    reference_on,
+    routing_keys_apart,
+)
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)
 
@@ -52,7 +59,9 @@ class SplitArgs(Mutation):
         inserts: dict[int, list[Event]] = {}
         events = list(stream.events)
         for fragment in fragments_or_skip(stream):
-            if fragment.role not in _TEXT_ROLES or (self.calls is not None and fragment.call not in self.calls):
+            if fragment.role not in _TEXT_ROLES or (
+                self.calls is not None and fragment.call not in self.calls
+            ):
                 continue
             text = _args(stream, events, fragment)
             if not isinstance(text, str) or len(text) <= size:
@@ -82,7 +91,9 @@ class CoalesceArgs(Mutation):
         events: list[Event | None] = list(stream.events)
         gone: list[Fragment] = []
         for group in by_call(fragments).values():
-            pieces = [f for f in group if f.role is Role.ARGS and isinstance(_args(stream, stream.events, f), str)]
+            pieces = [
+                f for f in group if f.role is Role.ARGS and isinstance(_args(stream, stream.events, f), str)
+            ]
             if len(pieces) < 2:
                 continue
             text = "".join(str(_args(stream, stream.events, f)) for f in pieces)
@@ -183,7 +194,9 @@ class Interleave(Mutation):
         if any(len(group) < 2 for group in groups.values()):
             raise NotApplicable("a call sent whole cannot interleave")
         if not routing_keys_apart(stream.dialect, stream.events, fragments):
-            raise NotApplicable("fragments do not name their call apart: interleaved, no client could route them")
+            raise NotApplicable(
+                "fragments do not name their call apart: interleaved, no client could route them"
+            )
         first, last = fragments[0].event, fragments[-1].event
         queues = [[f.event for f in group] for group in groups.values()]
         mine = {f.event for f in fragments}
@@ -278,7 +291,9 @@ class RepeatArgsAtEnd(Mutation):
             if not text or not pieces or not _is_json(text):
                 continue  # only a whole, valid argument text can be re-sent as a recognisable copy
             last = pieces[-1]
-            inserts.setdefault(last.event, []).append(d.continuation(stream.events[last.event], last.slot, text))
+            inserts.setdefault(last.event, []).append(
+                d.continuation(stream.events[last.event], last.slot, text)
+            )
             doubled[number] = text + text
         if not inserts:
             raise NotApplicable("no argument text to repeat")
@@ -334,19 +349,25 @@ class TruncateArgs(Mutation):
             if not isinstance(piece, str) or left <= 0:
                 continue
             if len(piece) > left:
-                events[fragment.event] = d.set(stream.events[fragment.event], fragment.slot, Field.ARGS, piece[:-left])
+                events[fragment.event] = d.set(
+                    stream.events[fragment.event], fragment.slot, Field.ARGS, piece[:-left]
+                )
                 left = 0
             else:
                 left -= len(piece)
                 if fragment.role is Role.ARGS:
                     gone.append(fragment)
                 else:
-                    events[fragment.event] = d.set(stream.events[fragment.event], fragment.slot, Field.ARGS, "")
+                    events[fragment.event] = d.set(
+                        stream.events[fragment.event], fragment.slot, Field.ARGS, ""
+                    )
         short = text[: -self.chars]
         for fragment in group:
             if fragment.role is Role.END and isinstance(_args(stream, stream.events, fragment), str):
                 try:
-                    events[fragment.event] = d.set(stream.events[fragment.event], fragment.slot, Field.ARGS, short)
+                    events[fragment.event] = d.set(
+                        stream.events[fragment.event], fragment.slot, Field.ARGS, short
+                    )
                 except DialectError as exc:
                     raise NotApplicable(str(exc)) from None
         calls = list(stream.expected.tool_calls)
@@ -363,10 +384,11 @@ class DropArgsDeltas(Mutation):
     only in Responses `function_call_arguments.done`; docker-agent, sub2api, forgecode)."""
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
-        d = stream.dialect
         gone: list[Fragment] = []
         for group in by_call(fragments_or_skip(stream)).values():
-            full = [f for f in group if f.role is Role.END and isinstance(_args(stream, stream.events, f), str)]
+            full = [
+                f for f in group if f.role is Role.END and isinstance(_args(stream, stream.events, f), str)
+            ]
             if full:
                 gone.extend(f for f in group if f.role is Role.ARGS)
         if not gone:

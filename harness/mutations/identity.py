@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from ..dialects import MISSING, Event, Field, Fragment, Role
 from ..errors import DialectError
-from . import Meaning, Mutation, NotApplicable, Stream, mutation
 from ..outcome import diff
+from . import Meaning, Mutation, NotApplicable, Stream, mutation
 from .calls import by_call, call_value, contiguous, fragments_or_skip, headers_have_ids, reference_on, value
 
 FieldName = Literal["id", "index", "name", "type", "item_id"]

@@ -139,7 +139,9 @@ class DuplicateStart(Mutation):
                 raise NotApplicable("no message start event")
             events.insert(at[0] + 1, events[at[0]])
             return stream.with_events(events)
-        headers = sorted({f.event for f in fragments_or_skip(stream) if f.role.value == "start"}, reverse=True)
+        headers = sorted(
+            {f.event for f in fragments_or_skip(stream) if f.role.value == "start"}, reverse=True
+        )
         if not headers:
             raise NotApplicable("no tool start event")
         for i in headers:

@@ -105,7 +105,11 @@ class CutMidArgs(Mutation):
         events = list(stream.events)
         for fragment in calls[number]:
             args = d.get(events[fragment.event], fragment.slot, Field.ARGS)
-            if isinstance(args, str) and len(args) >= 2 and fragment.role in (Role.ARGS, Role.START, Role.WHOLE):
+            if (
+                isinstance(args, str)
+                and len(args) >= 2
+                and fragment.role in (Role.ARGS, Role.START, Role.WHOLE)
+            ):
                 half = len(args) // 2
                 first = d.set(events[fragment.event], fragment.slot, Field.ARGS, args[:half])
                 events[fragment.event] = first

@@ -56,7 +56,7 @@ def _line_inner_offsets(body: bytes) -> list[int]:
 
 def _field_inner_offsets(body: bytes) -> list[int]:
     """Inside every field name and right after its colon (`da|ta:`, `data:| {`)."""
-    out = []
+    out: list[int] = []
     for name in (b"data:", b"event:", b"id:"):
         start = body.find(name)
         while start >= 0:
@@ -115,7 +115,7 @@ class Rechunk(Mutation):
         if self.how == "pack":
             n = max(1, self.per_read)
             return [b"".join(pieces[i : i + n]) for i in range(0, len(pieces), n)]
-        out = []
+        out: list[bytes] = []
         for piece in pieces:
             cut = rng.randint(1, len(piece) - 1) if len(piece) > 1 else 1
             out.extend(p for p in (piece[:cut], piece[cut:]) if p)
@@ -271,7 +271,11 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
     # The reference judges what the client really decoded, the partial last event included.
     expected = expect_prefix(stream, out.events, state=None if judged else State.CUT, error=message)
     return replace(
-        out, expected=expected, complete=not error, error=message, error_type=CUT_ERROR_TYPE if error else None
+        out,
+        expected=expected,
+        complete=not error,
+        error=message,
+        error_type=CUT_ERROR_TYPE if error else None,
     )
 
 

@@ -1,0 +1,108 @@
+"""`toolstream check`: every selected case through one accumulator; exit 1 when any case fails."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import UsageError
+from ..report import render_check, report_to_dict, write_json
+from ..runner import Selection, run_matrices
+from ..terminal import Progress
+
+DEFAULT_TIMEOUT = 30.0
+
+
+def add_selection_options(parser: argparse.ArgumentParser) -> None:
+    """The options that choose cases, shared by `check` and `compare`."""
+    parser.add_argument(
+        "--cassettes", nargs="+", action="extend", default=[], metavar="PATH",
+        help="cassette files or folders (default: the bundled corpus)",
+    )  # fmt: skip
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--scenarios", nargs="+", action="extend", default=[], metavar="NAME",
+        help="scenario names or files (default: every shipped one plus `original`, the unmutated stream)",
+    )  # fmt: skip
+    chosen.add_argument("--scenarios-dir", metavar="DIR", help="use the scenarios of this folder instead")
+    parser.add_argument(
+        "--dialect",
+        action="append",
+        default=[],
+        metavar="D",
+        help="only cassettes of this dialect (repeatable)",
+    )
+    parser.add_argument(
+        "--seeds", type=int, metavar="N", help="run seeds 0..N-1 instead of each scenario's own"
+    )
+    parser.add_argument(
+        "--case", action="append", default=[], metavar="ID", help="run only this case id (repeatable)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+        help=f"seconds a case may take (default {DEFAULT_TIMEOUT:g}; 0: no limit, run in this process)",
+    )  # fmt: skip
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+
+
+def selection_of(args: argparse.Namespace) -> Selection:
+    if args.seeds is not None and args.seeds < 1:
+        raise UsageError(f"--seeds: must be at least 1, not {args.seeds}")
+    return Selection(
+        cassettes=tuple(args.cassettes),
+        scenarios=tuple(args.scenarios),
+        scenarios_dir=args.scenarios_dir,
+        dialects=tuple(args.dialect),
+        seeds=args.seeds,
+        cases=tuple(args.case),
+    )
+
+
+def timeout_of(args: argparse.Namespace) -> float | None:
+    if args.timeout < 0:
+        raise UsageError(f"--timeout: must be 0 or more seconds, not {args.timeout:g}")
+    return args.timeout or None
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="run an accumulator over every case (cassette x scenario x seed) and judge it",
+        description=(
+            "Run an accumulator over the selected cases and give each a verdict: pass, fail, error, "
+            "timeout or skipped. Exit 0 when every case meets its expectation, 1 when any does not, "
+            "2 on a usage or input error."
+        ),
+    )
+    parser.add_argument(
+        "--accumulator", required=True, metavar="SPEC",
+        help="reference, a built-in name (openai-sdk, ...), module.path:attr, cmd:COMMAND, cmd-bytes:COMMAND",
+    )  # fmt: skip
+    add_selection_options(parser)
+    parser.add_argument("--json", metavar="FILE", help="write the JSON report here (atomically)")
+    parser.add_argument(
+        "--max-failures",
+        type=int,
+        default=50,
+        metavar="N",
+        help="failures printed in full (default 50; 0: all)",
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    selection = selection_of(args)
+    progress = Progress(0, label="check")
+    try:
+        report = run_matrices(
+            [args.accumulator], selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress
+        )[0]
+    finally:
+        progress.close()
+    if args.json:
+        write_json(report_to_dict(report, selection), args.json)
+    print(render_check(report, selection=selection, max_failures=args.max_failures))
+    if not report.results:
+        print("no cases selected", file=sys.stderr)
+    return 0 if report.ok else 1

@@ -1,0 +1,52 @@
+"""`toolstream compare`: two accumulators on every selected case; where their outcomes differ."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..report import comparison_to_dict, render_comparison, write_json
+from ..runner import compare_matrix, write_reproductions
+from ..terminal import Progress
+from .check import add_selection_options, selection_of, timeout_of
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="run two accumulators over every case and report where their outcomes differ",
+        description=(
+            "Run accumulators A and B over the selected cases and report every case where their "
+            "outcomes differ, with both outcomes, which one meets the expectation, and a shrunk "
+            "reproduction written as a cassette. Exit 0 when they agree everywhere, 1 when they differ."
+        ),
+    )
+    parser.add_argument("spec_a", metavar="SPEC_A", help="the first accumulator (same forms as check)")
+    parser.add_argument("spec_b", metavar="SPEC_B", help="the second accumulator")
+    add_selection_options(parser)
+    parser.add_argument(
+        "--out", default="toolstream-compare", metavar="DIR",
+        help="where to write reproductions (default toolstream-compare/)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-differences", type=int, default=50, metavar="N",
+        help="differences printed and written as reproductions (default 50; 0: all)",
+    )  # fmt: skip
+    parser.add_argument("--json", metavar="FILE", help="write the differences as JSON here (atomically)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    selection = selection_of(args)
+    progress = Progress(0, label="compare")
+    try:
+        comparison = compare_matrix(
+            args.spec_a, args.spec_b, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress
+        )
+    finally:
+        progress.close()
+    reproductions = write_reproductions(comparison, selection, args.out, limit=args.max_differences)
+    if args.json:
+        write_json(comparison_to_dict(comparison, reproductions), args.json)
+    print(render_comparison(comparison, reproductions, max_differences=args.max_differences))
+    return 0 if comparison.agree else 1

@@ -1,0 +1,128 @@
+"""Event-level accumulators: factories, comments, cuts, `view()` notes, and `reference`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness import cassette, dialects
+from harness.accumulators import resolve
+from harness.accumulators.event_level import EventLevel, takes_dialect
+from harness.codecs import WireEvent
+from harness.dialects import Event
+from harness.errors import AccumulatorProtocolError
+from harness.outcome import Outcome, State, ToolCall
+from harness.scenario import Case
+
+CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+
+
+def recorded_case(path: Path) -> Case:
+    """An unmutated case of a corpus cassette's first interaction."""
+    item = cassette.load(path).interactions[0]
+    dialect = cassette.load(path).dialect or dialects.detect(item.request)
+    assert dialect is not None
+    expected = item.expected or dialects.reference_outcome(item.response, dialect)
+    events = tuple(dialects.events_of(item.response, dialect))
+    return Case(path.stem, dialect, item.response, events, expected, path.stem, "none", 0, request=item.request)
+
+
+class Recorder:
+    """Remembers what it was given; its outcome names the dialect it was built with."""
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        self.fed: list[Event] = []
+
+    def feed(self, event: Event) -> None:
+        self.fed.append(event)
+
+    def close(self, error: str | None) -> Outcome:
+        return Outcome(text=f"{self.dialect}:{len(self.fed)}", state=State.CUT if error else State.COMPLETE, error=error)
+
+
+def test_factory_gets_the_dialect_when_it_takes_a_parameter() -> None:
+    case = recorded_case(CASSETTES / "openai-chat" / "single-call.yaml")
+    outcome = EventLevel(Recorder, "rec").run(case)
+    assert outcome.text == f"openai-chat:{len(case.events)}"
+
+
+def test_factory_without_parameters_is_called_bare() -> None:
+    made: list[Recorder] = []
+
+    def factory() -> Recorder:
+        made.append(Recorder("none"))
+        return made[-1]
+
+    assert not takes_dialect(factory) and takes_dialect(Recorder)
+    EventLevel(factory, "bare").run(recorded_case(CASSETTES / "anthropic" / "single-call.yaml"))
+    assert len(made) == 1
+
+
+def test_comments_are_not_fed_and_a_cut_closes_with_its_error() -> None:
+    case = recorded_case(CASSETTES / "openai-chat" / "single-call.yaml")
+    comment = Event(WireEvent(comment=" keepalive"), None)
+    cut = replace(case.response, complete=False, error="peer closed connection")
+    mutated = replace(case, events=(comment, *case.events, comment), response=cut)
+    acc = EventLevel(Recorder, "rec")
+    outcome = acc.run(mutated)
+    assert outcome.text == f"openai-chat:{len(case.events)}"
+    assert outcome.state is State.CUT and outcome.error == "peer closed connection"
+    no_text = replace(mutated, response=replace(cut, error=None))
+    assert acc.run(no_text).error == "stream cut"
+
+
+def test_close_must_return_an_outcome() -> None:
+    class Broken(Recorder):
+        def close(self, error: str | None) -> Outcome:
+            return {"tool_calls": []}  # type: ignore[return-value]
+
+    with pytest.raises(AccumulatorProtocolError, match="not a harness.outcome.Outcome"):
+        EventLevel(Broken, "broken").run(recorded_case(CASSETTES / "openai-chat" / "single-call.yaml"))
+
+
+def test_view_notes_a_call_reported_before_it_was_final() -> None:
+    class Eager:
+        """Reports the call on every view, with whatever arguments arrived so far."""
+
+        def __init__(self, dialect: str) -> None:
+            self.reference = dialects.get(dialect).accumulator()
+            self.args = ""
+
+        def feed(self, event: Event) -> None:
+            self.reference.feed(event)
+            choices = event.payload.get("choices") if isinstance(event.payload, dict) else None
+            for entry in (choices[0].get("delta") or {}).get("tool_calls") or [] if choices else []:
+                self.args += (entry.get("function") or {}).get("arguments") or ""
+
+        def view(self) -> list[ToolCall]:
+            return [ToolCall.from_text("get_weather", self.args)] if self.args else []
+
+        def close(self, error: str | None) -> Outcome:
+            return self.reference.close(error)
+
+    case = recorded_case(CASSETTES / "openai-chat" / "single-call.yaml")
+    acc = EventLevel(Eager, "eager")
+    outcome, notes = acc.run_noted(case)
+    assert outcome == case.expected
+    assert len(notes) == 1 and "call 1 reported ready before it was final" in notes[0]
+    acc.run(case)
+    assert acc.last_notes == notes
+
+
+def test_a_patient_view_leaves_no_notes() -> None:
+    class Patient(Recorder):
+        def view(self) -> list[ToolCall]:
+            return []
+
+    acc = EventLevel(Patient, "patient")
+    acc.run(recorded_case(CASSETTES / "openai-chat" / "parallel-2.yaml"))
+    assert acc.last_notes == ()
+
+
+@pytest.mark.parametrize("path", sorted(CASSETTES.glob("*/*.yaml"))[::3], ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_reference_meets_every_expectation(path: Path) -> None:
+    case = recorded_case(path)
+    assert resolve("reference").run(case) == case.expected

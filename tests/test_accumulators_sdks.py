@@ -1,0 +1,151 @@
+"""The built-in SDK and langchain adapters end to end over unmutated corpus cases."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness import cassette, dialects
+from harness.accumulators import resolve
+from harness.accumulators.client_level import base_url, recorded_request, replay_transport
+from harness.cassette import Request
+from harness.errors import NotApplicable
+from harness.outcome import Outcome, State, diff
+from harness.scenario import Case
+
+CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
+pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
+
+
+def recorded_case(name: str) -> Case:
+    """An unmutated case of a corpus cassette's first interaction."""
+    path = CASSETTES / f"{name}.yaml"
+    loaded = cassette.load(path)
+    item = loaded.interactions[0]
+    dialect = loaded.dialect or dialects.detect(item.request)
+    assert dialect is not None
+    expected = item.expected or dialects.reference_outcome(item.response, dialect)
+    events = tuple(dialects.events_of(item.response, dialect))
+    return Case(name, dialect, item.response, events, expected, name, "none", 0, request=item.request)
+
+
+def test_base_url_keeps_the_path_prefix() -> None:
+    request = Request("POST", "https://gw.example/openai/v1/chat/completions?x=1")
+    assert base_url(request, "/chat/completions") == "https://gw.example/openai/v1"
+    assert base_url(Request("POST", "https://api.anthropic.com/v1/messages"), "/v1/messages") == (
+        "https://api.anthropic.com"
+    )
+
+
+def test_a_case_without_request_gets_a_placeholder() -> None:
+    case = replace(recorded_case("anthropic/single-call"), request=None)
+    assert recorded_request(case).url == "https://api.anthropic.com/v1/messages"
+    assert replay_transport(case).cassette.interactions[0].response is case.response
+
+
+OPENAI_AGREES = [
+    "openai-chat/parallel-2",
+    "openai-chat/cut-mid-arguments",
+    "openai-chat/vllm-same-index-fragments-first-delta",
+    "openai-chat/azure-prompt-filter",
+    "openai-responses/parallel-2",
+    "openai-responses/cut-mid-arguments",
+    "openai-responses/args-only-in-done",
+]
+
+
+@pytest.mark.parametrize("name", OPENAI_AGREES)
+def test_openai_sdk_meets_the_expectation(name: str) -> None:
+    case = recorded_case(name)
+    assert diff(case.expected, resolve("openai-sdk").run(case)) == []
+
+
+def test_openai_sdk_merges_parallel_calls_sharing_index_0() -> None:
+    # ChatCompletionStreamState keys on index alone and concatenates the rest: the harness sees it.
+    case = recorded_case("openai-chat/litellm-bridge-parallel-index0")
+    outcome = resolve("openai-sdk").run(case)
+    assert [call.name for call in outcome.tool_calls] == ["read_filesearch_text"]
+
+
+def test_openai_sdk_raises_on_null_index() -> None:
+    with pytest.raises(TypeError):
+        resolve("openai-sdk").run(recorded_case("openai-chat/glm5-openrouter-idless-continuation"))
+
+
+def test_sdk_adapters_refuse_other_dialects() -> None:
+    with pytest.raises(NotApplicable, match="not anthropic"):
+        resolve("openai-sdk").run(recorded_case("anthropic/single-call"))
+    with pytest.raises(NotApplicable, match="not openai-chat"):
+        resolve("anthropic-sdk").run(recorded_case("openai-chat/single-call"))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["anthropic/parallel-calls", "anthropic/seed004-interleaved-input-json", "anthropic/cut-mid-args",
+     "anthropic/overloaded-mid-call", "anthropic/text-before-call"],
+)
+def test_anthropic_sdk_meets_the_expectation(name: str) -> None:
+    case = recorded_case(name)
+    outcome = resolve("anthropic-sdk").run(case)
+    assert diff(case.expected, outcome) == []
+
+
+def test_anthropic_sdk_error_event_is_the_error_state() -> None:
+    outcome = resolve("anthropic-sdk").run(recorded_case("anthropic/overloaded-mid-call"))
+    assert outcome.state is State.ERROR and outcome.error is not None and "Overloaded" in outcome.error
+
+
+LANGCHAIN_AGREES = [
+    "openai-chat/parallel-2",
+    "openai-chat/glm5-openrouter-idless-continuation",
+    "openai-chat/text-then-call",
+    "anthropic/seed000-parallel-read-search",
+    "anthropic/seed004-interleaved-input-json",
+    "anthropic/thinking-then-call",
+]
+
+
+@pytest.mark.parametrize("name", LANGCHAIN_AGREES)
+def test_langchain_core_meets_the_expectation(name: str) -> None:
+    pytest.importorskip("langchain_core")
+    case = recorded_case(name)
+    assert diff(case.expected, resolve("langchain-core").run(case)) == []
+
+
+def test_langchain_core_reports_truncated_arguments_of_a_cut_as_a_call() -> None:
+    # parse_partial_json closes the JSON of a cut call: langchain reports it, the reference does not.
+    pytest.importorskip("langchain_core")
+    outcome = resolve("langchain-core").run(recorded_case("openai-chat/cut-mid-arguments"))
+    assert outcome.state is State.CUT and len(outcome.tool_calls) == 1
+    assert not outcome.tool_calls[0].invalid
+
+
+def test_langchain_core_refuses_other_dialects() -> None:
+    pytest.importorskip("langchain_core")
+    with pytest.raises(NotApplicable):
+        resolve("langchain-core").run(recorded_case("gemini/single-call"))
+
+
+
+@pytest.mark.parametrize(
+    ("adapter", "names"),
+    [
+        ("langchain-openai", ["openai-chat/parallel-2", "openai-chat/litellm-bridge-parallel-index0",
+                              "openai-chat/cut-mid-arguments", "openai-responses/single-call"]),
+        ("langchain-anthropic", ["anthropic/seed004-interleaved-input-json", "anthropic/cut-mid-args",
+                                 "anthropic/overloaded-mid-call"]),
+    ],
+)
+def test_langchain_chat_models_end_to_end_agree_with_the_event_level_conversion(adapter: str, names: list[str]) -> None:
+    pytest.importorskip(adapter.replace("-", "_"))
+    end_to_end = resolve(adapter)
+    core = resolve("langchain-core")
+    for name in names:
+        case = recorded_case(name)
+        outcome = end_to_end.run(case)
+        if case.dialect == "openai-responses":
+            assert diff(case.expected, outcome) == [], name
+            continue
+        assert diff(core.run(case), outcome) == [], name

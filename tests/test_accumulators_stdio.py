@@ -1,0 +1,219 @@
+"""The stdio protocol: containment of broken processes, `serve-accumulator` round trips, the Node example."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness import cassette, dialects
+from harness.accumulators import resolve
+from harness.accumulators.stdio import Stdio, answer_outcome, case_messages, serve
+from harness.errors import (
+    AccumulatorCrashed,
+    AccumulatorProtocolError,
+    AccumulatorTimeout,
+    NotApplicable,
+    UsageError,
+)
+from harness.outcome import State, ToolCall, diff
+from harness.scenario import Case
+
+ROOT = Path(__file__).resolve().parent.parent
+CASSETTES = ROOT / "cassettes"
+
+
+def recorded_case(path: Path, case_id: str | None = None) -> Case:
+    """An unmutated case of a corpus cassette's first interaction."""
+    loaded = cassette.load(path)
+    item = loaded.interactions[0]
+    dialect = loaded.dialect or dialects.detect(item.request)
+    assert dialect is not None
+    expected = item.expected or dialects.reference_outcome(item.response, dialect)
+    events = tuple(dialects.events_of(item.response, dialect))
+    return Case(case_id or path.stem, dialect, item.response, events, expected, path.stem, "none", 0, request=item.request)
+
+
+# A protocol speaker that misbehaves on cases whose id starts with "bad" (how: argv[1]).
+SPEAKER = """
+import json, sys, time
+how = sys.argv[1]
+case = None
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["op"] == "start":
+        case = message["case"]
+        if how == "exit" and case.startswith("bad"):
+            print("boom: cannot go on", file=sys.stderr, flush=True)
+            sys.exit(3)
+    elif message["op"] == "end":
+        if case.startswith("bad") and how == "garbage":
+            print("this is not json", flush=True)
+            continue
+        if case.startswith("bad") and how == "hang":
+            time.sleep(600)
+        print(json.dumps({"tool_calls": [{"id": "c", "name": "f", "arguments": "{}"}], "text": case}), flush=True)
+"""
+
+
+def speaker(how: str) -> str:
+    return shlex.join([sys.executable, "-c", SPEAKER, how])
+
+
+@pytest.fixture
+def case() -> Case:
+    return recorded_case(CASSETTES / "openai-chat" / "single-call.yaml", "good-1")
+
+
+def test_garbage_fails_its_case_and_the_next_case_gets_a_new_process(case: Case) -> None:
+    with Stdio(speaker("garbage"), "events") as acc:
+        assert acc.run(case).text == "good-1"
+        with pytest.raises(AccumulatorProtocolError, match="not JSON: 'this is not json'"):
+            acc.run(replace(case, id="bad-1"))
+        assert acc.run(replace(case, id="good-2")).text == "good-2"
+        assert acc.started == 2
+
+
+def test_a_process_dying_mid_case_fails_only_that_case(case: Case) -> None:
+    with Stdio(speaker("exit"), "events") as acc:
+        with pytest.raises(AccumulatorCrashed, match=r"exited with status 3.*boom: cannot go on"):
+            acc.run(replace(case, id="bad-1"))
+        assert acc.run(case).tool_calls == (ToolCall("f", {}, "c"),)
+        assert acc.started == 2
+
+
+def test_a_hang_times_out_kills_the_process_and_the_next_case_works(case: Case) -> None:
+    acc = Stdio(speaker("hang"), "events", timeout=30)
+    try:
+        acc.run(case)
+        hung = acc._child
+        assert hung is not None
+        started = time.monotonic()
+        with pytest.raises(AccumulatorTimeout, match="no answer within 0.5 s"):
+            acc.run(replace(case, id="bad-1"), timeout=0.5)
+        assert time.monotonic() - started < 10
+        assert hung.proc.poll() is not None  # killed
+        acc.timeout = 0.5
+        with pytest.raises(AccumulatorTimeout):
+            acc.run(replace(case, id="bad-2"))
+        assert acc.run(replace(case, id="good-2")).text == "good-2"
+        assert acc.started == 3
+    finally:
+        acc.close()
+
+
+def test_a_command_that_cannot_start_is_a_crash(case: Case) -> None:
+    with pytest.raises(AccumulatorCrashed, match="cannot start"):
+        Stdio("/nonexistent/accumulator --x", "events").run(case)
+
+
+def test_messages_of_a_case(case: Case) -> None:
+    events = list(case_messages(case, "events"))
+    assert events[0]["op"] == "start" and events[0]["feed"] == "events" and events[0]["request"]["url"]
+    assert [m["op"] for m in events[1:-1]] == ["event"] * len(case.events)
+    assert events[-2]["data"] == "[DONE]" and events[-1] == {"op": "end", "error": None}
+    reads = list(case_messages(replace(case, response=replace(case.response, complete=False, error="cut!")), "bytes"))
+    assert len(reads) == len(case.response.chunks) + 2 and reads[-1]["error"] == "cut!"
+
+
+def test_answers_parse_like_the_protocol_says() -> None:
+    outcome = answer_outcome(
+        {"tool_calls": [{"id": "a", "name": "f", "arguments": '{"x": 1}'}, {"name": "g", "arguments": '{"x"'},
+                        {"name": "h", "arguments": {"y": 2}}, {"name": "i", "arguments": "[1]", "invalid": True}],
+         "error": "reset"},
+        cut=True,
+    )
+    assert outcome.tool_calls == (
+        ToolCall("f", {"x": 1}, "a"), ToolCall("g", '{"x"', invalid=True), ToolCall("h", {"y": 2}),
+        ToolCall("i", "[1]", invalid=True),
+    )
+    assert outcome.state is State.CUT and outcome.text == ""
+    assert answer_outcome({"error": "overloaded"}, cut=False).state is State.ERROR
+    assert answer_outcome({"state": "complete", "finish_reason": "stop"}, cut=False).finish_reason == "stop"
+    with pytest.raises(AccumulatorProtocolError, match=r"tool_calls\[0\].name"):
+        answer_outcome({"tool_calls": [{"name": 3}]}, cut=False)
+    with pytest.raises(AccumulatorProtocolError, match="state"):
+        answer_outcome({"state": "finished"}, cut=False)
+
+
+SERVED = [
+    "openai-chat/parallel-2.yaml",
+    "openai-chat/cut-mid-arguments.yaml",
+    "openai-responses/llamacpp-interleaved-parallel.yaml",
+    "anthropic/overloaded-mid-call.yaml",
+    "anthropic/seed004-interleaved-input-json.yaml",
+    "bedrock-converse/seed000-parallel-read-search.yaml",
+    "gemini/parallel-one-chunk.yaml",
+    "ollama/parallel.yaml",
+    "cohere/parallel.yaml",
+]
+
+
+@pytest.mark.parametrize("feed", ["events", "bytes"])
+def test_serve_accumulator_reference_round_trip_equals_in_process(feed: str) -> None:
+    command = shlex.join([sys.executable, "-m", "harness", "serve-accumulator", "reference"])
+    local = resolve("reference")
+    with Stdio(command, "bytes" if feed == "bytes" else "events", timeout=60) as remote:
+        for name in SERVED:
+            case = recorded_case(CASSETTES / name)
+            assert remote.run(case) == local.run(case) == case.expected, name
+        assert remote.started == 1
+
+
+def test_serve_answers_failures_and_skips_in_band() -> None:
+    case = recorded_case(CASSETTES / "gemini" / "single-call.yaml")
+    lines = "".join(json.dumps(m) + "\n" for m in case_messages(case, "events"))
+    out = io.StringIO()
+    assert serve("openai-sdk", io.StringIO(lines), out) == 0
+    assert "skip" in json.loads(out.getvalue())
+
+    class Raises:
+        name = "raises"
+
+        def run(self, case: Case) -> None:
+            raise ValueError("nope")
+
+        def close(self) -> None:
+            pass
+
+    out = io.StringIO()
+    serve(Raises(), io.StringIO(lines), out)  # type: ignore[arg-type]
+    assert json.loads(out.getvalue()) == {"failure": "ValueError: nope"}
+
+
+def test_serve_reports_a_broken_message_and_stops() -> None:
+    assert serve("reference", io.StringIO('{"op":"event","event":null,"data":1}\n'), io.StringIO()) == 2
+
+
+def test_failure_and_skip_answers_become_exceptions() -> None:
+    spec = "harness.accumulators.langchain_core:LangchainCoreAccumulator"
+    command = shlex.join([sys.executable, "-m", "harness", "serve-accumulator", spec])
+    with Stdio(command, "events") as acc, pytest.raises(NotApplicable, match="not gemini"):
+        acc.run(recorded_case(CASSETTES / "gemini" / "single-call.yaml"))
+
+
+def test_unknown_feed_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="feed"):
+        Stdio("node x.mjs", "lines")  # type: ignore[arg-type]
+
+
+NODE = shutil.which("node")
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_node_example_passes_the_openai_chat_and_anthropic_corpus() -> None:
+    paths = sorted((CASSETTES / "openai-chat").glob("*.yaml")) + sorted((CASSETTES / "anthropic").glob("*.yaml"))
+    with Stdio(f"node {ROOT / 'examples' / 'stdio' / 'accumulator.mjs'}", "events", timeout=30) as acc:
+        for path in paths:
+            case = recorded_case(path)
+            assert diff(case.expected, acc.run(case)) == [], path.name
+        with pytest.raises(NotApplicable):
+            acc.run(recorded_case(CASSETTES / "gemini" / "single-call.yaml"))
+        assert acc.started == 1

@@ -1,0 +1,146 @@
+"""The JSON report and the terminal rendering: grid, failure signatures, diffs with replay commands."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from harness.outcome import Outcome, ToolCall, diff
+from harness.report import (
+    comparison_to_dict,
+    render_check,
+    render_comparison,
+    replay_command,
+    report_to_dict,
+    signature,
+    write_json,
+)
+from harness.runner import Comparison, Difference, Report, Result, Selection, Verdict
+
+EXPECTED = Outcome(
+    tool_calls=(ToolCall("read", {"path": "a"}, "call_1"), ToolCall("search", {"q": "x"}, "call_2")),
+    finish_reason="tool_calls",
+)
+
+
+def _result(
+    cassette: str = "openai-chat/parallel-2",
+    scenario: str = "original",
+    verdict: Verdict = Verdict.PASS,
+    actual: Outcome | None = EXPECTED,
+    error: str | None = None,
+    seed: int = 0,
+) -> Result:
+    lines = tuple(diff(EXPECTED, actual)) if actual is not None else ()
+    return Result(
+        id=f"{cassette}::{scenario}::s{seed}",
+        cassette=cassette,
+        scenario=scenario,
+        seed=seed,
+        dialect="openai-chat",
+        accumulator="mine:Acc",
+        verdict=verdict,
+        expected=EXPECTED,
+        actual=actual,
+        diff=lines,
+        error=error,
+        seconds=0.001,
+    )
+
+
+MERGED = Outcome(tool_calls=(ToolCall("readsearch", {"path": "a"}, "call_1"),), finish_reason="tool_calls")
+
+
+def test_signature_abstracts_call_numbers_and_values() -> None:
+    merged = _result(verdict=Verdict.FAIL, actual=MERGED)
+    assert signature(merged) == "missing call; name concatenated; tool_calls count"
+    other = Outcome(tool_calls=(ToolCall("writeedit", {"x": 1}, "call_9"),), finish_reason="tool_calls")
+    assert signature(_result(scenario="B3", verdict=Verdict.FAIL, actual=other)).startswith("arguments differ")
+    cut = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason=None, state=__import__("harness").outcome.State.CUT)
+    assert signature(_result(verdict=Verdict.FAIL, actual=cut)) == "finish_reason differs; state complete expected, got cut"
+    assert signature(_result(verdict=Verdict.TIMEOUT, actual=None, error="no outcome within 2 s")) == "timeout"
+    one = signature(_result(verdict=Verdict.ERROR, actual=None, error="KeyError: 'index' at 12"))
+    two = signature(_result(verdict=Verdict.ERROR, actual=None, error="KeyError: 'id' at 40"))
+    assert one == two and one.startswith("error: KeyError")
+
+
+def test_small_matrix_prints_a_grid_failures_with_replay_and_summary() -> None:
+    report = Report(
+        "mine:Acc",
+        [
+            _result(),
+            _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED),
+            _result(cassette="openai-chat/single-call"),
+            _result(cassette="openai-chat/single-call", scenario="A1", verdict=Verdict.SKIPPED, actual=None),
+        ],
+        seconds=0.5,
+    )
+    selection = Selection(cassettes=("my cassettes",))
+    text = render_check(report, selection=selection, width=120)
+    assert "scenario" in text and "1: openai-chat/parallel-2" in text
+    grid = [line.split() for line in text.splitlines() if line.startswith(("original", "A1"))]
+    assert grid == [["original", "ok", "ok"], ["A1", "FAIL", "skip"]]
+    assert "FAIL openai-chat/parallel-2::A1::s0" in text
+    assert "  call 1: name 'read' expected, got 'readsearch'" in text
+    replay = next(line for line in text.splitlines() if "replay:" in line).split("replay: ", 1)[1]
+    assert shlex.split(replay) == [
+        "toolstream", "check", "--accumulator", "mine:Acc", "--cassettes", "my cassettes",
+        "--case", "openai-chat/parallel-2::A1::s0",
+    ]  # fmt: skip
+    assert text.splitlines()[-1].startswith("mine:Acc: 4 cases: 2 pass, 1 fail, 0 error, 0 timeout, 1 skipped")
+    assert text.endswith("FAILED")
+
+
+def test_large_matrix_groups_failures_by_signature() -> None:
+    results = [
+        _result(cassette=f"c{n}", scenario=f"s{n % 3}", verdict=Verdict.FAIL, actual=MERGED) for n in range(14)
+    ]
+    results += [_result(cassette=f"c{n}") for n in range(14)]
+    text = render_check(Report("mine:Acc", results), max_failures=2, width=150)
+    assert text.startswith("14 failures, all: missing call; name concatenated; tool_calls count")
+    assert "... and 12 more failures" in text
+    results.append(_result(cassette="c0", scenario="x", verdict=Verdict.TIMEOUT, actual=None, error="slow"))
+    text = render_check(Report("mine:Acc", results), max_failures=0, width=150)
+    assert text.startswith("15 failures in 2 kinds")
+    assert "TIMEOUT c0::x::s0\n  slow\n  replay:" in text
+
+
+def test_json_report_lists_every_case_and_is_written_atomically(tmp_path: Path) -> None:
+    report = Report("mine:Acc", [_result(), _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED)], 1.25)
+    path = write_json(report_to_dict(report, Selection(seeds=2)), tmp_path / "sub" / "report.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["summary"] == {
+        "accumulator": "mine:Acc", "total": 2, "pass": 1, "fail": 1, "error": 0, "timeout": 0, "skipped": 0,
+        "ok": False, "seconds": 1.25,
+    }  # fmt: skip
+    assert data["selection"]["seeds"] == 2
+    case = data["cases"][1]
+    assert set(case) == {
+        "id", "cassette", "scenario", "seed", "dialect", "accumulator", "verdict", "expected", "actual",
+        "diff", "error", "seconds",
+    }  # fmt: skip
+    assert case["verdict"] == "fail" and case["diff"] and case["actual"]["tool_calls"][0]["name"] == "readsearch"
+    assert Result.from_dict(case) == report.results[1]
+    assert [p.name for p in path.parent.iterdir()] == ["report.json"]  # no temp file left behind
+
+
+def test_replay_command_quotes() -> None:
+    assert replay_command("cmd:node acc.js", "a::b::s0") == "toolstream check --accumulator 'cmd:node acc.js' --case a::b::s0"
+
+
+def test_comparison_rendering_and_json() -> None:
+    a = _result(scenario="A1")
+    b = _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED)
+    assert a.actual is not None and b.actual is not None
+    difference = Difference(a, b, tuple(diff(a.actual, b.actual)))
+    comparison = Comparison(Report("reference", [a]), Report("mine:Acc", [b]), [difference])
+    text = render_comparison(comparison, {a.id: Path("out/x.yaml")})
+    assert "DIFFERS openai-chat/parallel-2::A1::s0" in text
+    assert "meets the expectation: A" in text and "reproduction: out/x.yaml" in text
+    assert "B: fail: [readsearch(" in text
+    assert text.endswith("A and B differ on 1 of 1 cases")
+    data = comparison_to_dict(comparison, {a.id: Path("out/x.yaml")})
+    assert data["summary"]["differences"] == 1 and data["differences"][0]["meets_expectation"] == "A"
+    same = render_comparison(Comparison(Report("reference", [a]), Report("reference", [a]), []))
+    assert same.endswith("A and B agree on all 1 cases")
