@@ -190,7 +190,9 @@ class _Reader:
         top = self.mapping(node, "")
         version = self.scalar(self.require(node, top, "version", ""), "version", int, "an integer")
         if version != VERSION:
-            raise self.fail(top["version"], "version", f"unsupported version {version}; this harness reads {VERSION}")
+            raise self.fail(
+                top["version"], "version", f"unsupported version {version}; this harness reads {VERSION}"
+            )
         name = self.scalar(self.require(node, top, "name", ""), "name", str, "a string")
         dialect = None
         if "dialect" in top and self.value(top["dialect"], "dialect") is not None:
@@ -199,7 +201,9 @@ class _Reader:
         src = self.mapping(src_node, "source")
         kind = self.scalar(self.require(src_node, src, "kind", "source"), "source.kind", str, "a string")
         if kind not in SOURCE_KINDS:
-            raise self.fail(src["kind"], "source.kind", f"must be one of {', '.join(SOURCE_KINDS)}, not {kind!r}")
+            raise self.fail(
+                src["kind"], "source.kind", f"must be one of {', '.join(SOURCE_KINDS)}, not {kind!r}"
+            )
         provenance = self.scalar(
             self.require(src_node, src, "provenance", "source"), "source.provenance", str, "a string"
         )
@@ -208,7 +212,11 @@ class _Reader:
             raise self.fail(items, "interactions", "must be a list")
         interactions = [self.interaction(item, f"interactions[{i}]") for i, item in enumerate(items.value)]
         return Cassette(
-            name=name, source=Source(kind, provenance), interactions=interactions, dialect=dialect, version=version
+            name=name,
+            source=Source(kind, provenance),
+            interactions=interactions,
+            dialect=dialect,
+            version=version,
         )
 
     def interaction(self, node: yaml.Node, path: str) -> Interaction:
@@ -232,7 +240,9 @@ class _Reader:
 
     def request(self, node: yaml.Node, path: str) -> Request:
         fields = self.mapping(node, path)
-        method = self.scalar(self.require(node, fields, "method", path), _join(path, "method"), str, "a string")
+        method = self.scalar(
+            self.require(node, fields, "method", path), _join(path, "method"), str, "a string"
+        )
         url = self.scalar(self.require(node, fields, "url", path), _join(path, "url"), str, "a string")
         headers = self.headers(fields["headers"], _join(path, "headers")) if "headers" in fields else {}
         body = self.value(fields["body"], _join(path, "body")) if "body" in fields else None
@@ -240,7 +250,9 @@ class _Reader:
 
     def response(self, node: yaml.Node, path: str) -> Response:
         fields = self.mapping(node, path)
-        status = self.scalar(self.require(node, fields, "status", path), _join(path, "status"), int, "an integer")
+        status = self.scalar(
+            self.require(node, fields, "status", path), _join(path, "status"), int, "an integer"
+        )
         headers = self.headers(fields["headers"], _join(path, "headers")) if "headers" in fields else {}
         chunks_node = self.require(node, fields, "chunks", path)
         if not isinstance(chunks_node, yaml.SequenceNode):
@@ -255,7 +267,12 @@ class _Reader:
         if "error_type" in fields and self.value(fields["error_type"], _join(path, "error_type")) is not None:
             error_type = self.scalar(fields["error_type"], _join(path, "error_type"), str, "a string")
         return Response(
-            status=status, headers=headers, chunks=chunks, complete=complete, error=error, error_type=error_type
+            status=status,
+            headers=headers,
+            chunks=chunks,
+            complete=complete,
+            error=error,
+            error_type=error_type,
         )
 
     def chunk(self, node: yaml.Node, path: str) -> Chunk:
@@ -264,7 +281,9 @@ class _Reader:
         fields = self.mapping(node, path)
         offset = None
         if "offset_ms" in fields:
-            offset = float(self.scalar(fields["offset_ms"], _join(path, "offset_ms"), (int, float), "a number"))
+            offset = float(
+                self.scalar(fields["offset_ms"], _join(path, "offset_ms"), (int, float), "a number")
+            )
         if "b64" in fields:
             raw = self.scalar(fields["b64"], _join(path, "b64"), str, "base64 text")
             try:
@@ -349,7 +368,9 @@ def _chunk_data(chunk: Chunk) -> Any:
             return _LiteralStr(text)
         return {"text": _LiteralStr(text), "offset_ms": _ms(chunk.offset_ms)}
     encoded = base64.b64encode(chunk.data).decode("ascii")
-    return {"b64": encoded} if chunk.offset_ms is None else {"b64": encoded, "offset_ms": _ms(chunk.offset_ms)}
+    return (
+        {"b64": encoded} if chunk.offset_ms is None else {"b64": encoded, "offset_ms": _ms(chunk.offset_ms)}
+    )
 
 
 def _ms(value: float) -> float | int:

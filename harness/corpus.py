@@ -86,7 +86,8 @@ def synthesize(
     else:
         chunks_data = split_reads(d.codec().encode(wire), reads)
     chunks = [
-        Chunk(data, None if offsets_ms is None else round(i * offsets_ms, 3)) for i, data in enumerate(chunks_data)
+        Chunk(data, None if offsets_ms is None else round(i * offsets_ms, 3))
+        for i, data in enumerate(chunks_data)
     ]
     headers = {"content-type": STREAM_CONTENT_TYPES[d.codec_name]}
     headers.update(response_headers or {})

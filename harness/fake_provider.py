@@ -300,6 +300,8 @@ class _Handler(BaseHTTPRequestHandler):
                 try:
                     size = int(size_line.split(b";")[0].strip(), 16)
                 except ValueError:
+                    size = -1
+                if size < 0:
                     self._send_plain(400, {"error": {"message": "bad chunk size"}})
                     return None
                 total += size
@@ -307,8 +309,9 @@ class _Handler(BaseHTTPRequestHandler):
                     self._send_plain(413, {"error": {"message": "request body too large"}})
                     return None
                 if size == 0:
-                    while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                        pass  # trailers, ignored
+                    for _ in range(100):  # trailers, ignored, up to the blank line
+                        if self.rfile.readline(1024) in (b"\r\n", b"\n", b""):
+                            break
                     return b"".join(parts)
                 parts.append(self.rfile.read(size))
                 self.rfile.readline(1024)

@@ -153,7 +153,9 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
             out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
         if want.invalid != got.invalid:
             state = "invalid" if got.invalid else "valid"
-            out.append(f"call {n}: arguments {_short(_render(want))} expected, got {state} {_short(_render(got))}")
+            out.append(
+                f"call {n}: arguments {_short(_render(want))} expected, got {state} {_short(_render(got))}"
+            )
         elif not _same_json(want.arguments, got.arguments):
             out.append(f"call {n}: arguments {_short(_render(want))} expected, got {_short(_render(got))}")
     for n, extra in enumerate(actual[len(expected) :], start=len(expected) + 1):

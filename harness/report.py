@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -168,15 +169,24 @@ def render_check(
     max_failures: int = 50,
     width: int | None = None,
 ) -> str:
-    """The whole terminal output of `toolstream check`: overview, failures, summary line."""
+    """The whole terminal output of `toolstream check`: overview, failures, summary line.
+
+    Failures are listed kind by kind; with a cap, every kind shows an example before any
+    kind shows a second one."""
     blocks = []
     overview = _overview(report, width)
     if overview:
         blocks.append(overview)
+    groups = _failure_groups(report.results)
     failures = report.failures
-    shown = failures if max_failures <= 0 else failures[:max_failures]
-    for result in shown:
-        blocks.append(_failure(result, selection))
+    shown = _round_robin(list(groups.values()), len(failures) if max_failures <= 0 else max_failures)
+    for sig, members in groups.items():
+        listed = [r for r in members if r.id in shown]
+        if not listed:
+            continue
+        if len(groups) > 1:
+            blocks.append(f"== {sig} ({len(members)} cases)")
+        blocks.extend(_failure(result, selection) for result in listed)
     if len(shown) < len(failures):
         blocks.append(
             f"... and {len(failures) - len(shown)} more failures "
@@ -184,6 +194,26 @@ def render_check(
         )
     blocks.append(_summary_line(report))
     return "\n\n".join(blocks)
+
+
+def _failure_groups(results: Sequence[Result]) -> dict[str, list[Result]]:
+    """Failing results by signature, the largest group first."""
+    groups: dict[str, list[Result]] = defaultdict(list)
+    for result in results:
+        if result.failed:
+            groups[signature(result)].append(result)
+    return dict(sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])))
+
+
+def _round_robin(groups: list[list[Result]], limit: int) -> set[str]:
+    chosen: set[str] = set()
+    depth = 0
+    while len(chosen) < limit and any(depth < len(g) for g in groups):
+        for group in groups:
+            if depth < len(group) and len(chosen) < limit:
+                chosen.add(group[depth].id)
+        depth += 1
+    return chosen
 
 
 def _overview(report: Report, width: int | None) -> str:
@@ -218,25 +248,23 @@ def _mark(results: Sequence[Result]) -> str:
 
 
 def _groups(results: Sequence[Result], width: int | None) -> str:
-    groups: dict[str, list[Result]] = defaultdict(list)
-    for result in results:
-        if result.failed:
-            groups[signature(result)].append(result)
+    groups = _failure_groups(results)
     if not groups:
         return ""
-    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
-    rows = []
-    for sig, members in ordered:
+    total = sum(len(m) for m in groups.values())
+    if len(groups) == 1:
+        lines = [f"{total} failures, all: {next(iter(groups))}"]
+    else:
+        lines = [f"{total} failures in {len(groups)} kinds:"]
+    room = (width or shutil.get_terminal_size((120, 24)).columns) - 9
+    for sig, members in groups.items():
         scenarios = Counter(r.scenario for r in members)
         where = ", ".join(f"{s} ({n})" if n > 1 else s for s, n in scenarios.most_common(4))
         if len(scenarios) > 4:
             where += f", +{len(scenarios) - 4} more"
-        rows.append([len(members), sig, where])
-    total = sum(len(m) for m in groups.values())
-    head = f"{total} failures in {len(groups)} kinds"
-    if len(groups) == 1:
-        head = f"{total} failures, all: {ordered[0][0]}"
-    return head + "\n" + table(["cases", "signature", "scenarios"], rows, max_width=width)
+        lines.append(f"{len(members):>6}  {sig}")
+        lines.append(" " * 8 + shorten(where, room))
+    return "\n".join(lines)
 
 
 def _failure(result: Result, selection: Selection | None) -> str:

@@ -384,7 +384,10 @@ def run_matrix(
     jobs: int = 1,
     progress: Progress | None = None,
 ) -> Report:
-    """Every selected case through one accumulator; see the module docstring for containment."""
+    """Every selected case through one accumulator; see the module docstring for containment.
+
+    With a timeout or `jobs > 1` the cases run in worker processes: a script calling this needs
+    the usual `if __name__ == "__main__":` guard (the workers import the main module)."""
     selection = Selection(
         cassettes=tuple(str(c) for c in cassettes or ()),
         scenarios=tuple(str(s) for s in scenarios or ()),

@@ -26,7 +26,9 @@ def recorded_case(path: Path) -> Case:
     assert dialect is not None
     expected = item.expected or dialects.reference_outcome(item.response, dialect)
     events = tuple(dialects.events_of(item.response, dialect))
-    return Case(path.stem, dialect, item.response, events, expected, path.stem, "none", 0, request=item.request)
+    return Case(
+        path.stem, dialect, item.response, events, expected, path.stem, "none", 0, request=item.request
+    )
 
 
 class Recorder:
@@ -40,7 +42,9 @@ class Recorder:
         self.fed.append(event)
 
     def close(self, error: str | None) -> Outcome:
-        return Outcome(text=f"{self.dialect}:{len(self.fed)}", state=State.CUT if error else State.COMPLETE, error=error)
+        return Outcome(
+            text=f"{self.dialect}:{len(self.fed)}", state=State.CUT if error else State.COMPLETE, error=error
+        )
 
 
 def test_factory_gets_the_dialect_when_it_takes_a_parameter() -> None:
@@ -79,7 +83,7 @@ def test_close_must_return_an_outcome() -> None:
         def close(self, error: str | None) -> Outcome:
             return {"tool_calls": []}  # type: ignore[return-value]
 
-    with pytest.raises(AccumulatorProtocolError, match="not a harness.outcome.Outcome"):
+    with pytest.raises(AccumulatorProtocolError, match=r"not a harness\.outcome\.Outcome"):
         EventLevel(Broken, "broken").run(recorded_case(CASSETTES / "openai-chat" / "single-call.yaml"))
 
 
@@ -122,7 +126,9 @@ def test_a_patient_view_leaves_no_notes() -> None:
     assert acc.last_notes == ()
 
 
-@pytest.mark.parametrize("path", sorted(CASSETTES.glob("*/*.yaml"))[::3], ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize(
+    "path", sorted(CASSETTES.glob("*/*.yaml"))[::3], ids=lambda p: f"{p.parent.name}/{p.stem}"
+)
 def test_reference_meets_every_expectation(path: Path) -> None:
     case = recorded_case(path)
     assert resolve("reference").run(case) == case.expected

@@ -54,7 +54,12 @@ READY = Ready()
 
 def test_builtin_names() -> None:
     assert builtin_names() == [
-        "reference", "openai-sdk", "anthropic-sdk", "langchain-core", "langchain-openai", "langchain-anthropic",
+        "reference",
+        "openai-sdk",
+        "anthropic-sdk",
+        "langchain-core",
+        "langchain-openai",
+        "langchain-anthropic",
     ]
 
 
@@ -93,7 +98,9 @@ def test_factory_level_builds_the_accumulator() -> None:
     assert wrap(build, "built") is READY
 
 
-@pytest.mark.parametrize(("spec", "feed"), [("cmd:node acc.mjs --x 'a b'", "events"), ("cmd-bytes:./acc", "bytes")])
+@pytest.mark.parametrize(
+    ("spec", "feed"), [("cmd:node acc.mjs --x 'a b'", "events"), ("cmd-bytes:./acc", "bytes")]
+)
 def test_command_specs_are_stdio(spec: str, feed: str) -> None:
     acc = resolve(spec)
     assert isinstance(acc, Stdio) and acc.feed == feed and acc.name == spec
@@ -130,7 +137,7 @@ def test_bad_specs_are_one_line_usage_errors(spec: str, message: str) -> None:
 
 
 def test_unknown_lists_every_form() -> None:
-    with pytest.raises(UsageError, match="module.path:attr, cmd:COMMAND or cmd-bytes:COMMAND"):
+    with pytest.raises(UsageError, match=r"module\.path:attr, cmd:COMMAND or cmd-bytes:COMMAND"):
         resolve("nonsense")
 
 

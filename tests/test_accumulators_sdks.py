@@ -12,7 +12,7 @@ from harness.accumulators import resolve
 from harness.accumulators.client_level import base_url, recorded_request, replay_transport
 from harness.cassette import Request
 from harness.errors import NotApplicable
-from harness.outcome import Outcome, State, diff
+from harness.outcome import State, diff
 from harness.scenario import Case
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
@@ -83,8 +83,13 @@ def test_sdk_adapters_refuse_other_dialects() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["anthropic/parallel-calls", "anthropic/seed004-interleaved-input-json", "anthropic/cut-mid-args",
-     "anthropic/overloaded-mid-call", "anthropic/text-before-call"],
+    [
+        "anthropic/parallel-calls",
+        "anthropic/seed004-interleaved-input-json",
+        "anthropic/cut-mid-args",
+        "anthropic/overloaded-mid-call",
+        "anthropic/text-before-call",
+    ],
 )
 def test_anthropic_sdk_meets_the_expectation(name: str) -> None:
     case = recorded_case(name)
@@ -128,17 +133,31 @@ def test_langchain_core_refuses_other_dialects() -> None:
         resolve("langchain-core").run(recorded_case("gemini/single-call"))
 
 
-
 @pytest.mark.parametrize(
     ("adapter", "names"),
     [
-        ("langchain-openai", ["openai-chat/parallel-2", "openai-chat/litellm-bridge-parallel-index0",
-                              "openai-chat/cut-mid-arguments", "openai-responses/single-call"]),
-        ("langchain-anthropic", ["anthropic/seed004-interleaved-input-json", "anthropic/cut-mid-args",
-                                 "anthropic/overloaded-mid-call"]),
+        (
+            "langchain-openai",
+            [
+                "openai-chat/parallel-2",
+                "openai-chat/litellm-bridge-parallel-index0",
+                "openai-chat/cut-mid-arguments",
+                "openai-responses/single-call",
+            ],
+        ),
+        (
+            "langchain-anthropic",
+            [
+                "anthropic/seed004-interleaved-input-json",
+                "anthropic/cut-mid-args",
+                "anthropic/overloaded-mid-call",
+            ],
+        ),
     ],
 )
-def test_langchain_chat_models_end_to_end_agree_with_the_event_level_conversion(adapter: str, names: list[str]) -> None:
+def test_langchain_chat_models_end_to_end_agree_with_the_event_level_conversion(
+    adapter: str, names: list[str]
+) -> None:
     pytest.importorskip(adapter.replace("-", "_"))
     end_to_end = resolve(adapter)
     core = resolve("langchain-core")

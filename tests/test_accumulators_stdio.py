@@ -38,7 +38,17 @@ def recorded_case(path: Path, case_id: str | None = None) -> Case:
     assert dialect is not None
     expected = item.expected or dialects.reference_outcome(item.response, dialect)
     events = tuple(dialects.events_of(item.response, dialect))
-    return Case(case_id or path.stem, dialect, item.response, events, expected, path.stem, "none", 0, request=item.request)
+    return Case(
+        case_id or path.stem,
+        dialect,
+        item.response,
+        events,
+        expected,
+        path.stem,
+        "none",
+        0,
+        request=item.request,
+    )
 
 
 # A protocol speaker that misbehaves on cases whose id starts with "bad" (how: argv[1]).
@@ -59,7 +69,8 @@ for line in sys.stdin:
             continue
         if case.startswith("bad") and how == "hang":
             time.sleep(600)
-        print(json.dumps({"tool_calls": [{"id": "c", "name": "f", "arguments": "{}"}], "text": case}), flush=True)
+        answer = {"tool_calls": [{"id": "c", "name": "f", "arguments": "{}"}], "text": case}
+        print(json.dumps(answer), flush=True)
 """
 
 
@@ -96,7 +107,7 @@ def test_a_hang_times_out_kills_the_process_and_the_next_case_works(case: Case) 
         hung = acc._child
         assert hung is not None
         started = time.monotonic()
-        with pytest.raises(AccumulatorTimeout, match="no answer within 0.5 s"):
+        with pytest.raises(AccumulatorTimeout, match=r"no answer within 0\.5 s"):
             acc.run(replace(case, id="bad-1"), timeout=0.5)
         assert time.monotonic() - started < 10
         assert hung.proc.poll() is not None  # killed
@@ -119,19 +130,29 @@ def test_messages_of_a_case(case: Case) -> None:
     assert events[0]["op"] == "start" and events[0]["feed"] == "events" and events[0]["request"]["url"]
     assert [m["op"] for m in events[1:-1]] == ["event"] * len(case.events)
     assert events[-2]["data"] == "[DONE]" and events[-1] == {"op": "end", "error": None}
-    reads = list(case_messages(replace(case, response=replace(case.response, complete=False, error="cut!")), "bytes"))
+    reads = list(
+        case_messages(replace(case, response=replace(case.response, complete=False, error="cut!")), "bytes")
+    )
     assert len(reads) == len(case.response.chunks) + 2 and reads[-1]["error"] == "cut!"
 
 
 def test_answers_parse_like_the_protocol_says() -> None:
     outcome = answer_outcome(
-        {"tool_calls": [{"id": "a", "name": "f", "arguments": '{"x": 1}'}, {"name": "g", "arguments": '{"x"'},
-                        {"name": "h", "arguments": {"y": 2}}, {"name": "i", "arguments": "[1]", "invalid": True}],
-         "error": "reset"},
+        {
+            "tool_calls": [
+                {"id": "a", "name": "f", "arguments": '{"x": 1}'},
+                {"name": "g", "arguments": '{"x"'},
+                {"name": "h", "arguments": {"y": 2}},
+                {"name": "i", "arguments": "[1]", "invalid": True},
+            ],
+            "error": "reset",
+        },
         cut=True,
     )
     assert outcome.tool_calls == (
-        ToolCall("f", {"x": 1}, "a"), ToolCall("g", '{"x"', invalid=True), ToolCall("h", {"y": 2}),
+        ToolCall("f", {"x": 1}, "a"),
+        ToolCall("g", '{"x"', invalid=True),
+        ToolCall("h", {"y": 2}),
         ToolCall("i", "[1]", invalid=True),
     )
     assert outcome.state is State.CUT and outcome.text == ""
@@ -209,7 +230,9 @@ NODE = shutil.which("node")
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_node_example_passes_the_openai_chat_and_anthropic_corpus() -> None:
-    paths = sorted((CASSETTES / "openai-chat").glob("*.yaml")) + sorted((CASSETTES / "anthropic").glob("*.yaml"))
+    paths = sorted((CASSETTES / "openai-chat").glob("*.yaml")) + sorted(
+        (CASSETTES / "anthropic").glob("*.yaml")
+    )
     with Stdio(f"node {ROOT / 'examples' / 'stdio' / 'accumulator.mjs'}", "events", timeout=30) as acc:
         for path in paths:
             case = recorded_case(path)

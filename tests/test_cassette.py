@@ -22,8 +22,12 @@ def make(chunks: list[Chunk], **response: object) -> Cassette:
         source=Source("synthesized", "test"),
         interactions=[
             Interaction(
-                Request("POST", "https://api.example/v1/chat/completions", {"content-type": "application/json"},
-                        {"model": "m", "stream": True}),
+                Request(
+                    "POST",
+                    "https://api.example/v1/chat/completions",
+                    {"content-type": "application/json"},
+                    {"model": "m", "stream": True},
+                ),
                 Response(200, {"content-type": "text/event-stream"}, chunks, **response),  # type: ignore[arg-type]
                 Outcome((ToolCall("f", {"a": [1, 2.5, None]}, "call_1"),), finish_reason="tool_calls"),
             )
@@ -32,8 +36,12 @@ def make(chunks: list[Chunk], **response: object) -> Cassette:
 
 
 def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
-    original = make([Chunk(b'data: {"x":1}\n\n', 0), Chunk(b"\xe2\x82", 1.5), Chunk(b"\xac\n\n", 20)],
-                    complete=False, error="peer closed connection", error_type="RemoteProtocolError")
+    original = make(
+        [Chunk(b'data: {"x":1}\n\n', 0), Chunk(b"\xe2\x82", 1.5), Chunk(b"\xac\n\n", 20)],
+        complete=False,
+        error="peer closed connection",
+        error_type="RemoteProtocolError",
+    )
     path = cassettes.save(original, tmp_path / "c.yaml")
     assert cassettes.load(path) == original
 
@@ -45,7 +53,9 @@ def test_utf8_chunks_are_literal_blocks_and_others_base64(tmp_path: Path) -> Non
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.binary(max_size=40), st.none() | st.floats(0, 1e6, allow_nan=False)), max_size=8))
+@given(
+    st.lists(st.tuples(st.binary(max_size=40), st.none() | st.floats(0, 1e6, allow_nan=False)), max_size=8)
+)
 def test_any_chunks_round_trip(chunks: list[tuple[bytes, float | None]]) -> None:
     original = make([Chunk(data, None if off is None else round(off, 3)) for data, off in chunks])
     assert cassettes.loads(cassettes.dumps(original)) == original
@@ -64,10 +74,19 @@ GOOD = cassettes.dumps(make([Chunk(b"data: x\n\n")]))
 BAD = {
     "broken yaml": ("interactions: [\n", "broken YAML"),
     "missing field": (GOOD.replace("name: demo\n", ""), "name: missing"),
-    "wrong type": (GOOD.replace("status: 200", "status: ok"), "interactions[0].response.status: must be an integer"),
-    "bad base64": (GOOD.replace("- |", "- b64: '!!notbase64'\n    - |", 1), "chunks[0].b64: is not valid base64"),
+    "wrong type": (
+        GOOD.replace("status: 200", "status: ok"),
+        "interactions[0].response.status: must be an integer",
+    ),
+    "bad base64": (
+        GOOD.replace("- |", "- b64: '!!notbase64'\n    - |", 1),
+        "chunks[0].b64: is not valid base64",
+    ),
     "unknown version": (GOOD.replace("version: 1", "version: 7"), "version: unsupported version 7"),
-    "python tag": (GOOD.replace("name: demo", "name: !!python/object/apply:os.system [echo hi]"), "is refused"),
+    "python tag": (
+        GOOD.replace("name: demo", "name: !!python/object/apply:os.system [echo hi]"),
+        "is refused",
+    ),
     "bad outcome": (GOOD.replace("state: complete", "state: finished"), "expected.state: must be one of"),
     "bad source": (GOOD.replace("kind: synthesized", "kind: invented"), "source.kind: must be one of"),
 }
@@ -87,7 +106,9 @@ def test_bad_cassette_is_one_clear_error(case: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_cli_prints_one_line_and_exits_2(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_prints_one_line_and_exits_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(BAD[case][0])
     assert main(["show", str(path)]) == 2

@@ -47,7 +47,9 @@ INDEX_ONLY = textwrap.dedent(
         def close(self, error):
             calls = tuple(ToolCall.from_text(name, args, id) for name, args, id in self.calls.values())
             state = State.COMPLETE if error is None else State.CUT
-            return Outcome(tool_calls=calls, text=self.text, finish_reason=self.finish, state=state, error=error)
+            return Outcome(
+                tool_calls=calls, text=self.text, finish_reason=self.finish, state=state, error=error
+            )
     '''
 )
 
@@ -60,7 +62,9 @@ def buggy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return "cli_buggy:IndexOnly"
 
 
-def test_check_passes_with_exit_0_and_writes_the_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_passes_with_exit_0_and_writes_the_json_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "report.json"
     code = main(["check", "--accumulator", "reference", *SMALL, "--timeout", "0", "--json", str(out)])
     printed = capsys.readouterr().out
@@ -70,12 +74,22 @@ def test_check_passes_with_exit_0_and_writes_the_json_report(tmp_path: Path, cap
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["summary"]["total"] == 4 and data["summary"]["ok"] is True
     assert {c["verdict"] for c in data["cases"]} == {"pass"}
-    assert {"id", "cassette", "scenario", "seed", "dialect", "accumulator", "expected", "actual", "diff"} <= set(
-        data["cases"][0]
-    )
+    assert {
+        "id",
+        "cassette",
+        "scenario",
+        "seed",
+        "dialect",
+        "accumulator",
+        "expected",
+        "actual",
+        "diff",
+    } <= set(data["cases"][0])
 
 
-def test_check_fails_with_exit_1_and_each_failure_replays(buggy: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_fails_with_exit_1_and_each_failure_replays(
+    buggy: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["check", "--accumulator", buggy, *SMALL, "--timeout", "0"])
     printed = capsys.readouterr().out
     assert code == 1
@@ -121,7 +135,9 @@ def test_compare_reports_differences_and_writes_reproductions(
 ) -> None:
     out = tmp_path / "repro"
     report = tmp_path / "compare.json"
-    code = main(["compare", "reference", buggy, *SMALL, "--timeout", "0", "--out", str(out), "--json", str(report)])
+    code = main(
+        ["compare", "reference", buggy, *SMALL, "--timeout", "0", "--out", str(out), "--json", str(report)]
+    )
     printed = capsys.readouterr().out
     assert code == 1
     assert "DIFFERS parallel-2::parallel-calls-share-index-0::s0" in printed

@@ -327,6 +327,12 @@ def test_D10_duplicate_message_start() -> None:
     assert len(result.tool_calls) == 1
 
 
+def test_D10_duplicate_tool_call_start_is_one_call() -> None:
+    first, *rest = call(0, "a", ['{"x":', "1}"])
+    result = outcome([start_msg(), first, first, *rest, end(), "[DONE]"])
+    assert names_args(result) == [("a", {"x": 1})]
+
+
 def test_E3_stray_delta_after_end_is_ignored() -> None:
     events = [start_msg(), *call(0, "a", ['{"x":1}']), tc_delta(0, "}"), end(), "[DONE]"]
     assert names_args(outcome(events)) == [("a", {"x": 1})]

@@ -204,3 +204,9 @@ def test_bad_content_length_is_refused_and_the_server_keeps_serving(fake: FakePr
     wire = raw_exchange(fake.url, b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n")
     assert wire.startswith(b"HTTP/1.1 413")
     assert httpx.get(fake.url + "/ok").content == b"fine"
+
+
+def test_chunked_request_body_with_a_negative_size_is_refused(fake: FakeProvider) -> None:
+    request = b"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n"
+    assert raw_exchange(fake.url, request).startswith(b"HTTP/1.1 400")
+    assert fake.requests == []

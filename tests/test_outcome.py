@@ -16,10 +16,22 @@ def test_equal_outcomes_have_no_diff() -> None:
 
 
 def test_merged_parallel_calls_read_like_the_seed() -> None:
-    expected = Outcome((call("read_file", {"path": "foo.txt"}, "tooluse_ABC"),
-                        call("search_text", {"query": "bar"}, "tooluse_DEF")))
-    actual = Outcome((call("read_filesearch_text", '{"path": "foo.txt"}{"query": "bar"}',
-                           "tooluse_ABCtooluse_DEF", invalid=True),))
+    expected = Outcome(
+        (
+            call("read_file", {"path": "foo.txt"}, "tooluse_ABC"),
+            call("search_text", {"query": "bar"}, "tooluse_DEF"),
+        )
+    )
+    actual = Outcome(
+        (
+            call(
+                "read_filesearch_text",
+                '{"path": "foo.txt"}{"query": "bar"}',
+                "tooluse_ABCtooluse_DEF",
+                invalid=True,
+            ),
+        )
+    )
     lines = diff(expected, actual)
     assert lines[0] == "tool_calls: 2 expected, got 1"
     assert "call 1: name 'read_file' expected, got 'read_filesearch_text'" in lines
@@ -47,8 +59,11 @@ def test_empty_arguments_text_is_an_empty_object_and_garbage_is_invalid() -> Non
 
 def test_state_text_and_finish_reason() -> None:
     lines = diff(Outcome(text="hi", finish_reason="tool_calls"), Outcome(state=State.CUT, text="h"))
-    assert lines == ["text: 'hi' expected, got 'h'", "finish_reason: 'tool_calls' expected, got None",
-                     "state: complete expected, got cut"]
+    assert lines == [
+        "text: 'hi' expected, got 'h'",
+        "finish_reason: 'tool_calls' expected, got None",
+        "state: complete expected, got cut",
+    ]
 
 
 def test_fields_can_be_narrowed() -> None:

@@ -6,7 +6,7 @@ import json
 import shlex
 from pathlib import Path
 
-from harness.outcome import Outcome, ToolCall, diff
+from harness.outcome import Outcome, State, ToolCall, diff
 from harness.report import (
     comparison_to_dict,
     render_check,
@@ -56,10 +56,17 @@ def test_signature_abstracts_call_numbers_and_values() -> None:
     merged = _result(verdict=Verdict.FAIL, actual=MERGED)
     assert signature(merged) == "missing call; name concatenated; tool_calls count"
     other = Outcome(tool_calls=(ToolCall("writeedit", {"x": 1}, "call_9"),), finish_reason="tool_calls")
-    assert signature(_result(scenario="B3", verdict=Verdict.FAIL, actual=other)).startswith("arguments differ")
-    cut = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason=None, state=__import__("harness").outcome.State.CUT)
-    assert signature(_result(verdict=Verdict.FAIL, actual=cut)) == "finish_reason differs; state complete expected, got cut"
-    assert signature(_result(verdict=Verdict.TIMEOUT, actual=None, error="no outcome within 2 s")) == "timeout"
+    assert signature(_result(scenario="B3", verdict=Verdict.FAIL, actual=other)).startswith(
+        "arguments differ"
+    )
+    cut = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason=None, state=State.CUT)
+    assert (
+        signature(_result(verdict=Verdict.FAIL, actual=cut))
+        == "finish_reason differs; state complete expected, got cut"
+    )
+    assert (
+        signature(_result(verdict=Verdict.TIMEOUT, actual=None, error="no outcome within 2 s")) == "timeout"
+    )
     one = signature(_result(verdict=Verdict.ERROR, actual=None, error="KeyError: 'index' at 12"))
     two = signature(_result(verdict=Verdict.ERROR, actual=None, error="KeyError: 'id' at 40"))
     assert one == two and one.startswith("error: KeyError")
@@ -88,13 +95,16 @@ def test_small_matrix_prints_a_grid_failures_with_replay_and_summary() -> None:
         "toolstream", "check", "--accumulator", "mine:Acc", "--cassettes", "my cassettes",
         "--case", "openai-chat/parallel-2::A1::s0",
     ]  # fmt: skip
-    assert text.splitlines()[-1].startswith("mine:Acc: 4 cases: 2 pass, 1 fail, 0 error, 0 timeout, 1 skipped")
+    assert text.splitlines()[-1].startswith(
+        "mine:Acc: 4 cases: 2 pass, 1 fail, 0 error, 0 timeout, 1 skipped"
+    )
     assert text.endswith("FAILED")
 
 
 def test_large_matrix_groups_failures_by_signature() -> None:
     results = [
-        _result(cassette=f"c{n}", scenario=f"s{n % 3}", verdict=Verdict.FAIL, actual=MERGED) for n in range(14)
+        _result(cassette=f"c{n}", scenario=f"s{n % 3}", verdict=Verdict.FAIL, actual=MERGED)
+        for n in range(14)
     ]
     results += [_result(cassette=f"c{n}") for n in range(14)]
     text = render_check(Report("mine:Acc", results), max_failures=2, width=150)
@@ -107,7 +117,9 @@ def test_large_matrix_groups_failures_by_signature() -> None:
 
 
 def test_json_report_lists_every_case_and_is_written_atomically(tmp_path: Path) -> None:
-    report = Report("mine:Acc", [_result(), _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED)], 1.25)
+    report = Report(
+        "mine:Acc", [_result(), _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED)], 1.25
+    )
     path = write_json(report_to_dict(report, Selection(seeds=2)), tmp_path / "sub" / "report.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["summary"] == {
@@ -120,13 +132,18 @@ def test_json_report_lists_every_case_and_is_written_atomically(tmp_path: Path) 
         "id", "cassette", "scenario", "seed", "dialect", "accumulator", "verdict", "expected", "actual",
         "diff", "error", "seconds",
     }  # fmt: skip
-    assert case["verdict"] == "fail" and case["diff"] and case["actual"]["tool_calls"][0]["name"] == "readsearch"
+    assert (
+        case["verdict"] == "fail" and case["diff"] and case["actual"]["tool_calls"][0]["name"] == "readsearch"
+    )
     assert Result.from_dict(case) == report.results[1]
     assert [p.name for p in path.parent.iterdir()] == ["report.json"]  # no temp file left behind
 
 
 def test_replay_command_quotes() -> None:
-    assert replay_command("cmd:node acc.js", "a::b::s0") == "toolstream check --accumulator 'cmd:node acc.js' --case a::b::s0"
+    assert (
+        replay_command("cmd:node acc.js", "a::b::s0")
+        == "toolstream check --accumulator 'cmd:node acc.js' --case a::b::s0"
+    )
 
 
 def test_comparison_rendering_and_json() -> None:

@@ -102,7 +102,8 @@ ACCUMULATORS = textwrap.dedent(
                 delta = choice.get("delta") or {}
                 self.text += delta.get("content") or ""
                 for fragment in delta.get("tool_calls") or []:
-                    call = self.calls.setdefault(fragment.get("index") or 0, {"id": None, "name": "", "args": ""})
+                    blank = {"id": None, "name": "", "args": ""}
+                    call = self.calls.setdefault(fragment.get("index") or 0, blank)
                     function = fragment.get("function") or {}
                     call["id"] = call["id"] or fragment.get("id")
                     call["name"] += function.get("name") or ""
@@ -112,7 +113,9 @@ ACCUMULATORS = textwrap.dedent(
         def close(self, error):
             calls = tuple(ToolCall.from_text(c["name"], c["args"], c["id"]) for c in self.calls.values())
             state = State.COMPLETE if error is None else State.CUT
-            return Outcome(tool_calls=calls, text=self.text, finish_reason=self.finish, state=state, error=error)
+            return Outcome(
+                tool_calls=calls, text=self.text, finish_reason=self.finish, state=state, error=error
+            )
     '''
 )
 
@@ -171,7 +174,9 @@ def test_reference_passes_and_original_is_added_when_no_scenario_is_named() -> N
 
 
 def test_every_verdict_in_process_and_the_run_goes_on(accs: str) -> None:
-    report = run_matrix(f"{accs}:tame", cassettes=[PARALLEL, SINGLE], scenarios=["original", "F4-crlf-line-ends"])
+    report = run_matrix(
+        f"{accs}:tame", cassettes=[PARALLEL, SINGLE], scenarios=["original", "F4-crlf-line-ends"]
+    )
     verdicts = {(r.cassette, r.scenario): r.verdict for r in report.results}
     assert verdicts[("parallel-2", "original")] is Verdict.ERROR
     assert verdicts[("parallel-2", "F4-crlf-line-ends")] is Verdict.FAIL
@@ -237,11 +242,15 @@ def test_selection_by_case_id_dialect_and_seeds() -> None:
     case_id = "parallel-2::parallel-calls-share-index-0::s1"
     report = run_matrices(["reference"], Selection(cassettes=(PARALLEL,), cases=(case_id,)))[0]
     assert [r.id for r in report.results] == [case_id]
-    original = run_matrices(["reference"], Selection(cassettes=(PARALLEL,), cases=("parallel-2::original::s0",)))[0]
+    original = run_matrices(
+        ["reference"], Selection(cassettes=(PARALLEL,), cases=("parallel-2::original::s0",))
+    )[0]
     assert [r.verdict for r in original.results] == [Verdict.PASS]
     other = run_matrix("reference", cassettes=[PARALLEL], scenarios=["original"], dialects=["anthropic"])
     assert other.results == []
-    seeded = run_matrix("reference", cassettes=[PARALLEL], scenarios=["parallel-calls-share-index-0"], seeds=3)
+    seeded = run_matrix(
+        "reference", cassettes=[PARALLEL], scenarios=["parallel-calls-share-index-0"], seeds=3
+    )
     assert [r.seed for r in seeded.results] == [0, 1, 2]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -173,10 +174,37 @@ def test_sync_record_then_replay_same_bytes_same_reads(
     assert all(o is not None for o in offsets)
     assert offsets == sorted(offsets)  # type: ignore[type-var]
 
-    replayed, error = read_sync(lib, ReplayTransport(path), fake.url + ROUTE)
+    replay = ReplayTransport(path)
+    replayed, error = read_sync(lib, replay, fake.url + ROUTE)
     assert error is None
     assert replayed == live
+    assert replay.unused() == []
     assert len(fake.requests) == 1  # the replay never reached the server
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_recording_hands_each_read_over_as_it_arrives(
+    flavour: str, fake: FakeProvider, tmp_path: Path
+) -> None:
+    """Not buffered until the end: the client's reads are spread over the server's delays."""
+    arrivals: list[float] = []
+    url, path = fake.url + ROUTE, tmp_path / "c.yaml"
+    if flavour == "sync":
+        client = httpx2.Client(transport=RecordingTransport(httpx2.HTTPTransport(), path=path))
+        with client, client.stream("POST", url, json=REQUEST) as response:
+            for _ in response.iter_raw():
+                arrivals.append(time.monotonic())
+    else:
+
+        async def run() -> None:
+            aclient = httpx2.AsyncClient(transport=RecordingTransport(httpx2.AsyncHTTPTransport(), path=path))
+            async with aclient, aclient.stream("POST", url, json=REQUEST) as response:
+                async for _ in response.aiter_raw():
+                    arrivals.append(time.monotonic())
+
+        asyncio.run(run())
+    delays = sum(write.delay for write in WRITES)
+    assert arrivals[-1] - arrivals[0] >= delays * 0.6
 
 
 @pytest.mark.parametrize("lib", LIBS)

@@ -56,7 +56,8 @@ def builtin_names() -> list[str]:
 def resolve(spec: str | Any) -> Accumulator:
     """The accumulator a spec names (an object is wrapped as `wrap` says); `UsageError` when unknown."""
     if not isinstance(spec, str):
-        return wrap(spec, getattr(spec, "name", None) or getattr(spec, "__name__", type(spec).__name__))
+        name = getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__
+        return wrap(spec, str(name))
     spec = spec.strip()
     for prefix, feed in (("cmd-bytes:", "bytes"), ("cmd:", "events")):
         if spec.startswith(prefix):
@@ -115,7 +116,11 @@ def wrap(obj: Any, name: str) -> Accumulator:
         return EventLevel(obj, name)
     if level == "factory":
         return resolve(obj())
-    if not inspect.isclass(obj) and callable(getattr(obj, "run", None)) and callable(getattr(obj, "close", None)):
+    if (
+        not inspect.isclass(obj)
+        and callable(getattr(obj, "run", None))
+        and callable(getattr(obj, "close", None))
+    ):
         if not isinstance(getattr(obj, "name", None), str):
             obj.name = name
         accumulator: Accumulator = obj
@@ -124,7 +129,9 @@ def wrap(obj: Any, name: str) -> Accumulator:
         return EventLevel(obj, name)
     if callable(obj):
         return ClientLevel(obj, name) if _required_positional(obj) == 2 else EventLevel(obj, name)
-    raise UsageError(f"accumulator {name!r}: {type(obj).__name__} is neither a class, a function nor an accumulator")
+    raise UsageError(
+        f"accumulator {name!r}: {type(obj).__name__} is neither a class, a function nor an accumulator"
+    )
 
 
 def _required_positional(fn: Any) -> int:

@@ -73,4 +73,6 @@ def _call(block: Any) -> ToolCall:
 
 
 def _partial(stopped: list[Any], text: list[str], state: State, exc: Exception) -> Outcome:
-    return Outcome(tool_calls=tuple(_call(b) for b in stopped), text="".join(text), state=state, error=str(exc))
+    return Outcome(
+        tool_calls=tuple(_call(b) for b in stopped), text="".join(text), state=state, error=str(exc)
+    )

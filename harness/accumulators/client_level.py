@@ -118,9 +118,7 @@ def require(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise UsageError(
-            f"{module} is not installed: pip install 'toolstream-harness[{extra}]'"
-        ) from None
+        raise UsageError(f"{module} is not installed: pip install 'toolstream-harness[{extra}]'") from None
 
 
 def require_dialect(case: Case, adapter: str, dialects: tuple[str, ...]) -> None:

@@ -110,7 +110,9 @@ class _PrematureCalls:
             if differences:
                 self._flagged.add(k)
                 what = differences[0].removeprefix("call 1: ")
-                self.notes.append(f"event {position}: call {k + 1} reported ready before it was final ({what})")
+                self.notes.append(
+                    f"event {position}: call {k + 1} reported ready before it was final ({what})"
+                )
 
 
 def _calls_of(seen: Any) -> Sequence[ToolCall]:

@@ -56,7 +56,9 @@ class LangchainCoreAccumulator:
         if self.error is not None:
             return  # the SDK underneath raised: nothing after it reaches langchain
         payload = event.payload
-        chunk = self._openai(payload) if self.dialect == "openai-chat" else self._anthropic(event.name, payload)
+        chunk = (
+            self._openai(payload) if self.dialect == "openai-chat" else self._anthropic(event.name, payload)
+        )
         if chunk is not None:
             self.total = chunk if self.total is None else self.total + chunk
 
@@ -143,12 +145,16 @@ class LangchainCoreAccumulator:
             if block_type == "tool_use":
                 given = block.get("input")
                 args = json.dumps(given) if given and isinstance(given, dict) else ""
-                chunks = [self._tool_call_chunk(index=index, id=block.get("id"), name=block.get("name"), args=args)]
+                chunks = [
+                    self._tool_call_chunk(index=index, id=block.get("id"), name=block.get("name"), args=args)
+                ]
             self._block_start = block
             return self._chunk_class(content=[block], tool_call_chunks=chunks)
         if block_type in ("text", "thinking"):
             self._block_start = block
-            opening = block.get("text") if block_type == "text" else block.get("thinking") or block.get("signature")
+            opening = (
+                block.get("text") if block_type == "text" else block.get("thinking") or block.get("signature")
+            )
             if opening:
                 block["index"] = index
                 if block.get("citations", "") is None:
@@ -174,7 +180,9 @@ class LangchainCoreAccumulator:
         if delta_type == "input_json_delta":
             chunks = []
             if self._block_start is not None and self._block_start.get("type") == "tool_use":
-                chunks = [self._tool_call_chunk(index=index, id=None, name=None, args=delta.get("partial_json"))]
+                chunks = [
+                    self._tool_call_chunk(index=index, id=None, name=None, args=delta.get("partial_json"))
+                ]
             return self._chunk_class(content=[delta], tool_call_chunks=chunks)
         return None
 
@@ -207,7 +215,9 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
         else:
             bad = next(invalid, None)
             if bad is not None:
-                calls.append(ToolCall(name=bad["name"], arguments=bad["args"] or "", id=bad["id"], invalid=True))
+                calls.append(
+                    ToolCall(name=bad["name"], arguments=bad["args"] or "", id=bad["id"], invalid=True)
+                )
     metadata = message.response_metadata or {}
     finish = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("status")
     return Outcome(

@@ -101,9 +101,7 @@ def _chat(transport: Any, case: Case) -> Outcome:
         choice = _choice(state.current_completion_snapshot.choices)
         tool_calls = list(choice.message.tool_calls or []) if choice is not None else []
         calls = tuple(
-            ToolCall.from_text(
-                event.name, event.arguments, tool_calls[i].id if i < len(tool_calls) else None
-            )
+            ToolCall.from_text(event.name, event.arguments, tool_calls[i].id if i < len(tool_calls) else None)
             for i, event in sorted(done.items())
         )
         return Outcome(

@@ -140,7 +140,9 @@ def _outcome_answer(outcome: Outcome, notes: Iterable[str] = ()) -> dict[str, An
     calls: list[dict[str, Any]] = []
     for call in outcome.tool_calls:
         if call.invalid:
-            calls.append({"id": call.id, "name": call.name, "arguments": str(call.arguments), "invalid": True})
+            calls.append(
+                {"id": call.id, "name": call.name, "arguments": str(call.arguments), "invalid": True}
+            )
         else:  # a JSON value; a string value goes as JSON text so it is not parsed as arguments text
             arguments = json.dumps(call.arguments) if isinstance(call.arguments, str) else call.arguments
             calls.append({"id": call.id, "name": call.name, "arguments": arguments})
@@ -199,7 +201,7 @@ class _Child:
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
         with contextlib.suppress(OSError, ValueError):
-            while data := self.proc.stderr.read1(4096):
+            while data := os.read(self.proc.stderr.fileno(), 4096):
                 with self._lock:
                     self.stderr.append(data)
                     self._stderr_size += len(data)
@@ -258,8 +260,14 @@ class Stdio:
     process, and the next case starts a new one. Cases run one at a time (a lock serialises them).
     """
 
-    def __init__(self, command: str | list[str], feed: Feed = "events", *, name: str | None = None,
-                 timeout: float | None = 60.0) -> None:
+    def __init__(
+        self,
+        command: str | list[str],
+        feed: Feed = "events",
+        *,
+        name: str | None = None,
+        timeout: float | None = 60.0,
+    ) -> None:
         if feed not in FEEDS:
             raise UsageError(f"stdio feed must be one of {', '.join(FEEDS)}, not {feed!r}")
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
@@ -335,7 +343,9 @@ class Stdio:
                     f"{self.name}: case {case.id}: answered a line that is not JSON: {shown!r}"
                 ) from None
             if not isinstance(answer, dict):
-                raise AccumulatorProtocolError(f"{self.name}: case {case.id}: the answer must be a JSON object")
+                raise AccumulatorProtocolError(
+                    f"{self.name}: case {case.id}: the answer must be a JSON object"
+                )
             return answer
 
     def close(self) -> None:

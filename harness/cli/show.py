@@ -10,7 +10,7 @@ from typing import Any
 from .. import cassette as cassettes
 from .. import corpus, dialects
 from ..codecs import codec_for_media_type, decode_all, get_codec
-from ..dialects import Event, Kind
+from ..dialects import MISSING, Dialect, Event, Field, Fragment, Kind
 from ..outcome import Outcome, diff
 from ..terminal import shorten, table
 
@@ -19,7 +19,8 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
         name,
         help="print a cassette's interactions, decoded events and tool-call outcome",
-        description="Print a cassette (or a summary of every cassette under a folder; default: the bundled corpus).",
+        description="Print a cassette, or a summary of every cassette under folders "
+        "(default: the bundled corpus).",
     )
     parser.add_argument("paths", nargs="*", metavar="CASSETTE", help="cassette files or folders")
     parser.add_argument("--json", action="store_true", help="decoded events and reference outcome as JSON")
@@ -37,14 +38,16 @@ def run(args: argparse.Namespace) -> int:
     if single:
         print(_describe(cassettes.load(paths[0]), events=not args.no_events))
         return 0
-    rows = [_summary_row(p) for p in paths]
+    rows = [_summary_row(p, _label(p, args.paths)) for p in paths]
     print(table(["cassette", "dialect", "reads", "calls", "state", "expected"], rows))
     mismatched = sum(1 for row in rows if row[-1] not in ("ok", "-"))
     print(f"\n{len(rows)} cassettes, {mismatched} whose reference outcome differs from its expectation")
     return 0
 
 
-def _interaction_view(cassette: cassettes.Cassette, item: cassettes.Interaction) -> tuple[list[Event], Outcome | None]:
+def _interaction_view(
+    cassette: cassettes.Cassette, item: cassettes.Interaction
+) -> tuple[list[Event], Outcome | None]:
     """Decoded events and the reference outcome (None when the dialect or body is unknown)."""
     dialect = cassette.dialect or dialects.detect(item.request)
     if dialect is not None:
@@ -60,7 +63,8 @@ def _interaction_view(cassette: cassettes.Cassette, item: cassettes.Interaction)
 def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
     lines = [
         f"{cassette.name}  ({cassette.path})",
-        f"dialect: {cassette.dialect or 'unknown'}   source: {cassette.source.kind}: {cassette.source.provenance}",
+        f"dialect: {cassette.dialect or 'unknown'}",
+        f"source: {cassette.source.kind}: {cassette.source.provenance}",
     ]
     for n, item in enumerate(cassette.interactions, start=1):
         resp = item.response
@@ -68,11 +72,13 @@ def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
         lines += [
             "",
             f"#{n} {item.request.method} {item.request.url}",
-            f"   -> {resp.status} {resp.content_type or ''}, {len(resp.chunks)} reads, {len(resp.body)} bytes, {ending}",
+            f"   -> {resp.status} {resp.content_type or ''}, "
+            f"{len(resp.chunks)} reads, {len(resp.body)} bytes, {ending}",
         ]
         decoded, outcome = _interaction_view(cassette, item)
         if events and decoded:
-            rows = [(i, e.name or "", _kinds(cassette, e), _data(e)) for i, e in enumerate(decoded)]
+            gists = _gists(cassette.dialect, decoded)
+            rows = [(i, e.name or "", _kinds(cassette, e), gists[i]) for i, e in enumerate(decoded)]
             lines += ["", _indent(table(["#", "event", "kinds", "data"], rows))]
         if outcome is not None:
             lines += ["", *_outcome_lines(outcome)]
@@ -84,12 +90,17 @@ def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
 
 
 def _outcome_lines(outcome: Outcome) -> list[str]:
-    lines = [f"   outcome: {outcome.state}, finish_reason={outcome.finish_reason!r}, {len(outcome.tool_calls)} calls"]
+    lines = [
+        f"   outcome: {outcome.state}, finish_reason={outcome.finish_reason!r}, "
+        f"{len(outcome.tool_calls)} calls"
+    ]
     if outcome.tool_calls:
         rows = []
         for i, call in enumerate(outcome.tool_calls, start=1):
             args = call.arguments if call.invalid else json.dumps(call.arguments, ensure_ascii=False)
-            rows.append((i, call.id or "-", call.name or "-", ("INVALID " if call.invalid else "") + str(args)))
+            rows.append(
+                (i, call.id or "-", call.name or "-", ("INVALID " if call.invalid else "") + str(args))
+            )
         lines.append(_indent(table(["call", "id", "name", "arguments"], rows)))
     if outcome.text:
         lines.append(f"   text: {shorten(outcome.text, 100)}")
@@ -98,7 +109,15 @@ def _outcome_lines(outcome: Outcome) -> list[str]:
     return lines
 
 
-def _summary_row(path: Path) -> tuple[str, ...]:
+def _label(path: Path, roots: list[str]) -> str:
+    """The cassette's path relative to the folder it was found under, without the suffix."""
+    for root in [Path(r) for r in roots] or [corpus.bundled("cassettes")]:
+        if root.is_dir() and path.is_relative_to(root):
+            return str(path.relative_to(root).with_suffix(""))
+    return str(path)
+
+
+def _summary_row(path: Path, label: str) -> tuple[str, ...]:
     cassette = cassettes.load(path)
     reads = sum(len(i.response.chunks) for i in cassette.interactions)
     calls, states, verdict = 0, [], "-"
@@ -110,7 +129,7 @@ def _summary_row(path: Path) -> tuple[str, ...]:
         states.append(str(outcome.state))
         if item.expected is not None:
             verdict = "ok" if not diff(item.expected, outcome) and verdict in ("-", "ok") else "DIFFERS"
-    return (cassette.name, cassette.dialect or "?", str(reads), str(calls), ",".join(states) or "-", verdict)
+    return (label, cassette.dialect or "?", str(reads), str(calls), ",".join(states) or "-", verdict)
 
 
 def _json_report(cassette: cassettes.Cassette) -> dict[str, Any]:
@@ -134,10 +153,55 @@ def _kinds(cassette: cassettes.Cassette, event: Event) -> str:
     return ",".join(sorted(dialects.get(cassette.dialect).kinds(event)))
 
 
-def _data(event: Event) -> str:
-    if event.wire.is_comment:
-        return ":" + (event.wire.comment or "")
-    return event.wire.data
+def _gists(dialect: str | None, events: list[Event]) -> list[str]:
+    """One short line per event: its tool-call fragments as the dialect names their fields, or else
+    its JSON without nulls and without the envelope keys every event repeats (id, model, created)."""
+    fragments: dict[int, list[Fragment]] = {}
+    d = dialects.get(dialect) if dialect else None
+    if d is not None:
+        for fragment in d.fragments(events):
+            fragments.setdefault(fragment.event, []).append(fragment)
+    constant = _constant_keys(events)
+    out = []
+    for i, event in enumerate(events):
+        if event.wire.is_comment:
+            out.append(":" + (event.wire.comment or ""))
+        elif d is not None and i in fragments:
+            out.append("  ".join(_fragment_gist(d, event, f) for f in fragments[i]))
+        elif isinstance(event.payload, (dict, list)):
+            payload = _strip(event.payload, constant)
+            out.append(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+        else:
+            out.append(event.wire.data)
+    return out
+
+
+def _fragment_gist(d: Dialect, event: Event, fragment: Fragment) -> str:
+    fields = []
+    for name in (Field.INDEX, Field.ID, Field.ITEM_ID, Field.NAME, Field.ARGS):
+        value = d.get(event, fragment.slot, name)
+        if value is not MISSING and value is not None and (value != "" or name == Field.ARGS):
+            fields.append(f"{name}={json.dumps(value, ensure_ascii=False, separators=(',', ':'))}")
+    return f"call {fragment.call + 1} {fragment.role}: " + " ".join(fields)
+
+
+def _constant_keys(events: list[Event]) -> frozenset[str]:
+    payloads = [e.payload for e in events if isinstance(e.payload, dict)]
+    if len(payloads) < 2:
+        return frozenset()
+    first = payloads[0]
+    return frozenset(k for k, v in first.items() if all(p.get(k, _ABSENT) == v for p in payloads[1:]))
+
+
+_ABSENT = object()
+
+
+def _strip(value: Any, drop: frozenset[str] = frozenset()) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if v is not None and k not in drop}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
 
 
 def _indent(text: str) -> str:

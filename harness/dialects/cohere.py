@@ -10,7 +10,8 @@ bare `data: [DONE]`.
 Keying rules of the reference accumulator (and of `fragments`):
 
 - Every `tool-call-start` starts a new call, even when its index was used before (two calls at
-  index 0 are two calls). Deltas and ends go to the latest call started with their `index`; one
+  index 0 are two calls), except a start that repeats the still-open call at its index with the
+  same id: a duplicated start (D10) is ignored. Deltas and ends go to the latest call started with their `index`; one
   with no index, or an index no call started with, goes to the only open call (dropped when
   several are open: it cannot be attributed). A delta for a call that has ended is ignored.
 - The first non-empty id and name win: an id or name repeated on deltas is not concatenated, an
@@ -146,12 +147,24 @@ class _Router:
         open_calls = [n for n, call in enumerate(self.calls) if not call.ended]
         return open_calls[0] if len(open_calls) == 1 else None
 
+    def _duplicate_start(self, payload: dict[str, Any]) -> int | None:
+        """A start repeating the open call at its index with the same id (D10) is not a new call."""
+        number = self.by_index.get(payload.get("index"))
+        new_id = (tool_call_of(payload) or {}).get("id")
+        if number is None or not new_id:
+            return None
+        call = self.calls[number]
+        return number if not call.ended and call.id == new_id else None
+
     def route(self, payload: Any) -> tuple[int, Role] | None:
         kind = event_type(payload)
         role = _ROLES.get(kind or "")
         if role is None or not isinstance(payload, dict):
             return None
         if role == Role.START:
+            duplicate = self._duplicate_start(payload)
+            if duplicate is not None:
+                return duplicate, role
             call = _Call(index=payload.get("index"))
             call.take(tool_call_of(payload), start=True)
             self.calls.append(call)
