@@ -310,7 +310,8 @@ class AnthropicMessages(Dialect):
 
     def continuation(self, event: Event, slot: int, args: str) -> Event:
         _check_slot(slot)
-        index = _dict(event.payload).get("index", 0)
+        # A continuation carries what its source carries: no invented index when the source has none.
+        index = _dict(event.payload).get("index", MISSING)
         return _make("content_block_delta", _args_delta(index, args))
 
     def remove(self, event: Event, slot: int) -> Event | None:
@@ -419,6 +420,8 @@ def _make(name: str, payload: dict[str, Any]) -> Event:
 
 def _args_delta(index: Any, args: str) -> dict[str, Any]:
     delta = {"type": "input_json_delta", "partial_json": args}
+    if index is MISSING:
+        return {"type": "content_block_delta", "delta": delta}
     return {"type": "content_block_delta", "index": index, "delta": delta}
 
 
