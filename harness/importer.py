@@ -30,6 +30,7 @@ from . import dialects
 from .cassette import Cassette, CassetteError, Chunk, Interaction, Request, Response, Source
 from .codecs import WireEvent, codec_for_media_type, decode_all, get_codec
 from .corpus import STREAM_CONTENT_TYPES
+from .dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
 from .errors import CodecError, DialectError, UsageError
 
 __all__ = [
@@ -56,48 +57,8 @@ _EXTENSIONS = {
     ".yml": "vcr",
 }
 
-# Event names a Bedrock ConverseStream sends (`:event-type`), also the keys of boto3's event dicts.
-_BEDROCK_EVENTS = frozenset(
-    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
-)
-_ANTHROPIC_TYPES = frozenset(
-    {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-    }
-)
-_COHERE_TYPES = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "message-end",
-        "citation-start",
-        "citation-end",
-    }
-)
 # Dialects whose SSE events carry an `event:` line named after the payload's `type`.
 _NAMED_BY_TYPE = frozenset({"anthropic", "openai-responses", "cohere"})
-
-# Where a raw body's placeholder request goes, per dialect (the real request is not in the file).
-_PLACEHOLDER_URLS = {
-    "openai-chat": "https://api.openai.com/v1/chat/completions",
-    "openai-responses": "https://api.openai.com/v1/responses",
-    "anthropic": "https://api.anthropic.com/v1/messages",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta/models/imported:streamGenerateContent?alt=sse",
-    "bedrock-converse": "https://bedrock-runtime.us-east-1.amazonaws.com/model/imported/converse-stream",
-    "ollama": "http://localhost:11434/api/chat",
-    "cohere": "https://api.cohere.com/v2/chat",
-}
 
 
 @dataclass(slots=True)
@@ -207,46 +168,8 @@ def _looks_like_eventstream(data: bytes) -> bool:
 
 
 def guess_dialect(events: Iterable[WireEvent]) -> str | None:
-    """The dialect a stream's events look like, from payload keys and event names; None when unsure."""
-    votes: dict[str, int] = {}
-    for event in events:
-        if event.comment is not None:
-            continue
-        name = _dialect_of(event.name, _json_or_none(event.data))
-        if name is not None:
-            votes[name] = votes.get(name, 0) + 1
-    if not votes:
-        return None
-    ranked = sorted(votes.items(), key=lambda kv: kv[1], reverse=True)
-    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-        return None
-    return ranked[0][0]
-
-
-def _dialect_of(name: str | None, payload: Any) -> str | None:
-    if name in _BEDROCK_EVENTS:
-        return "bedrock-converse"
-    if not isinstance(payload, dict):
-        return None
-    kind = payload.get("type")
-    if isinstance(kind, str):
-        if kind.startswith("response."):
-            return "openai-responses"
-        if kind in _ANTHROPIC_TYPES:
-            return "anthropic"
-        if kind in _COHERE_TYPES:
-            return "cohere"
-    if "choices" in payload or payload.get("object") == "chat.completion.chunk":
-        return "openai-chat"
-    if "candidates" in payload or "usageMetadata" in payload:
-        return "gemini"
-    if "done" in payload and ("message" in payload or "model" in payload):
-        return "ollama"
-    if len(payload) == 1 and next(iter(payload)) in _BEDROCK_EVENTS:
-        return "bedrock-converse"  # boto3's `{eventType: payload}` shape
-    if "contentBlockIndex" in payload or "stopReason" in payload:
-        return "bedrock-converse"
-    return None
+    """The dialect a stream's events look like (each dialect says which events it claims)."""
+    return dialects.guess(events)
 
 
 def _json_or_none(text: str) -> Any:
@@ -288,7 +211,7 @@ def _interaction(
     response = Response(status=body.status, headers=headers, chunks=[Chunk(piece) for piece in pieces])
     request = body.request or Request(
         "POST",
-        _PLACEHOLDER_URLS.get(name, "http://localhost/imported"),
+        dialects.get(name).default_url,
         {"content-type": "application/json", "accept": STREAM_CONTENT_TYPES[codec_name].split(";")[0]},
     )
     item = Interaction(request, response)
@@ -402,7 +325,7 @@ def _chunk_item(value: Any) -> tuple[str | None, Any]:
     if isinstance(value, dict) and "data" in value and set(value) <= {"event", "data", "id"}:
         event = value.get("event")
         return (event if isinstance(event, str) else None), value["data"]
-    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _BEDROCK_EVENTS:
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in BEDROCK_EVENT_TYPES:
         ((event, payload),) = value.items()
         return event, payload
     return None, value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 
 from ..cassette import Request, Response
 from ..codecs import WireEvent, decode_all, sniff_newline
@@ -24,6 +25,7 @@ __all__ = [
     "detect",
     "events_of",
     "get",
+    "guess",
     "names",
     "reference_outcome",
 ]
@@ -63,6 +65,21 @@ def detect(request: Request) -> str | None:
         if get(name).matches(request):
             return name
     return None
+
+
+def guess(events: Iterable[WireEvent]) -> str | None:
+    """The dialect a bare stream's events look like (most events claimed); None when unsure or tied."""
+    votes: dict[str, int] = dict.fromkeys(_MODULES, 0)
+    parser = get("openai-chat")  # every dialect decodes a wire event the same way
+    for wire in events:
+        if wire.comment is None:
+            event = parser.parse(wire)
+            for name in _MODULES:
+                votes[name] += get(name).claims(event)
+    ranked = sorted(votes.items(), key=lambda kv: kv[1], reverse=True)
+    if ranked[0][1] == 0 or ranked[0][1] == ranked[1][1]:
+        return None
+    return ranked[0][0]
 
 
 def events_of(response: Response, dialect: str | Dialect) -> list[Event]:

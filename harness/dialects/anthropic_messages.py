@@ -215,9 +215,28 @@ class AnthropicAccumulator(ReferenceAccumulator):
 # The dialect
 
 
+# Event types only the Messages API sends (`ping` and `error` are too generic to tell by).
+_CLAIMED_TYPES = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
 class AnthropicMessages(Dialect):
     name = "anthropic"
     codec_name = "sse"
+
+    default_url = "https://api.anthropic.com/v1/messages"
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return isinstance(payload, dict) and payload.get("type") in _CLAIMED_TYPES
 
     def matches(self, request: Request) -> bool:
         path = urlparse(request.url).path.rstrip("/")

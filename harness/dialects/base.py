@@ -126,6 +126,7 @@ class ReferenceAccumulator(ABC):
 class Dialect(ABC):
     name: ClassVar[str]
     codec_name: ClassVar[str] = "sse"
+    default_url: ClassVar[str] = ""  # the provider's usual endpoint, for a recording without its request
 
     # -- wire <-> events --------------------------------------------------------------------
 
@@ -155,6 +156,10 @@ class Dialect(ABC):
     @abstractmethod
     def matches(self, request: Request) -> bool:
         """Whether a request (URL path, headers, body) speaks this dialect."""
+
+    def claims(self, event: Event) -> bool:
+        """Whether an event looks like this provider's own (to tell the dialect of a bare body)."""
+        return False
 
     @abstractmethod
     def kinds(self, event: Event) -> frozenset[Kind]: ...

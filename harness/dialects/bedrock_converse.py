@@ -221,9 +221,23 @@ class BedrockConverseAccumulator(ReferenceAccumulator):
 # The dialect
 
 
+# The `:event-type`s of a ConverseStream (also the keys of boto3's `{eventType: payload}` dicts).
+EVENT_TYPES = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
+)
+
+
 class BedrockConverse(Dialect):
     name = "bedrock-converse"
     codec_name = "eventstream"
+
+    default_url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/imported/converse-stream"
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        if event.name in EVENT_TYPES:
+            return True
+        return isinstance(payload, dict) and ("contentBlockIndex" in payload or "stopReason" in payload)
 
     def matches(self, request: Request) -> bool:
         return bool(_PATH.search(urlparse(request.url).path.rstrip("/")))

@@ -10,10 +10,11 @@ bare `data: [DONE]`.
 Keying rules of the reference accumulator (and of `fragments`):
 
 - Every `tool-call-start` starts a new call, even when its index was used before (two calls at
-  index 0 are two calls), except a start that repeats the still-open call at its index with the
-  same id: a duplicated start (D10) is ignored. Deltas and ends go to the latest call started with their `index`; one
-  with no index, or an index no call started with, goes to the only open call (dropped when
-  several are open: it cannot be attributed). A delta for a call that has ended is ignored.
+  index 0 are two calls), except a start that repeats the still-open call at its index with
+  the same id: a duplicated start (D10) is ignored. Deltas and ends go to the latest call
+  started with their `index`; one with no index, or an index no call started with, goes to the
+  only open call (dropped when several are open: it cannot be attributed). A delta for a call
+  that has ended is ignored.
 - The first non-empty id and name win: an id or name repeated on deltas is not concatenated, an
   empty-string id is no id, and a rotating id does not split the call.
 - Arguments are the string pieces joined; all empty means `{}`. A `"{}"` placeholder in the start
@@ -244,9 +245,32 @@ def _error_text(error: Any) -> str:
     return str(error)
 
 
+_CLAIMED_TYPES = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "message-end",
+        "citation-start",
+        "citation-end",
+    }
+)
+
+
 class CohereDialect(Dialect):
     name = "cohere"
     codec_name = "sse"
+
+    default_url = "https://api.cohere.com/v2/chat"
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return isinstance(payload, dict) and payload.get("type") in _CLAIMED_TYPES
 
     def matches(self, request: Request) -> bool:
         return urlsplit(request.url).path.rstrip("/").endswith("/v2/chat")

@@ -302,6 +302,14 @@ class GeminiDialect(Dialect):
     name = "gemini"
     codec_name = "sse"
 
+    default_url = (
+        "https://generativelanguage.googleapis.com/v1beta/models/imported:streamGenerateContent?alt=sse"
+    )
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return isinstance(payload, dict) and ("candidates" in payload or "usageMetadata" in payload)
+
     def dumps(self, payload: Any) -> str:
         # Gemini's alt=sse JSON: `"key": value` with a space, items joined by a bare comma.
         return json.dumps(payload, ensure_ascii=False, separators=(",", ": "))

@@ -142,6 +142,14 @@ class OllamaDialect(Dialect):
     name = "ollama"
     codec_name = "ndjson"
 
+    default_url = "http://localhost:11434/api/chat"
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return (
+            isinstance(payload, dict) and "done" in payload and ("message" in payload or "model" in payload)
+        )
+
     def dumps(self, payload: Any) -> str:
         # Go's json.Marshal: compact, UTF-8 kept, HTML-sensitive characters escaped.
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))

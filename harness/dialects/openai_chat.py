@@ -324,6 +324,14 @@ class OpenAIChat(Dialect):
     name = "openai-chat"
     codec_name = "sse"
 
+    default_url = "https://api.openai.com/v1/chat/completions"
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return isinstance(payload, dict) and (
+            "choices" in payload or payload.get("object") == "chat.completion.chunk"
+        )
+
     def matches(self, request: Request) -> bool:
         path = urlparse(request.url).path.rstrip("/")
         return path.endswith("/chat/completions") or path == "chat/completions"

@@ -309,6 +309,12 @@ class OpenAIResponses(Dialect):
     name = "openai-responses"
     codec_name = "sse"
 
+    default_url = "https://api.openai.com/v1/responses"
+
+    def claims(self, event: Event) -> bool:
+        kind = event.payload.get("type") if isinstance(event.payload, dict) else None
+        return isinstance(kind, str) and kind.startswith("response.")
+
     def matches(self, request: Request) -> bool:
         path = urlparse(request.url).path.rstrip("/")
         return _RESPONSE_PATH.search(path) is not None
