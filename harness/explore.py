@@ -21,15 +21,14 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from . import dialects
-from .cassette import Cassette, Interaction, Request, Response, Source, load, save
-from .corpus import cassette_paths
-from .dialects import Dialect, Event
+from .cassette import Cassette, Interaction, Request, Response, Source, save
+from .corpus import bundled, cassette_paths
+from .dialects import Event
 from .errors import UsageError
 from .mutations import Mutation, NotApplicable, Stream, build
 from .mutations.calls import reference_on
 from .outcome import Outcome, diff
-from .scenario import Scenario, run_pipeline
+from .scenario import Recording, Scenario, recordings, run_pipeline
 
 __all__ = ["CATALOGUE", "Finding", "explore", "load_factory"]
 
@@ -84,15 +83,6 @@ CATALOGUE: tuple[tuple[str, dict[str, Any]], ...] = (
 
 
 @dataclass(frozen=True)
-class _Source:
-    path: Path
-    cassette: Cassette
-    interaction: Interaction
-    dialect: Dialect
-    expected: Outcome
-
-
-@dataclass(frozen=True)
 class Finding:
     """A minimal failing case: where it came from, the pipeline, the shrunk stream and the diff."""
 
@@ -144,17 +134,10 @@ def _check(factory: Callable[[], Accumulator], stream: Stream) -> list[str]:
     return diff(stream.expected, got)
 
 
-def _sources(cassettes: Iterable[str | Path] | None, only: Sequence[str] | None) -> list[_Source]:
-    out = []
-    for path in cassette_paths(cassettes):
-        cassette = load(path)
-        for interaction in cassette.interactions:
-            name = cassette.dialect or dialects.detect(interaction.request)
-            if name is None or (only and name not in only) or not interaction.response.chunks:
-                continue
-            d = dialects.get(name)
-            expected = interaction.expected or dialects.reference_outcome(interaction.response, d)
-            out.append(_Source(path, cassette, interaction, d, expected))
+def _sources(cassettes: Iterable[str | Path] | None, only: Sequence[str] | None) -> list[Recording]:
+    paths = cassette_paths(cassettes)
+    roots = [Path(p) for p in cassettes] if cassettes else [bundled("cassettes")]
+    out = [r for path in paths for r in recordings(path, roots) if not only or r.dialect.name in only]
     if not out:
         raise UsageError("no cassettes to explore (check --cassettes and --dialect)")
     return out
@@ -210,7 +193,7 @@ def explore(
     return finding
 
 
-def _source_stream(source: _Source, events: Sequence[Event]) -> Stream:
+def _source_stream(source: Recording, events: Sequence[Event]) -> Stream:
     """The recorded source reduced to `events`, its expectation recomputed by the reference."""
     expected = reference_on(
         source.dialect, events, None if source.interaction.response.complete else "stream cut"
@@ -220,7 +203,7 @@ def _source_stream(source: _Source, events: Sequence[Event]) -> Stream:
 
 
 def _shrink_stream(
-    factory: Callable[[], Accumulator], source: _Source, steps: tuple[Mutation, ...], seed: int
+    factory: Callable[[], Accumulator], source: Recording, steps: tuple[Mutation, ...], seed: int
 ) -> Finding:
     base = Stream.of(source.interaction.response, source.dialect, source.expected)
     events = list(base.events)

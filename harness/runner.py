@@ -42,13 +42,13 @@ from .scenario import (
     Case,
     Scenario,
     ScenarioError,
-    _sources,
     build_case,
     case_cassette,
     cases_for,
     find_scenario,
     iter_cases,
     load_scenarios,
+    recordings,
     scenario_from_data,
 )
 from .terminal import Progress
@@ -305,7 +305,7 @@ class _Matrix:
             return [self.case(unit.case_id)]
         assert unit.cassette is not None and unit.scenario is not None and unit.seed is not None
         if unit.cassette not in self._sources:
-            self._sources[unit.cassette] = _sources(Path(unit.cassette), self.roots)
+            self._sources[unit.cassette] = recordings(Path(unit.cassette), self.roots)
         scenario = self.by_name[unit.scenario]
         out: list[Case] = []
         for source in self._sources[unit.cassette]:

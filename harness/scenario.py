@@ -264,8 +264,11 @@ def run_pipeline(
 
 
 @dataclass(frozen=True)
-class _Source:
+class Recording:
+    """One recorded interaction cases are built from, with its case-id base and expectation."""
+
     id: str
+    path: Path
     dialect: Dialect
     interaction: Interaction
     expected: Outcome
@@ -280,7 +283,8 @@ def _cassette_id(path: Path, roots: Sequence[Path]) -> str:
     return path.with_suffix("").name
 
 
-def _sources(path: Path, roots: Sequence[Path]) -> list[_Source]:
+def recordings(path: Path, roots: Sequence[Path]) -> list[Recording]:
+    """The streamed interactions of one cassette file; ids are relative to the first root holding it."""
     cassette = load(path)
     base = _cassette_id(path, roots)
     out = []
@@ -291,11 +295,11 @@ def _sources(path: Path, roots: Sequence[Path]) -> list[_Source]:
         dialect = dialects.get(name)
         expected = interaction.expected or dialects.reference_outcome(interaction.response, dialect)
         case_id = base if len(cassette.interactions) == 1 else f"{base}#{n}"
-        out.append(_Source(case_id, dialect, interaction, expected))
+        out.append(Recording(case_id, path, dialect, interaction, expected))
     return out
 
 
-def cases_for(source: _Source, scenario: Scenario, seed: int, point: str | None = None) -> list[Case]:
+def cases_for(source: Recording, scenario: Scenario, seed: int, point: str | None = None) -> list[Case]:
     """The cases of one recorded interaction under one scenario and seed (empty when skipped)."""
     if not scenario.applies_to(source.dialect.name):
         return []
@@ -335,7 +339,7 @@ def iter_cases(
     chosen = _scenarios(scenarios)
     seed_list = list(range(seeds)) if isinstance(seeds, int) else (list(seeds) if seeds is not None else None)
     for path in cassette_paths(roots):
-        for source in _sources(path, roots):
+        for source in recordings(path, roots):
             for scenario in chosen:
                 for seed in seed_list if seed_list is not None else scenario.seeds:
                     yield from cases_for(source, scenario, seed)
@@ -376,7 +380,7 @@ def build_case(
     for path in cassette_paths(roots):
         if _cassette_id(path, roots) != base and path.with_suffix("").name != base:
             continue
-        for source in _sources(path, roots):
+        for source in recordings(path, roots):
             if source.id.partition("#")[2] != cassette_name.partition("#")[2]:
                 continue
             found = cases_for(source, scenario, int(seed_text[1:]), point)
