@@ -78,7 +78,9 @@ def add_options(parser: pytest.Parser) -> None:
         help="write the matrix results as a self-contained HTML page",
     )  # fmt: skip
     parser.addini("toolstream_record_mode", "default record mode of the toolstream fixture", default=None)
-    parser.addini("toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None)
+    parser.addini(
+        "toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None
+    )
     parser.addini("toolstream_accumulator", "accumulator specs for the matrix", type="args", default=[])
     parser.addini("toolstream_scenarios", "scenario names or files for the matrix", type="args", default=[])
     parser.addini("toolstream_seeds", "seeds 0..N-1 for the matrix", default=None)
@@ -258,9 +260,7 @@ def file_safe(name: str) -> str:
     return f"{safe[: _LONGEST_NAME - 13]}-{digest}"
 
 
-def cassette_path(
-    test_file: Path, test_name: str, settings: Settings, options: RecordOptions
-) -> Path:
+def cassette_path(test_file: Path, test_name: str, settings: Settings, options: RecordOptions) -> Path:
     """`<cassette dir>/<module>/<test name>.yaml`, or the marker's `cassette=` (relative to the dir)."""
     base = settings.cassette_dir or test_file.parent / DEFAULT_CASSETTE_DIR
     if options.cassette is not None:

@@ -7,7 +7,7 @@ fixtures or markers, it changes nothing in a run.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[_CATALOG] = CaseCatalog()
     config.stash[_RESULTS] = MatrixResults()
+    config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -89,9 +90,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         ids = list(config.stash[_CATALOG].cases(selection))
     except HarnessError as exc:
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: {exc}") from None
-    metafunc.parametrize(
-        "toolstream_case", [(selection, case_id) for case_id in ids], ids=ids, indirect=True
-    )
+    metafunc.parametrize("toolstream_case", [(selection, case_id) for case_id in ids], ids=ids, indirect=True)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, --lf and xdist look at the items
@@ -104,9 +103,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         ids = list(catalog.cases(selection))
     except HarnessError as exc:
+        import traceback; traceback.print_exc()
         raise pytest.UsageError(str(exc)) from None
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
-    common = {"parent": parent, "selection": selection, "catalog": catalog}
+    common: dict[str, Any] = {"parent": parent, "selection": selection, "catalog": catalog}
     for spec in settings.accumulators:
         name = item_name(spec)
         items.extend(CaseItem.from_parent(name=f"{name}[{i}]", spec=spec, case_id=i, **common) for i in ids)
@@ -118,8 +118,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    report: pytest.TestReport = yield
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     recorder = item.stash.get(_RECORDER, None)
     if recorder is not None and call.when == "call":
         problems = recorder.problems()
@@ -130,25 +132,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.longrepr = "\n".join(problems)
         elif problems:
             report.sections.append(("toolstream", "\n".join(problems)))
-    return report  # type: ignore[return-value]
+    return report
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when == "call" and report.user_properties:
-        _CONFIG_RESULTS[-1].take(report.user_properties) if _CONFIG_RESULTS else None
+class _Listener:
+    """Collects verdicts carried by reports (on the xdist controller they come from the workers)."""
 
+    def __init__(self, results: MatrixResults) -> None:
+        self.results = results
 
-_CONFIG_RESULTS: list[MatrixResults] = []
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _CONFIG_RESULTS.append(session.config.stash[_RESULTS])
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and report.user_properties:
+            self.results.take(report.user_properties)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _CONFIG_RESULTS and _CONFIG_RESULTS[-1] is session.config.stash[_RESULTS]:
-        _CONFIG_RESULTS.pop()
     config = session.config
     if hasattr(config, "workerinput"):
         return  # an xdist worker: the controller writes the reports
@@ -165,7 +163,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if settings.html is not None:
         from .html_report import write_html
 
-        write_html(settings.html, reports=results.reports(), comparison=comparison, selection=_selection(settings))
+        write_html(
+            settings.html, reports=results.reports(), comparison=comparison, selection=_selection(settings)
+        )
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

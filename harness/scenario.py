@@ -30,7 +30,7 @@ from . import dialects
 from .cassette import Cassette, Interaction, Response, Source, load
 from .corpus import bundled, cassette_paths
 from .dialects import Dialect, Event
-from .errors import HarnessError
+from .errors import HarnessError, UsageError
 from .mutations import Meaning, Mutation, MutationError, NotApplicable, Stream, build
 from .outcome import Outcome
 
@@ -275,16 +275,27 @@ class Recording:
 
 
 def _cassette_id(path: Path, roots: Sequence[Path]) -> str:
+    """A cassette's name in case ids: its path below the bundled corpus (`openai-chat/parallel-2`),
+    else below the parent of the folder it was found in, so that `--cassettes cassettes/openai-chat`
+    still says `openai-chat/...` and two dialects' `single-call` never share an id."""
     resolved = path.resolve()
-    for root in roots:
-        base = root.resolve()
-        if base.is_dir() and resolved.is_relative_to(base):
+    bases = [corpus_root] if (corpus_root := _bundled_cassettes()) else []
+    bases += [(root.resolve() if root.is_dir() else root.resolve().parent).parent for root in roots]
+    for base in bases:
+        if resolved.is_relative_to(base):
             return resolved.relative_to(base).with_suffix("").as_posix()
     return path.with_suffix("").name
 
 
+def _bundled_cassettes() -> Path | None:
+    try:
+        return bundled("cassettes").resolve()
+    except UsageError:
+        return None
+
+
 def recordings(path: Path, roots: Sequence[Path]) -> list[Recording]:
-    """The streamed interactions of one cassette file; ids are relative to the first root holding it."""
+    """The streamed interactions of one cassette file, named for case ids by `_cassette_id`."""
     cassette = load(path)
     base = _cassette_id(path, roots)
     out = []

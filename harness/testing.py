@@ -22,7 +22,7 @@ from typing import Any, Final
 import pytest
 
 from .accumulators import Accumulator, resolve
-from .errors import HarnessError, NoMatchError, UsageError
+from .errors import HarnessError, UsageError
 from .modes import RecordMode
 from .mutations import Meaning
 from .outcome import Outcome, diff
@@ -167,8 +167,10 @@ class Recorder:
 
     def problems(self) -> list[str]:
         """What makes the test fail after it ran: unmatched requests, then unused interactions."""
-        out = [f"toolstream: request not in {self.path}: {text}" for text in self.unmatched]
-        if self._inner is not None and not self.unmatched:
+        out = [f"toolstream: unmatched request: {text}" for text in self.unmatched]
+        if self._inner is None and self.path.exists():
+            self.inner()  # a test that asked nothing of its cassette left every interaction unused
+        if self._inner is not None and self._inner.policy.replay and not self.unmatched:
             unused = self._inner.unused()
             if unused:
                 listed = ", ".join(f"{i.request.method} {i.request.url}" for i in unused[:5])
@@ -288,7 +290,9 @@ def compare_lines(a: Result, b: Result) -> list[str]:
     """Where A's and B's outcomes differ (empty when they agree or neither has one)."""
     if a.actual is not None and b.actual is not None:
         return [
-            line.replace(" expected, got ", " in A, B has ").replace(" expected, missing", " in A, missing in B")
+            line.replace(" expected, got ", " in A, B has ").replace(
+                " expected, missing", " in A, missing in B"
+            )
             for line in diff(a.actual, b.actual)
         ]
     if a.actual is None and b.actual is None:
@@ -371,9 +375,7 @@ class MatrixCollector(pytest.Collector):
 
 
 class _MatrixItem(pytest.Item):
-    def __init__(
-        self, *, case_id: str, selection: Selection, catalog: CaseCatalog, **kwargs: Any
-    ) -> None:
+    def __init__(self, *, case_id: str, selection: Selection, catalog: CaseCatalog, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case_id = case_id
         self.selection = selection

@@ -93,7 +93,7 @@ def test_check_fails_with_exit_1_and_each_failure_replays(
     code = main(["check", "--accumulator", buggy, *SMALL, "--timeout", "0"])
     printed = capsys.readouterr().out
     assert code == 1
-    assert "FAIL parallel-2::parallel-calls-share-index-0::s0" in printed
+    assert "FAIL openai-chat/parallel-2::parallel-calls-share-index-0::s0" in printed
     assert "name 'read_file' expected" in printed or "name '" in printed
     replays = [line.split("replay: ", 1)[1] for line in printed.splitlines() if "replay: " in line]
     assert replays and all("--case" in r for r in replays)
@@ -140,7 +140,7 @@ def test_compare_reports_differences_and_writes_reproductions(
     )
     printed = capsys.readouterr().out
     assert code == 1
-    assert "DIFFERS parallel-2::parallel-calls-share-index-0::s0" in printed
+    assert "DIFFERS openai-chat/parallel-2::parallel-calls-share-index-0::s0" in printed
     assert "meets the expectation: A" in printed
     files = sorted(out.glob("*.yaml"))
     assert files and f"reproduction: {files[0]}" in printed

@@ -55,15 +55,15 @@ ACCUMULATORS = textwrap.dedent(
 
         def run(self, case):
             key = (case.cassette, case.scenario)
-            if key == ("single-call", "F3-single-read"):
+            if key == ("openai-chat/single-call", "F3-single-read"):
                 time.sleep(3600)
-            if key == ("single-call", "F4-crlf-line-ends"):
+            if key == ("openai-chat/single-call", "F4-crlf-line-ends"):
                 raise NotApplicable("not for CRLF streams")
-            if key == ("parallel-2", "original"):
+            if key == ("openai-chat/parallel-2", "original"):
                 raise ValueError("boom")
-            if key == ("parallel-2", "F3-single-read"):
+            if key == ("openai-chat/parallel-2", "F3-single-read"):
                 os._exit(3)
-            if key == ("parallel-2", "F4-crlf-line-ends"):
+            if key == ("openai-chat/parallel-2", "F4-crlf-line-ends"):
                 return Outcome()
             return reference(case)
 
@@ -129,7 +129,7 @@ STDIO = textwrap.dedent(
         message = json.loads(line)
         if message["op"] == "start":
             case = message["case"]
-            if case.startswith("parallel-2::original"):
+            if case.startswith("openai-chat/parallel-2::original"):
                 sys.exit(5)  # dies mid-case
         elif message["op"] == "end":
             if "F3-single-read" in case:
@@ -158,11 +158,11 @@ def _key(report_results: list) -> list[tuple[str, str, tuple[str, ...], str | No
 
 def test_reference_passes_and_original_is_added_when_no_scenario_is_named() -> None:
     report = run_matrix("reference", cassettes=[SINGLE], scenarios=["original", "F3-single-read"])
-    assert [r.id for r in report.results] == ["single-call::original::s0", "single-call::F3-single-read::s0"]
+    assert [r.id for r in report.results] == ["openai-chat/single-call::original::s0", "openai-chat/single-call::F3-single-read::s0"]
     assert report.ok and report.count(Verdict.PASS) == 2
     result = report.results[0]
     assert (result.cassette, result.scenario, result.seed, result.dialect) == (
-        "single-call",
+        "openai-chat/single-call",
         "original",
         0,
         "openai-chat",
@@ -178,10 +178,10 @@ def test_every_verdict_in_process_and_the_run_goes_on(accs: str) -> None:
         f"{accs}:tame", cassettes=[PARALLEL, SINGLE], scenarios=["original", "F4-crlf-line-ends"]
     )
     verdicts = {(r.cassette, r.scenario): r.verdict for r in report.results}
-    assert verdicts[("parallel-2", "original")] is Verdict.ERROR
-    assert verdicts[("parallel-2", "F4-crlf-line-ends")] is Verdict.FAIL
-    assert verdicts[("single-call", "original")] is Verdict.PASS
-    assert verdicts[("single-call", "F4-crlf-line-ends")] is Verdict.SKIPPED
+    assert verdicts[("openai-chat/parallel-2", "original")] is Verdict.ERROR
+    assert verdicts[("openai-chat/parallel-2", "F4-crlf-line-ends")] is Verdict.FAIL
+    assert verdicts[("openai-chat/single-call", "original")] is Verdict.PASS
+    assert verdicts[("openai-chat/single-call", "F4-crlf-line-ends")] is Verdict.SKIPPED
     error = next(r for r in report.results if r.verdict is Verdict.ERROR)
     assert error.error == "ValueError: boom" and error.actual is None
     failed = next(r for r in report.results if r.verdict is Verdict.FAIL)
@@ -199,12 +199,12 @@ def test_containment_in_workers_hang_and_dead_process(accs: str) -> None:
     )
     verdicts = [(r.cassette, r.scenario, r.verdict) for r in report.results]
     assert verdicts == [
-        ("parallel-2", "original", Verdict.ERROR),
-        ("parallel-2", "F3-single-read", Verdict.ERROR),
-        ("parallel-2", "F4-crlf-line-ends", Verdict.FAIL),
-        ("single-call", "original", Verdict.PASS),
-        ("single-call", "F3-single-read", Verdict.TIMEOUT),
-        ("single-call", "F4-crlf-line-ends", Verdict.SKIPPED),
+        ("openai-chat/parallel-2", "original", Verdict.ERROR),
+        ("openai-chat/parallel-2", "F3-single-read", Verdict.ERROR),
+        ("openai-chat/parallel-2", "F4-crlf-line-ends", Verdict.FAIL),
+        ("openai-chat/single-call", "original", Verdict.PASS),
+        ("openai-chat/single-call", "F3-single-read", Verdict.TIMEOUT),
+        ("openai-chat/single-call", "F4-crlf-line-ends", Verdict.SKIPPED),
     ]
     died = report.results[1]
     assert "died" in (died.error or "") and "exit code 3" in (died.error or "")
@@ -221,10 +221,10 @@ def test_stdio_command_that_dies_or_prints_garbage(tmp_path: Path) -> None:
     )
     verdicts = [(r.cassette, r.scenario, r.verdict) for r in report.results]
     assert verdicts == [
-        ("parallel-2", "original", Verdict.ERROR),
-        ("parallel-2", "F3-single-read", Verdict.ERROR),
-        ("single-call", "original", Verdict.SKIPPED),
-        ("single-call", "F3-single-read", Verdict.ERROR),
+        ("openai-chat/parallel-2", "original", Verdict.ERROR),
+        ("openai-chat/parallel-2", "F3-single-read", Verdict.ERROR),
+        ("openai-chat/single-call", "original", Verdict.SKIPPED),
+        ("openai-chat/single-call", "F3-single-read", Verdict.ERROR),
     ]
     assert "5" in (report.results[0].error or "")  # the exit status is in the message
     assert "JSON" in (report.results[1].error or "") or "json" in (report.results[1].error or "")
@@ -239,11 +239,11 @@ def test_parallel_jobs_give_the_serial_report(accs: str) -> None:
 
 
 def test_selection_by_case_id_dialect_and_seeds() -> None:
-    case_id = "parallel-2::parallel-calls-share-index-0::s1"
+    case_id = "openai-chat/parallel-2::parallel-calls-share-index-0::s1"
     report = run_matrices(["reference"], Selection(cassettes=(PARALLEL,), cases=(case_id,)))[0]
     assert [r.id for r in report.results] == [case_id]
     original = run_matrices(
-        ["reference"], Selection(cassettes=(PARALLEL,), cases=("parallel-2::original::s0",))
+        ["reference"], Selection(cassettes=(PARALLEL,), cases=("openai-chat/parallel-2::original::s0",))
     )[0]
     assert [r.verdict for r in original.results] == [Verdict.PASS]
     other = run_matrix("reference", cassettes=[PARALLEL], scenarios=["original"], dialects=["anthropic"])
@@ -277,7 +277,7 @@ def test_judge_maps_a_non_outcome_to_error() -> None:
         def close(self) -> None:
             pass
 
-    case = build_selected_case("single-call::original::s0", Selection(cassettes=(SINGLE,)))
+    case = build_selected_case("openai-chat/single-call::original::s0", Selection(cassettes=(SINGLE,)))
     result = judge(Odd(), "odd", case)  # type: ignore[arg-type]
     assert result.verdict is Verdict.ERROR and "not an Outcome" in (result.error or "")
 
@@ -309,7 +309,7 @@ def test_compare_finds_differences_and_writes_shrunk_reproductions(accs: str, tm
 
 def test_shrink_keeps_a_difference_and_drops_events(accs: str) -> None:
     case = build_selected_case(
-        "parallel-2::parallel-calls-share-index-0::s0", Selection(cassettes=(PARALLEL,))
+        "openai-chat/parallel-2::parallel-calls-share-index-0::s0", Selection(cassettes=(PARALLEL,))
     )
     a, b = resolve_accumulator("reference"), resolve_accumulator(f"{accs}:IndexOnly")
     shrunk, smaller = shrink_difference(case, a, b)

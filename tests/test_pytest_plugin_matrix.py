@@ -1,0 +1,169 @@
+"""The conformance matrix as tests: parametrized cases, generated items, -k, --lf, xdist, summary."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _pytester_support import copy_cassettes, plugin_args, prepare
+
+pytest_plugins = ["pytester"]
+
+# An accumulator that keeps only the first call: wrong wherever a stream has parallel calls.
+ACCUMULATORS = '''
+from dataclasses import replace
+
+from harness import dialects
+
+
+class FirstCallOnly:
+    def __init__(self, dialect):
+        self.inner = dialects.get(dialect).accumulator()
+
+    def feed(self, event):
+        self.inner.feed(event)
+
+    def close(self, error):
+        outcome = self.inner.close(error)
+        return replace(outcome, tool_calls=outcome.tool_calls[:1])
+'''
+
+SELECT = ["--toolstream-scenarios", "original,parallel-calls-share-index-0", "--toolstream-seeds", "1"]
+PARALLEL_ORIGINAL = "corpus/openai-chat/parallel-2::original::s0"
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    prepare(pytester, monkeypatch)
+    pytester.makepyfile(accs=ACCUMULATORS)
+    copy_cassettes(pytester, "openai-chat/parallel-2", "openai-chat/single-call")
+    return pytester
+
+
+def matrix_args(*extra: str) -> list[str]:
+    return [*plugin_args(), "--toolstream-cassette-dir", "corpus", *SELECT, "-p", "no:randomly", *extra]
+
+
+def test_matrix_from_options_alone_names_failure_signatures(project: pytest.Pytester) -> None:
+    result = project.runpytest(*matrix_args("--toolstream-accumulator", "accs:FirstCallOnly", "-rN"))
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*toolstream*",
+            "accs:FirstCallOnly: 3 cases: 1 pass, 2 fail",
+            "2 failures, all: missing call; tool_calls count",
+            "by scenario:",
+            "*1  original: missing call; tool_calls count",
+            "*1  parallel-calls-share-index-0: missing call; tool_calls count",
+        ]
+    )
+    out = result.stdout.str()
+    assert f"FAIL {PARALLEL_ORIGINAL} (accumulator accs:FirstCallOnly)" in out
+    assert f"pytest -k {PARALLEL_ORIGINAL}" in out
+    result.stdout.fnmatch_lines(
+        [f"*toolstream check --accumulator accs:FirstCallOnly --cassettes */corpus --case {PARALLEL_ORIGINAL}"]
+    )
+
+
+def test_k_selects_one_case_and_lf_reruns_only_the_failed(project: pytest.Pytester) -> None:
+    args = matrix_args("--toolstream-accumulator", "accs:FirstCallOnly")
+    project.runpytest(*args, "-k", PARALLEL_ORIGINAL).assert_outcomes(failed=1, deselected=2)
+    project.runpytest(*args).assert_outcomes(passed=1, failed=2)
+    again = project.runpytest(*args, "--lf", "-v")
+    again.assert_outcomes(failed=2, deselected=1)
+    again.stdout.fnmatch_lines([f"*{PARALLEL_ORIGINAL}*FAILED*"])
+
+
+def test_written_tests_get_one_item_per_case_and_compare_items(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_acc="""
+        import pytest
+
+        @pytest.mark.toolstream_matrix(scenarios=["original"], dialects=["openai-chat"])
+        def test_reference(toolstream_case):
+            toolstream_case.check("reference")
+        """
+    )
+    written = project.runpytest(*plugin_args(), "--toolstream-cassette-dir", "corpus", "-v", "test_acc.py")
+    written.assert_outcomes(passed=2)
+    written.stdout.fnmatch_lines(["*test_reference?corpus/openai-chat/single-call::original::s0? PASSED*"])
+    compared = project.runpytest(
+        *matrix_args("--toolstream-compare", "reference", "accs:FirstCallOnly", "--toolstream-json", "cmp.json"),
+        "test_acc.py",
+    )
+    compared.assert_outcomes(passed=3, failed=2)  # 2 written + 1 agreeing compare item; 2 differ
+    compared.stdout.fnmatch_lines(["reference vs accs:FirstCallOnly: differ on 2 of 3 cases"])
+    report = json.loads((project.path / "cmp.json").read_text())
+    assert report["summary"]["differences"] == 2
+
+
+def test_a_misspelt_matrix_marker_argument_is_a_usage_error(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_acc="""
+        import pytest
+
+        @pytest.mark.toolstream_matrix(scenario=["original"])
+        def test_reference(toolstream_case):
+            pass
+        """
+    )
+    result = project.runpytest(*plugin_args())
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown argument 'scenario'; did you mean 'scenarios'?*"])
+
+
+def test_xdist_gives_the_serial_outcomes_and_records_in_parallel(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_record="""
+        import pytest
+
+        from harness.fake_provider import FakeProvider, Script
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_record(toolstream, n):
+            with FakeProvider() as fake:
+                fake.route("POST", "/v1/x", Script.of([b"data: %d\\n\\n" % n] * 50))
+                client = toolstream.httpx_client(base_url=fake.url)
+                assert client.post("/v1/x", json={"n": n}).content.count(b"data") == 50
+        """
+    )
+    args = matrix_args("--toolstream-accumulator", "accs:FirstCallOnly", "--toolstream-json", "report.json")
+    serial = project.runpytest_subprocess(*args, "--toolstream-record-mode", "once", "-k", "not test_record")
+    serial.assert_outcomes(passed=1, failed=2)
+    serial_report = json.loads((project.path / "report.json").read_text())
+    cassettes = project.path / "corpus" / "test_record"
+    parallel = project.runpytest_subprocess(*args, "--toolstream-record-mode", "once", "-n", "2")
+    parallel.assert_outcomes(passed=5, failed=2)
+    parallel_report = json.loads((project.path / "report.json").read_text())
+    assert [(c["id"], c["verdict"]) for c in parallel_report["cases"]] == [
+        (c["id"], c["verdict"]) for c in serial_report["cases"]
+    ]
+    recorded = sorted(cassettes.glob("*.yaml"))
+    assert len(recorded) == 4
+    from harness.cassette import load
+
+    for path in recorded:
+        assert len(load(path).interactions[0].response.chunks) >= 1  # each file whole and loadable
+
+
+def test_runs_beside_pytest_recording_and_syrupy(project: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_recording")
+    pytest.importorskip("syrupy")
+    project.makepyfile(
+        test_both="""
+        import pytest
+
+        @pytest.mark.vcr
+        def test_vcr_marker_still_works(vcr):
+            assert vcr is not None
+
+        @pytest.mark.toolstream_matrix(scenarios=["original"], dialects=["openai-chat"])
+        def test_snapshots(toolstream_case, snapshot, toolstream_snapshot):
+            assert toolstream_case.run("reference") == toolstream_snapshot
+        """
+    )
+    result = project.runpytest(
+        *plugin_args(), "-p", "pytest_recording.plugin", "--toolstream-cassette-dir", "corpus",
+        "--record-mode", "none", "--snapshot-update", "test_both.py",
+    )  # fmt: skip
+    result.assert_outcomes(passed=3)
