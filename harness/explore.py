@@ -10,11 +10,10 @@ The result is written as a cassette (`source.kind: synthesized`) and a scenario 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import yaml
 from hypothesis import HealthCheck, find, settings
@@ -103,18 +102,13 @@ class Finding:
 
 
 def load_factory(spec: str) -> Callable[[], Accumulator]:
-    """`module:attr` naming an accumulator class or a factory returning one."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise UsageError(f"--accumulator {spec!r}: expected module:attr")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"--accumulator {spec!r}: cannot import {module_name}: {exc}") from None
-    factory = getattr(module, attr, None)
+    """`module:attr` naming an event-level accumulator class or a factory returning one."""
+    from .accumulators import import_object
+
+    factory = import_object(spec)
     if not callable(factory):
-        raise UsageError(f"--accumulator {spec!r}: {module_name} has no callable {attr}")
-    return factory
+        raise UsageError(f"--accumulator {spec!r}: {spec.partition(':')[2]} is not callable")
+    return cast(Callable[[], Accumulator], factory)
 
 
 def _check(factory: Callable[[], Accumulator], stream: Stream) -> list[str]:

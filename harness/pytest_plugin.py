@@ -103,7 +103,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         ids = list(catalog.cases(selection))
     except HarnessError as exc:
-        import traceback; traceback.print_exc()
         raise pytest.UsageError(str(exc)) from None
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
     common: dict[str, Any] = {"parent": parent, "selection": selection, "catalog": catalog}

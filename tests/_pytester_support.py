@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+# Imported here, before any in-process run: pytester drops modules first imported inside a run,
+# and re-importing yaml's C extension afterwards breaks YAML loading for the next run.
+import harness.pytest_plugin  # noqa: F401
+import harness.snapshot  # noqa: F401
+
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
 

@@ -163,7 +163,7 @@ def test_runs_beside_pytest_recording_and_syrupy(project: pytest.Pytester) -> No
         """
     )
     result = project.runpytest(
-        *plugin_args(), "-p", "pytest_recording.plugin", "--toolstream-cassette-dir", "corpus",
+        *plugin_args(), "--toolstream-cassette-dir", "corpus",
         "--record-mode", "none", "--snapshot-update", "test_both.py",
     )  # fmt: skip
     result.assert_outcomes(passed=3)

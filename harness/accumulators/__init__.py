@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import sys
 from importlib.metadata import entry_points
 from typing import Any, Final
 
@@ -31,6 +33,7 @@ __all__ = [
     "EventLevel",
     "Stdio",
     "builtin_names",
+    "import_object",
     "resolve",
     "wrap",
 ]
@@ -77,12 +80,16 @@ def resolve(spec: str | Any) -> Accumulator:
             raise UsageError(f"accumulator {spec!r}: its entry point failed to load: {exc}") from None
         return wrap(loaded, spec)
     if ":" in spec:
-        return wrap(_import(spec), spec)
+        return wrap(import_object(spec), spec)
     known = ", ".join(name for name in _BUILTINS if name != "reference")
     raise UsageError(f"unknown accumulator {spec!r}; use {_FORMS.format(known)}")
 
 
-def _import(spec: str) -> Any:
+def import_object(spec: str) -> Any:
+    """The object `module.path:attr` names. The working directory is importable, as with
+    `python -m`, so `--accumulator mypkg.acc:make` works from a project's folder."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise UsageError(f"accumulator {spec!r}: expected module.path:attr")
