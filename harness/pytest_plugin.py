@@ -108,10 +108,21 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     common: dict[str, Any] = {"parent": parent, "selection": selection, "catalog": catalog}
     for spec in settings.accumulators:
         name = item_name(spec)
-        items.extend(CaseItem.from_parent(name=f"{name}[{i}]", spec=spec, case_id=i, **common) for i in ids)
+        items.extend(
+            CaseItem.from_parent(
+                name=f"{name}[{i}]", nodeid=f"toolstream::{name}[{i}]", spec=spec, case_id=i, **common
+            )
+            for i in ids
+        )
     if settings.compare is not None:
         items.extend(
-            CompareItem.from_parent(name=f"compare[{i}]", specs=settings.compare, case_id=i, **common)
+            CompareItem.from_parent(
+                name=f"compare[{i}]",
+                nodeid=f"toolstream::compare[{i}]",
+                specs=settings.compare,
+                case_id=i,
+                **common,
+            )
             for i in ids
         )
 

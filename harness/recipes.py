@@ -147,6 +147,7 @@ class Provider:
     auth: Callable[[str], dict[str, str]] = field(repr=False)
     thinking: bool = False
     key_optional: bool = False
+    base_url_env: tuple[str, ...] = ()  # the variables the provider's own SDK reads its endpoint from
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,6 +301,7 @@ PROVIDERS: dict[str, Provider] = {
             _openai_chat,
             lambda model: "/chat/completions",
             _bearer,
+            base_url_env=("OPENAI_BASE_URL",),
         ),
         Provider(
             "openai-responses",
@@ -311,6 +313,7 @@ PROVIDERS: dict[str, Provider] = {
             lambda model: "/responses",
             _bearer,
             thinking=True,
+            base_url_env=("OPENAI_BASE_URL",),
         ),
         Provider(
             "anthropic",
@@ -322,6 +325,7 @@ PROVIDERS: dict[str, Provider] = {
             lambda model: "/v1/messages",
             lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"},
             thinking=True,
+            base_url_env=("ANTHROPIC_BASE_URL",),
         ),
         Provider(
             "gemini",
@@ -366,6 +370,7 @@ PROVIDERS: dict[str, Provider] = {
             lambda model: "/chat/completions",
             _bearer,
             key_optional=True,  # local servers (vLLM, llama.cpp) usually take no key
+            base_url_env=("OPENAI_BASE_URL",),
         ),
         Provider(
             "cohere",
@@ -423,7 +428,8 @@ def build_request(
     model = model or spec.default_model
     if not model:
         raise UsageError(f"provider {spec.name} needs --model")
-    root = base_url or spec.base_url
+    # Like the provider's SDK: --base-url, else its endpoint variable (OPENAI_BASE_URL ...), else the default.
+    root = base_url or next((env[v] for v in spec.base_url_env if env.get(v)), None) or spec.base_url
     if spec.name == "bedrock" and not root:
         region = _require(env, ("AWS_REGION", "AWS_DEFAULT_REGION"))
         root = f"https://bedrock-runtime.{region}.amazonaws.com"

@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
+import pkgutil
 import shutil
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
-# Imported here, before any in-process run: pytester drops modules first imported inside a run,
-# and re-importing yaml's C extension afterwards breaks YAML loading for the next run.
-import harness.pytest_plugin  # noqa: F401
-import harness.snapshot  # noqa: F401
+import harness
+
+
+def _import_harness() -> None:
+    """Import every harness module before any in-process run: pytester drops the modules first
+    imported inside a run, which leaves yaml's C loader and the mutations' type hints broken."""
+    for info in pkgutil.walk_packages(harness.__path__, "harness."):
+        if info.name.endswith("__main__"):
+            continue  # running it would start the CLI
+        with contextlib.suppress(ImportError):
+            importlib.import_module(info.name)
+
+
+_import_harness()
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"

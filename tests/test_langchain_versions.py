@@ -58,6 +58,8 @@ def test_compare_reports_the_fix(tmp_path: Path) -> None:
 
 
 def test_seed_001_still_fails_in_1_2_14() -> None:
-    run = toolstream("check", "--accumulator", spec("1.2.14"), "--scenarios", "same-index-fragments-in-one-delta")
+    run = toolstream(
+        "check", "--accumulator", spec("1.2.14"), "--scenarios", "same-index-fragments-in-one-delta"
+    )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "arguments invalid JSON" in run.stdout

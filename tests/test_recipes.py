@@ -240,3 +240,12 @@ def test_sigv4_matches_botocore(monkeypatch: pytest.MonkeyPatch, url: str, token
 def test_default_output_is_under_the_dialect_folder() -> None:
     path = recipes.default_output("bedrock", "parallel", "us.anthropic.claude:0")
     assert path.as_posix() == "cassettes/bedrock-converse/bedrock-parallel-us.anthropic.claude_0.yaml"
+
+
+def test_base_url_comes_from_the_sdk_variable_unless_given() -> None:
+    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    assert recipes.build_request("openai", env=env).url == "http://127.0.0.1:9/v1/chat/completions"
+    given = recipes.build_request("openai", base_url="http://127.0.0.1:8/v1", env=env)
+    assert given.url == "http://127.0.0.1:8/v1/chat/completions"
+    anthropic = recipes.build_request("anthropic", env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://h"})
+    assert anthropic.url == "http://h/v1/messages"
