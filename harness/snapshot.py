@@ -70,6 +70,14 @@ def _write(location: str | Path, entries: Mapping[str, Any]) -> None:
     write_atomic(Path(location), text.encode("utf-8"))
 
 
+def _test_name(test_location: PyTestLocation) -> str:
+    # Not `snapshot_name`: syrupy splits node ids on "::", which case ids contain too.
+    item = test_location.item
+    name = str(getattr(item, "originalname", None) or item.name)
+    owner = getattr(item, "cls", None)
+    return f"{owner.__name__}.{name}" if owner is not None else name
+
+
 class ToolstreamSnapshotExtension(AbstractSyrupyExtension):
     """Outcomes as YAML; the snapshot `name=` is a case key (`cassette` or `cassette::scenario::sN`)."""
 
@@ -101,11 +109,11 @@ class ToolstreamSnapshotExtension(AbstractSyrupyExtension):
     def get_file_basename(cls, *, test_location: PyTestLocation, index: Any) -> str:
         if isinstance(index, str):
             return file_safe(index.split(SEPARATOR)[0])
-        return file_safe(test_location.snapshot_name)
+        return file_safe(_test_name(test_location))
 
     @classmethod
     def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
-        name = test_location.snapshot_name
+        name = _test_name(test_location)
         if isinstance(index, str):
             rest = index.split(SEPARATOR)[1:]
             return f"{name}[{SEPARATOR.join(rest)}]" if rest else name

@@ -20,12 +20,11 @@ CASSETTES = ROOT / "cassettes" / "openai-chat"
 
 
 def spec(version: str) -> str:
-    toolstream = ROOT / f".venv-langchain-core-{version}" / "bin" / "toolstream"
+    side = f".venv-langchain-core-{version}"
+    toolstream = ROOT / side / "bin" / "toolstream"
     if not toolstream.exists():
-        pytest.skip(
-            f"no side environment for langchain-core {version}: python3 -m venv .venv-langchain-core-{version} "
-            f"&& .venv-langchain-core-{version}/bin/pip install . langchain-core=={version}"
-        )
+        install = f"python3 -m venv {side} && {side}/bin/pip install . langchain-core=={version}"
+        pytest.skip(f"no side environment (.ci/run makes it): {install}")
     return f"cmd:{shlex.quote(str(toolstream))} serve-accumulator langchain-core"
 
 

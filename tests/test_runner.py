@@ -158,7 +158,10 @@ def _key(report_results: list) -> list[tuple[str, str, tuple[str, ...], str | No
 
 def test_reference_passes_and_original_is_added_when_no_scenario_is_named() -> None:
     report = run_matrix("reference", cassettes=[SINGLE], scenarios=["original", "F3-single-read"])
-    assert [r.id for r in report.results] == ["openai-chat/single-call::original::s0", "openai-chat/single-call::F3-single-read::s0"]
+    assert [r.id for r in report.results] == [
+        "openai-chat/single-call::original::s0",
+        "openai-chat/single-call::F3-single-read::s0",
+    ]
     assert report.ok and report.count(Verdict.PASS) == 2
     result = report.results[0]
     assert (result.cassette, result.scenario, result.seed, result.dialect) == (
