@@ -60,7 +60,8 @@ def render_html(
     if comparison is not None:
         grids.append(_compare_grid(comparison, selection))
     body = "\n".join(_grid_html(n, grid) for n, grid in enumerate(grids)) or "<p>No cases were run.</p>"
-    data = json.dumps([grid["cells"] for grid in grids], ensure_ascii=False).replace("</", "<\\/")
+    # No "<" at all inside the script element: nothing in the data can close it or open a comment.
+    data = json.dumps([grid["cells"] for grid in grids], ensure_ascii=False).replace("<", "\\u003c")
     parts = {
         "title": html.escape(title),
         "legend": _legend(comparison is not None and not reports),

@@ -88,13 +88,16 @@ def test_written_tests_get_one_item_per_case_and_compare_items(project: pytest.P
     written.assert_outcomes(passed=2)
     written.stdout.fnmatch_lines(["*test_reference?corpus/openai-chat/single-call::original::s0? PASSED*"])
     compared = project.runpytest(
-        *matrix_args("--toolstream-compare", "reference", "accs:FirstCallOnly", "--toolstream-json", "cmp.json"),
+        *matrix_args("--toolstream-compare", "reference", "accs:FirstCallOnly", "--toolstream-json", "cmp.json",
+                     "--toolstream-html", "cmp.html"),  # fmt: skip
         "test_acc.py",
     )
     compared.assert_outcomes(passed=3, failed=2)  # 2 written + 1 agreeing compare item; 2 differ
     compared.stdout.fnmatch_lines(["reference vs accs:FirstCallOnly: differ on 2 of 3 cases"])
     report = json.loads((project.path / "cmp.json").read_text())
     assert report["summary"]["differences"] == 2
+    page = (project.path / "cmp.html").read_text()
+    assert page.count('class="cell differ"') == 2 and "A = reference vs B = accs:FirstCallOnly" in page
 
 
 def test_a_misspelt_matrix_marker_argument_is_a_collection_error(project: pytest.Pytester) -> None:

@@ -55,3 +55,14 @@ def test_update_writes_yaml_snapshots_and_a_later_run_passes(
     broken = pytester.runpytest(*args)
     assert broken.ret == pytest.ExitCode.TESTS_FAILED
     broken.stdout.fnmatch_lines(["*get_wether*"])
+
+
+def test_unused_snapshots_are_reported_by_syrupy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    prepare(pytester, monkeypatch)
+    copy_cassettes(pytester, "openai-chat/parallel-2")
+    pytester.makepyfile(test_snap=TEST)
+    args = [*plugin_args(), "--toolstream-cassette-dir", "corpus", "-p", "no:randomly"]
+    assert pytester.runpytest(*args, "--snapshot-update").ret == pytest.ExitCode.OK
+    pytester.makepyfile(test_snap=TEST.replace('"F3-one-byte-reads", "D7-truncated-mid-args"', ""))
+    result = pytester.runpytest(*args)
+    result.stdout.fnmatch_lines(["*1 snapshot unused*"])

@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .. import dialects
 from ..cassette import Cassette, Interaction, Request, Source
 from ..errors import AccumulatorProtocolError, NotApplicable, UsageError
 from ..outcome import Outcome
@@ -39,13 +40,8 @@ __all__ = [
     "require_dialect",
 ]
 
-# Where a case with no recorded request (one rebuilt from the stdio protocol) is sent, and the
-# smallest body each SDK accepts; the replay transport answers whatever is sent.
-_PLACEHOLDER_URLS = {
-    "openai-chat": "https://api.openai.com/v1/chat/completions",
-    "openai-responses": "https://api.openai.com/v1/responses",
-    "anthropic": "https://api.anthropic.com/v1/messages",
-}
+# The smallest body each SDK accepts, for a case with no recorded request (one rebuilt from the
+# stdio protocol): it goes to the dialect's default endpoint, and the replay answers whatever is sent.
 _PLACEHOLDER_BODIES: dict[str, dict[str, Any]] = {
     "openai-chat": {"model": "toolstream", "messages": [{"role": "user", "content": "toolstream"}]},
     "openai-responses": {"model": "toolstream", "input": "toolstream"},
@@ -81,7 +77,7 @@ def recorded_request(case: Case) -> Request:
     """The case's recorded request, or a placeholder for its dialect when it has none."""
     if isinstance(case.request, Request):
         return case.request
-    url = _PLACEHOLDER_URLS.get(case.dialect, "http://toolstream.invalid/")
+    url = dialects.get(case.dialect).default_url
     body = dict(_PLACEHOLDER_BODIES.get(case.dialect, {}))
     return Request(method="POST", url=url, headers={"content-type": "application/json"}, body=body)
 

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
+from ..html_report import write_html
 from ..report import render_check, report_to_dict, write_json
 from ..runner import Selection, run_matrices
 from ..terminal import Progress
@@ -81,6 +82,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )  # fmt: skip
     add_selection_options(parser)
     parser.add_argument("--json", metavar="FILE", help="write the JSON report here (atomically)")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page of the matrix here")
     parser.add_argument(
         "--max-failures",
         type=int,
@@ -102,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
     if args.json:
         write_json(report_to_dict(report, selection), args.json)
+    if args.html:
+        write_html(args.html, reports=[report], selection=selection)
     print(render_check(report, selection=selection, max_failures=args.max_failures))
     if not report.results:
         print("no cases selected", file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..html_report import write_html
 from ..report import comparison_to_dict, render_comparison, write_json
 from ..runner import compare_matrix, write_reproductions
 from ..terminal import Progress
@@ -33,6 +34,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="differences printed and written as reproductions (default 50; 0: all)",
     )  # fmt: skip
     parser.add_argument("--json", metavar="FILE", help="write the differences as JSON here (atomically)")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page of A vs B here")
     return parser
 
 
@@ -48,5 +50,7 @@ def run(args: argparse.Namespace) -> int:
     reproductions = write_reproductions(comparison, selection, args.out, limit=args.max_differences)
     if args.json:
         write_json(comparison_to_dict(comparison, reproductions), args.json)
+    if args.html:
+        write_html(args.html, comparison=comparison, selection=selection)
     print(render_comparison(comparison, reproductions, max_differences=args.max_differences))
     return 0 if comparison.agree else 1
