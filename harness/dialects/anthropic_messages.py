@@ -31,15 +31,15 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
 from ..cassette import Request, header
 from ..codecs import WireEvent
 from ..errors import DialectError
-from ..outcome import Outcome, State, ToolCall
+from ..outcome import Outcome, State
 from .base import MISSING, Dialect, Event, Field, Fragment, Kind, ReferenceAccumulator, Role
+from .blocks import Blocks
 
 TOOL_BLOCK_TYPES = frozenset({"tool_use", "server_tool_use"})
 
@@ -90,43 +90,17 @@ def _is_args(event: Event) -> bool:
 # Reference accumulator
 
 
-@dataclass(slots=True)
-class _Block:
-    type: Any
-    id: Any
-    name: Any
-    order: int
-    start_input: Any = None
-    parts: list[str] = field(default_factory=list)
-    got_args: bool = False
-    duplicate: bool = False
-
-    @property
-    def is_tool(self) -> bool:
-        return self.type in TOOL_BLOCK_TYPES and not self.duplicate
-
-    def call(self) -> ToolCall:
-        name = self.name if isinstance(self.name, str) else None
-        call_id = self.id if isinstance(self.id, str) else None
-        if not self.got_args and isinstance(self.start_input, dict):
-            return ToolCall(name=name, arguments=self.start_input, id=call_id)
-        return ToolCall.from_text(name, "".join(self.parts), call_id)
-
-
 class AnthropicAccumulator(ReferenceAccumulator):
     """The oracle for Anthropic Messages streams; see the module docstring for its rules."""
 
     def __init__(self) -> None:
-        self._open: dict[Hashable, _Block] = {}
-        self._final: list[tuple[int, ToolCall]] = []
-        self._final_ids: set[str] = set()
+        self._blocks = Blocks()
         self._text: list[str] = []
         self._usage: dict[str, Any] | None = None
         self._finish: str | None = None
         self._started = False
         self._state: State | None = None
         self._error: str | None = None
-        self._order = 0
 
     def feed(self, event: Event) -> None:
         if self._state is not None:
@@ -140,13 +114,20 @@ class AnthropicAccumulator(ReferenceAccumulator):
                 if isinstance(usage, dict):
                     self._usage = dict(usage)
         elif kind == "content_block_start":
-            self._start(_index(event), _block(event))
+            block = _block(event)
+            block_type = block.get("type")
+            self._blocks.start(
+                _index(event),
+                block_type,
+                tool=block_type in TOOL_BLOCK_TYPES,
+                id=block.get("id"),
+                name=block.get("name"),
+                start_input=block.get("input"),
+            )
         elif kind == "content_block_delta":
             self._delta(_index(event), _delta(event))
         elif kind == "content_block_stop":
-            block = self._open.pop(_index(event), None)
-            if block is not None:
-                self._finalize(block)
+            self._blocks.stop(_index(event))
         elif kind == "message_delta":
             reason = _dict(payload.get("delta")).get("stop_reason")
             if isinstance(reason, str):
@@ -155,48 +136,24 @@ class AnthropicAccumulator(ReferenceAccumulator):
             if isinstance(usage, dict):
                 self._usage = {**(self._usage or {}), **usage}
         elif kind == "message_stop":
-            for block in self._open.values():
-                self._finalize(block)
-            self._open.clear()
+            self._blocks.stop_all()
             self._state = State.COMPLETE
         elif kind == "error":
             error = _dict(payload.get("error"))
             self._state = State.ERROR
             self._error = f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
 
-    def _start(self, index: Hashable, content: dict[str, Any]) -> None:
-        kind, block_id = content.get("type"), content.get("id")
-        current = self._open.get(index)
-        if current is not None:
-            if current.type == kind and current.id == block_id:
-                return  # a duplicate start of the open block (D10)
-            self._finalize(current)
-        block = _Block(kind, block_id, content.get("name"), self._order, content.get("input"))
-        # A tool_use id is unique in a message: a start repeating a final call's id is a duplicate.
-        block.duplicate = isinstance(block_id, str) and block_id in self._final_ids
-        self._order += 1
-        self._open[index] = block
-
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         kind = delta.get("type")
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             self._text.append(delta["text"])
             return
-        block = self._open.get(index)
-        if kind == "input_json_delta" and block is not None and block.type in TOOL_BLOCK_TYPES:
-            piece = delta.get("partial_json")
-            block.got_args = True
-            if isinstance(piece, str):
-                block.parts.append(piece)
-
-    def _finalize(self, block: _Block) -> None:
-        if block.is_tool:
-            self._final.append((block.order, block.call()))
-            if isinstance(block.id, str):
-                self._final_ids.add(block.id)
+        block = self._blocks.get(index)
+        if kind == "input_json_delta" and block is not None and block.tool:
+            block.add_args(delta.get("partial_json"))
 
     def close(self, error: str | None = None) -> Outcome:
-        calls = tuple(call for _, call in sorted(self._final, key=lambda item: item[0]))
+        calls = self._blocks.calls()
         state = self._state or State.CUT
         message = self._error
         if state is State.CUT:

@@ -32,15 +32,15 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
 from ..cassette import Request
 from ..codecs import EventHeader, WireEvent
 from ..errors import DialectError
-from ..outcome import Outcome, State, ToolCall
+from ..outcome import Outcome, State
 from .base import MISSING, Dialect, Event, Field, Fragment, Kind, ReferenceAccumulator, Role
+from .blocks import Blocks
 
 _PATH = re.compile(r"/model/[^/]+/converse-stream$")
 _START_FIELDS = {Field.ID: "toolUseId", Field.NAME: "name", Field.TYPE: "type"}
@@ -105,38 +105,16 @@ def _tool_delta(event: Event) -> dict[str, Any] | None:
 # Reference accumulator
 
 
-@dataclass(slots=True)
-class _Block:
-    kind: str  # "toolUse", "text", "reasoningContent", ...
-    order: int
-    id: Any = None
-    name: Any = None
-    parts: list[str] = field(default_factory=list)
-    duplicate: bool = False
-
-    @property
-    def is_tool(self) -> bool:
-        return self.kind == "toolUse" and not self.duplicate
-
-    def call(self) -> ToolCall:
-        name = self.name if isinstance(self.name, str) else None
-        call_id = self.id if isinstance(self.id, str) else None
-        return ToolCall.from_text(name, "".join(self.parts), call_id)
-
-
 class BedrockConverseAccumulator(ReferenceAccumulator):
     """The oracle for Bedrock ConverseStream; see the module docstring for its rules."""
 
     def __init__(self) -> None:
-        self._open: dict[Hashable, _Block] = {}
-        self._final: list[tuple[int, ToolCall]] = []
-        self._final_ids: set[str] = set()
+        self._blocks = Blocks()
         self._text: list[str] = []
         self._usage: dict[str, Any] | None = None
         self._finish: str | None = None
         self._state: State | None = None
         self._error: str | None = None
-        self._order = 0
 
     def feed(self, event: Event) -> None:
         if self._state is State.ERROR:
@@ -152,57 +130,35 @@ class BedrockConverseAccumulator(ReferenceAccumulator):
             self._state = State.ERROR
             self._error = f"{event.name}: {_dict(event.payload).get('message', '')}".strip()
         elif event.name == "contentBlockStart":
-            self._start(_index(event), _tool_start(event))
+            tool = _tool_start(event)
+            if tool is not None:  # an image or toolResult start: nothing a tool-call client needs
+                self._blocks.start(
+                    _index(event), "toolUse", tool=True, id=tool.get("toolUseId"), name=tool.get("name")
+                )
         elif event.name == "contentBlockDelta":
             self._delta(_index(event), _dict(_dict(event.payload).get("delta")))
         elif event.name == "contentBlockStop":
-            block = self._open.pop(_index(event), None)
-            if block is not None:
-                self._finalize(block)
+            self._blocks.stop(_index(event))
         elif event.name == "messageStop":
             reason = _dict(event.payload).get("stopReason")
             self._finish = reason if isinstance(reason, str) else None
-            for block in self._open.values():
-                self._finalize(block)
-            self._open.clear()
+            self._blocks.stop_all()
             self._state = State.COMPLETE
-
-    def _start(self, index: Hashable, tool: dict[str, Any] | None) -> None:
-        if tool is None:
-            return  # an image or toolResult start: nothing a tool-call client needs
-        current = self._open.get(index)
-        if current is not None:
-            if current.kind == "toolUse" and current.id == tool.get("toolUseId"):
-                return  # a duplicate start of the open block (D10)
-            self._finalize(current)
-        block = _Block("toolUse", self._order, tool.get("toolUseId"), tool.get("name"))
-        block.duplicate = isinstance(block.id, str) and block.id in self._final_ids
-        self._order += 1
-        self._open[index] = block
 
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         if isinstance(delta.get("text"), str):
             self._text.append(delta["text"])
-        block = self._open.get(index)
+        block = self._blocks.get(index)
         if "toolUse" in delta:
-            piece = _dict(delta["toolUse"]).get("input")
-            if block is not None and block.kind == "toolUse" and isinstance(piece, str):
-                block.parts.append(piece)
+            if block is not None and block.tool:
+                block.add_args(_dict(delta["toolUse"]).get("input"))
             return
         kind = next(iter(delta), None)
         if block is None and kind is not None:
-            # Text and reasoning blocks have no start: their first delta opens them (C5).
-            self._open[index] = _Block(kind, self._order)
-            self._order += 1
-
-    def _finalize(self, block: _Block) -> None:
-        if block.is_tool:
-            self._final.append((block.order, block.call()))
-            if isinstance(block.id, str):
-                self._final_ids.add(block.id)
+            self._blocks.open_without_start(index, kind)  # text and reasoning blocks have no start (C5)
 
     def close(self, error: str | None = None) -> Outcome:
-        calls = tuple(call for _, call in sorted(self._final, key=lambda item: item[0]))
+        calls = self._blocks.calls()
         state = self._state or State.CUT
         message = self._error
         if state is State.CUT:
