@@ -29,7 +29,7 @@ from .outcome import Outcome, diff
 from .plugin_options import RecordOptions
 from .report import replay_command, signature
 from .runner import ORIGINAL, Comparison, Difference, Report, Result, Selection, Verdict, judge
-from .scenario import SEPARATOR, Case, Scenario, find_scenario, iter_cases, load_scenarios
+from .scenario import Case, Scenario, find_scenario, iter_cases, load_scenarios
 from .transports import RecordingTransport
 from .transports._library import TransportBase
 
@@ -512,7 +512,3 @@ def _grouped(failures: Sequence[Result]) -> list[str]:
         shown = "; ".join(kind for kind, _ in kinds.most_common(2))
         out.append(f"  {len(members):>5}  {scenario}: {shown}")
     return out
-
-
-def case_id_parts(case_id: str) -> list[str]:
-    return case_id.split(SEPARATOR)

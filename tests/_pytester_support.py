@@ -43,6 +43,8 @@ def prepare(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.syspathinsert()  # the test folder: accumulators written there import as `module:attr`
     monkeypatch.setenv("PYTHONPATH", f"{ROOT}{os.pathsep}{pytester.path}")
     monkeypatch.delenv("CI", raising=False)
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)  # the outer run's xdist is not the inner run's
 
 
 def copy_cassettes(pytester: pytest.Pytester, *names: str, folder: str = "corpus") -> Path:

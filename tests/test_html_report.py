@@ -30,7 +30,9 @@ def result(cassette: str, scenario: str, accumulator: str, verdict: Verdict) -> 
         verdict=verdict,
         expected=EXPECTED,
         actual=EXPECTED if good else MERGED,
-        diff=() if good else ("call 1: name 'read' expected, got 'readsearch'", "tool_calls: 2 expected, got 1"),
+        diff=()
+        if good
+        else ("call 1: name 'read' expected, got 'readsearch'", "tool_calls: 2 expected, got 1"),
     )
 
 
@@ -59,8 +61,12 @@ def test_page_is_self_contained_and_carries_every_case() -> None:
     data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)[1])
     cell = data[0]["2,0"]  # share-index-0 x openai-chat/parallel-2
     assert cell["status"] == "differ"
-    assert "pytest -k openai-chat/parallel-2::parallel-calls-share-index-0::s0" in cell["cases"][0]["commands"]
-    assert any("toolstream compare reference mypkg.acc:merge_by_index" in c for c in cell["cases"][0]["commands"])
+    assert (
+        "pytest -k openai-chat/parallel-2::parallel-calls-share-index-0::s0" in cell["cases"][0]["commands"]
+    )
+    assert any(
+        "toolstream compare reference mypkg.acc:merge_by_index" in c for c in cell["cases"][0]["commands"]
+    )
     assert page.count('class="cell differ"') == 2 and page.count('class="cell agree"') == 10
 
 
@@ -103,3 +109,32 @@ def test_compare_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (1280, 900)
+
+
+def test_cli_check_and_compare_write_the_same_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    parallel = str(Path(__file__).resolve().parent.parent / "cassettes" / "openai-chat" / "parallel-2.yaml")
+    selection = ["--cassettes", parallel, "--scenarios", "original", "--timeout", "0"]
+    assert main(["check", "--accumulator", "reference", *selection, "--html", str(tmp_path / "c.html")]) == 0
+    assert 'class="cell pass"' in (tmp_path / "c.html").read_text()
+    out = str(tmp_path / "repro")
+    assert (
+        main(
+            [
+                "compare",
+                "reference",
+                "reference",
+                *selection,
+                "--out",
+                out,
+                "--html",
+                str(tmp_path / "d.html"),
+            ]
+        )
+        == 0
+    )
+    assert 'class="cell agree"' in (tmp_path / "d.html").read_text()
+    capsys.readouterr()

@@ -10,7 +10,7 @@ from _pytester_support import copy_cassettes, plugin_args, prepare
 pytest_plugins = ["pytester"]
 
 # An accumulator that keeps only the first call: wrong wherever a stream has parallel calls.
-ACCUMULATORS = '''
+ACCUMULATORS = """
 from dataclasses import replace
 
 from harness import dialects
@@ -26,7 +26,7 @@ class FirstCallOnly:
     def close(self, error):
         outcome = self.inner.close(error)
         return replace(outcome, tool_calls=outcome.tool_calls[:1])
-'''
+"""
 
 SELECT = ["--toolstream-scenarios", "original,parallel-calls-share-index-0", "--toolstream-seeds", "1"]
 PARALLEL_ORIGINAL = "corpus/openai-chat/parallel-2::original::s0"
@@ -61,7 +61,10 @@ def test_matrix_from_options_alone_names_failure_signatures(project: pytest.Pyte
     assert f"FAIL {PARALLEL_ORIGINAL} (accumulator accs:FirstCallOnly)" in out
     assert f"pytest -k {PARALLEL_ORIGINAL}" in out
     result.stdout.fnmatch_lines(
-        [f"*toolstream check --accumulator accs:FirstCallOnly --cassettes */corpus --case {PARALLEL_ORIGINAL}"]
+        [
+            "*toolstream check --accumulator accs:FirstCallOnly --cassettes */corpus"
+            f" --case {PARALLEL_ORIGINAL}"
+        ]
     )
 
 
@@ -88,8 +91,15 @@ def test_written_tests_get_one_item_per_case_and_compare_items(project: pytest.P
     written.assert_outcomes(passed=2)
     written.stdout.fnmatch_lines(["*test_reference?corpus/openai-chat/single-call::original::s0? PASSED*"])
     compared = project.runpytest(
-        *matrix_args("--toolstream-compare", "reference", "accs:FirstCallOnly", "--toolstream-json", "cmp.json",
-                     "--toolstream-html", "cmp.html"),  # fmt: skip
+        *matrix_args(
+            "--toolstream-compare",
+            "reference",
+            "accs:FirstCallOnly",
+            "--toolstream-json",
+            "cmp.json",
+            "--toolstream-html",
+            "cmp.html",
+        ),
         "test_acc.py",
     )
     compared.assert_outcomes(passed=3, failed=2)  # 2 written + 1 agreeing compare item; 2 differ

@@ -13,7 +13,7 @@ from harness.plugin_options import RecordOptions, Settings, cassette_path, file_
 
 pytest_plugins = ["pytester"]
 
-TESTS = '''
+TESTS = """
 import asyncio
 import os
 
@@ -65,9 +65,10 @@ def test_openai_sdk(toolstream, base_url):
     stream = client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "weather?"}], stream=True
     )
-    names = [c.function.name for chunk in stream for c in (chunk.choices[0].delta.tool_calls or []) if c.function.name]
+    calls = [c for chunk in stream for c in chunk.choices[0].delta.tool_calls or []]
+    names = [c.function.name for c in calls if c.function.name]
     assert names == ["get_weather"]
-'''
+"""
 
 
 @pytest.fixture
@@ -77,7 +78,9 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
-def test_record_once_then_replay_in_none_mode(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_record_once_then_replay_in_none_mode(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     recorded = project.runpytest(*plugin_args(), "--toolstream-record-mode", "once")
     recorded.assert_outcomes(passed=3)
     folder = project.path / "cassettes" / "test_weather"
@@ -106,9 +109,9 @@ def test_ci_refuses_to_record_unless_asked_on_the_command_line(
 def test_unused_interaction_and_unmatched_request_fail_the_test(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    project.runpytest(*plugin_args(), "--toolstream-record-mode", "once", "-k", "test_sync_httpx").assert_outcomes(
-        passed=1
-    )
+    project.runpytest(
+        *plugin_args(), "--toolstream-record-mode", "once", "-k", "test_sync_httpx"
+    ).assert_outcomes(passed=1)
     monkeypatch.setenv("NO_SERVER", "1")
     project.makepyfile(
         test_weather="""
@@ -164,7 +167,9 @@ def test_no_option_no_change(pytester: pytest.Pytester, monkeypatch: pytest.Monk
 
 
 def test_record_options_from_marker_kwargs() -> None:
-    options = RecordOptions.from_marker({"record_mode": "ONCE", "redact_headers": "x-tenant", "match_on": ["url"]})
+    options = RecordOptions.from_marker(
+        {"record_mode": "ONCE", "redact_headers": "x-tenant", "match_on": ["url"]}
+    )
     assert options.record_mode is RecordMode.ONCE
     assert options.redact_headers == ("x-tenant",)
     assert "x-tenant" in options.redaction().headers

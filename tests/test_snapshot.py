@@ -57,7 +57,9 @@ def test_update_writes_yaml_snapshots_and_a_later_run_passes(
     broken.stdout.fnmatch_lines(["*get_wether*"])
 
 
-def test_unused_snapshots_are_reported_by_syrupy(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unused_snapshots_are_reported_by_syrupy(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     prepare(pytester, monkeypatch)
     copy_cassettes(pytester, "openai-chat/parallel-2")
     pytester.makepyfile(test_snap=TEST)

@@ -1,0 +1,35 @@
+"""Every Python example of docs/pytest.md runs as a test file, the way a user would paste it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from _pytester_support import ROOT, plugin_args, prepare
+
+pytest_plugins = ["pytester"]
+
+DOC = ROOT / "docs" / "pytest.md"
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+
+
+def test_the_doc_has_three_examples() -> None:
+    assert len(python_blocks()) == 3
+
+
+def test_examples_pass_recording_then_replaying(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepare(pytester, monkeypatch)
+    names = ["test_weather", "test_matrix", "test_compare"]
+    pytester.makepyfile(**dict(zip(names, python_blocks(), strict=True)))
+    recorded = pytester.runpytest(*plugin_args(), "--toolstream-record-mode", "once", "-p", "no:randomly")
+    total = recorded.parseoutcomes()["passed"]
+    recorded.assert_outcomes(passed=total)
+    assert total > 3  # one per case in the two matrix examples, plus the recording
+    assert (pytester.path / "cassettes" / "test_weather" / "test_weather_call.yaml").is_file()
+    replayed = pytester.runpytest(*plugin_args(), "-p", "no:randomly")
+    replayed.assert_outcomes(passed=total)
