@@ -1,4 +1,4 @@
-"""Every Python example of docs/pytest.md runs as a test file, the way a user would paste it."""
+"""Every Python example of the README's pytest section runs as a test file, the way a user would paste it."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ from _pytester_support import ROOT, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
 
-DOC = ROOT / "docs" / "pytest.md"
+README = ROOT / "README.md"
 
 
 def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("\n## pytest\n") :]
+    section = section[: section.index("\n## ", 1)]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
 def test_the_doc_has_three_examples() -> None:
