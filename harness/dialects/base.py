@@ -10,6 +10,7 @@ no mutation ever parses provider JSON by hand.
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -149,7 +150,7 @@ class Dialect(ABC):
 
     def dumps(self, payload: Any) -> str:
         """How this provider serialises a payload (compact JSON unless overridden)."""
-        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return escape_surrogates(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
 
     # -- meaning ------------------------------------------------------------------------------
 
@@ -198,6 +199,12 @@ class Dialect(ABC):
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         """A copy with the finish / stop reason replaced (MISSING removes it)."""
 
+    def as_choice(self, event: Event, number: int, into: Event | None = None) -> Event | None:
+        """Choice 0 of `event` renumbered `number` (C7: another completion of an `n>1` request),
+        added to the choices of `into` when given, else alone in a chunk of its own. None when
+        `event` has no choice 0 or the provider has no choices (the default)."""
+        return None
+
     def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
         """One event holding several fragments, or None when the wire cannot express it."""
         return None
@@ -207,3 +214,13 @@ class Dialect(ABC):
         """Events of a kind, shaped like this provider's: TEXT(text=), REASONING(text=), PING(),
         USAGE(), ERROR(message=), FINISH(reason=), SENTINEL(), META(). Empty when the provider has
         no such event (Gemini has no sentinel)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """Serialised JSON with every lone UTF-16 surrogate as a `\\uXXXX` escape (F2: a gateway that
+    re-chunks by code units sends half a pair): raw, a surrogate cannot be encoded as UTF-8.
+    Text without surrogates comes back unchanged."""
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

@@ -28,7 +28,10 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   used when no string piece came. When the text so far is a whole JSON object, a piece equal to
   it is a re-sent copy and is dropped (B9, and B5 args repeated after a whole header), and a
   `"{}"` placeholder is replaced by the real pieces that follow (B6). Empty text is `{}` (B7);
-  text that is not JSON is reported `invalid` with the raw text, never as `{}`.
+  text that is not JSON is reported `invalid` with the raw text, never as `{}`. A gateway that
+  re-chunks by UTF-16 code units may end a piece with a high surrogate and start the next with
+  the low one (each escaped, `\\ud83d` then `\\ude00`) (F2): the joined text's surrogate pairs
+  are combined into the character they encode, as a UTF-16 client (JavaScript) would have them.
 - Finality: calls are final once choice 0 has a `finish_reason` (any value: `stop` with calls
   still reports them, D1); they are reported in order of first appearance. Pieces arriving after
   the finish reason still count (D2). The stream is complete when `[DONE]` arrived, or a finish reason
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -178,7 +182,17 @@ class _Call:
         name = self.name or None
         if self.obj is not None and not self.text.strip():
             return ToolCall(name=name, arguments=self.obj, id=self.id)
-        return ToolCall.from_text(name, self.text, id=self.id)
+        return ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
+
+
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def join_surrogates(text: str) -> str:
+    """Text with each high + low surrogate pair combined into its character (F2); lone halves stay."""
+    return _SURROGATE_PAIR.sub(
+        lambda pair: pair.group().encode("utf-16", "surrogatepass").decode("utf-16"), text
+    )
 
 
 def _is_object(text: str) -> bool:
@@ -303,7 +317,7 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
             calls = calls[: self._final]
         return Outcome(
             tool_calls=tuple(call.tool_call() for call in calls),
-            text="".join(self._text),
+            text=join_surrogates("".join(self._text)),
             finish_reason=self._finish,
             state=state,
             error=message,
@@ -428,6 +442,26 @@ class OpenAIChat(Dialect):
             or len(payload["choices"]) > 1
         )
         return event.with_payload(payload) if meaningful else None
+
+    def as_choice(self, event: Event, number: int, into: Event | None = None) -> Event | None:
+        """Choice 0 of `event` as choice `number` of an `n>1` request (C7): appended to `into`'s
+        `choices`, else alone in a chunk with `event`'s envelope (its usage nulled, as OpenAI
+        sends usage once). None when `event` has no choice 0 or `into` no `choices` list."""
+        choice = _choice(event.payload)
+        if choice is None:
+            return None
+        other = {**copy.deepcopy(choice), "index": number}
+        if into is None:
+            payload = copy.deepcopy(event.payload)
+            payload["choices"] = [other]
+            if payload.get("usage") is not None:
+                payload["usage"] = None
+            return event.with_payload(payload)
+        if not isinstance(_dict(into.payload).get("choices"), list):
+            return None
+        payload = copy.deepcopy(into.payload)
+        payload["choices"].append(other)
+        return into.with_payload(payload)
 
     def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
         """The first part's chunk with every part's entry, in order, in one `tool_calls` list."""

@@ -186,7 +186,7 @@ class Mutation(ABC):
 M = TypeVar("M", bound=type[Mutation])
 
 _REGISTRY: dict[str, type[Mutation]] = {}
-_BUILTIN_MODULES = ("identity", "fragments", "termination", "surroundings", "wire")
+_BUILTIN_MODULES = ("identity", "fragments", "termination", "surroundings", "wire", "producers")
 _loaded = False
 
 
