@@ -37,21 +37,24 @@ def chat_stream(events: int) -> Stream:
     return Stream.of(interaction.response, dialects.get("openai-chat"), interaction.expected or Outcome())
 
 
-def library_per_event(events: int) -> tuple[float, int]:
+def library_per_event(events: int, repeat: int = 3) -> tuple[float, int]:
+    """Best of `repeat` runs (the machine is shared: the minimum is the least disturbed)."""
     stream = chat_stream(events)
     library = [s for s in load_scenarios() if s.applies_to("openai-chat")]
-    started = time.perf_counter()
-    applied = 0
-    for scenario in library:
-        try:
-            results = run_pipeline(scenario.steps, stream, scenario.seeds[0], point=None)
-        except NotApplicable:
-            continue
-        applied += 1
-        for _, mutated in results[:1]:
-            mutated.current_reads()
-    elapsed = time.perf_counter() - started
-    return elapsed / len(stream.events) * 1e6, applied
+    best, applied = float("inf"), 0
+    for _ in range(repeat):
+        started = time.perf_counter()
+        applied = 0
+        for scenario in library:
+            try:
+                results = run_pipeline(scenario.steps, stream, scenario.seeds[0], point=None)
+            except NotApplicable:
+                continue
+            applied += 1
+            for _, mutated in results[:1]:
+                mutated.current_reads()
+        best = min(best, time.perf_counter() - started)
+    return best / len(stream.events) * 1e6, applied
 
 
 def rechunk_per_byte(size: int) -> float:
@@ -67,9 +70,12 @@ def rechunk_per_byte(size: int) -> float:
 
 
 def main() -> None:
+    costs = []
     for events in (2_500, 10_000):
         per_event, applied = library_per_event(events)
+        costs.append(per_event)
         print(f"scenario library ({applied} scenarios) on {events:>6} events: {per_event:8.1f} us per event")
+    print(f"per-event cost at 10,000 / at 2,500 events: {costs[1] / costs[0]:.2f}x (1.00x is linear)")
     small, large = rechunk_per_byte(64 * 1024), rechunk_per_byte(1024 * 1024)
     print(f"rechunk 64 KB into 1-byte reads: {small:6.1f} ns per byte")
     print(f"rechunk  1 MB into 1-byte reads: {large:6.1f} ns per byte ({large / small:.2f}x the 64 KB cost)")
