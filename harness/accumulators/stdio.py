@@ -189,7 +189,8 @@ class _Child:
         self._stderr_size = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
@@ -208,7 +209,11 @@ class _Child:
                     while self._stderr_size > _STDERR_KEPT and len(self.stderr) > 1:
                         self._stderr_size -= len(self.stderr.popleft())
 
-    def stderr_tail(self) -> str:
+    def stderr_tail(self, *, drain: float = 0.0) -> str:
+        """The last lines of the child's stderr; `drain` waits that long for a dead child's
+        last words to be read (its reader ends at EOF), so a crash message is not missing them."""
+        if drain:
+            self._stderr_reader.join(timeout=drain)
         with self._lock:
             text = b"".join(self.stderr)[-_STDERR_KEPT:].decode("utf-8", "replace").strip()
         return " | ".join(text.splitlines()[-5:])
@@ -327,7 +332,7 @@ class Stdio:
                     child.proc.wait(timeout=1)
                 code = child.proc.poll()
                 how = f"exited with status {code}" if code is not None else "closed its stdout"
-                tail = child.stderr_tail()
+                tail = child.stderr_tail(drain=1.0)
                 raise AccumulatorCrashed(
                     f"{self.name}: case {case.id}: the process {how} before answering"
                     + (f"; stderr: {tail}" if tail else "")
