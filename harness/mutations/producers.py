@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -280,7 +281,8 @@ class SplitSurrogatePairs(Mutation):
                     continue
                 strings, whole = added
             splits = [_split_pairs(s) for s in strings]
-            shared = {f.event for f in group if sum(g.event == f.event for g in group) > 1}
+            per_event = Counter(f.event for f in group)
+            shared = {event for event, count in per_event.items() if count > 1}
             if any(len(parts) > 1 and f.event in shared for f, parts in zip(pieces, splits, strict=True)):
                 continue  # a continuation after a packed event would land after its other fragments
             if added is not None:
