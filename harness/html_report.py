@@ -44,7 +44,9 @@ def write_html(
     """Write the page atomically; returns its path."""
     path = Path(path)
     page = render_html(reports=reports, comparison=comparison, selection=selection, title=title)
-    write_atomic(path, page.encode("utf-8"))
+    write_atomic(
+        path, page.encode("utf-8", "backslashreplace")
+    )  # lone surrogates an accumulator reported (F2)
     return path
 
 

@@ -77,7 +77,9 @@ def comparison_to_dict(
 def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     """Write a report atomically (a reader never sees half a file)."""
     path = Path(path)
-    write_atomic(path, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    write_atomic(path, text.encode("utf-8", "backslashreplace"))
     return path
 
 

@@ -151,3 +151,41 @@ def test_compare_reports_differences_and_writes_reproductions(
     assert data["summary"]["differences"] == len(files)
     assert main(["compare", "reference", "reference", *SMALL, "--timeout", "0", "--out", str(out)]) == 0
     assert capsys.readouterr().out.endswith("A and B agree on all 4 cases\n")
+
+
+def test_lone_surrogates_in_an_outcome_are_reported_not_a_traceback(buggy: str, tmp_path: Path) -> None:
+    # F2 splits an emoji's surrogate pair across fragments; a client that does not join the two
+    # halves reports lone surrogates, which no UTF-8 writer takes as they are.
+    out = tmp_path / "report.json"
+    args = [
+        "check",
+        "--accumulator",
+        buggy,
+        "--cassettes",
+        PARALLEL,
+        "--scenarios",
+        "F2-surrogate-pair-split",
+    ]
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            *args,
+            "--seeds",
+            "1",
+            "--json",
+            str(out),
+            "--html",
+            str(tmp_path / "r.html"),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert "\\ud83c" in out.read_text(encoding="utf-8")  # written as the JSON escape it is
+    assert json.loads(out.read_text(encoding="utf-8"))["cases"][0]["verdict"] == "fail"

@@ -162,7 +162,9 @@ def _outcome_answer(outcome: Outcome, notes: Iterable[str] = ()) -> dict[str, An
 
 
 def _line(message: Mapping[str, Any]) -> bytes:
-    return (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    # A payload may hold a lone surrogate (F2 on the wire): in a JSON string `\udXXX` is exactly that.
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return text.encode("utf-8", "backslashreplace")
 
 
 # ---------------------------------------------------------------------------------------------
