@@ -77,8 +77,8 @@ def test_lone_lf_after_a_cr_split_pair_is_still_a_blank_line() -> None:
 def test_events_come_out_of_the_feed_that_completes_them() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(b"data: a\n") == []
-    assert decoder.feed(b"\ndata: b\n\ndata: c") == data("a", "b")
-    assert decoder.close() == data("c")
+    assert decoder.feed(b"\ndata: b\n\ndata: c\n\n") == data("a", "b", "c")
+    assert decoder.close() == []
 
 
 # --- fields ------------------------------------------------------------------------------------
@@ -192,16 +192,19 @@ def test_a_bom_alone_or_partial_is_harmless() -> None:
 # --- end of input -------------------------------------------------------------------------------
 
 
-def test_close_dispatches_an_unterminated_last_event() -> None:
-    assert decode_every_split(b"data: a\n\ndata: b\ndata: c") == data("a", "b\nc")
-    assert decode(b"data: a\n\ndata: b\n") == data("a", "b")
-    assert decode(b"event: x\ndata: cut\r") == [WireEvent(data="cut", name="x")]
+def test_close_drops_an_unterminated_last_event_as_a_browser_does() -> None:
+    assert decode_every_split(b"data: a\n\ndata: b\ndata: c") == data("a")
+    assert decode(b"data: a\n\ndata: b\n") == data("a")
+    assert decode(b"event: x\ndata: cut\r") == []
 
 
-def test_close_can_drop_an_unterminated_last_event() -> None:
-    decoder = SSEDecoder(dispatch_unterminated=False)
-    assert decoder.feed(b"data: a\n\ndata: b") == data("a")
-    assert decoder.close() == []
+def test_close_can_dispatch_an_unterminated_last_event() -> None:
+    decoder = SSEDecoder(dispatch_unterminated=True)
+    assert decoder.feed(b"data: a\n\ndata: b\ndata: c") == data("a")
+    assert decoder.close() == data("b\nc")
+    lenient = SSEDecoder(dispatch_unterminated=True)
+    assert lenient.feed(b"event: x\ndata: cut\r") == []
+    assert lenient.close() == [WireEvent(data="cut", name="x")]
 
 
 def test_close_emits_a_trailing_comment_without_a_line_end() -> None:
@@ -209,7 +212,7 @@ def test_close_emits_a_trailing_comment_without_a_line_end() -> None:
 
 
 def test_close_on_nothing_and_reuse_after_close() -> None:
-    decoder = SSEDecoder()
+    decoder = SSEDecoder(dispatch_unterminated=True)
     assert decoder.close() == []
     assert decoder.feed(b"\xef\xbb\xbfdata: a\r") == []
     assert decoder.close() == data("a")

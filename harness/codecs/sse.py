@@ -12,9 +12,9 @@ Decoding follows the HTML "event stream interpretation" algorithm:
 
 Two choices a wire codec makes that a browser does not: a comment line (`:...`) comes out as an
 event with `comment` set, so decode -> encode keeps it; and `id` belongs to the event it was sent
-in rather than carrying over. An event still open at end of input is dispatched by `close()` (a
-cut stream's last event is exactly what a harness needs to see), unless
-`dispatch_unterminated=False`.
+in rather than carrying over. As in a browser, an event still open at end of input (a stream cut
+before the event's blank line) is not dispatched: whether such half an event counts would
+otherwise be decoder policy, not stream meaning. `dispatch_unterminated=True` dispatches it.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class SSEDecoder:
         "_retry",
     )
 
-    def __init__(self, *, dispatch_unterminated: bool = True) -> None:
+    def __init__(self, *, dispatch_unterminated: bool = False) -> None:
         self._dispatch_unterminated = dispatch_unterminated
         # Bytes after the last line end seen; nothing is decoded until a line is complete.
         self._buffer = bytearray()

@@ -7,6 +7,7 @@ bytes keeps only what the whole events before it make final.
 
 from __future__ import annotations
 
+import bisect
 import json
 import random
 from collections.abc import Sequence
@@ -221,6 +222,16 @@ def _event_ends(stream: Stream) -> list[int] | None:
     return ends
 
 
+def _meaning_is_clear(stream: Stream, body: bytes, ends: Sequence[int], offset: int) -> bool:
+    """Whether a cut after `offset` bytes means the same to every client. Not when all that is
+    missing of the current SSE event is line ends: its text is whole, but WHATWG drops an event
+    (or line) left unterminated at the end, while many SDK decoders flush it."""
+    if stream.dialect.codec_name != "sse":
+        return True
+    current = bisect.bisect_right(ends, offset)
+    return current == len(ends) or body[offset : ends[current]].strip(b"\r\n") != b""
+
+
 @mutation("cut-bytes")
 @dataclass(frozen=True)
 class CutBytes(Mutation):
@@ -243,6 +254,9 @@ class CutBytes(Mutation):
         if limit < 1:
             raise NotApplicable("stream too short to cut")
         offset = 1 + int((limit - 1) * self.at) if self.at is not None else rng.randint(1, limit)
+        body = _body(stream)
+        while offset > 1 and not _meaning_is_clear(stream, body, ends, offset):
+            offset -= 1  # into the last line: a partial line is unambiguous
         return cut_bytes(stream, offset, self.error)
 
 
@@ -297,7 +311,8 @@ class CutAtEveryByte(Mutation):
             raise NotApplicable("cannot place a byte cut on these reads")
         terminal = terminal_index(stream)
         limit = ends[terminal] - 1 if terminal < len(ends) else ends[-1] - 1
-        points = list(range(1, limit + 1))
+        body = _body(stream)
+        points = [p for p in range(1, limit + 1) if _meaning_is_clear(stream, body, ends, p)]
         if len(points) > self.max_points:
             points = sorted(rng.sample(points, self.max_points))
         return [(f"b{p}", _CutAt(p, self.error)) for p in points]
