@@ -118,6 +118,17 @@ def load(path: str | os.PathLike[str]) -> Cassette:
 def loads(text: str, *, path: str | os.PathLike[str] | None = None) -> Cassette:
     """Parse cassette YAML text; `path` is only used in error messages."""
     where = str(path) if path is not None else "<cassette>"
+    node = compose_safe(text, where)
+    if node is None:
+        raise CassetteError(where, "empty file: a cassette needs version, name, source and interactions")
+    return _Reader(where).cassette(node)
+
+
+def compose_safe(
+    text: str, where: str | Path, *, tags: frozenset[str] | None = None, why: str | None = None
+) -> yaml.Node | None:
+    """YAML as nodes, nothing constructed yet: broken YAML, or a tag outside `tags` (plain data by
+    default; `!!python/...` never), is one `CassetteError` naming the line and the field."""
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -125,11 +136,19 @@ def loads(text: str, *, path: str | os.PathLike[str] | None = None) -> Cassette:
         raise CassetteError(where, f"broken YAML: {exc.problem}", line=line) from None
     except yaml.YAMLError as exc:
         raise CassetteError(where, f"broken YAML: {exc}") from None
-    if node is None:
-        raise CassetteError(where, "empty file: a cassette needs version, name, source and interactions")
-    reader = _Reader(where)
-    reader.check_tags(node)
-    return reader.cassette(node)
+    allowed = PLAIN_TAGS if tags is None else tags
+    stack: list[tuple[yaml.Node, str]] = [] if node is None else [(node, "")]
+    while stack:
+        item, path = stack.pop()
+        if item.tag not in allowed:
+            message = f"tag {item.tag!r} is refused: {why or 'cassettes are plain data (safe YAML)'}"
+            raise CassetteError(where, message, field=path or None, line=item.start_mark.line + 1)
+        if isinstance(item, yaml.MappingNode):
+            for key, value in item.value:
+                stack += [(key, path), (value, _join(path, str(getattr(key, "value", ""))))]
+        elif isinstance(item, yaml.SequenceNode):
+            stack += [(child, f"{path}[{i}]") for i, child in enumerate(item.value)]
+    return node
 
 
 class _Reader:
@@ -141,18 +160,6 @@ class _Reader:
 
     def fail(self, node: yaml.Node, path: str, message: str) -> CassetteError:
         return CassetteError(self.where, message, field=path or None, line=node.start_mark.line + 1)
-
-    def check_tags(self, node: yaml.Node, path: str = "") -> None:
-        """Refuse any tag outside plain data (`!!python/object` and friends) before constructing."""
-        if node.tag not in _PLAIN_TAGS:
-            raise self.fail(node, path, f"tag {node.tag!r} is refused: cassettes are plain data (safe YAML)")
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                self.check_tags(key, path)
-                self.check_tags(value, _join(path, str(getattr(key, "value", ""))))
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                self.check_tags(item, f"{path}[{i}]")
 
     def value(self, node: yaml.Node, path: str) -> Any:
         if isinstance(node, yaml.ScalarNode) and node.tag == _STR:
@@ -298,7 +305,7 @@ class _Reader:
 
 
 _STR = "tag:yaml.org,2002:str"
-_PLAIN_TAGS = frozenset(
+PLAIN_TAGS = frozenset(
     f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
 )
 

@@ -27,7 +27,17 @@ from typing import Any
 import yaml
 
 from . import dialects
-from .cassette import Cassette, CassetteError, Chunk, Interaction, Request, Response, Source
+from .cassette import (
+    PLAIN_TAGS,
+    Cassette,
+    CassetteError,
+    Chunk,
+    Interaction,
+    Request,
+    Response,
+    Source,
+    compose_safe,
+)
 from .codecs import WireEvent, codec_for_media_type, decode_all, get_codec
 from .corpus import STREAM_CONTENT_TYPES
 from .dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
@@ -334,47 +344,19 @@ def _chunk_item(value: Any) -> tuple[str | None, Any]:
 # ---------------------------------------------------------------------------------------------
 # vcrpy / pytest-recording cassettes
 
-_VCR_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}"
-    for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "binary")
-)
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_VCR_TAGS = PLAIN_TAGS | {"tag:yaml.org,2002:binary"}
 
 
 def load_vcr(text: str, where: str | Path) -> Any:
     """Parse vcrpy YAML: plain data and `!!binary` only; any other tag (`!!python/...`) is refused."""
-    try:
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise CassetteError(where, f"broken YAML: {exc.problem}", line=line) from None
-    except yaml.YAMLError as exc:
-        raise CassetteError(where, f"broken YAML: {exc}") from None
+    node = compose_safe(text, where, tags=_VCR_TAGS, why="only plain data and !!binary are read")
     if node is None:
         raise CassetteError(where, "empty YAML document")
-    _check_tags(node, where)
     try:
         return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
     except yaml.constructor.ConstructorError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise CassetteError(where, f"cannot read value: {exc.problem}", line=line) from None
-
-
-def _check_tags(node: yaml.Node, where: str | Path) -> None:
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if item.tag not in _VCR_TAGS:
-            raise CassetteError(
-                where,
-                f"tag {item.tag!r} is refused: only plain data and !!binary are read",
-                line=item.start_mark.line + 1,
-            )
-        if isinstance(item, yaml.MappingNode):
-            for key, value in item.value:
-                stack += [key, value]
-        elif isinstance(item, yaml.SequenceNode):
-            stack += item.value
 
 
 def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
