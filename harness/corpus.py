@@ -73,9 +73,10 @@ def synthesize(
     """A one-interaction cassette from provider payloads.
 
     `events` items are WireEvents, `(event_name, payload)` pairs, or bare payloads (JSON-encoded
-    the dialect's way; strings such as `[DONE]` are sent as is). By default every event is one
-    network read; `reads` gives byte sizes instead (cycled). `offsets_ms` spaces reads evenly.
-    With `expected`, the reference accumulator's outcome is stored (check it by hand).
+    the dialect's way and named as the provider names them; strings such as `[DONE]` are sent as
+    is). By default every event is one network read; `reads` gives byte sizes instead (cycled).
+    `offsets_ms` spaces reads evenly. With `expected`, the reference accumulator's outcome is
+    stored (check it by hand).
     """
     from . import dialects
 
@@ -107,5 +108,5 @@ def synthesize(
 def _wire(d: Any, item: Any) -> WireEvent:
     if isinstance(item, WireEvent):
         return item
-    name, payload = item if isinstance(item, tuple) else (None, item)
+    name, payload = item if isinstance(item, tuple) else (d.event_name(item), item)
     return WireEvent(data=payload if isinstance(payload, str) else d.dumps(payload), name=name)

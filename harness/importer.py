@@ -67,10 +67,6 @@ _EXTENSIONS = {
     ".yml": "vcr",
 }
 
-# Dialects whose SSE events carry an `event:` line named after the payload's `type`.
-_NAMED_BY_TYPE = frozenset({"anthropic", "openai-responses", "cohere"})
-
-
 @dataclass(slots=True)
 class _Body:
     """A streamed response body found in the input, with what is known of its request."""
@@ -321,8 +317,8 @@ def _chunks_body(data: bytes, path: Path, dialect: str | None) -> _Body:
     d = dialects.get(name)
     wire = []
     for event, payload in items:
-        if event is None and name in _NAMED_BY_TYPE and isinstance(payload, dict):
-            event = payload.get("type") if isinstance(payload.get("type"), str) else None
+        if event is None:
+            event = d.event_name(payload)
         wire.append(WireEvent(data=payload if isinstance(payload, str) else d.dumps(payload), name=event))
     try:
         encoded = d.codec().encode(wire)

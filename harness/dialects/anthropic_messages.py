@@ -191,6 +191,10 @@ class AnthropicMessages(Dialect):
 
     default_url = "https://api.anthropic.com/v1/messages"
 
+    def event_name(self, payload: Any) -> str | None:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        return kind if isinstance(kind, str) else None
+
     def claims(self, event: Event) -> bool:
         payload = event.payload
         return isinstance(payload, dict) and payload.get("type") in _CLAIMED_TYPES

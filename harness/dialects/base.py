@@ -158,6 +158,10 @@ class Dialect(ABC):
     def matches(self, request: Request) -> bool:
         """Whether a request (URL path, headers, body) speaks this dialect."""
 
+    def event_name(self, payload: Any) -> str | None:
+        """The SSE `event:` name this provider sends a payload under (None: it sends no name)."""
+        return None
+
     def claims(self, event: Event) -> bool:
         """Whether an event looks like this provider's own (to tell the dialect of a bare body)."""
         return False

@@ -268,6 +268,10 @@ class CohereDialect(Dialect):
 
     default_url = "https://api.cohere.com/v2/chat"
 
+    def event_name(self, payload: Any) -> str | None:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        return kind if isinstance(kind, str) else None
+
     def claims(self, event: Event) -> bool:
         payload = event.payload
         return isinstance(payload, dict) and payload.get("type") in _CLAIMED_TYPES

@@ -311,6 +311,10 @@ class OpenAIResponses(Dialect):
 
     default_url = "https://api.openai.com/v1/responses"
 
+    def event_name(self, payload: Any) -> str | None:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        return kind if isinstance(kind, str) else None
+
     def claims(self, event: Event) -> bool:
         kind = event.payload.get("type") if isinstance(event.payload, dict) else None
         return isinstance(kind, str) and kind.startswith("response.")
