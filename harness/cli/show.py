@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import cassette as cassettes
-from .. import corpus, dialects
-from ..codecs import codec_for_media_type, decode_all, get_codec
-from ..dialects import MISSING, Dialect, Event, Field, Fragment, Kind
+from .. import corpus, inspection
 from ..outcome import Outcome, diff
 from ..terminal import shorten, table
 
@@ -32,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     paths = corpus.cassette_paths(args.paths)
     single = len(paths) == 1 and not (args.paths and Path(args.paths[0]).is_dir())
     if args.json:
-        reports = [_json_report(cassettes.load(p)) for p in paths]
+        reports = [inspection.to_json(cassettes.load(p)) for p in paths]
         print(json.dumps(reports[0] if single else reports, ensure_ascii=False, indent=2))
         return 0
     if single:
@@ -43,21 +41,6 @@ def run(args: argparse.Namespace) -> int:
     mismatched = sum(1 for row in rows if row[-1] not in ("ok", "-"))
     print(f"\n{len(rows)} cassettes, {mismatched} whose reference outcome differs from its expectation")
     return 0
-
-
-def _interaction_view(
-    cassette: cassettes.Cassette, item: cassettes.Interaction
-) -> tuple[list[Event], Outcome | None]:
-    """Decoded events and the reference outcome (None when the dialect or body is unknown)."""
-    dialect = cassette.dialect or dialects.detect(item.request)
-    if dialect is not None:
-        events = dialects.events_of(item.response, dialect)
-        return events, dialects.reference_outcome(item.response, dialect)
-    codec = codec_for_media_type(item.response.content_type)
-    if codec is None:
-        return [], None
-    wire = decode_all(get_codec(codec), (c.data for c in item.response.chunks))
-    return [Event(w, w.data) for w in wire], None
 
 
 def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
@@ -75,10 +58,10 @@ def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
             f"   -> {resp.status} {resp.content_type or ''}, "
             f"{len(resp.chunks)} reads, {len(resp.body)} bytes, {ending}",
         ]
-        decoded, outcome = _interaction_view(cassette, item)
+        decoded, outcome = inspection.view(cassette, item)
         if events and decoded:
-            gists = _gists(cassette.dialect, decoded)
-            rows = [(i, e.name or "", _kinds(cassette, e), gists[i]) for i, e in enumerate(decoded)]
+            gists = inspection.gists(cassette.dialect, decoded)
+            rows = [(i, e.name or "", inspection.kinds(cassette, e), gists[i]) for i, e in enumerate(decoded)]
             lines += ["", _indent(table(["#", "event", "kinds", "data"], rows))]
         if outcome is not None:
             lines += ["", *_outcome_lines(outcome)]
@@ -122,7 +105,7 @@ def _summary_row(path: Path, label: str) -> tuple[str, ...]:
     reads = sum(len(i.response.chunks) for i in cassette.interactions)
     calls, states, verdict = 0, [], "-"
     for item in cassette.interactions:
-        _, outcome = _interaction_view(cassette, item)
+        _, outcome = inspection.view(cassette, item)
         if outcome is None:
             continue
         calls += len(outcome.tool_calls)
@@ -130,78 +113,6 @@ def _summary_row(path: Path, label: str) -> tuple[str, ...]:
         if item.expected is not None:
             verdict = "ok" if not diff(item.expected, outcome) and verdict in ("-", "ok") else "DIFFERS"
     return (label, cassette.dialect or "?", str(reads), str(calls), ",".join(states) or "-", verdict)
-
-
-def _json_report(cassette: cassettes.Cassette) -> dict[str, Any]:
-    interactions = []
-    for item in cassette.interactions:
-        decoded, outcome = _interaction_view(cassette, item)
-        interactions.append(
-            {
-                "events": [{"event": e.name, "data": e.payload} for e in decoded if not e.wire.is_comment],
-                "outcome": None if outcome is None else outcome.to_dict(),
-            }
-        )
-    return {"name": cassette.name, "dialect": cassette.dialect, "interactions": interactions}
-
-
-def _kinds(cassette: cassettes.Cassette, event: Event) -> str:
-    if event.wire.is_comment:
-        return Kind.COMMENT
-    if cassette.dialect is None:
-        return ""
-    return ",".join(sorted(dialects.get(cassette.dialect).kinds(event)))
-
-
-def _gists(dialect: str | None, events: list[Event]) -> list[str]:
-    """One short line per event: its tool-call fragments as the dialect names their fields, or else
-    its JSON without nulls and without the envelope keys every event repeats (id, model, created)."""
-    fragments: dict[int, list[Fragment]] = {}
-    d = dialects.get(dialect) if dialect else None
-    if d is not None:
-        for fragment in d.fragments(events):
-            fragments.setdefault(fragment.event, []).append(fragment)
-    constant = _constant_keys(events)
-    out = []
-    for i, event in enumerate(events):
-        if event.wire.is_comment:
-            out.append(":" + (event.wire.comment or ""))
-        elif d is not None and i in fragments:
-            out.append("  ".join(_fragment_gist(d, event, f) for f in fragments[i]))
-        elif isinstance(event.payload, (dict, list)):
-            payload = _strip(event.payload, constant)
-            out.append(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
-        else:
-            out.append(event.wire.data)
-    return out
-
-
-def _fragment_gist(d: Dialect, event: Event, fragment: Fragment) -> str:
-    fields = []
-    for name in (Field.INDEX, Field.ID, Field.ITEM_ID, Field.NAME, Field.ARGS):
-        value = d.get(event, fragment.slot, name)
-        if value is not MISSING and value is not None and (value != "" or name == Field.ARGS):
-            fields.append(f"{name}={json.dumps(value, ensure_ascii=False, separators=(',', ':'))}")
-    return f"call {fragment.call + 1} {fragment.role}: " + " ".join(fields)
-
-
-def _constant_keys(events: list[Event]) -> frozenset[str]:
-    payloads = [e.payload for e in events if isinstance(e.payload, dict)]
-    if len(payloads) < 2:
-        return frozenset()
-    first = payloads[0]
-    return frozenset(k for k, v in first.items() if all(p.get(k, _ABSENT) == v for p in payloads[1:]))
-
-
-_ABSENT = object()
-
-
-def _strip(value: Any, drop: frozenset[str] = frozenset()) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if v is not None and k not in drop}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
 
 
 def _indent(text: str) -> str:
