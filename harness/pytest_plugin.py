@@ -15,7 +15,7 @@ import pytest
 
 from .errors import HarnessError
 from .plugin_options import MatrixOptions, RecordOptions, Settings, add_options, cassette_path
-from .report import comparison_to_dict, report_to_dict, write_json
+from .report import session_to_dict, write_json
 from .runner import Selection
 from .testing import (
     CaseCatalog,
@@ -163,13 +163,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     settings, results = config.stash[_SETTINGS], config.stash[_RESULTS]
     comparison = results.comparison()
     if settings.json is not None:
-        reports = results.reports()
-        if comparison is not None:
-            write_json(comparison_to_dict(comparison), settings.json)
-        elif len(reports) == 1:
-            write_json(report_to_dict(reports[0], _selection(settings)), settings.json)
-        else:
-            write_json({"version": 1, "reports": [report_to_dict(r) for r in reports]}, settings.json)
+        write_json(session_to_dict(results.reports(), comparison, _selection(settings)), settings.json)
     if settings.html is not None:
         from .html_report import write_html
 

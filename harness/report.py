@@ -48,6 +48,17 @@ def report_to_dict(report: Report, selection: Selection | None = None) -> dict[s
     return out
 
 
+def session_to_dict(
+    reports: Sequence[Report], comparison: Comparison | None = None, selection: Selection | None = None
+) -> dict[str, Any]:
+    """The JSON report of a session that ran a compare, one accumulator, or several."""
+    if comparison is not None:
+        return comparison_to_dict(comparison)
+    if len(reports) == 1:
+        return report_to_dict(reports[0], selection)
+    return {"version": REPORT_VERSION, "reports": [report_to_dict(r) for r in reports]}
+
+
 def comparison_to_dict(
     comparison: Comparison, reproductions: Mapping[str, Path] | None = None
 ) -> dict[str, Any]:

@@ -161,3 +161,16 @@ def test_comparison_rendering_and_json() -> None:
     assert data["summary"]["differences"] == 1 and data["differences"][0]["meets_expectation"] == "A"
     same = render_comparison(Comparison(Report("reference", [a]), Report("reference", [a]), []))
     assert same.endswith("A and B agree on all 1 cases")
+
+
+def test_session_document_picks_its_shape() -> None:
+    from harness.report import REPORT_VERSION, comparison_to_dict, report_to_dict, session_to_dict
+
+    one, two = Report("reference", [_result("a")]), Report("mine:Acc", [_result("b")])
+    assert session_to_dict([one]) == report_to_dict(one)
+    assert session_to_dict([one, two]) == {
+        "version": REPORT_VERSION,
+        "reports": [report_to_dict(one), report_to_dict(two)],
+    }
+    comparison = Comparison(one, two, [])
+    assert session_to_dict([one, two], comparison) == comparison_to_dict(comparison)
