@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.codecs import SSECodec, WireEvent, decode_all
-from harness.codecs.eventstream import EventStreamCodec
+from harness.wire.codecs import SSECodec, WireEvent, decode_all
+from harness.wire.codecs.eventstream import EventStreamCodec
 
 MB = 1024 * 1024
 READ_SIZE = 16 * 1024

@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import dialects  # noqa: E402
-from harness.runner import Selection, _Matrix, judge, resolve_accumulator, run_matrices  # noqa: E402
-from harness.scenario import Case  # noqa: E402
+from harness.check.runner import Selection, _Matrix, judge, resolve_accumulator, run_matrices  # noqa: E402
+from harness.mutate.scenario import Case  # noqa: E402
+from harness.wire import dialects  # noqa: E402
 
 
 def cases_of(selection: Selection) -> tuple[list[Case], float]:

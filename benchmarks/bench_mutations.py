@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import time
 
-from harness import dialects
-from harness.corpus import synthesize
-from harness.mutations import NotApplicable, Stream, build
-from harness.outcome import Outcome
-from harness.scenario import load_scenarios, run_pipeline
+from harness.cassettes.corpus import synthesize
+from harness.check.outcome import Outcome
+from harness.mutate import NotApplicable, Stream, build
+from harness.mutate.scenario import load_scenarios, run_pipeline
+from harness.wire import dialects
 
 
 def chat_stream(events: int) -> Stream:

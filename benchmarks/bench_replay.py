@@ -27,7 +27,7 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
 from harness.transports import ReplayTransport
 
 BASE_URL = "http://bench.invalid/v1"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.dialects import Event
-from harness.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.wire.dialects import Event
 
 
 class IndexOnly:

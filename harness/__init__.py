@@ -6,9 +6,9 @@ on, and the transports in `harness.transports`. Everything else lives in one mod
 
 from __future__ import annotations
 
-from .cassette import Cassette, Chunk, Interaction, Request, Response, Source, load, save
-from .errors import HarnessError
-from .outcome import Outcome, State, ToolCall, diff
+from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, load, save
+from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.errors import HarnessError
 
 __all__ = [
     "Cassette",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 
-from harness import dialects
-from harness.cassette import load
-from harness.codecs import decode_all
-from harness.corpus import bundled
-from harness.mutations import Mutation, Stream, build
-from harness.outcome import Outcome, diff
-from harness.scenario import run_pipeline
+from harness.cassettes.corpus import bundled
+from harness.cassettes.format import load
+from harness.check.outcome import Outcome, diff
+from harness.mutate import Mutation, Stream, build
+from harness.mutate.scenario import run_pipeline
+from harness.wire import dialects
+from harness.wire.codecs import decode_all
 
 
 def stream_of(name: str) -> Stream:

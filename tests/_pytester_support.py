@@ -32,9 +32,9 @@ CASSETTES = ROOT / "cassettes"
 
 
 def plugin_args() -> list[str]:
-    """`-p harness.pytest_plugin` unless the installed entry point already loads it (CI)."""
+    """`-p harness.plugin.hooks` unless the installed entry point already loads it (CI)."""
     installed = any(ep.name == "toolstream" for ep in entry_points(group="pytest11"))
-    return [] if installed else ["-p", "harness.pytest_plugin"]
+    return [] if installed else ["-p", "harness.plugin.hooks"]
 
 
 def prepare(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from harness import cassette, dialects
-from harness.accumulators import resolve
-from harness.accumulators.event_level import EventLevel, takes_dialect
-from harness.codecs import WireEvent
-from harness.dialects import Event
+from harness.cassettes import format as cassette
+from harness.check.accumulators import resolve
+from harness.check.accumulators.event_level import EventLevel, takes_dialect
+from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import AccumulatorProtocolError
-from harness.outcome import Outcome, State, ToolCall
-from harness.scenario import Case
+from harness.mutate.scenario import Case
+from harness.wire import dialects
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects import Event
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 
@@ -83,7 +84,7 @@ def test_close_must_return_an_outcome() -> None:
         def close(self, error: str | None) -> Outcome:
             return {"tool_calls": []}  # type: ignore[return-value]
 
-    with pytest.raises(AccumulatorProtocolError, match=r"not a harness\.outcome\.Outcome"):
+    with pytest.raises(AccumulatorProtocolError, match=r"not a harness\.Outcome"):
         EventLevel(Broken, "broken").run(recorded_case(CASSETTES / "openai-chat" / "single-call.yaml"))
 
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-import harness.accumulators as accumulators
-from harness.accumulators import ClientLevel, EventLevel, Stdio, builtin_names, resolve, wrap
-from harness.dialects import Event
+import harness.check.accumulators as accumulators
+from harness.check.accumulators import ClientLevel, EventLevel, Stdio, builtin_names, resolve, wrap
+from harness.check.outcome import Outcome
 from harness.errors import UsageError
-from harness.outcome import Outcome
+from harness.wire.dialects import Event
 
 
 class MyAccumulator:

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import cassette, dialects
-from harness.accumulators import resolve
-from harness.accumulators.client_level import base_url, recorded_request, replay_transport
-from harness.cassette import Request
+from harness.cassettes import format as cassette
+from harness.cassettes.format import Request
+from harness.check.accumulators import resolve
+from harness.check.accumulators.client_level import base_url, recorded_request, replay_transport
+from harness.check.outcome import State, diff
 from harness.errors import NotApplicable
-from harness.outcome import State, diff
-from harness.scenario import Case
+from harness.mutate.scenario import Case
+from harness.wire import dialects
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import cassette, dialects
-from harness.accumulators import resolve
-from harness.accumulators.stdio import Stdio, answer_outcome, case_messages, serve
+from harness.cassettes import format as cassette
+from harness.check.accumulators import resolve
+from harness.check.accumulators.stdio import Stdio, answer_outcome, case_messages, serve
+from harness.check.outcome import State, ToolCall, diff
 from harness.errors import (
     AccumulatorCrashed,
     AccumulatorProtocolError,
@@ -23,8 +24,8 @@ from harness.errors import (
     NotApplicable,
     UsageError,
 )
-from harness.outcome import State, ToolCall, diff
-from harness.scenario import Case
+from harness.mutate.scenario import Case
+from harness.wire import dialects
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
@@ -214,7 +215,7 @@ def test_serve_reports_a_broken_message_and_stops() -> None:
 
 
 def test_failure_and_skip_answers_become_exceptions() -> None:
-    spec = "harness.accumulators.langchain_core:LangchainCoreAccumulator"
+    spec = "harness.check.accumulators.langchain_core:LangchainCoreAccumulator"
     command = shlex.join([sys.executable, "-m", "harness", "serve-accumulator", spec])
     with Stdio(command, "events") as acc, pytest.raises(NotApplicable, match="not gemini"):
         acc.run(recorded_case(CASSETTES / "gemini" / "single-call.yaml"))

@@ -1,6 +1,6 @@
 """Killing a process while it saves a cassette leaves the old file or the new one, never half.
 
-A child process saves a large cassette over and over with `harness.cassette.save`, alternating
+A child process saves a large cassette over and over with `harness.cassettes.format.save`, alternating
 two versions, and is SIGKILLed at random moments. After every kill the target must load and equal
 one of the two versions. Temp files may remain beside it after a SIGKILL (nothing can clean up);
 they must never look like cassettes to a later load or listing.
@@ -18,8 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source, dumps, load, save
-from harness.corpus import cassette_paths
+from harness.cassettes.corpus import cassette_paths
+from harness.cassettes.format import (
+    Cassette,
+    Chunk,
+    Interaction,
+    Request,
+    Response,
+    Source,
+    dumps,
+    load,
+    save,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 KILLS = 20
@@ -27,7 +37,7 @@ KILLS = 20
 # argv: target, then the two versions' files, the first one to save being the one not in target.
 CHILD = """
 import sys
-from harness.cassette import load, save
+from harness.cassettes.format import load, save
 target, first, second = sys.argv[1:]
 versions = [load(first), load(second)]
 print("ready", flush=True)

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import cassette as cassettes
-from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.cassettes import format as cassettes
+from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.check.outcome import Outcome, State, ToolCall
 from harness.cli import main
 from harness.errors import CassetteError
-from harness.outcome import Outcome, State, ToolCall
 
 
 def make(chunks: list[Chunk], **response: object) -> Cassette:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cassette
+from harness.cassettes import format as cassette
 from harness.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,7 +22,7 @@ SMALL = ["--cassettes", PARALLEL, SINGLE, "--scenarios", "original", "parallel-c
 
 INDEX_ONLY = textwrap.dedent(
     '''
-    from harness.outcome import Outcome, State, ToolCall
+    from harness.check.outcome import Outcome, State, ToolCall
 
 
     class IndexOnly:

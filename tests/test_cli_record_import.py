@@ -15,10 +15,12 @@ from urllib.parse import urlsplit
 import pytest
 from test_importer import STREAMS, synthesized, vcr_text
 
-from harness import cassette as cassettes
-from harness import corpus, dialects, recipes
+from harness.cassettes import corpus
+from harness.cassettes import format as cassettes
 from harness.cli import main
-from harness.fake_provider import FakeProvider, Script
+from harness.record import recipes
+from harness.record.fake_provider import FakeProvider, Script
+from harness.wire import dialects
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY = "tscanary-7f3a9c1e5b"

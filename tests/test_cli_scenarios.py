@@ -6,12 +6,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.cassette import load
+from harness.cassettes.corpus import bundled
+from harness.cassettes.format import load
+from harness.check.outcome import diff
 from harness.cli import main
-from harness.corpus import bundled
-from harness.dialects import reference_outcome
-from harness.outcome import diff
 from harness.transports import ReplayTransport
+from harness.wire.dialects import reference_outcome
 
 CASSETTE = bundled("cassettes") / "openai-chat" / "parallel-2.yaml"
 

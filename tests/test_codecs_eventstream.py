@@ -11,9 +11,9 @@ import zlib
 import pytest
 from botocore.eventstream import EventStreamBuffer
 
-from harness.codecs import WireEvent, decode_all, get_codec
-from harness.codecs.eventstream import EventStreamCodec, EventStreamDecoder
 from harness.errors import CodecError
+from harness.wire.codecs import WireEvent, decode_all, get_codec
+from harness.wire.codecs.eventstream import EventStreamCodec, EventStreamDecoder
 
 UUID = bytes(range(16))
 
@@ -280,7 +280,7 @@ def test_we_decode_hand_built_frames_as_botocore_does() -> None:
 
 
 def test_botocore_is_never_imported_by_the_harness() -> None:
-    code = "import sys, harness.codecs.eventstream; sys.exit('botocore' in sys.modules)"
+    code = "import sys, harness.wire.codecs.eventstream; sys.exit('botocore' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

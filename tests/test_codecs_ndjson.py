@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.codecs import NDJSONCodec, WireEvent, decode_all, get_codec
-from harness.codecs.ndjson import NDJSONDecoder
 from harness.errors import CodecError
+from harness.wire.codecs import NDJSONCodec, WireEvent, decode_all, get_codec
+from harness.wire.codecs.ndjson import NDJSONDecoder
 
 
 def decode(chunks: list[bytes]) -> list[WireEvent]:

@@ -11,10 +11,10 @@ from itertools import pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.codecs import Decoder, NDJSONCodec, SSECodec, WireEvent, decode_all
-from harness.codecs.base import EventHeader
-from harness.codecs.eventstream import EventStreamCodec, EventStreamDecoder
 from harness.errors import CodecError
+from harness.wire.codecs import Decoder, NDJSONCodec, SSECodec, WireEvent, decode_all
+from harness.wire.codecs.base import EventHeader
+from harness.wire.codecs.eventstream import EventStreamCodec, EventStreamDecoder
 
 SETTINGS = settings(max_examples=100, deadline=None)
 

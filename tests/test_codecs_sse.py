@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.codecs import SSECodec, WireEvent, decode_all, get_codec, sniff_newline
-from harness.codecs.sse import SSEDecoder
 from harness.errors import CodecError
+from harness.wire.codecs import SSECodec, WireEvent, decode_all, get_codec, sniff_newline
+from harness.wire.codecs.sse import SSEDecoder
 
 CHUNK_SIZES = [None, 1, 2, 3, 7]
 

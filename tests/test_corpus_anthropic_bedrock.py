@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from harness import dialects
-from harness.cassette import Cassette, dumps, load
-from harness.dialects.bedrock_converse import is_exception
-from harness.outcome import Outcome, State, ToolCall, diff
+from harness.cassettes.format import Cassette, dumps, load
+from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.wire import dialects
+from harness.wire.dialects.bedrock_converse import is_exception
 
 ROOT = Path(__file__).resolve().parents[1]
 ANTHROPIC = ROOT / "cassettes" / "anthropic"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from harness import cassette as cassettes
-from harness.dialects import body_of, detect, events_of, reference_outcome
-from harness.outcome import Outcome, State, ToolCall, diff
+from harness.cassettes import format as cassettes
+from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.wire.dialects import body_of, detect, events_of, reference_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = ROOT / "cassettes"

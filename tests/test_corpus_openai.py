@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness.cassette import load
-from harness.dialects import body_of, events_of, reference_outcome
-from harness.outcome import Outcome, State
+from harness.cassettes.format import load
+from harness.check.outcome import Outcome, State
+from harness.wire.dialects import body_of, events_of, reference_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 OPENAI_CALL = r"call_[A-Za-z0-9]{24}"

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from harness import dialects
-from harness.cassette import Chunk, Request, Response
-from harness.codecs import WireEvent
-from harness.dialects import MISSING, Event, Field, Kind, Role
-from harness.dialects.anthropic_messages import DIALECT
+from harness.cassettes.format import Chunk, Request, Response
+from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
-from harness.outcome import Outcome, State, ToolCall
+from harness.wire import dialects
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects import MISSING, Event, Field, Kind, Role
+from harness.wire.dialects.anthropic_messages import DIALECT
 
 MODEL = "claude-sonnet-4-5-20250929"
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from harness import dialects
-from harness.cassette import Chunk, Request, Response
-from harness.codecs import WireEvent
-from harness.dialects import MISSING, Event, Field, Kind, Role
-from harness.dialects.bedrock_converse import DIALECT, exception_event, padding
+from harness.cassettes.format import Chunk, Request, Response
+from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
-from harness.outcome import Outcome, State, ToolCall
+from harness.wire import dialects
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects import MISSING, Event, Field, Kind, Role
+from harness.wire.dialects.bedrock_converse import DIALECT, exception_event, padding
 
 
 def ev(name: str, payload: dict[str, Any]) -> Event:

@@ -6,13 +6,23 @@ from typing import Any
 
 import pytest
 
-from harness.cassette import Chunk, Request, Response
-from harness.codecs import SSECodec, WireEvent
-from harness.corpus import split_reads
-from harness.dialects import MISSING, Event, Field, Kind, Role, body_of, detect, events_of, reference_outcome
-from harness.dialects.gemini import DIALECT, json_path
+from harness.cassettes.corpus import split_reads
+from harness.cassettes.format import Chunk, Request, Response
+from harness.check.outcome import Outcome, State
 from harness.errors import DialectError
-from harness.outcome import Outcome, State
+from harness.wire.codecs import SSECodec, WireEvent
+from harness.wire.dialects import (
+    MISSING,
+    Event,
+    Field,
+    Kind,
+    Role,
+    body_of,
+    detect,
+    events_of,
+    reference_outcome,
+)
+from harness.wire.dialects.gemini import DIALECT, json_path
 
 SIG = "CiQBVKhc7v3Jx0k2mQ0Kx9w1YzE2NzM0ZTk3ZTEyMWRlNzJiOTQ="
 

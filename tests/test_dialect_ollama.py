@@ -6,13 +6,23 @@ from typing import Any
 
 import pytest
 
-from harness.cassette import Chunk, Request, Response
-from harness.codecs import NDJSONCodec, WireEvent
-from harness.corpus import split_reads
-from harness.dialects import MISSING, Event, Field, Kind, Role, body_of, detect, events_of, reference_outcome
-from harness.dialects.ollama import DIALECT
+from harness.cassettes.corpus import split_reads
+from harness.cassettes.format import Chunk, Request, Response
+from harness.check.outcome import Outcome, State
 from harness.errors import DialectError
-from harness.outcome import Outcome, State
+from harness.wire.codecs import NDJSONCodec, WireEvent
+from harness.wire.dialects import (
+    MISSING,
+    Event,
+    Field,
+    Kind,
+    Role,
+    body_of,
+    detect,
+    events_of,
+    reference_outcome,
+)
+from harness.wire.dialects.ollama import DIALECT
 
 MODEL = "qwen3:8b"
 

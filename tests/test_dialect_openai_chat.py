@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from harness.cassette import Chunk, Request, Response
-from harness.codecs import WireEvent
-from harness.dialects import MISSING, Event, Field, Kind, Role, body_of, events_of, get
+from harness.cassettes.format import Chunk, Request, Response
+from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
-from harness.outcome import Outcome, State, ToolCall
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects import MISSING, Event, Field, Kind, Role, body_of, events_of, get
 
 D = get("openai-chat")
 DONE = "[DONE]"

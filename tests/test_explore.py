@@ -6,12 +6,12 @@ from typing import Any
 
 import yaml
 
-from harness.cassette import load
-from harness.corpus import bundled
-from harness.dialects import Event, reference_outcome
-from harness.explore import explore
-from harness.outcome import Outcome, State, ToolCall, diff
-from harness.scenario import iter_cases, load_scenario
+from harness.cassettes.corpus import bundled
+from harness.cassettes.format import load
+from harness.check.explore import explore
+from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.mutate.scenario import iter_cases, load_scenario
+from harness.wire.dialects import Event, reference_outcome
 
 
 class IndexOnlyMerge:
@@ -75,7 +75,7 @@ def test_planted_bug_is_found_and_shrunk(tmp_path: Path) -> None:
 
 
 def test_a_correct_accumulator_has_no_finding() -> None:
-    from harness.dialects import get
+    from harness.wire.dialects import get
 
     finding = explore(get("openai-chat").accumulator, [bundled("cassettes") / "openai-chat"], max_examples=40)
     assert finding is None

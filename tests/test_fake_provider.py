@@ -12,8 +12,8 @@ import httpx
 import httpx2
 import pytest
 
-from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source
-from harness.fake_provider import FakeProvider, Script, Write
+from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.record.fake_provider import FakeProvider, Script, Write
 
 
 @pytest.fixture

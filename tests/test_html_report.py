@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.html_report import render_html, write_html
-from harness.outcome import Outcome, ToolCall
-from harness.runner import Comparison, Difference, Report, Result, Selection, Verdict
+from harness.check.outcome import Outcome, ToolCall
+from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict
+from harness.report.html import render_html, write_html
 
 EXPECTED = Outcome((ToolCall("read", {"path": "a"}, "c1"), ToolCall("search", {"q": "b"}, "c2")))
 MERGED = Outcome((ToolCall("readsearch", {}, "c1"),))

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import cassette as cassettes
-from harness import corpus, dialects, importer
-from harness.codecs import WireEvent
+from harness.cassettes import corpus
+from harness.cassettes import format as cassettes
 from harness.errors import CassetteError, CodecError, HarnessError, UsageError
+from harness.record import importer
+from harness.wire import dialects
+from harness.wire.codecs import WireEvent
 
 WEATHER = '{"city":"Paris"}'
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import inspection, load
-from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source
+from harness import load
+from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.report import inspection
 
 ROOT = Path(__file__).resolve().parents[1]
 

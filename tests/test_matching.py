@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cassette import Interaction, Request, Response
+from harness.cassettes.format import Interaction, Request, Response
 from harness.errors import UsageError
-from harness.matching import Matcher
+from harness.transports.matching import Matcher
 
 URL = "http://127.0.0.1:8080/v1/chat/completions"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import UsageError
-from harness.modes import Policy, RecordMode
+from harness.transports.modes import Policy, RecordMode
 
 
 @pytest.mark.parametrize("name", ["none", "once", "new_episodes", "all", "rewrite", "ONCE"])

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
-from harness.dialects import Field, Role
-from harness.mutations import NotApplicable
-from harness.mutations.calls import args_text, by_call, contiguous
+from harness.mutate import NotApplicable
+from harness.mutate.calls import args_text, by_call, contiguous
+from harness.wire.dialects import Field, Role
 
 
 def test_split_args_down_to_one_character() -> None:

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
-from harness.dialects import MISSING, Field
-from harness.mutations import NotApplicable
-from harness.mutations.calls import by_call, call_value
+from harness.mutate import NotApplicable
+from harness.mutate.calls import by_call, call_value
+from harness.wire.dialects import MISSING, Field
 
 
 def _values(stream, field):  # type: ignore[no-untyped-def]

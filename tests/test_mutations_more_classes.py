@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
-from harness.codecs import decode_all
-from harness.dialects import Event, Field, Role
-from harness.dialects.base import escape_surrogates
-from harness.dialects.openai_chat import join_surrogates
-from harness.mutations import MutationError, NotApplicable, Stream, build
-from harness.outcome import Outcome, ToolCall, diff
+from harness.check.outcome import Outcome, ToolCall, diff
+from harness.mutate import MutationError, NotApplicable, Stream, build
+from harness.wire.codecs import decode_all
+from harness.wire.dialects import Event, Field, Role
+from harness.wire.dialects.base import escape_surrogates
+from harness.wire.dialects.openai_chat import join_surrogates
 
 # ---------------------------------------------------------------------------------------------
 # Reading a mutated stream back

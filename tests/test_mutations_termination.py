@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
-from harness.mutations import build
-from harness.outcome import State
+from harness.check.outcome import State
+from harness.mutate import build
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
-from harness.mutations import build
-from harness.mutations.wire import split_at
-from harness.outcome import State
+from harness.check.outcome import State
+from harness.mutate import build
+from harness.mutate.wire import split_at
 
 
 @pytest.mark.parametrize("how", ["random", "utf8", "line", "field", "byte", "whole", "pack", "split"])

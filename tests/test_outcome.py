@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.outcome import Outcome, State, ToolCall, diff
+from harness.check.outcome import Outcome, State, ToolCall, diff
 
 
 def call(name: str, args: object, id: str | None = None, invalid: bool = False) -> ToolCall:

@@ -13,7 +13,7 @@ pytest_plugins = ["pytester"]
 ACCUMULATORS = """
 from dataclasses import replace
 
-from harness import dialects
+from harness.wire import dialects
 
 
 class FirstCallOnly:
@@ -130,7 +130,7 @@ def test_xdist_gives_the_serial_outcomes_and_records_in_parallel(project: pytest
         test_record="""
         import pytest
 
-        from harness.fake_provider import FakeProvider, Script
+        from harness.record.fake_provider import FakeProvider, Script
 
         @pytest.mark.parametrize("n", range(4))
         def test_record(toolstream, n):
@@ -153,7 +153,7 @@ def test_xdist_gives_the_serial_outcomes_and_records_in_parallel(project: pytest
     ]
     recorded = sorted(cassettes.glob("*.yaml"))
     assert len(recorded) == 4
-    from harness.cassette import load
+    from harness.cassettes.format import load
 
     for path in recorded:
         assert len(load(path).interactions[0].response.chunks) >= 1  # each file whole and loadable

@@ -8,8 +8,8 @@ import pytest
 from _pytester_support import plugin_args, prepare
 
 from harness.errors import UsageError
-from harness.modes import RecordMode
-from harness.plugin_options import RecordOptions, Settings, cassette_path, file_safe
+from harness.plugin.options import RecordOptions, Settings, cassette_path, file_safe
+from harness.transports.modes import RecordMode
 
 pytest_plugins = ["pytester"]
 
@@ -19,7 +19,7 @@ import os
 
 import pytest
 
-from harness.fake_provider import FakeProvider, Script
+from harness.record.fake_provider import FakeProvider, Script
 
 BODY = [
     b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function",'

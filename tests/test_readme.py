@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from harness import load
-from harness.fake_provider import FakeProvider
-from harness.scenario import iter_cases, scenario_from_data
+from harness.mutate.scenario import iter_cases, scenario_from_data
+from harness.record.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"^```(console|python|yaml)\n(.*?)^```", re.MULTILINE | re.DOTALL)

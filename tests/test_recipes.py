@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from harness import recipes
 from harness.errors import UsageError
+from harness.record import recipes
 
 KEYS = {
     "OPENAI_API_KEY": "sk-test-openai",

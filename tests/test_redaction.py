@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cassette import Chunk, Request
+from harness.cassettes.format import Chunk, Request
 from harness.errors import UsageError
-from harness.redaction import DEFAULT_HEADERS, DROP, EVERY, REDACTED, Redaction, parse_path, rewrite_path
+from harness.record.redaction import (
+    DEFAULT_HEADERS,
+    DROP,
+    EVERY,
+    REDACTED,
+    Redaction,
+    parse_path,
+    rewrite_path,
+)
 
 CANARY = "canary-51d0e8b4"
 

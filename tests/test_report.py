@@ -6,8 +6,9 @@ import json
 import shlex
 from pathlib import Path
 
-from harness.outcome import Outcome, State, ToolCall, diff
-from harness.report import (
+from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict
+from harness.report.results import (
     comparison_to_dict,
     render_check,
     render_comparison,
@@ -16,7 +17,6 @@ from harness.report import (
     signature,
     write_json,
 )
-from harness.runner import Comparison, Difference, Report, Result, Selection, Verdict
 
 EXPECTED = Outcome(
     tool_calls=(ToolCall("read", {"path": "a"}, "call_1"), ToolCall("search", {"q": "x"}, "call_2")),
@@ -164,7 +164,12 @@ def test_comparison_rendering_and_json() -> None:
 
 
 def test_session_document_picks_its_shape() -> None:
-    from harness.report import REPORT_VERSION, comparison_to_dict, report_to_dict, session_to_dict
+    from harness.report.results import (
+        REPORT_VERSION,
+        comparison_to_dict,
+        report_to_dict,
+        session_to_dict,
+    )
 
     one, two = Report("reference", [_result("a")]), Report("mine:Acc", [_result("b")])
     assert session_to_dict([one]) == report_to_dict(one)

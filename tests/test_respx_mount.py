@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness import dialects
-from harness.cassette import Chunk, load
-from harness.fake_provider import FakeProvider
-from harness.outcome import Outcome
-from harness.respx_mount import mount
+from harness.cassettes.format import Chunk, load
+from harness.check.outcome import Outcome
+from harness.plugin.respx_mount import mount
+from harness.record.fake_provider import FakeProvider
+from harness.wire import dialects
 
 respx = pytest.importorskip("respx")
 

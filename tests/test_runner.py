@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import cassette
-from harness.outcome import diff
-from harness.runner import (
+from harness.cassettes import format as cassette
+from harness.check.outcome import diff
+from harness.check.runner import (
     ORIGINAL,
     Selection,
     Verdict,
@@ -36,9 +36,9 @@ ACCUMULATORS = textwrap.dedent(
     import os
     import time
 
-    from harness import dialects
+    from harness.wire import dialects
     from harness.errors import NotApplicable
-    from harness.outcome import Outcome, State, ToolCall
+    from harness.check.outcome import Outcome, State, ToolCall
 
 
     def reference(case):
@@ -171,7 +171,7 @@ def test_reference_passes_and_original_is_added_when_no_scenario_is_named() -> N
         "openai-chat",
     )
     assert result.actual == result.expected and result.accumulator == "reference"
-    from harness.runner import _selected_scenarios
+    from harness.check.runner import _selected_scenarios
 
     assert _selected_scenarios(Selection())[0] is ORIGINAL
 

@@ -4,12 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import dialects
-from harness.codecs import decode_all
-from harness.corpus import bundled, cassette_paths
-from harness.mutations import Meaning
-from harness.outcome import diff
-from harness.scenario import (
+from harness.cassettes.corpus import bundled, cassette_paths
+from harness.check.outcome import diff
+from harness.mutate import Meaning
+from harness.mutate.scenario import (
     Scenario,
     ScenarioError,
     build_case,
@@ -18,6 +16,8 @@ from harness.scenario import (
     load_scenarios,
     scenario_from_data,
 )
+from harness.wire import dialects
+from harness.wire.codecs import decode_all
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from harness import dialects
-from harness.dialects import Event
-from harness.outcome import Outcome, State, ToolCall, diff
-from harness.scenario import Case, build_case
+from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.mutate.scenario import Case, build_case
+from harness.wire import dialects
+from harness.wire.dialects import Event
 
 
 def outcome_of(acc: Any, case: Case) -> Outcome:

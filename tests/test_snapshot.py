@@ -6,8 +6,8 @@ import pytest
 import yaml
 from _pytester_support import copy_cassettes, plugin_args, prepare
 
-from harness.outcome import Outcome, ToolCall
-from harness.snapshot import outcome_yaml
+from harness.check.outcome import Outcome, ToolCall
+from harness.plugin.snapshot import outcome_yaml
 
 pytest_plugins = ["pytester"]
 

@@ -23,9 +23,9 @@ import httpx2
 import openai
 import pytest
 
-from harness.cassette import load
-from harness.fake_provider import FakeProvider, Script, Write
-from harness.redaction import Redaction
+from harness.cassettes.format import load
+from harness.record.fake_provider import FakeProvider, Script, Write
+from harness.record.redaction import Redaction
 from harness.transports import RecordingTransport, ReplayTransport
 
 LIBS = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]

@@ -16,9 +16,9 @@ import httpx
 import httpx2
 import pytest
 
-from harness.cassette import Cassette, Chunk, Interaction, Request, Response, Source, load, save
+from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, load, save
 from harness.errors import CassetteError, NoMatchError, UsageError
-from harness.redaction import Redaction
+from harness.record.redaction import Redaction
 from harness.transports import RecordingTransport, ReplayTransport, replay
 from harness.transports._library import library_named
 

@@ -12,7 +12,7 @@ import io
 import sys
 from collections.abc import Sequence
 
-from ..errors import HarnessError
+from harness.errors import HarnessError
 
 # Subcommand -> module in this package. A module that is missing is simply not offered.
 COMMANDS = {
@@ -31,7 +31,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from harness import __version__
 
     parser = argparse.ArgumentParser(
         prog="toolstream",

@@ -6,11 +6,11 @@ import argparse
 import sys
 from typing import Any
 
-from ..errors import UsageError
-from ..html_report import write_html
-from ..report import render_check, report_to_dict, write_json
-from ..runner import Selection, run_matrices
-from ..terminal import Progress
+from harness.check.runner import Selection, run_matrices
+from harness.errors import UsageError
+from harness.report.html import write_html
+from harness.report.results import render_check, report_to_dict, write_json
+from harness.report.terminal import Progress
 
 DEFAULT_TIMEOUT = 30.0
 

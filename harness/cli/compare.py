@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..html_report import write_html
-from ..report import comparison_to_dict, render_comparison, write_json
-from ..runner import compare_matrix, write_reproductions
-from ..terminal import Progress
-from .check import add_selection_options, selection_of, timeout_of
+from harness.check.runner import compare_matrix, write_reproductions
+from harness.cli.check import add_selection_options, selection_of, timeout_of
+from harness.report.html import write_html
+from harness.report.results import comparison_to_dict, render_comparison, write_json
+from harness.report.terminal import Progress
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

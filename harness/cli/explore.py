@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..explore import explore, load_factory
-from . import EXIT_FAILED, EXIT_OK
+from harness.check.explore import explore, load_factory
+from harness.cli import EXIT_FAILED, EXIT_OK
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

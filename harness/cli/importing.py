@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .. import cassette as cassettes
-from .. import importer
-from ..errors import UsageError
+from harness.cassettes import format as cassettes
+from harness.errors import UsageError
+from harness.record import importer
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

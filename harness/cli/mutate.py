@@ -7,9 +7,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..cassette import save
-from ..errors import UsageError
-from ..scenario import SEPARATOR, build_case, case_cassette, find_scenario
+from harness.cassettes.format import save
+from harness.errors import UsageError
+from harness.mutate.scenario import SEPARATOR, build_case, case_cassette, find_scenario
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .. import recipes
+from harness.record import recipes
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

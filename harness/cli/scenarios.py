@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .. import dialects, mutations
-from ..scenario import load_scenarios
-from ..terminal import table
+from harness import mutate as mutations
+from harness.mutate.scenario import load_scenarios
+from harness.report.terminal import table
+from harness.wire import dialects
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..accumulators import builtin_names, resolve
-from ..accumulators.stdio import serve
+from harness.check.accumulators import builtin_names, resolve
+from harness.check.accumulators.stdio import serve
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import cassette as cassettes
-from .. import corpus, inspection
-from ..outcome import Outcome, diff
-from ..terminal import shorten, table
+from harness.cassettes import corpus
+from harness.cassettes import format as cassettes
+from harness.check.outcome import Outcome, diff
+from harness.report import inspection
+from harness.report.terminal import shorten, table
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -8,9 +8,9 @@ Neither library is imported until a request of it arrives.
 
 from __future__ import annotations
 
-from ..modes import RecordMode
-from ..redaction import Redaction
-from .recording import RecordingTransport
-from .replay import ReplayTransport
+from harness.record.redaction import Redaction
+from harness.transports.modes import RecordMode
+from harness.transports.recording import RecordingTransport
+from harness.transports.replay import ReplayTransport
 
 __all__ = ["RecordMode", "RecordingTransport", "Redaction", "ReplayTransport"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Self
 
-from ..errors import UsageError
+from harness.errors import UsageError
 
 _NEEDED = ("Response", "SyncByteStream", "AsyncByteStream", "ReadError", "RequestError")
 

@@ -17,13 +17,13 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ..cassette import Cassette, Chunk, Interaction, Request, Response, Source, load, save
-from ..errors import UsageError
-from ..matching import MATCH_FIELDS, Matcher
-from ..modes import RecordMode
-from ..redaction import Redaction
-from ._library import Library, TransportBase, library_of
-from .replay import Playlist, check_speed, request_record, serve
+from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, load, save
+from harness.errors import UsageError
+from harness.record.redaction import Redaction
+from harness.transports._library import Library, TransportBase, library_of
+from harness.transports.matching import MATCH_FIELDS, Matcher
+from harness.transports.modes import RecordMode
+from harness.transports.replay import Playlist, check_speed, request_record, serve
 
 _CLOSED_EARLY: Final = "closed by the client before the response ended"
 # Compressed bodies (a server ignoring `accept-encoding: identity`) are recorded decoded.
@@ -37,7 +37,7 @@ class RecordingTransport(TransportBase):
     (httpx or httpx2) the first request comes from. Forwarded requests ask for
     `accept-encoding: identity` so recorded chunks are readable text, not compressed bytes.
     Secrets are redacted before anything is saved (`redact`, default `Redaction.DEFAULT`), and
-    incoming requests are redacted the same way before matching. Modes: see `harness.modes`.
+    incoming requests are redacted the same way before matching. Modes: see `harness.transports.modes`.
     Replayed interactions are paced by `speed` like `ReplayTransport`.
     """
 

@@ -17,11 +17,11 @@ import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Final
 
-from ..cassette import Cassette, Interaction, Request, Response, load
-from ..errors import NoMatchError, UsageError
-from ..matching import MATCH_FIELDS, Matcher, Normalized
-from ..redaction import Redaction
-from ._library import Library, TransportBase, library_of
+from harness.cassettes.format import Cassette, Interaction, Request, Response, load
+from harness.errors import NoMatchError, UsageError
+from harness.record.redaction import Redaction
+from harness.transports._library import Library, TransportBase, library_of
+from harness.transports.matching import MATCH_FIELDS, Matcher, Normalized
 
 # Headers that describe the body on the wire, not the decoded body we serve.
 _WIRE_HEADERS: Final = frozenset({"content-length", "transfer-encoding"})

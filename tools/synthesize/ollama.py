@@ -18,9 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from harness import cassette as cassettes  # noqa: E402
-from harness.cassette import Cassette  # noqa: E402
-from harness.corpus import synthesize  # noqa: E402
+from harness.cassettes import format as cassettes  # noqa: E402
+from harness.cassettes.corpus import synthesize  # noqa: E402
+from harness.cassettes.format import Cassette  # noqa: E402
 
 DIALECT = "ollama"
 OUT = ROOT / "cassettes" / "ollama"

@@ -1,0 +1,1 @@
+"""Cassettes: the format (model and safe YAML storage) and the bundled corpus."""

@@ -1,0 +1,424 @@
+"""Cassette format v1: request/response pairs whose responses keep every network read.
+
+A cassette is plain data (`Cassette` and friends) plus `load` / `save`. Loading uses safe YAML
+only and checks every field, so a bad file raises one `CassetteError` naming the file, the line
+and the field. Saving is atomic: a temp file beside the target, fsync, rename.
+See docs/cassettes.md for the format with an example.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from harness.check.outcome import Outcome, OutcomeFormatError
+from harness.errors import CassetteError
+
+VERSION = 1
+SOURCE_KINDS = ("recorded", "synthesized")
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One network read, as it arrived, with its time since the response began."""
+
+    data: bytes
+    offset_ms: float | None = None
+
+
+@dataclass(slots=True)
+class Request:
+    method: str
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None  # a mapping (or list) when the body was JSON, else text, None when empty
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    chunks: list[Chunk] = field(default_factory=list)
+    complete: bool = True
+    error: str | None = None  # what the client saw when the stream was cut
+    error_type: str | None = None  # the transport exception's class name, to raise the same kind on replay
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(chunk.data for chunk in self.chunks)
+
+    @property
+    def content_type(self) -> str | None:
+        return header(self.headers, "content-type")
+
+
+@dataclass(slots=True)
+class Interaction:
+    request: Request
+    response: Response
+    expected: Outcome | None = None  # what a correct accumulator makes of this response
+
+
+@dataclass(slots=True)
+class Source:
+    kind: Literal["recorded", "synthesized"]
+    provenance: str
+
+
+@dataclass(slots=True)
+class Cassette:
+    name: str
+    source: Source
+    interactions: list[Interaction] = field(default_factory=list)
+    dialect: str | None = None
+    version: int = VERSION
+    path: Path | None = field(default=None, compare=False)
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """Case-insensitive header lookup."""
+    lowered = name.lower()
+    for key, value in headers.items():
+        if key.lower() == lowered:
+            return value
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def load(path: str | os.PathLike[str]) -> Cassette:
+    """Read and validate a cassette file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CassetteError(path, "no such cassette file") from None
+    except UnicodeDecodeError:
+        raise CassetteError(path, "not a UTF-8 text file") from None
+    except OSError as exc:
+        raise CassetteError(path, f"cannot read: {exc.strerror}") from None
+    cassette = loads(text, path=path)
+    cassette.path = path
+    return cassette
+
+
+def loads(text: str, *, path: str | os.PathLike[str] | None = None) -> Cassette:
+    """Parse cassette YAML text; `path` is only used in error messages."""
+    where = str(path) if path is not None else "<cassette>"
+    node = compose_safe(text, where)
+    if node is None:
+        raise CassetteError(where, "empty file: a cassette needs version, name, source and interactions")
+    return _Reader(where).cassette(node)
+
+
+def compose_safe(
+    text: str, where: str | Path, *, tags: frozenset[str] | None = None, why: str | None = None
+) -> yaml.Node | None:
+    """YAML as nodes, nothing constructed yet: broken YAML, or a tag outside `tags` (plain data by
+    default; `!!python/...` never), is one `CassetteError` naming the line and the field."""
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise CassetteError(where, f"broken YAML: {exc.problem}", line=line) from None
+    except yaml.YAMLError as exc:
+        raise CassetteError(where, f"broken YAML: {exc}") from None
+    allowed = PLAIN_TAGS if tags is None else tags
+    stack: list[tuple[yaml.Node, str]] = [] if node is None else [(node, "")]
+    while stack:
+        item, path = stack.pop()
+        if item.tag not in allowed:
+            message = f"tag {item.tag!r} is refused: {why or 'cassettes are plain data (safe YAML)'}"
+            raise CassetteError(where, message, field=path or None, line=item.start_mark.line + 1)
+        if isinstance(item, yaml.MappingNode):
+            for key, value in item.value:
+                stack += [(key, path), (value, _join(path, str(getattr(key, "value", ""))))]
+        elif isinstance(item, yaml.SequenceNode):
+            stack += [(child, f"{path}[{i}]") for i, child in enumerate(item.value)]
+    return node
+
+
+class _Reader:
+    """Walks the YAML node tree so every error can name the line and the field."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.constructor = yaml.constructor.SafeConstructor()
+
+    def fail(self, node: yaml.Node, path: str, message: str) -> CassetteError:
+        return CassetteError(self.where, message, field=path or None, line=node.start_mark.line + 1)
+
+    def value(self, node: yaml.Node, path: str) -> Any:
+        if isinstance(node, yaml.ScalarNode) and node.tag == _STR:
+            return node.value  # the common case, without the constructor's cost
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            raise self.fail(node, path, f"cannot read value: {exc.problem}") from None
+
+    def mapping(self, node: yaml.Node, path: str) -> dict[str, yaml.Node]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, path, "must be a mapping")
+        out: dict[str, yaml.Node] = {}
+        for key, value in node.value:
+            name = self.value(key, path)
+            if not isinstance(name, str):
+                raise self.fail(key, path, f"keys must be strings, not {name!r}")
+            out[name] = value
+        return out
+
+    def require(self, node: yaml.Node, fields: dict[str, yaml.Node], name: str, path: str) -> yaml.Node:
+        if name not in fields:
+            raise self.fail(node, _join(path, name), "missing")
+        return fields[name]
+
+    def scalar(self, node: yaml.Node, path: str, kind: type | tuple[type, ...], what: str) -> Any:
+        value = self.value(node, path)
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            raise self.fail(node, path, f"must be {what}, not {value!r}")
+        if not isinstance(value, kind):
+            raise self.fail(node, path, f"must be {what}, not {type(value).__name__} {value!r}")
+        return value
+
+    def cassette(self, node: yaml.Node) -> Cassette:
+        top = self.mapping(node, "")
+        version = self.scalar(self.require(node, top, "version", ""), "version", int, "an integer")
+        if version != VERSION:
+            raise self.fail(
+                top["version"], "version", f"unsupported version {version}; this harness reads {VERSION}"
+            )
+        name = self.scalar(self.require(node, top, "name", ""), "name", str, "a string")
+        dialect = None
+        if "dialect" in top and self.value(top["dialect"], "dialect") is not None:
+            dialect = self.scalar(top["dialect"], "dialect", str, "a string")
+        src_node = self.require(node, top, "source", "")
+        src = self.mapping(src_node, "source")
+        kind = self.scalar(self.require(src_node, src, "kind", "source"), "source.kind", str, "a string")
+        if kind not in SOURCE_KINDS:
+            raise self.fail(
+                src["kind"], "source.kind", f"must be one of {', '.join(SOURCE_KINDS)}, not {kind!r}"
+            )
+        provenance = self.scalar(
+            self.require(src_node, src, "provenance", "source"), "source.provenance", str, "a string"
+        )
+        items = self.require(node, top, "interactions", "")
+        if not isinstance(items, yaml.SequenceNode):
+            raise self.fail(items, "interactions", "must be a list")
+        interactions = [self.interaction(item, f"interactions[{i}]") for i, item in enumerate(items.value)]
+        return Cassette(
+            name=name,
+            source=Source(kind, provenance),
+            interactions=interactions,
+            dialect=dialect,
+            version=version,
+        )
+
+    def interaction(self, node: yaml.Node, path: str) -> Interaction:
+        fields = self.mapping(node, path)
+        request = self.request(self.require(node, fields, "request", path), _join(path, "request"))
+        response = self.response(self.require(node, fields, "response", path), _join(path, "response"))
+        expected = None
+        if "expected" in fields and self.value(fields["expected"], _join(path, "expected")) is not None:
+            where = _join(path, "expected")
+            try:
+                expected = Outcome.from_dict(self.value(fields["expected"], where))
+            except OutcomeFormatError as exc:
+                raise self.fail(fields["expected"], _join(where, exc.field), exc.message) from None
+        return Interaction(request=request, response=response, expected=expected)
+
+    def headers(self, node: yaml.Node, path: str) -> dict[str, str]:
+        out = {}
+        for key, value in self.mapping(node, path).items():
+            out[key] = str(self.scalar(value, _join(path, key), (str, int, float), "a string"))
+        return out
+
+    def request(self, node: yaml.Node, path: str) -> Request:
+        fields = self.mapping(node, path)
+        method = self.scalar(
+            self.require(node, fields, "method", path), _join(path, "method"), str, "a string"
+        )
+        url = self.scalar(self.require(node, fields, "url", path), _join(path, "url"), str, "a string")
+        headers = self.headers(fields["headers"], _join(path, "headers")) if "headers" in fields else {}
+        body = self.value(fields["body"], _join(path, "body")) if "body" in fields else None
+        return Request(method=method.upper(), url=url, headers=headers, body=body)
+
+    def response(self, node: yaml.Node, path: str) -> Response:
+        fields = self.mapping(node, path)
+        status = self.scalar(
+            self.require(node, fields, "status", path), _join(path, "status"), int, "an integer"
+        )
+        headers = self.headers(fields["headers"], _join(path, "headers")) if "headers" in fields else {}
+        chunks_node = self.require(node, fields, "chunks", path)
+        if not isinstance(chunks_node, yaml.SequenceNode):
+            raise self.fail(chunks_node, _join(path, "chunks"), "must be a list")
+        chunks = [self.chunk(item, f"{path}.chunks[{i}]") for i, item in enumerate(chunks_node.value)]
+        complete = True
+        if "complete" in fields:
+            complete = self.scalar(fields["complete"], _join(path, "complete"), bool, "true or false")
+        error = error_type = None
+        if "error" in fields and self.value(fields["error"], _join(path, "error")) is not None:
+            error = self.scalar(fields["error"], _join(path, "error"), str, "a string")
+        if "error_type" in fields and self.value(fields["error_type"], _join(path, "error_type")) is not None:
+            error_type = self.scalar(fields["error_type"], _join(path, "error_type"), str, "a string")
+        return Response(
+            status=status,
+            headers=headers,
+            chunks=chunks,
+            complete=complete,
+            error=error,
+            error_type=error_type,
+        )
+
+    def chunk(self, node: yaml.Node, path: str) -> Chunk:
+        if isinstance(node, yaml.ScalarNode):
+            return Chunk(self.scalar(node, path, str, "a text block or a mapping").encode("utf-8"))
+        fields = self.mapping(node, path)
+        offset = None
+        if "offset_ms" in fields:
+            offset = float(
+                self.scalar(fields["offset_ms"], _join(path, "offset_ms"), (int, float), "a number")
+            )
+        if "b64" in fields:
+            raw = self.scalar(fields["b64"], _join(path, "b64"), str, "base64 text")
+            try:
+                data = base64.b64decode(raw.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError):
+                raise self.fail(fields["b64"], _join(path, "b64"), "is not valid base64") from None
+        elif "text" in fields:
+            data = self.scalar(fields["text"], _join(path, "text"), str, "a string").encode("utf-8")
+        else:
+            raise self.fail(node, path, "a chunk mapping needs `text` or `b64`")
+        return Chunk(data, offset)
+
+
+_STR = "tag:yaml.org,2002:str"
+PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+)
+
+
+def _join(path: str, name: str) -> str:
+    if not path:
+        return name
+    return f"{path}.{name}" if name else path
+
+
+# ---------------------------------------------------------------------------------------------
+# Saving
+
+
+class _LiteralStr(str):
+    """A string the dumper writes as a `|` block when YAML allows it (falls back to quoted)."""
+
+
+def _literal(dumper: yaml.SafeDumper, value: _LiteralStr) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style=style)
+
+
+class _CassetteDumper(_Dumper):  # type: ignore[valid-type,misc]
+    pass
+
+
+_CassetteDumper.add_representer(_LiteralStr, _literal)
+
+
+def to_data(cassette: Cassette) -> dict[str, Any]:
+    """The cassette as plain YAML-ready data."""
+    out: dict[str, Any] = {"version": cassette.version, "name": cassette.name}
+    if cassette.dialect is not None:
+        out["dialect"] = cassette.dialect
+    out["source"] = {"kind": cassette.source.kind, "provenance": cassette.source.provenance}
+    out["interactions"] = [_interaction_data(item) for item in cassette.interactions]
+    return out
+
+
+def _interaction_data(item: Interaction) -> dict[str, Any]:
+    req, resp = item.request, item.response
+    request: dict[str, Any] = {"method": req.method, "url": req.url, "headers": dict(req.headers)}
+    if req.body is not None:
+        request["body"] = req.body
+    response: dict[str, Any] = {"status": resp.status, "headers": dict(resp.headers)}
+    response["complete"] = resp.complete
+    if resp.error is not None:
+        response["error"] = resp.error
+    if resp.error_type is not None:
+        response["error_type"] = resp.error_type
+    response["chunks"] = [_chunk_data(chunk) for chunk in resp.chunks]
+    out: dict[str, Any] = {"request": request, "response": response}
+    if item.expected is not None:
+        out["expected"] = item.expected.to_dict()
+    return out
+
+
+def _chunk_data(chunk: Chunk) -> Any:
+    try:
+        # Valid UTF-8 stays text: a `|` block when YAML allows, else a quoted string with escapes.
+        text: str | None = chunk.data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text:
+        if chunk.offset_ms is None:
+            return _LiteralStr(text)
+        return {"text": _LiteralStr(text), "offset_ms": _ms(chunk.offset_ms)}
+    encoded = base64.b64encode(chunk.data).decode("ascii")
+    return (
+        {"b64": encoded} if chunk.offset_ms is None else {"b64": encoded, "offset_ms": _ms(chunk.offset_ms)}
+    )
+
+
+def _ms(value: float) -> float | int:
+    rounded = round(value, 3)
+    return int(rounded) if rounded == int(rounded) else rounded
+
+
+def dumps(cassette: Cassette) -> str:
+    return yaml.dump(
+        to_data(cassette),
+        Dumper=_CassetteDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100_000,
+        default_flow_style=False,
+    )
+
+
+def save(cassette: Cassette, path: str | os.PathLike[str]) -> Path:
+    """Write atomically: an interrupted save leaves the previous file whole."""
+    path = Path(path)
+    write_atomic(path, dumps(cassette).encode("utf-8"))
+    cassette.path = path
+    return path
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Temp file in the same folder, fsync, rename over the target, fsync the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

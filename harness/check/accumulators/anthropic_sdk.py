@@ -1,0 +1,85 @@
+"""`anthropic-sdk`: the real `anthropic` client's `messages.stream(...)` over the replay transport,
+then `get_final_message()`: the SDK's own SSE parsing and `accumulate_event` decide the outcome.
+
+When the SDK raises mid-stream (a transport error on a cut; an `APIStatusError` for an `error`
+event) the outcome is cut or error and holds only the tool_use blocks the SDK reported stopped.
+Anything else it raises (`RuntimeError("Unexpected event order")`, a JSON `ValueError`)
+propagates: that is the SDK failing the case. Needs `pip install 'toolstream-harness[anthropic]'`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.check.accumulators.client_level import (
+    ClientLevel,
+    base_url,
+    recorded_request,
+    request_body,
+    require,
+    require_dialect,
+)
+from harness.check.accumulators.openai_sdk import split_kwargs
+from harness.check.outcome import Outcome, State, ToolCall
+
+if TYPE_CHECKING:
+    from harness.mutate.scenario import Case
+
+__all__ = ["accumulator", "run"]
+
+NAME = "anthropic-sdk"
+
+
+def accumulator() -> ClientLevel:
+    """The adapter, after checking the SDK is installed."""
+    require("anthropic", "anthropic")
+    require("httpx2", "anthropic")
+    return ClientLevel(run, NAME)
+
+
+def client_for(transport: Any, case: Case) -> Any:
+    """An `anthropic.Anthropic` client whose requests go to `transport`, without retries."""
+    anthropic = require("anthropic", "anthropic")
+    httpx2 = require("httpx2", "anthropic")
+    return anthropic.Anthropic(
+        api_key="test",
+        base_url=base_url(recorded_request(case), "/v1/messages"),
+        http_client=httpx2.Client(transport=transport),
+        max_retries=0,
+    )
+
+
+def run(transport: Any, case: Case) -> Outcome:
+    """One case through `messages.stream(...)`."""
+    require_dialect(case, NAME, ("anthropic",))
+    anthropic = require("anthropic", "anthropic")
+    httpx2 = require("httpx2", "anthropic")
+    client = client_for(transport, case)
+    stopped: list[Any] = []  # tool_use blocks the SDK reported stopped, in order
+    text: list[str] = []
+    try:
+        with client.messages.stream(**split_kwargs(client.messages.stream, request_body(case))) as stream:
+            for event in stream:
+                if event.type == "content_block_stop" and event.content_block.type == "tool_use":
+                    stopped.append(event.content_block)
+                elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+                    text.append(event.delta.text)
+            final = stream.get_final_message()
+    except (httpx2.RequestError, anthropic.APIConnectionError) as exc:
+        return _partial(stopped, text, State.CUT, exc)
+    except anthropic.APIStatusError as exc:
+        return _partial(stopped, text, State.ERROR, exc)
+    calls = tuple(_call(block) for block in final.content if block.type == "tool_use")
+    final_text = "".join(block.text for block in final.content if block.type == "text")
+    usage = final.usage.model_dump() if final.usage is not None else None
+    return Outcome(tool_calls=calls, text=final_text, finish_reason=final.stop_reason, usage=usage)
+
+
+def _call(block: Any) -> ToolCall:
+    return ToolCall(name=block.name, arguments=block.input, id=block.id)
+
+
+def _partial(stopped: list[Any], text: list[str], state: State, exc: Exception) -> Outcome:
+    return Outcome(
+        tool_calls=tuple(_call(b) for b in stopped), text="".join(text), state=state, error=str(exc)
+    )

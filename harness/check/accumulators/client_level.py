@@ -1,0 +1,123 @@
+"""Client level: run a real client (an SDK, a framework) end to end over a replay of the case.
+
+    def run_my_client(transport, case):                  # (transport, case) -> Outcome
+        client = openai.OpenAI(api_key="test", http_client=httpx2.Client(transport=transport))
+        ...
+        return Outcome(...)
+
+    ClientLevel(run_my_client, "mine").run(case)
+
+The transport is a `ReplayTransport` over a one-interaction cassette made of the case's recorded
+request and its (mutated) response, matched on the method only: whatever URL and body the client
+builds, its first request gets the case's stream, read by read, and a cut stream ends with the
+recorded transport error. A second request raises `NoMatchError` (clients here must not retry).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from harness.cassettes.format import Cassette, Interaction, Request, Source
+from harness.check.outcome import Outcome
+from harness.errors import AccumulatorProtocolError, NotApplicable, UsageError
+from harness.transports import ReplayTransport
+from harness.wire import dialects
+
+if TYPE_CHECKING:
+    from harness.mutate.scenario import Case
+
+__all__ = [
+    "ClientLevel",
+    "base_url",
+    "recorded_request",
+    "replay_transport",
+    "request_body",
+    "require",
+    "require_dialect",
+]
+
+# The smallest body each SDK accepts, for a case with no recorded request (one rebuilt from the
+# stdio protocol): it goes to the dialect's default endpoint, and the replay answers whatever is sent.
+_PLACEHOLDER_BODIES: dict[str, dict[str, Any]] = {
+    "openai-chat": {"model": "toolstream", "messages": [{"role": "user", "content": "toolstream"}]},
+    "openai-responses": {"model": "toolstream", "input": "toolstream"},
+    "anthropic": {
+        "model": "toolstream",
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "toolstream"}],
+    },
+}
+
+
+class ClientLevel:
+    """An accumulator that is a callable `fn(transport, case) -> Outcome` running a real client."""
+
+    def __init__(self, fn: Callable[[Any, Case], Outcome], name: str) -> None:
+        self.fn = fn
+        self.name = name
+
+    def run(self, case: Case) -> Outcome:
+        """Replay the case to `fn` and return its outcome."""
+        outcome = self.fn(replay_transport(case), case)
+        if not isinstance(outcome, Outcome):
+            raise AccumulatorProtocolError(
+                f"{self.name}: returned {type(outcome).__name__}, not a harness.Outcome"
+            )
+        return outcome
+
+    def close(self) -> None:
+        """Nothing is held across cases."""
+
+
+def recorded_request(case: Case) -> Request:
+    """The case's recorded request, or a placeholder for its dialect when it has none."""
+    if isinstance(case.request, Request):
+        return case.request
+    url = dialects.get(case.dialect).default_url
+    body = dict(_PLACEHOLDER_BODIES.get(case.dialect, {}))
+    return Request(method="POST", url=url, headers={"content-type": "application/json"}, body=body)
+
+
+def replay_transport(case: Case) -> ReplayTransport:
+    """A transport serving the case's response to the first request of any client."""
+    cassette = Cassette(
+        name=case.id,
+        source=Source("synthesized", f"case {case.id}"),
+        interactions=[Interaction(recorded_request(case), case.response)],
+        dialect=case.dialect,
+    )
+    return ReplayTransport(cassette, match_on=("method",))
+
+
+def base_url(request: Request, endpoint: str) -> str:
+    """Scheme, host and path prefix of a recorded URL: `https://h/v1` for `https://h/v1/chat/completions`."""
+    parts = urlsplit(request.url)
+    path = parts.path.rstrip("/")
+    prefix = path[: -len(endpoint)] if endpoint and path.endswith(endpoint) else ""
+    return f"{parts.scheme or 'https'}://{parts.netloc or 'toolstream.invalid'}{prefix}"
+
+
+def request_body(case: Case) -> dict[str, Any]:
+    """The recorded JSON body as keyword arguments, without `stream` (the SDK call sets it); what
+    an SDK requires and the recording lacks (Azure puts the model in the URL) filled with placeholders."""
+    body = recorded_request(case).body
+    merged = {**_PLACEHOLDER_BODIES.get(case.dialect, {}), **(body if isinstance(body, dict) else {})}
+    return {key: value for key, value in merged.items() if key != "stream"}
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import a library an adapter needs, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UsageError(f"{module} is not installed: pip install 'toolstream-harness[{extra}]'") from None
+
+
+def require_dialect(case: Case, adapter: str, dialects: tuple[str, ...]) -> None:
+    """Raise `NotApplicable` for a case of a dialect the adapter does not speak."""
+    if case.dialect not in dialects:
+        raise NotApplicable(f"{adapter} reads {' and '.join(dialects)} streams, not {case.dialect}")

@@ -1,0 +1,69 @@
+"""`langchain-anthropic`: the real `ChatAnthropic` over the replay transport, `.stream(...)`, chunks summed.
+
+`ChatAnthropic` takes no `http_client`: it builds its `anthropic.Client` in a cached property,
+so the adapter puts a client on the replay transport in that slot before the first call (the
+same client `anthropic-sdk` uses). The recorded tools are bound so the request, and
+langchain's choice of list content, match the recording. When the stream raises (a transport
+error on a cut, `APIStatusError` for an `error` event) the outcome is cut or error with the
+chunks summed until then. Needs `pip install 'toolstream-harness[langchain-anthropic]'`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.check.accumulators.anthropic_sdk import client_for
+from harness.check.accumulators.client_level import (
+    ClientLevel,
+    base_url,
+    recorded_request,
+    request_body,
+    require,
+    require_dialect,
+)
+from harness.check.accumulators.langchain_core import outcome_of
+from harness.check.outcome import Outcome, State
+
+if TYPE_CHECKING:
+    from harness.mutate.scenario import Case
+
+__all__ = ["accumulator", "run"]
+
+NAME = "langchain-anthropic"
+EXTRA = "langchain-anthropic"
+
+
+def accumulator() -> ClientLevel:
+    """The adapter, after checking langchain-anthropic is installed."""
+    require("langchain_anthropic", EXTRA)
+    require("httpx2", EXTRA)
+    return ClientLevel(run, NAME)
+
+
+def run(transport: Any, case: Case) -> Outcome:
+    """One case through `ChatAnthropic.stream`."""
+    require_dialect(case, NAME, ("anthropic",))
+    langchain_anthropic = require("langchain_anthropic", EXTRA)
+    anthropic = require("anthropic", EXTRA)
+    httpx2 = require("httpx2", EXTRA)
+    body = request_body(case)
+    model = langchain_anthropic.ChatAnthropic(
+        model=str(body.get("model") or "toolstream"),
+        api_key="test",
+        base_url=base_url(recorded_request(case), "/v1/messages"),
+        max_tokens=int(body.get("max_tokens") or 1024),
+        max_retries=0,
+    )
+    # The cached property `_client` is where ChatAnthropic keeps its SDK client.
+    model.__dict__["_client"] = client_for(transport, case)
+    tools = body.get("tools")
+    runnable = model.bind_tools(tools) if isinstance(tools, list) and tools else model
+    total: Any = None
+    try:
+        for chunk in runnable.stream("toolstream"):
+            total = chunk if total is None else total + chunk
+    except (httpx2.RequestError, anthropic.APIConnectionError) as exc:
+        return outcome_of(total, State.CUT, str(exc))
+    except anthropic.APIStatusError as exc:
+        return outcome_of(total, State.ERROR, str(exc))
+    return outcome_of(total, State.COMPLETE, None)

@@ -1,0 +1,185 @@
+"""`openai-sdk`: the real `openai` client over the replay transport, accumulating with its own state.
+
+- Chat completions: `chat.completions.create(stream=True)` fed to the SDK's
+  `ChatCompletionStreamState` (what `.stream()` uses; `.stream()` itself refuses non-strict tools),
+  then `get_final_completion()`.
+- Responses: `responses.stream(...)`, then `get_final_response()`.
+
+The SDK's own SSE parsing runs on the case's bytes. When the SDK raises (a transport error on a
+cut, `APIError` on an in-band error) the outcome is cut or error and holds only the calls the SDK
+had announced as done (`tool_calls.function.arguments.done`, `response.output_item.done`).
+Needs `pip install 'toolstream-harness[openai]'`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from harness.check.accumulators.client_level import (
+    ClientLevel,
+    base_url,
+    recorded_request,
+    request_body,
+    require,
+    require_dialect,
+)
+from harness.check.outcome import Outcome, State, ToolCall
+
+if TYPE_CHECKING:
+    from harness.mutate.scenario import Case
+
+__all__ = ["accumulator", "run"]
+
+NAME = "openai-sdk"
+DIALECTS = ("openai-chat", "openai-responses")
+
+
+def accumulator() -> ClientLevel:
+    """The adapter, after checking the SDK is installed."""
+    require("openai", "openai")
+    require("httpx2", "openai")
+    return ClientLevel(run, NAME)
+
+
+def run(transport: Any, case: Case) -> Outcome:
+    """One case through the real client."""
+    require_dialect(case, NAME, DIALECTS)
+    if case.dialect == "openai-chat":
+        return _chat(transport, case)
+    return _responses(transport, case)
+
+
+def _client(transport: Any, case: Case, endpoint: str) -> Any:
+    openai = require("openai", "openai")
+    httpx2 = require("httpx2", "openai")
+    return openai.OpenAI(
+        api_key="test",
+        base_url=base_url(recorded_request(case), endpoint),
+        http_client=httpx2.Client(transport=transport),
+        max_retries=0,
+    )
+
+
+def split_kwargs(method: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]:
+    """The recorded body as keyword arguments of an SDK method; keys it does not name go in `extra_body`."""
+    known = inspect.signature(method).parameters
+    kwargs = {key: value for key, value in body.items() if key in known and not key.startswith("extra_")}
+    extra = {key: value for key, value in body.items() if key not in kwargs}
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
+def _failure(exc: BaseException) -> State | None:
+    """Cut or error for what the SDK raises mid-stream; None for anything else (it propagates)."""
+    openai = require("openai", "openai")
+    httpx2 = require("httpx2", "openai")
+    if isinstance(exc, httpx2.RequestError | openai.APIConnectionError):
+        return State.CUT
+    if isinstance(exc, openai.APIError):
+        return State.ERROR
+    return None
+
+
+def _chat(transport: Any, case: Case) -> Outcome:
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    client = _client(transport, case, "/chat/completions")
+    state: Any = ChatCompletionStreamState()
+    done: dict[int, Any] = {}  # tool-call index -> its arguments.done event
+    chunks = 0
+    try:
+        with client.chat.completions.create(
+            **split_kwargs(client.chat.completions.create, request_body(case)), stream=True
+        ) as stream:
+            for chunk in stream:
+                chunks += 1
+                for event in state.handle_chunk(chunk):
+                    if event.type == "tool_calls.function.arguments.done":
+                        done[event.index] = event
+    except Exception as exc:
+        failed = _failure(exc)
+        if failed is None:
+            raise
+        if chunks == 0:
+            return Outcome(state=failed, error=str(exc))
+        choice = _choice(state.current_completion_snapshot.choices)
+        tool_calls = list(choice.message.tool_calls or []) if choice is not None else []
+        calls = tuple(
+            ToolCall.from_text(event.name, event.arguments, tool_calls[i].id if i < len(tool_calls) else None)
+            for i, event in sorted(done.items())
+        )
+        return Outcome(
+            tool_calls=calls,
+            text=(choice.message.content or "") if choice is not None else "",
+            finish_reason=choice.finish_reason if choice is not None else None,
+            state=failed,
+            error=str(exc),
+        )
+    if chunks == 0:
+        return Outcome()
+    final = state.get_final_completion()
+    choice = _choice(final.choices)
+    if choice is None:
+        return Outcome(usage=_usage(final))
+    return Outcome(
+        tool_calls=tuple(
+            ToolCall.from_text(call.function.name, call.function.arguments or "", call.id)
+            for call in choice.message.tool_calls or []
+        ),
+        text=choice.message.content or "",
+        finish_reason=choice.finish_reason,
+        usage=_usage(final),
+    )
+
+
+def _choice(choices: Any) -> Any:
+    for choice in choices or []:
+        if choice.index == 0:
+            return choice
+    return None
+
+
+def _usage(obj: Any) -> dict[str, Any] | None:
+    usage = getattr(obj, "usage", None)
+    return usage.model_dump() if usage is not None else None
+
+
+def _responses(transport: Any, case: Case) -> Outcome:
+    client = _client(transport, case, "/responses")
+    done: list[Any] = []  # function_call items the SDK announced as done, in order
+    try:
+        with client.responses.stream(**split_kwargs(client.responses.stream, request_body(case))) as stream:
+            for event in stream:
+                if event.type == "response.output_item.done" and event.item.type == "function_call":
+                    done.append(event.item)
+            final = stream.get_final_response()
+    except RuntimeError as exc:
+        if "response.completed" not in str(exc):
+            raise
+        return _response_items(done, State.CUT, str(exc))
+    except Exception as exc:
+        failed = _failure(exc)
+        if failed is None:
+            raise
+        return _response_items(done, failed, str(exc))
+    calls = tuple(
+        ToolCall.from_text(item.name, item.arguments or "", item.call_id)
+        for item in final.output
+        if item.type == "function_call"
+    )
+    text = "".join(
+        part.text
+        for item in final.output
+        if item.type == "message"
+        for part in item.content
+        if part.type == "output_text"
+    )
+    return Outcome(tool_calls=calls, text=text, finish_reason=final.status, usage=_usage(final))
+
+
+def _response_items(items: list[Any], state: State, error: str) -> Outcome:
+    calls = tuple(ToolCall.from_text(item.name, item.arguments or "", item.call_id) for item in items)
+    return Outcome(tool_calls=calls, state=state, error=error)

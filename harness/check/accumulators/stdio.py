@@ -1,0 +1,511 @@
+"""The stdio protocol v1: an accumulator in any language, as a process speaking JSON Lines.
+
+UTF-8, one JSON object per line. The harness starts the command once and, for each case, writes
+
+    {"op":"start","case":ID,"dialect":D,"feed":"events"|"bytes","request":{...}}   # request optional
+    {"op":"event","event":NAME_OR_NULL,"data":PAYLOAD}     # feed events: one per wire event
+    {"op":"bytes","b64":READ}                              # feed bytes: one per network read
+    {"op":"end","error":null|TEXT}                         # TEXT: the transport error of a cut
+
+PAYLOAD is the decoded JSON, or the raw text when the data is not JSON (`[DONE]`); the event name
+is the SSE `event:` field or the eventstream `:event-type`; SSE comments are not sent. The
+command answers each `end` with one line
+
+    {"tool_calls":[{"id":..,"name":..,"arguments":STRING_OR_OBJECT}],"text":..,"finish_reason":..,
+     "error":..,"state":"complete"|"cut"|"error"}
+
+(string arguments are parsed as JSON, text that is not JSON being an invalid call; `"invalid":true`
+on a call keeps its arguments as raw text; without `state`, an `error` means cut when the stream
+was cut, else error; optional `"notes":[TEXT]` are passed on). Instead of an outcome it may answer
+`{"failure": TEXT}` (it raised on this case) or `{"skip": TEXT}` (it cannot run this case).
+It serves cases until stdin closes.
+
+`Stdio` is the harness's side: garbage, a dead process and a hang each fail only their case
+(`AccumulatorProtocolError`, `AccumulatorCrashed`, `AccumulatorTimeout`) and the next case gets a
+fresh process. `serve` is the other side: it turns any accumulator into such a process
+(`toolstream serve-accumulator SPEC`).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO, TYPE_CHECKING, Any, Final, Literal
+
+from harness.cassettes.format import Chunk, Request, Response
+from harness.check.accumulators.event_level import cut_error
+from harness.check.outcome import Outcome, OutcomeFormatError, State, ToolCall
+from harness.errors import (
+    AccumulatorCrashed,
+    AccumulatorFailure,
+    AccumulatorProtocolError,
+    AccumulatorTimeout,
+    HarnessError,
+    NotApplicable,
+    UsageError,
+)
+from harness.wire import dialects
+from harness.wire.codecs import CodecError, WireEvent
+
+if TYPE_CHECKING:
+    from harness.check.accumulators.base import Accumulator
+    from harness.mutate.scenario import Case
+
+__all__ = ["PROTOCOL_VERSION", "Stdio", "answer_outcome", "case_messages", "serve"]
+
+PROTOCOL_VERSION: Final = 1
+Feed = Literal["events", "bytes"]
+FEEDS: Final = ("events", "bytes")
+_STDERR_KEPT = 4096  # bytes of the child's stderr kept for crash messages
+_MAX_LINE = 64 * 1024 * 1024
+_CONTENT_TYPES: Final = {
+    "sse": "text/event-stream",
+    "ndjson": "application/x-ndjson",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages
+
+
+def case_messages(case: Case, feed: Feed) -> Iterator[dict[str, Any]]:
+    """The protocol messages of one case, `start` to `end`."""
+    start: dict[str, Any] = {"op": "start", "case": case.id, "dialect": case.dialect, "feed": feed}
+    if isinstance(case.request, Request):
+        start["request"] = {"method": case.request.method, "url": case.request.url, "body": case.request.body}
+    yield start
+    if feed == "bytes":
+        for chunk in case.response.chunks:
+            yield {"op": "bytes", "b64": base64.b64encode(chunk.data).decode("ascii")}
+    else:
+        for event in case.events:
+            if not event.wire.is_comment:
+                yield {"op": "event", "event": event.name, "data": event.payload}
+    yield {"op": "end", "error": cut_error(case)}
+
+
+def answer_outcome(answer: Any, *, cut: bool) -> Outcome:
+    """An answer line's object as an `Outcome`; `AccumulatorProtocolError` when it is not one."""
+    if not isinstance(answer, Mapping):
+        raise AccumulatorProtocolError("the answer must be a JSON object")
+    calls = answer.get("tool_calls", [])
+    if not isinstance(calls, list):
+        raise AccumulatorProtocolError("tool_calls: must be a list")
+    parsed = []
+    for i, call in enumerate(calls):
+        if not isinstance(call, Mapping):
+            raise AccumulatorProtocolError(f"tool_calls[{i}]: must be an object with id, name and arguments")
+        name, call_id, arguments = call.get("name"), call.get("id"), call.get("arguments", "")
+        if name is not None and not isinstance(name, str):
+            raise AccumulatorProtocolError(f"tool_calls[{i}].name: must be a string or null")
+        if call_id is not None and not isinstance(call_id, str):
+            raise AccumulatorProtocolError(f"tool_calls[{i}].id: must be a string or null")
+        if call.get("invalid") is True:
+            parsed.append(ToolCall(name=name, arguments=str(arguments), id=call_id, invalid=True))
+        elif isinstance(arguments, str):
+            parsed.append(ToolCall.from_text(name, arguments, call_id))
+        else:
+            parsed.append(ToolCall(name=name, arguments=arguments, id=call_id))
+    data = {key: answer[key] for key in ("text", "finish_reason", "state", "error", "usage") if key in answer}
+    if data.get("text") is None:
+        data["text"] = ""
+    if "state" not in data and data.get("error") is not None:
+        data["state"] = str(State.CUT if cut else State.ERROR)
+    try:
+        base = Outcome.from_dict(data)
+    except OutcomeFormatError as exc:
+        raise AccumulatorProtocolError(str(exc)) from None
+    return Outcome(
+        tool_calls=tuple(parsed),
+        text=base.text,
+        finish_reason=base.finish_reason,
+        state=base.state,
+        error=base.error,
+        usage=base.usage,
+    )
+
+
+def _outcome_answer(outcome: Outcome, notes: Iterable[str] = ()) -> dict[str, Any]:
+    calls: list[dict[str, Any]] = []
+    for call in outcome.tool_calls:
+        if call.invalid:
+            calls.append(
+                {"id": call.id, "name": call.name, "arguments": str(call.arguments), "invalid": True}
+            )
+        else:  # a JSON value; a string value goes as JSON text so it is not parsed as arguments text
+            arguments = json.dumps(call.arguments) if isinstance(call.arguments, str) else call.arguments
+            calls.append({"id": call.id, "name": call.name, "arguments": arguments})
+    answer: dict[str, Any] = {
+        "tool_calls": calls,
+        "text": outcome.text,
+        "finish_reason": outcome.finish_reason,
+        "error": outcome.error,
+        "state": str(outcome.state),
+    }
+    if outcome.usage is not None:
+        answer["usage"] = dict(outcome.usage)
+    notes = list(notes)
+    if notes:
+        answer["notes"] = notes
+    return answer
+
+
+def _line(message: Mapping[str, Any]) -> bytes:
+    # A payload may hold a lone surrogate (F2 on the wire): in a JSON string `\udXXX` is exactly that.
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return text.encode("utf-8", "backslashreplace")
+
+
+# ---------------------------------------------------------------------------------------------
+# The harness side
+
+
+class _Child:
+    """One running accumulator process, its stdout lines on a queue, its stderr tail kept."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=os.name == "posix",  # so a kill reaches what the command started
+            )
+        except OSError as exc:
+            raise AccumulatorCrashed(f"cannot start {shlex.join(argv)}: {exc.strerror or exc}") from None
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr: deque[bytes] = deque()
+        self._stderr_size = 0
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        with contextlib.suppress(OSError, ValueError):
+            while line := self.proc.stdout.readline(_MAX_LINE):
+                self.lines.put(line)
+        self.lines.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        with contextlib.suppress(OSError, ValueError):
+            while data := os.read(self.proc.stderr.fileno(), 4096):
+                with self._lock:
+                    self.stderr.append(data)
+                    self._stderr_size += len(data)
+                    while self._stderr_size > _STDERR_KEPT and len(self.stderr) > 1:
+                        self._stderr_size -= len(self.stderr.popleft())
+
+    def stderr_tail(self, *, drain: float = 0.0) -> str:
+        """The last lines of the child's stderr; `drain` waits that long for a dead child's
+        last words to be read (its reader ends at EOF), so a crash message is not missing them."""
+        if drain:
+            self._stderr_reader.join(timeout=drain)
+        with self._lock:
+            text = b"".join(self.stderr)[-_STDERR_KEPT:].decode("utf-8", "replace").strip()
+        return " | ".join(text.splitlines()[-5:])
+
+    def send(self, data: bytes) -> None:
+        """Write in a thread of its own: a child that stops reading must not block the harness."""
+
+        def write() -> None:
+            assert self.proc.stdin is not None
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.write(data)
+                self.proc.stdin.flush()
+
+        threading.Thread(target=write, daemon=True).start()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                if os.name == "posix":
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                else:
+                    self.proc.kill()
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                if pipe is not None:
+                    pipe.close()
+
+    def finish(self) -> None:
+        """Close stdin (the end of the session) and give the child a moment to exit, then kill it."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=2)
+        self.kill()
+
+
+class Stdio:
+    """An accumulator process speaking the stdio protocol v1 (`cmd:` / `cmd-bytes:` specs).
+
+    `timeout` (seconds, None for none) bounds each case; a case that fails in any way kills the
+    process, and the next case starts a new one. Cases run one at a time (a lock serialises them).
+    """
+
+    def __init__(
+        self,
+        command: str | list[str],
+        feed: Feed = "events",
+        *,
+        name: str | None = None,
+        timeout: float | None = 60.0,
+    ) -> None:
+        if feed not in FEEDS:
+            raise UsageError(f"stdio feed must be one of {', '.join(FEEDS)}, not {feed!r}")
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise UsageError("stdio accumulator: empty command")
+        self.command = shlex.join(self.argv)
+        self.feed: Feed = feed
+        self.name = name or ("cmd-bytes:" if feed == "bytes" else "cmd:") + self.command
+        self.timeout = timeout
+        self.last_notes: tuple[str, ...] = ()
+        self.started = 0  # processes started so far, for tests and reports
+        self._child: _Child | None = None
+        self._lock = threading.Lock()
+
+    def run(self, case: Case, timeout: float | None = None) -> Outcome:
+        """Send one case, return the process's answer as an `Outcome`."""
+        limit = self.timeout if timeout is None else timeout
+        with self._lock:
+            if self._child is None or not self._child.alive():
+                if self._child is not None:
+                    self._child.kill()
+                self._child = _Child(self.argv)
+                self.started += 1
+            child = self._child
+            try:
+                answer = self._exchange(child, case, limit)
+            except AccumulatorFailure:
+                child.kill()
+                self._child = None
+                raise
+        if isinstance(answer.get("failure"), str):
+            raise AccumulatorCrashed(f"{self.name}: case {case.id}: {answer['failure']}")
+        if isinstance(answer.get("skip"), str):
+            raise NotApplicable(answer["skip"])
+        notes = answer.get("notes")
+        self.last_notes = tuple(str(n) for n in notes) if isinstance(notes, list) else ()
+        try:
+            return answer_outcome(answer, cut=not case.response.complete)
+        except AccumulatorProtocolError as exc:
+            raise AccumulatorProtocolError(f"{self.name}: case {case.id}: answer {exc}") from None
+
+    def _exchange(self, child: _Child, case: Case, limit: float | None) -> dict[str, Any]:
+        import time
+
+        child.send(b"".join(_line(message) for message in case_messages(case, self.feed)))
+        deadline = None if limit is None else time.monotonic() + limit
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                raw = child.lines.get(timeout=wait)
+            except queue.Empty:
+                raise AccumulatorTimeout(
+                    f"{self.name}: case {case.id}: no answer within {limit:g} s; process killed"
+                ) from None
+            if raw is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.proc.wait(timeout=1)
+                code = child.proc.poll()
+                how = f"exited with status {code}" if code is not None else "closed its stdout"
+                tail = child.stderr_tail(drain=1.0)
+                raise AccumulatorCrashed(
+                    f"{self.name}: case {case.id}: the process {how} before answering"
+                    + (f"; stderr: {tail}" if tail else "")
+                )
+            if not raw.strip():
+                continue
+            try:
+                answer = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                shown = raw.decode("utf-8", "replace").strip()
+                shown = shown if len(shown) <= 80 else shown[:77] + "..."
+                raise AccumulatorProtocolError(
+                    f"{self.name}: case {case.id}: answered a line that is not JSON: {shown!r}"
+                ) from None
+            if not isinstance(answer, dict):
+                raise AccumulatorProtocolError(
+                    f"{self.name}: case {case.id}: the answer must be a JSON object"
+                )
+            return answer
+
+    def close(self) -> None:
+        """End the session: close the process's stdin, then make sure it is gone."""
+        with self._lock:
+            if self._child is not None:
+                self._child.finish()
+                self._child = None
+
+    def __enter__(self) -> Stdio:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# The accumulator side
+
+
+class _Pending:
+    """One case being received."""
+
+    def __init__(self, start: Mapping[str, Any]) -> None:
+        case_id, dialect, feed = start.get("case"), start.get("dialect"), start.get("feed", "events")
+        if not isinstance(case_id, str) or not isinstance(dialect, str) or feed not in FEEDS:
+            raise UsageError("start: needs case (string), dialect (string) and feed (events or bytes)")
+        self.id = case_id
+        self.dialect = dialects.get(dialect)
+        self.feed = feed
+        self.request = _request(start.get("request"))
+        self.events: list[dialects.Event] = []
+        self.chunks: list[Chunk] = []
+
+    def add(self, message: Mapping[str, Any]) -> None:
+        op = message.get("op")
+        if op == "event" and self.feed == "events":
+            name, data = message.get("event"), message.get("data")
+            if name is not None and not isinstance(name, str):
+                raise UsageError("event: `event` must be a string or null")
+            text = data if isinstance(data, str) else self.dialect.dumps(data)
+            event = self.dialect.parse(WireEvent(data=text, name=name))
+            self.events.append(event)
+            self.chunks.append(Chunk(dialects.body_of([event], self.dialect)))
+        elif op == "bytes" and self.feed == "bytes":
+            try:
+                self.chunks.append(Chunk(base64.b64decode(str(message.get("b64", "")), validate=True)))
+            except ValueError:
+                raise UsageError("bytes: `b64` is not base64") from None
+        else:
+            raise UsageError(f"unexpected op {op!r} in a case fed by {self.feed}")
+
+    def case(self, error: str | None) -> Case:
+        from harness.mutate.scenario import Case
+
+        response = Response(
+            status=200,
+            headers={"content-type": _CONTENT_TYPES.get(self.dialect.codec_name, "application/octet-stream")},
+            chunks=self.chunks,
+            complete=error is None,
+            error=error,
+        )
+        events = self.events if self.feed == "events" else _decode(self.chunks, self.dialect)
+        return Case(
+            id=self.id,
+            dialect=self.dialect.name,
+            response=response,
+            events=tuple(events),
+            expected=_reference(events, self.dialect, error),
+            cassette="stdio",
+            scenario="stdio",
+            seed=0,
+            request=self.request,
+        )
+
+
+def _request(data: Any) -> Request | None:
+    if not isinstance(data, Mapping) or not isinstance(data.get("url"), str):
+        return None
+    return Request(method=str(data.get("method") or "POST").upper(), url=data["url"], body=data.get("body"))
+
+
+def _decode(chunks: list[Chunk], dialect: dialects.Dialect) -> list[dialects.Event]:
+    decoder = dialect.codec().decoder()
+    wire: list[WireEvent] = []
+    for chunk in chunks:
+        wire.extend(decoder.feed(chunk.data))
+    with contextlib.suppress(CodecError):  # a cut stream may end inside an event
+        wire.extend(decoder.close())
+    return [dialect.parse(w) for w in wire]
+
+
+def _reference(events: list[dialects.Event], dialect: dialects.Dialect, error: str | None) -> Outcome:
+    # What the case is expected to give, so event-level `view()` notes mean the same here.
+    acc = dialect.accumulator()
+    for event in events:
+        if not event.wire.is_comment:
+            acc.feed(event)
+    return acc.close(error)
+
+
+def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    """Serve cases read from `stdin` with `accumulator` (a spec or a resolved one) until stdin closes.
+
+    While the accumulator runs, whatever it prints goes to stderr: stdout carries answers only.
+    Returns 0 at the end of input, 2 after a message that breaks the protocol (reported on stderr).
+    """
+    from harness.check.accumulators import resolve
+
+    acc = resolve(accumulator) if isinstance(accumulator, str) else accumulator
+    source = stdin if stdin is not None else sys.stdin
+    out = stdout if stdout is not None else sys.stdout
+    pending: _Pending | None = None
+    try:
+        for number, raw in enumerate(source, start=1):
+            if not raw.strip():
+                continue
+            try:
+                message = json.loads(raw)
+                if not isinstance(message, dict):
+                    raise UsageError("a message must be a JSON object")
+                op = message.get("op")
+                if op == "start":
+                    pending = _Pending(message)
+                    continue
+                if pending is None:
+                    raise UsageError(f"op {op!r} before start")
+                if op != "end":
+                    pending.add(message)
+                    continue
+                error = message.get("error")
+                case = pending.case(None if error is None else str(error))
+                pending = None
+            except (ValueError, HarnessError) as exc:
+                print(f"toolstream serve-accumulator: line {number}: {exc}", file=sys.stderr)
+                return 2
+            out.write(json.dumps(_answer(acc, case), ensure_ascii=False, separators=(",", ":")) + "\n")
+            out.flush()
+    finally:
+        acc.close()
+    return 0
+
+
+def _answer(acc: Accumulator, case: Case) -> dict[str, Any]:
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            noted = getattr(acc, "run_noted", None)
+            if callable(noted):
+                outcome, notes = noted(case)
+            else:
+                outcome, notes = acc.run(case), ()
+    except NotApplicable as exc:
+        return {"skip": str(exc)}
+    except Exception as exc:
+        return {"failure": f"{type(exc).__name__}: {exc}"}
+    return _outcome_answer(outcome, notes)

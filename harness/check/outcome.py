@@ -1,0 +1,187 @@
+"""`Outcome`: the normalized result every accumulator is judged on, and how two are compared."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from harness.errors import HarnessError
+
+
+class State(StrEnum):
+    """How a stream ended: its terminal signal arrived, it was cut short, or an in-band error ended it."""
+
+    COMPLETE = "complete"
+    CUT = "cut"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One reassembled call. `arguments` is the parsed JSON value, or the raw text when `invalid`."""
+
+    name: str | None
+    arguments: Any
+    id: str | None = None
+    invalid: bool = False
+
+    @classmethod
+    def from_text(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
+        """Parse an argument string; the empty string is a call with no arguments (`{}`)."""
+        if text.strip() == "":
+            return cls(name=name, arguments={}, id=id)
+        try:
+            return cls(name=name, arguments=json.loads(text), id=id)
+        except ValueError:
+            return cls(name=name, arguments=text, id=id, invalid=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    tool_calls: tuple[ToolCall, ...] = ()
+    text: str = ""
+    finish_reason: str | None = None
+    state: State = State.COMPLETE
+    error: str | None = None
+    usage: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool_calls": [_call_to_dict(call) for call in self.tool_calls]}
+        out["text"] = self.text
+        out["finish_reason"] = self.finish_reason
+        out["state"] = str(self.state)
+        if self.error is not None:
+            out["error"] = self.error
+        if self.usage is not None:
+            out["usage"] = dict(self.usage)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Outcome:
+        """Build from plain data; raises `OutcomeFormatError` naming the field that is wrong."""
+        if not isinstance(data, Mapping):
+            raise OutcomeFormatError("", "must be a mapping")
+        calls = data.get("tool_calls", [])
+        if not isinstance(calls, Sequence) or isinstance(calls, str):
+            raise OutcomeFormatError("tool_calls", "must be a list")
+        parsed = tuple(_call_from_dict(call, f"tool_calls[{i}]") for i, call in enumerate(calls))
+        text = data.get("text", "")
+        if not isinstance(text, str):
+            raise OutcomeFormatError("text", "must be a string")
+        finish = data.get("finish_reason")
+        if finish is not None and not isinstance(finish, str):
+            raise OutcomeFormatError("finish_reason", "must be a string or null")
+        try:
+            state = State(data.get("state", "complete"))
+        except ValueError:
+            raise OutcomeFormatError("state", f"must be one of {', '.join(State)}") from None
+        error = data.get("error")
+        usage = data.get("usage")
+        return cls(
+            tool_calls=parsed,
+            text=text,
+            finish_reason=finish,
+            state=state,
+            error=None if error is None else str(error),
+            usage=usage if isinstance(usage, Mapping) else None,
+        )
+
+
+class OutcomeFormatError(HarnessError):
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+def _call_to_dict(call: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if call.invalid:
+        out["invalid"] = True
+    return out
+
+
+def _call_from_dict(data: Any, where: str) -> ToolCall:
+    if not isinstance(data, Mapping):
+        raise OutcomeFormatError(where, "must be a mapping with name and arguments")
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise OutcomeFormatError(f"{where}.name", "must be a string or null")
+    call_id = data.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise OutcomeFormatError(f"{where}.id", "must be a string or null")
+    invalid = bool(data.get("invalid", False))
+    arguments = data.get("arguments", {})
+    if invalid and not isinstance(arguments, str):
+        raise OutcomeFormatError(f"{where}.arguments", "must be the raw text when invalid")
+    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid)
+
+
+# Fields `diff` compares unless told otherwise.
+COMPARED = ("tool_calls", "text", "finish_reason", "state")
+
+
+def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED) -> list[str]:
+    """Readable differences, one per line; empty when `actual` meets `expected`.
+
+    Calls are matched by position; arguments compare as JSON values; an id is compared only where
+    the expectation has one (a stream without ids cannot be blamed for not having them).
+    """
+    out: list[str] = []
+    if "tool_calls" in fields:
+        out.extend(_diff_calls(expected.tool_calls, actual.tool_calls))
+    if "text" in fields and expected.text != actual.text:
+        out.append(f"text: {_short(expected.text)} expected, got {_short(actual.text)}")
+    if "finish_reason" in fields and expected.finish_reason != actual.finish_reason:
+        out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
+    if "state" in fields and expected.state != actual.state:
+        out.append(f"state: {expected.state} expected, got {actual.state}")
+    return out
+
+
+def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[str]:
+    out: list[str] = []
+    if len(expected) != len(actual):
+        out.append(f"tool_calls: {len(expected)} expected, got {len(actual)}")
+    for n, (want, got) in enumerate(zip(expected, actual, strict=False), start=1):
+        if want.name != got.name:
+            out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
+        if want.id is not None and want.id != got.id:
+            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
+        if want.invalid != got.invalid:
+            state = "invalid" if got.invalid else "valid"
+            out.append(
+                f"call {n}: arguments {_short(_render(want))} expected, got {state} {_short(_render(got))}"
+            )
+        elif not _same_json(want.arguments, got.arguments):
+            out.append(f"call {n}: arguments {_short(_render(want))} expected, got {_short(_render(got))}")
+    for n, extra in enumerate(actual[len(expected) :], start=len(expected) + 1):
+        out.append(f"call {n}: unexpected {extra.name!r} {_short(_render(extra))}")
+    for n, missing in enumerate(expected[len(actual) :], start=len(actual) + 1):
+        out.append(f"call {n}: {missing.name!r} {_short(_render(missing))} expected, missing")
+    return out
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    # JSON equality: 1 == 1.0 but True != 1, and key order never matters.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _render(call: ToolCall) -> str:
+    if call.invalid:
+        return str(call.arguments)
+    return json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = repr(text) if not text.startswith(("{", "[")) else text
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,275 @@
+"""Mutations: small composable values that reshape a stream AND say what it now means.
+
+A `Mutation` is a frozen dataclass registered by name (`@mutation("drop-field")`). Applying one to
+a `Stream` (the events or reads of a response plus its expected `Outcome`) returns the new stream
+with its expectation: meaning-preserving mutations keep it, meaning-changing ones state the change
+(a cut keeps only the calls final before the cut and expects `State.CUT`, ...). A mutation that
+cannot apply to a stream raises `NotApplicable`; the scenario is then skipped for that stream.
+
+Mutations are grouped by what they touch: `identity` (id, index, name, type, item id),
+`fragments` (argument pieces, packing, interleaving), `termination` (finish, sentinel, cuts,
+errors), `surroundings` (text, reasoning, usage, pings, duplicate starts) and `wire` (bytes and
+reads). User code registers its own with the same decorator, or through the entry point group
+`toolstream.mutations` (each entry point names a module to import).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import random
+import types
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from importlib import metadata
+from typing import Any, ClassVar, TypeVar
+
+from harness.cassettes.format import Chunk, Response
+from harness.check.outcome import Outcome
+from harness.errors import HarnessError
+from harness.wire.codecs import WireEvent, decode_all
+from harness.wire.codecs.sse import SSECodec
+from harness.wire.dialects import Dialect, Event
+
+__all__ = [
+    "Level",
+    "Meaning",
+    "Mutation",
+    "MutationError",
+    "NotApplicable",
+    "Stream",
+    "build",
+    "get",
+    "mutation",
+    "names",
+    "registry",
+]
+
+
+class MutationError(HarnessError):
+    """An unknown mutation name or a bad parameter, named with what to do."""
+
+
+class NotApplicable(Exception):
+    """This mutation has nothing to work on in this stream (no tool calls, a codec it cannot touch)."""
+
+
+class Meaning(StrEnum):
+    PRESERVING = "preserving"  # a correct accumulator reaches the same outcome
+    CHANGING = "changing"  # the mutation states the new expected outcome
+
+
+class Level(StrEnum):
+    EVENT = "event"  # works on dialect events
+    WIRE = "wire"  # works on bytes and how they are split into reads
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """One response as mutations see it: events (always), the exact reads when a wire mutation
+    fixed them (None: each event is one read), how it ended, and what it must mean."""
+
+    dialect: Dialect
+    events: tuple[Event, ...]
+    expected: Outcome
+    reads: tuple[bytes, ...] | None = None
+    complete: bool = True
+    error: str | None = None
+    error_type: str | None = None
+    newline: str = "\n"  # the SSE line end events are rendered with
+    space: bool = True  # whether SSE fields are written `data: x` (True) or `data:x`
+
+    @classmethod
+    def of(cls, response: Response, dialect: Dialect, expected: Outcome) -> Stream:
+        """The stream of a recorded response, keeping its reads exactly."""
+        reads = tuple(chunk.data for chunk in response.chunks)
+        events = tuple(dialect.parse(w) for w in decode_all(dialect.codec(), reads))
+        newline = _sniff_newline(b"".join(reads[:4])) if dialect.codec_name == "sse" else "\n"
+        return cls(
+            dialect=dialect,
+            events=events,
+            expected=expected,
+            reads=reads,
+            complete=response.complete,
+            error=response.error,
+            error_type=response.error_type,
+            newline=newline,
+        )
+
+    def with_events(self, events: Sequence[Event], expected: Outcome | None = None) -> Stream:
+        """New events (rendered one per read from now on), and the expectation when it changed."""
+        return replace(
+            self, events=tuple(events), reads=None, expected=self.expected if expected is None else expected
+        )
+
+    def with_reads(
+        self, reads: Sequence[bytes], expected: Outcome | None = None, *, same_events: bool = False
+    ) -> Stream:
+        """New reads; the events are decoded from them so later steps see what a client would
+        (`same_events`: the bytes are only split differently, so the events stay as they are)."""
+        events = (
+            self.events
+            if same_events
+            else tuple(self.dialect.parse(w) for w in decode_all(self.dialect.codec(), reads))
+        )
+        return replace(
+            self,
+            reads=tuple(reads),
+            events=events,
+            expected=self.expected if expected is None else expected,
+        )
+
+    def encode(self, wire: Sequence[WireEvent]) -> bytes:
+        """Encode wire events the way this stream renders them."""
+        if self.dialect.codec_name == "sse":
+            return SSECodec(newline=self.newline, space=self.space).encode(wire)
+        return self.dialect.codec().encode(wire)
+
+    def current_reads(self) -> tuple[bytes, ...]:
+        """The reads a client receives: the fixed ones, or one read per event."""
+        if self.reads is not None:
+            return self.reads
+        return tuple(self.encode([self.dialect.render(event)]) for event in self.events)
+
+    def response(self, like: Response) -> Response:
+        """A `Response` carrying this stream, with status and headers taken from `like`."""
+        return Response(
+            status=like.status,
+            headers=dict(like.headers),
+            chunks=[Chunk(data) for data in self.current_reads()],
+            complete=self.complete,
+            error=self.error,
+            error_type=self.error_type,
+        )
+
+
+def _sniff_newline(body: bytes) -> str:
+    cr = body.find(b"\r")
+    if cr < 0:
+        return "\n"
+    return "\r\n" if body[cr + 1 : cr + 2] == b"\n" else "\r"
+
+
+@dataclass(frozen=True)
+class Mutation(ABC):
+    """A stream transformation with its parameters. Subclasses are frozen dataclasses whose
+    docstring names the real shape they imitate (a STREAM-QUIRKS.md class id)."""
+
+    name: ClassVar[str] = ""
+    level: ClassVar[Level] = Level.EVENT
+    meaning: ClassVar[Meaning] = Meaning.PRESERVING
+    codecs: ClassVar[tuple[str, ...]] = ("sse", "ndjson", "eventstream")
+
+    @abstractmethod
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        """The mutated stream with its expectation; raises `NotApplicable` when there is nothing to do."""
+
+    def sweep(self, stream: Stream, rng: random.Random) -> list[tuple[str, Mutation]] | None:
+        """For a sweep step (cut at every event ...): one `(label, mutation)` per point, else None."""
+        return None
+
+    def params(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{self.name}({args})"
+
+    def check_codec(self, stream: Stream) -> None:
+        if stream.dialect.codec_name not in self.codecs:
+            raise NotApplicable(f"{self.name} does not apply to {stream.dialect.codec_name} streams")
+
+
+M = TypeVar("M", bound=type[Mutation])
+
+_REGISTRY: dict[str, type[Mutation]] = {}
+_BUILTIN_MODULES = ("identity", "fragments", "termination", "surroundings", "wire", "producers")
+_loaded = False
+
+
+def mutation(name: str) -> Callable[[M], M]:
+    """Register a mutation class under `name` (also used by user code and plugins)."""
+
+    def register(cls: M) -> M:
+        if not dataclasses.is_dataclass(cls):
+            raise MutationError(f"mutation {name!r}: {cls.__name__} must be a dataclass")
+        existing = _REGISTRY.get(name)
+        if existing is not None and existing.__qualname__ != cls.__qualname__:
+            raise MutationError(f"mutation {name!r} is already registered by {existing.__qualname__}")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return register
+
+
+def registry() -> dict[str, type[Mutation]]:
+    """Every registered mutation: built-ins, then entry points of group `toolstream.mutations`."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in _BUILTIN_MODULES:
+            importlib.import_module(f"{__name__}.{module}")
+        for entry in metadata.entry_points(group="toolstream.mutations"):
+            entry.load()
+    return _REGISTRY
+
+
+def names() -> list[str]:
+    return sorted(registry())
+
+
+def get(name: str) -> type[Mutation]:
+    try:
+        return registry()[name]
+    except KeyError:
+        raise MutationError(f"unknown mutation {name!r}; see `toolstream scenarios --mutations`") from None
+
+
+def build(name: str, params: Mapping[str, Any] | None = None) -> Mutation:
+    """A mutation from its name and plain parameters, checking every parameter's name and type."""
+    cls = get(name)
+    params = dict(params or {})
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in params:
+        if key not in fields:
+            known = ", ".join(fields) or "none"
+            raise MutationError(f"{name}: unknown parameter {key!r} (parameters: {known})")
+    hints = typing.get_type_hints(cls)
+    for key, value in params.items():
+        if not _fits(value, hints.get(key, Any)):
+            raise MutationError(f"{name}: parameter {key!r} must be {_type_name(hints[key])}, not {value!r}")
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise MutationError(f"{name}: {exc}") from None
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    if hint is Any:
+        return True
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arg) for arg in typing.get_args(hint))
+    if origin is tuple:
+        return isinstance(value, (list, tuple))
+    if hint is type(None):
+        return value is None
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True
+
+
+def _type_name(hint: Any) -> str:
+    if typing.get_origin(hint) is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(hint))
+    return getattr(hint, "__name__", str(hint))

@@ -1,0 +1,167 @@
+"""The tool-call view of a stream, composed only of dialect contract calls.
+
+Mutations use these to find a call's fragments, its argument text, whether calls are laid out one
+after another, and what a prefix of the stream makes final (the oracle of cuts and errors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.mutate import NotApplicable, Stream
+from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, Role
+
+
+def by_call(fragments: Sequence[Fragment]) -> dict[int, list[Fragment]]:
+    """Fragments grouped by logical call, each list in stream order."""
+    out: dict[int, list[Fragment]] = {}
+    for fragment in fragments:
+        out.setdefault(fragment.call, []).append(fragment)
+    return out
+
+
+def fragments_or_skip(stream: Stream, what: str = "tool calls") -> list[Fragment]:
+    fragments = stream.dialect.fragments(stream.events)
+    if not fragments:
+        raise NotApplicable(f"no {what} in this stream")
+    return fragments
+
+
+def contiguous(fragments: Sequence[Fragment]) -> bool:
+    """Whether each call's fragments come one after another (no call interleaves with another)."""
+    seen: set[int] = set()
+    current: int | None = None
+    for fragment in fragments:
+        if fragment.call != current:
+            if fragment.call in seen:
+                return False
+            seen.add(fragment.call)
+            current = fragment.call
+    return True
+
+
+def one_fragment_per_event(fragments: Sequence[Fragment]) -> bool:
+    events = [f.event for f in fragments]
+    return len(events) == len(set(events))
+
+
+def value(dialect: Dialect, events: Sequence[Event], fragment: Fragment, field: Field) -> object:
+    return dialect.get(events[fragment.event], fragment.slot, field)
+
+
+def call_value(
+    dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment], field: Field
+) -> object:
+    """The first present, non-empty value of a field over a call's fragments, else MISSING."""
+    for fragment in fragments:
+        got = value(dialect, events, fragment, field)
+        if got is not MISSING and got is not None and got != "":
+            return got
+    return MISSING
+
+
+def args_text(dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> str | None:
+    """A call's streamed argument text (start and args fragments), or None when args are objects."""
+    parts: list[str] = []
+    for fragment in fragments:
+        if fragment.role not in (Role.START, Role.ARGS):
+            continue
+        got = value(dialect, events, fragment, Field.ARGS)
+        if got is MISSING or got is None:
+            continue
+        if not isinstance(got, str):
+            return None
+        parts.append(got)
+    return "".join(parts)
+
+
+def headers_have_ids(dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> bool:
+    """Whether every call has an id somewhere: what tells calls apart once indexes stop doing so."""
+    return all(
+        call_value(dialect, events, group, Field.ID) is not MISSING for group in by_call(fragments).values()
+    )
+
+
+def set_at(events: list[Event], dialect: Dialect, fragment: Fragment, field: Field, new: object) -> None:
+    events[fragment.event] = dialect.set(events[fragment.event], fragment.slot, field, new)
+
+
+def terminal_index(stream: Stream) -> int:
+    """Where the stream's terminal signal sits: the sentinel, else the finish event, else the end."""
+    kinds = [stream.dialect.kinds(event) for event in stream.events]
+    for wanted in ({Kind.SENTINEL, Kind.ERROR}, {Kind.FINISH}):
+        for i, found in enumerate(kinds):
+            if wanted & found:
+                return i
+    return len(stream.events)
+
+
+def first_signal(stream: Stream) -> int:
+    """The first event that may end the turn (finish, sentinel or error): a cut up to here is a
+    cut by every dialect's rules; after it, whether the turn was over is the dialect's to say."""
+    ending = {Kind.FINISH, Kind.SENTINEL, Kind.ERROR}
+    for i, event in enumerate(stream.events):
+        if ending & stream.dialect.kinds(event):
+            return i
+    return len(stream.events)
+
+
+def routing_keys_apart(dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> bool:
+    """Whether every later fragment names its call (index or item id) and no two calls share a
+    name: what lets a client route fragments of calls that interleave."""
+    owners: dict[str, int] = {}
+    for group in by_call(fragments).values():
+        for fragment in group[1:]:
+            keys = [
+                repr((field, got))
+                for field in (Field.INDEX, Field.ITEM_ID)
+                if (got := value(dialect, events, fragment, field)) is not MISSING and got is not None
+            ]
+            if not keys:
+                return False
+            for key in keys:
+                if owners.setdefault(key, fragment.call) != fragment.call:
+                    return False
+    return True
+
+
+def reference_on(dialect: Dialect, events: Sequence[Event], error: str | None) -> Outcome:
+    acc = dialect.accumulator()
+    for event in events:
+        acc.feed(event)
+    return acc.close(error)
+
+
+def expect_prefix(
+    stream: Stream,
+    events: Sequence[Event],
+    *,
+    state: State | None,
+    error: str | None,
+    closed_with: str | None = None,
+) -> Outcome:
+    """The expectation of a stream that stops after `events`: only the calls that were final there
+    survive (finality is the dialect's: its reference accumulator run on the prefix says which),
+    taken from the previous expectation; text and finish reason are what the prefix carried.
+    `state` None: a clean end, whether the prefix was a whole turn is the dialect's to say.
+    `closed_with` is the transport error the stream ends with (default: `error`)."""
+    seen = reference_on(stream.dialect, events, error if closed_with is None else closed_with or None)
+    if state is None:
+        state, error = seen.state, seen.error
+    before = stream.expected.tool_calls
+    kept: tuple[ToolCall, ...]
+    if seen.tool_calls and all(call.id for call in seen.tool_calls) and all(call.id for call in before):
+        ids = {call.id for call in seen.tool_calls}
+        kept = tuple(call for call in before if call.id in ids)
+    else:
+        kept = before[: len(seen.tool_calls)]
+    return replace(
+        stream.expected,
+        tool_calls=kept,
+        text=seen.text,
+        finish_reason=seen.finish_reason,
+        state=state,
+        error=error,
+    )

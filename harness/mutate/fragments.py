@@ -1,0 +1,456 @@
+"""Fragment mutations: how a call's arguments are cut into pieces, packed into events and ordered
+against other calls (classes B, C and E).
+
+All go through the dialect: `continuation` makes a new piece shaped the provider's way, `remove`
+takes a piece out, `pack` puts several in one event. Meaning is kept except where a docstring says
+how it changes (truncated arguments).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from harness.check.outcome import ToolCall
+from harness.errors import DialectError
+from harness.mutate import Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.mutate.calls import (
+    args_text,
+    by_call,
+    fragments_or_skip,
+    one_fragment_per_event,
+    reference_on,
+    routing_keys_apart,
+)
+from harness.wire.dialects import MISSING, Event, Field, Fragment, Role
+
+_TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)
+
+
+def _args(stream: Stream, events: Sequence[Event], fragment: Fragment) -> object:
+    return stream.dialect.get(events[fragment.event], fragment.slot, Field.ARGS)
+
+
+def _without(stream: Stream, events: list[Event | None], fragments: Sequence[Fragment]) -> list[Event]:
+    """Events with the given fragments removed (an event left with nothing of meaning goes)."""
+    for fragment in sorted(fragments, key=lambda f: (f.event, f.slot), reverse=True):
+        current = events[fragment.event]
+        if current is not None:
+            events[fragment.event] = stream.dialect.remove(current, fragment.slot)
+    return [e for e in events if e is not None]
+
+
+@mutation("split-args")
+@dataclass(frozen=True)
+class SplitArgs(Mutation):
+    """Split every argument fragment into pieces of at most `size` characters, down to one (LM
+    Studio and llama.cpp stream one character per chunk; B11 a consumer that finalises on a
+    parsable prefix; F1 a multi-byte character on its own). `calls`: only these call numbers."""
+
+    size: int = 1
+    calls: tuple[int, ...] | None = None
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        size = max(1, self.size)
+        inserts: dict[int, list[Event]] = {}
+        events = list(stream.events)
+        for fragment in fragments_or_skip(stream):
+            if fragment.role not in _TEXT_ROLES or (
+                self.calls is not None and fragment.call not in self.calls
+            ):
+                continue
+            text = _args(stream, events, fragment)
+            if not isinstance(text, str) or len(text) <= size:
+                continue
+            pieces = [text[i : i + size] for i in range(0, len(text), size)]
+            events[fragment.event] = d.set(events[fragment.event], fragment.slot, Field.ARGS, pieces[0])
+            more = [d.continuation(events[fragment.event], fragment.slot, piece) for piece in pieces[1:]]
+            inserts.setdefault(fragment.event, []).extend(more)
+        if not inserts:
+            raise NotApplicable("no argument text to split")
+        out: list[Event] = []
+        for i, event in enumerate(events):
+            out.append(event)
+            out.extend(inserts.get(i, ()))
+        return stream.with_events(out)
+
+
+@mutation("coalesce-args")
+@dataclass(frozen=True)
+class CoalesceArgs(Mutation):
+    """Join each call's runs of argument fragments into one (a server with a larger stream
+    interval; Groq and Mistral send a call's arguments whole)."""
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        fragments = fragments_or_skip(stream)
+        events: list[Event | None] = list(stream.events)
+        gone: list[Fragment] = []
+        for group in by_call(fragments).values():
+            pieces = [
+                f for f in group if f.role is Role.ARGS and isinstance(_args(stream, stream.events, f), str)
+            ]
+            if len(pieces) < 2:
+                continue
+            text = "".join(str(_args(stream, stream.events, f)) for f in pieces)
+            first = pieces[0]
+            events[first.event] = d.set(stream.events[first.event], first.slot, Field.ARGS, text)
+            gone.extend(pieces[1:])
+        if not gone:
+            raise NotApplicable("no runs of argument fragments to join")
+        return stream.with_events(_without(stream, events, gone))
+
+
+@mutation("args-in-header")
+@dataclass(frozen=True)
+class ArgsInHeader(Mutation):
+    """Put each call's whole arguments in its header fragment and drop the pieces (B5: id, name and
+    the full arguments in one chunk: Mistral, GLM-5.1, Groq)."""
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        fragments = fragments_or_skip(stream)
+        events: list[Event | None] = list(stream.events)
+        gone: list[Fragment] = []
+        for group in by_call(fragments).values():
+            header = group[0]
+            if header.role is not Role.START or not isinstance(_args(stream, stream.events, header), str):
+                continue
+            pieces = [f for f in group[1:] if f.role is Role.ARGS]
+            text = args_text(d, stream.events, group)
+            if not pieces or text is None:
+                continue
+            events[header.event] = d.set(stream.events[header.event], header.slot, Field.ARGS, text)
+            gone.extend(pieces)
+        if not gone:
+            raise NotApplicable("no header that can carry the arguments")
+        return stream.with_events(_without(stream, events, gone))
+
+
+@mutation("pack-fragments")
+@dataclass(frozen=True)
+class PackFragments(Mutation):
+    """Pack several fragments into one event (seed 001 / B1: the header and the first argument
+    piece of one call, two same-index entries in one delta, vLLM speculative decoding; C2 with
+    `what: calls`: the headers of every call in one delta, which a client reading only
+    `tool_calls[0]` drops). Needs a dialect whose wire can express it."""
+
+    what: Literal["header-and-args", "calls"] = "header-and-args"
+    count: int = 2
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        fragments = fragments_or_skip(stream)
+        groups = by_call(fragments)
+        if self.what == "calls":
+            if len(groups) < 2:
+                raise NotApplicable("packing calls needs two calls")
+            if not routing_keys_apart(d, stream.events, fragments):
+                raise NotApplicable("calls share their keys: packed together, no client could route them")
+            parts = [group[0] for group in groups.values()][: max(2, self.count)]
+            runs = [parts]
+        else:
+            runs = [group[: max(2, self.count)] for group in groups.values() if len(group) >= 2]
+            runs = [run for run in runs if run[1].role is not Role.END]
+        if not runs:
+            raise NotApplicable("no fragments to pack")
+        events: list[Event | None] = list(stream.events)
+        gone: list[Fragment] = []
+        for run in runs:
+            if len({f.event for f in run}) < len(run):
+                continue
+            packed = d.pack([(stream.events[f.event], f.slot) for f in run])
+            if packed is None:
+                raise NotApplicable(f"{d.name} cannot put several fragments in one event")
+            events[run[0].event] = packed
+            gone.extend(run[1:])
+        if not gone:
+            raise NotApplicable("fragments already share events")
+        return stream.with_events(_without(stream, events, gone))
+
+
+@mutation("interleave")
+@dataclass(frozen=True)
+class Interleave(Mutation):
+    """Interleave the fragments of parallel calls (seed 004 / C1, E7: Anthropic `input_json_delta`s
+    of parallel tool_use blocks arriving after the next block's start; gateways interleaving chat
+    indexes; llama.cpp's Responses items). `pattern`: `round-robin` (A1, B1, A2, B2, ...) or
+    `random` (any order that keeps each call's own order and the order the calls start in).
+    Events between the calls that are not theirs move before them."""
+
+    pattern: Literal["round-robin", "random"] = "round-robin"
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        fragments = fragments_or_skip(stream)
+        groups = by_call(fragments)
+        if len(groups) < 2:
+            raise NotApplicable("interleaving needs two calls")
+        if not one_fragment_per_event(fragments):
+            raise NotApplicable("fragments share events")
+        if any(len(group) < 2 for group in groups.values()):
+            raise NotApplicable("a call sent whole cannot interleave")
+        if not routing_keys_apart(stream.dialect, stream.events, fragments):
+            raise NotApplicable(
+                "fragments do not name their call apart: interleaved, no client could route them"
+            )
+        first, last = fragments[0].event, fragments[-1].event
+        queues = [[f.event for f in group] for group in groups.values()]
+        mine = {f.event for f in fragments}
+        others = [i for i in range(first, last + 1) if i not in mine]
+        order: list[int] = []
+        started = 0
+        while any(queues):
+            if self.pattern == "round-robin":
+                for queue in queues:
+                    if queue:
+                        order.append(queue.pop(0))
+                continue
+            # A call may start only after every earlier call started: calls keep their order.
+            ready = [n for n, q in enumerate(queues) if q and (n <= started)]
+            n = rng.choice(ready)
+            order.append(queues[n].pop(0))
+            if n == started:
+                started += 1
+        events = list(stream.events)
+        middle = [events[i] for i in others] + [events[i] for i in order]
+        return stream.with_events([*events[:first], *middle, *events[last + 1 :]])
+
+
+@mutation("empty-args-fragment")
+@dataclass(frozen=True)
+class EmptyArgsFragment(Mutation):
+    """Insert an id-less continuation with empty arguments after each call's header (seed 002 / B7:
+    GLM-5 via OpenRouter; aichat's `{id}/{index}` key saw a new call there and ran `{}`)."""
+
+    count: int = 1
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        inserts: dict[int, list[Event]] = {}
+        for group in by_call(fragments_or_skip(stream)).values():
+            header = group[0]
+            if header.role is not Role.START:
+                continue
+            event = stream.events[header.event]
+            inserts.setdefault(header.event, []).extend(
+                d.continuation(event, header.slot, "") for _ in range(self.count)
+            )
+        if not inserts:
+            raise NotApplicable("no call header to continue")
+        out: list[Event] = []
+        for i, event in enumerate(stream.events):
+            out.append(event)
+            out.extend(inserts.get(i, ()))
+        return stream.with_events(out)
+
+
+@mutation("placeholder-args")
+@dataclass(frozen=True)
+class PlaceholderArgs(Mutation):
+    """Put a `"{}"` placeholder in each header whose arguments follow in pieces (B6: OpenRouter,
+    Azure and vLLM; `"{}"` + real JSON gives `{}{...}` to a concatenating client)."""
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        events = list(stream.events)
+        changed = False
+        for group in by_call(fragments_or_skip(stream)).values():
+            header = group[0]
+            if header.role is not Role.START or _args(stream, events, header) != "":
+                continue
+            if not any(f.role is Role.ARGS and _args(stream, events, f) not in ("", MISSING) for f in group):
+                continue
+            events[header.event] = d.set(events[header.event], header.slot, Field.ARGS, "{}")
+            changed = True
+        if not changed:
+            raise NotApplicable("no header with empty arguments followed by real ones")
+        return stream.with_events(events)
+
+
+@mutation("repeat-args-at-end")
+@dataclass(frozen=True)
+class RepeatArgsAtEnd(Mutation):
+    """Append one more fragment carrying the call's whole arguments again (B9: vLLM's end-of-stream
+    flush re-sends everything; a concatenating client gets `{...}{...}`). Where the provider's
+    rules recognise a re-sent copy (OpenAI-compatible chat), meaning is kept; where every piece
+    counts (Anthropic `partial_json`), the call's arguments are the doubled text, invalid."""
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        inserts: dict[int, list[Event]] = {}
+        doubled: dict[int, str] = {}
+        for number, group in by_call(fragments_or_skip(stream)).items():
+            text = args_text(d, stream.events, group)
+            pieces = [f for f in group if f.role in _TEXT_ROLES]
+            if not text or not pieces or not _is_json(text):
+                continue  # only a whole, valid argument text can be re-sent as a recognisable copy
+            last = pieces[-1]
+            inserts.setdefault(last.event, []).append(
+                d.continuation(stream.events[last.event], last.slot, text)
+            )
+            doubled[number] = text + text
+        if not inserts:
+            raise NotApplicable("no argument text to repeat")
+        out: list[Event] = []
+        for i, event in enumerate(stream.events):
+            out.append(event)
+            out.extend(inserts.get(i, ()))
+        # Which of the two the dialect's rules say: its reference accumulator on the new stream.
+        seen = reference_on(d, out, None).tool_calls
+        calls = list(stream.expected.tool_calls)
+        for number, text in doubled.items():
+            if number < len(calls) and number < len(seen) and seen[number].invalid:
+                was = calls[number]
+                calls[number] = ToolCall.from_text(was.name, text, id=was.id)
+        return stream.with_events(out, replace(stream.expected, tool_calls=tuple(calls)))
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+@mutation("truncate-args")
+@dataclass(frozen=True)
+class TruncateArgs(Mutation):
+    """Drop the last `chars` characters of a call's arguments (B10: vLLM's tool parser loses the
+    final `}`). `call`: which call (None: the last). Expected: that call's arguments are the
+    truncated text (invalid JSON, reported raw)."""
+
+    chars: int = 1
+    call: int | None = None
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        groups = by_call(fragments_or_skip(stream))
+        number = max(groups) if self.call is None else self.call
+        if number not in groups or number >= len(stream.expected.tool_calls):
+            raise NotApplicable(f"no call {number}")
+        group = groups[number]
+        text = args_text(d, stream.events, group)
+        if not text or len(text) <= self.chars:
+            raise NotApplicable("no argument text long enough to truncate")
+        events: list[Event | None] = list(stream.events)
+        left = self.chars
+        gone: list[Fragment] = []
+        for fragment in reversed([f for f in group if f.role in _TEXT_ROLES]):
+            piece = _args(stream, stream.events, fragment)
+            if not isinstance(piece, str) or left <= 0:
+                continue
+            if len(piece) > left:
+                events[fragment.event] = d.set(
+                    stream.events[fragment.event], fragment.slot, Field.ARGS, piece[:-left]
+                )
+                left = 0
+            else:
+                left -= len(piece)
+                if fragment.role is Role.ARGS:
+                    gone.append(fragment)
+                else:
+                    events[fragment.event] = d.set(
+                        stream.events[fragment.event], fragment.slot, Field.ARGS, ""
+                    )
+        short = text[: -self.chars]
+        for fragment in group:
+            if fragment.role is Role.END and isinstance(_args(stream, stream.events, fragment), str):
+                try:
+                    events[fragment.event] = d.set(
+                        stream.events[fragment.event], fragment.slot, Field.ARGS, short
+                    )
+                except DialectError as exc:
+                    raise NotApplicable(str(exc)) from None
+        calls = list(stream.expected.tool_calls)
+        was = calls[number]
+        calls[number] = ToolCall.from_text(was.name, short, id=was.id)
+        expected = replace(stream.expected, tool_calls=tuple(calls))
+        return stream.with_events(_without(stream, events, gone), expected)
+
+
+@mutation("drop-args-deltas")
+@dataclass(frozen=True)
+class DropArgsDeltas(Mutation):
+    """Remove the argument deltas of calls whose end event carries the whole arguments (E1: args
+    only in Responses `function_call_arguments.done`; docker-agent, sub2api, forgecode)."""
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        gone: list[Fragment] = []
+        for group in by_call(fragments_or_skip(stream)).values():
+            full = [
+                f for f in group if f.role is Role.END and isinstance(_args(stream, stream.events, f), str)
+            ]
+            if full:
+                gone.extend(f for f in group if f.role is Role.ARGS)
+        if not gone:
+            raise NotApplicable("no call whose end event carries its arguments")
+        return stream.with_events(_without(stream, list(stream.events), gone))
+
+
+@mutation("stray-args-after-end")
+@dataclass(frozen=True)
+class StrayArgsAfterEnd(Mutation):
+    """Send one more argument piece for a call after its end event (E3: a late `...delta` for a
+    closed item appends `}`, pydantic-ai). A correct client ignores it."""
+
+    args: str = "}"
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        inserts: dict[int, Event] = {}
+        for group in by_call(fragments_or_skip(stream)).values():
+            ends = [f for f in group if f.role is Role.END]
+            pieces = [f for f in group if f.role in _TEXT_ROLES]
+            if ends and pieces:
+                last = pieces[-1]
+                inserts[ends[0].event] = d.continuation(stream.events[last.event], last.slot, self.args)
+        if not inserts:
+            raise NotApplicable("no call with an end event")
+        out: list[Event] = []
+        for i, event in enumerate(stream.events):
+            out.append(event)
+            if i in inserts:
+                out.append(inserts[i])
+        return stream.with_events(out)
+
+
+@mutation("args-as-object")
+@dataclass(frozen=True)
+class ArgsAsObject(Mutation):
+    """Send each call's arguments as an already-parsed JSON object in its header and drop the
+    pieces (B8: Ollama native, Gemini and some proxies; a concatenating client gets `{}` or
+    `{"a":1}{"b":2}`). Only the model's argument text is parsed, never the provider's payload."""
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        fragments = fragments_or_skip(stream)
+        events: list[Event | None] = list(stream.events)
+        gone: list[Fragment] = []
+        for group in by_call(fragments).values():
+            header = group[0]
+            text = args_text(d, stream.events, group)
+            if header.role not in (Role.START, Role.WHOLE) or not text:
+                continue
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                continue
+            if not isinstance(parsed, dict):
+                continue
+            try:
+                events[header.event] = d.set(stream.events[header.event], header.slot, Field.ARGS, parsed)
+            except DialectError as exc:
+                raise NotApplicable(str(exc)) from None
+            gone.extend(f for f in group[1:] if f.role is Role.ARGS)
+        if not any(e is not stream.events[i] for i, e in enumerate(events)):
+            raise NotApplicable("no string arguments to turn into an object")
+        return stream.with_events(_without(stream, events, gone))

@@ -1,0 +1,433 @@
+"""Identity mutations: what ties a fragment to its call (id, index, name, type, item id); class A.
+
+General operators over any field rather than one function per bug: drop, null, empty string,
+only on the first fragment, repeated on every fragment, a fresh value per fragment, shifted,
+moved to a later fragment, set to a constant; plus ids rewritten into other providers' styles.
+
+The oracle: a call's expected id is the first non-empty id its fragments carry (so dropping ids
+expects none, and a rotated id keeps the first). Every other change keeps the meaning, and the
+operators refuse (`NotApplicable`) the layouts where no client could still tell calls apart:
+removing or collapsing indexes needs calls laid out one after another and each with an id (and
+a dialect whose rules route fragments without an index: its reference accumulator is asked);
+removing ids needs each call at an index of its own.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from harness.check.outcome import diff
+from harness.errors import DialectError
+from harness.mutate import Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.mutate.calls import (
+    by_call,
+    call_value,
+    contiguous,
+    fragments_or_skip,
+    headers_have_ids,
+    reference_on,
+    value,
+)
+from harness.wire.dialects import MISSING, Event, Field, Fragment, Role
+
+FieldName = Literal["id", "index", "name", "type", "item_id"]
+On = Literal["all", "headers", "continuations", "ends"]
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _selected(fragment: Fragment, first: bool, on: str) -> bool:
+    if on == "all":
+        return True
+    if on == "headers":
+        return first
+    if on == "ends":
+        return fragment.role is Role.END
+    return not first and fragment.role is not Role.END
+
+
+def _check_layout(stream: Stream, fragments: Sequence[Fragment], field: Field, removes: bool) -> None:
+    """Refuse changes after which calls could no longer be told apart."""
+    d, events = stream.dialect, stream.events
+    groups = by_call(fragments)
+    if len(groups) < 2 or not removes:
+        return
+    if field is Field.INDEX:
+        if not contiguous(fragments):
+            raise NotApplicable("calls interleave: without their indexes no client could route them")
+        if not headers_have_ids(d, events, fragments):
+            raise NotApplicable("calls without ids: without their indexes they cannot be told apart")
+    elif field is Field.ID:
+        indexes = [call_value(d, events, group, Field.INDEX) for group in groups.values()]
+        if any(i is not MISSING for i in indexes) and len(set(map(repr, indexes))) < len(indexes):
+            raise NotApplicable("calls share an index: without ids they cannot be told apart")
+    elif field is Field.NAME:
+        raise NotApplicable("a call's name cannot be removed from its header and still be known")
+
+
+def rewrite(
+    stream: Stream,
+    field: Field,
+    new_value: Callable[[Fragment, int, Any, random.Random], Any],
+    rng: random.Random,
+    *,
+    on: str = "all",
+    removes: bool = False,
+    require_change: bool = True,
+) -> Stream:
+    """Set `field` on the selected fragments to `new_value(fragment, k, call_value, rng)` (k: the
+    fragment's position within its call); `KEEP` leaves a fragment as it is."""
+    d = stream.dialect
+    fragments = fragments_or_skip(stream)
+    _check_layout(stream, fragments, field, removes)
+    if field is Field.NAME and removes and on in ("all", "headers"):
+        raise NotApplicable("a call's name cannot be removed from its header and still be known")
+    events = list(stream.events)
+    groups = by_call(fragments)
+    changed = False
+    for group in groups.values():
+        original = call_value(d, stream.events, group, field)
+        for k, fragment in enumerate(group):
+            if not _selected(fragment, k == 0, on):
+                continue
+            new = new_value(fragment, k, original, rng)
+            if new is KEEP or value(d, events, fragment, field) == new:
+                continue
+            try:
+                events[fragment.event] = d.set(events[fragment.event], fragment.slot, field, new)
+            except DialectError as exc:
+                raise NotApplicable(str(exc)) from None
+            changed = True
+    if not changed and require_change:
+        raise NotApplicable(f"nothing to change for {field} here")
+    expected = expected_ids(stream, events, fragments)
+    if field is Field.INDEX and removes and changed:
+        # Whether a fragment stripped of its index can still be routed is the provider's rule
+        # (OpenAI chat continues the latest call; block APIs cannot): its reference decides.
+        seen = reference_on(d, events, None if stream.complete else stream.error)
+        if diff(expected, seen, fields=("tool_calls",)):
+            raise NotApplicable(f"{d.name} cannot route fragments without their index")
+    return stream.with_events(events, expected)
+
+
+class _Keep:
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP: Any = _Keep()
+
+
+def expected_ids(stream: Stream, events: Sequence[Event], fragments: Sequence[Fragment]) -> Any:
+    """The expectation with each call's id re-read: the first non-empty id its fragments carry
+    (expected calls are matched by their old id, or by position when they had none)."""
+    d = stream.dialect
+    calls = list(stream.expected.tool_calls)
+    for n, group in enumerate(by_call(fragments).values()):
+        old = call_value(d, stream.events, group, Field.ID)
+        new = call_value(d, events, group, Field.ID)
+        new_id = new if isinstance(new, str) else None
+        if isinstance(old, str):
+            calls = [replace(c, id=new_id) if c.id == old else c for c in calls]
+        elif n < len(calls) and calls[n].id is None and len(calls) == len(by_call(fragments)):
+            calls[n] = replace(calls[n], id=new_id)
+    return replace(stream.expected, tool_calls=tuple(calls))
+
+
+def _named_continuations(stream: Stream) -> bool:
+    d, events = stream.dialect, stream.events
+    return any(
+        value(d, events, f, Field.NAME) not in (MISSING, None, "")
+        for group in by_call(d.fragments(events)).values()
+        for f in group[1:]
+        if f.role is not Role.END
+    )
+
+
+def _rotating_ids(stream: Stream) -> bool:
+    d, events = stream.dialect, stream.events
+    for group in by_call(d.fragments(events)).values():
+        first = call_value(d, events, group, Field.ID)
+        if any(value(d, events, f, Field.ID) not in (MISSING, None, "", first) for f in group[1:]):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _FieldOp(Mutation):
+    field: FieldName = "id"
+    on: On = "continuations"
+
+    @property
+    def key(self) -> Field:
+        return Field(self.field)
+
+
+@mutation("drop-field")
+@dataclass(frozen=True)
+class DropField(_FieldOp):
+    """Remove a field's key (A3 index missing; A4/A10 id only on the header or nowhere; E5 name
+    missing from `.done`). On ids this changes the expected ids; otherwise meaning is kept."""
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        return rewrite(stream, self.key, lambda *_: MISSING, rng, on=self.on, removes=True)
+
+
+@mutation("null-field")
+@dataclass(frozen=True)
+class NullField(_FieldOp):
+    """Set a field to null (A3 `index: null`, SGLang; `id: null` continuations)."""
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        return rewrite(stream, self.key, lambda *_: None, rng, on=self.on, removes=True)
+
+
+@mutation("empty-field")
+@dataclass(frozen=True)
+class EmptyField(_FieldOp):
+    """Set a field to the empty string (A6 `"id":""` continuations, DashScope; A7's empty name)."""
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        return rewrite(stream, self.key, lambda *_: "", rng, on=self.on, removes=True)
+
+
+@mutation("field-only-on-first")
+@dataclass(frozen=True)
+class OnlyOnFirst(_FieldOp):
+    """Keep a field on each call's first fragment only (A4: the standard OpenAI shape, id on the
+    header only, which a consumer keyed on ids mishandles)."""
+
+    on: On = "all"
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        def only_first(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
+            return original if k == 0 and original is not MISSING else (MISSING if k else KEEP)
+
+        return rewrite(stream, self.key, only_first, rng, on="all", require_change=False)
+
+
+@mutation("field-on-every-fragment")
+@dataclass(frozen=True)
+class OnEveryFragment(_FieldOp):
+    """Repeat a call's field on every fragment (A5 id on every chunk: Fireworks, vLLM, DeepSeek;
+    B3 name or type repeated in full: `web_searchweb_search` for a concatenating client)."""
+
+    on: On = "all"
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        if self.key is Field.NAME and _rotating_ids(stream):
+            raise NotApplicable("continuations carry other ids: with the name too each would be a new call")
+
+        def repeat(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
+            if original is MISSING or fragment.role is Role.END:
+                return KEEP
+            return original
+
+        return rewrite(stream, self.key, repeat, rng, on=self.on, require_change=False)
+
+
+@mutation("fresh-field-per-fragment")
+@dataclass(frozen=True)
+class FreshPerFragment(_FieldOp):
+    """Give every continuation a fresh value (A7 id rotating per fragment, LM Studio; an index
+    that restarts or wanders per chunk, A2/A11). The header keeps its own, so an id still names
+    its call."""
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        if self.key is Field.NAME:
+            raise NotApplicable("a fresh name per fragment would make a different call")
+        if self.key is Field.ID and _named_continuations(stream):
+            raise NotApplicable("continuations name a function: with a new id each would be a new call")
+        used: set[Any] = set()
+
+        def fresh(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
+            if k == 0 or fragment.role is Role.END:
+                return KEEP
+            if isinstance(original, int) and not isinstance(original, bool):
+                value = 1000 + len(used)
+                used.add(value)
+                return value
+            if isinstance(original, str):
+                return restyled(original, "same", rng)
+            return KEEP
+
+        return rewrite(stream, self.key, fresh, rng, on="all", removes=self.key is Field.INDEX)
+
+
+@mutation("shift-field")
+@dataclass(frozen=True)
+class ShiftField(_FieldOp):
+    """Add `by` (+ `step` times the fragment's position in its call) to an integer field: C4 a
+    thinking block shifts or gaps the tool call's index; A11 continuations whose index was
+    incremented (`on: continuations, by: 1, step: 1`, Cerebras/Nebius)."""
+
+    field: FieldName = "index"
+    on: On = "all"
+    by: int = 1
+    step: int = 0
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        def shift(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
+            if not isinstance(original, int) or isinstance(original, bool):
+                return KEEP
+            return original + self.by + self.step * k
+
+        collapses = self.step != 0 or self.on != "all"
+        return rewrite(stream, self.key, shift, rng, on=self.on, removes=collapses)
+
+
+@mutation("move-field-later")
+@dataclass(frozen=True)
+class MoveLater(_FieldOp):
+    """Take a field off each call's header and put it on the call's fragment number `to` (a name
+    or id that arrives only with the first argument fragment)."""
+
+    on: On = "all"
+    to: int = 1
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        def move(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
+            if original is MISSING:
+                return KEEP
+            return MISSING if k == 0 else (original if k == self.to else KEEP)
+
+        groups = by_call(fragments_or_skip(stream))
+        if any(len(group) <= self.to for group in groups.values()):
+            raise NotApplicable(f"a call has no fragment number {self.to} to move its {self.field} to")
+        return rewrite(stream, self.key, move, rng, on="all")
+
+
+@mutation("set-field")
+@dataclass(frozen=True)
+class SetField(_FieldOp):
+    """Set a field to one constant on the selected fragments (seed 000 / A1: every parallel call
+    at `index: 0`, Bedrock via langchain, LiteLLM and Plexus bridges; A2 an index restarting per
+    chunk). On ids it sets the expected ids too."""
+
+    on: On = "all"
+    value: Any = 0
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        if self.key is Field.NAME:
+            raise NotApplicable("one name for every call would make different calls")
+        return rewrite(stream, self.key, lambda *_: self.value, rng, on=self.on, removes=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Id styles
+
+IdStyle = Literal["openai", "anthropic", "bedrock", "gemini", "mistral", "responses", "short", "long", "same"]
+
+_STYLES: dict[str, tuple[str, int]] = {
+    "openai": ("call_", 24),
+    "anthropic": ("toolu_01", 22),
+    "bedrock": ("tooluse_", 22),
+    "gemini": ("function-call-", 19),
+    "mistral": ("", 9),
+    "responses": ("call_", 24),
+    "short": ("c", 3),
+    "long": ("call_", 64),
+}
+
+
+def restyled(old: str, style: str, rng: random.Random, length: int | None = None) -> str:
+    """A fresh id in a provider's style (`same`: the old id's prefix and length)."""
+    if style == "same":
+        cut = old.find("_") + 1
+        prefix, size = old[:cut], max(len(old) - cut, 4)
+    else:
+        prefix, size = _STYLES[style]
+    if length is not None:
+        size = max(length - len(prefix), 1)
+    digits = string.digits if style == "gemini" else _ALNUM
+    return prefix + "".join(rng.choice(digits) for _ in range(size))
+
+
+@mutation("restyle-ids")
+@dataclass(frozen=True)
+class RestyleIds(Mutation):
+    """Rewrite every call id into another provider's style and length (Bedrock `tooluse_...`,
+    Anthropic `toolu_01...`, Mistral's 9 characters); `shrinking: true` makes each later call's
+    id shorter than the one before (seed 002: aichat's `{id}/{index}` length guard dropped the
+    later call). The expected ids follow."""
+
+    style: IdStyle = "openai"
+    shrinking: bool = False
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        fragments = fragments_or_skip(stream)
+        groups = by_call(fragments)
+        if self.shrinking and len(groups) < 2:
+            raise NotApplicable("shorter later ids need two calls")
+        mapping: dict[str, str] = {}
+        base = max(len(str(call_value(d, stream.events, g, Field.ID))) for g in groups.values()) + 4
+        for n, group in enumerate(groups.values()):
+            old = call_value(d, stream.events, group, Field.ID)
+            if not isinstance(old, str):
+                raise NotApplicable("a call without an id cannot be restyled")
+            length = max(base - 6 * n, 4) if self.shrinking else None
+            mapping[old] = restyled(old, self.style if self.style != "same" else "same", rng, length)
+        events = list(stream.events)
+        for fragment in fragments:
+            old = value(d, events, fragment, Field.ID)
+            if isinstance(old, str) and old in mapping:
+                events[fragment.event] = d.set(events[fragment.event], fragment.slot, Field.ID, mapping[old])
+        calls = tuple(
+            replace(call, id=mapping.get(call.id, call.id)) if call.id is not None else call
+            for call in stream.expected.tool_calls
+        )
+        return stream.with_events(events, replace(stream.expected, tool_calls=calls))
+
+
+@mutation("split-name")
+@dataclass(frozen=True)
+class SplitName(Mutation):
+    """Send each call's name in two pieces, the second on a fragment of its own right after the
+    header (B2: `name:"get_wea"` then `name:"ther"`; a client that overwrites loses the prefix)."""
+
+    at: int = 3
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        events = list(stream.events)
+        inserts: dict[int, Event] = {}
+        for group in by_call(fragments_or_skip(stream)).values():
+            header = group[0]
+            name = value(d, events, header, Field.NAME)
+            if header.role is not Role.START or not isinstance(name, str) or len(name) <= self.at:
+                continue
+            if any(f.event == header.event for f in group[1:]):
+                continue  # its arguments already started in the header's event
+            try:
+                events[header.event] = d.set(events[header.event], header.slot, Field.NAME, name[: self.at])
+                piece = d.continuation(events[header.event], header.slot, "")
+                inserts[header.event] = d.set(piece, 0, Field.NAME, name[self.at :])
+            except DialectError as exc:
+                raise NotApplicable(str(exc)) from None
+        if not inserts:
+            raise NotApplicable("no call name long enough to split")
+        out: list[Event] = []
+        for i, event in enumerate(events):
+            out.append(event)
+            if i in inserts:
+                out.append(inserts[i])
+        # Whether name pieces are joined is the provider's rule (OpenAI chat joins them).
+        seen = reference_on(d, out, None if stream.complete else stream.error)
+        if diff(stream.expected, seen, fields=("tool_calls",)):
+            raise NotApplicable(f"{d.name} does not join a name sent in pieces")
+        return stream.with_events(out)

@@ -1,0 +1,416 @@
+"""Declarative scenarios: a named pipeline of mutations, the dialects it applies to, its seeds.
+
+    name: parallel-calls-share-index-0
+    description: Every parallel call at index 0 (seed 000, A1).
+    dialects: [openai-chat]          # or: all
+    steps:
+      - set-field: {field: index, value: 0}
+      - rechunk: {how: random}
+    seeds: 3                          # or a list: [0, 7, 42]
+    meaning: changing                 # optional; checked against the steps
+
+A case is one cassette run through one scenario with one seed; its id
+`cassette::scenario::s<seed>` (plus `::<point>` for a sweep such as `cut-at-every-event`)
+replays the identical stream anywhere: every random step draws from an RNG derived from the case
+seed and the step's position. A scenario whose steps do not apply to a cassette (no tool calls,
+another dialect) is skipped for it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.cassettes.corpus import bundled, cassette_paths
+from harness.cassettes.format import Cassette, Interaction, Response, Source, load
+from harness.check.outcome import Outcome
+from harness.errors import HarnessError, UsageError
+from harness.mutate import Meaning, Mutation, MutationError, NotApplicable, Stream, build
+from harness.wire import dialects
+from harness.wire.dialects import Dialect, Event
+
+__all__ = [
+    "Case",
+    "Scenario",
+    "ScenarioError",
+    "build_case",
+    "case_cassette",
+    "cases_for",
+    "iter_cases",
+    "load_scenario",
+    "load_scenarios",
+    "run_pipeline",
+    "scenario_from_data",
+]
+
+SEPARATOR = "::"
+
+
+class ScenarioError(HarnessError):
+    """A scenario file that cannot be used, or a case id that names nothing; one line."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    steps: tuple[Mutation, ...]
+    dialects: tuple[str, ...] | None = None  # None: all
+    seeds: tuple[int, ...] = (0,)
+    meaning: Meaning = Meaning.PRESERVING
+    path: Path | None = field(default=None, compare=False)
+
+    def applies_to(self, dialect: str) -> bool:
+        return self.dialects is None or dialect in self.dialects
+
+    def to_data(self) -> dict[str, Any]:
+        """Plain YAML-ready data (what `load_scenario` reads back)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "dialects": "all" if self.dialects is None else list(self.dialects),
+            "steps": [{step.name: _plain(step.params())} for step in self.steps],
+            "seeds": list(self.seeds),
+            "meaning": str(self.meaning),
+        }
+
+
+def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One mutated response, replayable from its id, with the outcome a correct client reaches."""
+
+    id: str
+    dialect: str
+    response: Response
+    events: tuple[Event, ...]
+    expected: Outcome
+    cassette: str
+    scenario: str
+    seed: int
+    point: str | None = None
+    request: Any = None  # the recorded `Request`, for writing the case as a cassette
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such scenario file") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ScenarioError(f"{where}: broken YAML: {getattr(exc, 'problem', exc)}") from None
+    return scenario_from_data(data, where=str(path), path=path)
+
+
+def scenario_from_data(data: Any, *, where: str = "<scenario>", path: Path | None = None) -> Scenario:
+    """Build and check a scenario from plain data; errors name the file and the field."""
+
+    def fail(field_name: str, message: str) -> ScenarioError:
+        return ScenarioError(f"{where}: {field_name}: {message}" if field_name else f"{where}: {message}")
+
+    if not isinstance(data, Mapping):
+        raise fail("", "a scenario must be a mapping with name, description, dialects and steps")
+    known = {"name", "description", "dialects", "steps", "seeds", "meaning"}
+    for key in data:
+        if key not in known:
+            raise fail(str(key), f"unknown field (fields: {', '.join(sorted(known))})")
+    name = data.get("name")
+    if not isinstance(name, str) or not name or SEPARATOR in name:
+        raise fail("name", "must be a non-empty string without '::'")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise fail("description", "must be a string")
+    scope = data.get("dialects", "all")
+    chosen: tuple[str, ...] | None
+    if scope == "all":
+        chosen = None
+    elif isinstance(scope, list) and scope and all(isinstance(s, str) for s in scope):
+        unknown = [s for s in scope if s not in dialects.names()]
+        if unknown:
+            raise fail("dialects", f"unknown dialect {unknown[0]!r}; known: {', '.join(dialects.names())}")
+        chosen = tuple(scope)
+    else:
+        raise fail("dialects", "must be `all` or a list of dialect names")
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise fail("steps", "must be a non-empty list of {mutation-name: {params}}")
+    steps: list[Mutation] = []
+    for i, raw in enumerate(raw_steps):
+        where_step = f"steps[{i}]"
+        if isinstance(raw, str):
+            raw = {raw: {}}
+        if not isinstance(raw, Mapping) or len(raw) != 1:
+            raise fail(where_step, "must be one {mutation-name: {params}} mapping")
+        ((step_name, params),) = raw.items()
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise fail(f"{where_step}.{step_name}", "parameters must be a mapping")
+        try:
+            steps.append(build(str(step_name), params))
+        except MutationError as exc:
+            raise fail(where_step, str(exc)) from None
+    if sum(1 for step in steps if _is_sweep(step)) > 1:
+        raise fail("steps", "at most one sweep step (cut-at-every-event, cut-at-every-byte)")
+    seeds_raw = data.get("seeds", 1)
+    if isinstance(seeds_raw, int) and not isinstance(seeds_raw, bool) and seeds_raw > 0:
+        seeds = tuple(range(seeds_raw))
+    elif isinstance(seeds_raw, list) and seeds_raw and all(isinstance(s, int) and s >= 0 for s in seeds_raw):
+        seeds = tuple(seeds_raw)
+    else:
+        raise fail("seeds", "must be a positive count or a list of non-negative integers")
+    derived = Meaning.CHANGING if any(s.meaning is Meaning.CHANGING for s in steps) else Meaning.PRESERVING
+    meaning = derived
+    if "meaning" in data:
+        try:
+            meaning = Meaning(data["meaning"])
+        except ValueError:
+            raise fail("meaning", "must be `preserving` or `changing`") from None
+        if meaning is Meaning.PRESERVING and derived is Meaning.CHANGING:
+            changing = next(s.name for s in steps if s.meaning is Meaning.CHANGING)
+            raise fail("meaning", f"declared preserving, but step {changing!r} changes the meaning")
+    return Scenario(name, description, tuple(steps), chosen, seeds, meaning, path)
+
+
+def _is_sweep(step: Mutation) -> bool:
+    return type(step).sweep is not Mutation.sweep
+
+
+def scenario_paths(paths: Iterable[str | Path] | None = None) -> list[Path]:
+    roots = [Path(p) for p in paths] if paths else [bundled("scenarios")]
+    out: list[Path] = []
+    for root in roots:
+        if root.is_dir():
+            out.extend(sorted(p for p in root.glob("*.y*ml") if p.is_file()))
+        elif root.is_file():
+            out.append(root)
+        else:
+            raise ScenarioError(f"{root}: no such scenario file or folder")
+    return out
+
+
+def load_scenarios(paths: Iterable[str | Path] | None = None) -> list[Scenario]:
+    """Scenarios from files and folders (default: the bundled library), checked for unique names."""
+    out: dict[str, Scenario] = {}
+    for path in scenario_paths(paths):
+        found = load_scenario(path)
+        if found.name in out:
+            raise ScenarioError(f"{path}: name: {found.name!r} is also the name of {out[found.name].path}")
+        out[found.name] = found
+    return list(out.values())
+
+
+def find_scenario(name: str, scenarios: Sequence[Scenario] | None = None) -> Scenario:
+    """A scenario by name, or a file path to one."""
+    if Path(name).suffix in (".yaml", ".yml") and Path(name).is_file():
+        return load_scenario(name)
+    pool = load_scenarios() if scenarios is None else scenarios
+    for found in pool:
+        if found.name == name:
+            return found
+    raise ScenarioError(f"unknown scenario {name!r}; `toolstream scenarios` lists them")
+
+
+# ---------------------------------------------------------------------------------------------
+# Running a pipeline
+
+
+def step_rng(seed: int, position: int, step: Mutation) -> random.Random:
+    """The RNG of one step of one case: the same seed and position always draw the same values."""
+    return random.Random(f"toolstream/{seed}/{position}/{step.name}")
+
+
+def run_pipeline(
+    steps: Sequence[Mutation], stream: Stream, seed: int, point: str | None = None
+) -> list[tuple[str | None, Stream]]:
+    """Apply steps in order; a sweep step fans out into one stream per point (only `point` when
+    given). Raises `NotApplicable` when a step has nothing to work on."""
+    current: list[tuple[str | None, Stream]] = [(None, stream)]
+    for position, step in enumerate(steps):
+        rng = step_rng(seed, position, step)
+        step.check_codec(stream)
+        nxt: list[tuple[str | None, Stream]] = []
+        for label, item in current:
+            points = step.sweep(item, rng)
+            if points is None:
+                nxt.append((label, step.apply(item, rng)))
+                continue
+            chosen = [(p, m) for p, m in points if point is None or p == point]
+            if point is not None and not chosen:
+                raise NotApplicable(f"no sweep point {point!r} in this stream")
+            for p, m in chosen:
+                nxt.append((p, m.apply(item, step_rng(seed, position, step))))
+        current = nxt
+    return current
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+
+
+@dataclass(frozen=True)
+class Recording:
+    """One recorded interaction cases are built from, with its case-id base and expectation."""
+
+    id: str
+    path: Path
+    dialect: Dialect
+    interaction: Interaction
+    expected: Outcome
+
+
+def _cassette_id(path: Path, roots: Sequence[Path]) -> str:
+    """A cassette's name in case ids: its path below the bundled corpus (`openai-chat/parallel-2`),
+    else below the parent of the folder it was found in, so that `--cassettes cassettes/openai-chat`
+    still says `openai-chat/...` and two dialects' `single-call` never share an id."""
+    resolved = path.resolve()
+    bases = [corpus_root] if (corpus_root := _bundled_cassettes()) else []
+    bases += [(root.resolve() if root.is_dir() else root.resolve().parent).parent for root in roots]
+    for base in bases:
+        if resolved.is_relative_to(base):
+            return resolved.relative_to(base).with_suffix("").as_posix()
+    return path.with_suffix("").name
+
+
+def _bundled_cassettes() -> Path | None:
+    try:
+        return bundled("cassettes").resolve()
+    except UsageError:
+        return None
+
+
+def recordings(path: Path, roots: Sequence[Path]) -> list[Recording]:
+    """The streamed interactions of one cassette file, named for case ids by `_cassette_id`."""
+    cassette = load(path)
+    base = _cassette_id(path, roots)
+    out = []
+    for n, interaction in enumerate(cassette.interactions):
+        name = cassette.dialect or dialects.detect(interaction.request)
+        if name is None or not interaction.response.chunks:
+            continue
+        dialect = dialects.get(name)
+        expected = interaction.expected or dialects.reference_outcome(interaction.response, dialect)
+        case_id = base if len(cassette.interactions) == 1 else f"{base}#{n}"
+        out.append(Recording(case_id, path, dialect, interaction, expected))
+    return out
+
+
+def cases_for(source: Recording, scenario: Scenario, seed: int, point: str | None = None) -> list[Case]:
+    """The cases of one recorded interaction under one scenario and seed (empty when skipped)."""
+    if not scenario.applies_to(source.dialect.name):
+        return []
+    stream = Stream.of(source.interaction.response, source.dialect, source.expected)
+    try:
+        results = run_pipeline(scenario.steps, stream, seed, point)
+    except NotApplicable:
+        return []
+    out = []
+    for label, mutated in results:
+        case_id = SEPARATOR.join([source.id, scenario.name, f"s{seed}", *([label] if label else [])])
+        out.append(
+            Case(
+                id=case_id,
+                dialect=source.dialect.name,
+                response=mutated.response(source.interaction.response),
+                events=mutated.events,
+                expected=mutated.expected,
+                cassette=source.id,
+                scenario=scenario.name,
+                seed=seed,
+                point=label,
+                request=source.interaction.request,
+            )
+        )
+    return out
+
+
+def iter_cases(
+    cassettes: Iterable[str | Path] | None = None,
+    scenarios: Iterable[Scenario | str | Path] | None = None,
+    seeds: Iterable[int] | int | None = None,
+) -> Iterator[Case]:
+    """Every case of cassettes (files or folders; default bundled) x scenarios (objects, names,
+    files or folders; default the bundled library) x seeds (default: each scenario's own)."""
+    roots = [Path(p) for p in cassettes] if cassettes else [bundled("cassettes")]
+    chosen = _scenarios(scenarios)
+    seed_list = list(range(seeds)) if isinstance(seeds, int) else (list(seeds) if seeds is not None else None)
+    for path in cassette_paths(roots):
+        for source in recordings(path, roots):
+            for scenario in chosen:
+                for seed in seed_list if seed_list is not None else scenario.seeds:
+                    yield from cases_for(source, scenario, seed)
+
+
+def _scenarios(scenarios: Iterable[Scenario | str | Path] | None) -> list[Scenario]:
+    if scenarios is None:
+        return load_scenarios()
+    out: list[Scenario] = []
+    library: list[Scenario] | None = None
+    for item in scenarios:
+        if isinstance(item, Scenario):
+            out.append(item)
+        elif Path(item).exists():
+            out.extend(load_scenarios([item]))
+        else:
+            library = library if library is not None else load_scenarios()
+            out.append(find_scenario(str(item), library))
+    return out
+
+
+def build_case(
+    case_id: str,
+    *,
+    cassettes: Iterable[str | Path] | None = None,
+    scenarios: Iterable[str | Path] | None = None,
+) -> Case:
+    """The case a `cassette::scenario::s<seed>[::point]` id names, rebuilt identically."""
+    parts = case_id.split(SEPARATOR)
+    if len(parts) not in (3, 4) or not parts[2].startswith("s") or not parts[2][1:].isdigit():
+        raise ScenarioError(f"case id {case_id!r}: expected cassette::scenario::s<seed>[::point]")
+    cassette_name, scenario_name, seed_text = parts[:3]
+    point = parts[3] if len(parts) == 4 else None
+    library = load_scenarios(scenarios)
+    scenario = find_scenario(scenario_name, library)
+    roots = [Path(p) for p in cassettes] if cassettes else [bundled("cassettes")]
+    base, _, _ = cassette_name.partition("#")
+    for path in cassette_paths(roots):
+        if _cassette_id(path, roots) != base and path.with_suffix("").name != base:
+            continue
+        for source in recordings(path, roots):
+            if source.id.partition("#")[2] != cassette_name.partition("#")[2]:
+                continue
+            found = cases_for(source, scenario, int(seed_text[1:]), point)
+            if not found:
+                raise ScenarioError(f"case id {case_id!r}: scenario {scenario_name} does not apply to it")
+            return found[0]
+    raise ScenarioError(f"case id {case_id!r}: no cassette {cassette_name!r}")
+
+
+def case_cassette(case: Case, *, name: str | None = None) -> Cassette:
+    """A case as a one-interaction cassette, its expected outcome stored, replayable as any other."""
+    provenance = (
+        f"mutated from {case.cassette} by scenario {case.scenario} seed {case.seed}"
+        + (f" point {case.point}" if case.point else "")
+        + f" (case {case.id})"
+    )
+    return Cassette(
+        name=name or case.id.replace(SEPARATOR, "--").replace("/", "-"),
+        source=Source("synthesized", provenance),
+        interactions=[Interaction(case.request, case.response, case.expected)],
+        dialect=case.dialect,
+    )

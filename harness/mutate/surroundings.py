@@ -1,0 +1,151 @@
+"""Surroundings: what streams around the tool calls (text, reasoning, usage-only chunks, pings,
+duplicate starts). Events are built by the dialect (`build`); only inserted text changes the
+expectation, and it says where the text lands.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from harness.mutate import Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.mutate.calls import fragments_or_skip, reference_on, terminal_index
+from harness.wire.dialects import Event, Kind
+
+Where = Literal["start", "before-tools", "after-tools", "end"]
+
+
+def _position(stream: Stream, where: str) -> int:
+    """Where to insert: after the opening meta events, around the tool fragments, or before the
+    terminal signal (before the finish event when there is no sentinel)."""
+    d = stream.dialect
+    if where == "start":
+        n = 0
+        while n < len(stream.events) and d.kinds(stream.events[n]) <= {Kind.META, Kind.COMMENT}:
+            n += 1
+        return n
+    if where in ("before-tools", "after-tools"):
+        fragments = fragments_or_skip(stream)
+        return fragments[0].event if where == "before-tools" else fragments[-1].event + 1
+    finish = [i for i, e in enumerate(stream.events) if Kind.FINISH in d.kinds(e)]
+    return min([terminal_index(stream), *finish])
+
+
+def _build(stream: Stream, kind: Kind, **params: object) -> list[Event]:
+    like = stream.events[0] if stream.events else None
+    built = stream.dialect.build(kind, like=like, **params)
+    if not built:
+        raise NotApplicable(f"{stream.dialect.name} has no {kind} event")
+    return built
+
+
+@mutation("insert-text")
+@dataclass(frozen=True)
+class InsertText(Mutation):
+    """Insert assistant text (C6: "I'll check " before a tool delta, "that now." after it; text
+    mixed with tool calls that a buffering client drops). Expected: the text lands at its place in
+    the outcome's text (the reference accumulator run on the prefix says how much text came
+    before it)."""
+
+    text: str = "I'll check that now. "
+    where: Where = "before-tools"
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        at = _position(stream, self.where)
+        before = reference_on(stream.dialect, stream.events[:at], None).text
+        old = stream.expected.text
+        if not old.startswith(before):
+            raise NotApplicable("the text before this point is not a prefix of the expected text")
+        built = _build(stream, Kind.TEXT, text=self.text)
+        events = [*stream.events[:at], *built, *stream.events[at:]]
+        expected = replace(stream.expected, text=before + self.text + old[len(before) :])
+        return stream.with_events(events, expected)
+
+
+@mutation("insert-reasoning")
+@dataclass(frozen=True)
+class InsertReasoning(Mutation):
+    """Insert reasoning / thinking before the tool calls (C4: a thinking block shifts the tool
+    call's index; `reasoning_content` deltas first). Reasoning is not part of the outcome."""
+
+    text: str = "The user wants the weather; I should call the tool."
+    where: Where = "before-tools"
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        at = _position(stream, self.where)
+        events = [*stream.events[:at], *_build(stream, Kind.REASONING, text=self.text), *stream.events[at:]]
+        return stream.with_events(events)
+
+
+@mutation("usage-chunks")
+@dataclass(frozen=True)
+class UsageChunks(Mutation):
+    """Insert usage-only events (D4: `{"choices":[],"usage":{...}}` before `[DONE]`; with
+    `every: true`, one after each event, the usage-on-every-chunk shape of D5). Usage is not
+    compared."""
+
+    every: bool = False
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        built = _build(stream, Kind.USAGE)
+        if not self.every:
+            at = terminal_index(stream)
+            return stream.with_events([*stream.events[:at], *built, *stream.events[at:]])
+        limit = terminal_index(stream)
+        events: list[Event] = []
+        for n, event in enumerate(stream.events):
+            events.append(event)
+            if n < limit:
+                events.extend(built)
+        return stream.with_events(events)
+
+
+@mutation("pings")
+@dataclass(frozen=True)
+class Pings(Mutation):
+    """Insert the provider's ping events after every `every`-th event (F8: Anthropic `ping`
+    anywhere, unknown event types a strict client chokes on)."""
+
+    every: int = 2
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        built = _build(stream, Kind.PING)
+        limit = terminal_index(stream)
+        events: list[Event] = []
+        for n, event in enumerate(stream.events):
+            events.append(event)
+            if n < limit and (n + 1) % max(1, self.every) == 0:
+                events.extend(built)
+        return stream.with_events(events)
+
+
+@mutation("duplicate-start")
+@dataclass(frozen=True)
+class DuplicateStart(Mutation):
+    """Send a start event twice (D10: a proxy repeating `message_start`; llama.cpp's duplicate
+    `content_block_start`; a repeated tool-call header). A correct client is idempotent."""
+
+    what: Literal["message", "tool"] = "message"
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        events = list(stream.events)
+        if self.what == "message":
+            at = [i for i, e in enumerate(events) if Kind.META in d.kinds(e)]
+            if not at:
+                raise NotApplicable("no message start event")
+            events.insert(at[0] + 1, events[at[0]])
+            return stream.with_events(events)
+        headers = sorted(
+            {f.event for f in fragments_or_skip(stream) if f.role.value == "start"}, reverse=True
+        )
+        if not headers:
+            raise NotApplicable("no tool start event")
+        for i in headers:
+            if len([f for f in d.fragments([events[i]])]) != 1:
+                raise NotApplicable("a start event carries more than one fragment")
+            events.insert(i + 1, events[i])
+        return stream.with_events(events)

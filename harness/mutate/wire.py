@@ -1,0 +1,337 @@
+"""Wire-level mutations: the bytes of a response and how they are split into network reads.
+
+Framing mutations (line ends, comments, multi-line `data:`, field syntax) reshape the wire events
+and reset the reads to one per event, so put `rechunk` after them in a pipeline. A cut of the
+bytes keeps only what the whole events before it make final.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from harness.check.outcome import State
+from harness.mutate import Level, Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.mutate.calls import expect_prefix, first_signal, terminal_index
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects import Event, Kind
+
+CUT_ERROR = "peer closed connection without sending complete message body (cut by toolstream)"
+CUT_ERROR_TYPE = "RemoteProtocolError"
+
+
+def _body(stream: Stream) -> bytes:
+    return b"".join(stream.current_reads())
+
+
+def split_at(body: bytes, offsets: Sequence[int]) -> list[bytes]:
+    """The body cut at sorted, distinct inner offsets."""
+    out, last = [], 0
+    for offset in offsets:
+        if last < offset < len(body):
+            out.append(body[last:offset])
+            last = offset
+    out.append(body[last:])
+    return [piece for piece in out if piece]
+
+
+def _utf8_inner_offsets(body: bytes) -> list[int]:
+    """One offset inside every multi-byte UTF-8 character (after its lead byte)."""
+    return [i + 1 for i, byte in enumerate(body) if byte >= 0xC0]
+
+
+def _line_inner_offsets(body: bytes) -> list[int]:
+    """The middle of every non-empty line."""
+    out, start = [], 0
+    for end in range(len(body) + 1):
+        if end == len(body) or body[end] in (0x0A, 0x0D):
+            if end - start > 1:
+                out.append(start + (end - start) // 2)
+            start = end + 1
+    return out
+
+
+def _field_inner_offsets(body: bytes) -> list[int]:
+    """Inside every field name and right after its colon (`da|ta:`, `data:| {`)."""
+    out: list[int] = []
+    for name in (b"data:", b"event:", b"id:"):
+        start = body.find(name)
+        while start >= 0:
+            if start == 0 or body[start - 1] in (0x0A, 0x0D):
+                out.extend((start + 2, start + len(name)))
+            start = body.find(name, start + 1)
+    return sorted(out)
+
+
+@mutation("rechunk")
+@dataclass(frozen=True)
+class Rechunk(Mutation):
+    """Split the body into different network reads (F3: an SSE event split across TCP reads; F1:
+    a read boundary inside a UTF-8 character; F9: eventstream frames split across reads and packed
+    several to a read). `how`: `random` sizes 1..`max_size`, `utf8` inside every multi-byte
+    character, `line` mid-line, `field` mid-field (`da|ta:`), `byte` one byte per read, `whole`
+    everything in one read, `pack` `per_read` events to a read, `split` every event in two."""
+
+    how: Literal["random", "utf8", "line", "field", "byte", "whole", "pack", "split"] = "random"
+    max_size: int = 64
+    per_read: int = 3
+
+    level = Level.WIRE
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        text_only = ("utf8", "line", "field")
+        if self.how in text_only and stream.dialect.codec_name == "eventstream":
+            raise NotApplicable(f"rechunk {self.how} needs a text wire")
+        if self.how in ("pack", "split"):
+            return stream.with_reads(self._by_event(stream, rng), same_events=True)
+        body = _body(stream)
+        if not body:
+            raise NotApplicable("empty body")
+        if self.how == "whole":
+            reads = [body]
+        elif self.how == "byte":
+            reads = [body[i : i + 1] for i in range(len(body))]
+        elif self.how == "random":
+            reads, pos = [], 0
+            while pos < len(body):
+                size = rng.randint(1, max(1, self.max_size))
+                reads.append(body[pos : pos + size])
+                pos += size
+        else:
+            finder = {"utf8": _utf8_inner_offsets, "line": _line_inner_offsets, "field": _field_inner_offsets}
+            offsets = finder[self.how](body)
+            if not offsets:
+                raise NotApplicable(f"no place to rechunk {self.how} in this body")
+            reads = split_at(body, offsets)
+        return stream.with_reads(reads, same_events=True)
+
+    def _by_event(self, stream: Stream, rng: random.Random) -> list[bytes]:
+        pieces = [stream.encode([stream.dialect.render(e)]) for e in stream.events]
+        if stream.reads is not None and b"".join(pieces) != b"".join(stream.reads):
+            raise NotApplicable("the reads no longer line up with events")
+        if self.how == "pack":
+            n = max(1, self.per_read)
+            return [b"".join(pieces[i : i + n]) for i in range(0, len(pieces), n)]
+        out: list[bytes] = []
+        for piece in pieces:
+            cut = rng.randint(1, len(piece) - 1) if len(piece) > 1 else 1
+            out.extend(p for p in (piece[:cut], piece[cut:]) if p)
+        return out
+
+
+@mutation("line-ends")
+@dataclass(frozen=True)
+class LineEnds(Mutation):
+    """End every line with CRLF or a lone CR (F4: Gemini/Vertex send `\\r\\n\\r\\n`; a splitter that
+    only looks for `\\n\\n` never finds an event). NDJSON takes CRLF only."""
+
+    style: Literal["crlf", "cr"] = "crlf"
+
+    level = Level.WIRE
+    codecs = ("sse", "ndjson")
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        self.check_codec(stream)
+        newline = "\r\n" if self.style == "crlf" else "\r"
+        if stream.dialect.codec_name == "sse":
+            return replace(stream, newline=newline, reads=None)
+        if self.style == "cr":
+            raise NotApplicable("NDJSON lines cannot end in a lone CR")
+        reads = [stream.encode([stream.dialect.render(e)]).replace(b"\n", b"\r\n") for e in stream.events]
+        return stream.with_reads(reads, same_events=True)
+
+
+@mutation("sse-comments")
+@dataclass(frozen=True)
+class Comments(Mutation):
+    """Insert SSE comment lines (F6: OpenRouter's `: OPENROUTER PROCESSING`, llama.cpp's `: ping`)
+    before the first byte, between events, or after every `every`-th event."""
+
+    text: str = " OPENROUTER PROCESSING"
+    where: Literal["start", "between", "random"] = "between"
+    every: int = 1
+
+    level = Level.WIRE
+    codecs = ("sse",)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        self.check_codec(stream)
+        comment = stream.dialect.parse(WireEvent(comment=self.text))
+        events: list[Event] = []
+        if self.where == "start":
+            events = [comment, *stream.events]
+        else:
+            events.append(comment)
+            for n, event in enumerate(stream.events, start=1):
+                events.append(event)
+                pick = rng.random() < 0.3 if self.where == "random" else n % max(1, self.every) == 0
+                if pick and n < len(stream.events):
+                    events.append(comment)
+        return stream.with_events(events)
+
+
+@mutation("multiline-data")
+@dataclass(frozen=True)
+class MultilineData(Mutation):
+    """Spread each JSON payload over several `data:` lines, pretty-printed (F5: a client that parses
+    each line, or keeps only the last one, breaks)."""
+
+    indent: int = 1
+
+    level = Level.WIRE
+    codecs = ("sse",)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        self.check_codec(stream)
+        events = []
+        for event in stream.events:
+            wire = stream.dialect.render(event)
+            if isinstance(event.payload, (dict, list)):
+                data = json.dumps(event.payload, ensure_ascii=False, indent=self.indent)
+                event = Event(replace(wire, data=data), event.payload)
+            events.append(event)
+        return stream.with_events(events)
+
+
+@mutation("no-space")
+@dataclass(frozen=True)
+class NoSpace(Mutation):
+    """Write fields as `data:{...}` without the optional space after the colon (valid SSE; a client
+    that strips the prefix `data: ` by length loses the first character)."""
+
+    level = Level.WIRE
+    codecs = ("sse",)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        self.check_codec(stream)
+        return replace(stream, space=False, reads=None)
+
+
+def _event_ends(stream: Stream) -> list[int] | None:
+    """The byte offset where each event ends, when the reads are the rendered events."""
+    ends, pos = [], 0
+    for event in stream.events:
+        pos += len(stream.encode([stream.dialect.render(event)]))
+        ends.append(pos)
+    if stream.reads is not None and pos != sum(len(r) for r in stream.reads):
+        return None
+    return ends
+
+
+def _meaning_is_clear(stream: Stream, body: bytes, ends: Sequence[int], offset: int) -> bool:
+    """Whether a cut after `offset` bytes means the same to every client. Not when all that is
+    missing of the current SSE event is line ends: its text is whole, but WHATWG drops an event
+    (or line) left unterminated at the end, while many SDK decoders flush it."""
+    if stream.dialect.codec_name != "sse":
+        return True
+    current = bisect.bisect_right(ends, offset)
+    return current == len(ends) or body[offset : ends[current]].strip(b"\r\n") != b""
+
+
+@mutation("cut-bytes")
+@dataclass(frozen=True)
+class CutBytes(Mutation):
+    """Cut the body at a byte offset (D7: a disconnect mid-arguments), with a connection error
+    (`error: true`) or a clean close. `at` is a fraction of the body before its terminal signal
+    (None: random). Expected: only calls final in the events wholly delivered; state cut."""
+
+    at: float | None = None
+    error: bool = True
+
+    level = Level.WIRE
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        ends = _event_ends(stream)
+        if ends is None or not ends:
+            raise NotApplicable("cannot place a byte cut on these reads")
+        terminal = terminal_index(stream)
+        limit = ends[terminal] - 1 if terminal < len(ends) else ends[-1] - 1
+        if limit < 1:
+            raise NotApplicable("stream too short to cut")
+        offset = 1 + int((limit - 1) * self.at) if self.at is not None else rng.randint(1, limit)
+        body = _body(stream)
+        while offset > 1 and not _meaning_is_clear(stream, body, ends, offset):
+            offset -= 1  # into the last line: a partial line is unambiguous
+        return cut_bytes(stream, offset, self.error)
+
+
+def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
+    """The stream cut after `offset` bytes; expected: what the events a client fully got make final
+    (the last, partial event counts only when it decodes to the very event it was cut from)."""
+    body = _body(stream)
+    # Keep the read boundaries before the cut: the cut only ends the last read early.
+    reads, pos = [], 0
+    for read in stream.current_reads():
+        if pos >= offset:
+            break
+        reads.append(read[: offset - pos])
+        pos += len(read)
+    message = CUT_ERROR if error else None
+    out = stream.with_reads(reads or [body[:0]])
+    whole = 0
+    for got, was in zip(out.events, stream.events, strict=False):
+        if got.wire != stream.dialect.render(was):
+            break
+        whole += 1
+    # A cut that still delivered the whole terminal signal: the dialect says what that means.
+    partial = out.events[whole] if len(out.events) > whole else None
+    said_terminal = partial is not None and Kind.SENTINEL in stream.dialect.kinds(partial)
+    judged = not error or whole > first_signal(stream) or said_terminal
+    # The reference judges what the client really decoded, the partial last event included.
+    expected = expect_prefix(stream, out.events, state=None if judged else State.CUT, error=message)
+    return replace(
+        out,
+        expected=expected,
+        complete=not error,
+        error=message,
+        error_type=CUT_ERROR_TYPE if error else None,
+    )
+
+
+@mutation("cut-at-every-byte")
+@dataclass(frozen=True)
+class CutAtEveryByte(Mutation):
+    """A sweep: one case per byte offset before the terminal signal (sampled down to `max_points`
+    with the seed on a long stream), each cut with a connection error or a clean close (D7, F3)."""
+
+    max_points: int = 64
+    error: bool = True
+
+    level = Level.WIRE
+    meaning = Meaning.CHANGING
+
+    def sweep(self, stream: Stream, rng: random.Random) -> list[tuple[str, Mutation]]:
+        ends = _event_ends(stream)
+        if not ends:
+            raise NotApplicable("cannot place a byte cut on these reads")
+        terminal = terminal_index(stream)
+        limit = ends[terminal] - 1 if terminal < len(ends) else ends[-1] - 1
+        body = _body(stream)
+        points = [p for p in range(1, limit + 1) if _meaning_is_clear(stream, body, ends, p)]
+        if len(points) > self.max_points:
+            points = sorted(rng.sample(points, self.max_points))
+        return [(f"b{p}", _CutAt(p, self.error)) for p in points]
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        points = self.sweep(stream, rng)
+        return points[rng.randrange(len(points))][1].apply(stream, rng)
+
+
+@dataclass(frozen=True)
+class _CutAt(Mutation):
+    """One point of `cut-at-every-byte`."""
+
+    offset: int
+    error: bool
+
+    name = "cut-at-every-byte"
+    level = Level.WIRE
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        return cut_bytes(stream, self.offset, self.error)

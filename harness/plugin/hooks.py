@@ -1,0 +1,235 @@
+"""The pytest plugin `toolstream` (entry point `pytest11`): hooks and fixtures only.
+
+It wires pytest to `harness.plugin.items`, `harness.plugin.options`, `harness.plugin.snapshot` and the
+report writers. Without a `--toolstream-*` option (or ini key) and without a test asking for its
+fixtures or markers, it changes nothing in a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.check.runner import Selection
+from harness.errors import HarnessError
+from harness.plugin.items import (
+    CaseCatalog,
+    CaseItem,
+    CompareItem,
+    MatrixCase,
+    MatrixCollector,
+    MatrixResults,
+    Recorder,
+    item_name,
+    snapshot_key,
+)
+from harness.plugin.options import MatrixOptions, RecordOptions, Settings, add_options, cassette_path
+from harness.report.results import session_to_dict, write_json
+
+_SETTINGS = pytest.StashKey[Settings]()
+_CATALOG = pytest.StashKey[CaseCatalog]()
+_RESULTS = pytest.StashKey[MatrixResults]()
+_RECORDER = pytest.StashKey[Recorder]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "toolstream(cassette=None, record_mode=None, match_on=None, ignore_fields=None, "
+        "redact_headers=None, redact_body=None): how the `toolstream` fixture records and replays",
+    )
+    config.addinivalue_line(
+        "markers",
+        "toolstream_matrix(cassettes=None, scenarios=None, dialects=None, seeds=None): "
+        "the cases a test asking for `toolstream_case` runs over",
+    )
+    try:
+        config.stash[_SETTINGS] = Settings.from_config(config)
+    except HarnessError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[_CATALOG] = CaseCatalog()
+    config.stash[_RESULTS] = MatrixResults()
+    config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _CATALOG in config.stash:
+        config.stash[_CATALOG].close()
+
+
+def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selection:
+    """Marker > command line > ini; the cassette dir is the matrix's cassettes when given."""
+    marked = marked or MatrixOptions()
+    if marked.cassettes is not None:
+        cassettes = tuple(str(Path(c).resolve()) for c in marked.cassettes)
+    else:
+        cassettes = (str(settings.cassette_dir),) if settings.cassette_dir is not None else ()
+    return Selection(
+        cassettes=cassettes,
+        scenarios=marked.scenarios if marked.scenarios is not None else settings.scenarios,
+        dialects=marked.dialects or (),
+        seeds=marked.seeds if marked.seeds is not None else settings.seeds,
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "toolstream_case" not in metafunc.fixturenames:
+        return
+    config = metafunc.config
+    marker = metafunc.definition.get_closest_marker("toolstream_matrix")
+    try:
+        marked = MatrixOptions.from_marker(marker.kwargs) if marker is not None else None
+        selection = _selection(config.stash[_SETTINGS], marked)
+        ids = list(config.stash[_CATALOG].cases(selection))
+    except HarnessError as exc:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: {exc}") from None
+    metafunc.parametrize("toolstream_case", [(selection, case_id) for case_id in ids], ids=ids, indirect=True)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k, --lf and xdist look at the items
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[Any]) -> None:
+    settings = config.stash[_SETTINGS]
+    if not settings.runs_matrix:
+        return
+    catalog = config.stash[_CATALOG]
+    selection = _selection(settings)
+    try:
+        ids = list(catalog.cases(selection))
+    except HarnessError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
+    common: dict[str, Any] = {"parent": parent, "selection": selection, "catalog": catalog}
+    for spec in settings.accumulators:
+        name = item_name(spec)
+        items.extend(
+            CaseItem.from_parent(
+                name=f"{name}[{i}]", nodeid=f"toolstream::{name}[{i}]", spec=spec, case_id=i, **common
+            )
+            for i in ids
+        )
+    if settings.compare is not None:
+        items.extend(
+            CompareItem.from_parent(
+                name=f"compare[{i}]",
+                nodeid=f"toolstream::compare[{i}]",
+                specs=settings.compare,
+                case_id=i,
+                **common,
+            )
+            for i in ids
+        )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    recorder = item.stash.get(_RECORDER, None)
+    if recorder is not None and call.when == "call":
+        problems = recorder.problems()
+        if recorder.note:
+            report.sections.append(("toolstream", recorder.note))
+        if problems and report.passed:
+            report.outcome = "failed"
+            report.longrepr = "\n".join(problems)
+        elif problems:
+            report.sections.append(("toolstream", "\n".join(problems)))
+    return report
+
+
+class _Listener:
+    """Collects verdicts carried by reports (on the xdist controller they come from the workers)."""
+
+    def __init__(self, results: MatrixResults) -> None:
+        self.results = results
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call" and report.user_properties:
+            self.results.take(report.user_properties)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: the controller writes the reports
+    settings, results = config.stash[_SETTINGS], config.stash[_RESULTS]
+    comparison = results.comparison()
+    if settings.json is not None:
+        write_json(session_to_dict(results.reports(), comparison, _selection(settings)), settings.json)
+    if settings.html is not None:
+        from harness.report.html import write_html
+
+        write_html(
+            settings.html, reports=results.reports(), comparison=comparison, selection=_selection(settings)
+        )
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if _RESULTS not in config.stash:
+        return
+    lines = config.stash[_RESULTS].summary_lines()
+    settings = config.stash[_SETTINGS]
+    if not lines and not (settings.json or settings.html):
+        return
+    terminalreporter.section("toolstream")
+    for line in lines:
+        terminalreporter.write_line(line)
+    for kind, path in (("JSON", settings.json), ("HTML", settings.html)):
+        if path is not None:
+            terminalreporter.write_line(f"{kind} report: {path}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures
+
+
+@pytest.fixture
+def toolstream(request: pytest.FixtureRequest) -> Iterator[Recorder]:
+    """A transport and clients that record to, or replay from, this test's cassette."""
+    config = request.config
+    settings = config.stash[_SETTINGS]
+    marker = request.node.get_closest_marker("toolstream")
+    try:
+        options = RecordOptions.from_marker(marker.kwargs if marker is not None else {})
+    except HarnessError as exc:
+        pytest.fail(f"{request.node.nodeid}: {exc}", pytrace=False)
+    mode, note = settings.record_mode_for(options.record_mode)
+    path = cassette_path(Path(request.node.path), request.node.name, settings, options)
+    recorder = Recorder(path, mode, options, note)
+    request.node.stash[_RECORDER] = recorder
+    yield recorder
+    recorder.close()
+
+
+@pytest.fixture
+def toolstream_case(request: pytest.FixtureRequest) -> MatrixCase:
+    """One case of the conformance matrix (the test is parametrized over all selected cases)."""
+    selection, case_id = request.param
+    catalog = request.config.stash[_CATALOG]
+    return MatrixCase(catalog.case(selection, case_id), selection, catalog, node=request.node)
+
+
+@pytest.fixture
+def toolstream_snapshot(request: pytest.FixtureRequest) -> Any:
+    """syrupy's `snapshot` with the toolstream YAML extension; keyed by the case when the test
+    asks for `toolstream_case` (meaning-preserving scenarios share their cassette's snapshot)."""
+    try:
+        snapshot = request.getfixturevalue("snapshot")
+    except pytest.FixtureLookupError:
+        pytest.fail("toolstream_snapshot needs syrupy: pip install syrupy", pytrace=False)
+    from harness.plugin.snapshot import ToolstreamSnapshotExtension
+
+    chosen = snapshot.use_extension(ToolstreamSnapshotExtension)
+    if "toolstream_case" in request.fixturenames:
+        case: MatrixCase = request.getfixturevalue("toolstream_case")
+        meaning = request.config.stash[_CATALOG].meaning(case.case.scenario)
+        return chosen(name=snapshot_key(case.case, meaning))
+    return chosen

@@ -1,0 +1,523 @@
+"""What the pytest plugin hands tests, and the matrix items it generates; no hooks live here.
+
+- `Recorder`: the `toolstream` fixture: a recording/replaying transport bound to the test's
+  cassette, clients built on it, and what went wrong (unused interactions, unmatched requests).
+- `CaseCatalog`: the cases of a selection (cassettes x scenarios x seeds), built once a session.
+- `MatrixCase`: the `toolstream_case` fixture: one case, `.run(acc)` and `.check(acc)`.
+- `CaseItem` / `CompareItem`: the items `--toolstream-accumulator` / `--toolstream-compare` add.
+- `MatrixResults`: every verdict of the session (also from xdist workers), for the summary and reports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from harness.check.accumulators import Accumulator, resolve
+from harness.check.outcome import Outcome, diff
+from harness.check.runner import (
+    ORIGINAL,
+    Comparison,
+    Difference,
+    Report,
+    Result,
+    Selection,
+    Verdict,
+    judge,
+)
+from harness.errors import HarnessError, UsageError
+from harness.mutate import Meaning
+from harness.mutate.scenario import Case, Scenario, find_scenario, iter_cases, load_scenarios
+from harness.plugin.options import RecordOptions
+from harness.report.results import replay_command, signature
+from harness.transports import RecordingTransport
+from harness.transports._library import TransportBase
+from harness.transports.modes import RecordMode
+
+__all__ = [
+    "CaseCatalog",
+    "CaseFailed",
+    "CaseItem",
+    "CompareItem",
+    "MatrixCase",
+    "MatrixResults",
+    "Recorder",
+    "compare_text",
+    "failure_text",
+    "snapshot_key",
+]
+
+RESULT_KEY: Final = "toolstream_result"  # user_properties key: one verdict (crosses xdist as plain data)
+COMPARE_KEY: Final = "toolstream_compare"  # user_properties key: an A/B pair
+
+
+# ---------------------------------------------------------------------------------------------
+# Recording in ordinary tests
+
+
+class _Watched(TransportBase):
+    """The test's transport: forwards to the recording transport and notes every unmatched request."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self._recorder = recorder
+
+    def handle_request(self, request: Any) -> Any:
+        """Replay or record one request of a sync client."""
+        try:
+            return self._recorder.inner().handle_request(request)
+        except HarnessError as exc:
+            self._recorder.unmatched.append(str(exc))
+            raise
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Replay or record one request of an async client."""
+        try:
+            return await self._recorder.inner().handle_async_request(request)
+        except HarnessError as exc:
+            self._recorder.unmatched.append(str(exc))
+            raise
+
+    def close(self) -> None:
+        """Closed by the recorder at teardown, not by each client."""
+
+    async def aclose(self) -> None:
+        """Closed by the recorder at teardown, not by each client."""
+
+
+class Recorder:
+    """The `toolstream` fixture: `transport` (httpx and httpx2, sync and async) bound to `path`.
+
+    In record mode `none` without a cassette file, a request fails with a message saying how to
+    record one. After the test, `problems()` lists unused interactions and unmatched requests.
+    """
+
+    def __init__(self, path: Path, mode: RecordMode, options: RecordOptions, note: str | None = None) -> None:
+        self.path = path
+        self.mode = mode
+        self.options = options
+        self.note = note
+        self.unmatched: list[str] = []
+        self.transport = _Watched(self)
+        self._inner: RecordingTransport | None = None
+        self._clients: list[Any] = []
+
+    def inner(self) -> RecordingTransport:
+        """The recording transport, made at the first request (the cassette may not exist before)."""
+        if self._inner is None:
+            if self.mode is RecordMode.NONE and not self.path.exists():
+                raise UsageError(
+                    f"no cassette at {self.path}; record it with --toolstream-record-mode once"
+                    + (f" ({self.note})" if self.note else "")
+                )
+            self._inner = RecordingTransport(
+                path=self.path,
+                mode=self.mode,
+                match_on=self.options.match_on,
+                ignore_fields=self.options.ignore_fields,
+                redact=self.options.redaction(),
+            )
+        return self._inner
+
+    def httpx_client(self, **kwargs: Any) -> Any:
+        """An `httpx.Client` on the test's transport (closed after the test)."""
+        import httpx
+
+        return self._keep(httpx.Client(transport=self.transport, **kwargs))
+
+    def async_httpx_client(self, **kwargs: Any) -> Any:
+        """An `httpx.AsyncClient` on the test's transport (close it with `async with`)."""
+        import httpx
+
+        return httpx.AsyncClient(transport=self.transport, **kwargs)
+
+    def httpx2_client(self, **kwargs: Any) -> Any:
+        """An `httpx2.Client` on the test's transport (closed after the test)."""
+        import httpx2
+
+        return self._keep(httpx2.Client(transport=self.transport, **kwargs))
+
+    def async_httpx2_client(self, **kwargs: Any) -> Any:
+        """An `httpx2.AsyncClient` on the test's transport (close it with `async with`)."""
+        import httpx2
+
+        return httpx2.AsyncClient(transport=self.transport, **kwargs)
+
+    def openai_client(self, **kwargs: Any) -> Any:
+        """An `openai.OpenAI` client recording through the test's transport."""
+        openai = _require("openai")
+        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "sk-toolstream-replay")
+        return self._keep(openai.OpenAI(http_client=self.httpx2_client(), **kwargs))
+
+    def async_openai_client(self, **kwargs: Any) -> Any:
+        """An `openai.AsyncOpenAI` client recording through the test's transport."""
+        openai = _require("openai")
+        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "sk-toolstream-replay")
+        return openai.AsyncOpenAI(http_client=self.async_httpx2_client(), **kwargs)
+
+    def anthropic_client(self, **kwargs: Any) -> Any:
+        """An `anthropic.Anthropic` client recording through the test's transport."""
+        anthropic = _require("anthropic")
+        kwargs.setdefault("api_key", os.environ.get("ANTHROPIC_API_KEY") or "sk-ant-toolstream-replay")
+        return self._keep(anthropic.Anthropic(http_client=self.httpx2_client(), **kwargs))
+
+    def async_anthropic_client(self, **kwargs: Any) -> Any:
+        """An `anthropic.AsyncAnthropic` client recording through the test's transport."""
+        anthropic = _require("anthropic")
+        kwargs.setdefault("api_key", os.environ.get("ANTHROPIC_API_KEY") or "sk-ant-toolstream-replay")
+        return anthropic.AsyncAnthropic(http_client=self.async_httpx2_client(), **kwargs)
+
+    def problems(self) -> list[str]:
+        """What makes the test fail after it ran: unmatched requests, then unused interactions."""
+        out = [f"toolstream: unmatched request: {text}" for text in self.unmatched]
+        if self._inner is None and self.path.exists():
+            self.inner()  # a test that asked nothing of its cassette left every interaction unused
+        if self._inner is not None and self._inner.policy.replay and not self.unmatched:
+            unused = self._inner.unused()
+            if unused:
+                listed = ", ".join(f"{i.request.method} {i.request.url}" for i in unused[:5])
+                more = f" and {len(unused) - 5} more" if len(unused) > 5 else ""
+                out.append(
+                    f"toolstream: {len(unused)} recorded interaction(s) of {self.path} never requested: "
+                    f"{listed}{more}"
+                )
+        return out
+
+    def close(self) -> None:
+        """Close the clients made for the test and the transport."""
+        for client in self._clients:
+            with contextlib.suppress(Exception):
+                client.close()
+        if self._inner is not None:
+            self._inner.close()
+
+    def _keep(self, client: Any) -> Any:
+        self._clients.append(client)
+        return client
+
+
+def _require(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UsageError(f"{module} is not installed: pip install 'toolstream-harness[{module}]'") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The matrix: cases, verdicts, failure text
+
+
+class CaseCatalog:
+    """The cases of each selection asked for in a session, built once and kept by id."""
+
+    def __init__(self) -> None:
+        self._cases: dict[Selection, dict[str, Case]] = {}
+        self._meaning: dict[str, Meaning] = {ORIGINAL.name: ORIGINAL.meaning}
+        self._accumulators: dict[str, Accumulator] = {}
+
+    def cases(self, selection: Selection) -> dict[str, Case]:
+        """Case id -> case, in matrix order (cassette, scenario, seed)."""
+        if selection not in self._cases:
+            chosen = self._scenarios(selection.scenarios, selection.scenarios_dir)
+            found: dict[str, Case] = {}
+            roots = list(selection.cassettes) or None
+            for case in iter_cases(roots, chosen, selection.seeds):
+                if not selection.dialects or case.dialect in selection.dialects:
+                    found.setdefault(case.id, case)
+            self._cases[selection] = found
+        return self._cases[selection]
+
+    def case(self, selection: Selection, case_id: str) -> Case:
+        try:
+            return self.cases(selection)[case_id]
+        except KeyError:
+            raise UsageError(f"case id {case_id!r} is not in the selected matrix") from None
+
+    def meaning(self, scenario: str) -> Meaning:
+        return self._meaning.get(scenario, Meaning.CHANGING)
+
+    def accumulator(self, spec: str | Any) -> Accumulator:
+        """The accumulator a spec names (or an object wraps to), resolved once a session."""
+        key = spec if isinstance(spec, str) else f"object-{id(spec)}"
+        if key not in self._accumulators:
+            self._accumulators[key] = resolve(spec)
+        return self._accumulators[key]
+
+    def close(self) -> None:
+        for acc in self._accumulators.values():
+            with contextlib.suppress(Exception):
+                acc.close()
+        self._accumulators.clear()
+
+    def _scenarios(self, names: Sequence[str], folder: str | None) -> list[Scenario]:
+        library = load_scenarios([folder] if folder else None)
+        if not names:
+            chosen = library if any(s.name == ORIGINAL.name for s in library) else [ORIGINAL, *library]
+        else:
+            chosen = []
+            for name in names:
+                if name == ORIGINAL.name and not any(s.name == name for s in library):
+                    chosen.append(ORIGINAL)
+                elif Path(name).exists():
+                    chosen.extend(load_scenarios([name]))
+                else:
+                    chosen.append(find_scenario(name, library))
+        for scenario in chosen:
+            self._meaning[scenario.name] = scenario.meaning
+        return chosen
+
+
+class CaseFailed(AssertionError):
+    """A case whose verdict is not pass; its message is the whole failure text."""
+
+
+def replay_lines(case_id: str, commands: Iterable[str]) -> list[str]:
+    return ["replay just this case:", f"  pytest -k {shlex.quote(case_id)}", *(f"  {c}" for c in commands)]
+
+
+def failure_text(result: Result, selection: Selection | None = None) -> str:
+    """The outcome diff (or error), the case id, and the commands that replay just this case."""
+    lines = [f"{result.verdict.upper()} {result.id} (accumulator {result.accumulator})"]
+    if result.verdict is Verdict.FAIL:
+        lines.extend(f"  {line}" for line in result.diff)
+    else:
+        lines.extend(f"  {line}" for line in (result.error or "(no message)").splitlines())
+    lines.extend(replay_lines(result.id, [replay_command(result.accumulator, result.id, selection)]))
+    return "\n".join(lines)
+
+
+def compare_lines(a: Result, b: Result) -> list[str]:
+    """Where A's and B's outcomes differ (empty when they agree or neither has one)."""
+    if a.actual is not None and b.actual is not None:
+        return [
+            line.replace(" expected, got ", " in A, B has ").replace(
+                " expected, missing", " in A, missing in B"
+            )
+            for line in diff(a.actual, b.actual)
+        ]
+    if a.actual is None and b.actual is None:
+        return []
+    missing, other = ("A", "B") if a.actual is None else ("B", "A")
+    lost = a if a.actual is None else b
+    return [f"{missing} has no outcome ({lost.verdict}: {lost.error or '-'}); {other} has one"]
+
+
+def compare_text(a: Result, b: Result, lines: Sequence[str], selection: Selection | None = None) -> str:
+    """A difference between two accumulators on one case, with the commands that replay it."""
+    out = [f"DIFFERS {a.id}", f"  A = {a.accumulator} ({a.verdict})", f"  B = {b.accumulator} ({b.verdict})"]
+    out.extend(f"  {line}" for line in lines)
+    options = selection.replay_options() if selection is not None else []
+    argv = ["toolstream", "compare", a.accumulator, b.accumulator, *options, "--case", a.id]
+    out.extend(replay_lines(a.id, [" ".join(shlex.quote(x) for x in argv)]))
+    return "\n".join(out)
+
+
+@dataclass
+class MatrixCase:
+    """The `toolstream_case` fixture: one case of the matrix.
+
+    `run(acc)` is the accumulator's outcome (for `assert case.run(acc) == toolstream_snapshot`);
+    `check(acc)` judges it against the case's expectation and fails the test with the diff, the
+    case id and the replay commands.
+    """
+
+    case: Case
+    selection: Selection
+    catalog: CaseCatalog
+    node: Any = None  # the pytest item, to carry verdicts to the summary and reports
+    results: list[Result] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+    @property
+    def expected(self) -> Outcome:
+        return self.case.expected
+
+    def run(self, accumulator: str | Any) -> Outcome:
+        """The outcome `accumulator` (a spec string or an object) reaches on this case."""
+        return self.catalog.accumulator(accumulator).run(self.case)
+
+    def check(self, accumulator: str | Any) -> Result:
+        """Judge `accumulator` on this case; raises `CaseFailed` unless it passes (skips when it
+        says the case is not for it)."""
+        acc = self.catalog.accumulator(accumulator)
+        spec = accumulator if isinstance(accumulator, str) else acc.name
+        result = judge(acc, spec, self.case)
+        self.results.append(result)
+        if self.node is not None:
+            self.node.user_properties.append((RESULT_KEY, result.to_dict()))
+        if result.verdict is Verdict.SKIPPED:
+            pytest.skip(result.error or f"{spec} says case {self.id} is not for it")
+        if result.failed:
+            raise CaseFailed(failure_text(result, self.selection))
+        return result
+
+
+def snapshot_key(case: Case, meaning: Meaning) -> str:
+    """Which snapshot a case's outcome is kept in: its cassette's when the scenario preserves the
+    meaning, else one of its own (`cassette::scenario::s<seed>[::point]`)."""
+    if meaning is Meaning.PRESERVING:
+        return case.cassette
+    return case.id
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated items
+
+
+class MatrixCollector(pytest.Collector):
+    """The virtual node the generated items hang from (no file behind it)."""
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        return []  # items are made by the plugin's collection hook, not collected
+
+
+class _MatrixItem(pytest.Item):
+    def __init__(self, *, case_id: str, selection: Selection, catalog: CaseCatalog, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case_id = case_id
+        self.selection = selection
+        self.catalog = catalog
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed | HarnessError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+
+class CaseItem(_MatrixItem):
+    """One case through one accumulator; fails with the diff and the replay commands."""
+
+    def __init__(self, *, spec: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+
+    def runtest(self) -> None:
+        case = self.catalog.case(self.selection, self.case_id)
+        result = judge(self.catalog.accumulator(self.spec), self.spec, case)
+        self.user_properties.append((RESULT_KEY, result.to_dict()))
+        if result.verdict is Verdict.SKIPPED:
+            pytest.skip(result.error or "the accumulator says this case is not for it")
+        if result.failed:
+            raise CaseFailed(failure_text(result, self.selection))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"toolstream {self.spec} {self.case_id}"
+
+
+class CompareItem(_MatrixItem):
+    """One case through accumulators A and B; fails where their outcomes differ."""
+
+    def __init__(self, *, specs: tuple[str, str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.specs = specs
+
+    def runtest(self) -> None:
+        case = self.catalog.case(self.selection, self.case_id)
+        a, b = (judge(self.catalog.accumulator(spec), spec, case) for spec in self.specs)
+        lines = compare_lines(a, b)
+        self.user_properties.append((COMPARE_KEY, {"a": a.to_dict(), "b": b.to_dict(), "lines": lines}))
+        if lines:
+            raise CaseFailed(compare_text(a, b, lines, self.selection))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"toolstream compare {self.case_id}"
+
+
+def item_name(spec: str) -> str:
+    """An accumulator spec as a node name: no spaces, no `::`, no brackets."""
+    cleaned = "".join(c if c.isalnum() or c in "._-:" else "-" for c in spec).replace("::", "-")
+    return cleaned.strip("-") or "accumulator"
+
+
+# ---------------------------------------------------------------------------------------------
+# Results of the session
+
+
+class MatrixResults:
+    """Every verdict reported in the session, in arrival order (xdist workers included)."""
+
+    def __init__(self) -> None:
+        self.results: list[Result] = []
+        self.pairs: list[tuple[Result, Result, tuple[str, ...]]] = []
+
+    def take(self, user_properties: Iterable[tuple[str, Any]]) -> None:
+        for key, value in user_properties:
+            if key == RESULT_KEY:
+                self.results.append(Result.from_dict(value))
+            elif key == COMPARE_KEY:
+                a, b = Result.from_dict(value["a"]), Result.from_dict(value["b"])
+                self.pairs.append((a, b, tuple(value["lines"])))
+
+    def reports(self) -> list[Report]:
+        """One report per accumulator, cases sorted by id (arrival order differs under xdist)."""
+        by_spec: dict[str, list[Result]] = defaultdict(list)
+        for result in self.results:
+            by_spec[result.accumulator].append(result)
+        return [Report(spec, sorted(found, key=lambda r: r.id)) for spec, found in by_spec.items()]
+
+    def comparison(self) -> Comparison | None:
+        if not self.pairs:
+            return None
+        pairs = sorted(self.pairs, key=lambda p: p[0].id)
+        a = Report(pairs[0][0].accumulator, [p[0] for p in pairs])
+        b = Report(pairs[0][1].accumulator, [p[1] for p in pairs])
+        return Comparison(a, b, [Difference(x, y, lines) for x, y, lines in pairs if lines])
+
+    def summary_lines(self) -> list[str]:
+        """The terminal summary: counts per accumulator, failures by signature and by scenario."""
+        lines: list[str] = []
+        for report in self.reports():
+            counts = ", ".join(f"{report.count(v)} {v}" for v in Verdict if report.count(v))
+            lines.append(f"{report.accumulator}: {len(report.results)} cases: {counts}")
+            lines.extend(_grouped(report.failures))
+        comparison = self.comparison()
+        if comparison is not None:
+            total = len(comparison.a.results)
+            lines.append(
+                f"{comparison.a.accumulator} vs {comparison.b.accumulator}: "
+                + (
+                    f"agree on all {total} cases"
+                    if comparison.agree
+                    else f"differ on {len(comparison.differences)} of {total} cases"
+                )
+            )
+            by_scenario = Counter(d.a.scenario for d in comparison.differences)
+            for scenario, n in by_scenario.most_common(10):
+                lines.append(f"  {n:>5}  {scenario}")
+        return lines
+
+
+def _grouped(failures: Sequence[Result]) -> list[str]:
+    if not failures:
+        return []
+    groups: dict[str, list[Result]] = defaultdict(list)
+    for result in failures:
+        groups[signature(result)].append(result)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    if len(ordered) == 1:
+        out = [f"{len(failures)} failures, all: {ordered[0][0]}"]
+    else:
+        out = [f"{len(failures)} failures in {len(ordered)} kinds:"]
+        for sig, members in ordered:
+            out.append(f"  {len(members):>5}  {sig}")
+    out.append("by scenario:")
+    by_scenario: dict[str, list[Result]] = defaultdict(list)
+    for result in failures:
+        by_scenario[result.scenario].append(result)
+    for scenario, members in sorted(by_scenario.items(), key=lambda item: (-len(item[1]), item[0])):
+        kinds = Counter(signature(r) for r in members)
+        shown = "; ".join(kind for kind, _ in kinds.most_common(2))
+        out.append(f"  {len(members):>5}  {scenario}: {shown}")
+    return out

@@ -1,0 +1,269 @@
+"""The pytest plugin's settings: one precedence everywhere, command line > marker > ini.
+
+Every `--toolstream-*` option is also an ini key (`toolstream_record_mode`, ...). Marker keyword
+arguments become frozen option objects, so a misspelt keyword raises `UsageError` naming it.
+On CI (the `CI` environment variable set) nothing is recorded unless the record mode is given on
+the command line: a marker's or the ini's mode is replaced by `none`, with a note.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from harness.errors import UsageError
+from harness.record.redaction import Redaction
+from harness.transports.matching import MATCH_FIELDS
+from harness.transports.modes import RecordMode
+
+__all__ = [
+    "MatrixOptions",
+    "RecordOptions",
+    "Settings",
+    "add_options",
+    "cassette_path",
+    "file_safe",
+]
+
+DEFAULT_CASSETTE_DIR: Final = "cassettes"  # next to the test module, like pytest-recording
+_LONGEST_NAME: Final = 100  # file names past this are cut and given a hash, so they stay unique
+_UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register the `--toolstream-*` options and their ini keys."""
+    group = parser.getgroup("toolstream", "toolstream-harness: record, replay and check tool-call streams")
+    modes = ", ".join(mode.value for mode in RecordMode)
+    group.addoption(
+        "--toolstream-record-mode", dest="toolstream_record_mode", default=None, metavar="MODE",
+        help=f"record mode for the `toolstream` fixture: {modes} (default none; CI=1 forces none "
+        "unless given here)",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-cassette-dir", dest="toolstream_cassette_dir", default=None, metavar="DIR",
+        help="where test cassettes live (default: cassettes/ next to each test module); also the "
+        "cassettes the conformance matrix runs over (default: the bundled corpus)",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-accumulator", dest="toolstream_accumulator", action="append", default=None,
+        metavar="SPEC", help="run the conformance matrix on this accumulator as test items (repeatable)",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-scenarios", dest="toolstream_scenarios", action="append", default=None,
+        metavar="NAMES", help="scenario names or files for the matrix, comma-separated or repeated "
+        "(default: every bundled scenario plus `original`)",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-seeds", dest="toolstream_seeds", type=int, default=None, metavar="N",
+        help="run seeds 0..N-1 of each scenario instead of its own",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-compare", dest="toolstream_compare", nargs=2, default=None, metavar=("A", "B"),
+        help="test items that fail where accumulators A and B reach different outcomes",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-json", dest="toolstream_json", default=None, metavar="FILE",
+        help="write the matrix results as the JSON report of `toolstream check`",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-html", dest="toolstream_html", default=None, metavar="FILE",
+        help="write the matrix results as a self-contained HTML page",
+    )  # fmt: skip
+    parser.addini("toolstream_record_mode", "default record mode of the toolstream fixture", default=None)
+    parser.addini(
+        "toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None
+    )
+    parser.addini("toolstream_accumulator", "accumulator specs for the matrix", type="args", default=[])
+    parser.addini("toolstream_scenarios", "scenario names or files for the matrix", type="args", default=[])
+    parser.addini("toolstream_seeds", "seeds 0..N-1 for the matrix", default=None)
+    parser.addini("toolstream_compare", "two accumulator specs to compare", type="args", default=[])
+    parser.addini("toolstream_json", "JSON report file (relative to the rootdir)", default=None)
+    parser.addini("toolstream_html", "HTML report file (relative to the rootdir)", default=None)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The session-wide settings after command line > ini. `record_mode_given`: on the command line."""
+
+    record_mode: RecordMode | None = None
+    record_mode_given: bool = False
+    cassette_dir: Path | None = None
+    accumulators: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    seeds: int | None = None
+    compare: tuple[str, str] | None = None
+    json: Path | None = None
+    html: Path | None = None
+    ci: bool = False
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        """Read options and ini keys; a bad value raises `UsageError` naming the option."""
+        root = Path(config.rootpath)
+
+        def option(name: str) -> Any:
+            return config.getoption(name, default=None)
+
+        def ini(name: str) -> Any:
+            value = config.getini(name)
+            return value if value not in ("", None, []) else None
+
+        def path(name: str) -> Path | None:
+            given = option(name)
+            if given is not None:
+                return Path(given).resolve()
+            from_ini = ini(name)
+            return (root / str(from_ini)).resolve() if from_ini is not None else None
+
+        cli_mode = option("toolstream_record_mode")
+        ini_mode = ini("toolstream_record_mode")
+        mode = cli_mode if cli_mode is not None else ini_mode
+        accumulators = tuple(option("toolstream_accumulator") or ini("toolstream_accumulator") or ())
+        raw_scenarios = option("toolstream_scenarios") or ini("toolstream_scenarios") or ()
+        scenarios = tuple(s.strip() for item in raw_scenarios for s in str(item).split(",") if s.strip())
+        seeds_raw = option("toolstream_seeds")
+        if seeds_raw is None and ini("toolstream_seeds") is not None:
+            seeds_raw = _integer(ini("toolstream_seeds"), "toolstream_seeds")
+        if seeds_raw is not None and seeds_raw < 1:
+            raise UsageError(f"--toolstream-seeds: must be at least 1, not {seeds_raw}")
+        compare = option("toolstream_compare") or ini("toolstream_compare")
+        if compare is not None and len(compare) != 2:
+            raise UsageError(f"toolstream_compare: needs exactly two accumulator specs, got {len(compare)}")
+        return cls(
+            record_mode=None if mode is None else RecordMode.parse(str(mode)),
+            record_mode_given=cli_mode is not None,
+            cassette_dir=path("toolstream_cassette_dir"),
+            accumulators=accumulators,
+            scenarios=scenarios,
+            seeds=seeds_raw,
+            compare=None if compare is None else (str(compare[0]), str(compare[1])),
+            json=path("toolstream_json"),
+            html=path("toolstream_html"),
+            ci=bool(os.environ.get("CI")),
+        )
+
+    def record_mode_for(self, marked: RecordMode | None) -> tuple[RecordMode, str | None]:
+        """The mode a test records in (command line > marker > ini > none), and a note when CI
+        turned recording off."""
+        if self.record_mode_given and self.record_mode is not None:
+            return self.record_mode, None
+        chosen = marked or self.record_mode or RecordMode.NONE
+        if self.ci and chosen is not RecordMode.NONE:
+            return RecordMode.NONE, (
+                f"CI is set: record mode {chosen} replaced by none (nothing is recorded on CI unless "
+                "--toolstream-record-mode is given on the command line)"
+            )
+        return chosen, None
+
+    @property
+    def runs_matrix(self) -> bool:
+        """True when the plugin generates matrix items of its own."""
+        return bool(self.accumulators) or self.compare is not None
+
+
+def _integer(value: Any, name: str) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        raise UsageError(f"{name}: must be a whole number, not {value!r}") from None
+
+
+def _strings(value: Any, name: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str | os.PathLike):
+        return (os.fspath(value),)
+    if isinstance(value, Sequence) and all(isinstance(v, str | os.PathLike) for v in value):
+        return tuple(os.fspath(v) for v in value)
+    raise UsageError(f"{where}: {name}= must be a string or a list of strings, not {value!r}")
+
+
+def _from_kwargs(cls: type[Any], kwargs: Mapping[str, Any], where: str) -> dict[str, Any]:
+    known = [f.name for f in fields(cls)]
+    for key in kwargs:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+            raise UsageError(f"{where}: unknown argument {key!r}{hint}")
+    return dict(kwargs)
+
+
+@dataclass(frozen=True)
+class RecordOptions:
+    """`@pytest.mark.toolstream(...)`: which cassette a test uses and how it records."""
+
+    cassette: str | None = None
+    record_mode: RecordMode | None = None
+    match_on: tuple[str, ...] = MATCH_FIELDS
+    ignore_fields: tuple[str, ...] = ()
+    redact_headers: tuple[str, ...] = ()
+    redact_body: tuple[str, ...] = ()
+
+    @classmethod
+    def from_marker(cls, kwargs: Mapping[str, Any], where: str = "@pytest.mark.toolstream") -> RecordOptions:
+        """Options from marker keyword arguments; an unknown or ill-typed one raises `UsageError`."""
+        given = _from_kwargs(cls, kwargs, where)
+        out: dict[str, Any] = {}
+        if given.get("cassette") is not None:
+            out["cassette"] = os.fspath(given["cassette"])
+        if given.get("record_mode") is not None:
+            out["record_mode"] = RecordMode.parse(given["record_mode"])
+        for name in ("match_on", "ignore_fields", "redact_headers", "redact_body"):
+            if given.get(name) is not None:
+                out[name] = _strings(given[name], name, where)
+        return cls(**out)
+
+    def redaction(self) -> Redaction:
+        """The default redaction plus this test's headers and body paths."""
+        return Redaction.DEFAULT.plus(headers=self.redact_headers, body_paths=self.redact_body)
+
+
+@dataclass(frozen=True)
+class MatrixOptions:
+    """`@pytest.mark.toolstream_matrix(...)`: which cases a `toolstream_case` test runs over."""
+
+    cassettes: tuple[str, ...] | None = None
+    scenarios: tuple[str, ...] | None = None
+    dialects: tuple[str, ...] | None = None
+    seeds: int | None = None
+
+    @classmethod
+    def from_marker(
+        cls, kwargs: Mapping[str, Any], where: str = "@pytest.mark.toolstream_matrix"
+    ) -> MatrixOptions:
+        """Options from marker keyword arguments; an unknown or ill-typed one raises `UsageError`."""
+        given = _from_kwargs(cls, kwargs, where)
+        out: dict[str, Any] = {}
+        for name in ("cassettes", "scenarios", "dialects"):
+            if given.get(name) is not None:
+                out[name] = _strings(given[name], name, where)
+        seeds = given.get("seeds")
+        if seeds is not None:
+            if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+                raise UsageError(f"{where}: seeds= must be a positive whole number, not {seeds!r}")
+            out["seeds"] = seeds
+        return cls(**out)
+
+
+def file_safe(name: str) -> str:
+    """`name` as a file name: unsafe characters become `-`; a long name is cut and hashed."""
+    safe = _UNSAFE.sub("-", name).strip("-.") or "test"
+    if len(safe) <= _LONGEST_NAME:
+        return safe
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
+    return f"{safe[: _LONGEST_NAME - 13]}-{digest}"
+
+
+def cassette_path(test_file: Path, test_name: str, settings: Settings, options: RecordOptions) -> Path:
+    """`<cassette dir>/<module>/<test name>.yaml`, or the marker's `cassette=` (relative to the dir)."""
+    base = settings.cassette_dir or test_file.parent / DEFAULT_CASSETTE_DIR
+    if options.cassette is not None:
+        given = Path(options.cassette)
+        return given if given.is_absolute() else base / given
+    return base / test_file.stem / f"{file_safe(test_name)}.yaml"

@@ -1,0 +1,267 @@
+"""Which recorded interaction answers a request: method, URL and JSON body, compared as values.
+
+The URL compares by scheme, host, port, path and the query as a multiset (order-free). A JSON body
+compares as a JSON value (key order and spacing never matter), minus the ignored fields, dotted
+paths such as `metadata.user_id`. Other bodies compare as text. A recorded `REDACTED` matches
+any value, so a live secret matches its redacted recording. When nothing matches, `explain` names
+the closest recorded interaction and what differs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import parse_qsl, urlsplit
+
+from harness.cassettes.format import Interaction, Request
+from harness.errors import NoMatchError, UsageError
+from harness.record.redaction import DROP, REDACTED, JsonPath, parse_path, rewrite_path
+
+MATCH_FIELDS: Final = ("method", "url", "body")
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_SHOWN_DIFFERENCES = 3
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "absent"
+
+
+ABSENT: Final = _Absent()
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One way a sent request differs from a recorded one, e.g. `body.model`."""
+
+    where: str
+    recorded: Any
+    sent: Any
+
+    def __str__(self) -> str:
+        return f"{self.where}: {_show(self.recorded)} recorded, {_show(self.sent)} sent"
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    """A request reduced to what matching compares; build with `Matcher.normalize`."""
+
+    method: str | None
+    url: _Url | None
+    body: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Url:
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+    query: dict[str, list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """Compares requests on `match_on` (any of method, url, body), ignoring `ignore_fields` of the body."""
+
+    match_on: tuple[str, ...] = MATCH_FIELDS
+    ignore_fields: tuple[str, ...] = ()
+    _ignored: tuple[JsonPath, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.match_on, str):
+            object.__setattr__(self, "match_on", (self.match_on,))
+        if isinstance(self.ignore_fields, str):
+            object.__setattr__(self, "ignore_fields", (self.ignore_fields,))
+        unknown = [name for name in self.match_on if name not in MATCH_FIELDS]
+        if unknown:
+            raise UsageError(
+                f"cannot match on {', '.join(map(repr, unknown))}; choose from {', '.join(MATCH_FIELDS)}"
+            )
+        object.__setattr__(self, "match_on", tuple(self.match_on))
+        object.__setattr__(self, "ignore_fields", tuple(self.ignore_fields))
+        object.__setattr__(self, "_ignored", tuple(parse_path(path) for path in self.ignore_fields))
+
+    def normalize(self, request: Request) -> Normalized:
+        """The parts of `request` this matcher compares, ready for `same` and `differences`."""
+        method = request.method.upper() if "method" in self.match_on else None
+        url = _split_url(request.url) if "url" in self.match_on else None
+        body = None
+        if "body" in self.match_on:
+            body = _body_value(request.body)
+            for path in self._ignored:
+                body = rewrite_path(body, path, lambda _: DROP)
+        return Normalized(method, url, body)
+
+    def same(self, recorded: Normalized, sent: Normalized) -> bool:
+        """Whether a recorded request answers a sent one."""
+        if recorded.method != sent.method:
+            return False
+        if recorded.url != sent.url and not (
+            recorded.url is not None and sent.url is not None and not _url_differences(recorded.url, sent.url)
+        ):
+            return False
+        return _same(recorded.body, sent.body)
+
+    def differences(self, recorded: Normalized, sent: Normalized) -> list[Difference]:
+        """Every way `sent` differs from `recorded` (empty when they match)."""
+        out: list[Difference] = []
+        if recorded.method != sent.method:
+            out.append(Difference("method", recorded.method, sent.method))
+        if recorded.url is not None and sent.url is not None:
+            out.extend(_url_differences(recorded.url, sent.url))
+        _body_differences(recorded.body, sent.body, "body", out)
+        return out
+
+    def explain(
+        self,
+        sent: Request,
+        interactions: Sequence[Interaction],
+        played: Container[int],
+        where: str,
+        normalized: Sequence[Normalized] | None = None,
+    ) -> NoMatchError:
+        """The error for an unanswered request: the closest recorded interaction and how it differs.
+
+        `normalized` may hold the interactions' requests already normalized (same order).
+        """
+        head = f"no recorded interaction for {sent.method} {sent.url} in {where}"
+        if not interactions:
+            return NoMatchError(f"{head}; the cassette has no interactions")
+        mine = self.normalize(sent)
+        recorded = normalized or [self.normalize(item.request) for item in interactions]
+        scored = [
+            (len(diffs), i, diffs) for i, diffs in enumerate(self.differences(r, mine) for r in recorded)
+        ]
+        _, best, diffs = min(scored, key=lambda item: (item[0], item[1] in played, item[1]))
+        request = interactions[best].request
+        closest = f"closest is #{best + 1} {request.method} {_path_of(request.url)}"
+        if not diffs:
+            return NoMatchError(f"{head}; {closest}, which matches but was already played (each plays once)")
+        shown = "; ".join(str(diff) for diff in diffs[:_SHOWN_DIFFERENCES])
+        more = f"; and {len(diffs) - _SHOWN_DIFFERENCES} more" if len(diffs) > _SHOWN_DIFFERENCES else ""
+        return NoMatchError(f"{head}; {closest}, which differs in {shown}{more}")
+
+
+# ---------------------------------------------------------------------------------------------
+# URL
+
+
+def _split_url(url: str) -> _Url:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # a malformed port compares as absent rather than crashing the match
+        port = None
+    query: dict[str, list[str]] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        query.setdefault(name, []).append(value)
+    for values in query.values():
+        values.sort()
+    return _Url(
+        scheme=scheme,
+        host=(parts.hostname or "").lower(),
+        port=port if port is not None else _DEFAULT_PORTS.get(scheme),
+        path=parts.path or "/",
+        query=query,
+    )
+
+
+def _url_differences(recorded: _Url, sent: _Url) -> list[Difference]:
+    out = [
+        Difference(f"url.{name}", getattr(recorded, name), getattr(sent, name))
+        for name in ("scheme", "host", "port", "path")
+        if getattr(recorded, name) != getattr(sent, name)
+        and not (name == "port" and _default_ports(recorded, sent))
+    ]
+    for name in [*recorded.query, *(key for key in sent.query if key not in recorded.query)]:
+        mine, theirs = recorded.query.get(name, []), sent.query.get(name, [])
+        if not _same_values(mine, theirs):
+            out.append(Difference(f"url.query.{name}", _one_or_all(mine), _one_or_all(theirs)))
+    return out
+
+
+def _default_ports(recorded: _Url, sent: _Url) -> bool:
+    """Both ports are their scheme's default: only the scheme is worth naming."""
+    return recorded.port == _DEFAULT_PORTS.get(recorded.scheme) and sent.port == _DEFAULT_PORTS.get(
+        sent.scheme
+    )
+
+
+def _same_values(recorded: list[str], sent: list[str]) -> bool:
+    """Multiset equality where each recorded `REDACTED` stands for any one value."""
+    if recorded == sent:
+        return True
+    if len(recorded) != len(sent):
+        return False
+    rest = list(sent)
+    wildcards = 0
+    for value in recorded:
+        if value == REDACTED:
+            wildcards += 1
+        elif value in rest:
+            rest.remove(value)
+        else:
+            return False
+    return len(rest) == wildcards
+
+
+def _one_or_all(values: list[str]) -> Any:
+    if not values:
+        return ABSENT
+    return values[0] if len(values) == 1 else values
+
+
+def _path_of(url: str) -> str:
+    return urlsplit(url).path or "/"
+
+
+# ---------------------------------------------------------------------------------------------
+# Body
+
+
+def _body_value(body: Any) -> Any:
+    """JSON text in a `str` body compares as JSON too; empty bodies compare as None."""
+    if body == "" or body == b"":
+        return None
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", errors="replace")
+    if isinstance(body, str) and body.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(body)
+        except ValueError:
+            return body
+    return body
+
+
+def _same(recorded: Any, sent: Any) -> bool:
+    if recorded in (sent, REDACTED):
+        return True
+    if isinstance(recorded, dict) and isinstance(sent, dict):
+        return recorded.keys() == sent.keys() and all(_same(recorded[key], sent[key]) for key in recorded)
+    if isinstance(recorded, list) and isinstance(sent, list):
+        return len(recorded) == len(sent) and all(_same(a, b) for a, b in zip(recorded, sent, strict=True))
+    return False
+
+
+def _body_differences(recorded: Any, sent: Any, where: str, out: list[Difference]) -> None:
+    if _same(recorded, sent):
+        return
+    if isinstance(recorded, dict) and isinstance(sent, dict):
+        for key in [*recorded, *(key for key in sent if key not in recorded)]:
+            _body_differences(recorded.get(key, ABSENT), sent.get(key, ABSENT), f"{where}.{key}", out)
+    elif isinstance(recorded, list) and isinstance(sent, list):
+        for i in range(max(len(recorded), len(sent))):
+            mine = recorded[i] if i < len(recorded) else ABSENT
+            theirs = sent[i] if i < len(sent) else ABSENT
+            _body_differences(mine, theirs, f"{where}[{i}]", out)
+    else:
+        out.append(Difference(where, recorded, sent))
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

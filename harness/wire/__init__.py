@@ -1,0 +1,1 @@
+"""The wire: codecs (bytes <-> wire events) and dialects (wire events <-> provider events)."""

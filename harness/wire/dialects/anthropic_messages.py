@@ -1,0 +1,437 @@
+"""Anthropic Messages streaming (`POST /v1/messages`, `stream: true`): SSE events whose payload
+`type` names the event (`message_start`, `content_block_start|delta|stop`, `message_delta`,
+`message_stop`, `ping`, `error`).
+
+Reference accumulator, keying rules:
+
+- Blocks are keyed by their `index` in a map of open blocks, never by "the current block":
+  deltas of parallel tool_use blocks may interleave (C1, seed 004) and go where their index says.
+- Indices may have gaps (0, 2) and may be reused once their block stopped (C4): a start at a
+  stopped index opens a new block.
+- A start at an index whose block is still open, with the same type and id, is a duplicate (D10)
+  and is ignored; with another id it ends the open block (which is final) and opens a new one.
+  A tool_use start repeating the id of a call already final is a duplicate too: its block is
+  tracked (so its deltas go nowhere) and never reported.
+- `message_start` is taken once; a repeated one is ignored (D10).
+- Arguments are the concatenated `partial_json` strings, parsed once the block is final; only
+  empty fragments mean no arguments, `{}` (B7). A block that got no `input_json_delta` at all
+  keeps the `input` of its start (the SDK does the same).
+- A tool block is final at its `content_block_stop`; `message_stop` completes the stream and
+  makes any block still open final. An `error` event ends the stream in the error state, and a
+  stream without `message_stop` is cut: either way only the blocks stopped before are reported
+  (D7, D8). Deltas for an index with no open block (stray, after its stop) are dropped.
+- Calls are reported in the order their blocks started; text is every `text_delta` in arrival
+  order; `ping`, thinking blocks and unknown events are skipped wherever they come.
+- Usage starts from `message_start.message.usage`; each `message_delta.usage` is cumulative and
+  replaces the fields it carries. The finish reason is the last non-null
+  `message_delta.delta.stop_reason`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Hashable, Sequence
+from typing import Any
+from urllib.parse import urlparse
+
+from harness.cassettes.format import Request, header
+from harness.check.outcome import Outcome, State
+from harness.errors import DialectError
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects.base import (
+    MISSING,
+    Dialect,
+    Event,
+    Field,
+    Fragment,
+    Kind,
+    ReferenceAccumulator,
+    Role,
+)
+from harness.wire.dialects.blocks import Blocks
+
+TOOL_BLOCK_TYPES = frozenset({"tool_use", "server_tool_use"})
+
+# Payload path of each fragment field, by event type.
+_START_FIELDS = {Field.ID: "id", Field.NAME: "name", Field.TYPE: "type"}
+
+
+def event_type(event: Event) -> str | None:
+    """The payload `type` (what the SDK dispatches on), else the SSE event name."""
+    payload = event.payload
+    if isinstance(payload, dict) and isinstance(payload.get("type"), str):
+        return str(payload["type"])
+    return event.name
+
+
+def _key(value: Any) -> Hashable:
+    # An index a mutation made unhashable (a list, an object) still keys consistently.
+    if isinstance(value, Hashable):
+        return value
+    return repr(value)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _block(event: Event) -> dict[str, Any]:
+    return _dict(_dict(event.payload).get("content_block"))
+
+
+def _delta(event: Event) -> dict[str, Any]:
+    return _dict(_dict(event.payload).get("delta"))
+
+
+def _index(event: Event) -> Hashable:
+    return _key(_dict(event.payload).get("index"))
+
+
+def _is_tool_start(event: Event) -> bool:
+    return event_type(event) == "content_block_start" and _block(event).get("type") in TOOL_BLOCK_TYPES
+
+
+def _is_args(event: Event) -> bool:
+    return event_type(event) == "content_block_delta" and _delta(event).get("type") == "input_json_delta"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference accumulator
+
+
+class AnthropicAccumulator(ReferenceAccumulator):
+    """The oracle for Anthropic Messages streams; see the module docstring for its rules."""
+
+    def __init__(self) -> None:
+        self._blocks = Blocks()
+        self._text: list[str] = []
+        self._usage: dict[str, Any] | None = None
+        self._finish: str | None = None
+        self._started = False
+        self._state: State | None = None
+        self._error: str | None = None
+
+    def feed(self, event: Event) -> None:
+        if self._state is not None:
+            return
+        kind = event_type(event)
+        payload = _dict(event.payload)
+        if kind == "message_start":
+            if not self._started:
+                self._started = True
+                usage = _dict(payload.get("message")).get("usage")
+                if isinstance(usage, dict):
+                    self._usage = dict(usage)
+        elif kind == "content_block_start":
+            block = _block(event)
+            block_type = block.get("type")
+            self._blocks.start(
+                _index(event),
+                block_type,
+                tool=block_type in TOOL_BLOCK_TYPES,
+                id=block.get("id"),
+                name=block.get("name"),
+                start_input=block.get("input"),
+            )
+        elif kind == "content_block_delta":
+            self._delta(_index(event), _delta(event))
+        elif kind == "content_block_stop":
+            self._blocks.stop(_index(event))
+        elif kind == "message_delta":
+            reason = _dict(payload.get("delta")).get("stop_reason")
+            if isinstance(reason, str):
+                self._finish = reason
+            usage = payload.get("usage")
+            if isinstance(usage, dict):
+                self._usage = {**(self._usage or {}), **usage}
+        elif kind == "message_stop":
+            self._blocks.stop_all()
+            self._state = State.COMPLETE
+        elif kind == "error":
+            error = _dict(payload.get("error"))
+            self._state = State.ERROR
+            self._error = f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
+
+    def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
+        kind = delta.get("type")
+        if kind == "text_delta" and isinstance(delta.get("text"), str):
+            self._text.append(delta["text"])
+            return
+        block = self._blocks.get(index)
+        if kind == "input_json_delta" and block is not None and block.tool:
+            block.add_args(delta.get("partial_json"))
+
+    def close(self, error: str | None = None) -> Outcome:
+        calls = self._blocks.calls()
+        state = self._state or State.CUT
+        message = self._error
+        if state is State.CUT:
+            message = error or "stream ended before message_stop"
+        return Outcome(
+            tool_calls=calls,
+            text="".join(self._text),
+            finish_reason=self._finish,
+            state=state,
+            error=message,
+            usage=self._usage,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The dialect
+
+
+# Event types only the Messages API sends (`ping` and `error` are too generic to tell by).
+_CLAIMED_TYPES = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+class AnthropicMessages(Dialect):
+    name = "anthropic"
+    codec_name = "sse"
+
+    default_url = "https://api.anthropic.com/v1/messages"
+
+    def event_name(self, payload: Any) -> str | None:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        return kind if isinstance(kind, str) else None
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return isinstance(payload, dict) and payload.get("type") in _CLAIMED_TYPES
+
+    def matches(self, request: Request) -> bool:
+        path = urlparse(request.url).path.rstrip("/")
+        return path.endswith("/v1/messages") or header(request.headers, "anthropic-version") is not None
+
+    def kinds(self, event: Event) -> frozenset[Kind]:
+        if event.wire.comment is not None:
+            return frozenset({Kind.COMMENT})
+        kind = event_type(event)
+        payload = _dict(event.payload)
+        if kind == "message_start":
+            usage = _dict(payload.get("message")).get("usage")
+            return frozenset({Kind.META, Kind.USAGE} if usage else {Kind.META})
+        if kind == "content_block_start":
+            block_type = _block(event).get("type")
+            if block_type in TOOL_BLOCK_TYPES:
+                return frozenset({Kind.TOOL_START})
+            if block_type in ("thinking", "redacted_thinking"):
+                return frozenset({Kind.REASONING})
+            return frozenset({Kind.TEXT} if block_type == "text" else {Kind.OTHER})
+        if kind == "content_block_delta":
+            return frozenset({_DELTA_KINDS.get(_delta(event).get("type"), Kind.OTHER)})
+        if kind == "content_block_stop":
+            return frozenset({Kind.TOOL_END})  # any block's stop; `fragments` tells the tool ones
+        if kind == "message_delta":
+            out = set()
+            if _dict(payload.get("delta")).get("stop_reason") is not None:
+                out.add(Kind.FINISH)
+            if payload.get("usage") is not None:
+                out.add(Kind.USAGE)
+            return frozenset(out or {Kind.META})
+        return frozenset({_EVENT_KINDS.get(kind, Kind.OTHER)})
+
+    def accumulator(self) -> ReferenceAccumulator:
+        return AnthropicAccumulator()
+
+    # -- fragments ------------------------------------------------------------------------------
+
+    def fragments(self, events: Sequence[Event]) -> list[Fragment]:
+        out: list[Fragment] = []
+        open_calls: dict[Hashable, tuple[int, Any]] = {}  # index -> (call number, id)
+        calls = 0
+        for pos, event in enumerate(events):
+            kind = event_type(event)
+            if kind == "content_block_start":
+                index, block = _index(event), _block(event)
+                current = open_calls.get(index)
+                if block.get("type") not in TOOL_BLOCK_TYPES:
+                    open_calls.pop(index, None)
+                elif current is not None and current[1] == block.get("id"):
+                    out.append(Fragment(pos, 0, current[0], Role.START))
+                else:
+                    open_calls[index] = (calls, block.get("id"))
+                    out.append(Fragment(pos, 0, calls, Role.START))
+                    calls += 1
+            elif _is_args(event) and _index(event) in open_calls:
+                out.append(Fragment(pos, 0, open_calls[_index(event)][0], Role.ARGS))
+            elif kind == "content_block_stop" and _index(event) in open_calls:
+                out.append(Fragment(pos, 0, open_calls.pop(_index(event))[0], Role.END))
+        return out
+
+    def get(self, event: Event, slot: int, field: Field) -> Any:
+        _check_slot(slot)
+        payload = _dict(event.payload)
+        if field is Field.INDEX:
+            return payload.get("index", MISSING)
+        if field in _START_FIELDS:
+            if event_type(event) != "content_block_start":
+                return MISSING
+            return _block(event).get(_START_FIELDS[field], MISSING)
+        if field is Field.ARGS:
+            return _delta(event).get("partial_json", MISSING) if _is_args(event) else MISSING
+        return MISSING
+
+    def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
+        _check_slot(slot)
+        payload = copy.deepcopy(event.payload)
+        if not isinstance(payload, dict):
+            raise DialectError(f"anthropic: event {event.name!r} has no JSON object to set {field} in")
+        if field is Field.INDEX:
+            target, key = payload, "index"
+        elif field in _START_FIELDS and event_type(event) == "content_block_start":
+            target, key = payload.setdefault("content_block", {}), _START_FIELDS[field]
+        elif field is Field.ARGS and _is_args(event):
+            target, key = payload["delta"], "partial_json"
+        else:
+            raise DialectError(f"anthropic: a {event_type(event)} event has no {field} field")
+        _assign(target, key, value)
+        return event.with_payload(payload)
+
+    def continuation(self, event: Event, slot: int, args: str) -> Event:
+        _check_slot(slot)
+        # A continuation carries what its source carries: no invented index when the source has none.
+        index = _dict(event.payload).get("index", MISSING)
+        return _make("content_block_delta", _args_delta(index, args))
+
+    def remove(self, event: Event, slot: int) -> Event | None:
+        _check_slot(slot)
+        return None  # every Anthropic event carries one fragment at most
+
+    def finish_reason(self, event: Event) -> Any:
+        if event_type(event) != "message_delta":
+            return MISSING
+        return _dict(_dict(event.payload).get("delta")).get("stop_reason", MISSING)
+
+    def with_finish_reason(self, event: Event, reason: Any) -> Event:
+        if event_type(event) != "message_delta" or not isinstance(event.payload, dict):
+            raise DialectError(f"anthropic: only message_delta has a stop_reason, not {event_type(event)}")
+        payload = copy.deepcopy(event.payload)
+        delta = payload.get("delta")
+        if not isinstance(delta, dict):
+            delta = payload["delta"] = {}
+        _assign(delta, "stop_reason", reason)
+        return event.with_payload(payload)
+
+    # -- builders -------------------------------------------------------------------------------
+
+    def build(self, kind: Kind, **params: Any) -> list[Event]:
+        """Anthropic-shaped events. Block builders take `index` (default 0); TOOL_START `id`, `name`;
+        TOOL_ARGS `args`; TOOL_CALL `id`, `name`, `args`; META `id`, `model`; USAGE and FINISH
+        `output_tokens`; ERROR `message` and `type` (default `overloaded_error`)."""
+        index = params.get("index", 0)
+        if kind is Kind.META:
+            message = {
+                "id": params.get("id", "msg_01XFDUDYJgAACzvnptvVoYEL"),
+                "type": "message",
+                "role": "assistant",
+                "model": params.get("model", "claude-sonnet-4-5-20250929"),
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": params.get("input_tokens", 10), "output_tokens": 1},
+            }
+            return [_make("message_start", {"type": "message_start", "message": message})]
+        if kind is Kind.TEXT:
+            delta = {"type": "text_delta", "text": params.get("text", "")}
+            return _whole_block(index, {"type": "text", "text": ""}, [delta])
+        if kind is Kind.REASONING:
+            deltas = [{"type": "thinking_delta", "thinking": params.get("text", "")}]
+            deltas.append({"type": "signature_delta", "signature": params.get("signature", "EqQBCgIYAhIM")})
+            return _whole_block(index, {"type": "thinking", "thinking": "", "signature": ""}, deltas)
+        if kind is Kind.PING:
+            return [Event(WireEvent(data='{"type": "ping"}', name="ping"), {"type": "ping"})]
+        if kind in (Kind.USAGE, Kind.FINISH):
+            reason = params.get("reason", "end_turn") if kind is Kind.FINISH else None
+            payload = {
+                "type": "message_delta",
+                "delta": {"stop_reason": reason, "stop_sequence": None},
+                "usage": {"output_tokens": params.get("output_tokens", 1)},
+            }
+            return [_make("message_delta", payload)]
+        if kind is Kind.SENTINEL:
+            return [_make("message_stop", {"type": "message_stop"})]
+        if kind is Kind.ERROR:
+            error = {
+                "type": params.get("type", "overloaded_error"),
+                "message": params.get("message", "Overloaded"),
+            }
+            return [_make("error", {"type": "error", "error": error})]
+        if kind is Kind.TOOL_START:
+            return [_make("content_block_start", _tool_start(index, params))]
+        if kind is Kind.TOOL_ARGS:
+            return [_make("content_block_delta", _args_delta(index, params.get("args", "")))]
+        if kind is Kind.TOOL_END:
+            return [_make("content_block_stop", {"type": "content_block_stop", "index": index})]
+        if kind is Kind.TOOL_CALL:
+            return [
+                _make("content_block_start", _tool_start(index, params)),
+                _make("content_block_delta", _args_delta(index, params.get("args", ""))),
+                _make("content_block_stop", {"type": "content_block_stop", "index": index}),
+            ]
+        return []
+
+
+_DELTA_KINDS: dict[Any, Kind] = {
+    "text_delta": Kind.TEXT,
+    "citations_delta": Kind.TEXT,
+    "input_json_delta": Kind.TOOL_ARGS,
+    "thinking_delta": Kind.REASONING,
+    "signature_delta": Kind.REASONING,
+}
+_EVENT_KINDS: dict[Any, Kind] = {"message_stop": Kind.SENTINEL, "ping": Kind.PING, "error": Kind.ERROR}
+
+
+def _check_slot(slot: int) -> None:
+    if slot != 0:
+        raise DialectError(f"anthropic: events hold one fragment (slot 0), not slot {slot}")
+
+
+def _assign(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is MISSING:
+        target.pop(key, None)
+    else:
+        target[key] = value
+
+
+def _make(name: str, payload: dict[str, Any]) -> Event:
+    return Event(WireEvent(data=DIALECT.dumps(payload), name=name), payload)
+
+
+def _args_delta(index: Any, args: str) -> dict[str, Any]:
+    delta = {"type": "input_json_delta", "partial_json": args}
+    if index is MISSING:
+        return {"type": "content_block_delta", "delta": delta}
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def _tool_start(index: Any, params: dict[str, Any]) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_use",
+        "id": params.get("id"),
+        "name": params.get("name"),
+        "input": {},
+    }
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _whole_block(index: Any, block: dict[str, Any], deltas: list[dict[str, Any]]) -> list[Event]:
+    start = {"type": "content_block_start", "index": index, "content_block": block}
+    out = [_make("content_block_start", start)]
+    for delta in deltas:
+        payload = {"type": "content_block_delta", "index": index, "delta": delta}
+        out.append(_make("content_block_delta", payload))
+    out.append(_make("content_block_stop", {"type": "content_block_stop", "index": index}))
+    return out
+
+
+DIALECT = AnthropicMessages()

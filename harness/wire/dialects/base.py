@@ -1,0 +1,230 @@
+"""What every provider dialect knows, and the shape of that knowledge.
+
+A dialect turns `WireEvent`s into `Event`s (the decoded JSON payload plus the wire event it came
+from) and back, losslessly: an event nobody edited renders to the very same wire event. It says
+what each event is (`kinds`), builds the reference accumulator for its provider, and exposes its
+tool-call fragments to mutations through `fragments` / `get` / `set` and the event builders, so
+no mutation ever parses provider JSON by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any, ClassVar, Final
+
+from harness.cassettes.format import Request
+from harness.check.outcome import Outcome
+from harness.wire.codecs import Codec, WireEvent, get_codec
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A wire event with its payload decoded: JSON when the data is JSON, else the raw text
+    (`[DONE]`); None for an SSE comment. Treat `payload` as immutable: edit a deep copy and
+    use `with_payload`, which marks the event for re-serialisation."""
+
+    wire: WireEvent
+    payload: Any
+    edited: bool = False
+
+    @property
+    def name(self) -> str | None:
+        return self.wire.name
+
+    def with_payload(self, payload: Any) -> Event:
+        return replace(self, payload=payload, edited=True)
+
+    def with_name(self, name: str | None) -> Event:
+        # An eventstream frame names itself in its `:event-type` header too: keep the two in step.
+        headers = tuple((h, t, name if h == ":event-type" else v) for h, t, v in self.wire.headers)
+        return replace(self, wire=replace(self.wire, name=name, headers=headers))
+
+
+class Kind(StrEnum):
+    """What an event carries. One event may carry several (an OpenAI chunk with args and a finish)."""
+
+    META = "meta"  # message/response start, in_progress, created: framing with no content
+    TEXT = "text"
+    REASONING = "reasoning"  # thinking, reasoning_content, reasoning summary, signatures
+    TOOL_START = "tool_start"  # first fragment of a call: carries its id / name
+    TOOL_ARGS = "tool_args"  # an argument fragment
+    TOOL_END = "tool_end"  # the call's own end marker (block stop, item done, args done)
+    TOOL_CALL = "tool_call"  # a whole call in one event (Gemini, Ollama)
+    FINISH = "finish"  # the finish / stop reason
+    USAGE = "usage"
+    SENTINEL = "sentinel"  # the terminal signal: [DONE], message_stop, response.completed ...
+    PING = "ping"
+    ERROR = "error"  # an in-band error event
+    COMMENT = "comment"  # an SSE comment / keepalive line
+    OTHER = "other"
+
+
+class Role(StrEnum):
+    START = "start"
+    ARGS = "args"
+    END = "end"
+    WHOLE = "whole"
+
+
+class Field(StrEnum):
+    """Identity and content fields of a tool-call fragment, named the same for every dialect."""
+
+    ID = "id"  # the call id (OpenAI `id`, Anthropic `id`, Responses `call_id`, Bedrock `toolUseId`)
+    INDEX = "index"  # position key (OpenAI `index`, block index, `output_index`, `contentBlockIndex`)
+    NAME = "name"
+    TYPE = "type"
+    ITEM_ID = "item_id"  # Responses `item.id` / `item_id`
+    ARGS = "args"  # this fragment's piece of arguments (text), or the whole args object
+
+
+class _Missing:
+    _instance: ClassVar[_Missing | None] = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final = _Missing()
+"""A field that is absent (as opposed to present with the value null)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """Where one tool-call fragment lives: event position, position inside the event
+    (`tool_calls[slot]` for OpenAI chat; 0 when an event holds one fragment), the logical call it
+    belongs to (0-based, in order of first appearance) and its role."""
+
+    event: int
+    slot: int
+    call: int
+    role: Role
+
+
+class ReferenceAccumulator(ABC):
+    """The oracle for one dialect: correct on every quirk a correct client can handle, honest on
+    the rest. `close` ends the stream (`error` is the transport error text when it was cut)."""
+
+    @abstractmethod
+    def feed(self, event: Event) -> None: ...
+
+    @abstractmethod
+    def close(self, error: str | None = None) -> Outcome: ...
+
+
+class Dialect(ABC):
+    name: ClassVar[str]
+    codec_name: ClassVar[str] = "sse"
+    default_url: ClassVar[str] = ""  # the provider's usual endpoint, for a recording without its request
+
+    # -- wire <-> events --------------------------------------------------------------------
+
+    def codec(self) -> Codec:
+        return get_codec(self.codec_name)
+
+    def parse(self, wire: WireEvent) -> Event:
+        if wire.comment is not None:
+            return Event(wire, None)
+        try:
+            return Event(wire, json.loads(wire.data))
+        except ValueError:
+            return Event(wire, wire.data)
+
+    def render(self, event: Event) -> WireEvent:
+        if not event.edited:
+            return event.wire
+        data = event.payload if isinstance(event.payload, str) else self.dumps(event.payload)
+        return replace(event.wire, data=data)
+
+    def dumps(self, payload: Any) -> str:
+        """How this provider serialises a payload (compact JSON unless overridden)."""
+        return escape_surrogates(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+
+    # -- meaning ------------------------------------------------------------------------------
+
+    @abstractmethod
+    def matches(self, request: Request) -> bool:
+        """Whether a request (URL path, headers, body) speaks this dialect."""
+
+    def event_name(self, payload: Any) -> str | None:
+        """The SSE `event:` name this provider sends a payload under (None: it sends no name)."""
+        return None
+
+    def claims(self, event: Event) -> bool:
+        """Whether an event looks like this provider's own (to tell the dialect of a bare body)."""
+        return False
+
+    @abstractmethod
+    def kinds(self, event: Event) -> frozenset[Kind]: ...
+
+    @abstractmethod
+    def accumulator(self) -> ReferenceAccumulator: ...
+
+    # -- the fragment view, for mutations -----------------------------------------------------
+
+    @abstractmethod
+    def fragments(self, events: Sequence[Event]) -> list[Fragment]:
+        """Every tool-call fragment in the stream, in stream order."""
+
+    @abstractmethod
+    def get(self, event: Event, slot: int, field: Field) -> Any:
+        """A fragment's field value, or MISSING when the key is absent."""
+
+    @abstractmethod
+    def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
+        """A copy of the event with the fragment's field set (MISSING deletes the key)."""
+
+    @abstractmethod
+    def continuation(self, event: Event, slot: int, args: str) -> Event:
+        """A new event that continues the fragment's call with `args`, shaped the way this provider
+        shapes a continuation (e.g. OpenAI: only `index` and `function.arguments`)."""
+
+    @abstractmethod
+    def remove(self, event: Event, slot: int) -> Event | None:
+        """The event without that fragment, or None when nothing of meaning would be left."""
+
+    @abstractmethod
+    def finish_reason(self, event: Event) -> Any:
+        """The finish / stop reason this event carries, or MISSING."""
+
+    @abstractmethod
+    def with_finish_reason(self, event: Event, reason: Any) -> Event:
+        """A copy with the finish / stop reason replaced (MISSING removes it)."""
+
+    def as_choice(self, event: Event, number: int, into: Event | None = None) -> Event | None:
+        """Choice 0 of `event` renumbered `number` (C7: another completion of an `n>1` request),
+        added to the choices of `into` when given, else alone in a chunk of its own. None when
+        `event` has no choice 0 or the provider has no choices (the default)."""
+        return None
+
+    def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
+        """One event holding several fragments, or None when the wire cannot express it."""
+        return None
+
+    @abstractmethod
+    def build(self, kind: Kind, **params: Any) -> list[Event]:
+        """Events of a kind, shaped like this provider's: TEXT(text=), REASONING(text=), PING(),
+        USAGE(), ERROR(message=), FINISH(reason=), SENTINEL(), META(). Empty when the provider has
+        no such event (Gemini has no sentinel)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """Serialised JSON with every lone UTF-16 surrogate as a `\\uXXXX` escape (F2: a gateway that
+    re-chunks by code units sends half a pair): raw, a surrogate cannot be encoded as UTF-8.
+    Text without surrogates comes back unchanged."""
+    return _SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)

@@ -1,0 +1,390 @@
+"""AWS Bedrock ConverseStream (`POST /model/{modelId}/converse-stream`): AWS eventstream frames
+whose `:event-type` names the event (`messageStart`, `contentBlockStart`, `contentBlockDelta`,
+`contentBlockStop`, `messageStop`, `metadata`) and whose payload is the inner JSON object, e.g.
+`{"contentBlockIndex":0,"delta":{"toolUse":{"input":"..."}},"p":"abcd"}` (`p` is random-length
+padding and means nothing). Exception frames (`:message-type` `exception`, `:exception-type`
+e.g. `throttlingException`, payload `{"message": ...}`) are in-band errors.
+
+Reference accumulator, keying rules:
+
+- Blocks are keyed by `contentBlockIndex` in a map of open blocks, never by arrival order: text
+  and reasoning blocks get no `contentBlockStart` and begin with their first delta (C5), tool
+  blocks begin at `contentBlockStart` with `toolUse{toolUseId,name}`. Deltas of parallel blocks
+  may interleave (C1); indices may have gaps and may be reused once their block stopped (C4).
+- A `contentBlockStart` at an index whose tool block is open with the same `toolUseId` is a
+  duplicate (D10) and is ignored; with another id it ends the open block (which is final) and
+  opens a new one. A start repeating the id of a call already final is a duplicate and never
+  reported. A repeated `messageStart` is ignored.
+- Arguments are the concatenated `toolUse.input` strings, parsed once the block is final; no
+  input, or only empty strings, means `{}` (B7). A `toolUse` delta for an index with no open
+  tool block (no start, or after its stop) is dropped: no name or id could be given to it.
+- A tool block is final at its `contentBlockStop`; `messageStop` completes the stream (and makes
+  any block still open final); `metadata` after it still gives the usage. An exception frame
+  ends the stream in the error state, and a stream without `messageStop` is cut: either way only
+  the blocks stopped before are reported (D7, D8).
+- Calls come in the order their blocks started; text is every `text` delta in arrival order;
+  reasoning content is skipped. The finish reason is `messageStop.stopReason`; usage is
+  `metadata.usage`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Hashable, Sequence
+from typing import Any
+from urllib.parse import urlparse
+
+from harness.cassettes.format import Request
+from harness.check.outcome import Outcome, State
+from harness.errors import DialectError
+from harness.wire.codecs import EventHeader, WireEvent
+from harness.wire.dialects.base import (
+    MISSING,
+    Dialect,
+    Event,
+    Field,
+    Fragment,
+    Kind,
+    ReferenceAccumulator,
+    Role,
+)
+from harness.wire.dialects.blocks import Blocks
+
+_PATH = re.compile(r"/model/[^/]+/converse-stream$")
+_START_FIELDS = {Field.ID: "toolUseId", Field.NAME: "name", Field.TYPE: "type"}
+# Bedrock pads every payload with a prefix of this alphabet so sizes leak nothing.
+PADDING_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_STRING = 7  # eventstream header value type: string
+
+
+def padding(length: int) -> str:
+    """A `p` value of the given length, the way Bedrock writes it."""
+    return (PADDING_ALPHABET * (length // len(PADDING_ALPHABET) + 1))[:length]
+
+
+def is_exception(event: Event) -> bool:
+    """An exception frame: `:message-type` is `exception` (or, without headers, a `...Exception` name)."""
+    for name, _, value in event.wire.headers:
+        if name == ":message-type":
+            return value == "exception"
+    return (event.name or "").endswith("Exception")
+
+
+def exception_event(exception_type: str, message: str) -> Event:
+    """An exception frame as Bedrock sends it mid-stream."""
+    payload = {"message": message}
+    headers: tuple[EventHeader, ...] = (
+        (":exception-type", _STRING, exception_type),
+        (":content-type", _STRING, "application/json"),
+        (":message-type", _STRING, "exception"),
+    )
+    return Event(WireEvent(data=DIALECT.dumps(payload), name=exception_type, headers=headers), payload)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _key(value: Any) -> Hashable:
+    if isinstance(value, Hashable):
+        return value
+    return repr(value)
+
+
+def _index(event: Event) -> Hashable:
+    return _key(_dict(event.payload).get("contentBlockIndex"))
+
+
+def _tool_start(event: Event) -> dict[str, Any] | None:
+    if event.name != "contentBlockStart":
+        return None
+    start = _dict(_dict(event.payload).get("start")).get("toolUse")
+    return start if isinstance(start, dict) else None
+
+
+def _tool_delta(event: Event) -> dict[str, Any] | None:
+    if event.name != "contentBlockDelta":
+        return None
+    delta = _dict(_dict(event.payload).get("delta")).get("toolUse")
+    return delta if isinstance(delta, dict) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference accumulator
+
+
+class BedrockConverseAccumulator(ReferenceAccumulator):
+    """The oracle for Bedrock ConverseStream; see the module docstring for its rules."""
+
+    def __init__(self) -> None:
+        self._blocks = Blocks()
+        self._text: list[str] = []
+        self._usage: dict[str, Any] | None = None
+        self._finish: str | None = None
+        self._state: State | None = None
+        self._error: str | None = None
+
+    def feed(self, event: Event) -> None:
+        if self._state is State.ERROR:
+            return
+        if event.name == "metadata":
+            usage = _dict(event.payload).get("usage")
+            if isinstance(usage, dict):
+                self._usage = dict(usage)
+            return
+        if self._state is State.COMPLETE:
+            return
+        if is_exception(event):
+            self._state = State.ERROR
+            self._error = f"{event.name}: {_dict(event.payload).get('message', '')}".strip()
+        elif event.name == "contentBlockStart":
+            tool = _tool_start(event)
+            if tool is not None:  # an image or toolResult start: nothing a tool-call client needs
+                self._blocks.start(
+                    _index(event), "toolUse", tool=True, id=tool.get("toolUseId"), name=tool.get("name")
+                )
+        elif event.name == "contentBlockDelta":
+            self._delta(_index(event), _dict(_dict(event.payload).get("delta")))
+        elif event.name == "contentBlockStop":
+            self._blocks.stop(_index(event))
+        elif event.name == "messageStop":
+            reason = _dict(event.payload).get("stopReason")
+            self._finish = reason if isinstance(reason, str) else None
+            self._blocks.stop_all()
+            self._state = State.COMPLETE
+
+    def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
+        if isinstance(delta.get("text"), str):
+            self._text.append(delta["text"])
+        block = self._blocks.get(index)
+        if "toolUse" in delta:
+            if block is not None and block.tool:
+                block.add_args(_dict(delta["toolUse"]).get("input"))
+            return
+        kind = next(iter(delta), None)
+        if block is None and kind is not None:
+            self._blocks.open_without_start(index, kind)  # text and reasoning blocks have no start (C5)
+
+    def close(self, error: str | None = None) -> Outcome:
+        calls = self._blocks.calls()
+        state = self._state or State.CUT
+        message = self._error
+        if state is State.CUT:
+            message = error or "stream ended before messageStop"
+        return Outcome(
+            tool_calls=calls,
+            text="".join(self._text),
+            finish_reason=self._finish,
+            state=state,
+            error=message,
+            usage=self._usage,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The dialect
+
+
+# The `:event-type`s of a ConverseStream (also the keys of boto3's `{eventType: payload}` dicts).
+EVENT_TYPES = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
+)
+
+
+class BedrockConverse(Dialect):
+    name = "bedrock-converse"
+    codec_name = "eventstream"
+
+    default_url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/imported/converse-stream"
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        if event.name in EVENT_TYPES:
+            return True
+        return isinstance(payload, dict) and ("contentBlockIndex" in payload or "stopReason" in payload)
+
+    def matches(self, request: Request) -> bool:
+        return bool(_PATH.search(urlparse(request.url).path.rstrip("/")))
+
+    def kinds(self, event: Event) -> frozenset[Kind]:
+        if is_exception(event):
+            return frozenset({Kind.ERROR})
+        name = event.name
+        if name == "messageStart":
+            return frozenset({Kind.META})
+        if name == "contentBlockStart":
+            return frozenset({Kind.TOOL_START} if _tool_start(event) is not None else {Kind.OTHER})
+        if name == "contentBlockDelta":
+            delta = _dict(_dict(event.payload).get("delta"))
+            return frozenset(_DELTA_KINDS.get(key, Kind.OTHER) for key in delta) or frozenset({Kind.OTHER})
+        if name == "contentBlockStop":
+            return frozenset({Kind.TOOL_END})  # any block's stop; `fragments` tells the tool ones
+        if name == "messageStop":
+            return frozenset({Kind.FINISH, Kind.SENTINEL})
+        if name == "metadata":
+            return frozenset({Kind.USAGE})
+        return frozenset({Kind.OTHER})
+
+    def accumulator(self) -> ReferenceAccumulator:
+        return BedrockConverseAccumulator()
+
+    # -- fragments ------------------------------------------------------------------------------
+
+    def fragments(self, events: Sequence[Event]) -> list[Fragment]:
+        out: list[Fragment] = []
+        open_calls: dict[Hashable, tuple[int, Any]] = {}  # index -> (call number, toolUseId)
+        calls = 0
+        for pos, event in enumerate(events):
+            index = _index(event)
+            start = _tool_start(event)
+            if start is not None:
+                current = open_calls.get(index)
+                if current is not None and current[1] == start.get("toolUseId"):
+                    out.append(Fragment(pos, 0, current[0], Role.START))
+                else:
+                    open_calls[index] = (calls, start.get("toolUseId"))
+                    out.append(Fragment(pos, 0, calls, Role.START))
+                    calls += 1
+            elif _tool_delta(event) is not None and index in open_calls:
+                out.append(Fragment(pos, 0, open_calls[index][0], Role.ARGS))
+            elif event.name == "contentBlockStop" and index in open_calls:
+                out.append(Fragment(pos, 0, open_calls.pop(index)[0], Role.END))
+        return out
+
+    def get(self, event: Event, slot: int, field: Field) -> Any:
+        _check_slot(slot)
+        if field is Field.INDEX:
+            return _dict(event.payload).get("contentBlockIndex", MISSING)
+        if field in _START_FIELDS:
+            start = _tool_start(event)
+            return MISSING if start is None else start.get(_START_FIELDS[field], MISSING)
+        if field is Field.ARGS:
+            delta = _tool_delta(event)
+            return MISSING if delta is None else delta.get("input", MISSING)
+        return MISSING
+
+    def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
+        _check_slot(slot)
+        payload = copy.deepcopy(event.payload)
+        if not isinstance(payload, dict):
+            raise DialectError(f"bedrock-converse: event {event.name!r} has no JSON object to set {field} in")
+        if field is Field.INDEX:
+            target, key = payload, "contentBlockIndex"
+        elif field in _START_FIELDS and _tool_start(event) is not None:
+            target, key = payload["start"]["toolUse"], _START_FIELDS[field]
+        elif field is Field.ARGS and _tool_delta(event) is not None:
+            target, key = payload["delta"]["toolUse"], "input"
+        else:
+            raise DialectError(f"bedrock-converse: a {event.name} event has no {field} field")
+        if value is MISSING:
+            target.pop(key, None)
+        else:
+            target[key] = value
+        return event.with_payload(payload)
+
+    def continuation(self, event: Event, slot: int, args: str) -> Event:
+        _check_slot(slot)
+        source = _dict(event.payload)
+        payload: dict[str, Any] = {
+            "contentBlockIndex": source.get("contentBlockIndex", 0),
+            "delta": {"toolUse": {"input": args}},
+        }
+        if "p" in source:
+            payload["p"] = source["p"]
+        return _make("contentBlockDelta", payload)
+
+    def remove(self, event: Event, slot: int) -> Event | None:
+        _check_slot(slot)
+        return None  # every ConverseStream event carries one fragment at most
+
+    def finish_reason(self, event: Event) -> Any:
+        if event.name != "messageStop":
+            return MISSING
+        return _dict(event.payload).get("stopReason", MISSING)
+
+    def with_finish_reason(self, event: Event, reason: Any) -> Event:
+        if event.name != "messageStop" or not isinstance(event.payload, dict):
+            raise DialectError(f"bedrock-converse: only messageStop has a stopReason, not {event.name}")
+        payload = copy.deepcopy(event.payload)
+        if reason is MISSING:
+            payload.pop("stopReason", None)
+        else:
+            payload["stopReason"] = reason
+        return event.with_payload(payload)
+
+    # -- builders -------------------------------------------------------------------------------
+
+    def build(self, kind: Kind, **params: Any) -> list[Event]:
+        """ConverseStream-shaped events, each padded with `p`. Block builders take `index` (default
+        0); TOOL_START `id`, `name`; TOOL_ARGS `args`; TOOL_CALL `id`, `name`, `args`; FINISH and
+        SENTINEL `reason` (both are `messageStop`); USAGE `input_tokens`, `output_tokens`; ERROR
+        `message` and `type` (default `modelStreamErrorException`). No PING: the wire has none."""
+        index = params.get("index", 0)
+        if kind is Kind.META:
+            return [_make("messageStart", {"p": padding(24), "role": "assistant"})]
+        if kind is Kind.TEXT:
+            return [_block_delta(index, {"text": params.get("text", "")}), _block_stop(index)]
+        if kind is Kind.REASONING:
+            text = {"reasoningContent": {"text": params.get("text", "")}}
+            signature = {"reasoningContent": {"signature": params.get("signature", "EqoBCkgIARABGAIiQL")}}
+            return [_block_delta(index, text), _block_delta(index, signature), _block_stop(index)]
+        if kind in (Kind.FINISH, Kind.SENTINEL):
+            return [_make("messageStop", {"p": padding(12), "stopReason": params.get("reason", "end_turn")})]
+        if kind is Kind.USAGE:
+            tokens_in, tokens_out = params.get("input_tokens", 10), params.get("output_tokens", 1)
+            usage = {
+                "inputTokens": tokens_in,
+                "outputTokens": tokens_out,
+                "totalTokens": tokens_in + tokens_out,
+            }
+            return [_make("metadata", {"metrics": {"latencyMs": 1}, "p": padding(8), "usage": usage})]
+        if kind is Kind.ERROR:
+            return [
+                exception_event(params.get("type", "modelStreamErrorException"), params.get("message", ""))
+            ]
+        if kind is Kind.TOOL_START:
+            return [_start(index, params)]
+        if kind is Kind.TOOL_ARGS:
+            return [_block_delta(index, {"toolUse": {"input": params.get("args", "")}})]
+        if kind is Kind.TOOL_END:
+            return [_block_stop(index)]
+        if kind is Kind.TOOL_CALL:
+            args = _block_delta(index, {"toolUse": {"input": params.get("args", "")}})
+            return [_start(index, params), args, _block_stop(index)]
+        return []
+
+
+_DELTA_KINDS = {
+    "text": Kind.TEXT,
+    "citation": Kind.TEXT,
+    "toolUse": Kind.TOOL_ARGS,
+    "reasoningContent": Kind.REASONING,
+}
+
+
+def _check_slot(slot: int) -> None:
+    if slot != 0:
+        raise DialectError(f"bedrock-converse: events hold one fragment (slot 0), not slot {slot}")
+
+
+def _make(name: str, payload: dict[str, Any]) -> Event:
+    return Event(WireEvent(data=DIALECT.dumps(payload), name=name), payload)
+
+
+def _start(index: Any, params: dict[str, Any]) -> Event:
+    tool = {"name": params.get("name"), "toolUseId": params.get("id")}
+    return _make(
+        "contentBlockStart", {"contentBlockIndex": index, "p": padding(16), "start": {"toolUse": tool}}
+    )
+
+
+def _block_delta(index: Any, delta: dict[str, Any]) -> Event:
+    return _make("contentBlockDelta", {"contentBlockIndex": index, "delta": delta, "p": padding(20)})
+
+
+def _block_stop(index: Any) -> Event:
+    return _make("contentBlockStop", {"contentBlockIndex": index, "p": padding(6)})
+
+
+DIALECT = BedrockConverse()

@@ -1,0 +1,482 @@
+"""Cohere v2 chat streaming (`POST /v2/chat`, `stream: true`): SSE with `event:` names.
+
+Each event's data repeats its name in `type`: `message-start`, `tool-plan-delta`,
+`content-start` / `content-delta` / `content-end`, `tool-call-start` (top-level `index`,
+`delta.message.tool_calls` = {id, type, function{name, arguments: ""}}), `tool-call-delta`
+(`delta.message.tool_calls.function.arguments`, a string piece), `tool-call-end`, `citation-*`,
+`message-end` (`delta.finish_reason` such as `TOOL_CALL` or `COMPLETE`, `delta.usage`), then a
+bare `data: [DONE]`.
+
+Keying rules of the reference accumulator (and of `fragments`):
+
+- Every `tool-call-start` starts a new call, even when its index was used before (two calls at
+  index 0 are two calls), except a start that repeats the still-open call at its index with
+  the same id: a duplicated start (D10) is ignored. Deltas and ends go to the latest call
+  started with their `index`; one with no index, or an index no call started with, goes to the
+  only open call (dropped when several are open: it cannot be attributed). A delta for a call
+  that has ended is ignored.
+- The first non-empty id and name win: an id or name repeated on deltas is not concatenated, an
+  empty-string id is no id, and a rotating id does not split the call.
+- Arguments are the string pieces joined; all empty means `{}`. A `"{}"` placeholder in the start
+  is dropped when deltas follow, and a delta that repeats the whole, already complete, arguments
+  text is a duplicate and ignored. Arguments that do not parse make the call `invalid`.
+- `tool_plan` is reasoning, not text; `content-delta` text is the text (thinking content is
+  reasoning).
+
+Finality: a call is final at its `tool-call-end`; one whose end never came becomes final at
+`message-end` unless the finish reason is MAX_TOKENS (its arguments were cut). The stream is
+complete at `message-end` (or `[DONE]`); a stream cut before both reports its final calls with
+state `cut`. A `message-end` whose finish reason is ERROR* / TIMEOUT or that carries
+`delta.error`, or an `{"error": ...}` object, is an error state that keeps the calls already final.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from harness.cassettes.format import Request
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.errors import DialectError
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects.base import (
+    MISSING,
+    Dialect,
+    Event,
+    Field,
+    Fragment,
+    Kind,
+    ReferenceAccumulator,
+    Role,
+)
+
+SENTINEL = "[DONE]"
+_ROLES = {"tool-call-start": Role.START, "tool-call-delta": Role.ARGS, "tool-call-end": Role.END}
+_TC_KEYS = {Field.ID: "id", Field.TYPE: "type"}
+_FN_KEYS = {Field.NAME: "name", Field.ARGS: "arguments"}
+
+
+def event_type(payload: Any) -> str | None:
+    value = payload.get("type") if isinstance(payload, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _delta_message(payload: Any) -> dict[str, Any]:
+    delta = payload.get("delta") if isinstance(payload, dict) else None
+    msg = delta.get("message") if isinstance(delta, dict) else None
+    return msg if isinstance(msg, dict) else {}
+
+
+def tool_call_of(payload: Any, *, create: bool = False) -> dict[str, Any] | None:
+    """`delta.message.tool_calls` (an object on the wire; the first item if a list)."""
+    if create:
+        delta = payload.setdefault("delta", {})
+        msg = delta.setdefault("message", {})
+        if not isinstance(msg.get("tool_calls"), (dict, list)) or msg["tool_calls"] == []:
+            msg["tool_calls"] = {}
+    calls = _delta_message(payload).get("tool_calls")
+    if isinstance(calls, list):
+        calls = calls[0] if calls else None
+    return calls if isinstance(calls, dict) else None
+
+
+def _function(tc: dict[str, Any] | None, *, create: bool = False) -> dict[str, Any]:
+    if tc is None:
+        return {}
+    if create and not isinstance(tc.get("function"), dict):
+        tc["function"] = {}
+    fn = tc.get("function")
+    return fn if isinstance(fn, dict) else {}
+
+
+def _finish_delta(payload: Any) -> dict[str, Any]:
+    delta = payload.get("delta") if isinstance(payload, dict) else None
+    return delta if isinstance(delta, dict) else {}
+
+
+def is_error_finish(reason: Any) -> bool:
+    return isinstance(reason, str) and (reason.startswith("ERROR") or reason == "TIMEOUT")
+
+
+@dataclass
+class _Call:
+    index: Any
+    name: str | None = None
+    id: str | None = None
+    pieces: list[str] = field(default_factory=list)
+    placeholder: bool = False  # the start carried "{}" before any real fragment
+    ended: bool = False
+
+    def take(self, tc: dict[str, Any] | None, *, start: bool) -> None:
+        fn = _function(tc)
+        if self.id is None and tc is not None and isinstance(tc.get("id"), str) and tc["id"]:
+            self.id = tc["id"]
+        if self.name is None and isinstance(fn.get("name"), str) and fn["name"]:
+            self.name = fn["name"]
+        piece = fn.get("arguments")
+        if piece is None:
+            return
+        if not isinstance(piece, str):
+            piece = json.dumps(piece, separators=(",", ":"))  # an object where text belongs
+        if start:
+            self.placeholder = piece.strip() == "{}"
+            self.pieces.append(piece)
+            return
+        if piece and self.placeholder:
+            self.pieces, self.placeholder = [], False
+        text = "".join(self.pieces)
+        if piece.strip() and piece.strip() == text.strip() and _complete_json(text):
+            return  # the whole arguments sent again
+        self.pieces.append(piece)
+
+    def tool_call(self) -> ToolCall:
+        return ToolCall.from_text(self.name, "".join(self.pieces), self.id)
+
+
+def _complete_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+class _Router:
+    def __init__(self) -> None:
+        self.calls: list[_Call] = []
+        self.by_index: dict[Any, int] = {}
+
+    def _target(self, payload: dict[str, Any]) -> int | None:
+        index = payload.get("index")
+        if isinstance(index, int) and not isinstance(index, bool) and index in self.by_index:
+            return self.by_index[index]
+        open_calls = [n for n, call in enumerate(self.calls) if not call.ended]
+        return open_calls[0] if len(open_calls) == 1 else None
+
+    def _duplicate_start(self, payload: dict[str, Any]) -> int | None:
+        """A start repeating the open call at its index with the same id (D10) is not a new call."""
+        number = self.by_index.get(payload.get("index"))
+        new_id = (tool_call_of(payload) or {}).get("id")
+        if number is None or not new_id:
+            return None
+        call = self.calls[number]
+        return number if not call.ended and call.id == new_id else None
+
+    def route(self, payload: Any) -> tuple[int, Role] | None:
+        kind = event_type(payload)
+        role = _ROLES.get(kind or "")
+        if role is None or not isinstance(payload, dict):
+            return None
+        if role == Role.START:
+            duplicate = self._duplicate_start(payload)
+            if duplicate is not None:
+                return duplicate, role
+            call = _Call(index=payload.get("index"))
+            call.take(tool_call_of(payload), start=True)
+            self.calls.append(call)
+            number = len(self.calls) - 1
+            index = payload.get("index")
+            if isinstance(index, int) and not isinstance(index, bool):
+                self.by_index[index] = number
+            return number, role
+        target = self._target(payload)
+        if target is None or self.calls[target].ended:
+            return None  # unattributable, or a stray fragment after the call's end
+        if role == Role.END:
+            self.calls[target].ended = True
+        else:
+            self.calls[target].take(tool_call_of(payload), start=False)
+        return target, role
+
+
+class CohereAccumulator(ReferenceAccumulator):
+    """Reference accumulator for Cohere v2 chat streams (rules in the module docstring)."""
+
+    def __init__(self) -> None:
+        self._router = _Router()
+        self._text: list[str] = []
+        self._finish: str | None = None
+        self._ended = False  # message-end seen
+        self._done = False  # [DONE] seen
+        self._error: str | None = None
+        self._usage: dict[str, Any] | None = None
+
+    def feed(self, event: Event) -> None:
+        payload = event.payload
+        if payload == SENTINEL:
+            self._done = True
+            return
+        if not isinstance(payload, dict):
+            return
+        kind = event_type(payload)
+        if kind is None and "error" in payload:
+            self._error = self._error or _error_text(payload["error"])
+            return
+        if kind in _ROLES:
+            self._router.route(payload)
+        elif kind == "content-delta":
+            content = _delta_message(payload).get("content")
+            if isinstance(content, dict) and isinstance(content.get("text"), str):
+                self._text.append(content["text"])
+        elif kind == "message-end" and not self._ended:
+            self._ended = True
+            delta = _finish_delta(payload)
+            reason = delta.get("finish_reason")
+            self._finish = reason if isinstance(reason, str) else None
+            if isinstance(delta.get("usage"), dict):
+                self._usage = delta["usage"]
+            if delta.get("error") or is_error_finish(reason):
+                self._error = self._error or _error_text(delta.get("error") or f"finish_reason {reason}")
+
+    def close(self, error: str | None = None) -> Outcome:
+        text = "".join(self._text)
+        over = self._ended or self._done
+        calls = tuple(
+            call.tool_call()
+            for call in self._router.calls
+            if call.ended or (over and self._error is None and self._finish != "MAX_TOKENS")
+        )
+        if self._error is not None:
+            return Outcome(calls, text, self._finish, State.ERROR, self._error, self._usage)
+        if not over:
+            why = error or "stream ended without message-end"
+            return Outcome(calls, text, self._finish, State.CUT, why, self._usage)
+        return Outcome(calls, text, self._finish, State.COMPLETE, None, self._usage)
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)
+
+
+_CLAIMED_TYPES = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "message-end",
+        "citation-start",
+        "citation-end",
+    }
+)
+
+
+class CohereDialect(Dialect):
+    name = "cohere"
+    codec_name = "sse"
+
+    default_url = "https://api.cohere.com/v2/chat"
+
+    def event_name(self, payload: Any) -> str | None:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        return kind if isinstance(kind, str) else None
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return isinstance(payload, dict) and payload.get("type") in _CLAIMED_TYPES
+
+    def matches(self, request: Request) -> bool:
+        return urlsplit(request.url).path.rstrip("/").endswith("/v2/chat")
+
+    def kinds(self, event: Event) -> frozenset[Kind]:
+        payload = event.payload
+        if event.wire.comment is not None:
+            return frozenset({Kind.COMMENT})
+        if payload == SENTINEL:
+            return frozenset({Kind.SENTINEL})
+        kind = event_type(payload)
+        if kind is None:
+            return frozenset(
+                {Kind.ERROR} if isinstance(payload, dict) and "error" in payload else {Kind.OTHER}
+            )
+        if kind == "tool-call-start":
+            args = _function(tool_call_of(payload)).get("arguments")
+            return frozenset({Kind.TOOL_START, Kind.TOOL_ARGS} if args else {Kind.TOOL_START})
+        if kind == "tool-call-delta":
+            return frozenset({Kind.TOOL_ARGS})
+        if kind == "tool-call-end":
+            return frozenset({Kind.TOOL_END})
+        if kind == "tool-plan-delta":
+            return frozenset({Kind.REASONING})
+        if kind in ("content-delta", "content-start"):
+            content = _delta_message(payload).get("content")
+            content = content if isinstance(content, dict) else {}
+            if content.get("thinking"):
+                return frozenset({Kind.REASONING})
+            if content.get("text"):
+                return frozenset({Kind.TEXT})
+            return frozenset({Kind.META})
+        if kind == "message-end":
+            delta = _finish_delta(payload)
+            out = {Kind.FINISH}
+            if isinstance(delta.get("usage"), dict):
+                out.add(Kind.USAGE)
+            if delta.get("error") or is_error_finish(delta.get("finish_reason")):
+                out.add(Kind.ERROR)
+            return frozenset(out)
+        if kind in ("message-start", "content-end"):
+            return frozenset({Kind.META})
+        return frozenset({Kind.OTHER})
+
+    def accumulator(self) -> CohereAccumulator:
+        return CohereAccumulator()
+
+    # -- fragments ---------------------------------------------------------------------------
+
+    def fragments(self, events: Sequence[Event]) -> list[Fragment]:
+        router = _Router()
+        out: list[Fragment] = []
+        for number, event in enumerate(events):
+            routed = router.route(event.payload)
+            if routed is not None:
+                out.append(Fragment(event=number, slot=0, call=routed[0], role=routed[1]))
+        return out
+
+    def _check(self, event: Event, slot: int) -> None:
+        if slot != 0 or event_type(event.payload) not in _ROLES:
+            raise DialectError(
+                f"cohere: no tool-call fragment at slot {slot} of a {event.name or 'data'} event"
+            )
+
+    def get(self, event: Event, slot: int, field: Field) -> Any:
+        self._check(event, slot)
+        if field == Field.INDEX:
+            return event.payload.get("index", MISSING)
+        tc = tool_call_of(event.payload)
+        if tc is None:
+            return MISSING
+        if field in _TC_KEYS:
+            return tc.get(_TC_KEYS[field], MISSING)
+        if field in _FN_KEYS:
+            fn = tc.get("function")
+            return fn.get(_FN_KEYS[field], MISSING) if isinstance(fn, dict) else MISSING
+        return MISSING
+
+    def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
+        self._check(event, slot)
+        payload = copy.deepcopy(event.payload)
+        if field == Field.ITEM_ID:
+            if value is MISSING:
+                return event.with_payload(payload)
+            raise DialectError("cohere: a tool-call event has no item id")
+        if field == Field.INDEX:
+            target, key = payload, "index"
+        elif value is MISSING:
+            tc = tool_call_of(payload)
+            target = (tc if field in _TC_KEYS else _function(tc)) if tc is not None else {}
+            key = _TC_KEYS.get(field) or _FN_KEYS[field]
+        else:
+            tc = tool_call_of(payload, create=True)
+            target = tc if field in _TC_KEYS else _function(tc, create=True)
+            key = _TC_KEYS.get(field) or _FN_KEYS[field]
+        if value is MISSING:
+            target.pop(key, None)
+        else:
+            target[key] = value
+        return event.with_payload(payload)
+
+    def continuation(self, event: Event, slot: int, args: str) -> Event:
+        self._check(event, slot)
+        payload: dict[str, Any] = {"type": "tool-call-delta"}
+        if "index" in event.payload:
+            payload["index"] = event.payload["index"]
+        payload["delta"] = {"message": {"tool_calls": {"function": {"arguments": args}}}}
+        return self._event(payload)
+
+    def remove(self, event: Event, slot: int) -> Event | None:
+        self._check(event, slot)
+        return None  # a Cohere tool-call event carries exactly one fragment
+
+    def finish_reason(self, event: Event) -> Any:
+        if event_type(event.payload) != "message-end":
+            return MISSING
+        return _finish_delta(event.payload).get("finish_reason", MISSING)
+
+    def with_finish_reason(self, event: Event, reason: Any) -> Event:
+        if event_type(event.payload) != "message-end":
+            if reason is MISSING:
+                return event
+            raise DialectError("cohere: only a message-end event carries a finish_reason")
+        payload = copy.deepcopy(event.payload)
+        delta = payload.setdefault("delta", {})
+        if reason is MISSING:
+            delta.pop("finish_reason", None)
+        else:
+            rebuilt = {"finish_reason": reason, **{k: v for k, v in delta.items() if k != "finish_reason"}}
+            payload["delta"] = rebuilt
+        return event.with_payload(payload)
+
+    # -- building ----------------------------------------------------------------------------
+
+    def _event(self, payload: Any) -> Event:
+        if payload == SENTINEL:
+            return Event(WireEvent(data=SENTINEL), SENTINEL)
+        return Event(WireEvent(data=self.dumps(payload), name=payload["type"]), payload)
+
+    def build(self, kind: Kind, **params: Any) -> list[Event]:
+        index = params.get("index", 0)
+        if kind == Kind.TEXT:
+            content = {"text": params.get("text", "")}
+            return [
+                self._event(
+                    {"type": "content-delta", "index": index, "delta": {"message": {"content": content}}}
+                )
+            ]
+        if kind == Kind.REASONING:
+            plan = {"tool_plan": params.get("text", "")}
+            return [self._event({"type": "tool-plan-delta", "delta": {"message": plan}})]
+        if kind == Kind.FINISH:
+            delta: dict[str, Any] = {"finish_reason": params.get("reason", "COMPLETE")}
+            if params.get("usage"):
+                delta["usage"] = params["usage"]
+            return [self._event({"type": "message-end", "delta": delta})]
+        if kind == Kind.ERROR:
+            delta = {"error": params.get("message", "internal server error"), "finish_reason": "ERROR"}
+            return [self._event({"type": "message-end", "delta": delta})]
+        if kind == Kind.SENTINEL:
+            return [self._event(SENTINEL)]
+        if kind == Kind.META:
+            msg = {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}
+            start = {
+                "id": params.get("id", "00000000-0000-0000-0000-000000000000"),
+                "type": "message-start",
+                "delta": {"message": msg},
+            }
+            return [self._event(start)]
+        if kind == Kind.TOOL_CALL:
+            args = params.get("args", {})
+            text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            call = {
+                "id": params.get("id", ""),
+                "type": "function",
+                "function": {"name": params["name"], "arguments": ""},
+            }
+            return [
+                self._event(
+                    {"type": "tool-call-start", "index": index, "delta": {"message": {"tool_calls": call}}}
+                ),
+                self._event(
+                    {
+                        "type": "tool-call-delta",
+                        "index": index,
+                        "delta": {"message": {"tool_calls": {"function": {"arguments": text}}}},
+                    }
+                ),
+                self._event({"type": "tool-call-end", "index": index}),
+            ]
+        if kind in (Kind.PING, Kind.USAGE):
+            return []  # no keepalives; usage comes only with message-end
+        raise DialectError(f"cohere: cannot build a {kind} event")
+
+
+DIALECT = CohereDialect()

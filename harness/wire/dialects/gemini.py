@@ -1,0 +1,557 @@
+"""Google Gemini `streamGenerateContent?alt=sse`: whole `functionCall` parts, and Gemini 3 streamed arguments.
+
+Each SSE `data:` event is a whole `GenerateContentResponse`; there is no sentinel (the last chunk
+carries `finishReason`, then the connection closes) and Vertex ends lines with CRLF. Only the
+candidate with `index` 0 (or no index) is read; other candidates are ignored.
+
+Keying rules of the reference accumulator (and of `fragments`, which share them):
+
+- A `functionCall` part with a `name` starts a new call, even when the name repeats (two calls
+  to the same function are two calls; nothing is keyed by name or position). There is no index
+  on the wire: `get(..., Field.INDEX)` is MISSING and the fragment slot is the part's position in
+  `candidates[0].content.parts`.
+- Exception: a part whose non-empty `id` equals an earlier whole call's id and whose name is the
+  same is a re-emission of that call (its args replace the earlier ones), not a new call.
+- Gemini 3 streamed arguments: a named part with `willContinue: true` opens a call; the parts
+  after it (`partialArgs` entries addressed by `jsonPath`, nested paths included) belong to the
+  open call until a part without `willContinue: true` (normally the empty `functionCall: {}`)
+  closes it. A repeated name or id on a continuation is the same call; a different name or id
+  starts a new one. A string value whose previous piece at the same path said `willContinue`
+  is appended; any other value replaces what the path held.
+- A continuation or `{}` with no open call is a stray fragment of no call and is ignored.
+
+Finality: calls are final when the model's turn ends with a `finishReason` of STOP or
+MAX_TOKENS. A stream that ends (cleanly or cut) before any finishReason reports no calls (state
+`cut`); one cut after a finishReason that followed its last call is complete. A streamed call
+still open (its closing `{}` missing) when the finishReason arrives is kept as assembled at STOP
+(the turn is over, nothing more can come for it) and dropped at MAX_TOKENS (the budget ran out
+inside it). Any other finishReason (MALFORMED_FUNCTION_CALL, SAFETY, RECITATION ...), an in-band
+`{"error": ...}` object or a blocked prompt (`promptFeedback.blockReason`) is an error state with
+no calls. Text is the non-thought `text` parts joined; `thought: true` parts are reasoning.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from harness.cassettes.format import Request
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.errors import DialectError
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects.base import (
+    MISSING,
+    Dialect,
+    Event,
+    Field,
+    Fragment,
+    Kind,
+    ReferenceAccumulator,
+    Role,
+)
+
+NORMAL_FINISH = frozenset({"STOP", "MAX_TOKENS"})
+_NO_INDEX_FIELDS = (Field.INDEX, Field.TYPE, Field.ITEM_ID)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a chunk
+
+
+def candidate(payload: Any) -> dict[str, Any] | None:
+    """The candidate this harness reads: `index` 0, or the first one without an index."""
+    if not isinstance(payload, dict):
+        return None
+    candidates = payload.get("candidates")
+    if not isinstance(candidates, list):
+        return None
+    for cand in candidates:
+        if isinstance(cand, dict) and cand.get("index", 0) == 0:
+            return cand
+    return None
+
+
+def content_parts(payload: Any) -> list[Any]:
+    """The parts of the candidate this harness reads (empty when there are none)."""
+    cand = candidate(payload)
+    content = cand.get("content") if cand else None
+    found = content.get("parts") if isinstance(content, dict) else None
+    return found if isinstance(found, list) else []
+
+
+def _function_call(part: Any) -> dict[str, Any] | None:
+    fc = part.get("functionCall") if isinstance(part, dict) else None
+    return fc if isinstance(fc, dict) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Streamed arguments: jsonPath -> value
+
+
+_TOKEN = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\[\s*(['\"])(.*?)\3\s*\]")
+
+
+def json_path(path: str) -> list[str | int]:
+    """`$.recipe.ingredients[0].amount` -> ['recipe', 'ingredients', 0, 'amount']."""
+    text = path.strip()
+    if text.startswith("$"):
+        text = text[1:]
+    elif text and text[0] not in ".[":
+        text = "." + text  # some producers drop the `$.` prefix
+    out: list[str | int] = []
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            raise DialectError(f"gemini: cannot read jsonPath {path!r} at {text[pos:]!r}")
+        if match.group(1) is not None:
+            out.append(match.group(1))
+        elif match.group(2) is not None:
+            out.append(int(match.group(2)))
+        else:
+            out.append(match.group(4))
+        pos = match.end()
+    return out
+
+
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue", "structValue", "listValue")
+
+
+def partial_value(arg: dict[str, Any]) -> Any:
+    """The value a `partialArgs` entry carries, or MISSING."""
+    for key in _VALUE_KEYS:
+        if key in arg:
+            return None if key == "nullValue" else arg[key]
+    return MISSING
+
+
+def _assign(root: dict[str, Any], steps: list[str | int], value: Any, append: bool) -> None:
+    if not steps:
+        if isinstance(value, dict):
+            root.update(value)
+        return
+    node: Any = root
+    for step, following in zip(steps, [*steps[1:], None], strict=True):
+        last = following is None
+        empty: Any = None if last else ([] if isinstance(following, int) else {})
+        if isinstance(step, int):
+            if not isinstance(node, list):
+                return  # the path disagrees with what earlier pieces built: keep what we have
+            while len(node) <= step:
+                node.append(None)
+            if node[step] is None and not last:
+                node[step] = empty
+            if last:
+                node[step] = node[step] + value if append and isinstance(node[step], str) else value
+            node = node[step]
+        else:
+            if not isinstance(node, dict):
+                return
+            if last:
+                old = node.get(step)
+                node[step] = old + value if append and isinstance(old, str) else value
+            elif not isinstance(node.get(step), (dict, list)):
+                node[step] = empty
+            node = node[step]
+
+
+# ---------------------------------------------------------------------------------------------
+# Routing parts to calls (shared by the accumulator and the fragment view)
+
+
+@dataclass
+class _Call:
+    name: str | None
+    id: str | None
+    args: dict[str, Any] = field(default_factory=dict)
+    streamed: bool = False
+    open: bool = False
+    pending: set[tuple[str | int, ...]] = field(default_factory=set)  # paths whose string continues
+
+    def apply(self, fc: dict[str, Any]) -> None:
+        if isinstance(fc.get("args"), dict):
+            if self.streamed:
+                self.args.update(copy.deepcopy(fc["args"]))
+            else:
+                self.args = copy.deepcopy(fc["args"])
+        for arg in fc.get("partialArgs") or ():
+            if not isinstance(arg, dict) or not isinstance(arg.get("jsonPath"), str):
+                continue
+            value = partial_value(arg)
+            if value is MISSING:
+                continue
+            steps = json_path(arg["jsonPath"])
+            key = tuple(steps)
+            _assign(self.args, steps, copy.deepcopy(value), append=key in self.pending)
+            if arg.get("willContinue") is True and isinstance(value, str):
+                self.pending.add(key)
+            else:
+                self.pending.discard(key)
+
+
+class _Router:
+    """Assigns each functionCall part to a logical call, by the rules in the module docstring."""
+
+    def __init__(self) -> None:
+        self.calls: list[_Call] = []
+        self.open: int | None = None
+
+    def route(self, fc: dict[str, Any]) -> tuple[int, Role] | None:
+        name = fc.get("name") if isinstance(fc.get("name"), str) and fc.get("name") else None
+        call_id = fc.get("id") if isinstance(fc.get("id"), str) and fc.get("id") else None
+        more = fc.get("willContinue") is True
+        if self.open is not None:
+            current = self.calls[self.open]
+            other_name = name is not None and current.name is not None and name != current.name
+            other_id = call_id is not None and current.id is not None and call_id != current.id
+            if not (other_name or other_id):
+                number = self.open
+                if current.name is None and name is not None:
+                    current.name = name
+                if current.id is None and call_id is not None:
+                    current.id = call_id
+                current.apply(fc)
+                carries = any(key in fc for key in ("partialArgs", "args", "name", "id"))
+                if not more:
+                    current.open = False
+                    self.open = None
+                return number, (Role.ARGS if carries else Role.END)
+            self.calls[self.open].open = False  # its terminator never came: a new call begins
+            self.open = None
+        if name is None:
+            return None  # a continuation or `{}` of no open call
+        if call_id is not None and not more and "partialArgs" not in fc:
+            for number, earlier in enumerate(self.calls):
+                if earlier.id == call_id and earlier.name == name and not earlier.streamed:
+                    earlier.apply(fc)
+                    return number, Role.WHOLE
+        call = _Call(name=name, id=call_id, streamed=more or "partialArgs" in fc, open=more)
+        call.apply(fc)
+        self.calls.append(call)
+        if more:
+            self.open = len(self.calls) - 1
+            return self.open, Role.START
+        return len(self.calls) - 1, Role.WHOLE
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference accumulator
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        status = error.get("status") or error.get("code") or "error"
+        return f"{status}: {error.get('message', '')}".strip()
+    return str(error)
+
+
+class GeminiAccumulator(ReferenceAccumulator):
+    """Reference accumulator for Gemini streams (rules in the module docstring)."""
+
+    def __init__(self) -> None:
+        self._router = _Router()
+        self._text: list[str] = []
+        self._finish: str | None = None
+        self._finish_is_last = False  # no functionCall part arrived after the last finishReason
+        self._error: str | None = None
+        self._usage: dict[str, Any] | None = None
+
+    def feed(self, event: Event) -> None:
+        payload = event.payload
+        if not isinstance(payload, dict):
+            return
+        if "error" in payload:
+            self._error = self._error or _error_text(payload["error"])
+            return
+        feedback = payload.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason") and candidate(payload) is None:
+            self._error = self._error or f"prompt blocked: {feedback['blockReason']}"
+        if isinstance(payload.get("usageMetadata"), dict):
+            self._usage = payload["usageMetadata"]
+        for part in content_parts(payload):
+            fc = _function_call(part)
+            if fc is not None:
+                self._router.route(fc)
+                self._finish_is_last = False
+            elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
+                self._text.append(part["text"])
+        cand = candidate(payload)
+        if cand is not None and isinstance(cand.get("finishReason"), str):
+            self._finish = cand["finishReason"]
+            self._finish_is_last = True
+
+    def close(self, error: str | None = None) -> Outcome:
+        text = "".join(self._text)
+        finish = self._finish
+        if self._error is not None:
+            return Outcome((), text, finish, State.ERROR, self._error, self._usage)
+        if finish is not None and finish not in NORMAL_FINISH:
+            return Outcome((), text, finish, State.ERROR, f"finishReason {finish}", self._usage)
+        if finish is None or (error is not None and not self._finish_is_last):
+            why = error or "stream ended without a finishReason"
+            return Outcome((), text, finish, State.CUT, why, self._usage)
+        calls = tuple(
+            ToolCall(name=call.name, arguments=call.args, id=call.id)
+            for call in self._router.calls
+            if not (call.open and finish == "MAX_TOKENS")
+        )
+        return Outcome(calls, text, finish, State.COMPLETE, None, self._usage)
+
+
+# ---------------------------------------------------------------------------------------------
+# The dialect
+
+
+class GeminiDialect(Dialect):
+    name = "gemini"
+    codec_name = "sse"
+
+    default_url = (
+        "https://generativelanguage.googleapis.com/v1beta/models/imported:streamGenerateContent?alt=sse"
+    )
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return isinstance(payload, dict) and ("candidates" in payload or "usageMetadata" in payload)
+
+    def dumps(self, payload: Any) -> str:
+        # Gemini's alt=sse JSON: `"key": value` with a space, items joined by a bare comma.
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ": "))
+
+    def matches(self, request: Request) -> bool:
+        path = urlsplit(request.url).path
+        return ":streamGenerateContent" in path or ":generateContent" in path
+
+    def kinds(self, event: Event) -> frozenset[Kind]:
+        payload = event.payload
+        if event.wire.comment is not None:
+            return frozenset({Kind.COMMENT})
+        if not isinstance(payload, dict):
+            return frozenset({Kind.OTHER})
+        if "error" in payload:
+            return frozenset({Kind.ERROR})
+        out: set[Kind] = set()
+        feedback = payload.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason"):
+            out.add(Kind.ERROR)
+        if isinstance(payload.get("usageMetadata"), dict):
+            out.add(Kind.USAGE)
+        for part in content_parts(payload):
+            fc = _function_call(part)
+            if fc is not None:
+                out.add(_call_kind(fc))
+            elif isinstance(part, dict):
+                if part.get("thought") or (part.get("thoughtSignature") and not part.get("text")):
+                    out.add(Kind.REASONING)
+                elif part.get("text"):
+                    out.add(Kind.TEXT)
+        cand = candidate(payload)
+        if cand is not None and "finishReason" in cand:
+            out.add(Kind.FINISH)
+        return frozenset(out or {Kind.OTHER})
+
+    def accumulator(self) -> GeminiAccumulator:
+        return GeminiAccumulator()
+
+    # -- fragments ---------------------------------------------------------------------------
+
+    def fragments(self, events: Sequence[Event]) -> list[Fragment]:
+        router = _Router()
+        out: list[Fragment] = []
+        for number, event in enumerate(events):
+            for slot, part in enumerate(content_parts(event.payload)):
+                fc = _function_call(part)
+                routed = router.route(fc) if fc is not None else None
+                if routed is not None:
+                    out.append(Fragment(event=number, slot=slot, call=routed[0], role=routed[1]))
+        return out
+
+    def _call_of(self, event: Event, slot: int) -> dict[str, Any]:
+        found = content_parts(event.payload)
+        fc = _function_call(found[slot]) if 0 <= slot < len(found) else None
+        if fc is None:
+            raise DialectError(f"gemini: part {slot} of this chunk is not a functionCall")
+        return fc
+
+    def get(self, event: Event, slot: int, field: Field) -> Any:
+        fc = self._call_of(event, slot)
+        if field in _NO_INDEX_FIELDS:
+            return MISSING
+        if field == Field.ARGS:
+            key = "partialArgs" if "partialArgs" in fc else "args"
+            return fc.get(key, MISSING)
+        return fc.get(str(field), MISSING)
+
+    def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
+        payload = copy.deepcopy(event.payload)
+        fc = self._call_of(Event(event.wire, payload), slot)
+        if field in _NO_INDEX_FIELDS:
+            if value is MISSING:
+                return event.with_payload(payload)
+            raise DialectError(f"gemini: a functionCall part has no {field} field to set")
+        if field == Field.ARGS:
+            if value is MISSING:
+                fc.pop("args", None)
+                fc.pop("partialArgs", None)
+            elif isinstance(value, list):
+                fc["partialArgs"] = value
+            else:
+                fc["args"] = _args_object(value)
+        elif value is MISSING:
+            fc.pop(str(field), None)
+        else:
+            fc[str(field)] = value
+        return event.with_payload(payload)
+
+    def continuation(self, event: Event, slot: int, args: str) -> Event:
+        fc = self._call_of(event, slot)
+        if not ("partialArgs" in fc or fc.get("willContinue") is True):
+            raise DialectError(
+                "gemini: a whole functionCall has no continuation fragments on the wire "
+                "(only Gemini 3 partialArgs calls stream their arguments)"
+            )
+        part = {"functionCall": {"partialArgs": _partial_args(fc, args), "willContinue": True}}
+        return self._chunk_like(event, [part])
+
+    def remove(self, event: Event, slot: int) -> Event | None:
+        self._call_of(event, slot)
+        payload = copy.deepcopy(event.payload)
+        cand = candidate(payload)
+        if cand is None:  # unreachable: _call_of found the part in this candidate
+            return event
+        del cand["content"]["parts"][slot]
+        if not cand["content"]["parts"] and "finishReason" not in cand:
+            return None
+        return event.with_payload(payload)
+
+    def finish_reason(self, event: Event) -> Any:
+        cand = candidate(event.payload)
+        return cand.get("finishReason", MISSING) if cand is not None else MISSING
+
+    def with_finish_reason(self, event: Event, reason: Any) -> Event:
+        payload = copy.deepcopy(event.payload)
+        cand = candidate(payload)
+        if cand is None:
+            if reason is MISSING:
+                return event
+            raise DialectError("gemini: this event has no candidate to carry a finishReason")
+        if reason is MISSING:
+            cand.pop("finishReason", None)
+        else:
+            cand["finishReason"] = reason
+        return event.with_payload(payload)
+
+    def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
+        """Several functionCall parts in one chunk, shaped like the first one's chunk."""
+        if not parts:
+            return None
+        collected = [copy.deepcopy(content_parts(event.payload)[slot]) for event, slot in parts]
+        return self._chunk_like(parts[0][0], collected)
+
+    # -- building ----------------------------------------------------------------------------
+
+    def _chunk_like(self, like: Event | None, new_parts: list[Any], finish: str | None = None) -> Event:
+        cand: dict[str, Any] = {"content": {"parts": new_parts, "role": "model"}}
+        if finish is not None:
+            cand["finishReason"] = finish
+        cand["index"] = 0
+        payload: dict[str, Any] = {"candidates": [cand]}
+        source = like.payload if like is not None and isinstance(like.payload, dict) else {}
+        for key in ("usageMetadata", "modelVersion", "responseId"):
+            if key in source:
+                payload[key] = copy.deepcopy(source[key])
+        return _new_event(self, payload, like)
+
+    def build(self, kind: Kind, **params: Any) -> list[Event]:
+        like = params.get("like")
+        if kind == Kind.TEXT:
+            return [self._chunk_like(like, [{"text": params.get("text", "")}])]
+        if kind == Kind.REASONING:
+            return [self._chunk_like(like, [{"text": params.get("text", ""), "thought": True}])]
+        if kind == Kind.FINISH:
+            return [self._chunk_like(like, [{"text": ""}], finish=params.get("reason", "STOP"))]
+        if kind == Kind.TOOL_CALL:
+            call: dict[str, Any] = {"name": params["name"], "args": _args_object(params.get("args", {}))}
+            if params.get("id"):
+                call["id"] = params["id"]
+            return [self._chunk_like(like, [{"functionCall": call}])]
+        if kind == Kind.USAGE:
+            usage = params.get("usage") or {"promptTokenCount": 0, "totalTokenCount": 0}
+            return [_new_event(self, {"usageMetadata": usage}, like)]
+        if kind == Kind.ERROR:
+            error = {
+                "code": params.get("code", 500),
+                "message": params.get("message", "Internal error"),
+                "status": params.get("status", "INTERNAL"),
+            }
+            return [_new_event(self, {"error": error}, like)]
+        if kind in (Kind.PING, Kind.SENTINEL, Kind.META):
+            return []  # Gemini has no keepalive, sentinel or framing events
+        raise DialectError(f"gemini: cannot build a {kind} event")
+
+
+def _call_kind(fc: dict[str, Any]) -> Kind:
+    # Judged from the part alone: a named part opens or is a call, a nameless one continues or ends.
+    if fc.get("name"):
+        return Kind.TOOL_START if fc.get("willContinue") is True or "partialArgs" in fc else Kind.TOOL_CALL
+    return Kind.TOOL_ARGS if fc else Kind.TOOL_END
+
+
+def _new_event(dialect: Dialect, payload: Any, like: Event | None) -> Event:
+    wire = WireEvent(data=dialect.dumps(payload))
+    if like is not None:
+        wire = replace(like.wire, data=wire.data, comment=None)
+    return Event(wire, payload)
+
+
+def _args_object(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError:
+            raise DialectError(f"gemini: functionCall args must be JSON, not {value[:40]!r}") from None
+    if not isinstance(value, dict):
+        raise DialectError(f"gemini: functionCall args must be an object, not {type(value).__name__}")
+    return value
+
+
+def _partial_args(fc: dict[str, Any], args: str) -> list[dict[str, Any]]:
+    """Argument text as partialArgs: a JSON object becomes one entry per leaf; any other text
+    continues the string at the fragment's last path."""
+    try:
+        value = json.loads(args)
+    except ValueError:
+        value = MISSING
+    if isinstance(value, dict):
+        return [_leaf(path, leaf) for path, leaf in _leaves(value, "$")]
+    earlier = [a for a in fc.get("partialArgs") or () if isinstance(a, dict) and "jsonPath" in a]
+    path = earlier[-1]["jsonPath"] if earlier else "$"
+    return [{"jsonPath": path, "stringValue": args}]
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    if isinstance(value, dict) and value:
+        return [leaf for key, item in value.items() for leaf in _leaves(item, f"{path}.{key}")]
+    if isinstance(value, list) and value:
+        return [leaf for n, item in enumerate(value) for leaf in _leaves(item, f"{path}[{n}]")]
+    return [(path, value)]
+
+
+def _leaf(path: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"jsonPath": path, "boolValue": value}
+    if isinstance(value, (int, float)):
+        return {"jsonPath": path, "numberValue": value}
+    if isinstance(value, str):
+        return {"jsonPath": path, "stringValue": value}
+    if value is None:
+        return {"jsonPath": path, "nullValue": "NULL_VALUE"}
+    return {"jsonPath": path, ("structValue" if isinstance(value, dict) else "listValue"): value}
+
+
+DIALECT = GeminiDialect()

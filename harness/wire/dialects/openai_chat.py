@@ -1,0 +1,632 @@
+"""OpenAI Chat Completions streaming (`POST .../chat/completions`, `stream: true`), which every
+OpenAI-compatible server speaks too (vLLM, Groq, Mistral, DeepSeek, OpenRouter, Together, Ollama
+`/v1`, Azure deployments): SSE `data: {chunk}` lines ended by `data: [DONE]`.
+
+Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in brackets):
+
+- Only choice 0 is read: the choice whose `index` is 0, or, when a choice has no `index`, the
+  one at position 0 of `choices`. Other choices of an `n>1` request are ignored (C7); so is a
+  chunk with `choices` empty, null or absent (usage-only, Azure `prompt_filter_results`) (D4).
+- Every entry of `delta.tool_calls` is routed, in order, to a logical call (B1, C2). An entry's
+  `index` is its key when it is present and not null; an `id` counts only when non-empty, so
+  `"id":""` is no id (A6).
+  - At an index with an open call: the same id, or no id, continues it (A4, A5); a different id
+    starts a new call when the entry names a function (A1, A2), continues the call that already
+    has that id when there is one (interleaved calls repeating their ids), and otherwise is a
+    continuation whose new id is ignored (A7: LM Studio rotates the id on every nameless
+    fragment; the first id is kept). An id-less entry naming another function after the open call
+    got arguments starts a new call (parallel calls without ids).
+  - At an index not seen yet: an entry with an id or a name starts a new call (even if that id
+    was used at another index); one with neither continues the latest call (A11: continuations
+    whose index was incremented).
+  - With no index (A3): a known id continues its call; a new id or a new name (once the latest
+    call has arguments) starts one; anything else continues the latest call.
+- The name: a piece equal to the name so far, or one that extends it, replaces it (B3: repeated
+  in full, or cumulative); any other piece is appended (B2: split). A split whose second half
+  equals the first cannot be told from a repetition. `type` is not reported.
+- Arguments: string pieces are concatenated; args given as an object (B8) are shallow-merged and
+  used when no string piece came. When the text so far is a whole JSON object, a piece equal to
+  it is a re-sent copy and is dropped (B9, and B5 args repeated after a whole header), and a
+  `"{}"` placeholder is replaced by the real pieces that follow (B6). Empty text is `{}` (B7);
+  text that is not JSON is reported `invalid` with the raw text, never as `{}`. A gateway that
+  re-chunks by UTF-16 code units may end a piece with a high surrogate and start the next with
+  the low one (each escaped, `\\ud83d` then `\\ude00`) (F2): the joined text's surrogate pairs
+  are combined into the character they encode, as a UTF-16 client (JavaScript) would have them.
+- Finality: calls are final once choice 0 has a `finish_reason` (any value: `stop` with calls
+  still reports them, D1); they are reported in order of first appearance. Pieces arriving after
+  the finish reason still count (D2). The stream is complete when `[DONE]` arrived, or a finish reason
+  arrived and the stream then ended cleanly without `[DONE]` (D6); `[DONE]` without a finish
+  reason completes it too (the server sent its terminal signal). A chunk with a non-null `error` is
+  an in-band error (D8): error state. Otherwise the stream is cut. A cut or errored stream reports
+  only calls made final by a finish reason before it ended; normally none.
+- Text is every `delta.content` of choice 0; reasoning (`reasoning_content`, `reasoning`) is not
+  part of the outcome. Usage is the last non-null `usage`.
+- Ambiguous shapes no client can resolve and that are merged: two parallel id-less calls to the
+  same function at one index, and ids reused by different calls.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from harness.cassettes.format import Request
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.errors import DialectError
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects.base import (
+    MISSING,
+    Dialect,
+    Event,
+    Field,
+    Fragment,
+    Kind,
+    ReferenceAccumulator,
+    Role,
+)
+
+DONE = "[DONE]"
+
+# Where each fragment field lives inside a `tool_calls[]` entry.
+_FIELD_PATHS: dict[Field, tuple[str, ...]] = {
+    Field.INDEX: ("index",),
+    Field.ID: ("id",),
+    Field.TYPE: ("type",),
+    Field.NAME: ("function", "name"),
+    Field.ARGS: ("function", "arguments"),
+}
+_REASONING_KEYS = ("reasoning_content", "reasoning")
+_ENVELOPE_KEYS = (
+    "id",
+    "provider",
+    "object",
+    "created",
+    "model",
+    "service_tier",
+    "system_fingerprint",
+    "usage",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading chunks
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _choice_position(payload: Any) -> int | None:
+    """Where choice 0 sits in `choices` (see the module docstring), or None."""
+    choices = _dict(payload).get("choices")
+    if not isinstance(choices, list):
+        return None
+    for pos, choice in enumerate(choices):
+        if isinstance(choice, dict):
+            number = choice.get("index", pos)
+            if number == 0 and not isinstance(number, bool):
+                return pos
+    return None
+
+
+def _choice(payload: Any) -> dict[str, Any] | None:
+    pos = _choice_position(payload)
+    return None if pos is None else payload["choices"][pos]
+
+
+def _entries(payload: Any) -> list[Any]:
+    """Choice 0's `delta.tool_calls` list (positions are fragment slots)."""
+    choice = _choice(payload)
+    calls = _dict(_dict(choice).get("delta")).get("tool_calls")
+    return calls if isinstance(calls, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _key(value: Any) -> Hashable | None:
+    # A missing or null index is no key; one a mutation made unhashable still keys consistently.
+    if value is None:
+        return None
+    return value if isinstance(value, Hashable) else repr(value)
+
+
+def _is_error(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("error") is not None
+
+
+def _error_message(payload: dict[str, Any]) -> str:
+    error = payload["error"]
+    if isinstance(error, dict) and error.get("message") is not None:
+        return str(error["message"])
+    return str(error)
+
+
+# ---------------------------------------------------------------------------------------------
+# Keying: which logical call a `tool_calls[]` entry belongs to
+
+
+@dataclass(slots=True, eq=False)
+class _Call:
+    index: Hashable | None
+    id: str | None = None
+    name: str = ""
+    text: str = ""
+    obj: dict[str, Any] | None = None
+    pieces: int = 0  # how many fragments fed it
+    args_pieces: int = 0  # how many of them carried non-empty args
+
+    @property
+    def has_args(self) -> bool:
+        return self.text.strip() != "" or self.obj is not None
+
+    def add_name(self, piece: str) -> None:
+        if not self.name or piece.startswith(self.name):
+            self.name = piece
+        else:
+            self.name += piece
+
+    def add_args(self, piece: Any) -> None:
+        if isinstance(piece, dict):
+            self.obj = {**(self.obj or {}), **piece}
+            self.args_pieces += 1
+            return
+        if not isinstance(piece, str) or piece == "":
+            return
+        self.args_pieces += 1
+        if _is_object(self.text):
+            if piece == self.text:
+                return  # a re-sent copy of the whole arguments
+            if self.text.strip() == "{}":
+                self.text = ""  # a placeholder before the real arguments
+        self.text += piece
+
+    def tool_call(self) -> ToolCall:
+        name = self.name or None
+        if self.obj is not None and not self.text.strip():
+            return ToolCall(name=name, arguments=self.obj, id=self.id)
+        return ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
+
+
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def join_surrogates(text: str) -> str:
+    """Text with each high + low surrogate pair combined into its character (F2); lone halves stay."""
+    return _SURROGATE_PAIR.sub(
+        lambda pair: pair.group().encode("utf-16", "surrogatepass").decode("utf-16"), text
+    )
+
+
+def _is_object(text: str) -> bool:
+    if not text.rstrip().endswith("}"):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+@dataclass(slots=True)
+class _Router:
+    """The keying rules of the module docstring, shared by the accumulator and `fragments`."""
+
+    calls: list[_Call] = field(default_factory=list)
+    _at_index: dict[Hashable, _Call] = field(default_factory=dict)
+
+    def feed(self, entry: Any) -> tuple[int, bool] | None:
+        """Route and merge one entry; its call number and whether it started the call."""
+        if not isinstance(entry, dict):
+            return None
+        function = _dict(entry.get("function"))
+        index, call_id, name = _key(entry.get("index")), _text(entry.get("id")), _text(function.get("name"))
+        call = self._route(index, call_id, name)
+        new = call is None
+        if call is None:
+            call = _Call(index)
+            self.calls.append(call)
+            if index is not None:
+                self._at_index[index] = call
+        if call_id and call.id is None:
+            call.id = call_id
+        if name:
+            call.add_name(name)
+        call.add_args(function.get("arguments"))
+        call.pieces += 1
+        return self.calls.index(call), new
+
+    def _route(self, index: Hashable | None, call_id: str, name: str) -> _Call | None:
+        known = self._with_id(call_id)
+        latest = self.calls[-1] if self.calls else None
+        if index is not None:
+            current = self._at_index.get(index)
+            if current is None:
+                if name or (call_id and known is None):
+                    return None
+                return known or latest
+            if call_id and current.id and call_id != current.id:
+                if known is not None:
+                    return known
+                return None if name else current
+            return None if self._new_name(current, call_id, name) else current
+        if call_id:
+            if known is not None:
+                return known
+            return None if name or latest is None else latest
+        return None if latest is None or self._new_name(latest, call_id, name) else latest
+
+    @staticmethod
+    def _new_name(call: _Call, call_id: str, name: str) -> bool:
+        # An id-less entry naming another function once this call has arguments: a parallel call.
+        return not call_id and bool(name) and bool(call.name) and name != call.name and call.has_args
+
+    def _with_id(self, call_id: str) -> _Call | None:
+        if not call_id:
+            return None
+        return next((call for call in reversed(self.calls) if call.id == call_id), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference accumulator
+
+
+class OpenAIChatAccumulator(ReferenceAccumulator):
+    def __init__(self) -> None:
+        self._router = _Router()
+        self._text: list[str] = []
+        self._finish: str | None = None
+        self._final = 0  # calls made final by a finish reason
+        self._done = False
+        self._error: str | None = None
+        self._usage: Mapping[str, Any] | None = None
+
+    def feed(self, event: Event) -> None:
+        payload = event.payload
+        if payload is None:
+            return  # comment / keepalive
+        if isinstance(payload, str):
+            self._done = self._done or payload.strip() == DONE
+            return
+        if not isinstance(payload, dict):
+            return
+        if isinstance(payload.get("usage"), dict):
+            self._usage = payload["usage"]
+        if _is_error(payload):
+            self._error = self._error or _error_message(payload)
+            return
+        choice = _choice(payload)
+        if choice is None:
+            return
+        delta = _dict(choice.get("delta"))
+        if isinstance(delta.get("content"), str):
+            self._text.append(delta["content"])
+        for entry in _entries(payload):
+            self._router.feed(entry)
+        reason = choice.get("finish_reason")
+        if reason is not None:
+            self._finish = str(reason)
+            self._final = len(self._router.calls)
+
+    def close(self, error: str | None = None) -> Outcome:
+        calls = self._router.calls
+        if self._error is not None:
+            state, message = State.ERROR, self._error
+        elif self._done or (error is None and self._finish is not None):
+            state, message = State.COMPLETE, None
+        else:
+            state = State.CUT
+            message = error or "stream ended before a finish_reason or [DONE]"
+        if state is not State.COMPLETE:
+            calls = calls[: self._final]
+        return Outcome(
+            tool_calls=tuple(call.tool_call() for call in calls),
+            text=join_surrogates("".join(self._text)),
+            finish_reason=self._finish,
+            state=state,
+            error=message,
+            usage=self._usage,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The dialect
+
+
+class OpenAIChat(Dialect):
+    """Fragments are the entries of choice 0's `delta.tool_calls`; the slot is the position in
+    that list, so one chunk may hold several (`pack`). Calls are numbered by the accumulator's
+    keying rules; a call's first fragment is START, the rest ARGS, and a call sent whole in one
+    fragment is WHOLE. There is no END fragment on this wire."""
+
+    name = "openai-chat"
+    codec_name = "sse"
+
+    default_url = "https://api.openai.com/v1/chat/completions"
+
+    def claims(self, event: Event) -> bool:
+        payload = event.payload
+        return isinstance(payload, dict) and (
+            "choices" in payload or payload.get("object") == "chat.completion.chunk"
+        )
+
+    def matches(self, request: Request) -> bool:
+        path = urlparse(request.url).path.rstrip("/")
+        return path.endswith("/chat/completions") or path == "chat/completions"
+
+    def kinds(self, event: Event) -> frozenset[Kind]:
+        payload = event.payload
+        if event.wire.comment is not None:
+            return frozenset({Kind.COMMENT})
+        if isinstance(payload, str):
+            return frozenset({Kind.SENTINEL} if payload.strip() == DONE else {Kind.OTHER})
+        if not isinstance(payload, dict):
+            return frozenset({Kind.OTHER})
+        if _is_error(payload):
+            return frozenset({Kind.ERROR})
+        out: set[Kind] = set()
+        choices = payload.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
+            out |= _choice_kinds(_dict(choice))
+        if payload.get("usage") is not None:
+            out.add(Kind.USAGE)
+        return frozenset(out or {Kind.META})
+
+    def accumulator(self) -> ReferenceAccumulator:
+        return OpenAIChatAccumulator()
+
+    # -- fragments ------------------------------------------------------------------------------
+
+    def fragments(self, events: Sequence[Event]) -> list[Fragment]:
+        router = _Router()
+        out: list[Fragment] = []
+        for pos, event in enumerate(events):
+            if _is_error(event.payload):
+                continue
+            for slot, entry in enumerate(_entries(event.payload)):
+                routed = router.feed(entry)
+                if routed is not None:
+                    out.append(Fragment(pos, slot, routed[0], Role.START if routed[1] else Role.ARGS))
+        # A call sent whole in one fragment (Groq, Mistral, B5) is WHOLE rather than START.
+        return [
+            Fragment(f.event, f.slot, f.call, Role.WHOLE)
+            if router.calls[f.call].pieces == 1 and router.calls[f.call].args_pieces == 1
+            else f
+            for f in out
+        ]
+
+    def get(self, event: Event, slot: int, field: Field) -> Any:
+        node: Any = self._entry(event.payload, slot)
+        path = _FIELD_PATHS.get(field)
+        if path is None:
+            return MISSING
+        for key in path[:-1]:
+            node = node.get(key)
+            if not isinstance(node, dict):
+                return MISSING
+        return node.get(path[-1], MISSING)
+
+    def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
+        path = _FIELD_PATHS.get(field)
+        if path is None:
+            raise DialectError(f"openai-chat: a tool_calls entry has no {field} field")
+        payload = copy.deepcopy(event.payload)
+        target = self._entry(payload, slot)
+        for key in path[:-1]:
+            if not isinstance(target.get(key), dict):
+                if value is MISSING:
+                    return event
+                target[key] = {}
+            target = target[key]
+        _assign(target, path[-1], value)
+        return event.with_payload(payload)
+
+    def continuation(self, event: Event, slot: int, args: str) -> Event:
+        entry = self._entry(event.payload, slot)
+        piece: dict[str, Any] = {}
+        if "index" in entry:
+            piece["index"] = entry["index"]
+        piece["function"] = {"arguments": args}
+        choice = _dict(_choice(event.payload))
+        return _make(_chunk(event.payload, {"tool_calls": [piece]}, choice_number=choice.get("index", 0)))
+
+    def remove(self, event: Event, slot: int) -> Event | None:
+        payload = copy.deepcopy(event.payload)
+        self._entry(payload, slot)
+        choice = _choice(payload)
+        assert choice is not None  # _entry found the entry in it
+        delta = choice["delta"]
+        del delta["tool_calls"][slot]
+        if not delta["tool_calls"]:
+            del delta["tool_calls"]
+        meaningful = (
+            any(delta.get(key) not in (None, "", []) for key in delta)
+            or choice.get("finish_reason") is not None
+            or payload.get("usage") is not None
+            or len(payload["choices"]) > 1
+        )
+        return event.with_payload(payload) if meaningful else None
+
+    def as_choice(self, event: Event, number: int, into: Event | None = None) -> Event | None:
+        """Choice 0 of `event` as choice `number` of an `n>1` request (C7): appended to `into`'s
+        `choices`, else alone in a chunk with `event`'s envelope (its usage nulled, as OpenAI
+        sends usage once). None when `event` has no choice 0 or `into` no `choices` list."""
+        choice = _choice(event.payload)
+        if choice is None:
+            return None
+        other = {**copy.deepcopy(choice), "index": number}
+        if into is None:
+            payload = copy.deepcopy(event.payload)
+            payload["choices"] = [other]
+            if payload.get("usage") is not None:
+                payload["usage"] = None
+            return event.with_payload(payload)
+        if not isinstance(_dict(into.payload).get("choices"), list):
+            return None
+        payload = copy.deepcopy(into.payload)
+        payload["choices"].append(other)
+        return into.with_payload(payload)
+
+    def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
+        """The first part's chunk with every part's entry, in order, in one `tool_calls` list."""
+        if not parts:
+            return None
+        entries = [copy.deepcopy(self._entry(event.payload, slot)) for event, slot in parts]
+        payload = copy.deepcopy(parts[0][0].payload)
+        choice = _choice(payload)
+        assert choice is not None
+        choice["delta"]["tool_calls"] = entries
+        return parts[0][0].with_payload(payload)
+
+    def finish_reason(self, event: Event) -> Any:
+        """Choice 0's finish reason; MISSING when absent or null (null is OpenAI's "none yet")."""
+        reason = _dict(_choice(event.payload)).get("finish_reason")
+        return MISSING if reason is None else reason
+
+    def with_finish_reason(self, event: Event, reason: Any) -> Event:
+        """MISSING writes null, as OpenAI does on every chunk without a reason. A chunk without a
+        choice 0 (usage-only) gets one with an empty delta."""
+        if not isinstance(event.payload, dict):
+            raise DialectError(f"openai-chat: {event.payload!r} is not a chunk, it has no finish_reason")
+        payload = copy.deepcopy(event.payload)
+        choice = _choice(payload)
+        if choice is None:
+            if reason is MISSING:
+                return event
+            choice = {"index": 0, "delta": {}, "logprobs": None, "finish_reason": None}
+            payload["choices"] = [choice, *(payload.get("choices") or [])]
+        choice["finish_reason"] = None if reason is MISSING else reason
+        return event.with_payload(payload)
+
+    # -- builders -------------------------------------------------------------------------------
+
+    def build(self, kind: Kind, **params: Any) -> list[Event]:
+        """OpenAI-shaped chunks. `like=` an event whose envelope (id, created, model, ...) to copy.
+        TEXT/REASONING `text`; FINISH `reason` (default `tool_calls`); USAGE `prompt_tokens`,
+        `completion_tokens`; ERROR `message`, `code`; TOOL_START `index`, `id`, `name`, `args`;
+        TOOL_ARGS `index`, `args`; TOOL_CALL both in one entry; META the role chunk; COMMENT
+        `text` (an SSE comment such as OpenRouter's keepalive). No PING or TOOL_END on this wire."""
+        like = params.get("like")
+        source = _dict(like.payload) if isinstance(like, Event) else {}
+        # Only a real chunk's identity is copied (not an Azure filter chunk's, nor its other fields).
+        envelope = {key: source[key] for key in _ENVELOPE_KEYS if key in source} if source.get("id") else None
+        index = params.get("index", 0)
+        if kind is Kind.SENTINEL:
+            return [Event(WireEvent(data=DONE), DONE)]
+        if kind is Kind.COMMENT:
+            text = params.get("text", " OPENROUTER PROCESSING")
+            return [Event(WireEvent(comment=text), None)]
+        if kind is Kind.ERROR:
+            error = {
+                "message": params.get("message", "Internal server error"),
+                "code": params.get("code", 502),
+            }
+            return [_make({"error": error})]
+        if kind is Kind.USAGE:
+            prompt, completion = params.get("prompt_tokens", 10), params.get("completion_tokens", 10)
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+            chunk = _chunk(envelope, None)
+            chunk["choices"], chunk["usage"] = [], usage
+            return [_make(chunk)]
+        deltas: dict[Kind, dict[str, Any]] = {
+            Kind.TEXT: {"content": params.get("text", "")},
+            Kind.REASONING: {"reasoning_content": params.get("text", "")},
+            Kind.META: {"role": "assistant", "content": ""},
+            Kind.FINISH: {},
+            Kind.TOOL_START: {"tool_calls": [_header(index, params, params.get("args", ""))]},
+            Kind.TOOL_CALL: {"tool_calls": [_header(index, params, params.get("args", "{}"))]},
+            Kind.TOOL_ARGS: {
+                "tool_calls": [{"index": index, "function": {"arguments": params.get("args", "")}}]
+            },
+        }
+        if kind not in deltas:
+            return []
+        reason = params.get("reason", "tool_calls") if kind is Kind.FINISH else None
+        return [_make(_chunk(envelope, deltas[kind], finish_reason=reason))]
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _entry(payload: Any, slot: int) -> dict[str, Any]:
+        entries = _entries(payload)
+        if not 0 <= slot < len(entries) or not isinstance(entries[slot], dict):
+            raise DialectError(f"openai-chat: this chunk has no tool_calls entry at slot {slot} in choice 0")
+        return entries[slot]
+
+
+def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:
+    out: set[Kind] = set()
+    delta = _dict(choice.get("delta"))
+    if _text(delta.get("content")):
+        out.add(Kind.TEXT)
+    if any(_text(delta.get(key)) for key in _REASONING_KEYS):
+        out.add(Kind.REASONING)
+    for entry in delta.get("tool_calls") or []:
+        entry = _dict(entry)
+        function = _dict(entry.get("function"))
+        args = function.get("arguments")
+        header = bool(_text(entry.get("id")) or _text(function.get("name")))
+        if header:
+            out.add(Kind.TOOL_START)
+        if not header or isinstance(args, dict) or _text(args):
+            out.add(Kind.TOOL_ARGS)
+    if choice.get("finish_reason") is not None:
+        out.add(Kind.FINISH)
+    return out
+
+
+def _header(index: Any, params: dict[str, Any], args: str) -> dict[str, Any]:
+    function = {"name": params.get("name", "get_weather"), "arguments": args}
+    return {
+        "index": index,
+        "id": params.get("id", "call_harness0000000000000000"),
+        "type": "function",
+        "function": function,
+    }
+
+
+def _chunk(
+    envelope: Any, delta: dict[str, Any] | None, *, choice_number: Any = 0, finish_reason: Any = None
+) -> dict[str, Any]:
+    """A chunk with the top-level keys of `envelope` (a payload; defaults when None) and one choice
+    holding `delta`, or no choice when `delta` is None."""
+    source = _dict(envelope)
+    out: dict[str, Any] = {
+        "id": "chatcmpl-harness",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "harness",
+    }
+    if source:
+        out = {key: copy.deepcopy(value) for key, value in source.items() if key != "error"}
+    out["choices"] = []
+    if delta is not None:
+        out["choices"] = [
+            {"index": choice_number, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        ]
+    if "usage" in out:
+        out["usage"] = None
+    return out
+
+
+def _assign(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is MISSING:
+        target.pop(key, None)
+    else:
+        target[key] = value
+
+
+def _make(payload: dict[str, Any]) -> Event:
+    return Event(WireEvent(data=DIALECT.dumps(payload)), payload)
+
+
+DIALECT = OpenAIChat()

@@ -1,0 +1,530 @@
+"""OpenAI Responses streaming (`POST .../responses`, `stream: true`): SSE events with an `event:`
+name that the payload repeats in `type`, a `sequence_number` on each, and no `[DONE]`.
+
+Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in brackets):
+
+- A function call is an output item: `response.output_item.added` opens it with its `name`
+  (the only place the name is sure to be, E5), its `call_id` (the call id) and its `id` (the item
+  id, `fc_...`; some servers send none, E6). Argument events find their item by `item_id` when
+  that id is known, else by `output_index` (E6, E7: deltas of parallel calls may interleave).
+- A repeated `output_item.added` for an item still open (same `output_index`, same or no item id)
+  is a duplicate and fills only missing fields (D10); one with another item id opens a new call.
+- Arguments are the concatenated `function_call_arguments.delta` pieces until the item's
+  `function_call_arguments.done`, whose `arguments` win when non-empty (E1: args only in `.done`;
+  E2: a corrected `.done`, never added to the deltas). `output_item.done` can correct them once
+  more. A delta for an item whose arguments are done, or for no known item, is dropped (E3).
+  Empty arguments are `{}`; text that is not JSON is reported `invalid` with the raw text.
+- A call is final at its `output_item.done`; `response.completed` and `response.incomplete` end the
+  stream (complete) and make every call final. The function calls in their `response.output` fill
+  what the events lacked, matched by item id, then `call_id`, then position; a call found only
+  there is added. `response.failed` and a top-level `error` event put the stream in the error
+  state; a stream with no terminal event is cut. Either way only calls already final are reported.
+- Calls are reported in order of first appearance. Text is the `output_text` of message items:
+  deltas per content part, replaced by the part's `output_text.done` text. Reasoning items are
+  skipped. The finish reason is the terminal response's `status` (`completed`, `incomplete`,
+  `failed`); usage is its `usage`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from harness.cassettes.format import Request
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.errors import DialectError
+from harness.wire.codecs import WireEvent
+from harness.wire.dialects.base import (
+    MISSING,
+    Dialect,
+    Event,
+    Field,
+    Fragment,
+    Kind,
+    ReferenceAccumulator,
+    Role,
+)
+
+ADDED = "response.output_item.added"
+ITEM_DONE = "response.output_item.done"
+ARGS_DELTA = "response.function_call_arguments.delta"
+ARGS_DONE = "response.function_call_arguments.done"
+TEXT_DELTA = "response.output_text.delta"
+TEXT_DONE = "response.output_text.done"
+COMPLETED = "response.completed"
+INCOMPLETE = "response.incomplete"
+FAILED = "response.failed"
+ERROR = "error"
+TERMINAL = frozenset({COMPLETED, INCOMPLETE, FAILED})
+FUNCTION_CALL = "function_call"
+
+_RESPONSE_PATH = re.compile(r"/responses(/resp_[^/]+)?$")
+
+# Where each fragment field lives: in the `item` of item events, at the top of argument events.
+_ITEM_FIELDS = {
+    Field.ID: "call_id",
+    Field.ITEM_ID: "id",
+    Field.NAME: "name",
+    Field.TYPE: "type",
+    Field.ARGS: "arguments",
+}
+_DELTA_FIELDS = {Field.ITEM_ID: "item_id", Field.INDEX: "output_index", Field.ARGS: "delta"}
+_ARGS_DONE_FIELDS = {
+    Field.ITEM_ID: "item_id",
+    Field.INDEX: "output_index",
+    Field.ARGS: "arguments",
+    Field.NAME: "name",
+}
+
+_KINDS: dict[str, Kind] = {
+    "response.created": Kind.META,
+    "response.in_progress": Kind.META,
+    "response.queued": Kind.META,
+    "response.content_part.added": Kind.META,
+    "response.content_part.done": Kind.META,
+    TEXT_DELTA: Kind.TEXT,
+    TEXT_DONE: Kind.META,
+    "response.refusal.delta": Kind.TEXT,
+    "response.reasoning_summary_part.added": Kind.REASONING,
+    "response.reasoning_summary_part.done": Kind.REASONING,
+    "response.reasoning_summary_text.delta": Kind.REASONING,
+    "response.reasoning_summary_text.done": Kind.REASONING,
+    "response.reasoning_text.delta": Kind.REASONING,
+    "response.reasoning_text.done": Kind.REASONING,
+    ARGS_DELTA: Kind.TOOL_ARGS,
+    ARGS_DONE: Kind.TOOL_END,
+    FAILED: Kind.ERROR,
+    ERROR: Kind.ERROR,
+}
+
+
+def event_type(event: Event) -> str | None:
+    """The payload `type` (what the SDK dispatches on), else the SSE event name."""
+    payload = event.payload
+    if isinstance(payload, dict) and isinstance(payload.get("type"), str):
+        return str(payload["type"])
+    return event.name
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _item(payload: Any) -> dict[str, Any]:
+    return _dict(_dict(payload).get("item"))
+
+
+def _is_call_item(event: Event) -> bool:
+    return event_type(event) in (ADDED, ITEM_DONE) and _item(event.payload).get("type") == FUNCTION_CALL
+
+
+def _key(value: Any) -> Hashable | None:
+    if value is None:
+        return None
+    return value if isinstance(value, Hashable) else repr(value)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Function-call items
+
+
+@dataclass(slots=True, eq=False)
+class _Call:
+    index: Hashable | None
+    item_id: str | None = None
+    call_id: str | None = None
+    name: str = ""
+    deltas: list[str] = field(default_factory=list)
+    done_args: str | None = None  # the `.done` (or item) arguments, which win over the deltas
+    closed: bool = False  # arguments done: later deltas are stray
+    final: bool = False
+
+    def fill(self, item: Mapping[str, Any]) -> None:
+        self.item_id = self.item_id or _str(item.get("id"))
+        self.call_id = self.call_id or _str(item.get("call_id"))
+        self.name = self.name or _str(item.get("name")) or ""
+
+    def finish_args(self, arguments: Any) -> None:
+        if isinstance(arguments, str) and (arguments or not self.deltas):
+            self.done_args = arguments
+        self.closed = True
+
+    def tool_call(self) -> ToolCall:
+        text = self.done_args if self.done_args is not None else "".join(self.deltas)
+        return ToolCall.from_text(self.name or None, text, id=self.call_id)
+
+
+@dataclass(slots=True)
+class _Calls:
+    """Finds and updates the call each event is about: the keying rules, shared by the accumulator
+    and `fragments`."""
+
+    calls: list[_Call] = field(default_factory=list)
+    _by_index: dict[Hashable, _Call] = field(default_factory=dict)
+    _by_item: dict[str, _Call] = field(default_factory=dict)
+
+    def feed(self, event: Event) -> tuple[_Call, Role] | None:
+        kind, payload = event_type(event), _dict(event.payload)
+        index = _key(payload.get("output_index"))
+        if kind == ADDED and _is_call_item(event):
+            return self._added(index, _item(payload)), Role.START
+        if kind == ITEM_DONE and _is_call_item(event):
+            item = _item(payload)
+            call = self._find(_str(item.get("id")), index) or self._open(index, item)
+            call.fill(item)
+            call.finish_args(item.get("arguments"))
+            call.final = True
+            return call, Role.END
+        if kind == ARGS_DELTA:
+            found = self._find(_str(payload.get("item_id")), index)
+            if found is None:
+                return None
+            if not found.closed and isinstance(payload.get("delta"), str):
+                found.deltas.append(payload["delta"])
+            return found, Role.ARGS
+        if kind == ARGS_DONE:
+            item = {"id": payload.get("item_id"), "name": payload.get("name")}
+            call = self._find(_str(item["id"]), index) or self._open(index, item)
+            call.fill(item)
+            call.finish_args(payload.get("arguments"))
+            return call, Role.END
+        return None
+
+    def settle(self, output: Any) -> None:
+        """The terminal response's `output`: fill what the events lacked, then everything is final."""
+        items = output if isinstance(output, list) else []
+        for position, item in enumerate(items):
+            if not isinstance(item, dict) or item.get("type") != FUNCTION_CALL:
+                continue
+            call = self._find(_str(item.get("id")), None) or self._with_call_id(_str(item.get("call_id")))
+            if call is None and item.get("id") is None:
+                call = self._by_index.get(position)
+            if call is None:
+                call = self._open(position, item)
+            call.fill(item)
+            if not call.final:
+                call.finish_args(item.get("arguments"))
+        for call in self.calls:
+            call.final = True
+
+    def _added(self, index: Hashable | None, item: dict[str, Any]) -> _Call:
+        item_id = _str(item.get("id"))
+        current = self._find(item_id, index)
+        if current is not None and not current.final and (item_id is None or item_id == current.item_id):
+            current.fill(item)  # a duplicate start
+            return current
+        call = self._open(index, item)
+        if isinstance(item.get("arguments"), str):
+            call.deltas.append(item["arguments"])
+        return call
+
+    def _open(self, index: Hashable | None, item: Mapping[str, Any]) -> _Call:
+        call = _Call(index)
+        call.fill(item)
+        self.calls.append(call)
+        if index is not None:
+            self._by_index[index] = call
+        if call.item_id is not None:
+            self._by_item[call.item_id] = call
+        return call
+
+    def _find(self, item_id: str | None, index: Hashable | None) -> _Call | None:
+        if item_id is not None and item_id in self._by_item:
+            return self._by_item[item_id]
+        return None if index is None else self._by_index.get(index)
+
+    def _with_call_id(self, call_id: str | None) -> _Call | None:
+        return next((call for call in self.calls if call_id and call.call_id == call_id), None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference accumulator
+
+
+class OpenAIResponsesAccumulator(ReferenceAccumulator):
+    def __init__(self) -> None:
+        self._calls = _Calls()
+        self._text: dict[tuple[Hashable | None, Hashable | None], str] = {}
+        self._state: State | None = None
+        self._error: str | None = None
+        self._finish: str | None = None
+        self._usage: Mapping[str, Any] | None = None
+
+    def feed(self, event: Event) -> None:
+        if self._state is not None:
+            return  # nothing after the terminal event counts
+        if self._calls.feed(event) is not None:
+            return
+        kind, payload = event_type(event), _dict(event.payload)
+        if kind in (TEXT_DELTA, TEXT_DONE):
+            part = (
+                _key(payload.get("item_id") or payload.get("output_index")),
+                _key(payload.get("content_index")),
+            )
+            if kind == TEXT_DELTA and isinstance(payload.get("delta"), str):
+                self._text[part] = self._text.get(part, "") + payload["delta"]
+            elif kind == TEXT_DONE and isinstance(payload.get("text"), str):
+                self._text[part] = payload["text"]
+        elif kind in TERMINAL:
+            response = _dict(payload.get("response"))
+            status = response.get("status")
+            self._finish = str(status) if status is not None else kind.rpartition(".")[2]
+            if isinstance(response.get("usage"), dict):
+                self._usage = response["usage"]
+            if kind == FAILED:
+                self._fail(response.get("error") or "response.failed")
+            else:
+                self._calls.settle(response.get("output"))
+                self._state = State.COMPLETE
+        elif kind == ERROR:
+            self._fail(payload.get("error") or payload)
+
+    def _fail(self, error: Any) -> None:
+        self._state = State.ERROR
+        message = error.get("message") if isinstance(error, dict) else error
+        self._error = str(message if message is not None else error)
+
+    def close(self, error: str | None = None) -> Outcome:
+        state = self._state or State.CUT
+        message = self._error
+        if state is State.CUT:
+            message = error or "stream ended before response.completed"
+        return Outcome(
+            tool_calls=tuple(call.tool_call() for call in self._calls.calls if call.final),
+            text="".join(self._text.values()),
+            finish_reason=self._finish,
+            state=state,
+            error=message,
+            usage=self._usage,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The dialect
+
+
+class OpenAIResponses(Dialect):
+    """Every event holds one fragment at most (slot 0): `output_item.added` (START), argument
+    deltas (ARGS), `function_call_arguments.done` and `output_item.done` (END)."""
+
+    name = "openai-responses"
+    codec_name = "sse"
+
+    default_url = "https://api.openai.com/v1/responses"
+
+    def event_name(self, payload: Any) -> str | None:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        return kind if isinstance(kind, str) else None
+
+    def claims(self, event: Event) -> bool:
+        kind = event.payload.get("type") if isinstance(event.payload, dict) else None
+        return isinstance(kind, str) and kind.startswith("response.")
+
+    def matches(self, request: Request) -> bool:
+        path = urlparse(request.url).path.rstrip("/")
+        return _RESPONSE_PATH.search(path) is not None
+
+    def kinds(self, event: Event) -> frozenset[Kind]:
+        if event.wire.comment is not None:
+            return frozenset({Kind.COMMENT})
+        kind = event_type(event)
+        if kind in (ADDED, ITEM_DONE):
+            if not _is_call_item(event):
+                return frozenset({Kind.META})
+            return frozenset({Kind.TOOL_START} if kind == ADDED else {Kind.TOOL_END})
+        if kind in (COMPLETED, INCOMPLETE):
+            usage = _dict(_dict(event.payload).get("response")).get("usage")
+            return frozenset(
+                {Kind.SENTINEL, Kind.FINISH, Kind.USAGE} if usage else {Kind.SENTINEL, Kind.FINISH}
+            )
+        return frozenset({_KINDS.get(kind or "", Kind.OTHER)})
+
+    def accumulator(self) -> ReferenceAccumulator:
+        return OpenAIResponsesAccumulator()
+
+    # -- fragments ------------------------------------------------------------------------------
+
+    def fragments(self, events: Sequence[Event]) -> list[Fragment]:
+        calls = _Calls()
+        out: list[Fragment] = []
+        for pos, event in enumerate(events):
+            routed = calls.feed(event)
+            if routed is not None:
+                out.append(Fragment(pos, 0, calls.calls.index(routed[0]), routed[1]))
+        return out
+
+    def get(self, event: Event, slot: int, field: Field) -> Any:
+        target, key = self._place(event, slot, field)
+        return MISSING if target is None or key is None else target.get(key, MISSING)
+
+    def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
+        target, key = self._place(event, slot, field)
+        if key is None:
+            raise DialectError(f"openai-responses: a {event_type(event)} event has no {field} field")
+        payload = copy.deepcopy(event.payload)
+        target = payload.setdefault("item", {}) if field in _ITEM_FIELDS and _is_call_item(event) else payload
+        if value is MISSING:
+            target.pop(key, None)
+        else:
+            target[key] = value
+        return event.with_payload(payload)
+
+    def continuation(self, event: Event, slot: int, args: str) -> Event:
+        """An argument delta for the fragment's item; its `sequence_number` repeats the source's."""
+        _check_slot(slot)
+        payload = _dict(event.payload)
+        item_id = payload.get("item_id", _item(payload).get("id"))
+        delta: dict[str, Any] = {"type": ARGS_DELTA, "delta": args}
+        if item_id is not None:
+            delta["item_id"] = item_id
+        if "output_index" in payload:
+            delta["output_index"] = payload["output_index"]
+        delta["sequence_number"] = payload.get("sequence_number", 0)
+        return _make(delta)
+
+    def remove(self, event: Event, slot: int) -> Event | None:
+        _check_slot(slot)
+        return None  # every event carries one fragment at most
+
+    def finish_reason(self, event: Event) -> Any:
+        """The terminal response's `status`, else MISSING."""
+        if event_type(event) not in TERMINAL:
+            return MISSING
+        return _dict(_dict(event.payload).get("response")).get("status", MISSING)
+
+    def with_finish_reason(self, event: Event, reason: Any) -> Event:
+        if event_type(event) not in TERMINAL or not isinstance(event.payload, dict):
+            raise DialectError(
+                f"openai-responses: only a terminal response has a status, not {event_type(event)}"
+            )
+        payload = copy.deepcopy(event.payload)
+        response = payload.setdefault("response", {})
+        if reason is MISSING:
+            response.pop("status", None)
+        else:
+            response["status"] = reason
+        return event.with_payload(payload)
+
+    # -- builders -------------------------------------------------------------------------------
+
+    def build(self, kind: Kind, **params: Any) -> list[Event]:
+        """Responses-shaped events. Item events take `index` (output_index, default 0), `item_id`
+        (default `fc_harness`), `id` (call_id), `name`, `args`; TEXT/REASONING `text`; FINISH
+        `reason` (`completed`, or `incomplete` / `failed` for those events); ERROR `message`, `code`;
+        every event `sequence_number` (default 0). No PING or USAGE event on this wire."""
+        seq = params.get("sequence_number", 0)
+        index = params.get("index", 0)
+        item_id = params.get("item_id", "fc_harness")
+        if kind is Kind.META:
+            return [
+                _make(
+                    {"type": "response.created", "response": _response("in_progress"), "sequence_number": seq}
+                )
+            ]
+        if kind in (Kind.SENTINEL, Kind.FINISH):
+            status = params.get("reason", "completed") if kind is Kind.FINISH else "completed"
+            name = {"incomplete": INCOMPLETE, "failed": FAILED}.get(status, COMPLETED)
+            return [_make({"type": name, "response": _response(status), "sequence_number": seq})]
+        if kind is Kind.ERROR:
+            error = {"type": ERROR, "code": params.get("code", "server_error")}
+            error.update(
+                message=params.get("message", "The server had an error"), param=None, sequence_number=seq
+            )
+            return [_make(error)]
+        if kind in (Kind.TEXT, Kind.REASONING):
+            name = TEXT_DELTA if kind is Kind.TEXT else "response.reasoning_summary_text.delta"
+            part = "content_index" if kind is Kind.TEXT else "summary_index"
+            delta = {
+                "type": name,
+                part: 0,
+                "delta": params.get("text", ""),
+                "item_id": params.get("item_id", "msg_harness"),
+            }
+            delta.update(output_index=index, sequence_number=seq)
+            return [_make(delta)]
+        call = {
+            "id": item_id,
+            "type": FUNCTION_CALL,
+            "status": "in_progress",
+            "arguments": "",
+            "call_id": params.get("id", "call_harness0000000000000000"),
+            "name": params.get("name", "get_weather"),
+        }
+        args = params.get("args", "{}" if kind is Kind.TOOL_CALL else "")
+        start = _make({"type": ADDED, "item": call, "output_index": index, "sequence_number": seq})
+        piece = _make(
+            {
+                "type": ARGS_DELTA,
+                "delta": args,
+                "item_id": item_id,
+                "output_index": index,
+                "sequence_number": seq,
+            }
+        )
+        done = {
+            "type": ARGS_DONE,
+            "arguments": args,
+            "item_id": item_id,
+            "output_index": index,
+            "sequence_number": seq,
+        }
+        whole = {**call, "status": "completed", "arguments": args}
+        end = [
+            _make(done),
+            _make({"type": ITEM_DONE, "item": whole, "output_index": index, "sequence_number": seq}),
+        ]
+        builders = {
+            Kind.TOOL_START: [start],
+            Kind.TOOL_ARGS: [piece],
+            Kind.TOOL_END: end,
+            Kind.TOOL_CALL: [start, piece, *end],
+        }
+        return builders.get(kind, [])
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _place(event: Event, slot: int, field: Field) -> tuple[dict[str, Any] | None, str | None]:
+        """The dict holding a field in this event, and its key (None when the event has no such field)."""
+        _check_slot(slot)
+        kind, payload = event_type(event), _dict(event.payload)
+        if _is_call_item(event):
+            if field is Field.INDEX:
+                return payload, "output_index"
+            return _item(payload), _ITEM_FIELDS.get(field)
+        if kind == ARGS_DELTA:
+            return payload, _DELTA_FIELDS.get(field)
+        if kind == ARGS_DONE:
+            return payload, _ARGS_DONE_FIELDS.get(field)
+        return None, None
+
+
+def _check_slot(slot: int) -> None:
+    if slot != 0:
+        raise DialectError(f"openai-responses: events hold one fragment (slot 0), not slot {slot}")
+
+
+def _response(status: str) -> dict[str, Any]:
+    return {
+        "id": "resp_harness",
+        "object": "response",
+        "created_at": 0,
+        "status": status,
+        "model": "harness",
+        "output": [],
+    }
+
+
+def _make(payload: dict[str, Any]) -> Event:
+    return Event(WireEvent(data=DIALECT.dumps(payload), name=payload["type"]), payload)
+
+
+DIALECT = OpenAIResponses()
