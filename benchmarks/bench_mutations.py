@@ -10,7 +10,8 @@ import time
 
 from harness.cassettes.corpus import synthesize
 from harness.check.outcome import Outcome
-from harness.mutate import NotApplicable, Stream, build
+from harness.errors import NotApplicable
+from harness.mutate import Stream, build
 from harness.mutate.scenario import load_scenarios, run_pipeline
 from harness.wire import dialects
 

@@ -1,12 +1,36 @@
-"""Errors a user can cause. Each prints as one line that says what is wrong and where."""
+"""Every exception of ours, in one tree. Each prints as one line that says what is wrong and where.
+
+    HarnessError                    exit 2 unless said otherwise
+    ├── CassetteError               a cassette file that cannot be read (file:line: field: what)
+    ├── CodecError                  bytes a wire codec cannot decode
+    ├── DialectError                an unknown dialect, or a stream that does not fit it
+    ├── MutationError               an unknown mutation or a bad parameter
+    ├── ScenarioError               a scenario file or case id that cannot be used
+    ├── OutcomeFormatError          an outcome document (stdio, JSON) that is not an Outcome
+    ├── NoMatchError                a request no recorded interaction answers (replay only)
+    ├── UsageError                  bad arguments or configuration
+    ├── NotApplicable               a mutation or an accumulator that has nothing to do with this case
+    └── AccumulatorFailure          exit 1: a case the accumulator failed, contained by the harness
+        ├── AccumulatorCrashed
+        ├── AccumulatorProtocolError
+        └── AccumulatorTimeout
+
+`exit_code` is what the `toolstream` command exits with when the error reaches it: 2 for input
+the user can fix, 1 for "the accumulator under test failed" (as for a failing check).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class HarnessError(Exception):
     """Base of every error the CLI and the pytest plugin print as a single line."""
+
+    exit_code: ClassVar[int] = EXIT_USAGE
 
 
 class CassetteError(HarnessError):
@@ -40,6 +64,23 @@ class DialectError(HarnessError):
     """An unknown dialect name, or a stream that does not fit the dialect it was given."""
 
 
+class MutationError(HarnessError):
+    """An unknown mutation name or a bad parameter, named with what to do."""
+
+
+class ScenarioError(HarnessError):
+    """A scenario file that cannot be used, or a case id that names nothing; one line."""
+
+
+class OutcomeFormatError(HarnessError):
+    """An outcome document (stdio answer, JSON report) whose `field` is not what `Outcome` holds."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}" if field else message)
+
+
 class NoMatchError(HarnessError):
     """A request that no recorded interaction matches, in a replay-only mode."""
 
@@ -50,6 +91,8 @@ class UsageError(HarnessError):
 
 class AccumulatorFailure(HarnessError):
     """An accumulator that failed one case in a way the harness contained (base of the three below)."""
+
+    exit_code: ClassVar[int] = EXIT_FAILED
 
 
 class AccumulatorCrashed(AccumulatorFailure):
@@ -65,4 +108,6 @@ class AccumulatorTimeout(AccumulatorFailure):
 
 
 class NotApplicable(HarnessError):
-    """An accumulator that cannot run this case (an SDK adapter given another provider's stream)."""
+    """Nothing to do with this case: a mutation with nothing to work on in a stream (no tool calls,
+    a codec it cannot touch), or an accumulator that cannot run it (an SDK adapter given another
+    provider's stream). Scenarios are skipped for such streams; check gives such cases `skip`."""

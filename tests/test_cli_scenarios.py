@@ -94,3 +94,11 @@ def test_explore_command_reports_and_writes(tmp_path: Path, capsys: pytest.Captu
     assert (
         len(list(tmp_path.glob("*.cassette.yaml"))) == 1 and len(list(tmp_path.glob("*.scenario.yaml"))) == 1
     )
+
+
+def test_a_subcommand_that_cannot_import_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import cli
+
+    monkeypatch.setitem(cli.COMMANDS, "broken", "no_such_command_module")
+    with pytest.raises(ModuleNotFoundError, match="no_such_command_module"):
+        cli.build_parser()

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
-from harness.mutate import NotApplicable
+from harness.errors import NotApplicable
 from harness.mutate.calls import args_text, by_call, contiguous
 from harness.wire.dialects import Field, Role
 

@@ -13,7 +13,8 @@ import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
 from harness.check.outcome import Outcome, ToolCall, diff
-from harness.mutate import MutationError, NotApplicable, Stream, build
+from harness.errors import MutationError, NotApplicable
+from harness.mutate import Stream, build
 from harness.wire.codecs import decode_all
 from harness.wire.dialects import Event, Field, Role
 from harness.wire.dialects.base import escape_surrogates

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
-from harness.mutate import NotApplicable
+from harness.errors import NotApplicable
 
 NAMES = ["openai-chat/parallel-2", "anthropic/parallel-calls", "gemini/parallel-one-chunk", "ollama/parallel"]
 

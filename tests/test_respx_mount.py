@@ -12,6 +12,7 @@ import pytest
 
 from harness.cassettes.format import Chunk, load
 from harness.check.outcome import Outcome
+from harness.errors import UsageError
 from harness.plugin.respx_mount import mount
 from harness.record.fake_provider import FakeProvider
 from harness.wire import dialects
@@ -65,3 +66,9 @@ def test_httpx2_is_not_intercepted_by_respx(router: respx.MockRouter) -> None:
         router.get(fake.url + "/probe").respond(200, text="mocked")
         assert httpx.get(fake.url + "/probe").text == "mocked"
         assert httpx2.get(fake.url + "/probe").status_code == 404
+
+
+def test_a_scenario_that_does_not_apply_is_a_usage_error(router: respx.MockRouter) -> None:
+    single = PARALLEL.with_name("single-call.yaml")
+    with pytest.raises(UsageError, match="does not apply to cassette 'single-call': interleaving needs two"):
+        mount(router, single, scenario="C1-interleaved-fragments")

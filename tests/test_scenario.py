@@ -6,10 +6,10 @@ import pytest
 
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.check.outcome import diff
+from harness.errors import ScenarioError
 from harness.mutate import Meaning
 from harness.mutate.scenario import (
     Scenario,
-    ScenarioError,
     build_case,
     iter_cases,
     load_scenario,

@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 import yaml
 
-from harness.check.outcome import Outcome, OutcomeFormatError
-from harness.errors import CassetteError
+from harness.check.outcome import Outcome
+from harness.errors import CassetteError, OutcomeFormatError
 
 VERSION = 1
 SOURCE_KINDS = ("recorded", "synthesized")

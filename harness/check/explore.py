@@ -23,8 +23,8 @@ from hypothesis.errors import NoSuchExample
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
 from harness.check.outcome import Outcome, diff
-from harness.errors import UsageError
-from harness.mutate import Mutation, NotApplicable, Stream, build
+from harness.errors import NotApplicable, UsageError
+from harness.mutate import Mutation, Stream, build
 from harness.mutate.calls import reference_on
 from harness.mutate.scenario import Recording, Scenario, recordings, run_pipeline
 from harness.wire.dialects import Event

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.errors import OutcomeFormatError
 
 
 class State(StrEnum):
@@ -88,13 +88,6 @@ class Outcome:
             error=None if error is None else str(error),
             usage=usage if isinstance(usage, Mapping) else None,
         )
-
-
-class OutcomeFormatError(HarnessError):
-    def __init__(self, field: str, message: str) -> None:
-        self.field = field
-        self.message = message
-        super().__init__(f"{field}: {message}" if field else message)
 
 
 def _call_to_dict(call: ToolCall) -> dict[str, Any]:

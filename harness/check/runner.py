@@ -34,12 +34,11 @@ from harness.cassettes.corpus import bundled, cassette_paths
 from harness.cassettes.format import Chunk, save
 from harness.check.accumulators import Accumulator, resolve
 from harness.check.outcome import Outcome, diff
-from harness.errors import AccumulatorTimeout, HarnessError, NotApplicable, UsageError
+from harness.errors import AccumulatorTimeout, HarnessError, NotApplicable, ScenarioError, UsageError
 from harness.mutate.scenario import (
     SEPARATOR,
     Case,
     Scenario,
-    ScenarioError,
     build_case,
     case_cassette,
     cases_for,

@@ -1,7 +1,8 @@
 """The `toolstream` command: a thin shell over the library, one module per subcommand.
 
-Each command module has `add_parser(subparsers)` and `run(args) -> int`. Errors a user can cause
-(`HarnessError`) print as one line on stderr and exit 2; exit 1 is reserved for "checks failed".
+Each command module has `add_parser(subparsers)` and `run(args) -> int`. Errors of ours
+(`HarnessError`) print as one line on stderr and exit with their `exit_code` (2 for input the user
+can fix); exit 1 is reserved for "checks failed".
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import io
 import sys
 from collections.abc import Sequence
 
-from harness.errors import HarnessError
+from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError
 
-# Subcommand -> module in this package. A module that is missing is simply not offered.
+# Subcommand -> module in this package. One that cannot be imported is a broken install: it fails
+# loudly rather than disappearing from the help.
 COMMANDS = {
     "show": "show",
     "record": "record",
@@ -27,9 +29,6 @@ COMMANDS = {
     "serve-accumulator": "serve_accumulator",
 }
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
 def build_parser() -> argparse.ArgumentParser:
     from harness import __version__
 
@@ -40,12 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"toolstream {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS.items():
-        try:
-            module = importlib.import_module(f"{__name__}.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{module_name}":
-                continue
-            raise
+        module = importlib.import_module(f"{__name__}.{module_name}")
         command = module.add_parser(sub, name)
         command.set_defaults(run=module.run)
     return parser
@@ -65,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args))
     except HarnessError as exc:
         print(f"toolstream {args.command}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exc.exit_code
     except KeyboardInterrupt:
         print("toolstream: interrupted", file=sys.stderr)
         return 130

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.check.explore import explore, load_factory
-from harness.cli import EXIT_FAILED, EXIT_OK
+from harness.errors import EXIT_FAILED, EXIT_OK
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, TypeVar
 
 from harness.cassettes.format import Chunk, Response
 from harness.check.outcome import Outcome
-from harness.errors import HarnessError
+from harness.errors import MutationError, NotApplicable
 from harness.wire.codecs import WireEvent, decode_all
 from harness.wire.codecs.sse import SSECodec
 from harness.wire.dialects import Dialect, Event
@@ -38,8 +38,6 @@ __all__ = [
     "Level",
     "Meaning",
     "Mutation",
-    "MutationError",
-    "NotApplicable",
     "Stream",
     "build",
     "get",
@@ -47,14 +45,6 @@ __all__ = [
     "names",
     "registry",
 ]
-
-
-class MutationError(HarnessError):
-    """An unknown mutation name or a bad parameter, named with what to do."""
-
-
-class NotApplicable(Exception):
-    """This mutation has nothing to work on in this stream (no tool calls, a codec it cannot touch)."""
 
 
 class Meaning(StrEnum):

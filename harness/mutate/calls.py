@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harness.check.outcome import Outcome, State, ToolCall
-from harness.mutate import NotApplicable, Stream
+from harness.errors import NotApplicable
+from harness.mutate import Stream
 from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, Role
 
 

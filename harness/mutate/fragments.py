@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness.check.outcome import ToolCall
-from harness.errors import DialectError
-from harness.mutate import Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.errors import DialectError, NotApplicable
+from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import (
     args_text,
     by_call,

@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from harness.check.outcome import diff
-from harness.errors import DialectError
-from harness.mutate import Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.errors import DialectError, NotApplicable
+from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import (
     by_call,
     call_value,

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from harness.check.outcome import ToolCall
-from harness.mutate import Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.errors import NotApplicable
+from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import args_text, by_call, fragments_or_skip, set_at, value
 from harness.wire.dialects import MISSING, Event, Field, Fragment, Kind, Role
 

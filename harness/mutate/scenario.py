@@ -29,15 +29,14 @@ import yaml
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.cassettes.format import Cassette, Interaction, Response, Source, load
 from harness.check.outcome import Outcome
-from harness.errors import HarnessError, UsageError
-from harness.mutate import Meaning, Mutation, MutationError, NotApplicable, Stream, build
+from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError
+from harness.mutate import Meaning, Mutation, Stream, build
 from harness.wire import dialects
 from harness.wire.dialects import Dialect, Event
 
 __all__ = [
     "Case",
     "Scenario",
-    "ScenarioError",
     "build_case",
     "case_cassette",
     "cases_for",
@@ -49,10 +48,6 @@ __all__ = [
 ]
 
 SEPARATOR = "::"
-
-
-class ScenarioError(HarnessError):
-    """A scenario file that cannot be used, or a case id that names nothing; one line."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import random
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from harness.mutate import Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.errors import NotApplicable
+from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import fragments_or_skip, reference_on, terminal_index
 from harness.wire.dialects import Event, Kind
 

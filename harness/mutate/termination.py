@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness.check.outcome import State
-from harness.errors import DialectError
-from harness.mutate import Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.errors import DialectError, NotApplicable
+from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import by_call, expect_prefix, first_signal, fragments_or_skip, terminal_index
 from harness.mutate.wire import CUT_ERROR, CUT_ERROR_TYPE
 from harness.wire.dialects import MISSING, Event, Field, Kind, Role

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness.check.outcome import State
-from harness.mutate import Level, Meaning, Mutation, NotApplicable, Stream, mutation
+from harness.errors import NotApplicable
+from harness.mutate import Level, Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import expect_prefix, first_signal, terminal_index
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects import Event, Kind

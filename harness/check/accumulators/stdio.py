@@ -44,7 +44,7 @@ from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 from harness.cassettes.format import Chunk, Request, Response
 from harness.check.accumulators.event_level import cut_error
-from harness.check.outcome import Outcome, OutcomeFormatError, State, ToolCall
+from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import (
     AccumulatorCrashed,
     AccumulatorFailure,
@@ -52,6 +52,7 @@ from harness.errors import (
     AccumulatorTimeout,
     HarnessError,
     NotApplicable,
+    OutcomeFormatError,
     UsageError,
 )
 from harness.wire import dialects
