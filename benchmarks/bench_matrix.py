@@ -69,7 +69,7 @@ def judged_time(cases: list[Case], spec: str = "reference") -> float:
             judge(accumulator, spec, case)
         return time.perf_counter() - start
     finally:
-        accumulator.close()
+        accumulator.shutdown()
 
 
 def main() -> None:

@@ -45,7 +45,7 @@ class Ready:
     def run(self, case: Any) -> Outcome:
         return Outcome()
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
         pass
 
 

@@ -118,7 +118,7 @@ def test_a_hang_times_out_kills_the_process_and_the_next_case_works(case: Case) 
         assert acc.run(replace(case, id="good-2")).text == "good-2"
         assert acc.started == 3
     finally:
-        acc.close()
+        acc.shutdown()
 
 
 def test_a_command_that_cannot_start_is_a_crash(case: Case) -> None:
@@ -202,7 +202,7 @@ def test_serve_answers_failures_and_skips_in_band() -> None:
         def run(self, case: Case) -> None:
             raise ValueError("nope")
 
-        def close(self) -> None:
+        def shutdown(self) -> None:
             pass
 
     out = io.StringIO()

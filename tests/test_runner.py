@@ -67,7 +67,7 @@ ACCUMULATORS = textwrap.dedent(
                 return Outcome()
             return reference(case)
 
-        def close(self):
+        def shutdown(self):
             pass
 
 
@@ -277,7 +277,7 @@ def test_judge_maps_a_non_outcome_to_error() -> None:
         def run(self, case: object) -> object:
             return {"tool_calls": []}
 
-        def close(self) -> None:
+        def shutdown(self) -> None:
             pass
 
     case = build_selected_case("openai-chat/single-call::original::s0", Selection(cassettes=(SINGLE,)))

@@ -454,7 +454,7 @@ def _run_in_process(
     finally:
         for acc in accumulators:
             with contextlib.suppress(Exception):
-                acc.close()
+                acc.shutdown()
 
 
 # Messages a worker sends: ("ready",), ("fatal", text), ("cases", metas), ("result", k, i, data),
@@ -502,7 +502,7 @@ def _worker_main(
     finally:
         for acc in accumulators:
             with contextlib.suppress(Exception):
-                acc.close()
+                acc.shutdown()
 
 
 def _meta(case: Case) -> dict[str, Any]:
@@ -816,6 +816,6 @@ def write_reproductions(
                 )
             written[difference.id] = save(cassette, out / f"{cassette.name}.yaml")
     finally:
-        a.close()
-        b.close()
+        a.shutdown()
+        b.shutdown()
     return written

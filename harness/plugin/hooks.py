@@ -61,7 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _CATALOG in config.stash:
-        config.stash[_CATALOG].close()
+        config.stash[_CATALOG].shutdown()
 
 
 def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selection:

@@ -252,10 +252,10 @@ class CaseCatalog:
             self._accumulators[key] = resolve(spec)
         return self._accumulators[key]
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
         for acc in self._accumulators.values():
             with contextlib.suppress(Exception):
-                acc.close()
+                acc.shutdown()
         self._accumulators.clear()
 
     def _scenarios(self, names: Sequence[str], folder: str | None) -> list[Scenario]:

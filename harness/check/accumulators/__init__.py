@@ -110,7 +110,7 @@ def wrap(obj: Any, name: str) -> Accumulator:
 
     1. `toolstream_level = "client"` on the object: a client-level callable `(transport, case)`;
        `"event"`: an event-level factory; `"factory"`: a zero-argument callable returning an accumulator.
-    2. An object with `run` and `close` (not a class) already is an accumulator.
+    2. An object with `run` and `shutdown` (not a class) already is an accumulator.
     3. A class is an event-level factory (instantiated per case, with the dialect name when its
        constructor takes a parameter).
     4. A function with two required positional parameters `(transport, case)` is client level;
@@ -126,7 +126,7 @@ def wrap(obj: Any, name: str) -> Accumulator:
     if (
         not inspect.isclass(obj)
         and callable(getattr(obj, "run", None))
-        and callable(getattr(obj, "close", None))
+        and callable(getattr(obj, "shutdown", None))
     ):
         if not isinstance(getattr(obj, "name", None), str):
             obj.name = name

@@ -4,7 +4,7 @@
 - Client level (Python): a callable given a transport that runs a real client over it.
 - Any language: the stdio protocol v1 (see `harness.check.accumulators.stdio`).
 
-Whatever the kind, the runner only calls `Accumulator.run(case) -> Outcome` and `close()`.
+Whatever the kind, the runner only calls `Accumulator.run(case) -> Outcome` and, at the end, `shutdown()`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,6 @@ class Accumulator(Protocol):
         containment (timeouts, dead processes) is the runner's and the stdio client's job."""
         ...
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
         """Release processes or clients held across cases."""
         ...

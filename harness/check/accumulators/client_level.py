@@ -69,7 +69,7 @@ class ClientLevel:
             )
         return outcome
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
         """Nothing is held across cases."""
 
 

@@ -80,7 +80,7 @@ class EventLevel:
             )
         return outcome, tuple(watch.notes) if watch is not None else ()
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
         """Nothing is held across cases."""
 
 

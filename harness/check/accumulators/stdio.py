@@ -356,7 +356,7 @@ class Stdio:
                 )
             return answer
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
         """End the session: close the process's stdin, then make sure it is gone."""
         with self._lock:
             if self._child is not None:
@@ -367,7 +367,7 @@ class Stdio:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.shutdown()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -493,7 +493,7 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
             out.write(json.dumps(_answer(acc, case), ensure_ascii=False, separators=(",", ":")) + "\n")
             out.flush()
     finally:
-        acc.close()
+        acc.shutdown()
     return 0
 
 
