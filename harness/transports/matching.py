@@ -33,7 +33,7 @@ ABSENT: Final = _Absent()
 
 
 @dataclass(frozen=True, slots=True)
-class Difference:
+class FieldMismatch:
     """One way a sent request differs from a recorded one, e.g. `body.model`."""
 
     where: str
@@ -105,11 +105,11 @@ class Matcher:
             return False
         return _same(recorded.body, sent.body)
 
-    def differences(self, recorded: Normalized, sent: Normalized) -> list[Difference]:
+    def differences(self, recorded: Normalized, sent: Normalized) -> list[FieldMismatch]:
         """Every way `sent` differs from `recorded` (empty when they match)."""
-        out: list[Difference] = []
+        out: list[FieldMismatch] = []
         if recorded.method != sent.method:
-            out.append(Difference("method", recorded.method, sent.method))
+            out.append(FieldMismatch("method", recorded.method, sent.method))
         if recorded.url is not None and sent.url is not None:
             out.extend(_url_differences(recorded.url, sent.url))
         _body_differences(recorded.body, sent.body, "body", out)
@@ -170,9 +170,9 @@ def _split_url(url: str) -> _Url:
     )
 
 
-def _url_differences(recorded: _Url, sent: _Url) -> list[Difference]:
+def _url_differences(recorded: _Url, sent: _Url) -> list[FieldMismatch]:
     out = [
-        Difference(f"url.{name}", getattr(recorded, name), getattr(sent, name))
+        FieldMismatch(f"url.{name}", getattr(recorded, name), getattr(sent, name))
         for name in ("scheme", "host", "port", "path")
         if getattr(recorded, name) != getattr(sent, name)
         and not (name == "port" and _default_ports(recorded, sent))
@@ -180,7 +180,7 @@ def _url_differences(recorded: _Url, sent: _Url) -> list[Difference]:
     for name in [*recorded.query, *(key for key in sent.query if key not in recorded.query)]:
         mine, theirs = recorded.query.get(name, []), sent.query.get(name, [])
         if not _same_values(mine, theirs):
-            out.append(Difference(f"url.query.{name}", _one_or_all(mine), _one_or_all(theirs)))
+            out.append(FieldMismatch(f"url.query.{name}", _one_or_all(mine), _one_or_all(theirs)))
     return out
 
 
@@ -247,7 +247,7 @@ def _same(recorded: Any, sent: Any) -> bool:
     return False
 
 
-def _body_differences(recorded: Any, sent: Any, where: str, out: list[Difference]) -> None:
+def _body_differences(recorded: Any, sent: Any, where: str, out: list[FieldMismatch]) -> None:
     if _same(recorded, sent):
         return
     if isinstance(recorded, dict) and isinstance(sent, dict):
@@ -259,7 +259,7 @@ def _body_differences(recorded: Any, sent: Any, where: str, out: list[Difference
             theirs = sent[i] if i < len(sent) else ABSENT
             _body_differences(mine, theirs, f"{where}[{i}]", out)
     else:
-        out.append(Difference(where, recorded, sent))
+        out.append(FieldMismatch(where, recorded, sent))
 
 
 def _show(value: Any) -> str:
