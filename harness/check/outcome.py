@@ -41,12 +41,16 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """What an accumulator made of a stream. `usage` and `notes` are not compared (by `==` or `diff`):
+    `notes` says how it got there (a call reported before it was final), not what it reached."""
+
     tool_calls: tuple[ToolCall, ...] = ()
     text: str = ""
     finish_reason: str | None = None
     state: State = State.COMPLETE
     error: str | None = None
     usage: Mapping[str, Any] | None = field(default=None, compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"tool_calls": [_call_to_dict(call) for call in self.tool_calls]}
@@ -57,6 +61,8 @@ class Outcome:
             out["error"] = self.error
         if self.usage is not None:
             out["usage"] = dict(self.usage)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
     @classmethod
@@ -80,6 +86,9 @@ class Outcome:
             raise OutcomeFormatError("state", f"must be one of {', '.join(State)}") from None
         error = data.get("error")
         usage = data.get("usage")
+        notes = data.get("notes", [])
+        if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+            raise OutcomeFormatError("notes", "must be a list of strings")
         return cls(
             tool_calls=parsed,
             text=text,
@@ -87,6 +96,7 @@ class Outcome:
             state=state,
             error=None if error is None else str(error),
             usage=usage if isinstance(usage, Mapping) else None,
+            notes=tuple(notes),
         )
 
 

@@ -3,7 +3,7 @@
 - `reference`: each dialect's reference accumulator (event level).
 - a built-in adapter: `openai-sdk`, `anthropic-sdk`, `langchain-core`, `langchain-openai`,
   `langchain-anthropic` (each behind an extra of the same family).
-- `module.path:attr`: a Python object, resolved by `wrap` (see there for the rule).
+- `module.path:attr`: a Python object, by the rule in `resolve`.
 - `cmd:COMMAND` / `cmd-bytes:COMMAND`: a process speaking the stdio protocol, fed events / bytes.
 - a name another package registers under the entry-point group `toolstream.accumulators`
   (its object is resolved like `module.path:attr`).
@@ -18,7 +18,14 @@ import sys
 from importlib.metadata import entry_points
 from typing import Any, Final
 
-from harness.check.accumulators.base import Accumulator, ClientRunner, EventAccumulator
+from harness.check.accumulators.base import (
+    LEVEL_ATTRIBUTE,
+    Accumulator,
+    ClientRunner,
+    EventAccumulator,
+    EventFactory,
+    client_level,
+)
 from harness.check.accumulators.client_level import ClientLevel
 from harness.check.accumulators.event_level import EventLevel
 from harness.check.accumulators.stdio import Stdio
@@ -30,12 +37,13 @@ __all__ = [
     "ClientLevel",
     "ClientRunner",
     "EventAccumulator",
+    "EventFactory",
     "EventLevel",
     "Stdio",
     "builtin_names",
+    "client_level",
     "import_object",
     "resolve",
-    "wrap",
 ]
 
 ENTRY_POINT_GROUP: Final = "toolstream.accumulators"
@@ -57,10 +65,19 @@ def builtin_names() -> list[str]:
 
 
 def resolve(spec: str | Any) -> Accumulator:
-    """The accumulator a spec names (an object is wrapped as `wrap` says); `UsageError` when unknown."""
+    """The one way from a spec string (or a Python object) to a runner-level `Accumulator`.
+
+    A Python object (given, named by `module.path:attr` or by an entry point) is, in order:
+    1. marked client level (`@client_level`, i.e. `toolstream_level = "client"`): a `ClientRunner`
+       called as `fn(transport, case)`;
+    2. an instance with `run` and `shutdown`: already an `Accumulator`, used as it is;
+    3. any other class or function: an event-level factory, always called as `factory(dialect)`.
+    The level is never guessed from a signature; the signature is only checked, so a spec that
+    cannot be loaded or called that way is a `UsageError` here rather than an error in every case.
+    """
     if not isinstance(spec, str):
         name = getattr(spec, "name", None) or getattr(spec, "__name__", None) or type(spec).__name__
-        return wrap(spec, str(name))
+        return _from_object(spec, str(name))
     spec = spec.strip()
     for prefix, feed in (("cmd-bytes:", "bytes"), ("cmd:", "events")):
         if spec.startswith(prefix):
@@ -78,9 +95,9 @@ def resolve(spec: str | Any) -> Accumulator:
             loaded = registered[spec].load()
         except Exception as exc:
             raise UsageError(f"accumulator {spec!r}: its entry point failed to load: {exc}") from None
-        return wrap(loaded, spec)
+        return _from_object(loaded, spec)
     if ":" in spec:
-        return wrap(import_object(spec), spec)
+        return _from_object(import_object(spec), spec)
     known = ", ".join(name for name in _BUILTINS if name != "reference")
     raise UsageError(f"unknown accumulator {spec!r}; use {_FORMS.format(known)}")
 
@@ -105,24 +122,16 @@ def import_object(spec: str) -> Any:
     return found
 
 
-def wrap(obj: Any, name: str) -> Accumulator:
-    """A Python object as an accumulator. The rule, in order:
-
-    1. `toolstream_level = "client"` on the object: a client-level callable `(transport, case)`;
-       `"event"`: an event-level factory; `"factory"`: a zero-argument callable returning an accumulator.
-    2. An object with `run` and `shutdown` (not a class) already is an accumulator.
-    3. A class is an event-level factory (instantiated per case, with the dialect name when its
-       constructor takes a parameter).
-    4. A function with two required positional parameters `(transport, case)` is client level;
-       any other callable is an event-level factory.
-    """
-    level = getattr(obj, "toolstream_level", None)
+def _from_object(obj: Any, name: str) -> Accumulator:
+    level = getattr(obj, LEVEL_ATTRIBUTE, None)
     if level == "client":
+        _check_call(obj, name, ("transport", "case"), "a client-level function takes (transport, case)")
         return ClientLevel(obj, name)
-    if level == "event":
-        return EventLevel(obj, name)
-    if level == "factory":
-        return resolve(obj())
+    if level is not None:
+        raise UsageError(
+            f"accumulator {name!r}: {LEVEL_ATTRIBUTE} = {level!r} is not a level; "
+            "mark a client-level function with @client_level, leave an event-level factory unmarked"
+        )
     if (
         not inspect.isclass(obj)
         and callable(getattr(obj, "run", None))
@@ -132,19 +141,29 @@ def wrap(obj: Any, name: str) -> Accumulator:
             obj.name = name
         accumulator: Accumulator = obj
         return accumulator
-    if inspect.isclass(obj):
-        return EventLevel(obj, name)
     if callable(obj):
-        return ClientLevel(obj, name) if _required_positional(obj) == 2 else EventLevel(obj, name)
+        _check_call(
+            obj,
+            name,
+            ("openai-chat",),
+            "an event-level factory is called with the dialect name, e.g. def __init__(self, dialect)"
+            " (mark a (transport, case) function with @client_level)",
+        )
+        factory: EventFactory = obj
+        return EventLevel(factory, name)
     raise UsageError(
         f"accumulator {name!r}: {type(obj).__name__} is neither a class, a function nor an accumulator"
     )
 
 
-def _required_positional(fn: Any) -> int:
+def _check_call(fn: Any, name: str, args: tuple[str, ...], rule: str) -> None:
     try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return 0
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sum(1 for p in parameters if p.kind in kinds and p.default is inspect.Parameter.empty)
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins without a signature: leave it to the call
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        raise UsageError(
+            f"accumulator {name!r}: cannot be called with {len(args)} argument(s) ({exc}); {rule}"
+        ) from None

@@ -1,52 +1,92 @@
 """The three ways an accumulator plugs in, and the one interface the runner sees.
 
-- Event level (Python): an object fed a case's decoded wire events, then asked for its outcome.
-- Client level (Python): a callable given a transport that runs a real client over it.
+- Event level (Python): a factory called as `factory(dialect)` for every case, returning an
+  `EventAccumulator`, fed the case's decoded wire events, then closed. The default for a Python object.
+- Client level (Python): a `ClientRunner` given a transport that runs a real client over it,
+  only when marked with `@client_level`.
 - Any language: the stdio protocol v1 (see `harness.check.accumulators.stdio`).
 
-Whatever the kind, the runner only calls `Accumulator.run(case) -> Outcome` and, at the end, `shutdown()`.
+Whatever the level, the runner only calls `Accumulator.run(case) -> Outcome` and, at the end,
+`shutdown()`; `harness.check.accumulators.resolve` is what turns a spec into one.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
-from harness.check.outcome import Outcome
+from harness.check.outcome import Outcome, ToolCall
 from harness.wire.dialects import Event
 
 if TYPE_CHECKING:
     from harness.mutate.scenario import Case
 
+__all__ = [
+    "LEVEL_ATTRIBUTE",
+    "Accumulator",
+    "ClientRunner",
+    "EventAccumulator",
+    "EventFactory",
+    "client_level",
+]
 
-@runtime_checkable
+# The one marker of a client-level callable, set by `@client_level`.
+LEVEL_ATTRIBUTE: Final = "toolstream_level"
+
+
 class EventAccumulator(Protocol):
-    """What a user writes for event-level checking. A fresh one is made for every case.
+    """What a user writes for event-level checking; a fresh one is made for every case by
+    `factory(dialect)` (the dialect name, e.g. `"openai-chat"`).
 
-    `close(error)` ends the stream: `error` is the transport error text when the stream was cut,
-    None when it ended cleanly. `view()` is optional: the calls it would report as ready now,
-    so the harness can flag a call reported before it was final.
+    `feed(event)` gets each decoded wire event (SSE comments are not fed). `close(error)` ends the
+    stream and returns the outcome: `error` is the transport error text when the stream was cut,
+    None when it ended cleanly. `view()` is asked after every event for the calls the accumulator
+    would report as ready now (a list of `ToolCall`s or an `Outcome`); a call reported that differs
+    from what the stream finally makes is noted on the outcome (`Outcome.notes`). Its default,
+    returning None, means "reports nothing early": subclass this class to inherit it, and an object
+    without `view` is treated the same.
     """
 
     def feed(self, event: Event) -> None: ...
 
     def close(self, error: str | None) -> Outcome: ...
 
+    def view(self) -> Sequence[ToolCall] | Outcome | None:
+        """The calls ready now; None: this accumulator reports nothing before `close`."""
+        return None
+
+
+# A class or function that `EventLevel` calls with the dialect name, once per case.
+EventFactory = Callable[[str], EventAccumulator]
+
 
 class ClientRunner(Protocol):
-    """What a user writes for client-level checking: run a real client over `transport` (an
-    httpx or httpx2 transport replaying the case) for the recorded `request`, return its outcome."""
+    """What a user writes for client-level checking, marked with `@client_level`: run a real client
+    over `transport` (an httpx or httpx2 transport replaying the case) for the recorded request,
+    return its outcome."""
 
     def __call__(self, transport: Any, case: Case) -> Outcome: ...
 
 
+_Runner = TypeVar("_Runner", bound=Callable[..., Outcome])
+
+
+def client_level(fn: _Runner) -> _Runner:
+    """Mark `fn(transport, case) -> Outcome` as client level; an unmarked callable is an
+    event-level factory, whatever its parameters."""
+    setattr(fn, LEVEL_ATTRIBUTE, "client")
+    return fn
+
+
 class Accumulator(Protocol):
-    """The runner's view of any accumulator, whatever its kind."""
+    """The runner's view of any accumulator, whatever its level."""
 
     name: str
 
     def run(self, case: Case) -> Outcome:
-        """The accumulator's outcome for one case. Raises whatever the accumulator raised;
-        containment (timeouts, dead processes) is the runner's and the stdio client's job."""
+        """The accumulator's outcome for one case, its notes included. Raises whatever the
+        accumulator raised; containment (timeouts, dead processes) is the runner's and the stdio
+        client's job."""
         ...
 
     def shutdown(self) -> None:

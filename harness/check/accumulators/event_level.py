@@ -1,31 +1,33 @@
-"""Event level: a fresh user object per case, fed the case's decoded wire events, then closed.
+"""Event level: the one decode -> feed -> close loop. A fresh user object per case, made by
+`factory(dialect)`, fed the case's decoded wire events, then closed.
 
-    class MyAccumulator:
-        def __init__(self, dialect: str) -> None: ...      # or no parameter at all
+    class MyAccumulator(harness.check.accumulators.EventAccumulator):
+        def __init__(self, dialect: str) -> None: ...
         def feed(self, event: harness.wire.dialects.Event) -> None: ...
         def close(self, error: str | None) -> harness.Outcome: ...
-        def view(self) -> list[ToolCall]: ...              # optional: the calls ready now
+        def view(self) -> list[ToolCall] | None: ...     # default None: reports nothing early
 
     EventLevel(MyAccumulator, "mine").run(case)
 
-When the object has `view()`, it is asked after every event; a call it reports that differs from
-the call the stream finally makes (by position, name and arguments) was reported before it was
-final, and is noted once per call in `last_notes` (and returned by `run_noted`).
+`view()` is asked after every event; a call it reports that differs from the call the stream
+finally makes (by position, name and arguments) was reported before it was final, and is noted
+once per call in the returned outcome's `notes`.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from harness.check.accumulators.base import EventFactory
 from harness.check.outcome import Outcome, ToolCall, diff
 from harness.errors import AccumulatorProtocolError
 
 if TYPE_CHECKING:
     from harness.mutate.scenario import Case
 
-__all__ = ["EventLevel", "cut_error", "takes_dialect"]
+__all__ = ["EventLevel", "cut_error"]
 
 
 def cut_error(case: Case) -> str | None:
@@ -33,52 +35,32 @@ def cut_error(case: Case) -> str | None:
     return None if case.response.complete else (case.response.error or "stream cut")
 
 
-def takes_dialect(factory: Callable[..., Any]) -> bool:
-    """Whether a factory (class or function) accepts a positional parameter, the dialect name."""
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):  # builtins without a signature: call them bare
-        return False
-    positional = (
-        inspect.Parameter.POSITIONAL_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        inspect.Parameter.VAR_POSITIONAL,
-    )
-    return any(p.kind in positional for p in signature.parameters.values())
-
-
 class EventLevel:
-    """An accumulator built per case by `factory` (called with the dialect name when it takes a
-    parameter), fed `case.events` without SSE comments, then `close(error)`."""
+    """An accumulator built per case by `factory(case.dialect)`, fed `case.events` without SSE
+    comments, then `close(error)`; safe to run from several threads (nothing is kept between cases)."""
 
-    def __init__(self, factory: Callable[..., Any], name: str) -> None:
+    def __init__(self, factory: EventFactory, name: str) -> None:
         self.factory = factory
         self.name = name
-        self.last_notes: tuple[str, ...] = ()
-        self._with_dialect = takes_dialect(factory)
 
     def run(self, case: Case) -> Outcome:
-        """The outcome for one case; notes about premature calls land in `last_notes`."""
-        outcome, self.last_notes = self.run_noted(case)
-        return outcome
-
-    def run_noted(self, case: Case) -> tuple[Outcome, tuple[str, ...]]:
-        """The outcome and the premature-call notes of one case (safe to call from several threads)."""
-        acc = self.factory(case.dialect) if self._with_dialect else self.factory()
+        """The outcome for one case, with notes about calls `view()` reported before they were final."""
+        acc = self.factory(case.dialect)
+        # Without `view` the object has the protocol's default: it reports nothing early.
         view = getattr(acc, "view", None)
-        watch = _PrematureCalls(case.expected) if callable(view) else None
+        watch = _PrematureCalls(case.expected)
         for position, event in enumerate(case.events):
             if event.wire.is_comment:
                 continue
             acc.feed(event)
-            if watch is not None and callable(view):
+            if callable(view):
                 watch.check(position, view())
         outcome = acc.close(cut_error(case))
         if not isinstance(outcome, Outcome):
             raise AccumulatorProtocolError(
                 f"{self.name}: close() returned {type(outcome).__name__}, not a harness.Outcome"
             )
-        return outcome, tuple(watch.notes) if watch is not None else ()
+        return replace(outcome, notes=outcome.notes + tuple(watch.notes)) if watch.notes else outcome
 
     def shutdown(self) -> None:
         """Nothing is held across cases."""

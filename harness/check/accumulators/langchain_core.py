@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harness.check.accumulators.base import EventAccumulator
 from harness.check.accumulators.client_level import require
 from harness.check.accumulators.event_level import EventLevel
 from harness.check.outcome import Outcome, State, ToolCall
@@ -37,7 +38,7 @@ def accumulator() -> EventLevel:
     return EventLevel(LangchainCoreAccumulator, NAME)
 
 
-class LangchainCoreAccumulator:
+class LangchainCoreAccumulator(EventAccumulator):
     """Sums the `AIMessageChunk`s a langchain provider package would yield for one stream."""
 
     def __init__(self, dialect: str) -> None:

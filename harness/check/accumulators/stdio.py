@@ -16,8 +16,9 @@ command answers each `end` with one line
 
 (string arguments are parsed as JSON, text that is not JSON being an invalid call; `"invalid":true`
 on a call keeps its arguments as raw text; without `state`, an `error` means cut when the stream
-was cut, else error; optional `"notes":[TEXT]` are passed on). Instead of an outcome it may answer
-`{"failure": TEXT}` (it raised on this case) or `{"skip": TEXT}` (it cannot run this case).
+was cut, else error; optional `"notes":[TEXT]` become the outcome's `notes`). Instead of an
+outcome it may answer `{"failure": TEXT}` (it raised on this case) or `{"skip": TEXT}` (it cannot
+run this case).
 It serves cases until stdin closes.
 
 `Stdio` is the harness's side: garbage, a dead process and a hang each fail only their case
@@ -39,10 +40,12 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 from harness.cassettes.format import Chunk, Request, Response
+from harness.check.accumulators import reference
 from harness.check.accumulators.event_level import cut_error
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import (
@@ -69,6 +72,7 @@ Feed = Literal["events", "bytes"]
 FEEDS: Final = ("events", "bytes")
 _STDERR_KEPT = 4096  # bytes of the child's stderr kept for crash messages
 _MAX_LINE = 64 * 1024 * 1024
+_REFERENCE: Final = reference.accumulator()
 _CONTENT_TYPES: Final = {
     "sse": "text/event-stream",
     "ndjson": "application/x-ndjson",
@@ -118,7 +122,11 @@ def answer_outcome(answer: Any, *, cut: bool) -> Outcome:
             parsed.append(ToolCall.from_text(name, arguments, call_id))
         else:
             parsed.append(ToolCall(name=name, arguments=arguments, id=call_id))
-    data = {key: answer[key] for key in ("text", "finish_reason", "state", "error", "usage") if key in answer}
+    data = {
+        key: answer[key]
+        for key in ("text", "finish_reason", "state", "error", "usage", "notes")
+        if key in answer
+    }
     if data.get("text") is None:
         data["text"] = ""
     if "state" not in data and data.get("error") is not None:
@@ -134,10 +142,11 @@ def answer_outcome(answer: Any, *, cut: bool) -> Outcome:
         state=base.state,
         error=base.error,
         usage=base.usage,
+        notes=base.notes,
     )
 
 
-def _outcome_answer(outcome: Outcome, notes: Iterable[str] = ()) -> dict[str, Any]:
+def _outcome_answer(outcome: Outcome) -> dict[str, Any]:
     calls: list[dict[str, Any]] = []
     for call in outcome.tool_calls:
         if call.invalid:
@@ -156,9 +165,8 @@ def _outcome_answer(outcome: Outcome, notes: Iterable[str] = ()) -> dict[str, An
     }
     if outcome.usage is not None:
         answer["usage"] = dict(outcome.usage)
-    notes = list(notes)
-    if notes:
-        answer["notes"] = notes
+    if outcome.notes:
+        answer["notes"] = list(outcome.notes)
     return answer
 
 
@@ -285,13 +293,12 @@ class Stdio:
         self.feed: Feed = feed
         self.name = name or ("cmd-bytes:" if feed == "bytes" else "cmd:") + self.command
         self.timeout = timeout
-        self.last_notes: tuple[str, ...] = ()
         self.started = 0  # processes started so far, for tests and reports
         self._child: _Child | None = None
         self._lock = threading.Lock()
 
     def run(self, case: Case, timeout: float | None = None) -> Outcome:
-        """Send one case, return the process's answer as an `Outcome`."""
+        """Send one case, return the process's answer as an `Outcome` (its notes included)."""
         limit = self.timeout if timeout is None else timeout
         with self._lock:
             if self._child is None or not self._child.alive():
@@ -310,8 +317,6 @@ class Stdio:
             raise AccumulatorCrashed(f"{self.name}: case {case.id}: {answer['failure']}")
         if isinstance(answer.get("skip"), str):
             raise NotApplicable(answer["skip"])
-        notes = answer.get("notes")
-        self.last_notes = tuple(str(n) for n in notes) if isinstance(notes, list) else ()
         try:
             return answer_outcome(answer, cut=not case.response.complete)
         except AccumulatorProtocolError as exc:
@@ -417,17 +422,19 @@ class _Pending:
             error=error,
         )
         events = self.events if self.feed == "events" else _decode(self.chunks, self.dialect)
-        return Case(
+        case = Case(
             id=self.id,
             dialect=self.dialect.name,
             response=response,
             events=tuple(events),
-            expected=_reference(events, self.dialect, error),
+            expected=Outcome(),
             cassette="stdio",
             scenario="stdio",
             seed=0,
             request=self.request,
         )
+        # What the case is expected to give, so `view()` notes mean the same as in the harness.
+        return replace(case, expected=_REFERENCE.run(case))
 
 
 def _request(data: Any) -> Request | None:
@@ -446,15 +453,6 @@ def _decode(chunks: list[Chunk], dialect: dialects.Dialect) -> list[dialects.Eve
     return [dialect.parse(w) for w in wire]
 
 
-def _reference(events: list[dialects.Event], dialect: dialects.Dialect, error: str | None) -> Outcome:
-    # What the case is expected to give, so event-level `view()` notes mean the same here.
-    acc = dialect.accumulator()
-    for event in events:
-        if not event.wire.is_comment:
-            acc.feed(event)
-    return acc.close(error)
-
-
 def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Serve cases read from `stdin` with `accumulator` (a spec or a resolved one) until stdin closes.
 
@@ -463,7 +461,7 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
     """
     from harness.check.accumulators import resolve
 
-    acc = resolve(accumulator) if isinstance(accumulator, str) else accumulator
+    acc = resolve(accumulator)
     source = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     pending: _Pending | None = None
@@ -500,13 +498,9 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
 def _answer(acc: Accumulator, case: Case) -> dict[str, Any]:
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            noted = getattr(acc, "run_noted", None)
-            if callable(noted):
-                outcome, notes = noted(case)
-            else:
-                outcome, notes = acc.run(case), ()
+            outcome = acc.run(case)
     except NotApplicable as exc:
         return {"skip": str(exc)}
     except Exception as exc:
         return {"failure": f"{type(exc).__name__}: {exc}"}
-    return _outcome_answer(outcome, notes)
+    return _outcome_answer(outcome)
