@@ -14,9 +14,10 @@ from harness.wire.dialects import Event
 
 
 class IndexOnly:
-    """Event level: made fresh for each case, fed its events, then closed."""
+    """Event level: made fresh for each case as `IndexOnly(dialect)`, fed its events, then closed."""
 
-    def __init__(self) -> None:
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
         self.calls: dict[Any, dict[str, str]] = {}
         self.text: list[str] = []
         self.finish: str | None = None

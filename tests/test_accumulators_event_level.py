@@ -1,4 +1,4 @@
-"""Event-level accumulators: factories, comments, cuts, `view()` notes, and `reference`."""
+"""Event-level accumulators: factories, comments, cuts, `view()` notes on the outcome, and `reference`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.cassettes import format as cassette
-from harness.check.accumulators import resolve
-from harness.check.accumulators.event_level import EventLevel, takes_dialect
+from harness.check.accumulators import EventAccumulator, resolve
+from harness.check.accumulators.event_level import EventLevel
 from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.runner import judge
 from harness.errors import AccumulatorProtocolError
 from harness.mutate.scenario import Case
 from harness.wire import dialects
@@ -48,22 +49,30 @@ class Recorder:
         )
 
 
-def test_factory_gets_the_dialect_when_it_takes_a_parameter() -> None:
+def test_factory_gets_the_dialect() -> None:
     case = recorded_case(CASSETTES / "openai-chat" / "single-call.yaml")
     outcome = EventLevel(Recorder, "rec").run(case)
     assert outcome.text == f"openai-chat:{len(case.events)}"
 
 
-def test_factory_without_parameters_is_called_bare() -> None:
-    made: list[Recorder] = []
+def test_a_factory_function_is_always_called_with_the_dialect() -> None:
+    made: list[str] = []
 
-    def factory() -> Recorder:
-        made.append(Recorder("none"))
-        return made[-1]
+    def factory(*args: str) -> Recorder:
+        made.append(*args)
+        return Recorder(args[0])
 
-    assert not takes_dialect(factory) and takes_dialect(Recorder)
-    EventLevel(factory, "bare").run(recorded_case(CASSETTES / "anthropic" / "single-call.yaml"))
-    assert len(made) == 1
+    EventLevel(factory, "fn").run(recorded_case(CASSETTES / "anthropic" / "single-call.yaml"))
+    assert made == ["anthropic"]
+
+
+def test_the_protocol_default_view_reports_nothing_early() -> None:
+    class Subclassed(Recorder, EventAccumulator):
+        pass
+
+    assert Subclassed("anthropic").view() is None
+    outcome = EventLevel(Subclassed, "sub").run(recorded_case(CASSETTES / "openai-chat" / "parallel-2.yaml"))
+    assert outcome.notes == ()
 
 
 def test_comments_are_not_fed_and_a_cut_closes_with_its_error() -> None:
@@ -110,11 +119,29 @@ def test_view_notes_a_call_reported_before_it_was_final() -> None:
 
     case = recorded_case(CASSETTES / "openai-chat" / "single-call.yaml")
     acc = EventLevel(Eager, "eager")
-    outcome, notes = acc.run_noted(case)
-    assert outcome == case.expected
+    outcome = acc.run(case)
+    assert outcome == case.expected  # notes are not compared
+    notes = outcome.notes
     assert len(notes) == 1 and "call 1 reported ready before it was final" in notes[0]
-    acc.run(case)
-    assert acc.last_notes == notes
+    assert not hasattr(acc, "last_notes")  # no side channel: the notes are the outcome's
+
+    # They reach the verdict the same way, and survive its JSON (the worker processes' format).
+    result = judge(acc, "eager", case)
+    assert result.verdict == "pass" and result.actual is not None and result.actual.notes == notes
+    assert result.to_dict()["actual"]["notes"] == list(notes)
+    assert type(result).from_dict(result.to_dict()).actual.notes == notes  # type: ignore[union-attr]
+
+
+def test_notes_of_close_are_kept_with_those_of_view() -> None:
+    class Both(Recorder):
+        def view(self) -> list[ToolCall]:
+            return [ToolCall("nothing_like_it", {})]
+
+        def close(self, error: str | None) -> Outcome:
+            return replace(super().close(error), notes=("mine",))
+
+    outcome = EventLevel(Both, "both").run(recorded_case(CASSETTES / "openai-chat" / "single-call.yaml"))
+    assert outcome.notes[0] == "mine" and "reported ready" in outcome.notes[1] and len(outcome.notes) == 2
 
 
 def test_a_patient_view_leaves_no_notes() -> None:
@@ -123,8 +150,7 @@ def test_a_patient_view_leaves_no_notes() -> None:
             return []
 
     acc = EventLevel(Patient, "patient")
-    acc.run(recorded_case(CASSETTES / "openai-chat" / "parallel-2.yaml"))
-    assert acc.last_notes == ()
+    assert acc.run(recorded_case(CASSETTES / "openai-chat" / "parallel-2.yaml")).notes == ()
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Spec strings: every form `resolve` accepts, the `wrap` rule, and the errors for the rest."""
+"""Spec strings: every form `resolve` accepts, the rule for Python objects, and the errors for the rest."""
 
 from __future__ import annotations
 
@@ -7,9 +7,18 @@ from importlib.metadata import EntryPoint
 from typing import Any
 
 import pytest
+from test_accumulators_event_level import CASSETTES, recorded_case
 
 import harness.check.accumulators as accumulators
-from harness.check.accumulators import ClientLevel, EventLevel, Stdio, builtin_names, resolve, wrap
+from harness.check.accumulators import (
+    ClientLevel,
+    EventAccumulator,
+    EventLevel,
+    Stdio,
+    builtin_names,
+    client_level,
+    resolve,
+)
 from harness.check.outcome import Outcome
 from harness.errors import UsageError
 from harness.wire.dialects import Event
@@ -26,19 +35,51 @@ class MyAccumulator:
         return Outcome()
 
 
+class Subclassed(EventAccumulator):
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+
+    def feed(self, event: Event) -> None:
+        pass
+
+    def close(self, error: str | None) -> Outcome:
+        return Outcome(text=self.dialect)
+
+
+def two_parameters(dialect: str, extra: str = "") -> MyAccumulator:
+    """Unmarked: an event-level factory, whatever its parameters."""
+    return MyAccumulator(dialect)
+
+
+@client_level
 def run_client(transport: Any, case: Any) -> Outcome:
+    return Outcome(text="client")
+
+
+def unmarked_pair(transport: Any, case: Any) -> Outcome:
+    """Two required parameters and no mark: an event-level factory, so it cannot resolve."""
     return Outcome()
-
-
-def marked(*args: Any) -> Outcome:
-    return Outcome()
-
-
-marked.toolstream_level = "client"  # type: ignore[attr-defined]
 
 
 def make_events() -> MyAccumulator:
     return MyAccumulator("any")
+
+
+class NoDialect:
+    def __init__(self) -> None:
+        pass
+
+
+@client_level
+def client_of_one(case: Any) -> Outcome:
+    return Outcome()
+
+
+def old_factory_level() -> MyAccumulator:
+    return MyAccumulator("any")
+
+
+old_factory_level.toolstream_level = "factory"  # type: ignore[attr-defined]
 
 
 class Ready:
@@ -74,9 +115,9 @@ def test_reference_and_builtins_resolve() -> None:
     ("attr", "kind"),
     [
         ("MyAccumulator", EventLevel),  # a class: event level
-        ("make_events", EventLevel),  # a zero-argument factory: event level
-        ("run_client", ClientLevel),  # (transport, case): client level
-        ("marked", ClientLevel),  # toolstream_level = "client"
+        ("Subclassed", EventLevel),  # a subclass of the protocol: event level
+        ("two_parameters", EventLevel),  # an unmarked function: event level
+        ("run_client", ClientLevel),  # @client_level
     ],
 )
 def test_module_attr_specs_follow_the_rule(attr: str, kind: type) -> None:
@@ -84,18 +125,32 @@ def test_module_attr_specs_follow_the_rule(attr: str, kind: type) -> None:
     assert isinstance(acc, kind) and acc.name == f"{__name__}:{attr}"
 
 
+def test_client_level_is_the_one_marker() -> None:
+    assert getattr(run_client, "toolstream_level", None) == "client"
+    assert getattr(unmarked_pair, "toolstream_level", None) is None
+
+
+def test_a_class_taking_the_dialect_runs_through_resolve() -> None:
+    case = recorded_case(CASSETTES / "anthropic" / "single-call.yaml")
+    assert resolve(f"{__name__}:Subclassed").run(case).text == "anthropic"
+    assert resolve(Subclassed).run(case).text == "anthropic"
+
+
+def test_an_unmarked_transport_case_function_is_read_as_an_event_level_factory() -> None:
+    # Never guessed client level from its signature: called as factory(dialect), it cannot be.
+    with pytest.raises(UsageError, match=r"the dialect name.*mark a \(transport, case\) function"):
+        resolve(unmarked_pair)
+
+    def same_but_marked(transport: Any, case: Any) -> Outcome:
+        return unmarked_pair(transport, case)
+
+    assert isinstance(resolve(client_level(same_but_marked)), ClientLevel)
+
+
 def test_an_accumulator_object_is_used_as_it_is() -> None:
     acc = resolve(f"{__name__}:READY")
     assert acc is READY and acc.name == f"{__name__}:READY"
     assert resolve(READY) is READY
-
-
-def test_factory_level_builds_the_accumulator() -> None:
-    def build() -> Ready:
-        return READY
-
-    build.toolstream_level = "factory"  # type: ignore[attr-defined]
-    assert wrap(build, "built") is READY
 
 
 @pytest.mark.parametrize(
@@ -128,6 +183,10 @@ def test_entry_points_register_names(monkeypatch: pytest.MonkeyPatch) -> None:
         ("no_such_module_x:thing", "cannot import no_such_module_x"),
         (f"{__name__}:missing", "has no attribute missing"),
         (f"{__name__}:builtin_names.nothing", "has no attribute"),
+        (f"{__name__}:NoDialect", "an event-level factory is called with the dialect name"),
+        (f"{__name__}:make_events", "an event-level factory is called with the dialect name"),
+        (f"{__name__}:client_of_one", "a client-level function takes (transport, case)"),
+        (f"{__name__}:old_factory_level", "toolstream_level = 'factory' is not a level"),
     ],
 )
 def test_bad_specs_are_one_line_usage_errors(spec: str, message: str) -> None:

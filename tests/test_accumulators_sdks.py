@@ -10,7 +10,7 @@ import pytest
 from harness.cassettes import format as cassette
 from harness.cassettes.format import Request
 from harness.check.accumulators import resolve
-from harness.check.accumulators.client_level import base_url, recorded_request, replay_transport
+from harness.check.accumulators.client import base_url, recorded_request, replay_transport
 from harness.check.outcome import State, diff
 from harness.errors import NotApplicable
 from harness.mutate.scenario import Case

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from harness.cassettes import format as cassette
-from harness.check.accumulators import resolve
+from harness.check.accumulators import EventAccumulator, resolve
 from harness.check.accumulators.stdio import Stdio, answer_outcome, case_messages, serve
-from harness.check.outcome import State, ToolCall, diff
+from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.cli import main
 from harness.errors import (
     AccumulatorCrashed,
     AccumulatorProtocolError,
@@ -26,6 +27,7 @@ from harness.errors import (
 )
 from harness.mutate.scenario import Case
 from harness.wire import dialects
+from harness.wire.dialects import Event
 
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
@@ -208,6 +210,58 @@ def test_serve_answers_failures_and_skips_in_band() -> None:
     out = io.StringIO()
     serve(Raises(), io.StringIO(lines), out)  # type: ignore[arg-type]
     assert json.loads(out.getvalue()) == {"failure": "ValueError: nope"}
+
+
+class Hasty(EventAccumulator):
+    """The reference, but it reports a call no stream makes as ready after every event."""
+
+    def __init__(self, dialect: str) -> None:
+        self.reference = dialects.get(dialect).accumulator()
+
+    def feed(self, event: Event) -> None:
+        self.reference.feed(event)
+
+    def close(self, error: str | None) -> Outcome:
+        return self.reference.close(error)
+
+    def view(self) -> list[ToolCall]:
+        return [ToolCall("hasty", {})]
+
+
+def test_serve_answers_the_notes_of_the_outcome() -> None:
+    case = recorded_case(CASSETTES / "openai-chat" / "single-call.yaml")
+    lines = "".join(json.dumps(m) + "\n" for m in case_messages(case, "events"))
+    out = io.StringIO()
+    assert serve(resolve(Hasty), io.StringIO(lines), out) == 0
+    answer = json.loads(out.getvalue())
+    assert answer["notes"] == list(resolve(Hasty).run(case).notes)
+    assert len(answer["notes"]) == 1 and "call 1 reported ready before it was final" in answer["notes"][0]
+
+
+def test_answered_notes_become_the_outcomes() -> None:
+    answered = answer_outcome({"notes": ["event 3: early"]}, cut=False)
+    assert answered.notes == ("event 3: early",) and answered == Outcome()
+    with pytest.raises(AccumulatorProtocolError, match="notes"):
+        answer_outcome({"notes": "early"}, cut=False)
+    speaks = (
+        "import sys\nfor line in sys.stdin:\n"
+        '    if \'"end"\' in line: print(\'{"notes":["early"]}\', flush=True)'
+    )
+    with Stdio(shlex.join([sys.executable, "-c", speaks]), "events") as acc:
+        assert acc.run(recorded_case(CASSETTES / "anthropic" / "single-call.yaml")).notes == ("early",)
+        assert not hasattr(acc, "last_notes")
+
+
+def no_dialect() -> Hasty:
+    return Hasty("openai-chat")
+
+
+def test_serve_accumulator_with_a_spec_that_cannot_resolve_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    spec = f"{__name__}:no_dialect"
+    assert main(["serve-accumulator", spec]) == 2
+    assert "called with the dialect name" in capsys.readouterr().err
 
 
 def test_serve_reports_a_broken_message_and_stops() -> None:

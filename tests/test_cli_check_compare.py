@@ -28,7 +28,7 @@ INDEX_ONLY = textwrap.dedent(
     class IndexOnly:
         """OpenAI chat tool calls merged by index alone (a deliberate bug)."""
 
-        def __init__(self):
+        def __init__(self, dialect):
             self.calls, self.text, self.finish = {}, "", None
 
         def feed(self, event):

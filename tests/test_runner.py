@@ -89,7 +89,7 @@ ACCUMULATORS = textwrap.dedent(
     class IndexOnly:
         """OpenAI chat tool calls merged by index alone: parallel calls at one index collapse."""
 
-        def __init__(self):
+        def __init__(self, dialect):
             self.calls = {}
             self.text = ""
             self.finish = None

@@ -11,16 +11,15 @@ from typing import Any
 
 import pytest
 
+from harness.check.accumulators import EventLevel
 from harness.check.outcome import Outcome, State, ToolCall, diff
 from harness.mutate.scenario import Case, build_case
-from harness.wire import dialects
 from harness.wire.dialects import Event
 
 
 def outcome_of(acc: Any, case: Case) -> Outcome:
-    for event in dialects.events_of(case.response, case.dialect):
-        acc.feed(event)
-    return acc.close(None if case.response.complete else case.response.error)  # type: ignore[no-any-return]
+    """`acc`'s outcome through the library's one decode -> feed -> close loop."""
+    return EventLevel(lambda dialect: acc, type(acc).__name__).run(case)
 
 
 def _choice_delta(event: Event) -> dict[str, Any]:

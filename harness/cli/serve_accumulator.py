@@ -20,7 +20,10 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="serve an accumulator over the stdio protocol (JSON Lines on stdin/stdout)",
         description=(
             "Read cases on stdin and answer each with its outcome on stdout (the stdio protocol v1), "
-            "until stdin closes. SPEC: " + ", ".join(builtin_names()) + ", module.path:attr or cmd:COMMAND."
+            "until stdin closes. SPEC: "
+            + ", ".join(builtin_names())
+            + ", module.path:attr (an event-level factory called with the dialect, or a @client_level"
+            " function), cmd:COMMAND or cmd-bytes:COMMAND."
         ),
     )
     parser.add_argument("spec", metavar="SPEC", help="the accumulator to serve")

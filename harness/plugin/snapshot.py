@@ -37,6 +37,7 @@ def _plain(data: Any) -> Any:
     if isinstance(data, Outcome):
         out = data.to_dict()
         out.pop("usage", None)  # not compared by `diff`: a snapshot should not churn on token counts
+        out.pop("notes", None)  # nor on how the outcome was reached
         return out
     if isinstance(data, Result):
         return (

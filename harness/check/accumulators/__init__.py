@@ -26,7 +26,7 @@ from harness.check.accumulators.base import (
     EventFactory,
     client_level,
 )
-from harness.check.accumulators.client_level import ClientLevel
+from harness.check.accumulators.client import ClientLevel
 from harness.check.accumulators.event_level import EventLevel
 from harness.check.accumulators.stdio import Stdio
 from harness.errors import UsageError

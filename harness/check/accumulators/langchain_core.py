@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from harness.check.accumulators.base import EventAccumulator
-from harness.check.accumulators.client_level import require
+from harness.check.accumulators.client import require
 from harness.check.accumulators.event_level import EventLevel
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import NotApplicable

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.check.accumulators.client_level import (
+from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
     recorded_request,

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from harness.check.accumulators.client_level import (
+from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
     recorded_request,
