@@ -341,6 +341,7 @@ def _dialect_grids(cases: Sequence[Mapping[str, Any]], statuses: Sequence[str]) 
         grids.append(
             {
                 "index": g,
+                "compare": "agree" in statuses or "differ" in statuses,
                 "dialect": dialect,
                 "failing": sum(map(bad, members)),
                 "total": len(members),
@@ -435,9 +436,10 @@ def _grid_html(n: int, grid: dict[str, Any]) -> str:
 
 
 def _grid_said(grid: dict[str, Any]) -> str:
+    compare = grid["compare"]
     if grid["failing"]:
-        return f"{grid['failing']} of {grid['total']} failing"
-    return f"all {grid['total']} pass"
+        return f"{grid['failing']} of {grid['total']} {'differ' if compare else 'failing'}"
+    return f"all {grid['total']} {'agree' if compare else 'pass'}"
 
 
 def _legend(compare: bool) -> str:
