@@ -1,4 +1,4 @@
-"""The HTML report: one self-contained file, a coloured grid, cells that open their cases."""
+"""The HTML report: one self-contained file that leads with what is wrong, then grids by dialect."""
 
 from __future__ import annotations
 
@@ -6,33 +6,66 @@ import json
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from harness.cassettes.corpus import bundled
 from harness.check.outcome import Outcome, ToolCall
-from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict
+from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict, run_matrix
 from harness.report.html import render_html, write_html
+from harness.wire import dialects
+from harness.wire.dialects import Event
 
 EXPECTED = Outcome((ToolCall("read", {"path": "a"}, "c1"), ToolCall("search", {"q": "b"}, "c2")))
 MERGED = Outcome((ToolCall("readsearch", {}, "c1"),))
+MERGED_DIFF = ("call 1: name 'read' expected, got 'readsearch'", "tool_calls: 2 expected, got 1")
 
 
-def result(cassette: str, scenario: str, accumulator: str, verdict: Verdict) -> Result:
+def no_stream(case_id: str) -> None:
+    return None
+
+
+def result(
+    cassette: str,
+    scenario: str,
+    accumulator: str,
+    verdict: Verdict,
+    *,
+    dialect: str = "openai-chat",
+    diff: tuple[str, ...] = MERGED_DIFF,
+    seed: int = 0,
+) -> Result:
     good = verdict is Verdict.PASS
     return Result(
-        id=f"{cassette}::{scenario}::s0",
+        id=f"{cassette}::{scenario}::s{seed}",
         cassette=cassette,
         scenario=scenario,
-        seed=0,
-        dialect="openai-chat",
+        seed=seed,
+        dialect=dialect,
         accumulator=accumulator,
         verdict=verdict,
         expected=EXPECTED,
         actual=EXPECTED if good else MERGED,
-        diff=()
-        if good
-        else ("call 1: name 'read' expected, got 'readsearch'", "tool_calls: 2 expected, got 1"),
+        diff=() if good else diff,
+        error="ValueError: boom" if verdict is Verdict.ERROR else None,
+    )
+
+
+def page_data(page: str) -> list[dict[str, Any]]:
+    found = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
+    assert found is not None
+    data: list[dict[str, Any]] = json.loads(found[1])
+    return data
+
+
+def cell_of(section: dict[str, Any], case_id: str) -> dict[str, Any]:
+    return next(
+        cell
+        for cell in section["cells"].values()
+        if any(section["cases"][n]["id"] == case_id for n in cell["cases"])
     )
 
 
@@ -55,32 +88,142 @@ def comparison() -> Comparison:
 
 
 def test_page_is_self_contained_and_carries_every_case() -> None:
-    page = render_html(comparison=comparison(), selection=Selection(cassettes=("cassettes",)))
+    page = render_html(
+        comparison=comparison(), selection=Selection(cassettes=("cassettes",)), stream=no_stream
+    )
     assert "<script src" not in page and "<link" not in page and "@import" not in page
     assert not re.search(r"(src|href)=\"https?:", page)
-    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)[1])
-    cell = data[0]["2,0"]  # share-index-0 x openai-chat/parallel-2
+    section = page_data(page)[0]
+    case_id = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"
+    cell = cell_of(section, case_id)
     assert cell["status"] == "differ"
-    assert (
-        "pytest -k openai-chat/parallel-2::parallel-calls-share-index-0::s0" in cell["cases"][0]["commands"]
-    )
-    assert any(
-        "toolstream compare reference mypkg.acc:merge_by_index" in c for c in cell["cases"][0]["commands"]
-    )
+    commands = section["cases"][cell["cases"][0]]["commands"]
+    # The pytest line names the compared accumulators: without them it runs nothing (issue 13).
+    assert f"pytest --toolstream-compare reference mypkg.acc:merge_by_index -k {case_id}" in commands
+    assert any("toolstream compare reference mypkg.acc:merge_by_index" in c for c in commands)
     assert page.count('class="cell differ"') == 2 and page.count('class="cell agree"') == 10
+    # The summary names the one kind of difference, with both differing cases behind it.
+    assert section["groups"][0]["count"] == 2 and "B has" in section["groups"][0]["signature"]
 
 
-def test_check_grid_colours_by_worst_verdict_and_escapes() -> None:
+def test_check_grid_colours_by_worst_verdict_counts_one_way_and_escapes() -> None:
     report = Report("<evil>")
     report.results += [
         result("c1", "s1", "<evil>", Verdict.PASS),
-        result("c1", "s1", "<evil>", Verdict.FAIL),
+        result("c1", "s1", "<evil>", Verdict.FAIL, seed=1),
         result("c2", "s1", "<evil>", Verdict.SKIPPED),
+        result("c2", "s2", "<evil>", Verdict.FAIL),
+        result("c2", "s2", "<evil>", Verdict.FAIL, seed=1),
+        result("c1", "s2", "<evil>", Verdict.PASS),
+        result("c1", "s2", "<evil>", Verdict.PASS, seed=1),
     ]
-    page = render_html(reports=[report])
+    page = render_html(reports=[report], stream=no_stream)
     assert "<evil>" not in page and "&lt;evil&gt;" in page
     assert 'class="cell fail"' in page and 'class="cell skipped"' in page
-    assert ">1/2<" in page  # one of two cases in the cell fails
+    # Every cell says its counts the same way, whatever its colour (never "2/2" beside "2").
+    assert ">1\u2717 1\u2713<" in page and ">2\u2717<" in page and ">2\u2713<" in page and ">1 skip<" in page
+    assert "/2<" not in page
+
+
+def test_summary_comes_first_worst_kind_first_with_its_worst_case() -> None:
+    cut = ("state: cut expected, got complete",)
+    longer = (*MERGED_DIFF, "call 2: name 'search' expected, got 'searchread'")  # same kind, more said
+    report = Report(
+        "mine:Acc",
+        [
+            result("openai-chat/a", "original", "mine:Acc", Verdict.FAIL, diff=cut),
+            result("openai-chat/a", "A1", "mine:Acc", Verdict.FAIL),
+            result("openai-chat/b", "A1", "mine:Acc", Verdict.FAIL, diff=longer),
+            result("openai-chat/b", "original", "mine:Acc", Verdict.PASS),
+            result("anthropic/c", "original", "mine:Acc", Verdict.ERROR, dialect="anthropic"),
+        ],
+    )
+    page = render_html(reports=[report], stream=no_stream)
+    assert page.index('class="summary"') < page.index('class="grid"')
+    section = page_data(page)[0]
+    kinds = [(g["count"], g["signature"]) for g in section["groups"]]
+    assert kinds == [
+        (2, "name concatenated; tool_calls count"),
+        (1, "error: ValueError: boom"),
+        (1, "state cut expected, got complete"),
+    ]
+    # The worst case of a kind is the one with the most to say.
+    assert section["groups"][0]["worst_id"] == "openai-chat/b::A1::s0"
+    assert "4 of 5 cases fail (3 fail, 1 error)" in page
+    # Grids by dialect: the one with more failures first, its failing rows and columns first.
+    assert page.index(">openai-chat <span>3 of 4 failing") < page.index(">anthropic <span>1 of 1 failing")
+    rows = re.findall(r'<th class="row" title="([^"]+)"', page)
+    assert rows[:2] == ["A1", "original"]
+
+
+class Graded(Result):
+    """A result as issue 10 will make them: its dict carries a severity and an expectation class."""
+
+    grade: tuple[str, str] = ("", "")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["severity"], out["class"] = self.grade
+        return out
+
+
+def graded(scenario: str, severity: str, cls: str, n: int) -> Result:
+    base = result("openai-chat/a", scenario, "mine:Acc", Verdict.FAIL, seed=n)
+    made = Graded(**{f: getattr(base, f) for f in base.__dataclass_fields__})
+    object.__setattr__(made, "grade", (severity, cls))
+    return made
+
+
+def test_severity_and_class_group_and_order_when_results_carry_them() -> None:
+    results = [graded("many", "cosmetic", "policy", n) for n in range(5)]
+    results += [graded("few", "unsafe", "spec", 0), graded("some", "lost", "quirk", 0)]
+    page = render_html(reports=[Report("mine:Acc", results)], stream=no_stream)
+    groups = page_data(page)[0]["groups"]
+    assert [(g["severity"], g["class"], g["count"]) for g in groups] == [
+        ("unsafe", "spec", 1),
+        ("lost", "quirk", 1),
+        ("cosmetic", "policy", 5),
+    ]
+    assert '<span class="tag unsafe">unsafe</span><span class="tag spec">spec</span>' in page
+    plain = render_html(reports=[Report("mine:Acc", [result("o/a", "x", "mine:Acc", Verdict.FAIL)])])
+    assert 'class="tag' not in plain and "severity" not in json.dumps(page_data(plain))
+
+
+def test_only_glyphs_every_font_draws() -> None:
+    report = Report("mine:Acc")
+    for verdict in Verdict:
+        report.results.append(result("openai-chat/a", str(verdict), "mine:Acc", verdict))
+    for page in (
+        render_html(reports=[report], stream=no_stream),
+        render_html(comparison=comparison(), stream=no_stream),
+    ):
+        # check, cross, not-equal, times, middle dot, ellipsis: in DejaVu Sans and every desktop font
+        assert set(re.findall(r"[^\x00-\x7f]", page)) <= {
+            "\u2713",
+            "\u2717",
+            "\u2260",
+            "\u00d7",
+            "\u00b7",
+            "…",
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# In a real browser
+
+
+class FirstCallOnly:
+    """Keeps only the first call and calls a cut stream complete: fails parallel and cut cases."""
+
+    def __init__(self, dialect: str) -> None:
+        self.inner = dialects.get(dialect).accumulator()
+
+    def feed(self, event: Event) -> None:
+        self.inner.feed(event)
+
+    def close(self, error: str | None = None) -> Outcome:
+        outcome = self.inner.close(None)
+        return replace(outcome, tool_calls=outcome.tool_calls[:1])
 
 
 def chromium() -> str | None:
@@ -91,24 +234,88 @@ def chromium() -> str | None:
     return None
 
 
-def test_compare_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+def browse(tmp_path: Path, page: Path, *options: str) -> subprocess.CompletedProcess[str]:
     binary = chromium()
     if binary is None:
-        pytest.skip("no chromium binary found (apt-get install chromium)")
-    page = write_html(tmp_path / "compare.html", comparison=comparison(), title="A vs B")
-    shot = tmp_path / "compare.png"
+        pytest.skip("no chromium binary found: apt-get update && apt-get install -y chromium")
     command = [
         binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1280,900",
-        page.resolve().as_uri(),
+        f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
+        "--virtual-time-budget=3000", *options, page.resolve().as_uri(),
     ]  # fmt: skip
-    subprocess.run(command, check=True, capture_output=True, timeout=60)
+    return subprocess.run(command, check=True, capture_output=True, text=True, timeout=90)
+
+
+def console_messages(stderr: str) -> list[str]:
+    # The page itself never logs: any console line is an error or a stray message.
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+# Appended to a copy of the page only: where the summary sits, and what a click on it opens.
+PROBE = """<script>
+const summary = document.querySelector('.summary').getBoundingClientRect();
+document.body.dataset.summaryTop = summary.top;
+document.body.dataset.summaryBottom = summary.bottom;
+document.body.dataset.fold = window.innerHeight;
+const grid = document.querySelector('table.grid');
+window.scrollTo(0, grid.getBoundingClientRect().top + 300);
+document.body.dataset.headTop = grid.querySelector('thead th.col').getBoundingClientRect().top;
+document.querySelector('tr.kind').click();
+document.body.dataset.panel = document.getElementById('panel').className;
+</script></body>"""
+
+
+def test_real_report_in_headless_chromium_leads_with_the_summary(tmp_path: Path) -> None:
+    cassettes = [
+        str(bundled("cassettes") / name)
+        for name in (
+            "openai-chat/parallel-2.yaml",
+            "openai-chat/single-call.yaml",
+            "openai-chat/cut-mid-arguments.yaml",
+            "anthropic/parallel-calls.yaml",
+            "anthropic/single-call.yaml",
+            "gemini/parallel-one-chunk.yaml",
+        )
+    ]
+    report = run_matrix(f"{__name__}:FirstCallOnly", cassettes=cassettes)
+    assert not report.ok and report.count(Verdict.PASS)
+    page = write_html(
+        tmp_path / "report.html", reports=[report], selection=Selection(cassettes=tuple(cassettes))
+    )
+    data = page_data(page.read_text(encoding="utf-8"))[0]
+    assert len(data["groups"]) >= 2 and all("stream" in data["cases"][g["worst"]] for g in data["groups"])
+
+    shot = tmp_path / "report.png"
+    shown = browse(tmp_path, page, f"--screenshot={shot}", "--window-size=1280,800")
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20000
+    assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (1280, 800)
+    assert console_messages(shown.stderr) == []
+
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE), encoding="utf-8")
+    dom = browse(tmp_path, probed, "--dump-dom", "--window-size=1280,800")
+    assert console_messages(dom.stderr) == []
+    marks = dict(re.findall(r'data-(summary-top|summary-bottom|fold|head-top|panel)="([^"]*)"', dom.stdout))
+    assert float(marks["summary-top"]) < 150  # the first thing under the headline
+    # All of it above the fold: the viewport of a 1280x800 window, browser chrome taken off.
+    assert float(marks["summary-bottom"]) <= float(marks["fold"]) and float(marks["fold"]) > 600
+    assert float(marks["head-top"]) == 0  # scrolled into a grid, its column labels stay in view
+    assert marks["panel"] == "open"
+    assert 'class="verdict fail"' in dom.stdout and "<li" in dom.stdout  # the worst case and its stream
+
+
+def test_compare_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    page = write_html(tmp_path / "compare.html", comparison=comparison(), title="A vs B")
+    shot = tmp_path / "compare.png"
+    shown = browse(tmp_path, page, f"--screenshot={shot}", "--window-size=1280,900")
     assert shot.stat().st_size > 5000
     png = shot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (1280, 900)
+    assert console_messages(shown.stderr) == []
 
 
 def test_cli_check_and_compare_write_the_same_page(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import replace
 from pathlib import Path
 
 from harness.check.outcome import Outcome, State, ToolCall, diff
@@ -179,3 +180,64 @@ def test_session_document_picks_its_shape() -> None:
     }
     comparison = Comparison(one, two, [])
     assert session_to_dict([one, two], comparison) == comparison_to_dict(comparison)
+
+
+CUT = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason="tool_calls", state=State.CUT)
+CUT_EXTRA = Outcome(
+    tool_calls=(*EXPECTED.tool_calls, ToolCall("write", {}, "call_3")),
+    finish_reason="tool_calls",
+    state=State.CUT,
+)
+
+
+def _cut_results() -> list[Result]:
+    """The issue's case: one scenario shows two kinds that share a difference."""
+    complete = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason="tool_calls")
+    out = []
+    for n, got in enumerate([complete, complete, replace(CUT_EXTRA, state=State.COMPLETE)]):
+        lines = tuple(diff(CUT, got))
+        out.append(
+            replace(
+                _result(cassette=f"c{n}", scenario="cut-mid-args", verdict=Verdict.FAIL, actual=got),
+                expected=CUT,
+                diff=lines,
+            )
+        )
+    return out
+
+
+def test_large_matrix_says_each_signature_once() -> None:
+    results = _cut_results() + [
+        _result(cassette=f"c{n}", scenario=f"s{n}", verdict=Verdict.FAIL, actual=MERGED) for n in range(9)
+    ]
+    text = render_check(Report("mine:Acc", results), max_failures=0, width=150)
+    kinds = {signature(r) for r in results}
+    assert len(kinds) == 3
+    for kind in kinds:
+        assert sum(line.endswith(kind) for line in text.splitlines()) == 1, kind
+    assert "== kind 1 (9 cases)" in text and "== kind 2 (2 cases)" in text
+
+
+def test_pytest_summary_names_each_kind_once_and_scenarios_by_number() -> None:
+    from harness.plugin.items import RESULT_KEY, MatrixResults
+
+    collected = MatrixResults()
+    results = [*_cut_results(), _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED)]
+    collected.take((RESULT_KEY, r.to_dict()) for r in results)
+    lines = collected.summary_lines()
+    assert lines[:5] == [
+        "mine:Acc: 4 cases: 4 fail",
+        "4 failures in 3 kinds:",
+        "    1.     2  state cut expected, got complete",
+        "    2.     1  extra call; state cut expected, got complete; tool_calls count",
+        "    3.     1  missing call; name concatenated; tool_calls count",
+    ]
+    # Was "cut-mid-args: state cut expected, got complete; extra call; state cut expected, ...".
+    assert lines[5:] == ["by scenario:", "      3  cut-mid-args: kinds 1, 2", "      1  A1: kind 3"]
+    one = MatrixResults()
+    one.take([(RESULT_KEY, _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED).to_dict())])
+    assert one.summary_lines()[1:] == [
+        "1 failures, all: missing call; name concatenated; tool_calls count",
+        "by scenario:",
+        "      1  A1",
+    ]

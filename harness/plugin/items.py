@@ -510,14 +510,17 @@ def _grouped(failures: Sequence[Result]) -> list[str]:
         out = [f"{len(failures)} failures, all: {ordered[0][0]}"]
     else:
         out = [f"{len(failures)} failures in {len(ordered)} kinds:"]
-        for sig, members in ordered:
-            out.append(f"  {len(members):>5}  {sig}")
+        for n, (sig, members) in enumerate(ordered, start=1):
+            out.append(f"  {n:>3}. {len(members):>5}  {sig}")
     out.append("by scenario:")
     by_scenario: dict[str, list[Result]] = defaultdict(list)
     for result in failures:
         by_scenario[result.scenario].append(result)
+    # Each signature is said once, above: a scenario names the kinds it shows by their number.
+    number = {sig: n for n, (sig, _) in enumerate(ordered, start=1)}
     for scenario, members in sorted(by_scenario.items(), key=lambda item: (-len(item[1]), item[0])):
-        kinds = Counter(signature(r) for r in members)
-        shown = "; ".join(kind for kind, _ in kinds.most_common(2))
-        out.append(f"  {len(members):>5}  {scenario}: {shown}")
+        kinds = sorted({number[signature(r)] for r in members})
+        word = "kind" if len(kinds) == 1 else "kinds"
+        shown = "" if len(ordered) == 1 else f": {word} {', '.join(map(str, kinds))}"
+        out.append(f"  {len(members):>5}  {scenario}{shown}")
     return out

@@ -115,16 +115,22 @@ _VALUES = re.compile(
 )
 
 
-def signature(result: Result) -> str:
-    """What kind of failure this is, without call numbers or values (equal for equal bugs)."""
-    if result.verdict is Verdict.TIMEOUT:
+def signature(result: Result | Mapping[str, Any]) -> str:
+    """What kind of failure this is, without call numbers or values (equal for equal bugs).
+
+    Takes a result or its `to_dict()` form."""
+    if isinstance(result, Result):
+        verdict, error, lines = result.verdict, result.error, result.diff
+    else:
+        verdict, error, lines = Verdict(result["verdict"]), result.get("error"), result.get("diff") or ()
+    if verdict is Verdict.TIMEOUT:
         return "timeout"
-    if result.verdict is Verdict.ERROR:
-        first = (result.error or "error").splitlines()[0]
+    if verdict is Verdict.ERROR:
+        first = (error or "error").splitlines()[0]
         return "error: " + shorten(_VALUES.sub("…", first), 80)
-    if result.verdict is not Verdict.FAIL:
-        return str(result.verdict)
-    parts = sorted({_line_signature(line) for line in result.diff})
+    if verdict is not Verdict.FAIL:
+        return str(verdict)
+    parts = sorted({_line_signature(line) for line in lines})
     return "; ".join(parts) or "fail"
 
 
@@ -187,18 +193,19 @@ def render_check(
     Failures are listed kind by kind; with a cap, every kind shows an example before any
     kind shows a second one."""
     blocks = []
-    overview = _overview(report, width)
+    overview, numbered = _overview(report, width)
     if overview:
         blocks.append(overview)
     groups = _failure_groups(report.results)
     failures = report.failures
     shown = _round_robin(list(groups.values()), len(failures) if max_failures <= 0 else max_failures)
-    for sig, members in groups.items():
+    for n, (sig, members) in enumerate(groups.items(), start=1):
         listed = [r for r in members if r.id in shown]
         if not listed:
             continue
         if len(groups) > 1:
-            blocks.append(f"== {sig} ({len(members)} cases)")
+            # The overview already named each kind: a number refers to it without saying it twice.
+            blocks.append(f"== {f'kind {n}' if numbered else sig} ({len(members)} cases)")
         blocks.extend(_failure(result, selection) for result in listed)
     if len(shown) < len(failures):
         blocks.append(
@@ -229,14 +236,16 @@ def _round_robin(groups: list[list[Result]], limit: int) -> set[str]:
     return chosen
 
 
-def _overview(report: Report, width: int | None) -> str:
+def _overview(report: Report, width: int | None) -> tuple[str, bool]:
+    """The grid of a small matrix, else the numbered kinds of failure; and whether it numbered them."""
     cassettes = list(dict.fromkeys(r.cassette for r in report.results))
     scenarios = list(dict.fromkeys(r.scenario for r in report.results))
     if not report.results:
-        return ""
+        return "", False
     if len(cassettes) <= GRID_MAX_CASSETTES and len(scenarios) <= GRID_MAX_SCENARIOS:
-        return _grid(report.results, scenarios, cassettes, width)
-    return _groups(report.results, width)
+        return _grid(report.results, scenarios, cassettes, width), False
+    text = _groups(report.results, width)
+    return text, bool(text)
 
 
 def _grid(results: Sequence[Result], scenarios: list[str], cassettes: list[str], width: int | None) -> str:
@@ -265,18 +274,21 @@ def _groups(results: Sequence[Result], width: int | None) -> str:
     if not groups:
         return ""
     total = sum(len(m) for m in groups.values())
-    if len(groups) == 1:
+    single = len(groups) == 1
+    if single:
         lines = [f"{total} failures, all: {next(iter(groups))}"]
     else:
         lines = [f"{total} failures in {len(groups)} kinds:"]
-    room = (width or shutil.get_terminal_size((120, 24)).columns) - 9
-    for sig, members in groups.items():
+    pad = 8 if single else 13
+    room = (width or shutil.get_terminal_size((120, 24)).columns) - pad
+    for n, (sig, members) in enumerate(groups.items(), start=1):
         scenarios = Counter(r.scenario for r in members)
-        where = ", ".join(f"{s} ({n})" if n > 1 else s for s, n in scenarios.most_common(4))
+        where = ", ".join(f"{s} ({k})" if k > 1 else s for s, k in scenarios.most_common(4))
         if len(scenarios) > 4:
             where += f", +{len(scenarios) - 4} more"
-        lines.append(f"{len(members):>6}  {sig}")
-        lines.append(" " * 8 + shorten(where, room))
+        if not single:
+            lines.append(f"{n:>3}. {len(members):>6}  {sig}")
+        lines.append(" " * pad + shorten(where, room))
     return "\n".join(lines)
 
 
