@@ -54,7 +54,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
 )
-from harness.wire.dialects.requesting import Requesting, function_tools, user_message
+from harness.wire.dialects.requesting import Requesting, chat_body
 
 SENTINEL = "[DONE]"
 _ROLES = {"tool-call-start": Role.START, "tool-call-delta": Role.ARGS, "tool-call-end": Role.END}
@@ -288,12 +288,7 @@ class CohereDialect(Dialect, Requesting):
     streams_reasoning = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": user_message(recipe),
-            "tools": function_tools(recipe),
-            "stream": True,
-        }
+        body = chat_body(recipe, model)
         if recipe.thinking:
             body["thinking"] = {"type": "enabled", "token_budget": THINKING_BUDGET}
         return body

@@ -45,7 +45,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
 )
-from harness.wire.dialects.requesting import Requesting, function_tools, user_message
+from harness.wire.dialects.requesting import Requesting, chat_body
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -161,12 +161,7 @@ class OllamaDialect(Dialect, Requesting):
     streams_reasoning = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": user_message(recipe),
-            "tools": function_tools(recipe),
-            "stream": True,
-        }
+        body = chat_body(recipe, model)
         if recipe.thinking:
             body["think"] = True
         return body

@@ -71,7 +71,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
 )
-from harness.wire.dialects.requesting import Requesting, function_tools, user_message
+from harness.wire.dialects.requesting import Requesting, chat_body
 
 DONE = "[DONE]"
 
@@ -360,13 +360,7 @@ class OpenAIChat(Dialect, Requesting):
     base_url_env = ("OPENAI_BASE_URL",)
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        return {
-            "model": model,
-            "messages": user_message(recipe),
-            "tools": function_tools(recipe),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        return {**chat_body(recipe, model), "stream_options": {"include_usage": True}}
 
     def request_path(self, model: str) -> str:
         return "/chat/completions"

@@ -54,8 +54,14 @@ class Requesting(ABC):
         return self.auth_headers(key) if key else {}
 
 
+def chat_body(recipe: Recipe, model: str) -> dict[str, Any]:
+    """The body OpenAI chat, Ollama and Cohere share: the model, the prompt as a user message,
+    the tools as `function` tools, streaming on."""
+    return {"model": model, "messages": user_message(recipe), "tools": function_tools(recipe), "stream": True}
+
+
 def function_tools(recipe: Recipe) -> list[dict[str, Any]]:
-    """The recipe's tools as OpenAI-style `function` tools (OpenAI chat, Ollama, Cohere)."""
+    """The recipe's tools as OpenAI-style `function` tools."""
     return [
         {
             "type": "function",
