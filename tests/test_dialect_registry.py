@@ -1,13 +1,13 @@
-"""Dialects registered by another package under `toolstream.dialects`: a tiny installed
-distribution (a dist-info folder on sys.path) adds one, and every place that asks the registry
-sees it: names, lookup, detection, guessing, the recording providers and the id styles."""
+"""Dialects registered by another package under `toolstream.dialects`: the example plugin of
+docs/dialects.md, installed as a tiny distribution (a dist-info folder on sys.path), reaches every
+place that asks the registry: names, lookup, detection, guessing, recording providers, id styles."""
 
 from __future__ import annotations
 
 import random
 import re
 import sys
-import textwrap
+import tomllib
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -21,34 +21,13 @@ from harness.record import providers
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent
 
-PLUGIN = '''
-from urllib.parse import urlsplit
-
-from harness.wire.dialects import IdStyle
-from harness.wire.dialects.openai_chat import OpenAIChat
+ROOT = Path(__file__).resolve().parent.parent
+DOC = (ROOT / "docs" / "dialects.md").read_text(encoding="utf-8")
 
 
-class FakeChat(OpenAIChat):
-    """OpenAI chat on another host, with ids of its own: a provider's dialect kept in a plugin."""
-
-    name = "fake-chat"
-    default_url = "https://fake.example/v9/chat/completions"
-    id_styles = {"fake": IdStyle("fk-", 6)}
-    provider = "fake"
-    api_root = "https://fake.example/v9"
-    default_model = "fake-1"
-    key_env = ("FAKE_API_KEY",)
-
-    def matches(self, request):
-        return urlsplit(request.url).hostname == "fake.example"
-
-    def claims(self, event):
-        return isinstance(event.payload, dict) and event.payload.get("object") == "fake.chunk"
-
-
-DIALECT = FakeChat()
-NOT_A_DIALECT = object()
-'''
+def _block(language: str) -> str:
+    """The docs' example plugin: its code, and the entry point its pyproject declares."""
+    return DOC.split(f"```{language}\n", 1)[1].split("```", 1)[0]
 
 
 def _reset(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,16 +38,15 @@ def _reset(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """`fake_dialect_plugin` installed as a distribution registering the dialect `fake-chat`."""
-    (tmp_path / "fake_dialect_plugin.py").write_text(PLUGIN)
+    (tmp_path / "fake_dialect_plugin.py").write_text(_block("python"))
     info = tmp_path / "fake_dialect_plugin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-dialect-plugin\nVersion: 0.1\n")
+    declared = tomllib.loads(_block("toml"))["project"]["entry-points"]
     (info / "entry_points.txt").write_text(
-        textwrap.dedent(
-            """\
-            [toolstream.dialects]
-            fake-chat = fake_dialect_plugin:DIALECT
-            """
+        "".join(
+            f"[{group}]\n" + "".join(f"{name} = {value}\n" for name, value in entries.items())
+            for group, entries in declared.items()
         )
     )
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -115,7 +93,7 @@ def test_an_unknown_style_fails_when_the_mutation_is_built() -> None:
     ("name", "value", "message"),
     [
         ("openai-chat", "fake_dialect_plugin:DIALECT", "reuse built-in dialect names: ['openai-chat']"),
-        ("fake", "fake_dialect_plugin:NOT_A_DIALECT", "is not a Dialect"),
+        ("fake", "fake_dialect_plugin:urlsplit", "is not a Dialect"),
         ("fake", "fake_dialect_plugin:DIALECT", "calls itself 'fake-chat'"),
         ("fake", "no_such_module_q:DIALECT", "failed to load"),
     ],
