@@ -188,36 +188,6 @@ class AnthropicMessages(Dialect, Requesting):
     claimed_types = _CLAIMED_TYPES
     id_styles = {"anthropic": IdStyle("toolu_01", 22)}
 
-    provider = "anthropic"
-    api_root = "https://api.anthropic.com"
-    default_model = "claude-sonnet-4-5"
-    key_env = ("ANTHROPIC_API_KEY",)
-    base_url_env = ("ANTHROPIC_BASE_URL",)
-    streams_reasoning = True
-
-    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": model,
-            "max_tokens": 1024,
-            "messages": user_message(recipe),
-            "tools": [
-                {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
-                for t in recipe.tools
-            ],
-            "stream": True,
-        }
-        if recipe.thinking:
-            # max_tokens must exceed the thinking budget.
-            body["max_tokens"] = THINKING_BUDGET * 4
-            body["thinking"] = {"type": "enabled", "budget_tokens": THINKING_BUDGET}
-        return body
-
-    def request_path(self, model: str) -> str:
-        return "/v1/messages"
-
-    def auth_headers(self, key: str) -> dict[str, str]:
-        return {"x-api-key": key, "anthropic-version": "2023-06-01"}
-
     def matches(self, request: Request) -> bool:
         path = urlparse(request.url).path.rstrip("/")
         return path.endswith("/v1/messages") or header(request.headers, "anthropic-version") is not None
@@ -389,6 +359,38 @@ class AnthropicMessages(Dialect, Requesting):
                 _make("content_block_stop", {"type": "content_block_stop", "index": index}),
             ]
         return []
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "anthropic"
+    api_root = "https://api.anthropic.com"
+    default_model = "claude-sonnet-4-5"
+    key_env = ("ANTHROPIC_API_KEY",)
+    base_url_env = ("ANTHROPIC_BASE_URL",)
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": 1024,
+            "messages": user_message(recipe),
+            "tools": [
+                {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+                for t in recipe.tools
+            ],
+            "stream": True,
+        }
+        if recipe.thinking:
+            # max_tokens must exceed the thinking budget.
+            body["max_tokens"] = THINKING_BUDGET * 4
+            body["thinking"] = {"type": "enabled", "budget_tokens": THINKING_BUDGET}
+        return body
+
+    def request_path(self, model: str) -> str:
+        return "/v1/messages"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"x-api-key": key, "anthropic-version": "2023-06-01"}
 
 
 _DELTA_KINDS: dict[Any, Kind] = {

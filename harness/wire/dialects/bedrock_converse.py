@@ -193,65 +193,6 @@ class BedrockConverse(Dialect, Requesting):
     default_url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/imported/converse-stream"
     id_styles = {"bedrock": IdStyle("tooluse_", 22)}
 
-    provider = "bedrock"
-    default_model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
-    streams_reasoning = True
-
-    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "messages": [{"role": "user", "content": [{"text": recipe.prompt}]}],
-            "toolConfig": {
-                "tools": [
-                    {
-                        "toolSpec": {
-                            "name": t.name,
-                            "description": t.description,
-                            "inputSchema": {"json": dict(t.parameters)},
-                        }
-                    }
-                    for t in recipe.tools
-                ]
-            },
-            "inferenceConfig": {"maxTokens": 1024},
-        }
-        if recipe.thinking:
-            if "anthropic" not in model:
-                raise UsageError(
-                    f"recipe thinking-then-tool on bedrock needs an Anthropic model, not {model!r}"
-                )
-            body["inferenceConfig"] = {"maxTokens": THINKING_BUDGET * 4}
-            body["additionalModelRequestFields"] = {
-                "thinking": {"type": "enabled", "budget_tokens": THINKING_BUDGET}
-            }
-        return body
-
-    def request_path(self, model: str) -> str:
-        return f"/model/{quote(model, safe='')}/converse-stream"
-
-    def root_in(self, env: Mapping[str, str]) -> str | None:
-        region = required_variable(env, ("AWS_REGION", "AWS_DEFAULT_REGION"))
-        return f"https://bedrock-runtime.{region}.amazonaws.com"
-
-    def credentials(
-        self, request: PreparedRequest, key: str, env: Mapping[str, str], now: dt.datetime | None
-    ) -> dict[str, str]:
-        """SigV4 over the whole request, with the AWS keys from the environment (`key` is unused)."""
-        access = required_variable(env, ("AWS_ACCESS_KEY_ID",))
-        secret = required_variable(env, ("AWS_SECRET_ACCESS_KEY",))
-        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or _region_of(request.url)
-        return sign_sigv4(
-            request.method,
-            request.url,
-            request.headers,
-            request.body,
-            access_key=access,
-            secret_key=secret,
-            session_token=env.get("AWS_SESSION_TOKEN") or None,
-            region=region,
-            service="bedrock",
-            now=now,
-        )
-
     def claims(self, event: Event) -> bool:
         payload = event.payload
         if event.name in EVENT_TYPES:
@@ -407,6 +348,67 @@ class BedrockConverse(Dialect, Requesting):
             args = _block_delta(index, {"toolUse": {"input": params.get("args", "")}})
             return [_start(index, params), args, _block_stop(index)]
         return []
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "bedrock"
+    default_model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "messages": [{"role": "user", "content": [{"text": recipe.prompt}]}],
+            "toolConfig": {
+                "tools": [
+                    {
+                        "toolSpec": {
+                            "name": t.name,
+                            "description": t.description,
+                            "inputSchema": {"json": dict(t.parameters)},
+                        }
+                    }
+                    for t in recipe.tools
+                ]
+            },
+            "inferenceConfig": {"maxTokens": 1024},
+        }
+        if recipe.thinking:
+            if "anthropic" not in model:
+                raise UsageError(
+                    f"recipe thinking-then-tool on bedrock needs an Anthropic model, not {model!r}"
+                )
+            body["inferenceConfig"] = {"maxTokens": THINKING_BUDGET * 4}
+            body["additionalModelRequestFields"] = {
+                "thinking": {"type": "enabled", "budget_tokens": THINKING_BUDGET}
+            }
+        return body
+
+    def request_path(self, model: str) -> str:
+        return f"/model/{quote(model, safe='')}/converse-stream"
+
+    def root_in(self, env: Mapping[str, str]) -> str | None:
+        region = required_variable(env, ("AWS_REGION", "AWS_DEFAULT_REGION"))
+        return f"https://bedrock-runtime.{region}.amazonaws.com"
+
+    def credentials(
+        self, request: PreparedRequest, key: str, env: Mapping[str, str], now: dt.datetime | None
+    ) -> dict[str, str]:
+        """SigV4 over the whole request, with the AWS keys from the environment (`key` is unused)."""
+        access = required_variable(env, ("AWS_ACCESS_KEY_ID",))
+        secret = required_variable(env, ("AWS_SECRET_ACCESS_KEY",))
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or _region_of(request.url)
+        return sign_sigv4(
+            request.method,
+            request.url,
+            request.headers,
+            request.body,
+            access_key=access,
+            secret_key=secret,
+            session_token=env.get("AWS_SESSION_TOKEN") or None,
+            region=region,
+            service="bedrock",
+            now=now,
+        )
 
 
 _DELTA_KINDS = {

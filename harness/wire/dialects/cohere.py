@@ -281,21 +281,6 @@ class CohereDialect(Dialect, Requesting):
     default_url = "https://api.cohere.com/v2/chat"
     claimed_types = _CLAIMED_TYPES
 
-    provider = "cohere"
-    api_root = "https://api.cohere.com"
-    default_model = "command-a-03-2025"
-    key_env = ("CO_API_KEY",)
-    streams_reasoning = True
-
-    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        body = chat_body(recipe, model)
-        if recipe.thinking:
-            body["thinking"] = {"type": "enabled", "token_budget": THINKING_BUDGET}
-        return body
-
-    def request_path(self, model: str) -> str:
-        return "/v2/chat"
-
     def matches(self, request: Request) -> bool:
         return urlsplit(request.url).path.rstrip("/").endswith("/v2/chat")
 
@@ -488,6 +473,23 @@ class CohereDialect(Dialect, Requesting):
         if kind in (Kind.PING, Kind.USAGE):
             return []  # no keepalives; usage comes only with message-end
         raise DialectError(f"cohere: cannot build a {kind} event")
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "cohere"
+    api_root = "https://api.cohere.com"
+    default_model = "command-a-03-2025"
+    key_env = ("CO_API_KEY",)
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body = chat_body(recipe, model)
+        if recipe.thinking:
+            body["thinking"] = {"type": "enabled", "token_budget": THINKING_BUDGET}
+        return body
+
+    def request_path(self, model: str) -> str:
+        return "/v2/chat"
 
 
 DIALECT = CohereDialect()

@@ -320,35 +320,6 @@ class GeminiDialect(Dialect, Requesting):
     )
     id_styles = {"gemini": IdStyle("function-call-", 19, string.digits)}
 
-    provider = "gemini"
-    api_root = "https://generativelanguage.googleapis.com"
-    default_model = "gemini-2.5-flash"
-    key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-    streams_reasoning = True
-
-    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        declarations = []
-        for t in recipe.tools:
-            declaration: dict[str, Any] = {"name": t.name, "description": t.description}
-            if not t.takes_no_args:  # Gemini refuses an OBJECT schema with no properties
-                declaration["parameters"] = dict(t.parameters)
-            declarations.append(declaration)
-        body: dict[str, Any] = {
-            "contents": [{"role": "user", "parts": [{"text": recipe.prompt}]}],
-            "tools": [{"functionDeclarations": declarations}],
-        }
-        if recipe.thinking:
-            body["generationConfig"] = {
-                "thinkingConfig": {"includeThoughts": True, "thinkingBudget": THINKING_BUDGET}
-            }
-        return body
-
-    def request_path(self, model: str) -> str:
-        return f"/v1beta/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
-
-    def auth_headers(self, key: str) -> dict[str, str]:
-        return {"x-goog-api-key": key}
-
     def claims(self, event: Event) -> bool:
         payload = event.payload
         return isinstance(payload, dict) and ("candidates" in payload or "usageMetadata" in payload)
@@ -527,6 +498,37 @@ class GeminiDialect(Dialect, Requesting):
         if kind in (Kind.PING, Kind.SENTINEL, Kind.META):
             return []  # Gemini has no keepalive, sentinel or framing events
         raise DialectError(f"gemini: cannot build a {kind} event")
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "gemini"
+    api_root = "https://generativelanguage.googleapis.com"
+    default_model = "gemini-2.5-flash"
+    key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        declarations = []
+        for t in recipe.tools:
+            declaration: dict[str, Any] = {"name": t.name, "description": t.description}
+            if not t.takes_no_args:  # Gemini refuses an OBJECT schema with no properties
+                declaration["parameters"] = dict(t.parameters)
+            declarations.append(declaration)
+        body: dict[str, Any] = {
+            "contents": [{"role": "user", "parts": [{"text": recipe.prompt}]}],
+            "tools": [{"functionDeclarations": declarations}],
+        }
+        if recipe.thinking:
+            body["generationConfig"] = {
+                "thinkingConfig": {"includeThoughts": True, "thinkingBudget": THINKING_BUDGET}
+            }
+        return body
+
+    def request_path(self, model: str) -> str:
+        return f"/v1beta/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"x-goog-api-key": key}
 
 
 def _call_kind(fc: dict[str, Any]) -> Kind:

@@ -155,23 +155,6 @@ class OllamaDialect(Dialect, Requesting):
 
     default_url = "http://localhost:11434/api/chat"
 
-    provider = "ollama"
-    api_root = "http://localhost:11434"
-    default_model = "qwen3"
-    streams_reasoning = True
-
-    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        body = chat_body(recipe, model)
-        if recipe.thinking:
-            body["think"] = True
-        return body
-
-    def request_path(self, model: str) -> str:
-        return "/api/chat"
-
-    def auth_headers(self, key: str) -> dict[str, str]:
-        return {}  # a local server: a key given with --api-key-env is read but not sent
-
     def claims(self, event: Event) -> bool:
         payload = event.payload
         return (
@@ -343,6 +326,25 @@ class OllamaDialect(Dialect, Requesting):
         if kind in (Kind.PING, Kind.USAGE, Kind.META):
             return []  # no keepalives; counters come only on the done line; no framing lines
         raise DialectError(f"ollama: cannot build a {kind} event")
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "ollama"
+    api_root = "http://localhost:11434"
+    default_model = "qwen3"
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body = chat_body(recipe, model)
+        if recipe.thinking:
+            body["think"] = True
+        return body
+
+    def request_path(self, model: str) -> str:
+        return "/api/chat"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {}  # a local server: a key given with --api-key-env is read but not sent
 
 
 DIALECT = OllamaDialect()

@@ -353,18 +353,6 @@ class OpenAIChat(Dialect, Requesting):
     default_url = "https://api.openai.com/v1/chat/completions"
     id_styles = {"openai": IdStyle("call_", 24), "mistral": IdStyle("", 9)}
 
-    provider = "openai"
-    api_root = "https://api.openai.com/v1"
-    default_model = "gpt-4.1-mini"
-    key_env = ("OPENAI_API_KEY",)
-    base_url_env = ("OPENAI_BASE_URL",)
-
-    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        return {**chat_body(recipe, model), "stream_options": {"include_usage": True}}
-
-    def request_path(self, model: str) -> str:
-        return "/chat/completions"
-
     def claims(self, event: Event) -> bool:
         payload = event.payload
         return isinstance(payload, dict) and (
@@ -577,6 +565,20 @@ class OpenAIChat(Dialect, Requesting):
         if not 0 <= slot < len(entries) or not isinstance(entries[slot], dict):
             raise DialectError(f"openai-chat: this chunk has no tool_calls entry at slot {slot} in choice 0")
         return entries[slot]
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "openai"
+    api_root = "https://api.openai.com/v1"
+    default_model = "gpt-4.1-mini"
+    key_env = ("OPENAI_API_KEY",)
+    base_url_env = ("OPENAI_BASE_URL",)
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        return {**chat_body(recipe, model), "stream_options": {"include_usage": True}}
+
+    def request_path(self, model: str) -> str:
+        return "/chat/completions"
 
 
 def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:

@@ -326,35 +326,6 @@ class OpenAIResponses(Dialect, Requesting):
     default_url = "https://api.openai.com/v1/responses"
     id_styles = {"responses": IdStyle("call_", 24)}
 
-    provider = "openai-responses"
-    api_root = "https://api.openai.com/v1"
-    default_model = "gpt-5-mini"
-    key_env = ("OPENAI_API_KEY",)
-    base_url_env = ("OPENAI_BASE_URL",)
-    streams_reasoning = True
-
-    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": model,
-            "input": recipe.prompt,
-            "tools": [
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": dict(t.parameters),
-                }
-                for t in recipe.tools
-            ],
-            "stream": True,
-        }
-        if recipe.thinking:
-            body["reasoning"] = {"effort": "medium", "summary": "auto"}
-        return body
-
-    def request_path(self, model: str) -> str:
-        return "/responses"
-
     def claims(self, event: Event) -> bool:
         kind = payload_type(event.payload)
         return kind is not None and kind.startswith("response.")
@@ -536,6 +507,37 @@ class OpenAIResponses(Dialect, Requesting):
         if kind == ARGS_DONE:
             return payload, _ARGS_DONE_FIELDS.get(field)
         return None, None
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "openai-responses"
+    api_root = "https://api.openai.com/v1"
+    default_model = "gpt-5-mini"
+    key_env = ("OPENAI_API_KEY",)
+    base_url_env = ("OPENAI_BASE_URL",)
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "input": recipe.prompt,
+            "tools": [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.parameters),
+                }
+                for t in recipe.tools
+            ],
+            "stream": True,
+        }
+        if recipe.thinking:
+            body["reasoning"] = {"effort": "medium", "summary": "auto"}
+        return body
+
+    def request_path(self, model: str) -> str:
+        return "/responses"
 
 
 def _check_slot(slot: int) -> None:
