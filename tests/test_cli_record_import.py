@@ -18,7 +18,7 @@ from test_importer import STREAMS, synthesized, vcr_text
 from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
 from harness.cli import main
-from harness.record import recipes
+from harness.record import providers
 from harness.record.fake_provider import FakeProvider, Script
 from harness.wire import dialects
 
@@ -72,18 +72,18 @@ def record_args(provider: str, base: str, out: Path) -> list[str]:
     return [*args, "--model", "test-model"] if provider == "openai-compatible" else args
 
 
-@pytest.mark.parametrize("provider", list(recipes.PROVIDERS))
+@pytest.mark.parametrize("provider", list(providers.providers()))
 def test_record_against_fake_provider_writes_a_redacted_corpus_cassette(
     provider: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = recipes.PROVIDERS[provider]
+    spec = providers.provider(provider)
     for n, name in enumerate(KEY_VARS[provider]):
         monkeypatch.setenv(name, f"{CANARY}{n}")
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     source = served(spec.dialect)
     api_root = "/v1" if spec.dialect in ("openai-chat", "openai-responses") else ""
     model = "test-model" if provider == "openai-compatible" else None
-    path = urlsplit(recipes.build_request(provider, model=model, base_url="http://h" + api_root).url).path
+    path = urlsplit(providers.build_request(provider, model=model, base_url="http://h" + api_root).url).path
     out = tmp_path / "rec.yaml"
     with serve_at(source, path) as fake:
         assert main(record_args(provider, fake.url + api_root, out)) == 0

@@ -1,4 +1,4 @@
-"""Recipes: each provider's request format, credentials from the environment, SigV4 signing."""
+"""Recipes on providers: each provider's request format, credentials from the environment, SigV4 signing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from harness.errors import UsageError
-from harness.record import recipes
+from harness.record import flow, providers, recipes, sigv4
 
 KEYS = {
     "OPENAI_API_KEY": "sk-test-openai",
@@ -21,13 +21,13 @@ KEYS = {
 NOW = dt.datetime(2025, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
 
 
-def build(provider: str, recipe: str = "single", **kwargs: object) -> recipes.PreparedRequest:
+def build(provider: str, recipe: str = "single", **kwargs: object) -> providers.PreparedRequest:
     kwargs.setdefault("env", KEYS)
     kwargs.setdefault("now", NOW)
     if provider == "openai-compatible":
         kwargs.setdefault("base_url", "http://localhost:8000/v1")
         kwargs.setdefault("model", "local-model")
-    return recipes.build_request(provider, recipe, **kwargs)  # type: ignore[arg-type]
+    return providers.build_request(provider, recipe, **kwargs)  # type: ignore[arg-type]
 
 
 def tool_names(provider: str, body: dict) -> list[str]:
@@ -42,7 +42,7 @@ def tool_names(provider: str, body: dict) -> list[str]:
     return [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]]
 
 
-@pytest.mark.parametrize("provider", list(recipes.PROVIDERS))
+@pytest.mark.parametrize("provider", list(providers.providers()))
 @pytest.mark.parametrize("recipe", [r for r in recipes.RECIPES if r != "thinking-then-tool"])
 def test_every_provider_builds_every_recipe_as_a_streaming_request(provider: str, recipe: str) -> None:
     request = build(provider, recipe)
@@ -168,9 +168,9 @@ def test_api_key_env_overrides_and_is_required() -> None:
 
 def test_compatible_needs_base_url_and_model() -> None:
     with pytest.raises(UsageError, match="--base-url"):
-        recipes.build_request("openai-compatible", model="m", env={})
+        providers.build_request("openai-compatible", model="m", env={})
     with pytest.raises(UsageError, match="--model"):
-        recipes.build_request("openai-compatible", base_url="http://localhost:1/v1", env={})
+        providers.build_request("openai-compatible", base_url="http://localhost:1/v1", env={})
 
 
 def test_base_url_replaces_the_api_root() -> None:
@@ -179,9 +179,9 @@ def test_base_url_replaces_the_api_root() -> None:
 
 def test_unknown_provider_and_recipe() -> None:
     with pytest.raises(UsageError, match="unknown provider"):
-        recipes.build_request("mistral", env=KEYS)
+        providers.build_request("mistral", env=KEYS)
     with pytest.raises(UsageError, match="unknown recipe"):
-        recipes.build_request("openai", "sequential", env=KEYS)
+        providers.build_request("openai", "sequential", env=KEYS)
 
 
 def test_bedrock_url_from_region_and_model_is_encoded() -> None:
@@ -221,7 +221,7 @@ def test_sigv4_matches_botocore(monkeypatch: pytest.MonkeyPatch, url: str, token
     botocore_auth.SigV4Auth(
         Credentials("AKIDEXAMPLE", KEYS["AWS_SECRET_ACCESS_KEY"], token), "bedrock", "us-west-2"
     ).add_auth(theirs)
-    ours = recipes.sign_sigv4(
+    ours = sigv4.sign_sigv4(
         "POST",
         url,
         headers,
@@ -238,14 +238,14 @@ def test_sigv4_matches_botocore(monkeypatch: pytest.MonkeyPatch, url: str, token
 
 
 def test_default_output_is_under_the_dialect_folder() -> None:
-    path = recipes.default_output("bedrock", "parallel", "us.anthropic.claude:0")
+    path = flow.default_output("bedrock", "parallel", "us.anthropic.claude:0")
     assert path.as_posix() == "cassettes/bedrock-converse/bedrock-parallel-us.anthropic.claude_0.yaml"
 
 
 def test_base_url_comes_from_the_sdk_variable_unless_given() -> None:
     env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
-    assert recipes.build_request("openai", env=env).url == "http://127.0.0.1:9/v1/chat/completions"
-    given = recipes.build_request("openai", base_url="http://127.0.0.1:8/v1", env=env)
+    assert providers.build_request("openai", env=env).url == "http://127.0.0.1:9/v1/chat/completions"
+    given = providers.build_request("openai", base_url="http://127.0.0.1:8/v1", env=env)
     assert given.url == "http://127.0.0.1:8/v1/chat/completions"
-    anthropic = recipes.build_request("anthropic", env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://h"})
+    anthropic = providers.build_request("anthropic", env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://h"})
     assert anthropic.url == "http://h/v1/messages"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from harness.record import recipes
+from harness.record import flow, providers, recipes
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -21,7 +21,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "provider",
         metavar="PROVIDER",
-        help=f"one of {', '.join(recipes.PROVIDERS)}",
+        help=f"one of {', '.join(providers.providers())}",
     )
     parser.add_argument(
         "--recipe",
@@ -48,7 +48,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = recipes.record(
+    path = flow.record(
         args.provider,
         args.recipe,
         model=args.model,

@@ -15,13 +15,12 @@ removing ids needs each call at an index of its own.
 from __future__ import annotations
 
 import random
-import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from harness.check.outcome import diff
-from harness.errors import DialectError, NotApplicable
+from harness.errors import DialectError, MutationError, NotApplicable
 from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import (
     by_call,
@@ -32,12 +31,11 @@ from harness.mutate.calls import (
     reference_on,
     value,
 )
-from harness.wire.dialects import MISSING, Event, Field, Fragment, Role
+from harness.wire import dialects
+from harness.wire.dialects import MISSING, Event, Field, Fragment, IdStyle, Role
 
 FieldName = Literal["id", "index", "name", "type", "item_id"]
 On = Literal["all", "headers", "continuations", "ends"]
-
-_ALNUM = string.ascii_letters + string.digits
 
 
 def _selected(fragment: Fragment, first: bool, on: str) -> bool:
@@ -326,33 +324,27 @@ class SetField(_FieldOp):
 
 
 # ---------------------------------------------------------------------------------------------
-# Id styles
+# Id styles: a provider's is its dialect's knowledge (`dialects.id_style`); these are nobody's.
 
-IdStyle = Literal["openai", "anthropic", "bedrock", "gemini", "mistral", "responses", "short", "long", "same"]
-
-_STYLES: dict[str, tuple[str, int]] = {
-    "openai": ("call_", 24),
-    "anthropic": ("toolu_01", 22),
-    "bedrock": ("tooluse_", 22),
-    "gemini": ("function-call-", 19),
-    "mistral": ("", 9),
-    "responses": ("call_", 24),
-    "short": ("c", 3),
-    "long": ("call_", 64),
-}
+_GENERIC_STYLES: dict[str, IdStyle] = {"short": IdStyle("c", 3), "long": IdStyle("call_", 64)}
 
 
 def restyled(old: str, style: str, rng: random.Random, length: int | None = None) -> str:
     """A fresh id in a provider's style (`same`: the old id's prefix and length)."""
     if style == "same":
         cut = old.find("_") + 1
-        prefix, size = old[:cut], max(len(old) - cut, 4)
-    else:
-        prefix, size = _STYLES[style]
-    if length is not None:
-        size = max(length - len(prefix), 1)
-    digits = string.digits if style == "gemini" else _ALNUM
-    return prefix + "".join(rng.choice(digits) for _ in range(size))
+        return IdStyle(old[:cut], max(len(old) - cut, 4)).fresh(rng, length)
+    return _style(style).fresh(rng, length)
+
+
+def _style(name: str) -> IdStyle:
+    if name in _GENERIC_STYLES:
+        return _GENERIC_STYLES[name]
+    try:
+        return dialects.id_style(name)
+    except DialectError:
+        known = ", ".join([*dialects.id_style_names(), *_GENERIC_STYLES, "same"])
+        raise MutationError(f"restyle-ids: unknown style {name!r} (styles: {known})") from None
 
 
 @mutation("restyle-ids")
@@ -363,10 +355,14 @@ class RestyleIds(Mutation):
     id shorter than the one before (seed 002: aichat's `{id}/{index}` length guard dropped the
     later call). The expected ids follow."""
 
-    style: IdStyle = "openai"
+    style: str = "openai"  # a provider's (`openai`, `bedrock` ... as its dialect says), short, long, same
     shrinking: bool = False
 
     meaning = Meaning.CHANGING
+
+    def __post_init__(self) -> None:
+        if self.style != "same":
+            _style(self.style)  # an unknown style fails when the scenario loads, not per case
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         d = stream.dialect
@@ -381,7 +377,7 @@ class RestyleIds(Mutation):
             if not isinstance(old, str):
                 raise NotApplicable("a call without an id cannot be restyled")
             length = max(base - 6 * n, 4) if self.shrinking else None
-            mapping[old] = restyled(old, self.style if self.style != "same" else "same", rng, length)
+            mapping[old] = restyled(old, self.style, rng, length)
         events = list(stream.events)
         for fragment in fragments:
             old = value(d, events, fragment, Field.ID)

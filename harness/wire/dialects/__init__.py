@@ -1,9 +1,18 @@
-"""Provider dialects: one module each; this module finds them and runs a response through one."""
+"""Provider dialects: one module each; this module finds them and runs a response through one.
+
+The built-in dialects are modules of this package; another package adds one by naming a `Dialect`
+(an instance or a class) under the entry-point group `toolstream.dialects`:
+
+    [project.entry-points."toolstream.dialects"]
+    my-provider = "my_package.dialect:DIALECT"
+"""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Final
 
 from harness.cassettes.format import Request, Response
 from harness.check.outcome import Outcome
@@ -12,35 +21,53 @@ from harness.wire.codecs import WireEvent, decode_all, sniff_newline
 from harness.wire.codecs.sse import SSECodec
 from harness.wire.dialects.base import (
     MISSING,
+    Detection,
     Dialect,
+    Editing,
     Event,
     Field,
     Fragment,
+    IdStyle,
     Kind,
+    Oracle,
     ReferenceAccumulator,
     Role,
+    Wire,
 )
+from harness.wire.dialects.requesting import Requesting
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "MISSING",
+    "Detection",
     "Dialect",
+    "Editing",
     "Event",
     "Field",
     "Fragment",
+    "IdStyle",
     "Kind",
+    "Oracle",
     "ReferenceAccumulator",
+    "Requesting",
     "Role",
+    "Wire",
     "body_of",
     "detect",
     "events_of",
     "get",
     "guess",
+    "id_style",
+    "id_style_names",
     "names",
     "reference_outcome",
+    "registered",
 ]
 
-# Detection tries these in order: the most specific URL shapes first, the generic OpenAI chat last.
-_MODULES = {
+ENTRY_POINT_GROUP: Final = "toolstream.dialects"
+# Built-in name -> module in this package with a `DIALECT`. Detection tries the most specific URL
+# shapes first, registered dialects next, and the generic OpenAI chat shape last.
+_BUILTINS: Final = {
     "openai-responses": "openai_responses",
     "anthropic": "anthropic_messages",
     "gemini": "gemini",
@@ -49,28 +76,77 @@ _MODULES = {
     "cohere": "cohere",
     "openai-chat": "openai_chat",
 }
+_GENERIC: Final = "openai-chat"
+_registered: dict[str, EntryPoint] | None = None  # read once: detection runs for every case
 _loaded: dict[str, Dialect] = {}
 
 
+def registered() -> dict[str, EntryPoint]:
+    """The dialects other packages register under the entry-point group `toolstream.dialects`."""
+    global _registered
+    if _registered is None:
+        found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+        taken = sorted(set(found) & set(_BUILTINS))
+        if taken:
+            raise DialectError(f"entry points of {ENTRY_POINT_GROUP} reuse built-in dialect names: {taken}")
+        _registered = found
+    return _registered
+
+
 def names() -> list[str]:
-    return sorted(_MODULES)
+    return sorted([*_BUILTINS, *registered()])
+
+
+def _in_detection_order() -> list[str]:
+    specific = [name for name in _BUILTINS if name != _GENERIC]
+    return [*specific, *registered(), _GENERIC]
 
 
 def get(name: str | Dialect) -> Dialect:
-    """A dialect by name (`openai-chat`, `anthropic`, ...)."""
+    """A dialect by name (`openai-chat`, `anthropic`, ... or a registered one)."""
     if isinstance(name, Dialect):
         return name
-    if name not in _MODULES:
-        raise DialectError(f"unknown dialect {name!r}; known: {', '.join(names())}")
     if name not in _loaded:
-        module = importlib.import_module(f"{__name__}.{_MODULES[name]}")
-        _loaded[name] = module.DIALECT
+        _loaded[name] = _load(name)
     return _loaded[name]
+
+
+def _load(name: str) -> Dialect:
+    if name in _BUILTINS:
+        dialect: Dialect = importlib.import_module(f"{__name__}.{_BUILTINS[name]}").DIALECT
+        return dialect
+    entry = registered().get(name)
+    if entry is None:
+        raise DialectError(f"unknown dialect {name!r}; known: {', '.join(names())}")
+    try:
+        found = entry.load()
+    except Exception as exc:
+        raise DialectError(f"dialect {name!r}: its entry point {entry.value} failed to load: {exc}") from None
+    if isinstance(found, type) and issubclass(found, Dialect):
+        found = found()
+    if not isinstance(found, Dialect):
+        raise DialectError(f"dialect {name!r}: {entry.value} is not a Dialect (nor a Dialect class)")
+    if found.name != name:
+        raise DialectError(f"dialect {name!r}: {entry.value} calls itself {found.name!r}")
+    return found
+
+
+def id_style(name: str) -> IdStyle:
+    """The id style a provider writes (`openai`, `anthropic`, `bedrock` ...), as its dialect says."""
+    for dialect in names():
+        style = get(dialect).id_styles.get(name)
+        if style is not None:
+            return style
+    raise DialectError(f"unknown id style {name!r}; known: {', '.join(id_style_names())}")
+
+
+def id_style_names() -> list[str]:
+    return sorted(style for dialect in names() for style in get(dialect).id_styles)
 
 
 def detect(request: Request) -> str | None:
     """The dialect a request speaks, from its URL path, headers and body; None when unsure."""
-    for name in _MODULES:
+    for name in _in_detection_order():
         if get(name).matches(request):
             return name
     return None
@@ -78,12 +154,13 @@ def detect(request: Request) -> str | None:
 
 def guess(events: Iterable[WireEvent]) -> str | None:
     """The dialect a bare stream's events look like (most events claimed); None when unsure or tied."""
-    votes: dict[str, int] = dict.fromkeys(_MODULES, 0)
-    parser = get("openai-chat")  # every dialect decodes a wire event the same way
+    order = _in_detection_order()
+    votes: dict[str, int] = dict.fromkeys(order, 0)
+    parser = get(_GENERIC)  # every dialect decodes a wire event the same way
     for wire in events:
         if wire.comment is None:
             event = parser.parse(wire)
-            for name in _MODULES:
+            for name in order:
                 votes[name] += get(name).claims(event)
     ranked = sorted(votes.items(), key=lambda kv: kv[1], reverse=True)
     if ranked[0][1] == 0 or ranked[0][1] == ranked[1][1]:

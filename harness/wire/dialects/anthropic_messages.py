@@ -35,8 +35,9 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.format import Request, header
-from harness.check.outcome import Outcome, State
+from harness.check.outcome import State
 from harness.errors import DialectError
+from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -44,11 +45,13 @@ from harness.wire.dialects.base import (
     Event,
     Field,
     Fragment,
+    IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
 )
-from harness.wire.dialects.blocks import Blocks
+from harness.wire.dialects.blocks import BlockAccumulator
+from harness.wire.dialects.requesting import Requesting, user_message
 
 TOOL_BLOCK_TYPES = frozenset({"tool_use", "server_tool_use"})
 
@@ -99,20 +102,17 @@ def _is_args(event: Event) -> bool:
 # Reference accumulator
 
 
-class AnthropicAccumulator(ReferenceAccumulator):
+class AnthropicAccumulator(BlockAccumulator):
     """The oracle for Anthropic Messages streams; see the module docstring for its rules."""
 
+    stop_event = "message_stop"
+
     def __init__(self) -> None:
-        self._blocks = Blocks()
-        self._text: list[str] = []
-        self._usage: dict[str, Any] | None = None
-        self._finish: str | None = None
+        super().__init__()
         self._started = False
-        self._state: State | None = None
-        self._error: str | None = None
 
     def feed(self, event: Event) -> None:
-        if self._state is not None:
+        if self.state is not None:
             return
         kind = event_type(event)
         payload = _dict(event.payload)
@@ -121,11 +121,11 @@ class AnthropicAccumulator(ReferenceAccumulator):
                 self._started = True
                 usage = _dict(payload.get("message")).get("usage")
                 if isinstance(usage, dict):
-                    self._usage = dict(usage)
+                    self.usage = dict(usage)
         elif kind == "content_block_start":
             block = _block(event)
             block_type = block.get("type")
-            self._blocks.start(
+            self.blocks.start(
                 _index(event),
                 block_type,
                 tool=block_type in TOOL_BLOCK_TYPES,
@@ -136,45 +136,30 @@ class AnthropicAccumulator(ReferenceAccumulator):
         elif kind == "content_block_delta":
             self._delta(_index(event), _delta(event))
         elif kind == "content_block_stop":
-            self._blocks.stop(_index(event))
+            self.blocks.stop(_index(event))
         elif kind == "message_delta":
             reason = _dict(payload.get("delta")).get("stop_reason")
             if isinstance(reason, str):
-                self._finish = reason
+                self.finish = reason
             usage = payload.get("usage")
             if isinstance(usage, dict):
-                self._usage = {**(self._usage or {}), **usage}
+                self.usage = {**(self.usage or {}), **usage}
         elif kind == "message_stop":
-            self._blocks.stop_all()
-            self._state = State.COMPLETE
+            self.blocks.stop_all()
+            self.state = State.COMPLETE
         elif kind == "error":
             error = _dict(payload.get("error"))
-            self._state = State.ERROR
-            self._error = f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
+            self.state = State.ERROR
+            self.error = f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
 
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         kind = delta.get("type")
         if kind == "text_delta" and isinstance(delta.get("text"), str):
-            self._text.append(delta["text"])
+            self.text.append(delta["text"])
             return
-        block = self._blocks.get(index)
+        block = self.blocks.get(index)
         if kind == "input_json_delta" and block is not None and block.tool:
             block.add_args(delta.get("partial_json"))
-
-    def close(self, error: str | None = None) -> Outcome:
-        calls = self._blocks.calls()
-        state = self._state or State.CUT
-        message = self._error
-        if state is State.CUT:
-            message = error or "stream ended before message_stop"
-        return Outcome(
-            tool_calls=calls,
-            text="".join(self._text),
-            finish_reason=self._finish,
-            state=state,
-            error=message,
-            usage=self._usage,
-        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,19 +179,14 @@ _CLAIMED_TYPES = frozenset(
 )
 
 
-class AnthropicMessages(Dialect):
+class AnthropicMessages(Dialect, Requesting):
     name = "anthropic"
     codec_name = "sse"
 
+    names_events_by_type = True
     default_url = "https://api.anthropic.com/v1/messages"
-
-    def event_name(self, payload: Any) -> str | None:
-        kind = payload.get("type") if isinstance(payload, dict) else None
-        return kind if isinstance(kind, str) else None
-
-    def claims(self, event: Event) -> bool:
-        payload = event.payload
-        return isinstance(payload, dict) and payload.get("type") in _CLAIMED_TYPES
+    claimed_types = _CLAIMED_TYPES
+    id_styles = {"anthropic": IdStyle("toolu_01", 22)}
 
     def matches(self, request: Request) -> bool:
         path = urlparse(request.url).path.rstrip("/")
@@ -379,6 +359,38 @@ class AnthropicMessages(Dialect):
                 _make("content_block_stop", {"type": "content_block_stop", "index": index}),
             ]
         return []
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "anthropic"
+    api_root = "https://api.anthropic.com"
+    default_model = "claude-sonnet-4-5"
+    key_env = ("ANTHROPIC_API_KEY",)
+    base_url_env = ("ANTHROPIC_BASE_URL",)
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": 1024,
+            "messages": user_message(recipe),
+            "tools": [
+                {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+                for t in recipe.tools
+            ],
+            "stream": True,
+        }
+        if recipe.thinking:
+            # max_tokens must exceed the thinking budget.
+            body["max_tokens"] = THINKING_BUDGET * 4
+            body["thinking"] = {"type": "enabled", "budget_tokens": THINKING_BUDGET}
+        return body
+
+    def request_path(self, model: str) -> str:
+        return "/v1/messages"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"x-api-key": key, "anthropic-version": "2023-06-01"}
 
 
 _DELTA_KINDS: dict[Any, Kind] = {

@@ -1,18 +1,20 @@
-"""What every provider dialect knows, and the shape of that knowledge.
+"""What every provider dialect knows, split by role, and the data those roles speak in.
 
-A dialect turns `WireEvent`s into `Event`s (the decoded JSON payload plus the wire event it came
-from) and back, losslessly: an event nobody edited renders to the very same wire event. It says
-what each event is (`kinds`), builds the reference accumulator for its provider, and exposes its
-tool-call fragments to mutations through `fragments` / `get` / `set` and the event builders, so
-no mutation ever parses provider JSON by hand.
+A `Dialect` is four small roles at once: `Wire` turns `WireEvent`s into `Event`s (the decoded
+payload plus the wire event it came from) and back; `Detection` tells which dialect a request or
+a bare stream speaks; `Oracle` says what each event is (`kinds`) and builds the reference
+accumulator; `Editing` exposes tool-call fragments and event builders to mutations. A dialect
+that can ask its provider for a stream also has the `Requesting` role (`requesting.py`).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
+import string
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, ClassVar, Final
@@ -100,6 +102,8 @@ class _Missing:
 MISSING: Final = _Missing()
 """A field that is absent (as opposed to present with the value null)."""
 
+ALNUM: Final = string.ascii_letters + string.digits
+
 
 @dataclass(frozen=True, slots=True)
 class Fragment:
@@ -124,12 +128,24 @@ class ReferenceAccumulator(ABC):
     def close(self, error: str | None = None) -> Outcome: ...
 
 
-class Dialect(ABC):
-    name: ClassVar[str]
-    codec_name: ClassVar[str] = "sse"
-    default_url: ClassVar[str] = ""  # the provider's usual endpoint, for a recording without its request
+# ---------------------------------------------------------------------------------------------
+# The roles. A dialect is all of them at once (as a syrupy extension is a serializer, a storage,
+# a comparator and a reporter): one object to pass around, each role readable on its own.
 
-    # -- wire <-> events --------------------------------------------------------------------
+
+def payload_type(payload: Any) -> str | None:
+    """A payload's string `type` (what Anthropic, Cohere and Responses dispatch on), else None."""
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+class Wire:
+    """Wire events <-> dialect events, losslessly: an event nobody edited renders to the very same
+    wire event; an edited one is serialised the way this provider serialises."""
+
+    codec_name: ClassVar[str] = "sse"
+    # True: the SSE `event:` name repeats the payload's `type` (Anthropic, Cohere, Responses).
+    names_events_by_type: ClassVar[bool] = False
 
     def codec(self) -> Codec:
         return get_codec(self.codec_name)
@@ -152,19 +168,30 @@ class Dialect(ABC):
         """How this provider serialises a payload (compact JSON unless overridden)."""
         return escape_surrogates(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
 
-    # -- meaning ------------------------------------------------------------------------------
+    def event_name(self, payload: Any) -> str | None:
+        """The SSE `event:` name this provider sends a payload under (None: it sends no name)."""
+        return payload_type(payload) if self.names_events_by_type else None
+
+
+class Detection(ABC):
+    """Which dialect a request, or a bare stream, speaks."""
+
+    # The provider's usual endpoint (`matches` accepts it), for a recording without its request.
+    default_url: ClassVar[str] = ""
+    # Payload `type`s only this provider sends; the default `claims` looks for them.
+    claimed_types: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def matches(self, request: Request) -> bool:
         """Whether a request (URL path, headers, body) speaks this dialect."""
 
-    def event_name(self, payload: Any) -> str | None:
-        """The SSE `event:` name this provider sends a payload under (None: it sends no name)."""
-        return None
-
     def claims(self, event: Event) -> bool:
         """Whether an event looks like this provider's own (to tell the dialect of a bare body)."""
-        return False
+        return payload_type(event.payload) in self.claimed_types
+
+
+class Oracle(ABC):
+    """What events mean, and the reference accumulator that says what a correct client makes of them."""
 
     @abstractmethod
     def kinds(self, event: Event) -> frozenset[Kind]: ...
@@ -172,7 +199,31 @@ class Dialect(ABC):
     @abstractmethod
     def accumulator(self) -> ReferenceAccumulator: ...
 
-    # -- the fragment view, for mutations -----------------------------------------------------
+    @abstractmethod
+    def finish_reason(self, event: Event) -> Any:
+        """The finish / stop reason this event carries, or MISSING."""
+
+
+@dataclass(frozen=True, slots=True)
+class IdStyle:
+    """How a provider writes a tool-call id: `prefix`, then `length` characters of `alphabet`."""
+
+    prefix: str
+    length: int
+    alphabet: str = ALNUM
+
+    def fresh(self, rng: random.Random, length: int | None = None) -> str:
+        """A new id in this style; `length` (prefix included) overrides the usual one."""
+        size = self.length if length is None else max(length - len(self.prefix), 1)
+        return self.prefix + "".join(rng.choice(self.alphabet) for _ in range(size))
+
+
+class Editing(ABC):
+    """The tool-call fragments of a stream, for mutations: read and set their fields, and build
+    events shaped like this provider's, so no mutation ever parses provider JSON by hand."""
+
+    # The id styles of the providers that speak this dialect, by the name a scenario uses.
+    id_styles: ClassVar[Mapping[str, IdStyle]] = {}
 
     @abstractmethod
     def fragments(self, events: Sequence[Event]) -> list[Fragment]:
@@ -196,10 +247,6 @@ class Dialect(ABC):
         """The event without that fragment, or None when nothing of meaning would be left."""
 
     @abstractmethod
-    def finish_reason(self, event: Event) -> Any:
-        """The finish / stop reason this event carries, or MISSING."""
-
-    @abstractmethod
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         """A copy with the finish / stop reason replaced (MISSING removes it)."""
 
@@ -218,6 +265,13 @@ class Dialect(ABC):
         """Events of a kind, shaped like this provider's: TEXT(text=), REASONING(text=), PING(),
         USAGE(), ERROR(message=), FINISH(reason=), SENTINEL(), META(). Empty when the provider has
         no such event (Gemini has no sentinel)."""
+
+
+class Dialect(Wire, Detection, Oracle, Editing):
+    """One provider's streaming dialect: its wire, detection, oracle and editing roles. A dialect
+    that can also ask its provider for a stream (`toolstream record`) adds `Requesting`."""
+
+    name: ClassVar[str]
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

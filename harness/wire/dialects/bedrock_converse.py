@@ -30,14 +30,17 @@ Reference accumulator, keying rules:
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import re
-from collections.abc import Hashable, Sequence
-from typing import Any
-from urllib.parse import urlparse
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlparse, urlsplit
 
 from harness.cassettes.format import Request
-from harness.check.outcome import Outcome, State
-from harness.errors import DialectError
+from harness.check.outcome import State
+from harness.errors import DialectError, UsageError
+from harness.record.recipes import THINKING_BUDGET, Recipe
+from harness.record.sigv4 import sign_sigv4
 from harness.wire.codecs import EventHeader, WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -45,17 +48,29 @@ from harness.wire.dialects.base import (
     Event,
     Field,
     Fragment,
+    IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
 )
-from harness.wire.dialects.blocks import Blocks
+from harness.wire.dialects.blocks import BlockAccumulator
+
+if TYPE_CHECKING:
+    from harness.record.providers import PreparedRequest
+from harness.wire.dialects.requesting import Requesting, required_variable
 
 _PATH = re.compile(r"/model/[^/]+/converse-stream$")
 _START_FIELDS = {Field.ID: "toolUseId", Field.NAME: "name", Field.TYPE: "type"}
 # Bedrock pads every payload with a prefix of this alphabet so sizes leak nothing.
 PADDING_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 _STRING = 7  # eventstream header value type: string
+
+
+def _region_of(url: str) -> str:
+    match = re.match(r"bedrock-runtime[.-]([a-z0-9-]+)\.", urlsplit(url).hostname or "")
+    if not match:
+        raise UsageError("set AWS_REGION in the environment (the Bedrock region)")
+    return match.group(1)
 
 
 def padding(length: int) -> str:
@@ -114,72 +129,51 @@ def _tool_delta(event: Event) -> dict[str, Any] | None:
 # Reference accumulator
 
 
-class BedrockConverseAccumulator(ReferenceAccumulator):
+class BedrockConverseAccumulator(BlockAccumulator):
     """The oracle for Bedrock ConverseStream; see the module docstring for its rules."""
 
-    def __init__(self) -> None:
-        self._blocks = Blocks()
-        self._text: list[str] = []
-        self._usage: dict[str, Any] | None = None
-        self._finish: str | None = None
-        self._state: State | None = None
-        self._error: str | None = None
+    stop_event = "messageStop"
 
     def feed(self, event: Event) -> None:
-        if self._state is State.ERROR:
+        if self.state is State.ERROR:
             return
         if event.name == "metadata":
             usage = _dict(event.payload).get("usage")
             if isinstance(usage, dict):
-                self._usage = dict(usage)
+                self.usage = dict(usage)
             return
-        if self._state is State.COMPLETE:
+        if self.state is State.COMPLETE:
             return
         if is_exception(event):
-            self._state = State.ERROR
-            self._error = f"{event.name}: {_dict(event.payload).get('message', '')}".strip()
+            self.state = State.ERROR
+            self.error = f"{event.name}: {_dict(event.payload).get('message', '')}".strip()
         elif event.name == "contentBlockStart":
             tool = _tool_start(event)
             if tool is not None:  # an image or toolResult start: nothing a tool-call client needs
-                self._blocks.start(
+                self.blocks.start(
                     _index(event), "toolUse", tool=True, id=tool.get("toolUseId"), name=tool.get("name")
                 )
         elif event.name == "contentBlockDelta":
             self._delta(_index(event), _dict(_dict(event.payload).get("delta")))
         elif event.name == "contentBlockStop":
-            self._blocks.stop(_index(event))
+            self.blocks.stop(_index(event))
         elif event.name == "messageStop":
             reason = _dict(event.payload).get("stopReason")
-            self._finish = reason if isinstance(reason, str) else None
-            self._blocks.stop_all()
-            self._state = State.COMPLETE
+            self.finish = reason if isinstance(reason, str) else None
+            self.blocks.stop_all()
+            self.state = State.COMPLETE
 
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         if isinstance(delta.get("text"), str):
-            self._text.append(delta["text"])
-        block = self._blocks.get(index)
+            self.text.append(delta["text"])
+        block = self.blocks.get(index)
         if "toolUse" in delta:
             if block is not None and block.tool:
                 block.add_args(_dict(delta["toolUse"]).get("input"))
             return
         kind = next(iter(delta), None)
         if block is None and kind is not None:
-            self._blocks.open_without_start(index, kind)  # text and reasoning blocks have no start (C5)
-
-    def close(self, error: str | None = None) -> Outcome:
-        calls = self._blocks.calls()
-        state = self._state or State.CUT
-        message = self._error
-        if state is State.CUT:
-            message = error or "stream ended before messageStop"
-        return Outcome(
-            tool_calls=calls,
-            text="".join(self._text),
-            finish_reason=self._finish,
-            state=state,
-            error=message,
-            usage=self._usage,
-        )
+            self.blocks.open_without_start(index, kind)  # text and reasoning blocks have no start (C5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,11 +186,12 @@ EVENT_TYPES = frozenset(
 )
 
 
-class BedrockConverse(Dialect):
+class BedrockConverse(Dialect, Requesting):
     name = "bedrock-converse"
     codec_name = "eventstream"
 
     default_url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/imported/converse-stream"
+    id_styles = {"bedrock": IdStyle("tooluse_", 22)}
 
     def claims(self, event: Event) -> bool:
         payload = event.payload
@@ -353,6 +348,67 @@ class BedrockConverse(Dialect):
             args = _block_delta(index, {"toolUse": {"input": params.get("args", "")}})
             return [_start(index, params), args, _block_stop(index)]
         return []
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "bedrock"
+    default_model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "messages": [{"role": "user", "content": [{"text": recipe.prompt}]}],
+            "toolConfig": {
+                "tools": [
+                    {
+                        "toolSpec": {
+                            "name": t.name,
+                            "description": t.description,
+                            "inputSchema": {"json": dict(t.parameters)},
+                        }
+                    }
+                    for t in recipe.tools
+                ]
+            },
+            "inferenceConfig": {"maxTokens": 1024},
+        }
+        if recipe.thinking:
+            if "anthropic" not in model:
+                raise UsageError(
+                    f"recipe thinking-then-tool on bedrock needs an Anthropic model, not {model!r}"
+                )
+            body["inferenceConfig"] = {"maxTokens": THINKING_BUDGET * 4}
+            body["additionalModelRequestFields"] = {
+                "thinking": {"type": "enabled", "budget_tokens": THINKING_BUDGET}
+            }
+        return body
+
+    def request_path(self, model: str) -> str:
+        return f"/model/{quote(model, safe='')}/converse-stream"
+
+    def root_in(self, env: Mapping[str, str]) -> str | None:
+        region = required_variable(env, ("AWS_REGION", "AWS_DEFAULT_REGION"))
+        return f"https://bedrock-runtime.{region}.amazonaws.com"
+
+    def credentials(
+        self, request: PreparedRequest, key: str, env: Mapping[str, str], now: dt.datetime | None
+    ) -> dict[str, str]:
+        """SigV4 over the whole request, with the AWS keys from the environment (`key` is unused)."""
+        access = required_variable(env, ("AWS_ACCESS_KEY_ID",))
+        secret = required_variable(env, ("AWS_SECRET_ACCESS_KEY",))
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or _region_of(request.url)
+        return sign_sigv4(
+            request.method,
+            request.url,
+            request.headers,
+            request.body,
+            access_key=access,
+            secret_key=secret,
+            session_token=env.get("AWS_SESSION_TOKEN") or None,
+            region=region,
+            service="bedrock",
+            now=now,
+        )
 
 
 _DELTA_KINDS = {

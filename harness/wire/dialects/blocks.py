@@ -6,15 +6,17 @@ block with no start opens on its first delta (Bedrock text, C5); a start repeati
 at its index with the same id is a duplicate (D10), and one with another id ends the old block; a
 tool block whose id was already final is a duplicate too; a call is final at its block's stop, or
 at the message's stop for blocks still open. Calls are reported in the order their blocks began.
+`BlockAccumulator` is the state and the ending both reference accumulators share.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from harness.check.outcome import ToolCall
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.wire.dialects.base import ReferenceAccumulator
 
 
 @dataclass(slots=True)
@@ -99,3 +101,30 @@ class Blocks:
             self._final.append((block.order, block.call()))
             if isinstance(block.id, str):
                 self._final_ids.add(block.id)
+
+
+class BlockAccumulator(ReferenceAccumulator):
+    """What the block-based oracles keep and how they end: the open blocks, the text, the usage,
+    the finish reason, and the end state (None until the message stops or an error event comes)."""
+
+    stop_event: ClassVar[str]  # the event that completes a message, named when a stream is cut
+
+    def __init__(self) -> None:
+        self.blocks = Blocks()
+        self.text: list[str] = []
+        self.usage: dict[str, Any] | None = None
+        self.finish: str | None = None
+        self.state: State | None = None
+        self.error: str | None = None
+
+    def close(self, error: str | None = None) -> Outcome:
+        state = self.state or State.CUT
+        message = (error or f"stream ended before {self.stop_event}") if state is State.CUT else self.error
+        return Outcome(
+            tool_calls=self.blocks.calls(),
+            text="".join(self.text),
+            finish_reason=self.finish,
+            state=state,
+            error=message,
+            usage=self.usage,
+        )

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 from harness.cassettes.format import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
+from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -53,6 +54,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
 )
+from harness.wire.dialects.requesting import Requesting, chat_body
 
 SENTINEL = "[DONE]"
 _ROLES = {"tool-call-start": Role.START, "tool-call-delta": Role.ARGS, "tool-call-end": Role.END}
@@ -271,19 +273,13 @@ _CLAIMED_TYPES = frozenset(
 )
 
 
-class CohereDialect(Dialect):
+class CohereDialect(Dialect, Requesting):
     name = "cohere"
     codec_name = "sse"
 
+    names_events_by_type = True
     default_url = "https://api.cohere.com/v2/chat"
-
-    def event_name(self, payload: Any) -> str | None:
-        kind = payload.get("type") if isinstance(payload, dict) else None
-        return kind if isinstance(kind, str) else None
-
-    def claims(self, event: Event) -> bool:
-        payload = event.payload
-        return isinstance(payload, dict) and payload.get("type") in _CLAIMED_TYPES
+    claimed_types = _CLAIMED_TYPES
 
     def matches(self, request: Request) -> bool:
         return urlsplit(request.url).path.rstrip("/").endswith("/v2/chat")
@@ -477,6 +473,23 @@ class CohereDialect(Dialect):
         if kind in (Kind.PING, Kind.USAGE):
             return []  # no keepalives; usage comes only with message-end
         raise DialectError(f"cohere: cannot build a {kind} event")
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "cohere"
+    api_root = "https://api.cohere.com"
+    default_model = "command-a-03-2025"
+    key_env = ("CO_API_KEY",)
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body = chat_body(recipe, model)
+        if recipe.thinking:
+            body["thinking"] = {"type": "enabled", "token_budget": THINKING_BUDGET}
+        return body
+
+    def request_path(self, model: str) -> str:
+        return "/v2/chat"
 
 
 DIALECT = CohereDialect()

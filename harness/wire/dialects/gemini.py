@@ -35,14 +35,16 @@ from __future__ import annotations
 import copy
 import json
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from harness.cassettes.format import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
+from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -50,10 +52,12 @@ from harness.wire.dialects.base import (
     Event,
     Field,
     Fragment,
+    IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
 )
+from harness.wire.dialects.requesting import Requesting
 
 NORMAL_FINISH = frozenset({"STOP", "MAX_TOKENS"})
 _NO_INDEX_FIELDS = (Field.INDEX, Field.TYPE, Field.ITEM_ID)
@@ -307,13 +311,14 @@ class GeminiAccumulator(ReferenceAccumulator):
 # The dialect
 
 
-class GeminiDialect(Dialect):
+class GeminiDialect(Dialect, Requesting):
     name = "gemini"
     codec_name = "sse"
 
     default_url = (
         "https://generativelanguage.googleapis.com/v1beta/models/imported:streamGenerateContent?alt=sse"
     )
+    id_styles = {"gemini": IdStyle("function-call-", 19, string.digits)}
 
     def claims(self, event: Event) -> bool:
         payload = event.payload
@@ -493,6 +498,37 @@ class GeminiDialect(Dialect):
         if kind in (Kind.PING, Kind.SENTINEL, Kind.META):
             return []  # Gemini has no keepalive, sentinel or framing events
         raise DialectError(f"gemini: cannot build a {kind} event")
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "gemini"
+    api_root = "https://generativelanguage.googleapis.com"
+    default_model = "gemini-2.5-flash"
+    key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        declarations = []
+        for t in recipe.tools:
+            declaration: dict[str, Any] = {"name": t.name, "description": t.description}
+            if not t.takes_no_args:  # Gemini refuses an OBJECT schema with no properties
+                declaration["parameters"] = dict(t.parameters)
+            declarations.append(declaration)
+        body: dict[str, Any] = {
+            "contents": [{"role": "user", "parts": [{"text": recipe.prompt}]}],
+            "tools": [{"functionDeclarations": declarations}],
+        }
+        if recipe.thinking:
+            body["generationConfig"] = {
+                "thinkingConfig": {"includeThoughts": True, "thinkingBudget": THINKING_BUDGET}
+            }
+        return body
+
+    def request_path(self, model: str) -> str:
+        return f"/v1beta/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"x-goog-api-key": key}
 
 
 def _call_kind(fc: dict[str, Any]) -> Kind:

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from harness.cassettes.format import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
+from harness.record.recipes import Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -44,6 +45,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
 )
+from harness.wire.dialects.requesting import Requesting, chat_body
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -147,7 +149,7 @@ _COUNTERS = (
 )
 
 
-class OllamaDialect(Dialect):
+class OllamaDialect(Dialect, Requesting):
     name = "ollama"
     codec_name = "ndjson"
 
@@ -324,6 +326,25 @@ class OllamaDialect(Dialect):
         if kind in (Kind.PING, Kind.USAGE, Kind.META):
             return []  # no keepalives; counters come only on the done line; no framing lines
         raise DialectError(f"ollama: cannot build a {kind} event")
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "ollama"
+    api_root = "http://localhost:11434"
+    default_model = "qwen3"
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body = chat_body(recipe, model)
+        if recipe.thinking:
+            body["think"] = True
+        return body
+
+    def request_path(self, model: str) -> str:
+        return "/api/chat"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {}  # a local server: a key given with --api-key-env is read but not sent
 
 
 DIALECT = OllamaDialect()

@@ -58,6 +58,7 @@ from urllib.parse import urlparse
 from harness.cassettes.format import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
+from harness.record.recipes import Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -65,10 +66,12 @@ from harness.wire.dialects.base import (
     Event,
     Field,
     Fragment,
+    IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
 )
+from harness.wire.dialects.requesting import Requesting, chat_body
 
 DONE = "[DONE]"
 
@@ -338,7 +341,7 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
 # The dialect
 
 
-class OpenAIChat(Dialect):
+class OpenAIChat(Dialect, Requesting):
     """Fragments are the entries of choice 0's `delta.tool_calls`; the slot is the position in
     that list, so one chunk may hold several (`pack`). Calls are numbered by the accumulator's
     keying rules; a call's first fragment is START, the rest ARGS, and a call sent whole in one
@@ -348,6 +351,7 @@ class OpenAIChat(Dialect):
     codec_name = "sse"
 
     default_url = "https://api.openai.com/v1/chat/completions"
+    id_styles = {"openai": IdStyle("call_", 24), "mistral": IdStyle("", 9)}
 
     def claims(self, event: Event) -> bool:
         payload = event.payload
@@ -561,6 +565,20 @@ class OpenAIChat(Dialect):
         if not 0 <= slot < len(entries) or not isinstance(entries[slot], dict):
             raise DialectError(f"openai-chat: this chunk has no tool_calls entry at slot {slot} in choice 0")
         return entries[slot]
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "openai"
+    api_root = "https://api.openai.com/v1"
+    default_model = "gpt-4.1-mini"
+    key_env = ("OPENAI_API_KEY",)
+    base_url_env = ("OPENAI_BASE_URL",)
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        return {**chat_body(recipe, model), "stream_options": {"include_usage": True}}
+
+    def request_path(self, model: str) -> str:
+        return "/chat/completions"
 
 
 def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:

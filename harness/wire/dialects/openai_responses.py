@@ -37,6 +37,7 @@ from urllib.parse import urlparse
 from harness.cassettes.format import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
+from harness.record.recipes import Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -44,10 +45,13 @@ from harness.wire.dialects.base import (
     Event,
     Field,
     Fragment,
+    IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
+    payload_type,
 )
+from harness.wire.dialects.requesting import Requesting
 
 ADDED = "response.output_item.added"
 ITEM_DONE = "response.output_item.done"
@@ -311,22 +315,20 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
 # The dialect
 
 
-class OpenAIResponses(Dialect):
+class OpenAIResponses(Dialect, Requesting):
     """Every event holds one fragment at most (slot 0): `output_item.added` (START), argument
     deltas (ARGS), `function_call_arguments.done` and `output_item.done` (END)."""
 
     name = "openai-responses"
     codec_name = "sse"
 
+    names_events_by_type = True
     default_url = "https://api.openai.com/v1/responses"
-
-    def event_name(self, payload: Any) -> str | None:
-        kind = payload.get("type") if isinstance(payload, dict) else None
-        return kind if isinstance(kind, str) else None
+    id_styles = {"responses": IdStyle("call_", 24)}
 
     def claims(self, event: Event) -> bool:
-        kind = event.payload.get("type") if isinstance(event.payload, dict) else None
-        return isinstance(kind, str) and kind.startswith("response.")
+        kind = payload_type(event.payload)
+        return kind is not None and kind.startswith("response.")
 
     def matches(self, request: Request) -> bool:
         path = urlparse(request.url).path.rstrip("/")
@@ -505,6 +507,37 @@ class OpenAIResponses(Dialect):
         if kind == ARGS_DONE:
             return payload, _ARGS_DONE_FIELDS.get(field)
         return None, None
+
+    # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
+
+    provider = "openai-responses"
+    api_root = "https://api.openai.com/v1"
+    default_model = "gpt-5-mini"
+    key_env = ("OPENAI_API_KEY",)
+    base_url_env = ("OPENAI_BASE_URL",)
+    streams_reasoning = True
+
+    def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "input": recipe.prompt,
+            "tools": [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.parameters),
+                }
+                for t in recipe.tools
+            ],
+            "stream": True,
+        }
+        if recipe.thinking:
+            body["reasoning"] = {"effort": "medium", "summary": "auto"}
+        return body
+
+    def request_path(self, model: str) -> str:
+        return "/responses"
 
 
 def _check_slot(slot: int) -> None:
