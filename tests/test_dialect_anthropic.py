@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes.format import Chunk, Request, Response
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent
@@ -277,11 +277,12 @@ def test_usage_is_cumulative() -> None:
     assert out.finish_reason == "end_turn"
 
 
-def test_server_tool_use_is_a_call() -> None:
+def test_server_tool_use_is_a_server_call_not_a_client_call() -> None:
     block = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
     start = ev({"type": "content_block_start", "index": 0, "content_block": block})
     out = run([message_start(), start, args(0, '{"query":"x"}'), stop(0), message_delta(), MESSAGE_STOP])
-    assert out.tool_calls == (call("web_search", {"query": "x"}, "srvtoolu_1"),)
+    assert out.tool_calls == ()
+    assert out.server_calls == (ServerCall("web_search", {"query": "x"}, "srvtoolu_1"),)
 
 
 # -- the dialect surface -------------------------------------------------------------------------

@@ -22,6 +22,12 @@ Reference accumulator, keying rules:
   (D7, D8). Deltas for an index with no open block (stray, after its stop) are dropped.
 - Calls are reported in the order their blocks started; text is every `text_delta` in arrival
   order; `ping`, thinking blocks and unknown events are skipped wherever they come.
+- Server tool blocks (`server_tool_use`, `mcp_tool_use`: web search, web fetch, code execution,
+  tool search, an MCP connector tool) are calls the provider runs itself: they are final the same
+  way and reported apart, as `server_calls`, never as calls the client must run. A result block
+  (`web_search_tool_result`, `code_execution_tool_result`, `tool_search_tool_result`,
+  `mcp_tool_result` ..., any `*_tool_result` with a `tool_use_id`) gives the call it answers its
+  result, its type (plus `: error_code` for an error result), once the result block is final.
 - Usage starts from `message_start.message.usage`; each `message_delta.usage` is cumulative and
   replaces the fields it carries. The finish reason is the last non-null
   `message_delta.delta.stop_reason`.
@@ -54,6 +60,8 @@ from harness.wire.dialects.blocks import BlockAccumulator
 from harness.wire.dialects.requesting import Requesting, user_message
 
 TOOL_BLOCK_TYPES = frozenset({"tool_use", "server_tool_use"})
+# Blocks of calls the provider runs itself (the oracle keeps them apart from client calls).
+SERVER_BLOCK_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
 
 # Payload path of each fragment field, by event type.
 _START_FIELDS = {Field.ID: "id", Field.NAME: "name", Field.TYPE: "type"}
@@ -125,13 +133,18 @@ class AnthropicAccumulator(BlockAccumulator):
         elif kind == "content_block_start":
             block = _block(event)
             block_type = block.get("type")
+            answers = block.get("tool_use_id")
+            is_result = isinstance(block_type, str) and block_type.endswith("_tool_result")
             self.blocks.start(
                 _index(event),
                 block_type,
-                tool=block_type in TOOL_BLOCK_TYPES,
+                tool=block_type == "tool_use",
                 id=block.get("id"),
                 name=block.get("name"),
                 start_input=block.get("input"),
+                server=block_type in SERVER_BLOCK_TYPES,
+                answers=answers if is_result and isinstance(answers, str) else None,
+                result=_result(block_type, block.get("content")) if is_result else None,
             )
         elif kind == "content_block_delta":
             self._delta(_index(event), _delta(event))
@@ -158,8 +171,14 @@ class AnthropicAccumulator(BlockAccumulator):
             self.text.append(delta["text"])
             return
         block = self.blocks.get(index)
-        if kind == "input_json_delta" and block is not None and block.tool:
+        if kind == "input_json_delta" and block is not None and block.takes_args:
             block.add_args(delta.get("partial_json"))
+
+
+def _result(block_type: Any, content: Any) -> str:
+    """What a `*_tool_result` block says: its type, and the error code of an error result."""
+    code = content.get("error_code") if isinstance(content, dict) else None
+    return f"{block_type}: {code}" if isinstance(code, str) else str(block_type)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,9 @@ block with no start opens on its first delta (Bedrock text, C5); a start repeati
 at its index with the same id is a duplicate (D10), and one with another id ends the old block; a
 tool block whose id was already final is a duplicate too; a call is final at its block's stop, or
 at the message's stop for blocks still open. Calls are reported in the order their blocks began.
+A server block (a tool the provider runs: Anthropic `server_tool_use`) is final the same way but is
+reported apart, as a `ServerCall`; a result block names the call it answers and gives it its
+result once that block is final.
 `BlockAccumulator` is the state and the ending both reference accumulators share.
 """
 
@@ -15,7 +18,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.wire.dialects.base import ReferenceAccumulator
 
 
@@ -30,6 +33,13 @@ class Block:
     parts: list[str] = field(default_factory=list)
     got_args: bool = False
     duplicate: bool = False
+    server: bool = False  # a call the provider runs itself
+    answers: str | None = None  # a result block: the id of the server call it answers
+    result: str | None = None  # a result block: what it says (its type, and error code if any)
+
+    @property
+    def takes_args(self) -> bool:
+        return self.tool or self.server
 
     def add_args(self, piece: Any) -> None:
         self.got_args = True
@@ -43,6 +53,10 @@ class Block:
             return ToolCall(name=name, arguments=self.start_input, id=call_id)
         return ToolCall.from_text(name, "".join(self.parts), call_id)
 
+    def server_call(self, result: str | None) -> ServerCall:
+        call = self.call()
+        return ServerCall(name=call.name, arguments=call.arguments, id=call.id, result=result)
+
 
 class Blocks:
     """The open blocks of one message by index, and the calls made final so far."""
@@ -51,6 +65,8 @@ class Blocks:
         self._open: dict[Hashable, Block] = {}
         self._final: list[tuple[int, ToolCall]] = []
         self._final_ids: set[str] = set()
+        self._server: list[Block] = []
+        self._results: dict[str, str] = {}
         self._order = 0
 
     def start(
@@ -62,6 +78,9 @@ class Blocks:
         id: Any = None,
         name: Any = None,
         start_input: Any = None,
+        server: bool = False,
+        answers: str | None = None,
+        result: str | None = None,
     ) -> None:
         current = self._open.get(index)
         if current is not None:
@@ -69,6 +88,7 @@ class Blocks:
                 return  # a duplicate start of the open block (D10)
             self._finalize(current)
         block = Block(kind, tool, self._order, id, name, start_input)
+        block.server, block.answers, block.result = server, answers, result
         # A tool call id is unique in a message: a start repeating a final call's id is a duplicate.
         block.duplicate = isinstance(id, str) and id in self._final_ids
         self._order += 1
@@ -96,7 +116,20 @@ class Blocks:
     def calls(self) -> tuple[ToolCall, ...]:
         return tuple(call for _, call in sorted(self._final, key=lambda item: item[0]))
 
+    def server_calls(self) -> tuple[ServerCall, ...]:
+        blocks = sorted(self._server, key=lambda block: block.order)
+        return tuple(
+            block.server_call(self._results.get(block.id) if isinstance(block.id, str) else None)
+            for block in blocks
+        )
+
     def _finalize(self, block: Block) -> None:
+        if block.answers is not None and block.result is not None:
+            self._results.setdefault(block.answers, block.result)
+        if block.server and not block.duplicate:
+            self._server.append(block)
+            if isinstance(block.id, str):
+                self._final_ids.add(block.id)
         if block.tool and not block.duplicate:
             self._final.append((block.order, block.call()))
             if isinstance(block.id, str):
@@ -127,4 +160,5 @@ class BlockAccumulator(ReferenceAccumulator):
             state=state,
             error=message,
             usage=self.usage,
+            server_calls=self.blocks.server_calls(),
         )

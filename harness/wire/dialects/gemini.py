@@ -28,6 +28,11 @@ still open (its closing `{}` missing) when the finishReason arrives is kept as a
 inside it). Any other finishReason (MALFORMED_FUNCTION_CALL, SAFETY, RECITATION ...), an in-band
 `{"error": ...}` object or a blocked prompt (`promptFeedback.blockReason`) is an error state with
 no calls. Text is the non-thought `text` parts joined; `thought: true` parts are reasoning.
+
+Code execution runs on Google's side: an `executableCode` part is a server call (`code_execution`,
+its `language` and `code` as arguments, its `id` when it has one), never a function call, and the
+`codeExecutionResult` part that follows gives it its result (`outcome`), matched by `id` when both
+have one, else to the latest call without a result. Server calls are final when calls are.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from harness.cassettes.format import Request
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
@@ -259,6 +264,7 @@ class GeminiAccumulator(ReferenceAccumulator):
 
     def __init__(self) -> None:
         self._router = _Router()
+        self._servers: list[ServerCall] = []
         self._text: list[str] = []
         self._finish: str | None = None
         self._finish_is_last = False  # no functionCall part arrived after the last finishReason
@@ -282,12 +288,31 @@ class GeminiAccumulator(ReferenceAccumulator):
             if fc is not None:
                 self._router.route(fc)
                 self._finish_is_last = False
+            elif isinstance(part, dict) and ("executableCode" in part or "codeExecutionResult" in part):
+                self._server_part(part)
             elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
                 self._text.append(part["text"])
         cand = candidate(payload)
         if cand is not None and isinstance(cand.get("finishReason"), str):
             self._finish = cand["finishReason"]
             self._finish_is_last = True
+
+    def _server_part(self, part: dict[str, Any]) -> None:
+        code = part.get("executableCode")
+        if isinstance(code, dict):
+            arguments = {k: code[k] for k in ("language", "code") if k in code}
+            self._servers.append(ServerCall("code_execution", arguments, _nonempty(code.get("id"))))
+            return
+        result = part.get("codeExecutionResult")
+        if not isinstance(result, dict):
+            return
+        result_id = _nonempty(result.get("id"))
+        for n in reversed(range(len(self._servers))):
+            call = self._servers[n]
+            if call.result is None and (result_id is None or call.id in (None, result_id)):
+                outcome = result.get("outcome")
+                self._servers[n] = replace(call, result=outcome if isinstance(outcome, str) else "")
+                return
 
     def close(self, error: str | None = None) -> Outcome:
         text = "".join(self._text)
@@ -304,7 +329,12 @@ class GeminiAccumulator(ReferenceAccumulator):
             for call in self._router.calls
             if not (call.open and finish == "MAX_TOKENS")
         )
-        return Outcome(calls, text, finish, State.COMPLETE, None, self._usage)
+        servers = tuple(self._servers)
+        return Outcome(calls, text, finish, State.COMPLETE, None, self._usage, server_calls=servers)
+
+
+def _nonempty(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 # ---------------------------------------------------------------------------------------------

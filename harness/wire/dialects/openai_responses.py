@@ -19,6 +19,13 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   what the events lacked, matched by item id, then `call_id`, then position; a call found only
   there is added. `response.failed` and a top-level `error` event put the stream in the error
   state; a stream with no terminal event is cut. Either way only calls already final are reported.
+- Items of tools the provider runs itself (`web_search_call`, `file_search_call`,
+  `code_interpreter_call`, `mcp_call`, `image_generation_call`) are server calls, reported apart
+  from function calls and final the same way (at their `output_item.done`, or at the terminal
+  event, whose `response.output` fills them). A server call is named by its item type; its
+  arguments are what the item says the call is (every field but the id, type, status and results:
+  `action`, `queries`, `code`, `server_label` ...); its result is the item's `status`, with the
+  item's `error` when it has one.
 - Calls are reported in order of first appearance. Text is the `output_text` of message items:
   deltas per content part, replaced by the part's `output_text.done` text. Reasoning items are
   skipped. The finish reason is the terminal response's `status` (`completed`, `incomplete`,
@@ -35,7 +42,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.format import Request
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import Recipe
 from harness.wire.codecs import WireEvent
@@ -65,6 +72,15 @@ FAILED = "response.failed"
 ERROR = "error"
 TERMINAL = frozenset({COMPLETED, INCOMPLETE, FAILED})
 FUNCTION_CALL = "function_call"
+# Output items of tools the provider runs itself (`computer_call` and `local_shell_call` are run by
+# the client, so they are not here).
+SERVER_ITEM_TYPES = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call", "image_generation_call"}
+)
+# Item fields that say how a server call went, not what it was asked to do.
+_SERVER_RESULT_FIELDS = frozenset(
+    {"id", "type", "status", "results", "outputs", "output", "result", "error", "partial_images"}
+)
 
 _RESPONSE_PATH = re.compile(r"/responses(/resp_[^/]+)?$")
 
@@ -249,12 +265,52 @@ class _Calls:
         return next((call for call in self.calls if call_id and call.call_id == call_id), None)
 
 
+@dataclass(slots=True)
+class _ServerItems:
+    """Server-call items by item id (else output index), in order of first appearance."""
+
+    items: dict[Hashable, dict[str, Any]] = field(default_factory=dict)
+    final: set[Hashable] = field(default_factory=set)
+
+    def feed(self, kind: str | None, payload: Mapping[str, Any]) -> bool:
+        item = _item(payload)
+        if kind not in (ADDED, ITEM_DONE) or item.get("type") not in SERVER_ITEM_TYPES:
+            return False
+        key = _str(item.get("id")) or _key(payload.get("output_index"))
+        if key in self.final:
+            return True  # a repeated done, or an added after it: the item is settled
+        self.items[key] = {**self.items.get(key, {}), **item}
+        if kind == ITEM_DONE:
+            self.final.add(key)
+        return True
+
+    def settle(self, output: Any) -> None:
+        for position, item in enumerate(output if isinstance(output, list) else []):
+            if isinstance(item, dict) and item.get("type") in SERVER_ITEM_TYPES:
+                key = _str(item.get("id")) or position
+                if key not in self.final:
+                    self.items[key] = {**self.items.get(key, {}), **item}
+        self.final.update(self.items)
+
+    def calls(self) -> tuple[ServerCall, ...]:
+        return tuple(_server_call(item) for key, item in self.items.items() if key in self.final)
+
+
+def _server_call(item: Mapping[str, Any]) -> ServerCall:
+    arguments = {k: v for k, v in item.items() if k not in _SERVER_RESULT_FIELDS}
+    status = _str(item.get("status"))
+    error = item.get("error")
+    result = f"{status}: {error}" if status and isinstance(error, str) and error else status
+    return ServerCall(_str(item.get("type")), arguments, id=_str(item.get("id")), result=result)
+
+
 # ---------------------------------------------------------------------------------------------
 # The reference accumulator
 
 
 class OpenAIResponsesAccumulator(ReferenceAccumulator):
     def __init__(self) -> None:
+        self._servers = _ServerItems()
         self._calls = _Calls()
         self._text: dict[tuple[Hashable | None, Hashable | None], str] = {}
         self._state: State | None = None
@@ -268,6 +324,8 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         if self._calls.feed(event) is not None:
             return
         kind, payload = event_type(event), _dict(event.payload)
+        if self._servers.feed(kind, payload):
+            return
         if kind in (TEXT_DELTA, TEXT_DONE):
             part = (
                 _key(payload.get("item_id") or payload.get("output_index")),
@@ -287,6 +345,7 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
                 self._fail(response.get("error") or "response.failed")
             else:
                 self._calls.settle(response.get("output"))
+                self._servers.settle(response.get("output"))
                 self._state = State.COMPLETE
         elif kind == ERROR:
             self._fail(payload.get("error") or payload)
@@ -308,6 +367,7 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
             state=state,
             error=message,
             usage=self._usage,
+            server_calls=self._servers.calls(),
         )
 
 
