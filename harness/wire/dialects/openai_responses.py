@@ -79,7 +79,18 @@ SERVER_ITEM_TYPES = frozenset(
 )
 # Item fields that say how a server call went, not what it was asked to do.
 _SERVER_RESULT_FIELDS = frozenset(
-    {"id", "type", "status", "results", "outputs", "output", "result", "error", "partial_images"}
+    {
+        "id",
+        "type",
+        "status",
+        "results",
+        "outputs",
+        "output",
+        "result",
+        "error",
+        "partial_images",
+        "approval_request_id",
+    }
 )
 
 _RESPONSE_PATH = re.compile(r"/responses(/resp_[^/]+)?$")
