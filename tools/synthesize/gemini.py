@@ -478,6 +478,7 @@ def build() -> list[Cassette]:
         "gemini-2.5-flash", "Average of 14.2, 16.8 and 19.1 with code, then the weather in Porto.", [WEATHER]
     )
     body["tools"].append({"codeExecution": {}})
+    result = {"outcome": "OUTCOME_OK", "output": "16.7\n"}
     out.append(
         dev(
             "code-execution-then-call",
@@ -485,7 +486,7 @@ def build() -> list[Cassette]:
             body,
             [
                 c({"executableCode": {"language": "PYTHON", "code": code}}, out=38, thoughts=122),
-                c({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "16.7\n"}}, out=38, thoughts=122),
+                c({"codeExecutionResult": result}, out=38, thoughts=122),
                 c({"text": "The average is 16.7. Now the weather in Porto."}, out=51, thoughts=122),
                 c(fc("get_weather", {"city": "Porto"}), out=58, thoughts=122, finish="STOP"),
             ],
