@@ -199,11 +199,16 @@ def test_D1_stop_reason_end_turn_still_reports_calls() -> None:
     assert out.finish_reason == "end_turn" and len(out.tool_calls) == 1
 
 
-def test_D6_no_message_stop_is_cut() -> None:
+def test_D6_no_message_stop_after_the_finish_is_complete_unless_the_transport_failed() -> None:
+    # docs/oracle.md, "finish without terminal": the same rule as OpenAI chat without [DONE].
     events = [message_start(), *single(0, "toolu_a", "f", "{}"), message_delta()]
     out = run(events)
-    assert out.state is State.CUT and len(out.tool_calls) == 1
-    assert out.error == "stream ended before message_stop"
+    assert out.state is State.COMPLETE and len(out.tool_calls) == 1 and out.error is None
+    cut = run(events, "peer closed connection")
+    assert cut.state is State.CUT and len(cut.tool_calls) == 1
+    assert cut.error == "peer closed connection"
+    no_finish = run([message_start(), *single(0, "toolu_a", "f", "{}")])
+    assert no_finish.state is State.CUT and no_finish.error == "stream ended before message_stop"
 
 
 def test_D7_cut_mid_args_reports_only_stopped_blocks() -> None:

@@ -17,9 +17,12 @@ Reference accumulator, keying rules:
   empty fragments mean no arguments, `{}` (B7). A block that got no `input_json_delta` at all
   keeps the `input` of its start (the SDK does the same).
 - A tool block is final at its `content_block_stop`; `message_stop` completes the stream and
-  makes any block still open final. An `error` event ends the stream in the error state, and a
-  stream without `message_stop` is cut: either way only the blocks stopped before are reported
-  (D7, D8). Deltas for an index with no open block (stray, after its stop) are dropped.
+  makes any block still open final; so does a clean end of the stream after a `message_delta` with
+  a `stop_reason` (the finish came, only the terminal event is missing: complete, as OpenAI chat
+  without `[DONE]`). An `error` event ends the stream in the error state, and a stream without
+  `message_stop` is otherwise cut: either way only the blocks stopped before are reported (D7, D8).
+  Nothing after `message_stop` counts, an `error` event included. Deltas for an index with no
+  open block (stray, after its stop) are dropped.
 - Calls are reported in the order their blocks started; text is every `text_delta` in arrival
   order; `ping`, thinking blocks and unknown events are skipped wherever they come.
 - Server tool blocks (`server_tool_use`, `mcp_tool_use`: web search, web fetch, code execution,

@@ -138,7 +138,8 @@ class Blocks:
 
 class BlockAccumulator(ReferenceAccumulator):
     """What the block-based oracles keep and how they end: the open blocks, the text, the usage,
-    the finish reason, and the end state (None until the message stops or an error event comes)."""
+    the finish reason, and the end state (None until the message stops or an error event comes).
+    A stream that ends cleanly after the finish reason is complete, as if its stop had come."""
 
     stop_event: ClassVar[str]  # the event that completes a message, named when a stream is cut
 
@@ -151,6 +152,11 @@ class BlockAccumulator(ReferenceAccumulator):
         self.error: str | None = None
 
     def close(self, error: str | None = None) -> Outcome:
+        if self.state is None and error is None and self.finish is not None:
+            # The finish said the turn is over and the stream then ended cleanly: only the terminal
+            # event, which carries nothing, is missing (docs/oracle.md, "finish without terminal").
+            self.blocks.stop_all()
+            self.state = State.COMPLETE
         state = self.state or State.CUT
         message = (error or f"stream ended before {self.stop_event}") if state is State.CUT else self.error
         return Outcome(

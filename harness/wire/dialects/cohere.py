@@ -25,9 +25,11 @@ Keying rules of the reference accumulator (and of `fragments`):
 
 Finality: a call is final at its `tool-call-end`; one whose end never came becomes final at
 `message-end` unless the finish reason is MAX_TOKENS (its arguments were cut). The stream is
-complete at `message-end` (or `[DONE]`); a stream cut before both reports its final calls with
-state `cut`. A `message-end` whose finish reason is ERROR* / TIMEOUT or that carries
-`delta.error`, or an `{"error": ...}` object, is an error state that keeps the calls already final.
+complete at `[DONE]`, or at `message-end` followed by a clean end; a transport cut before `[DONE]`
+is `cut` (after `message-end` too: its calls stay final) and reports the calls already final. A
+`message-end` whose finish reason is ERROR* / TIMEOUT or that carries `delta.error`, or an
+`{"error": ...}` object, is an error state that keeps the calls already final. Nothing after
+`[DONE]` counts.
 """
 
 from __future__ import annotations
@@ -203,6 +205,7 @@ class CohereAccumulator(ReferenceAccumulator):
         self._text: list[str] = []
         self._finish: str | None = None
         self._ended = False  # message-end seen
+        self._final = 0  # calls made final by a message-end that was no error
         self._done = False  # [DONE] seen
         self._error: str | None = None
         self._usage: dict[str, Any] | None = None
@@ -212,8 +215,8 @@ class CohereAccumulator(ReferenceAccumulator):
         if payload == SENTINEL:
             self._done = True
             return
-        if not isinstance(payload, dict):
-            return
+        if not isinstance(payload, dict) or self._done:
+            return  # nothing after the terminal `[DONE]` counts
         kind = event_type(payload)
         if kind is None and "error" in payload:
             self._error = self._error or _error_text(payload["error"])
@@ -233,14 +236,19 @@ class CohereAccumulator(ReferenceAccumulator):
                 self._usage = delta["usage"]
             if delta.get("error") or is_error_finish(reason):
                 self._error = self._error or _error_text(delta.get("error") or f"finish_reason {reason}")
+            elif self._error is None and reason != "MAX_TOKENS":
+                self._final = len(self._router.calls)
 
     def close(self, error: str | None = None) -> Outcome:
         text = "".join(self._text)
-        over = self._ended or self._done
+        # A transport cut after message-end but before [DONE] is a cut (docs/oracle.md).
+        over = self._done or (self._ended and error is None)
         calls = tuple(
             call.tool_call()
-            for call in self._router.calls
-            if call.ended or (over and self._error is None and self._finish != "MAX_TOKENS")
+            for number, call in enumerate(self._router.calls)
+            if call.ended
+            or number < self._final
+            or (over and self._error is None and self._finish != "MAX_TOKENS")
         )
         if self._error is not None:
             return Outcome(calls, text, self._finish, State.ERROR, self._error, self._usage)

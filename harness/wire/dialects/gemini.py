@@ -25,9 +25,13 @@ MAX_TOKENS. A stream that ends (cleanly or cut) before any finishReason reports 
 `cut`); one cut after a finishReason that followed its last call is complete. A streamed call
 still open (its closing `{}` missing) when the finishReason arrives is kept as assembled at STOP
 (the turn is over, nothing more can come for it) and dropped at MAX_TOKENS (the budget ran out
-inside it). Any other finishReason (MALFORMED_FUNCTION_CALL, SAFETY, RECITATION ...), an in-band
-`{"error": ...}` object or a blocked prompt (`promptFeedback.blockReason`) is an error state with
-no calls. Text is the non-thought `text` parts joined; `thought: true` parts are reasoning.
+inside it). A documented error finishReason (MALFORMED_FUNCTION_CALL, SAFETY, RECITATION ...:
+`ERROR_FINISH`), an in-band `{"error": ...}` object or a blocked prompt
+(`promptFeedback.blockReason`) is an error state with no calls. A finishReason outside the
+documented enum ends the turn like STOP (a new value must not drop finished calls). The chunk with
+the finishReason is the stream's last: an error object after it, with no part in between, is
+ignored, as events after any other dialect's terminal event are. Text is the non-thought `text`
+parts joined; `thought: true` parts are reasoning.
 
 Code execution runs on Google's side: an `executableCode` part is a server call (`code_execution`,
 its `language` and `code` as arguments, its `id` when it has one), never a function call, and the
@@ -64,7 +68,29 @@ from harness.wire.dialects.base import (
 )
 from harness.wire.dialects.requesting import Requesting
 
-NORMAL_FINISH = frozenset({"STOP", "MAX_TOKENS"})
+# The documented finishReasons that say the turn went wrong; any other value, known or new, ends it.
+ERROR_FINISH = frozenset(
+    {
+        "FINISH_REASON_UNSPECIFIED",
+        "SAFETY",
+        "RECITATION",
+        "LANGUAGE",
+        "OTHER",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "MALFORMED_FUNCTION_CALL",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_OTHER",
+        "NO_IMAGE",
+        "IMAGE_RECITATION",
+        "UNEXPECTED_TOOL_CALL",
+        "TOO_MANY_TOOL_CALLS",
+        "MISSING_THOUGHT_SIGNATURE",
+        "MALFORMED_RESPONSE",
+    }
+)
 _NO_INDEX_FIELDS = (Field.INDEX, Field.TYPE, Field.ITEM_ID)
 
 
@@ -276,6 +302,8 @@ class GeminiAccumulator(ReferenceAccumulator):
         if not isinstance(payload, dict):
             return
         if "error" in payload:
+            if self._finish is not None and self._finish not in ERROR_FINISH and self._finish_is_last:
+                return  # after the final chunk: nothing more belongs to the response
             self._error = self._error or _error_text(payload["error"])
             return
         feedback = payload.get("promptFeedback")
@@ -319,7 +347,7 @@ class GeminiAccumulator(ReferenceAccumulator):
         finish = self._finish
         if self._error is not None:
             return Outcome((), text, finish, State.ERROR, self._error, self._usage)
-        if finish is not None and finish not in NORMAL_FINISH:
+        if finish is not None and finish in ERROR_FINISH:
             return Outcome((), text, finish, State.ERROR, f"finishReason {finish}", self._usage)
         if finish is None or (error is not None and not self._finish_is_last):
             why = error or "stream ended without a finishReason"

@@ -36,9 +36,10 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   still reports them, D1); they are reported in order of first appearance. Pieces arriving after
   the finish reason still count (D2). The stream is complete when `[DONE]` arrived, or a finish reason
   arrived and the stream then ended cleanly without `[DONE]` (D6); `[DONE]` without a finish
-  reason completes it too (the server sent its terminal signal). A chunk with a non-null `error` is
-  an in-band error (D8): error state. Otherwise the stream is cut. A cut or errored stream reports
-  only calls made final by a finish reason before it ended; normally none.
+  reason completes it too (the server sent its terminal signal). Nothing after `[DONE]` counts. A
+  chunk with a non-null `error` is an in-band error (D8): error state. Otherwise the stream is cut
+  (a transport cut after the finish reason but before `[DONE]` too). A cut or errored stream
+  reports only calls made final by a finish reason before it ended; normally none.
 - Text is every `delta.content` of choice 0; reasoning (`reasoning_content`, `reasoning`) is not
   part of the outcome. Usage is the last non-null `usage`.
 - Ambiguous shapes no client can resolve and that are merged: two parallel id-less calls to the
@@ -296,8 +297,8 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
         if isinstance(payload, str):
             self._done = self._done or payload.strip() == DONE
             return
-        if not isinstance(payload, dict):
-            return
+        if not isinstance(payload, dict) or self._done:
+            return  # nothing after the terminal `[DONE]` counts (openai-python stops reading there)
         if isinstance(payload.get("usage"), dict):
             self._usage = payload["usage"]
         if _is_error(payload):
