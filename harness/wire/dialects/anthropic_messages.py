@@ -62,7 +62,7 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.blocks import BlockAccumulator
 from harness.wire.dialects.requesting import Requesting, user_message
 
-TOOL_BLOCK_TYPES = frozenset({"tool_use", "server_tool_use"})
+TOOL_BLOCK_TYPES = frozenset({"tool_use"})  # client calls: server tool blocks are no fragment to edit
 # Blocks of calls the provider runs itself (the oracle keeps them apart from client calls).
 SERVER_BLOCK_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
 
