@@ -7,7 +7,7 @@ on, and the transports in `harness.transports`. Everything else lives in one mod
 from __future__ import annotations
 
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, load, save
-from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
+from harness.check.outcome import Outcome, State, ToolCall, diff
 from harness.errors import HarnessError
 
 __all__ = [
@@ -18,7 +18,6 @@ __all__ = [
     "Outcome",
     "Request",
     "Response",
-    "ServerCall",
     "Source",
     "State",
     "ToolCall",
