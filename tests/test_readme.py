@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import load
+from harness import load_cassette as load
 from harness.mutate.scenario import iter_cases, scenario_from_data
 from harness.record.fake_provider import FakeProvider
 
