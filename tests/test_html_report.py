@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.check.compare import Comparison, Difference
 from harness.check.outcome import Outcome, ToolCall
-from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict
+from harness.check.selection import Selection
+from harness.check.verdict import Report, Result, Verdict
 from harness.report.html import render_html, write_html
 
 EXPECTED = Outcome((ToolCall("read", {"path": "a"}, "c1"), ToolCall("search", {"q": "b"}, "c2")))

@@ -6,8 +6,10 @@ import json
 import shlex
 from pathlib import Path
 
+from harness.check.compare import Comparison, Difference
 from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict
+from harness.check.selection import Selection
+from harness.check.verdict import Report, Result, Verdict
 from harness.report.results import (
     comparison_to_dict,
     render_check,

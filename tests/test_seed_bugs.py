@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.mutate.scenario import Case, build_case
+from harness.check.selection import build_case
+from harness.mutate.scenario import Case
 from harness.wire import dialects
 from harness.wire.dialects import Event
 

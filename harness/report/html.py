@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.cassettes.format import write_atomic
-from harness.check.runner import Comparison, Report, Result, Selection, Verdict
+from harness.check.compare import Comparison
+from harness.check.selection import Selection
+from harness.check.verdict import Report, Result, Verdict
 from harness.report.results import replay_command
 
 __all__ = ["render_html", "write_html"]
