@@ -109,7 +109,7 @@ def _way(a: Result, b: Result) -> tuple[str, str, str] | None:
     return diff_signature(lines), meets_expectation(a, b), str(a.expected.state)
 
 
-def differs_the_same_way(a: Accumulator, b: Accumulator, difference: Difference) -> Callable[[Case], bool]:
+def _differs_the_same_way(a: Accumulator, b: Accumulator, difference: Difference) -> Callable[[Case], bool]:
     """The shrinker's predicate for a compare: A and B still differ on the candidate as they did
     in the report (same kinds of difference, same side meeting the expectation, same ending)."""
     target = _way(difference.a, difference.b)
@@ -127,7 +127,7 @@ def shrink_difference(
     """The case with as few events as keep A and B differing the way `difference` says, and why
     the shrinker stopped. The case comes back as is (`UNREPRODUCIBLE`) when re-encoding its events
     loses the difference (it lives in the bytes, not the events)."""
-    still = differs_the_same_way(a, b, difference)
+    still = _differs_the_same_way(a, b, difference)
 
     def fails(events: tuple[Event, ...]) -> bool:
         return still(case_with_events(case, events))
