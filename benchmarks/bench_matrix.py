@@ -26,13 +26,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.check.runner import Selection, _Matrix, judge, resolve_accumulator, run_matrices  # noqa: E402
+from harness.check.accumulators import resolve  # noqa: E402
+from harness.check.runner import run_matrix  # noqa: E402
+from harness.check.selection import Matrix, Selection  # noqa: E402
+from harness.check.verdict import judge  # noqa: E402
 from harness.mutate.scenario import Case  # noqa: E402
 from harness.wire import dialects  # noqa: E402
 
 
 def cases_of(selection: Selection) -> tuple[list[Case], float]:
-    matrix = _Matrix(selection)
+    matrix = Matrix(selection)
     start = time.perf_counter()
     cases = [case for unit in matrix.units() for case in matrix.cases(unit)]
     return cases, time.perf_counter() - start
@@ -42,7 +45,7 @@ def throughput(
     spec: str, selection: Selection, *, jobs: int = 1, timeout: float | None = None
 ) -> tuple[int, float]:
     start = time.perf_counter()
-    report = run_matrices([spec], selection, jobs=jobs, timeout=timeout)[0]
+    report = run_matrix(spec, selection, jobs=jobs, timeout=timeout)
     seconds = time.perf_counter() - start
     bad = [r for r in report.results if r.verdict.value not in ("pass", "skipped")]
     if bad:
@@ -61,7 +64,7 @@ def own_time(cases: list[Case]) -> float:
 
 
 def judged_time(cases: list[Case], spec: str = "reference") -> float:
-    accumulator = resolve_accumulator(spec)
+    accumulator = resolve(spec)
     try:
         judge(accumulator, spec, cases[0])  # a process to start, for stdio: not a per-case cost
         start = time.perf_counter()

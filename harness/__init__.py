@@ -51,11 +51,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Accumulator": ("harness.check.accumulators.base", "Accumulator"),
     "client_level": ("harness.check.accumulators.base", "client_level"),
     "resolve_accumulator": ("harness.check.accumulators", "resolve"),
-    "Selection": ("harness.check.runner", "Selection"),
+    "Selection": ("harness.check.selection", "Selection"),
     "run_matrix": ("harness.check.runner", "run_matrix"),
-    "Report": ("harness.check.runner", "Report"),
-    "Result": ("harness.check.runner", "Result"),
-    "Verdict": ("harness.check.runner", "Verdict"),
+    "Report": ("harness.check.verdict", "Report"),
+    "Result": ("harness.check.verdict", "Result"),
+    "Verdict": ("harness.check.verdict", "Verdict"),
     # Errors (every exception of ours, with its exit code).
     "HarnessError": ("harness.errors", "HarnessError"),
     "CassetteError": ("harness.errors", "CassetteError"),
@@ -97,7 +97,9 @@ if TYPE_CHECKING:
     from harness.check.accumulators import resolve as resolve_accumulator
     from harness.check.accumulators.base import Accumulator, ClientRunner, EventAccumulator, client_level
     from harness.check.outcome import Outcome, State, ToolCall, diff
-    from harness.check.runner import Report, Result, Selection, Verdict, run_matrix
+    from harness.check.runner import run_matrix
+    from harness.check.selection import Selection
+    from harness.check.verdict import Report, Result, Verdict
     from harness.errors import (
         AccumulatorCrashed,
         AccumulatorFailure,

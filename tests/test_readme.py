@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from harness import load_cassette as load
-from harness.mutate.scenario import iter_cases, scenario_from_data
+from harness.check.selection import Matrix, Selection
+from harness.mutate.scenario import scenario_from_data
 from harness.record.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +67,7 @@ def test_readme_example(block: tuple[str, str], scratch: tuple[Path, dict[str, s
         import yaml
 
         scenario = scenario_from_data(yaml.safe_load(text), where="README.md")
-        cases = list(iter_cases(None, [scenario], seeds=[0]))
+        cases = list(Matrix(Selection(seeds=1), [scenario]).all())
         assert cases and all(case.expected is not None for case in cases)
     else:
         for line in text.splitlines():
