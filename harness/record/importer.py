@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.cassettes.corpus import STREAM_CONTENT_TYPES
 from harness.cassettes.format import (
     PLAIN_TAGS,
@@ -36,7 +34,8 @@ from harness.cassettes.format import (
     Request,
     Response,
     Source,
-    compose_safe,
+    json_body,
+    plain_data,
 )
 from harness.errors import CodecError, DialectError, UsageError
 from harness.wire import dialects
@@ -66,6 +65,7 @@ _EXTENSIONS = {
     ".yaml": "vcr",
     ".yml": "vcr",
 }
+
 
 @dataclass(slots=True)
 class _Body:
@@ -176,13 +176,6 @@ def _looks_like_eventstream(data: bytes) -> bool:
 def guess_dialect(events: Iterable[WireEvent]) -> str | None:
     """The dialect a stream's events look like (each dialect says which events it claims)."""
     return dialects.guess(events)
-
-
-def _json_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,6 +298,8 @@ def _chunks_body(data: bytes, path: Path, dialect: str | None) -> _Body:
             value = json.loads(line)
         except ValueError as exc:
             raise CodecError(f"{path.name}:{n}: not a JSON line ({exc})") from None
+        except RecursionError:
+            raise CodecError(f"{path.name}:{n}: JSON nested too deep to read") from None
         items.append(_chunk_item(value))
     name = dialect or guess_dialect(
         WireEvent(data=p if isinstance(p, str) else json.dumps(p), name=e) for e, p in items
@@ -344,15 +339,12 @@ _VCR_TAGS = PLAIN_TAGS | {"tag:yaml.org,2002:binary"}
 
 
 def load_vcr(text: str, where: str | Path) -> Any:
-    """Parse vcrpy YAML: plain data and `!!binary` only; any other tag (`!!python/...`) is refused."""
-    node = compose_safe(text, where, tags=_VCR_TAGS, why="only plain data and !!binary are read")
-    if node is None:
+    """Parse vcrpy YAML: plain data and `!!binary` only; any other tag (`!!python/...`), an alias
+    or deep nesting is refused (see `compose_safe`)."""
+    doc = plain_data(text, where, tags=_VCR_TAGS, why="only plain data and !!binary are read")
+    if doc is None:
         raise CassetteError(where, "empty YAML document")
-    try:
-        return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
-    except yaml.constructor.ConstructorError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise CassetteError(where, f"cannot read value: {exc.problem}", line=line) from None
+    return doc
 
 
 def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
@@ -396,9 +388,8 @@ def _vcr_request(raw: Mapping[str, Any], path: Path, where: str) -> Request:
         raise CassetteError(path, "needs `method` and `uri` strings", field=f"{where}.request")
     body: Any = _vcr_body_bytes(raw.get("body"), path, f"{where}.request.body")
     if body is not None:
-        text = body.decode("utf-8", "replace")
-        parsed = _json_or_none(text)
-        body = parsed if isinstance(parsed, dict | list) else (text or None)
+        parsed = json_body(body.decode("utf-8", "replace"))
+        body = parsed if isinstance(parsed, dict | list) else (parsed or None)
     return Request(
         method.upper(), uri, _vcr_headers(raw.get("headers"), path, f"{where}.request.headers"), body
     )
