@@ -20,7 +20,7 @@ import gzip
 import json
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from harness.cassettes.format import (
     plain_data,
 )
 from harness.errors import CodecError, DialectError, UsageError
+from harness.record.redaction import Redaction, scrub_chunks, scrub_interaction
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
@@ -75,6 +76,7 @@ class _Body:
     request: Request | None = None
     status: int = 200
     headers: dict[str, str] | None = None
+    secrets: list[str] = field(default_factory=list)  # redacted from its request: hunted in all we derive
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,7 +221,7 @@ def _interaction(
             item.expected = dialects.reference_outcome(response, name)
         except (DialectError, CodecError) as exc:
             raise UsageError(f"{where}: not a {name} stream ({exc}); check --dialect and --from") from None
-    return item, name, by_url
+    return scrub_interaction(item, body.secrets), name, by_url
 
 
 def _decode(data: bytes, codec_name: str, where: str) -> list[WireEvent]:
@@ -357,8 +359,6 @@ def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
         raise CassetteError(path, "not a vcrpy cassette: no `interactions` list")
     bodies: list[_Body] = []
     skipped = 0
-    from harness.record.redaction import Redaction
-
     redaction = Redaction.DEFAULT
     for n, raw in enumerate(doc["interactions"]):
         where = f"interactions[{n}]"
@@ -375,8 +375,8 @@ def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
             continue
         request, secrets = redaction.request(request)
         headers = redaction.response_headers(headers, secrets)
-        body = redaction.chunk(Chunk(body), secrets).data
-        bodies.append(_Body(body, request=request, status=status, headers=headers))
+        body = scrub_chunks([Chunk(body)], secrets)[0].data
+        bodies.append(_Body(body, request=request, status=status, headers=headers, secrets=secrets))
     if not bodies:
         raise UsageError(f"{path.name}: no streamed interaction among its {skipped} interactions")
     return bodies
