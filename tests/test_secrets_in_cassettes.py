@@ -5,6 +5,7 @@ saved field carries it (chunks, errors, the derived `expected`)."""
 from __future__ import annotations
 
 import json
+from base64 import b64encode
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,11 @@ MULTIPART = "multipart/form-data; boundary=b0undary"
 # Where a secret can be sent: each returns the request's url, headers and body text (+ content type).
 PLACES = {
     "authorization": lambda c: (URL, {"authorization": f"Bearer {c}"}, None),
-    "basic auth": lambda c: (URL, {"authorization": httpx.BasicAuth("someuser", c)._auth_header}, None),
+    "basic auth": lambda c: (
+        URL,
+        {"authorization": "Basic " + b64encode(f"someuser:{c}".encode()).decode()},
+        None,
+    ),
     "proxy-authorization": lambda c: (URL, {"proxy-authorization": f"Basic {c}"}, None),
     "x-api-key": lambda c: (URL, {"x-api-key": c}, None),
     "x-auth-token": lambda c: (URL, {"X-Auth-Token": c}, None),
