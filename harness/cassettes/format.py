@@ -1,8 +1,9 @@
 """Cassette format v1: request/response pairs whose responses keep every network read.
 
 A cassette is plain data (`Cassette` and friends) plus `load` / `save`. Loading uses safe YAML
-only and checks every field, so a bad file raises one `CassetteError` naming the file, the line
-and the field. Saving is atomic: a temp file beside the target, fsync, rename.
+only, bounded (no aliases, capped depth and size: `compose_safe`), and checks every field, so a bad
+or hostile file raises one `CassetteError` naming the file, the line and the field. Saving is
+atomic: a temp file beside the target, fsync, rename; `locked` serialises read-merge-write.
 See docs/cassettes.md for the format with an example.
 """
 

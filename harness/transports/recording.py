@@ -2,7 +2,8 @@
 
 The response reaches the caller chunk by chunk as it arrives (a stream stays a stream); each read
 is kept as a `Chunk` with its time since the response headers arrived. The cassette is saved
-atomically when the response stream closes; a stream that breaks is saved as cut, with the
+atomically when the response stream closes, under a file lock, merged with whatever another
+recorder saved meanwhile; a stream that breaks is saved as cut, with the
 exception's class and message, and the exception still reaches the caller.
 """
 
