@@ -135,7 +135,7 @@ def test_reference_and_a_cmd_spec_have_no_finding() -> None:
 def test_a_spec_that_cannot_load_or_run_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(UsageError, match="unknown accumulator"):
         explore("no-such-accumulator", [OPENAI_CHAT], max_examples=5)
-    with pytest.raises(UsageError, match="cannot (run|be called)"):
+    with pytest.raises(UsageError, match=r"cannot (run|be called)"):
         explore(Unbuildable, [OPENAI_CHAT], max_examples=5)
     assert main(["explore", "--accumulator", "no.such.module:Acc", "--cassettes", str(OPENAI_CHAT)]) == 2
     assert main(["explore", "--accumulator", "cmd:/no/such/program", "--cassettes", str(OPENAI_CHAT)]) == 2

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from harness.cassettes.corpus import bundled
-from harness.cassettes.format import Cassette, Chunk, Interaction, Response, Source, load
+from harness.cassettes.format import Cassette, Chunk, Interaction, Response, Source, load, plain_data
 from harness.check.outcome import Outcome
 from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError
 from harness.mutate import Meaning, Mutation, Stream, build
@@ -107,7 +107,7 @@ class Case:
 def load_scenario(path: str | Path) -> Scenario:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = plain_data(path.read_text(encoding="utf-8"), path, error=ScenarioError)
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such scenario file") from None
     except yaml.YAMLError as exc:
