@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from harness.cassettes.format import Chunk, Response
 from harness.check.outcome import State, ToolCall
 from harness.check.runner import Selection, Verdict
 from harness.cli import main
@@ -35,8 +36,10 @@ from harness.serve import (
     read_followup,
     run_clients,
 )
+from harness.serve.answers import final_answer
 from harness.serve.followup import ToolResult
 from harness.serve.routes import case_prefix
+from harness.wire import dialects
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -436,6 +439,13 @@ def test_each_dialect_reads_the_assistant_turn_and_results_of_a_followup() -> No
         assert [r.call_id for r in turn.results] == ["c1"], dialect
         first = {k: [v[0]] for k, v in body.items()}  # the user's question alone: no follow-up
         assert read_followup(dialect, first) is None, dialect
+
+
+@pytest.mark.parametrize("dialect", dialects.names())
+def test_each_dialect_answers_a_followup_with_a_stream_its_reference_reads_as_complete(dialect: str) -> None:
+    media, data = final_answer(dialect, stream=True)
+    outcome = dialects.reference_outcome(Response(200, {"content-type": media}, [Chunk(data)]), dialect)
+    assert (outcome.text, outcome.state, outcome.tool_calls) == ("Done.", State.COMPLETE, ())
 
 
 def test_a_responses_followup_by_previous_response_id_is_judged_on_call_ids() -> None:
