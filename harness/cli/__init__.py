@@ -27,6 +27,7 @@ COMMANDS = {
     "check": "check",
     "compare": "compare",
     "serve-accumulator": "serve_accumulator",
+    "serve": "serve",
 }
 
 def build_parser() -> argparse.ArgumentParser:
