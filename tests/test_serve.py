@@ -22,7 +22,9 @@ import pytest
 
 from harness.cassettes.format import Chunk, Response
 from harness.check.outcome import State, ToolCall
-from harness.check.runner import Selection, Verdict
+from harness.check.selection import Selection
+from harness.check.selection import cases as selected_cases
+from harness.check.verdict import Verdict
 from harness.cli import main
 from harness.mutate.scenario import Case
 from harness.serve import (
@@ -30,7 +32,6 @@ from harness.serve import (
     ReplayServer,
     Turn,
     base_urls,
-    cases_of,
     client_environment,
     judge_client,
     read_followup,
@@ -57,7 +58,7 @@ ALL = (SINGLE, PARALLEL, SHARED_INDEX, CUT, ANTHROPIC, ANTHROPIC_CUT, ANTHROPIC_
 
 @pytest.fixture(scope="module")
 def cases() -> dict[str, Case]:
-    return {case.id: case for case in cases_of(Selection(cases=ALL))}
+    return {case.id: case for case in selected_cases(Selection(cases=ALL))}
 
 
 @pytest.fixture(scope="module")
@@ -541,9 +542,8 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 @pytest.fixture(scope="module")
 def openai_chat_cases() -> list[Case]:
-    return cases_of(
-        Selection(dialects=("openai-chat",), scenarios=("original", "parallel-calls-share-index-0"))
-    )
+    selection = Selection(dialects=("openai-chat",), scenarios=("original", "parallel-calls-share-index-0"))
+    return list(selected_cases(selection))
 
 
 def test_an_agent_loop_merges_parallel_calls_that_share_index_0(

@@ -14,11 +14,12 @@ import asyncio
 import json
 from typing import Any
 
+from harness.check.selection import cases
 from harness.cli.check import add_selection_options, selection_of
 from harness.errors import UsageError
 from harness.mutate.scenario import Case
 from harness.report.results import render_check, report_to_dict, write_json
-from harness.serve import ReplayServer, base_urls, cases_of, run_clients
+from harness.serve import ReplayServer, base_urls, run_clients
 from harness.serve.routes import case_prefix
 
 # What to set, per dialect, for its SDK to reach a case.
@@ -65,20 +66,20 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
-    cases = cases_of(selection)
-    if not cases:
+    selected = list(cases(selection))
+    if not selected:
         raise UsageError("no cases selected")
     if args.client:
         if args.timeout <= 0:
             raise UsageError("--timeout: a client needs a timeout of more than 0 seconds")
-        server = ReplayServer(cases, pace=args.pace, host=args.host, port=args.port)
+        server = ReplayServer(selected, pace=args.pace, host=args.host, port=args.port)
         with server.running():
-            report = run_clients(cases, args.client, jobs=args.jobs, timeout=args.timeout, server=server)
+            report = run_clients(selected, args.client, jobs=args.jobs, timeout=args.timeout, server=server)
         if args.json:
             write_json(report_to_dict(report, selection), args.json)
         print(render_check(report, selection=selection, max_failures=args.max_failures))
         return 0 if report.ok else 1
-    return asyncio.run(_serve(cases, args))
+    return asyncio.run(_serve(selected, args))
 
 
 async def _serve(cases: list[Case], args: argparse.Namespace) -> int:

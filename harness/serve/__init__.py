@@ -3,7 +3,6 @@ base URL, judged by the follow-up request it sends (see docs/serve.md)."""
 
 from __future__ import annotations
 
-from harness.serve.cases import cases_of
 from harness.serve.clients import run_client, run_clients
 from harness.serve.followup import ToolResult, Turn, read_followup
 from harness.serve.oracle import Evidence, compare_turn, judge_client
@@ -17,7 +16,6 @@ __all__ = [
     "ToolResult",
     "Turn",
     "base_urls",
-    "cases_of",
     "client_environment",
     "compare_turn",
     "judge_client",

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from harness.check.outcome import Outcome
-from harness.check.runner import Report, Result
+from harness.check.verdict import Report, Result
 from harness.errors import OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case
 from harness.serve.oracle import Evidence, judge_client

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.check.runner import Result, Verdict
+from harness.check.verdict import Result, Verdict
 from harness.mutate.scenario import Case
 from harness.serve.followup import Turn
 
