@@ -23,7 +23,6 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from itertools import repeat
-from operator import contains
 
 from harness.errors import CodecError
 from harness.wire.codecs.base import WireEvent
@@ -162,11 +161,11 @@ class SSEDecoder:
         end = text.rfind("\n\n", start) + 2  # 1 when there is none
         if end > start + 1:
             # Complete events from a clean start. The common case, many events of one `data: ` line
-            # each, is cut apart in one call: the text between the first `data: ` and the last blank
-            # line split at each "blank line, then `data: `" is every event's data, if none of those
-            # pieces holds a line end (which would be a second line in its event).
-            datas = text[start + 6 : end - 2].split(NEXT_DATA) if text.startswith(DATA, start) else None
-            if datas is not None and not any(map(contains, datas, repeat("\n"))):
+            # each, is cut apart in one call: the text from the first `data: ` to the last blank line,
+            # split at each "blank line, then `data: `", is every event's data, if none of those pieces
+            # holds a line end (which would be a second line in its event).
+            datas = self._data_lines(text, start, end) if text.startswith(DATA, start) else None
+            if datas is not None and "\n" not in "".join(datas):
                 out += _data_events(datas)
             else:
                 self._mixed_blocks(text[start : end - 2].split("\n\n"), out)
@@ -174,6 +173,17 @@ class SSEDecoder:
         if start < len(text):
             self._lines(text[start:-1], out)  # lines of an event still open
         return out
+
+    @staticmethod
+    def _data_lines(text: str, start: int, end: int) -> list[str]:
+        """`text[start:end]` less its first `data: ` and last blank line, split at NEXT_DATA."""
+        if start or end != len(text):
+            return text[start + 6 : end - 2].split(NEXT_DATA)
+        # The whole text, as most reads are: no copy of it to make first.
+        datas = text.split(NEXT_DATA)
+        datas[0] = datas[0][6:]
+        datas[-1] = datas[-1][:-2]
+        return datas
 
     def _mixed_blocks(self, blocks: list[str], out: list[WireEvent]) -> None:
         """Complete blocks (each without its blank line), from a clean start."""
