@@ -78,7 +78,11 @@ DATA, NEXT_DATA = "data: ", "\n\ndata: "
 
 
 class SSEDecoder:
-    """Incremental SSE decoder: `feed` reads as they arrive, `close` at end of input."""
+    """Incremental SSE decoder: `feed` reads as they arrive, `close` at end of input.
+
+    A read holding many events of one `data:` line each is framed with one split and its events
+    built in bulk; anything else in it (comments, other fields, multi-line data) goes line by line.
+    """
 
     __slots__ = (
         "_at_start",
@@ -153,10 +157,14 @@ class SSEDecoder:
         start = 0
         if self._data or self._name is not None or self._id is not None or self._retry is not None:
             # An event is open: its lines up to the first blank line close it, the rest starts clean.
-            start = 1 if text[0] == "\n" else text.find("\n\n") + 2
-            if start == 1 and text[0] != "\n":
-                self._lines(text[:-1], out)  # no blank line yet: all lines belong to the open event
-                return out
+            if text[0] == "\n":
+                start = 1
+            else:
+                blank = text.find("\n\n")
+                if blank < 0:
+                    self._lines(text[:-1], out)  # no blank line yet: all lines belong to the open event
+                    return out
+                start = blank + 2
             self._lines(text[: start - 1], out)
         end = text.rfind("\n\n", start) + 2  # 1 when there is none
         if end > start + 1:
