@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from test_accumulators_stdio import CASSETTES, recorded_case
 
 from harness.check.accumulators.stdio import Stdio
 from harness.cli import main
 from harness.errors import AccumulatorTimeout
 from harness.mutate.scenario import Case
-from tests.test_accumulators_stdio import CASSETTES, recorded_case
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux only")
 
@@ -78,11 +79,10 @@ def test_the_tree_ends_when_the_harness_process_is_killed(tmp_path: Path) -> Non
         "import sys\n"
         "from harness.check.accumulators.stdio import Stdio\n"
         "from tests.test_accumulators_stdio import CASSETTES, recorded_case\n"
-        f"Stdio(sys.argv[1]).run(recorded_case(CASSETTES / 'openai-chat' / 'single-call.yaml'))\n"
+        "Stdio(sys.argv[1]).run(recorded_case(CASSETTES / 'openai-chat' / 'single-call.yaml'))\n"
     )
-    import subprocess
-
-    proc = subprocess.Popen([sys.executable, "-c", harness, hangs(tmp_path)], cwd=Path(__file__).parent.parent)
+    root = Path(__file__).parent.parent
+    proc = subprocess.Popen([sys.executable, "-c", harness, hangs(tmp_path)], cwd=root)
     until = time.monotonic() + 20
     while len(recorded_pids(tmp_path)) < 2 and time.monotonic() < until:
         time.sleep(0.1)

@@ -34,7 +34,7 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking the SDK is installed."""
     require("anthropic", "anthropic")
     require("httpx2", "anthropic")
-    return ClientLevel(run, NAME)
+    return ClientLevel(run, NAME, dialects=("anthropic",))
 
 
 def client_for(transport: Any, case: Case) -> Any:

@@ -37,7 +37,7 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking langchain-anthropic is installed."""
     require("langchain_anthropic", EXTRA)
     require("httpx2", EXTRA)
-    return ClientLevel(run, NAME)
+    return ClientLevel(run, NAME, dialects=("anthropic",))
 
 
 def run(transport: Any, case: Case) -> Outcome:

@@ -35,7 +35,7 @@ _ANTHROPIC_STRUCTURED = ("tool_result", "tool_use", "document", "redacted_thinki
 def accumulator() -> EventLevel:
     """The adapter, after checking langchain-core is installed."""
     require("langchain_core", "langchain")
-    return EventLevel(LangchainCoreAccumulator, NAME)
+    return EventLevel(LangchainCoreAccumulator, NAME, dialects=DIALECTS)
 
 
 class LangchainCoreAccumulator(EventAccumulator):

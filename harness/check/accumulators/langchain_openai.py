@@ -36,7 +36,7 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking langchain-openai is installed."""
     require("langchain_openai", EXTRA)
     require("httpx2", EXTRA)
-    return ClientLevel(run, NAME)
+    return ClientLevel(run, NAME, dialects=("openai-chat", "openai-responses"))
 
 
 def run(transport: Any, case: Case) -> Outcome:

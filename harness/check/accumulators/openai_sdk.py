@@ -40,7 +40,7 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking the SDK is installed."""
     require("openai", "openai")
     require("httpx2", "openai")
-    return ClientLevel(run, NAME)
+    return ClientLevel(run, NAME, dialects=DIALECTS)
 
 
 def run(transport: Any, case: Case) -> Outcome:

@@ -588,6 +588,7 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
     from harness.check.accumulators import resolve
 
     acc = resolve(accumulator)
+    acc.prepare()  # before the first line is read: the harness's warm-up case waits for it
     source = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     pending: _Pending | None = None
