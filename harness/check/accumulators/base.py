@@ -4,7 +4,7 @@
   `EventAccumulator`, fed the case's decoded wire events, then closed. The default for a Python object.
 - Client level (Python): a `ClientRunner` given a transport that runs a real client over it,
   only when marked with `@client_level`.
-- Any language: the stdio protocol v1 (see `harness.check.accumulators.stdio`).
+- Any language: the stdio protocol v2 (see `harness.check.accumulators.stdio`).
 
 Whatever the level, the runner only calls `prepare()` once before the first case's clock starts,
 `Accumulator.run(case) -> Outcome` per case and, at the end, `shutdown()`;

@@ -1,29 +1,38 @@
-"""The stdio protocol v1: an accumulator in any language, as a process speaking JSON Lines.
+"""The stdio protocol v2: an accumulator in any language, as a process speaking JSON Lines.
 
 UTF-8, one JSON object per line. The harness starts the command once and, for each case, writes
 
-    {"op":"start","case":ID,"dialect":D,"feed":"events"|"bytes","request":{...}}   # request optional
+    {"op":"start","protocol":2,"case":ID,"dialect":D,"feed":"events"|"bytes","request":{...}}
     {"op":"event","event":NAME_OR_NULL,"data":PAYLOAD}     # feed events: one per wire event
     {"op":"bytes","b64":READ}                              # feed bytes: one per network read
     {"op":"end","error":null|TEXT}                         # TEXT: the transport error of a cut
 
-PAYLOAD is the decoded JSON, or the raw text when the data is not JSON (`[DONE]`); the event name
-is the SSE `event:` field or the eventstream `:event-type`; SSE comments are not sent. The
-command answers each `end` with one line
+(`request` is optional). PAYLOAD is the decoded JSON, or the raw text when the data is not JSON
+(`[DONE]`); the event name is the SSE `event:` field or the eventstream `:event-type`; SSE
+comments are not sent. The command answers each `end` with one line naming the case:
 
-    {"tool_calls":[{"id":..,"name":..,"arguments":STRING_OR_OBJECT}],"text":..,"finish_reason":..,
-     "error":..,"state":"complete"|"cut"|"error"}
+    {"case":ID,"tool_calls":[{"id":..,"name":..,"arguments":STRING_OR_OBJECT}],"text":..,
+     "finish_reason":..,"error":..,"state":"complete"|"cut"|"error"}
 
 (string arguments are parsed as JSON, text that is not JSON being an invalid call; `"invalid":true`
 on a call keeps its arguments as raw text; without `state`, an `error` means cut when the stream
 was cut, else error; optional `"notes":[TEXT]` become the outcome's `notes`). Instead of an
-outcome it may answer `{"failure": TEXT}` (it raised on this case) or `{"skip": TEXT}` (it cannot
-run this case).
-It serves cases until stdin closes.
+outcome it may answer `{"case":ID,"failure":TEXT}` (it raised on this case) or
+`{"case":ID,"skip":TEXT}` (it cannot run this case). It serves cases until stdin closes. Before
+the first case the harness may send a warm-up case (`"warmup":true`, id `WARMUP_CASE`), answered
+like any other; its answer is not judged.
+
+The answer is the first line the process prints after the case is sent; any other line is a
+protocol error for the case it arrives in, named with the line: a line before the answer (a
+debug print, a line before `end`), an answer naming another case, or a line printed after the
+previous answer (reported on the next case, which says so). The process is then replaced, so the
+case after starts clean. A v1 answer (no `case`) is accepted while the process has never named a
+case, the only time it is unambiguous.
 
 `Stdio` is the harness's side: garbage, a dead process and a hang each fail only their case
 (`AccumulatorProtocolError`, `AccumulatorCrashed`, `AccumulatorTimeout`) and the next case gets a
-fresh process. `serve` is the other side: it turns any accumulator into such a process
+fresh process; on Linux the process runs under `subreaper`, so whatever it starts ends with it.
+`serve` is the other side: it turns any accumulator into such a process
 (`toolstream serve-accumulator SPEC`).
 """
 
@@ -351,7 +360,7 @@ class _Child:
 
 
 class Stdio:
-    """An accumulator process speaking the stdio protocol (`cmd:` / `cmd-bytes:` specs).
+    """An accumulator process speaking the stdio protocol v2 (`cmd:` / `cmd-bytes:` specs).
 
     `timeout` (seconds, None for none) bounds each case; a case that fails in any way kills the
     process (and everything it started), and the next case starts a new one: after a protocol
