@@ -59,3 +59,19 @@ def test_httpx_table_names_the_installed_sdks(sdk: str) -> None:
     built_on = [req for req in requires(sdk) or [] if req.startswith("httpx")]
     assert built_on and all(req.startswith("httpx2") for req in built_on), built_on
     assert "`httpx2`" in row
+
+
+def test_links_between_the_pages_resolve() -> None:
+    for page in (*(ROOT / "docs" / name for name in PAGES), ROOT / "docs" / "accumulators.md"):
+        text = page.read_text(encoding="utf-8")
+        for target, anchor in re.findall(r"\]\(([\w./-]+\.md)(?:#([\w-]+))?\)", text):
+            linked = page.parent / target
+            assert linked.is_file(), f"{page.name}: {target} does not exist"
+            if anchor:
+                assert anchor in _anchors(linked), f"{page.name}: {target}#{anchor} names no heading"
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
