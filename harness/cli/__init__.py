@@ -29,6 +29,7 @@ COMMANDS = {
     "serve-accumulator": "serve_accumulator",
 }
 
+
 def build_parser() -> argparse.ArgumentParser:
     from harness import __version__
 

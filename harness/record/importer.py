@@ -67,6 +67,7 @@ _EXTENSIONS = {
     ".yml": "vcr",
 }
 
+
 @dataclass(slots=True)
 class _Body:
     """A streamed response body found in the input, with what is known of its request."""
