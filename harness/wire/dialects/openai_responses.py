@@ -415,7 +415,7 @@ class _Items:
                 if number is None:
                     flag("item-unknown", pos, f"{kind} for an item never added")
                     continue
-                if "item_id" not in payload:
+                if "item_id" not in payload and kind != ITEM_DONE:  # `output_item.done` names it in `item`
                     flag("item-id-missing", pos, f"{kind} without an item_id")
                 if "output_index" in payload and payload["output_index"] != self.indexes[number]:
                     flag(
