@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -149,3 +150,10 @@ def test_d1_writes_each_dialects_own_word_and_skips_dialects_without_the_quirk()
     # Gemini says STOP after calls and Responses has no finish word for them: no D1 there.
     assert cases_for(_recording("gemini/no-args"), chosen, 0) == []
     assert cases_for(_recording("openai-responses/single-call"), chosen, 0) == []
+
+
+def test_docs_list_every_invariant_code() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "dialects.md").read_text(encoding="utf-8")
+    for name in dialects.names():
+        for code in dialects.get(name).invariant_codes:
+            assert f"`{code}`" in doc, f"docs/dialects.md does not list {code}"

@@ -364,8 +364,9 @@ class _Items:
         item_id = _str(_item(payload).get("id"))
         if item_id is not None:
             self.by_id.setdefault(item_id, number)
-        if _key(index) is not None:
-            self.by_index[_key(index)] = number  # type: ignore[index]
+        key = _key(index)
+        if key is not None:
+            self.by_index[key] = number
         self.open.add(number)
         return number
 
@@ -721,6 +722,8 @@ def _text_item(kind: Kind, text: str, index: int, seq: int, item_id: str | None)
     prefix = "rs_" if reasoning else "msg_"
     item_id = item_id or prefix + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
     where = {"item_id": item_id, "output_index": index}
+    part: dict[str, Any]
+    item: dict[str, Any]
     if reasoning:
         part_key, part = "summary_index", {"type": "summary_text", "text": text}
         names = ("response.reasoning_summary_part", "response.reasoning_summary_text")
