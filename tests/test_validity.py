@@ -157,3 +157,13 @@ def test_docs_list_every_invariant_code() -> None:
     for name in dialects.names():
         for code in dialects.get(name).invariant_codes:
             assert f"`{code}`" in doc, f"docs/dialects.md does not list {code}"
+
+
+def test_scenarios_shows_the_quirks_with_their_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    assert main(["scenarios", "--quirks"]) == 0
+    out = capsys.readouterr().out
+    assert "interleave: breaks *.block-overlap *.item-overlap\n  C1  docker/docker-agent PR #3009" in out
+    assert main(["scenarios"]) == 0
+    assert "QUIRKS" in capsys.readouterr().out.splitlines()[0]

@@ -31,13 +31,12 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     if args.quirks:
-        quirks = [
-            (name, quirk.id, " ".join(cls.breaks) or "-", quirk.source)
-            for name in mutations.names()
-            for cls in [mutations.get(name)]
-            for quirk in cls.imitates
-        ]
-        print(table(("MUTATION", "QUIRK", "BREAKS", "SOURCE"), quirks))
+        # A listing, not a table: sources and codes are both long and both worth reading whole.
+        for name in mutations.names():
+            cls = mutations.get(name)
+            if cls.imitates:
+                print(f"{name}: breaks {' '.join(cls.breaks) or 'nothing'}")
+                print("".join(f"  {quirk.id}  {quirk.source}\n" for quirk in cls.imitates), end="")
         return 0
     if args.mutations:
         listing: list[tuple[object, ...]] = []
