@@ -4,16 +4,18 @@
     reads: ours against httpx-sse, both over the very same chunks. httpx-sse runs two ways: its
     own decoder classes fed by an incremental UTF-8 decoder (its cheapest path), and
     `EventSource.iter_sse()` over an `httpx.Response` streaming those chunks (how it is used).
-(b) SSE decode of a 1 MB stream in 1-byte reads against one 1 MB read: seconds per MB and ratio.
-(c) AWS eventstream decode of a Bedrock ConverseStream-shaped stream in 16 KiB reads (and
+(b) The same stream in 64 KiB reads against a bare `split(b"\n\n")` framer: the floor for
+    framing in Python (no fields, no line-end rules, no events built, bytes out).
+(c) SSE decode of a 1 MB stream in 1-byte reads against one 1 MB read: seconds per MB and ratio.
+(d) AWS eventstream decode of a Bedrock ConverseStream-shaped stream in 16 KiB reads (and
     botocore's `EventStreamBuffer` on the same bytes, for scale).
 
-Timings are the best of N runs of `time.perf_counter`.
+Timings are the best of N runs in CPU time (`time.process_time`: every contender is CPU-bound, and
+CPU time leaves out the moments other processes held the core), the contenders taking turns.
 """
 
 from __future__ import annotations
 
-import argparse
 import codecs
 import gc
 import json
@@ -23,12 +25,23 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from figures import Figure, Scale, cost, megabytes, parse_scale, print_figures, speedup
 
 from harness.wire.codecs import SSECodec, WireEvent, decode_all
 from harness.wire.codecs.eventstream import EventStreamCodec
 
 MB = 1024 * 1024
 READ_SIZE = 16 * 1024
+BIG_READ_SIZE = 64 * 1024
+NAME = "codecs"
+# Per scale: SSE stream size, the 1-byte-read stream's size, eventstream size, best of how many runs.
+SIZES: dict[Scale, tuple[int, int, int, int]] = {
+    "full": (20 * MB, MB, 5 * MB, 5),
+    "quick": (2 * MB, MB // 4, MB, 3),
+    "smoke": (MB // 4, MB // 64, MB // 16, 1),
+}
 
 
 def openai_stream(target: int) -> bytes:
@@ -102,7 +115,7 @@ def reads(body: bytes, size: int) -> list[bytes]:
 
 
 def best_of(runs: int, works: dict[str, Callable[[], int]]) -> dict[str, tuple[float, int]]:
-    """Best wall time of each work over `runs` rounds, and what it returned (an event count).
+    """Best CPU time of each work over `runs` rounds, and what it returned (an event count).
 
     The works take turns within each round, so a busy spell on the machine hits them alike.
     """
@@ -114,9 +127,9 @@ def best_of(runs: int, works: dict[str, Callable[[], int]]) -> dict[str, tuple[f
             gc.collect()
             gc.disable()
             try:
-                start = time.perf_counter()
+                start = time.process_time()
                 results[label] = work()
-                best[label] = min(best[label], time.perf_counter() - start)
+                best[label] = min(best[label], time.process_time() - start)
             finally:
                 gc.enable()
     return {label: (best[label], results[label]) for label in works}
@@ -124,6 +137,17 @@ def best_of(runs: int, works: dict[str, Callable[[], int]]) -> dict[str, tuple[f
 
 def ours_sse(chunks: list[bytes]) -> int:
     return len(decode_all(SSECodec(), chunks))
+
+
+def bare_framer(chunks: list[bytes]) -> int:
+    """Blank-line framing and nothing else: what any SSE decoder in Python must at least do."""
+    buffer = b""
+    events: list[bytes] = []
+    for chunk in chunks:
+        buffer += chunk
+        *done, buffer = buffer.split(b"\n\n")
+        events.extend(done)
+    return len(events)
 
 
 def httpx_sse_decoders(chunks: list[bytes]) -> int:
@@ -171,67 +195,66 @@ def botocore_eventstream(chunks: list[bytes]) -> int:
     return len(messages)
 
 
-def row(label: str, seconds: float, size: int, events: int) -> str:
-    return f"  {label:<42} {size / MB / seconds:9.1f} MB/s {seconds * 1000:9.1f} ms {events:9d} events"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller streams and fewer runs")
-    args = parser.parse_args()
-    runs = 3 if args.quick else 5
-    sse_size = 2 * MB if args.quick else 20 * MB
-    small_size = MB // 4 if args.quick else MB
-    es_size = MB if args.quick else 5 * MB
-
+def measure(scale: Scale) -> list[Figure]:
+    sse_size, small_size, es_size, runs = SIZES[scale]
     body = openai_stream(sse_size)
-    chunks = reads(body, READ_SIZE)
-    kib = READ_SIZE // 1024
-    print(f"(a) SSE, {len(body) / MB:.1f} MB OpenAI tool-call stream, {kib} KiB reads, best of {runs}")
+    chunks, big_chunks = reads(body, READ_SIZE), reads(body, BIG_READ_SIZE)
     timed = best_of(
         runs,
         {
             "ours": lambda: ours_sse(chunks),
             "decoders": lambda: httpx_sse_decoders(chunks),
             "event source": lambda: httpx_sse_event_source(chunks),
+            "ours 64": lambda: ours_sse(big_chunks),
+            "framer 64": lambda: bare_framer(big_chunks),
         },
     )
-    (ours, n_ours), (dec, n_dec), (src, n_src) = timed.values()
-    if not n_ours == n_dec == n_src:
-        raise SystemExit(f"event counts differ: ours {n_ours}, httpx-sse {n_dec} / {n_src}")
-    print(row("harness SSEDecoder", ours, len(body), n_ours))
-    print(row("httpx-sse SSELineDecoder + SSEDecoder", dec, len(body), n_dec))
-    print(row("httpx-sse EventSource.iter_sse (httpx)", src, len(body), n_src))
-    print(f"  speed vs httpx-sse decoders: {dec / ours:.2f}x   vs EventSource: {src / ours:.2f}x")
+    counts = {label: events for label, (_, events) in timed.items()}
+    if len(set(counts.values())) != 1:
+        raise SystemExit(f"event counts differ: {counts}")
+    rate = {label: len(body) / MB / seconds for label, (seconds, _) in timed.items()}
+    size = megabytes(len(body))
+    figures = [
+        speedup(NAME, f"SSE decode, {size}, 16 KiB reads", rate["ours"], rate["decoders"],
+                "httpx-sse decoder classes", "MB/s", goal=2.0),
+        speedup(NAME, f"SSE decode, {size}, 16 KiB reads", rate["ours"], rate["event source"],
+                "httpx-sse `EventSource`", "MB/s"),
+        speedup(NAME, f"SSE decode, {size}, 64 KiB reads", rate["ours 64"], rate["framer 64"],
+                'bare `split(b"\\n\\n")` framer', "MB/s", goal=0.5),
+    ]  # fmt: skip
 
     small = openai_stream(small_size)
-    one_read = [small]
-    byte_reads = reads(small, 1)
-    print(f"\n(b) SSE, {len(small) / MB:.2f} MB stream: 1-byte reads vs one read, best of {runs}")
-    timed = best_of(
-        runs, {"one read": lambda: ours_sse(one_read), "1-byte reads": lambda: ours_sse(byte_reads)}
-    )
+    one_read, byte_reads = [small], reads(small, 1)
+    timed = best_of(runs, {"one read": lambda: ours_sse(one_read), "bytes": lambda: ours_sse(byte_reads)})
     (whole, n_whole), (bytewise, n_bytes) = timed.values()
     # One read takes milliseconds: give it more tries to find its quiet best.
     whole = min(whole, best_of(runs * 4, {"one read": lambda: ours_sse(one_read)})["one read"][0])
     if n_whole != n_bytes:
         raise SystemExit(f"event counts differ: one read {n_whole}, 1-byte reads {n_bytes}")
     per_mb = MB / len(small)
-    print(f"  one read       {whole * per_mb:8.4f} s/MB")
-    print(f"  1-byte reads   {bytewise * per_mb:8.4f} s/MB   ({bytewise / len(small) * 1e9:.0f} ns per read)")
-    print(f"  ratio          {bytewise / whole:8.2f}x")
+    figures.append(
+        cost(NAME, f"SSE decode, {megabytes(len(small))} in 1-byte reads", bytewise * per_mb, whole * per_mb,
+             "one read", "s/MB", goal=3.0)
+    )  # fmt: skip
 
     frames = bedrock_stream(es_size)
     es_chunks = reads(frames, READ_SIZE)
-    print(f"\n(c) eventstream, {len(frames) / MB:.1f} MB Bedrock ConverseStream, {kib} KiB reads")
-    timed = best_of(
-        runs,
-        {"ours": lambda: ours_eventstream(es_chunks), "botocore": lambda: botocore_eventstream(es_chunks)},
-    )
+    works = {"ours": lambda: ours_eventstream(es_chunks), "botocore": lambda: botocore_eventstream(es_chunks)}
+    timed = best_of(runs, works)
     (es, n_es), (boto, n_boto) = timed.values()
-    print(row("harness EventStreamDecoder", es, len(frames), n_es))
-    print(row("botocore EventStreamBuffer", boto, len(frames), n_boto))
-    print(f"  speed vs botocore: {boto / es:.2f}x")
+    if n_es != n_boto:
+        raise SystemExit(f"event counts differ: ours {n_es}, botocore {n_boto}")
+    rate_es, rate_boto = len(frames) / MB / es, len(frames) / MB / boto
+    figures.append(
+        speedup(NAME, f"eventstream decode, {megabytes(len(frames))}, 16 KiB reads", rate_es, rate_boto,
+                "botocore `EventStreamBuffer`", "MB/s")
+    )  # fmt: skip
+    return figures
+
+
+def main() -> None:
+    scale = parse_scale(__doc__.splitlines()[0])
+    print_figures(measure(scale), scale)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,23 @@
-"""Mutation costs: the whole scenario library on a 10,000-event stream (time per event, and the
-same at 2,500 events to show it is linear), and rechunking 1 MB into 1-byte reads against 64 KB.
+"""Mutation costs: `python benchmarks/bench_mutations.py [--quick]` from the repo root.
 
-    PYTHONPATH=. python benchmarks/bench_mutations.py
+(a) The whole scenario library applied to one OpenAI chat stream of 10,000 events, per event,
+    against the same on 1,000 events: 1x is linear.
+(b) Rechunking 1 MB into 1-byte reads, per byte, against 64 KB.
+
+Each time is the best of N runs of `time.perf_counter`.
 """
 
 from __future__ import annotations
 
+import random
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from figures import Figure, Scale, cost, parse_scale, print_figures
 
 from harness.cassettes.corpus import synthesize
 from harness.check.outcome import Outcome
@@ -14,6 +25,16 @@ from harness.errors import NotApplicable
 from harness.mutate import Stream, build
 from harness.mutate.scenario import load_scenarios, run_pipeline
 from harness.wire import dialects
+
+NAME = "mutations"
+# Per scale: the two stream lengths (events) and the two bodies to rechunk (bytes).
+SIZES: dict[Scale, tuple[tuple[int, int], tuple[int, int]]] = {
+    "full": ((1_000, 10_000), (64 * 1024, 1024 * 1024)),
+    "quick": ((250, 1_000), (16 * 1024, 256 * 1024)),
+    "smoke": ((40, 80), (1024, 4096)),
+}
+# The library takes minutes on 10,000 events, long enough to even out; rechunking takes milliseconds.
+LIBRARY_RUNS, RECHUNK_RUNS = 1, 3
 
 
 def chat_stream(events: int) -> Stream:
@@ -38,8 +59,8 @@ def chat_stream(events: int) -> Stream:
     return Stream.of(interaction.response, dialects.get("openai-chat"), interaction.expected or Outcome())
 
 
-def library_per_event(events: int, repeat: int = 3) -> tuple[float, int]:
-    """Best of `repeat` runs (the machine is shared: the minimum is the least disturbed)."""
+def library_per_event(events: int, repeat: int) -> tuple[float, int]:
+    """Microseconds per event, best of `repeat` runs, and how many scenarios applied."""
     stream = chat_stream(events)
     library = [s for s in load_scenarios() if s.applies_to("openai-chat")]
     best, applied = float("inf"), 0
@@ -64,22 +85,29 @@ def rechunk_per_byte(size: int) -> float:
     big = body * (size // len(body) + 1)
     stream = base.with_reads([big[:size]], same_events=True)
     started = time.perf_counter()
-    out = build("rechunk", {"how": "byte"}).apply(stream, __import__("random").Random(0))
+    out = build("rechunk", {"how": "byte"}).apply(stream, random.Random(0))
     elapsed = time.perf_counter() - started
     assert len(out.current_reads()) == size
     return elapsed / size * 1e9
 
 
+def measure(scale: Scale) -> list[Figure]:
+    (short, long), (small, large) = SIZES[scale]
+    (per_short, applied), (per_long, _) = (library_per_event(n, LIBRARY_RUNS) for n in (short, long))
+    per_byte_small, per_byte_large = (
+        min(rechunk_per_byte(n) for _ in range(RECHUNK_RUNS)) for n in (small, large)
+    )
+    return [
+        cost(NAME, f"whole scenario library ({applied} scenarios) on {long:,} events, per event",
+             per_long / 1000, per_short / 1000, f"the same on {short:,} events", "ms", goal=1.2),
+        cost(NAME, f"rechunk {large // 1024:,} KB into 1-byte reads, per byte", per_byte_large,
+             per_byte_small, f"the same for {small // 1024:,} KB", "ns", goal=3.0),
+    ]  # fmt: skip
+
+
 def main() -> None:
-    costs = []
-    for events in (2_500, 10_000):
-        per_event, applied = library_per_event(events)
-        costs.append(per_event)
-        print(f"scenario library ({applied} scenarios) on {events:>6} events: {per_event:8.1f} us per event")
-    print(f"per-event cost at 10,000 / at 2,500 events: {costs[1] / costs[0]:.2f}x (1.00x is linear)")
-    small, large = rechunk_per_byte(64 * 1024), rechunk_per_byte(1024 * 1024)
-    print(f"rechunk 64 KB into 1-byte reads: {small:6.1f} ns per byte")
-    print(f"rechunk  1 MB into 1-byte reads: {large:6.1f} ns per byte ({large / small:.2f}x the 64 KB cost)")
+    scale = parse_scale((__doc__ or "").splitlines()[0])
+    print_figures(measure(scale), scale)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,11 @@ stream), which shows the replay's own cost per chunk without the SDK's parsing a
 Runs alternate between the two transports. Each time is the best of N runs, both wall clock
 (`time.perf_counter`) and CPU time (`time.process_time`, steadier on a busy machine).
 The goal is ReplayTransport within 1.05x of MockTransport through the SDK, judged on CPU time.
+`--quick`: 2,000 chunks, best of 3.
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import sys
@@ -26,6 +26,9 @@ import httpx2
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from figures import Figure, Scale, cost, parse_scale, print_figures
 
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
 from harness.transports import ReplayTransport
@@ -34,6 +37,9 @@ BASE_URL = "http://bench.invalid/v1"
 HEADERS = {"content-type": "text/event-stream; charset=utf-8"}
 MESSAGES: list[Any] = [{"role": "user", "content": "weather in three cities, please"}]
 GOAL = 1.05
+NAME = "replay"
+# Per scale: how many chunks to stream, best of how many runs.
+SIZES: dict[Scale, tuple[int, int]] = {"full": (20_000, 7), "quick": (2_000, 3), "smoke": (200, 1)}
 
 
 def chat_chunks(count: int) -> list[bytes]:
@@ -137,48 +143,34 @@ def best_of(
     return best
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2,000 chunks, best of 3 (a smoke run)")
-    parser.add_argument("--chunks", type=int, help="how many chunks to stream (default 20,000)")
-    parser.add_argument("--runs", type=int, help="runs per transport (default 7)")
-    args = parser.parse_args()
-    count = args.chunks or (2_000 if args.quick else 20_000)
-    runs = args.runs or (3 if args.quick else 7)
-
+def measure(scale: Scale) -> list[Figure]:
+    count, runs = SIZES[scale]
     chunks = chat_chunks(count)
     makers: dict[str, Callable[[], httpx2.BaseTransport]] = {
-        "httpx2.MockTransport": lambda: mock_transport(chunks),
-        "ReplayTransport": lambda: replay_transport(chunks),
+        "mock": lambda: mock_transport(chunks),
+        "replay": lambda: replay_transport(chunks),
     }
     for reader in (consume, read_raw):
         if len({reader(make()) for make in makers.values()}) != 1:
-            print("error: the two transports gave the client different streams", file=sys.stderr)
-            return 1
-
-    size = sum(len(c) for c in chunks) / 1024 / 1024
-    print(f"{len(chunks):,} chunks ({size:.1f} MB of SSE), best of {runs}")
-    print("\n(a) the openai SDK streaming chat.completions.create(stream=True)")
-    sdk = best_of(runs, makers, consume)
-    table(sdk, len(chunks))
+            raise SystemExit("error: the two transports gave the client different streams")
     # Judged on CPU time: both runs are CPU-bound (no pacing, no I/O), and CPU time leaves out
     # the moments other processes held the core, which wall clock on a shared machine does not.
-    ratio = sdk["ReplayTransport"][1] / sdk["httpx2.MockTransport"][1]
-    verdict = "met" if ratio <= GOAL else "NOT met"
-    print(f"  goal: ReplayTransport within {GOAL}x of MockTransport (CPU): {verdict} ({ratio:.3f}x)")
-    print("\n(b) the transports alone: httpx2.Client reading the raw stream")
-    table(best_of(runs, makers, read_raw), len(chunks))
-    return 0
+    sdk = best_of(runs, makers, consume)
+    raw = best_of(runs, makers, read_raw)
+    per_chunk = 1e6 / len(chunks)
+    return [
+        cost(NAME, f"the openai SDK streaming {len(chunks):,} chunks over `ReplayTransport`, CPU per chunk",
+             sdk["replay"][1] * per_chunk, sdk["mock"][1] * per_chunk, "`httpx2.MockTransport`", "µs",
+             goal=GOAL),
+        cost(NAME, "the transport alone (a plain client reading the raw stream), CPU per chunk",
+             raw["replay"][1] * per_chunk, raw["mock"][1] * per_chunk, "`httpx2.MockTransport`", "µs"),
+    ]  # fmt: skip
 
 
-def table(best: dict[str, tuple[float, float]], chunks: int) -> None:
-    base_wall, base_cpu = best["httpx2.MockTransport"]
-    print(f"  {'transport':<22} {'wall s':>8} {'µs/chunk':>9} {'ratio':>6}   {'CPU s':>8} {'ratio':>6}")
-    for name, (wall, cpu) in best.items():
-        per_chunk = wall / chunks * 1e6
-        wall_ratio, cpu_ratio = wall / base_wall, cpu / base_cpu
-        print(f"  {name:<22} {wall:8.3f} {per_chunk:9.2f} {wall_ratio:6.3f}   {cpu:8.3f} {cpu_ratio:6.3f}")
+def main() -> None:
+    scale = parse_scale((__doc__ or "").splitlines()[0])
+    print_figures(measure(scale), scale)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -96,3 +96,40 @@ def test_sigkill_while_saving_leaves_a_whole_cassette(tmp_path: Path) -> None:
           f"{killed_mid_save} landed inside a save and left {len(leftovers)} temp file(s)")  # fmt: skip
     assert all(name.startswith(".big.yaml.") and name.endswith(".tmp") for name in leftovers)
     assert cassette_paths([folder]) == [target]  # a later listing never picks a temp file up
+
+
+def test_a_save_keeps_the_existing_file_mode(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    save(big_cassette("a", chunks=1, size=10), path)
+    path.chmod(0o644)
+    save(big_cassette("b", chunks=1, size=10), path)
+    assert path.stat().st_mode & 0o777 == 0o644
+    path.chmod(0o640)
+    save(big_cassette("a", chunks=1, size=10), path)
+    assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_new_file_honours_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        save(big_cassette("a", chunks=1, size=10), tmp_path / "new.yaml")
+        os.umask(0o027)
+        save(big_cassette("a", chunks=1, size=10), tmp_path / "other.yaml")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.yaml").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "other.yaml").stat().st_mode & 0o777 == 0o640
+
+
+def test_a_save_removes_temp_files_left_by_killed_saves(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    stale = tmp_path / f".c.yaml.{dead.stdout.strip()}.0123abcd.tmp"
+    live = tmp_path / f".c.yaml.{os.getppid()}.0123abcd.tmp"  # a save in progress elsewhere
+    other = tmp_path / ".d.yaml.1.0123abcd.tmp"  # another cassette's
+    for leftover in (stale, live, other):
+        leftover.write_bytes(b"half a cassette")
+    save(big_cassette("a", chunks=1, size=10), path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.yaml", live.name, other.name])

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from itertools import pairwise
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.errors import CodecError
 from harness.wire.codecs import SSECodec, WireEvent, decode_all, get_codec, sniff_newline
@@ -309,3 +314,104 @@ def test_sniff_newline_and_registry() -> None:
     assert sniff_newline(b"data: a\r\r") == "\r"
     assert get_codec("sse").name == "sse"
     assert isinstance(get_codec("sse").decoder(), SSEDecoder)
+
+
+# --- against a line-by-line reference ---------------------------------------------------------------
+# The decoder frames whole events at once where a read holds many; this reference interprets one
+# line at a time over the whole body, the way the WHATWG algorithm is written, and must agree with
+# it on any bytes in any reads.
+
+
+def reference_decode(body: bytes, *, dispatch_unterminated: bool = False) -> list[WireEvent]:
+    """The codec's documented rules, spelled out one line at a time over the whole body."""
+    if body.startswith(b"\xef\xbb\xbf"):
+        body = body[3:]
+    lines = re.split(r"\r\n|\r|\n", body.decode("utf-8", "replace"))
+    unterminated = lines.pop()  # after the last line end: a line the stream was cut inside, or ""
+    if unterminated:
+        lines.append(unterminated)
+    out: list[WireEvent] = []
+    data: list[str] = []
+    name = id_ = None
+    retry = None
+    for line in lines:
+        if not line:
+            if data:
+                out.append(WireEvent(data="\n".join(data), name=name, id=id_, retry=retry))
+            data, name, id_, retry = [], None, None, None
+            continue
+        if line.startswith(":"):
+            out.append(WireEvent(comment=line[1:]))
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            name = value
+        elif field == "id" and "\0" not in value:
+            id_ = value
+        elif field == "retry" and re.fullmatch("[0-9]+", value):
+            retry = int(value)
+    if data and dispatch_unterminated:
+        out.append(WireEvent(data="\n".join(data), name=name, id=id_, retry=retry))
+    return out
+
+
+def split_at(body: bytes, cuts: list[int]) -> list[bytes]:
+    offsets = sorted({cut % (len(body) + 1) for cut in cuts})
+    edges = [0, *offsets, len(body)]
+    return [body[start:end] for start, end in pairwise(edges)]
+
+
+def fed(body: bytes, reads: list[bytes], *, dispatch_unterminated: bool = False) -> list[WireEvent]:
+    decoder = SSEDecoder(dispatch_unterminated=dispatch_unterminated)
+    events = [event for chunk in reads for event in decoder.feed(chunk)]
+    return events + decoder.close()
+
+
+# Pieces that reach every branch: the one-line `data: ` shape framed in bulk, and all that breaks it.
+SSE_PIECES = [
+    b"data: x\n\n", b"data: {\"a\":1}\n\n", b"data: \xc3\xa9\n\n", b"data: ", b"data:", b"data",
+    b"event: e", b"id: 1", b"id: \x00", b"retry: 25", b"retry: x", b": c", b":", b"x", b" ", b"\xe2\x82",
+    b"\n", b"\r", b"\r\n", b"\n\n", b"\r\n\r\n", b"\xef\xbb\xbf", b"\x00",
+]  # fmt: skip
+sse_bodies = st.lists(st.sampled_from(SSE_PIECES), max_size=60).map(b"".join)
+# Many `data: ` events with something else mixed in: a read holds many events, some not bulk-shaped.
+many_events = st.lists(
+    st.sampled_from([b"data: x\n\n"] * 6 + SSE_PIECES), min_size=20, max_size=200
+).map(b"".join)
+reads = st.lists(st.integers(min_value=0, max_value=10_000), max_size=20)
+sse_settings = settings(max_examples=300, deadline=None)
+
+
+@sse_settings
+@given(st.binary(max_size=300) | sse_bodies | many_events, reads, st.booleans())
+def test_agrees_with_the_line_by_line_reference_in_any_reads(
+    body: bytes, at: list[int], dispatch_unterminated: bool
+) -> None:
+    expected = reference_decode(body, dispatch_unterminated=dispatch_unterminated)
+    assert fed(body, [body], dispatch_unterminated=dispatch_unterminated) == expected
+    assert fed(body, split_at(body, at), dispatch_unterminated=dispatch_unterminated) == expected
+
+
+@sse_settings
+@given(sse_bodies | many_events, st.integers(min_value=1, max_value=7))
+def test_agrees_with_the_reference_in_small_even_reads(body: bytes, size: int) -> None:
+    assert fed(body, chunked(body, size)) == reference_decode(body)
+
+
+def test_bulk_framing_of_a_read_holding_many_events_keeps_each_one() -> None:
+    body = b"".join(b"data: %d\n\n" % i for i in range(500)) + b"data: open"
+    decoder = SSEDecoder()
+    assert decoder.feed(body) == data(*(str(i) for i in range(500)))
+    assert decoder.feed(b"\n: between\n\ndata: a\n\ndata:b\n\ndata: c\n\n") == [
+        WireEvent(comment=" between"), *data("open", "a", "b", "c")
+    ]
+    assert decoder.close() == []
+
+
+def test_reference_agrees_with_the_unit_cases_above() -> None:
+    assert reference_decode(b"\xef\xbb\xbfdata: a\r\rdata: b\ndata: c") == data("a")
+    assert reference_decode(b"data: a\r\n\r\ndata: b", dispatch_unterminated=True) == data("a", "b")
+    assert reference_decode(b"data: a\n\n: bye") == [*data("a"), WireEvent(comment=" bye")]

@@ -13,8 +13,11 @@ from typing import Any
 import pytest
 
 from harness.cassettes.corpus import bundled
+from harness.check.compare import Comparison, Difference
 from harness.check.outcome import Outcome, ToolCall
-from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict, run_matrix
+from harness.check.runner import run_matrix
+from harness.check.selection import Selection
+from harness.check.verdict import Report, Result, Verdict
 from harness.report.html import render_html, write_html
 from harness.wire import dialects
 from harness.wire.dialects import Event
@@ -278,7 +281,7 @@ def test_real_report_in_headless_chromium_leads_with_the_summary(tmp_path: Path)
             "gemini/parallel-one-chunk.yaml",
         )
     ]
-    report = run_matrix(f"{__name__}:FirstCallOnly", cassettes=cassettes)
+    report = run_matrix(f"{__name__}:FirstCallOnly", Selection(cassettes=tuple(cassettes)))
     assert not report.ok and report.count(Verdict.PASS)
     page = write_html(
         tmp_path / "report.html", reports=[report], selection=Selection(cassettes=tuple(cassettes))

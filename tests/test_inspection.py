@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import load
+from harness import load_cassette as load
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
 from harness.report import inspection
 

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import base64
+import json
+from urllib.parse import quote
+
 import pytest
 
-from harness.cassettes.format import Chunk, Request
+from harness.cassettes.format import Chunk, Interaction, Request, Response
+from harness.check.outcome import Outcome, ToolCall
 from harness.errors import UsageError
 from harness.record.redaction import (
     DEFAULT_HEADERS,
+    DEFAULT_QUERY_PARAMS,
     DROP,
     EVERY,
     REDACTED,
     Redaction,
     parse_path,
     rewrite_path,
+    scrub_chunks,
+    scrub_interaction,
 )
 
 CANARY = "canary-51d0e8b4"
@@ -27,7 +35,8 @@ def test_every_default_header_is_redacted(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["key", "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "KEY"]
+    "name",
+    ["key", "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "KEY", *DEFAULT_QUERY_PARAMS],
 )
 def test_every_default_query_param_is_redacted(name: str) -> None:
     out, _ = Redaction.DEFAULT.request(Request("GET", f"http://h/p?a=1&{name}={CANARY}&b=2"))
@@ -117,3 +126,61 @@ def test_rewrite_path_changes_and_drops() -> None:
     assert rewrite_path(value, parse_path("c"), lambda _: DROP) == {"a": [{"b": 1}, {"b": 2}]}
     assert rewrite_path(value, parse_path("x.y[3]"), lambda _: DROP) == value  # absent: unchanged
     assert value == {"a": [{"b": 1}, {"b": 2}], "c": 3}
+
+
+def test_url_userinfo_is_redacted_and_hunted() -> None:
+    out, secrets = Redaction.DEFAULT.request(Request("GET", f"http://me:{CANARY}@h:8080/p?a=1"))
+    assert out.url == "http://REDACTED:REDACTED@h:8080/p?a=1"
+    assert CANARY in secrets
+
+
+def test_form_and_multipart_body_paths_are_field_names() -> None:
+    redaction = Redaction.DEFAULT.plus(body_paths=("password",))
+    form = Request(
+        "POST", "http://h/", {"Content-Type": "application/x-www-form-urlencoded"}, f"a=%7E&password={CANARY}"
+    )
+    assert redaction.request(form)[0].body == "a=%7E&password=REDACTED"
+    multipart = (
+        f'--xx\r\nContent-Disposition: form-data; name="password"\r\n\r\n{CANARY}\r\n'
+        '--xx\r\nContent-Disposition: form-data; name="a"\r\n\r\nkeep\r\n--xx--\r\n'
+    )
+    out, secrets = redaction.request(
+        Request("POST", "http://h/", {"content-type": "multipart/form-data; boundary=xx"}, multipart)
+    )
+    assert out.body == multipart.replace(CANARY, REDACTED) and secrets == [CANARY]
+
+
+def test_a_basic_credential_is_hunted_as_user_and_password() -> None:
+    header = "Basic " + base64.b64encode(f"someone:{CANARY}".encode()).decode()
+    _, secrets = Redaction.DEFAULT.request(Request("GET", "http://h/", {"authorization": header}))
+    [chunk] = scrub_chunks([Chunk(f"pw={CANARY}".encode())], secrets)
+    assert chunk.data == b"pw=REDACTED"
+
+
+@pytest.mark.parametrize("cut", range(1, len(f"<{CANARY}>")))
+def test_an_echo_split_across_reads_is_caught_and_reads_keep_their_boundaries(cut: int) -> None:
+    body = f"<{CANARY}>".encode()
+    chunks = [Chunk(b"start", 0.0), Chunk(body[:cut], 1.0), Chunk(body[cut:], 2.0), Chunk(b"end", 3.0)]
+    out = scrub_chunks(chunks, [CANARY])
+    assert b"".join(c.data for c in out) == b"start<REDACTED>end"
+    assert out[0] == chunks[0] and out[-1] == chunks[-1]
+    assert all(c.data for c in out)  # a read emptied by the cut is dropped, not kept empty
+
+
+@pytest.mark.parametrize(
+    "echo", [CANARY.replace("-", "/"), json.dumps(CANARY.replace("-", "/"))[1:-1].replace("/", "\\/"), "%2F"]
+)
+def test_escaped_and_encoded_echoes_are_caught(echo: str) -> None:
+    secret = CANARY.replace("-", "/")
+    if echo == "%2F":
+        echo = quote(secret, safe="")
+    [chunk] = scrub_chunks([Chunk(f"x {echo} y".encode())], [secret])
+    assert chunk.data == b"x REDACTED y"
+
+
+def test_derived_fields_are_scrubbed() -> None:
+    response = Response(200, {}, [Chunk(b"data: x\n\n")], complete=False, error=f"cut at {CANARY}")
+    expected = Outcome((ToolCall("f", {"key": f"is {CANARY}"}, "c1"),), text=CANARY, error=CANARY)
+    item = scrub_interaction(Interaction(Request("GET", "http://h/"), response, expected), [CANARY])
+    assert CANARY not in repr(item)
+    assert item.expected is not None and item.expected.tool_calls[0].arguments == {"key": "is REDACTED"}

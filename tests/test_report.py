@@ -7,8 +7,10 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
+from harness.check.compare import Comparison, Difference
 from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict
+from harness.check.selection import Selection
+from harness.check.verdict import Report, Result, Verdict
 from harness.report.results import (
     comparison_to_dict,
     render_check,

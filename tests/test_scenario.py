@@ -1,17 +1,19 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from harness.cassettes.corpus import bundled, cassette_paths
+from harness.cassettes.corpus import cassette_paths
 from harness.check.outcome import diff
+from harness.check.selection import Matrix, Selection
 from harness.errors import ScenarioError
 from harness.mutate import Meaning
 from harness.mutate.scenario import (
     Scenario,
-    build_case,
-    iter_cases,
+    find_scenario,
+    is_scenario_path,
     load_scenario,
     load_scenarios,
     scenario_from_data,
@@ -133,39 +135,13 @@ def test_library_names_the_seeds_and_every_stream_class() -> None:
     assert expected <= classes
 
 
-def test_case_ids_replay_identical_streams() -> None:
-    case_id = "openai-chat/parallel-2::profile-gateway-index-0-rechunked::s2"
-    first, again = build_case(case_id), build_case(case_id)
-    assert first.id == case_id
-    assert [c.data for c in first.response.chunks] == [c.data for c in again.response.chunks]
-    other = build_case("openai-chat/parallel-2::profile-gateway-index-0-rechunked::s1")
-    assert [c.data for c in other.response.chunks] != [c.data for c in first.response.chunks]
-
-
-def test_sweep_expands_into_one_case_per_cut_point() -> None:
-    cut = next(s for s in load_scenarios() if s.name == "cut-at-every-event")
-    cases = list(iter_cases([bundled("cassettes") / "openai-chat" / "parallel-2.yaml"], [cut], [0]))
-    assert [c.id.rsplit("::", 1)[1] for c in cases] == [f"e{n}" for n in range(len(cases))]
-    one = build_case(cases[7].id)
-    assert one.id.endswith("::s0::e7") and one.expected == cases[7].expected
-
-
-def test_scenarios_skip_cassettes_they_do_not_apply_to() -> None:
-    scenario = scenario_from_data({"name": "x", "dialects": ["openai-chat"], "steps": ["interleave"]})
-    assert list(iter_cases([bundled("cassettes") / "anthropic"], [scenario])) == []
-    single = [bundled("cassettes") / "openai-chat" / "single-call.yaml"]
-    assert list(iter_cases(single, [scenario])) == []  # one call: nothing to interleave
-    with pytest.raises(ScenarioError, match="does not apply"):
-        build_case("openai-chat/single-call::interleaved-tool-blocks::s0")
-
-
-def test_bad_case_ids() -> None:
-    with pytest.raises(ScenarioError, match="expected cassette::scenario::s<seed>"):
-        build_case("openai-chat/parallel-2::cut")
-    with pytest.raises(ScenarioError, match="no cassette"):
-        build_case("openai-chat/nope::cut-at-every-event::s0")
-    with pytest.raises(ScenarioError, match="unknown scenario"):
-        build_case("openai-chat/parallel-2::nope::s0")
+def test_a_scenario_argument_is_a_path_by_its_suffix_or_an_existing_folder(tmp_path: Path) -> None:
+    assert is_scenario_path("mine.yaml") and is_scenario_path("x/mine.yml") and is_scenario_path(tmp_path)
+    assert not is_scenario_path("parallel-calls-share-index-0")
+    with pytest.raises(ScenarioError, match="no such scenario file"):
+        find_scenario(str(tmp_path / "typo.yaml"))
+    path = _write(tmp_path, "name: mine\nsteps: [interleave]\n")
+    assert find_scenario(str(path)).name == "mine"
 
 
 def test_meaning_is_derived_from_steps() -> None:
@@ -181,7 +157,7 @@ def test_every_scenario_meets_the_reference_on_every_cassette() -> None:
     applied: dict[str, int] = {}
     failures = []
     for scenario in library:
-        for case in iter_cases(None, [scenario], scenario.seeds[:2]):
+        for case in Matrix(Selection(), [replace(scenario, seeds=scenario.seeds[:2])]).all():
             applied[scenario.name] = applied.get(scenario.name, 0) + 1
             d = dialects.get(case.dialect)
             acc = d.accumulator()

@@ -13,7 +13,8 @@ import pytest
 
 from harness.check.accumulators import EventLevel
 from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.mutate.scenario import Case, build_case
+from harness.check.selection import build_case
+from harness.mutate.scenario import Case
 from harness.wire.dialects import Event
 
 

@@ -1,8 +1,9 @@
 """Cassette format v1: request/response pairs whose responses keep every network read.
 
 A cassette is plain data (`Cassette` and friends) plus `load` / `save`. Loading uses safe YAML
-only and checks every field, so a bad file raises one `CassetteError` naming the file, the line
-and the field. Saving is atomic: a temp file beside the target, fsync, rename.
+only, bounded (no aliases, capped depth and size: `compose_safe`), and checks every field, so a bad
+or hostile file raises one `CassetteError` naming the file, the line and the field. Saving is
+atomic: a temp file beside the target, fsync, rename; `locked` serialises read-merge-write.
 See docs/cassettes.md for the format with an example.
 """
 
@@ -10,9 +11,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import fcntl
+import json
 import os
-import tempfile
-from collections.abc import Mapping
+import secrets
+import stat
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,7 +25,7 @@ from typing import Any, Literal
 import yaml
 
 from harness.check.outcome import Outcome
-from harness.errors import CassetteError, OutcomeFormatError
+from harness.errors import CassetteError, HarnessError, OutcomeFormatError
 
 VERSION = 1
 SOURCE_KINDS = ("recorded", "synthesized")
@@ -128,27 +133,175 @@ def compose_safe(
     text: str, where: str | Path, *, tags: frozenset[str] | None = None, why: str | None = None
 ) -> yaml.Node | None:
     """YAML as nodes, nothing constructed yet: broken YAML, or a tag outside `tags` (plain data by
-    default; `!!python/...` never), is one `CassetteError` naming the line and the field."""
+    default; `!!python/...` never), is one `CassetteError` naming the line and the field.
+
+    Bounded before anything is built: text over `MAX_YAML_CHARS`, an alias or anchor, or nesting
+    deeper than `MAX_DEPTH` is refused, so no file can hang, exhaust memory or overflow the stack.
+    """
+    if len(text) > MAX_YAML_CHARS:
+        limit = f"{len(text):,} characters is over the {MAX_YAML_CHARS:,} a YAML file may have"
+        raise CassetteError(where, limit)
+    composer = _Composer(where, PLAIN_TAGS if tags is None else tags, why)
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        return composer.compose(yaml.parse(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise CassetteError(where, f"broken YAML: {exc.problem}", line=line) from None
     except yaml.YAMLError as exc:
-        raise CassetteError(where, f"broken YAML: {exc}") from None
-    allowed = PLAIN_TAGS if tags is None else tags
-    stack: list[tuple[yaml.Node, str]] = [] if node is None else [(node, "")]
+        raise CassetteError(where, f"broken YAML: {' '.join(str(exc).split())}") from None
+
+
+def plain_data(
+    text: str,
+    where: str | Path,
+    *,
+    tags: frozenset[str] | None = None,
+    why: str | None = None,
+    error: Callable[[str], HarnessError] | None = None,
+) -> Any:
+    """`yaml.safe_load` with `compose_safe`'s bounds and refusals (None for an empty document).
+
+    Failures are `CassetteError`s, or `error(message)` when given (a scenario file's own error).
+    """
+    try:
+        node = compose_safe(text, where, tags=tags, why=why)
+        if node is None:
+            return None
+        try:
+            return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            line = exc.problem_mark.line + 1 if exc.problem_mark else None
+            raise CassetteError(where, f"cannot read value: {exc.problem}", line=line) from None
+    except CassetteError as exc:
+        if error is None:
+            raise
+        raise error(str(exc)) from None
+
+
+MAX_YAML_CHARS = 256 * 1024 * 1024
+MAX_DEPTH = 100  # a cassette is ~10 levels deep; bodies deeper than `MAX_BODY_DEPTH` are kept as text
+MAX_BODY_DEPTH = 64
+_NON_SPECIFIC = (None, "!")
+
+
+class _Composer:
+    """yaml's composer without recursion, aliases or anchors, checking tags as nodes are made.
+
+    Built from the parser's events with an explicit stack, so depth is capped as it is read
+    (libyaml itself slows quadratically and its composer overflows the C stack on deep input).
+    """
+
+    def __init__(self, where: str | Path, tags: frozenset[str], why: str | None) -> None:
+        self.where = where
+        self.tags = tags
+        self.why = why or "cassettes are plain data (safe YAML)"
+        self.resolver = yaml.resolver.Resolver()
+
+    def fail(self, event: yaml.Event, path: str, message: str) -> CassetteError:
+        line = event.start_mark.line + 1 if event.start_mark else None
+        return CassetteError(self.where, message, field=path or None, line=line)
+
+    def compose(self, events: Iterator[yaml.Event]) -> yaml.Node | None:
+        # Each frame: the open container and (mappings) the key awaiting its value.
+        stack: list[list[Any]] = []
+        root: yaml.Node | None = None
+        documents = 0
+        for event in events:
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise self.fail(event, "", "more than one YAML document: a file holds exactly one")
+                continue
+            if isinstance(event, yaml.CollectionEndEvent):
+                stack.pop()[0].end_mark = event.end_mark
+                continue
+            if not isinstance(event, yaml.NodeEvent):
+                continue  # stream and document ends
+            if isinstance(event, yaml.AliasEvent) or event.anchor is not None:
+                raise self.fail(
+                    event,
+                    _path(stack),
+                    "YAML anchors and aliases (&name, *name) are refused: "
+                    "this file never needs them, and an alias can expand without end",
+                )
+            node = self._node(event, stack)
+            if stack:
+                _attach(stack[-1], node)
+            else:
+                root = node
+            if isinstance(node, yaml.CollectionNode):
+                if len(stack) >= MAX_DEPTH:
+                    message = f"nested deeper than {MAX_DEPTH} levels: refused (no cassette needs that)"
+                    raise self.fail(event, "", message)
+                stack.append([node, None])
+        return root
+
+    def _node(self, event: Any, stack: list[list[Any]]) -> yaml.Node:
+        kind = (
+            yaml.ScalarNode
+            if isinstance(event, yaml.ScalarEvent)
+            else yaml.SequenceNode
+            if isinstance(event, yaml.SequenceStartEvent)
+            else yaml.MappingNode
+        )
+        tag = event.tag
+        if tag in _NON_SPECIFIC:
+            tag = self.resolver.resolve(kind, getattr(event, "value", None), event.implicit)
+        if tag not in self.tags:
+            raise self.fail(event, _path(stack), f"tag {tag!r} is refused: {self.why}")
+        if kind is yaml.ScalarNode:
+            return yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        if kind is yaml.SequenceNode:
+            return yaml.SequenceNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
+        return yaml.MappingNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
+
+
+def _path(stack: list[list[Any]]) -> str:
+    """The field path of the node about to be added under the innermost open container."""
+    path = ""
+    for depth, (node, key) in enumerate(stack):
+        last = depth == len(stack) - 1
+        if isinstance(node, yaml.SequenceNode):
+            path = f"{path}[{len(node.value) - (0 if last else 1)}]"
+        elif last and key is not None:
+            path = _join(path, str(getattr(key, "value", "")))
+        elif not last and key is None:  # the container below is the value of the last key
+            path = _join(path, str(getattr(node.value[-1][0], "value", "")))
+    return path
+
+
+def _attach(frame: list[Any], node: yaml.Node) -> None:
+    parent = frame[0]
+    if isinstance(parent, yaml.SequenceNode):
+        parent.value.append(node)
+    elif frame[1] is None:
+        frame[1] = node
+    else:
+        parent.value.append((frame[1], node))
+        frame[1] = None
+
+
+def body_depth_ok(value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
+    """Whether a parsed body nests at most `limit` levels (checked without recursion)."""
+    stack = [(value, 1)]
     while stack:
-        item, path = stack.pop()
-        if item.tag not in allowed:
-            message = f"tag {item.tag!r} is refused: {why or 'cassettes are plain data (safe YAML)'}"
-            raise CassetteError(where, message, field=path or None, line=item.start_mark.line + 1)
-        if isinstance(item, yaml.MappingNode):
-            for key, value in item.value:
-                stack += [(key, path), (value, _join(path, str(getattr(key, "value", ""))))]
-        elif isinstance(item, yaml.SequenceNode):
-            stack += [(child, f"{path}[{i}]") for i, child in enumerate(item.value)]
-    return node
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return False
+            stack += [(child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)]
+    return True
+
+
+def json_body(text: str) -> Any:
+    """A body's text as JSON when it is JSON nesting at most `MAX_BODY_DEPTH` levels, else the text."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return text
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):  # deep JSON overflows the parser: keep it as text
+        return text
+    return parsed if body_depth_ok(parsed) else text
 
 
 class _Reader:
@@ -405,20 +558,96 @@ def save(cassette: Cassette, path: str | os.PathLike[str]) -> Path:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, rename over the target, fsync the folder."""
+    """Temp file in the same folder, fsync, rename over the target, fsync the folder.
+
+    The target keeps its mode (a new file gets the umask's); temp files left by killed saves of
+    the same target are removed first.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _remove_stale_temps(path)
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}")
+    # 0o666 through the umask, as any new file; an existing target's mode is copied below.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+_TEMP_SUFFIX = ".tmp"
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Delete `.<name>.<pid>.<hex>.tmp` files beside `path` whose process is gone (a killed save)."""
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
+            continue
+        pid, _, token = name[len(prefix) : -len(_TEMP_SUFFIX)].partition(".")
+        if pid.isdigit() and len(token) == 8 and not _alive(int(pid)):
+            with contextlib.suppress(OSError):  # another saver may have removed it first
+                (path.parent / name).unlink()
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on the cassette at `path` (across processes) for a read-merge-write.
+
+    The lock is `flock` on a sidecar `.<name>.lock`, removed on release; a waiter that wakes on a
+    removed lock file takes the new one, so two holders never overlap.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(f".{path.name}.lock")
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                current = os.stat(lock_path)
+            except FileNotFoundError:
+                current = None
+            if current is not None and current.st_ino == os.fstat(fd).st_ino:
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # the holder before us removed this file: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock_path.unlink()
+        os.close(fd)

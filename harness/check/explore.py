@@ -1,42 +1,38 @@
 """Search and shrink: random pipelines over the corpus against an accumulator, minimised on failure.
 
 Hypothesis draws a cassette, a pipeline of 1-3 mutations and a case seed; a case fails when the
-accumulator's outcome differs from the stated expectation (`harness.check.outcome.diff`) or it raises.
-Hypothesis shrinks the pipeline; then the stream is shrunk by dropping events of the recorded
-source while the failure persists, each time recomputing the source's expectation with the
+accumulator (any spec `check` takes, resolved by `harness.check.accumulators.resolve`) gets a
+verdict other than pass or skipped on it. Hypothesis shrinks the pipeline; then
+`harness.check.shrink` drops events of the recorded source while the failure keeps its signature
+and the mutated stream ends as it did, each time recomputing the source's expectation with the
 dialect's reference accumulator and re-running the pipeline, so the expectation stays consistent.
 The result is written as a cassette (`source.kind: synthesized`) and a scenario YAML.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any
 
 import yaml
 from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from harness.cassettes.corpus import bundled, cassette_paths
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
-from harness.check.outcome import Outcome, diff
+from harness.check.accumulators import Accumulator, resolve
+from harness.check.selection import Matrix, Selection
+from harness.check.shrink import DEFAULT_BUDGET, ExitReason, shrink
+from harness.check.verdict import Result, Verdict, judge, signature
 from harness.errors import NotApplicable, UsageError
 from harness.mutate import Mutation, Stream, build
 from harness.mutate.calls import reference_on
-from harness.mutate.scenario import Recording, Scenario, recordings, run_pipeline
+from harness.mutate.scenario import RecordedStream, Scenario, case_of_stream, run_pipeline
 from harness.wire.dialects import Event
 
-__all__ = ["CATALOGUE", "Finding", "explore", "load_factory"]
-
-
-class Accumulator(Protocol):
-    def feed(self, event: Event) -> None: ...
-
-    def close(self, error: str | None = None) -> Outcome: ...
-
+__all__ = ["CATALOGUE", "Finding", "explore", "write_finding"]
 
 # What the search draws from: a mutation name and its parameters.
 CATALOGUE: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -83,7 +79,8 @@ CATALOGUE: tuple[tuple[str, dict[str, Any]], ...] = (
 
 @dataclass(frozen=True)
 class Finding:
-    """A minimal failing case: where it came from, the pipeline, the shrunk stream and the diff."""
+    """A minimal failing case: where it came from, the pipeline, the shrunk stream, the failure
+    (its lines and signature) and why the shrinker stopped."""
 
     source: Path
     dialect: str
@@ -91,6 +88,8 @@ class Finding:
     seed: int
     stream: Stream
     problems: tuple[str, ...]
+    signature: str
+    reason: ExitReason
     events_before: int
     request: Request
     like: Response
@@ -101,37 +100,22 @@ class Finding:
         return len(self.stream.events)
 
 
-def load_factory(spec: str) -> Callable[[], Accumulator]:
-    """`module:attr` naming an event-level accumulator class or a factory returning one."""
-    from harness.check.accumulators import import_object
-
-    factory = import_object(spec)
-    if not callable(factory):
-        raise UsageError(f"--accumulator {spec!r}: {spec.partition(':')[2]} is not callable")
-    return cast(Callable[[], Accumulator], factory)
+def _judged(
+    accumulator: Accumulator, name: str, source: RecordedStream, mutated: Stream, seed: int
+) -> Result:
+    return judge(accumulator, name, case_of_stream(source, mutated, "explore", seed))
 
 
-def _check(factory: Callable[[], Accumulator], stream: Stream) -> list[str]:
-    """The differences between what the accumulator makes of a stream and the expectation."""
-    reads = stream.current_reads()
-    d = stream.dialect
-    try:
-        from harness.wire.codecs import decode_all
-
-        events = [d.parse(w) for w in decode_all(d.codec(), reads)]
-        acc = factory()
-        for event in events:
-            acc.feed(event)
-        got = acc.close(None if stream.complete else (stream.error or "stream cut"))
-    except Exception as exc:
-        return [f"raised {type(exc).__name__}: {exc}"]
-    return diff(stream.expected, got)
+def _problems(result: Result) -> tuple[str, ...]:
+    if result.verdict is Verdict.FAIL:
+        return result.diff
+    return (f"{result.verdict}: {result.error or '-'}",)
 
 
-def _sources(cassettes: Iterable[str | Path] | None, only: Sequence[str] | None) -> list[Recording]:
-    paths = cassette_paths(cassettes)
-    roots = [Path(p) for p in cassettes] if cassettes else [bundled("cassettes")]
-    out = [r for path in paths for r in recordings(path, roots) if not only or r.dialect.name in only]
+def _sources(cassettes: Iterable[str | Path] | None, only: Sequence[str] | None) -> list[RecordedStream]:
+    selection = Selection(cassettes=tuple(str(c) for c in cassettes or ()), dialects=tuple(only or ()))
+    matrix = Matrix(selection, scenarios=[])
+    out = [source for path in matrix.cassette_files() for source in matrix.sources(path)]
     if not out:
         raise UsageError("no cassettes to explore (check --cassettes and --dialect)")
     return out
@@ -145,28 +129,65 @@ def _run(steps: Sequence[Mutation], stream: Stream, seed: int) -> Stream | None:
     return results[0][1] if results else None
 
 
+def _recorded(source: RecordedStream) -> Stream:
+    return Stream.of(source.interaction.response, source.dialect, source.expected)
+
+
+def _ready(accumulator: Accumulator, name: str, source: RecordedStream) -> None:
+    """A usage error when the accumulator cannot run at all (not loadable, not constructible, a
+    command that does not start): tried on an unmutated recorded stream before the search."""
+    result = _judged(accumulator, name, source, _recorded(source), 0)
+    if result.verdict in (Verdict.ERROR, Verdict.TIMEOUT):
+        raise UsageError(
+            f"accumulator {name!r} cannot run: on the unmutated {source.id} ({source.dialect.name}) "
+            f"it gave {result.verdict}: {result.error}; explore searches for mutated streams it gets "
+            "wrong (pick its dialects with --dialect; `toolstream check --scenarios original` shows "
+            "the recorded streams it fails on)"
+        )
+
+
 def explore(
-    accumulator_factory: Callable[[], Accumulator],
+    accumulator: str | Any,
     cassettes: Iterable[str | Path] | None = None,
     *,
     dialect: Sequence[str] | None = None,
     max_examples: int = 300,
     seed: int | None = 0,
     out: str | Path | None = None,
+    budget: int = DEFAULT_BUDGET,
 ) -> Finding | None:
-    """Search for a failing case; shrink it; write it under `out` when given. None: none found."""
-    sources = _sources(cassettes, dialect)
+    """Search for a failing case; shrink it; write it under `out` when given. None: none found.
+
+    `accumulator` is any spec `check` takes (or an object `resolve` wraps); one that cannot be
+    resolved or run at all is a `UsageError`, never a finding."""
+    name = accumulator if isinstance(accumulator, str) else getattr(accumulator, "__name__", "accumulator")
+    resolved = resolve(accumulator)
+    resolved.prepare()
+    try:
+        sources = _sources(cassettes, dialect)
+        _ready(resolved, name, sources[0])
+        return _search(resolved, name, sources, max_examples, seed, out, budget)
+    finally:
+        resolved.shutdown()
+
+
+def _search(
+    accumulator: Accumulator,
+    name: str,
+    sources: Sequence[RecordedStream],
+    max_examples: int,
+    seed: int | None,
+    out: str | Path | None,
+    budget: int,
+) -> Finding | None:
     steps_strategy = st.lists(st.sampled_from(CATALOGUE), min_size=1, max_size=3)
     strategy = st.tuples(st.integers(0, len(sources) - 1), steps_strategy, st.integers(0, 7))
 
     def fails(example: tuple[int, list[tuple[str, dict[str, Any]]], int]) -> bool:
         index, raw, case_seed = example
         source = sources[index]
-        steps = [build(name, params) for name, params in raw]
-        mutated = _run(
-            steps, Stream.of(source.interaction.response, source.dialect, source.expected), case_seed
-        )
-        return mutated is not None and bool(_check(accumulator_factory, mutated))
+        mutated = _run([build(n, params) for n, params in raw], _recorded(source), case_seed)
+        return mutated is not None and _judged(accumulator, name, source, mutated, case_seed).failed
 
     config = settings(
         max_examples=max_examples,
@@ -179,62 +200,62 @@ def explore(
         index, raw, case_seed = find(strategy, fails, settings=config)
     except NoSuchExample:
         return None
-    source = sources[index]
-    steps = tuple(build(name, params) for name, params in raw)
-    finding = _shrink_stream(accumulator_factory, source, steps, case_seed)
+    steps = tuple(build(n, params) for n, params in raw)
+    finding = _shrink_finding(accumulator, name, sources[index], steps, case_seed, budget)
     if out is not None:
         finding = replace(finding, written=write_finding(finding, Path(out)))
     return finding
 
 
-def _source_stream(source: Recording, events: Sequence[Event]) -> Stream:
+def _source_stream(source: RecordedStream, events: Sequence[Event]) -> Stream:
     """The recorded source reduced to `events`, its expectation recomputed by the reference."""
     expected = reference_on(
         source.dialect, events, None if source.interaction.response.complete else "stream cut"
     )
-    base = Stream.of(source.interaction.response, source.dialect, source.expected)
-    return replace(base.with_events(events), expected=expected)
+    return replace(_recorded(source).with_events(events), expected=expected)
 
 
-def _shrink_stream(
-    factory: Callable[[], Accumulator], source: Recording, steps: tuple[Mutation, ...], seed: int
+def _shrink_finding(
+    accumulator: Accumulator,
+    name: str,
+    source: RecordedStream,
+    steps: tuple[Mutation, ...],
+    seed: int,
+    budget: int,
 ) -> Finding:
-    base = Stream.of(source.interaction.response, source.dialect, source.expected)
-    events = list(base.events)
+    """The failure on the recorded reads, then the fewest source events that fail the same way:
+    the same signature, and a mutated stream that ends as the found one did."""
+    base = _recorded(source)
+    found = _run(steps, base, seed)
+    assert found is not None  # the search ran this very pipeline on these reads
+    first = _judged(accumulator, name, source, found, seed)
+    target = (signature(first), found.expected.state)
+    kept: dict[tuple[int, ...], tuple[Stream, Result]] = {}  # by the identity of the events kept
 
-    def attempt(candidate: list[Event]) -> tuple[Stream, list[str]] | None:
-        mutated = _run(steps, _source_stream(source, candidate), seed)
+    def same_failure(events: tuple[Event, ...]) -> bool:
+        mutated = _run(steps, _source_stream(source, events), seed)
         if mutated is None:
-            return None
-        problems = _check(factory, mutated)
-        return (mutated, problems) if problems else None
+            return False
+        result = _judged(accumulator, name, source, mutated, seed)
+        if not result.failed or (signature(result), mutated.expected.state) != target:
+            return False
+        kept[tuple(map(id, events))] = (mutated, result)
+        return True
 
-    best = attempt(events)
-    if best is None:  # the full recorded events re-rendered no longer fail: keep the original reads
-        mutated = _run(steps, base, seed)
-        assert mutated is not None
-        best = (mutated, _check(factory, mutated))
-    else:
-        # Delta debugging: drop runs of events, halving the run length, while it still fails.
-        size = max(1, len(events) // 2)
-        while size >= 1:
-            start = 0
-            while start < len(events):
-                candidate = events[:start] + events[start + size :]
-                found = attempt(candidate) if candidate else None
-                if found is not None:
-                    events, best = candidate, found
-                else:
-                    start += size
-            size //= 2
-    stream, problems = best
+    shrunk = shrink(base.events, same_failure, budget)
+    # Re-rendering the events one per read may lose a failure that lives in the reads: keep those.
+    stream, result = (
+        (found, first) if shrunk.reason is ExitReason.UNREPRODUCIBLE else kept[tuple(map(id, shrunk.items))]
+    )
     return Finding(
         source=source.path,
         dialect=source.dialect.name,
         steps=steps,
         seed=seed,
         stream=stream,
-        problems=tuple(problems),
+        problems=_problems(result),
+        signature=signature(result),
+        reason=shrunk.reason,
         events_before=len(base.events),
         request=source.interaction.request,
         like=source.interaction.response,
@@ -247,7 +268,8 @@ def write_finding(finding: Finding, out: Path) -> tuple[Path, Path]:
     pipeline = " | ".join(step.describe() for step in finding.steps)
     provenance = (
         f"shrunk by toolstream explore from {finding.source} ({finding.events_before} -> {finding.events} "
-        f"events) with pipeline {pipeline}, seed {finding.seed}; failure: {'; '.join(finding.problems)}"
+        f"events, shrinking {finding.reason}) with pipeline {pipeline}, seed {finding.seed}; "
+        f"failure ({finding.signature}): {'; '.join(finding.problems)}"
     )
     response = finding.stream.response(finding.like)
     cassette = Cassette(

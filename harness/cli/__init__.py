@@ -27,7 +27,9 @@ COMMANDS = {
     "check": "check",
     "compare": "compare",
     "serve-accumulator": "serve_accumulator",
+    "serve": "serve",
 }
+
 
 def build_parser() -> argparse.ArgumentParser:
     from harness import __version__

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from harness.check.runner import Selection, run_matrices
+from harness.check.runner import run_matrix
+from harness.check.selection import Selection
 from harness.errors import UsageError
 from harness.report.html import write_html
 from harness.report.results import render_check, report_to_dict, write_json
@@ -97,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
     progress = Progress(0, label="check")
     try:
-        report = run_matrices(
-            [args.accumulator], selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress
-        )[0]
+        report = run_matrix(
+            args.accumulator, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress
+        )
     finally:
         progress.close()
     if args.json:

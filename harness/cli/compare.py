@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from harness.check.runner import compare_matrix, write_reproductions
+from harness.check.compare import compare_matrix, write_reproductions
 from harness.cli.check import add_selection_options, selection_of, timeout_of
 from harness.report.html import write_html
 from harness.report.results import comparison_to_dict, render_comparison, write_json

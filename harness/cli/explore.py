@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness.check.explore import explore, load_factory
+from harness.check.explore import explore
 from harness.errors import EXIT_FAILED, EXIT_OK
 
 
@@ -15,12 +15,13 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
         name,
         help="search mutated streams for one an accumulator gets wrong, and shrink it",
-        description="Draw random mutation pipelines over cassettes against an event-level accumulator "
-        "(an object with feed(event) and close(error) -> Outcome); shrink the first failure.",
+        description="Draw random mutation pipelines over cassettes against an accumulator (any spec "
+        "check takes); shrink the first failure to the fewest events that fail the same way.",
     )
     parser.add_argument(
-        "--accumulator", required=True, metavar="MODULE:ATTR", help="accumulator class or factory"
-    )
+        "--accumulator", required=True, metavar="SPEC",
+        help="reference, a built-in name (openai-sdk, ...), module.path:attr, cmd:COMMAND, cmd-bytes:COMMAND",
+    )  # fmt: skip
     parser.add_argument(
         "--cassettes", nargs="*", metavar="PATH", help="cassette files or folders (default: bundled)"
     )
@@ -32,9 +33,8 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    factory = load_factory(args.accumulator)
     finding = explore(
-        factory,
+        args.accumulator,
         args.cassettes or None,
         dialect=args.dialect,
         max_examples=args.max_examples,
@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"no failure found in {args.max_examples} examples")
         return EXIT_OK
     steps = " | ".join(step.describe() for step in finding.steps)
-    print(f"FAILED on {finding.source} with {steps} (seed {finding.seed})")
-    print(f"shrunk from {finding.events_before} to {finding.events} events:")
+    print(f"FAILED on {finding.source} with {steps} (seed {finding.seed}): {finding.signature}")
+    print(f"shrunk from {finding.events_before} to {finding.events} events ({finding.reason}):")
     for line in finding.problems:
         print(f"  {line}")
     for path in finding.written:

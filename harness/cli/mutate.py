@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import save
+from harness.check.selection import Matrix, Selection
 from harness.errors import UsageError
-from harness.mutate.scenario import SEPARATOR, build_case, case_cassette, find_scenario
+from harness.mutate.scenario import SEPARATOR, case_cassette
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -30,12 +31,12 @@ def run(args: argparse.Namespace) -> int:
     source = Path(args.cassette)
     if not source.is_file():
         raise UsageError(f"{source}: no such cassette file")
-    scenario = find_scenario(args.scenario)
-    scenario_arg = [scenario.path] if scenario.path is not None else None
+    matrix = Matrix(Selection(cassettes=(str(source),), scenarios=(args.scenario,)))
+    scenario = matrix.scenarios[0]
     case_id = SEPARATOR.join([source.with_suffix("").name, scenario.name, f"s{args.seed}"])
     if args.point:
         case_id += SEPARATOR + args.point
-    case = build_case(case_id, cassettes=[source], scenarios=scenario_arg)
+    case = matrix.case(case_id)
     path = save(case_cassette(case), args.output)
     calls = len(case.expected.tool_calls)
     reads = len(case.response.chunks)

@@ -19,15 +19,15 @@ another dialect) is skipped for it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from harness.cassettes.corpus import bundled, cassette_paths
-from harness.cassettes.format import Cassette, Interaction, Response, Source, load
+from harness.cassettes.corpus import bundled
+from harness.cassettes.format import Cassette, Chunk, Interaction, Response, Source, load, plain_data
 from harness.check.outcome import Outcome
 from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError
 from harness.mutate import Meaning, Mutation, Stream, build
@@ -36,13 +36,18 @@ from harness.wire.dialects import Dialect, Event
 
 __all__ = [
     "Case",
+    "RecordedStream",
     "Scenario",
-    "build_case",
     "case_cassette",
+    "case_of_stream",
+    "case_with_events",
     "cases_for",
-    "iter_cases",
+    "cassette_id",
+    "find_scenario",
+    "is_scenario_path",
     "load_scenario",
     "load_scenarios",
+    "recorded_streams",
     "run_pipeline",
     "scenario_from_data",
 ]
@@ -102,7 +107,7 @@ class Case:
 def load_scenario(path: str | Path) -> Scenario:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = plain_data(path.read_text(encoding="utf-8"), path, error=ScenarioError)
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such scenario file") from None
     except yaml.YAMLError as exc:
@@ -210,14 +215,24 @@ def load_scenarios(paths: Iterable[str | Path] | None = None) -> list[Scenario]:
     return list(out.values())
 
 
+def is_scenario_path(item: str | Path) -> bool:
+    """The one rule for a scenario argument: a path when it ends in `.yaml`/`.yml` (it must
+    exist) or names an existing folder; anything else is a scenario name."""
+    path = Path(item)
+    return path.suffix in (".yaml", ".yml") or path.is_dir()
+
+
 def find_scenario(name: str, scenarios: Sequence[Scenario] | None = None) -> Scenario:
-    """A scenario by name, or a file path to one."""
-    if Path(name).suffix in (".yaml", ".yml") and Path(name).is_file():
-        return load_scenario(name)
+    """A scenario by name (from `scenarios`, default the bundled library), or by its file."""
+    if is_scenario_path(name):
+        found = load_scenarios([name])
+        if len(found) != 1:
+            raise ScenarioError(f"{name}: holds {len(found)} scenarios; name one of them")
+        return found[0]
     pool = load_scenarios() if scenarios is None else scenarios
-    for found in pool:
-        if found.name == name:
-            return found
+    for scenario in pool:
+        if scenario.name == name:
+            return scenario
     raise ScenarioError(f"unknown scenario {name!r}; `toolstream scenarios` lists them")
 
 
@@ -259,8 +274,9 @@ def run_pipeline(
 
 
 @dataclass(frozen=True)
-class Recording:
-    """One recorded interaction cases are built from, with its case-id base and expectation."""
+class RecordedStream:
+    """One recorded streamed response that cases are built from: its interaction, dialect,
+    case-id base and expectation."""
 
     id: str
     path: Path
@@ -269,7 +285,7 @@ class Recording:
     expected: Outcome
 
 
-def _cassette_id(path: Path, roots: Sequence[Path]) -> str:
+def cassette_id(path: Path, roots: Sequence[Path]) -> str:
     """A cassette's name in case ids: its path below the bundled corpus (`openai-chat/parallel-2`),
     else below the parent of the folder it was found in, so that `--cassettes cassettes/openai-chat`
     still says `openai-chat/...` and two dialects' `single-call` never share an id."""
@@ -289,10 +305,10 @@ def _bundled_cassettes() -> Path | None:
         return None
 
 
-def recordings(path: Path, roots: Sequence[Path]) -> list[Recording]:
-    """The streamed interactions of one cassette file, named for case ids by `_cassette_id`."""
+def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
+    """The streamed interactions of one cassette file, named for case ids by `cassette_id`."""
     cassette = load(path)
-    base = _cassette_id(path, roots)
+    base = cassette_id(path, roots)
     out = []
     for n, interaction in enumerate(cassette.interactions):
         name = cassette.dialect or dialects.detect(interaction.request)
@@ -301,12 +317,12 @@ def recordings(path: Path, roots: Sequence[Path]) -> list[Recording]:
         dialect = dialects.get(name)
         expected = interaction.expected or dialects.reference_outcome(interaction.response, dialect)
         case_id = base if len(cassette.interactions) == 1 else f"{base}#{n}"
-        out.append(Recording(case_id, path, dialect, interaction, expected))
+        out.append(RecordedStream(case_id, path, dialect, interaction, expected))
     return out
 
 
-def cases_for(source: Recording, scenario: Scenario, seed: int, point: str | None = None) -> list[Case]:
-    """The cases of one recorded interaction under one scenario and seed (empty when skipped)."""
+def cases_for(source: RecordedStream, scenario: Scenario, seed: int, point: str | None = None) -> list[Case]:
+    """The cases of one recorded stream under one scenario and seed (empty when skipped)."""
     if not scenario.applies_to(source.dialect.name):
         return []
     stream = Stream.of(source.interaction.response, source.dialect, source.expected)
@@ -314,86 +330,36 @@ def cases_for(source: Recording, scenario: Scenario, seed: int, point: str | Non
         results = run_pipeline(scenario.steps, stream, seed, point)
     except NotApplicable:
         return []
-    out = []
-    for label, mutated in results:
-        case_id = SEPARATOR.join([source.id, scenario.name, f"s{seed}", *([label] if label else [])])
-        out.append(
-            Case(
-                id=case_id,
-                dialect=source.dialect.name,
-                response=mutated.response(source.interaction.response),
-                events=mutated.events,
-                expected=mutated.expected,
-                cassette=source.id,
-                scenario=scenario.name,
-                seed=seed,
-                point=label,
-                request=source.interaction.request,
-            )
-        )
-    return out
+    return [case_of_stream(source, mutated, scenario.name, seed, label) for label, mutated in results]
 
 
-def iter_cases(
-    cassettes: Iterable[str | Path] | None = None,
-    scenarios: Iterable[Scenario | str | Path] | None = None,
-    seeds: Iterable[int] | int | None = None,
-) -> Iterator[Case]:
-    """Every case of cassettes (files or folders; default bundled) x scenarios (objects, names,
-    files or folders; default the bundled library) x seeds (default: each scenario's own)."""
-    roots = [Path(p) for p in cassettes] if cassettes else [bundled("cassettes")]
-    chosen = _scenarios(scenarios)
-    seed_list = list(range(seeds)) if isinstance(seeds, int) else (list(seeds) if seeds is not None else None)
-    for path in cassette_paths(roots):
-        for source in recordings(path, roots):
-            for scenario in chosen:
-                for seed in seed_list if seed_list is not None else scenario.seeds:
-                    yield from cases_for(source, scenario, seed)
-
-
-def _scenarios(scenarios: Iterable[Scenario | str | Path] | None) -> list[Scenario]:
-    if scenarios is None:
-        return load_scenarios()
-    out: list[Scenario] = []
-    library: list[Scenario] | None = None
-    for item in scenarios:
-        if isinstance(item, Scenario):
-            out.append(item)
-        elif Path(item).exists():
-            out.extend(load_scenarios([item]))
-        else:
-            library = library if library is not None else load_scenarios()
-            out.append(find_scenario(str(item), library))
-    return out
-
-
-def build_case(
-    case_id: str,
-    *,
-    cassettes: Iterable[str | Path] | None = None,
-    scenarios: Iterable[str | Path] | None = None,
+def case_of_stream(
+    source: RecordedStream, mutated: Stream, scenario: str, seed: int, point: str | None = None
 ) -> Case:
-    """The case a `cassette::scenario::s<seed>[::point]` id names, rebuilt identically."""
-    parts = case_id.split(SEPARATOR)
-    if len(parts) not in (3, 4) or not parts[2].startswith("s") or not parts[2][1:].isdigit():
-        raise ScenarioError(f"case id {case_id!r}: expected cassette::scenario::s<seed>[::point]")
-    cassette_name, scenario_name, seed_text = parts[:3]
-    point = parts[3] if len(parts) == 4 else None
-    library = load_scenarios(scenarios)
-    scenario = find_scenario(scenario_name, library)
-    roots = [Path(p) for p in cassettes] if cassettes else [bundled("cassettes")]
-    base, _, _ = cassette_name.partition("#")
-    for path in cassette_paths(roots):
-        if _cassette_id(path, roots) != base and path.with_suffix("").name != base:
-            continue
-        for source in recordings(path, roots):
-            if source.id.partition("#")[2] != cassette_name.partition("#")[2]:
-                continue
-            found = cases_for(source, scenario, int(seed_text[1:]), point)
-            if not found:
-                raise ScenarioError(f"case id {case_id!r}: scenario {scenario_name} does not apply to it")
-            return found[0]
-    raise ScenarioError(f"case id {case_id!r}: no cassette {cassette_name!r}")
+    """The case a pipeline made of `source`: the mutated reads and events, the mutated expectation."""
+    case_id = SEPARATOR.join([source.id, scenario, f"s{seed}", *([point] if point else [])])
+    return Case(
+        id=case_id,
+        dialect=source.dialect.name,
+        response=mutated.response(source.interaction.response),
+        events=mutated.events,
+        expected=mutated.expected,
+        cassette=source.id,
+        scenario=scenario,
+        seed=seed,
+        point=point,
+        request=source.interaction.request,
+    )
+
+
+def case_with_events(case: Case, events: Sequence[Event]) -> Case:
+    """The case with other events, one read per event, its expectation the reference outcome."""
+    d = dialects.get(case.dialect)
+    like = case.response.body
+    chunks = [Chunk(dialects.body_of([event], d, like=like)) for event in events]
+    response = replace(case.response, chunks=chunks, headers=dict(case.response.headers))
+    parsed = tuple(dialects.events_of(response, d))
+    return replace(case, response=response, events=parsed, expected=dialects.reference_outcome(response, d))
 
 
 def case_cassette(case: Case, *, name: str | None = None) -> Cassette:

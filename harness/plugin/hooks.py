@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from harness.check.runner import Selection
+from harness.check.selection import Selection
 from harness.errors import HarnessError
 from harness.plugin.items import (
     CaseCatalog,
     CaseItem,
+    CassetteHandle,
     CompareItem,
     MatrixCase,
     MatrixCollector,
     MatrixResults,
-    Recorder,
     item_name,
     snapshot_key,
 )
@@ -32,7 +32,7 @@ from harness.report.results import session_to_dict, write_json
 _SETTINGS = pytest.StashKey[Settings]()
 _CATALOG = pytest.StashKey[CaseCatalog]()
 _RESULTS = pytest.StashKey[MatrixResults]()
-_RECORDER = pytest.StashKey[Recorder]()
+_HANDLE = pytest.StashKey[CassetteHandle]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -132,11 +132,11 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    recorder = item.stash.get(_RECORDER, None)
-    if recorder is not None and call.when == "call":
-        problems = recorder.problems()
-        if recorder.note:
-            report.sections.append(("toolstream", recorder.note))
+    handle = item.stash.get(_HANDLE, None)
+    if handle is not None and call.when == "call":
+        problems = handle.problems()
+        if handle.note:
+            report.sections.append(("toolstream", handle.note))
         if problems and report.passed:
             report.outcome = "failed"
             report.longrepr = "\n".join(problems)
@@ -192,7 +192,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 @pytest.fixture
-def toolstream(request: pytest.FixtureRequest) -> Iterator[Recorder]:
+def toolstream(request: pytest.FixtureRequest) -> Iterator[CassetteHandle]:
     """A transport and clients that record to, or replay from, this test's cassette."""
     config = request.config
     settings = config.stash[_SETTINGS]
@@ -203,10 +203,10 @@ def toolstream(request: pytest.FixtureRequest) -> Iterator[Recorder]:
         pytest.fail(f"{request.node.nodeid}: {exc}", pytrace=False)
     mode, note = settings.record_mode_for(options.record_mode)
     path = cassette_path(Path(request.node.path), request.node.name, settings, options)
-    recorder = Recorder(path, mode, options, note)
-    request.node.stash[_RECORDER] = recorder
-    yield recorder
-    recorder.close()
+    handle = CassetteHandle(path, mode, options, note)
+    request.node.stash[_HANDLE] = handle
+    yield handle
+    handle.close()
 
 
 @pytest.fixture

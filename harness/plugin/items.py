@@ -1,6 +1,6 @@
 """What the pytest plugin hands tests, and the matrix items it generates; no hooks live here.
 
-- `Recorder`: the `toolstream` fixture: a recording/replaying transport bound to the test's
+- `CassetteHandle`: the `toolstream` fixture: a recording/replaying transport bound to the test's
   cassette, clients built on it, and what went wrong (unused interactions, unmatched requests).
 - `CaseCatalog`: the cases of a selection (cassettes x scenarios x seeds), built once a session.
 - `MatrixCase`: the `toolstream_case` fixture: one case, `.run(acc)` and `.check(acc)`.
@@ -22,22 +22,15 @@ from typing import Any, Final
 import pytest
 
 from harness.check.accumulators import Accumulator, resolve
-from harness.check.outcome import Outcome, diff
-from harness.check.runner import (
-    ORIGINAL,
-    Comparison,
-    Difference,
-    Report,
-    Result,
-    Selection,
-    Verdict,
-    judge,
-)
+from harness.check.compare import Comparison, Difference, outcome_difference
+from harness.check.outcome import Outcome
+from harness.check.selection import ORIGINAL, Matrix, Selection
+from harness.check.verdict import Report, Result, Verdict, judge, signature
 from harness.errors import HarnessError, UsageError
 from harness.mutate import Meaning
-from harness.mutate.scenario import Case, Scenario, find_scenario, iter_cases, load_scenarios
+from harness.mutate.scenario import Case
 from harness.plugin.options import RecordOptions
-from harness.report.results import replay_command, signature
+from harness.report.results import replay_command
 from harness.transports import RecordingTransport
 from harness.transports._library import TransportBase
 from harness.transports.modes import RecordMode
@@ -46,10 +39,10 @@ __all__ = [
     "CaseCatalog",
     "CaseFailed",
     "CaseItem",
+    "CassetteHandle",
     "CompareItem",
     "MatrixCase",
     "MatrixResults",
-    "Recorder",
     "compare_text",
     "failure_text",
     "snapshot_key",
@@ -66,34 +59,35 @@ COMPARE_KEY: Final = "toolstream_compare"  # user_properties key: an A/B pair
 class _Watched(TransportBase):
     """The test's transport: forwards to the recording transport and notes every unmatched request."""
 
-    def __init__(self, recorder: Recorder) -> None:
-        self._recorder = recorder
+    def __init__(self, handle: CassetteHandle) -> None:
+        self._handle = handle
 
     def handle_request(self, request: Any) -> Any:
         """Replay or record one request of a sync client."""
         try:
-            return self._recorder.inner().handle_request(request)
+            return self._handle.inner().handle_request(request)
         except HarnessError as exc:
-            self._recorder.unmatched.append(str(exc))
+            self._handle.unmatched.append(str(exc))
             raise
 
     async def handle_async_request(self, request: Any) -> Any:
         """Replay or record one request of an async client."""
         try:
-            return await self._recorder.inner().handle_async_request(request)
+            return await self._handle.inner().handle_async_request(request)
         except HarnessError as exc:
-            self._recorder.unmatched.append(str(exc))
+            self._handle.unmatched.append(str(exc))
             raise
 
     def close(self) -> None:
-        """Closed by the recorder at teardown, not by each client."""
+        """Closed by the handle at teardown, not by each client."""
 
     async def aclose(self) -> None:
-        """Closed by the recorder at teardown, not by each client."""
+        """Closed by the handle at teardown, not by each client."""
 
 
-class Recorder:
-    """The `toolstream` fixture: `transport` (httpx and httpx2, sync and async) bound to `path`.
+class CassetteHandle:
+    """The `toolstream` fixture's handle on the test's cassette at `path`: its `transport`
+    (httpx and httpx2, sync and async), clients built on it, and what went wrong.
 
     In record mode `none` without a cassette file, a request fails with a message saying how to
     record one. After the test, `problems()` lists unused interactions and unmatched requests.
@@ -225,15 +219,12 @@ class CaseCatalog:
         self._accumulators: dict[str, Accumulator] = {}
 
     def cases(self, selection: Selection) -> dict[str, Case]:
-        """Case id -> case, in matrix order (cassette, scenario, seed)."""
+        """Case id -> case, in matrix order (cassette, scenario, seed), each id once."""
         if selection not in self._cases:
-            chosen = self._scenarios(selection.scenarios, selection.scenarios_dir)
-            found: dict[str, Case] = {}
-            roots = list(selection.cassettes) or None
-            for case in iter_cases(roots, chosen, selection.seeds):
-                if not selection.dialects or case.dialect in selection.dialects:
-                    found.setdefault(case.id, case)
-            self._cases[selection] = found
+            matrix = Matrix(selection)
+            for scenario in matrix.scenarios:
+                self._meaning[scenario.name] = scenario.meaning
+            self._cases[selection] = {case.id: case for case in matrix.all()}
         return self._cases[selection]
 
     def case(self, selection: Selection, case_id: str) -> Case:
@@ -249,7 +240,8 @@ class CaseCatalog:
         """The accumulator a spec names (or an object wraps to), resolved once a session."""
         key = spec if isinstance(spec, str) else f"object-{id(spec)}"
         if key not in self._accumulators:
-            self._accumulators[key] = resolve(spec)
+            self._accumulators[key] = resolved = resolve(spec)
+            resolved.prepare()  # once a session, so no item's time counts the library's imports
         return self._accumulators[key]
 
     def shutdown(self) -> None:
@@ -257,23 +249,6 @@ class CaseCatalog:
             with contextlib.suppress(Exception):
                 acc.shutdown()
         self._accumulators.clear()
-
-    def _scenarios(self, names: Sequence[str], folder: str | None) -> list[Scenario]:
-        library = load_scenarios([folder] if folder else None)
-        if not names:
-            chosen = library if any(s.name == ORIGINAL.name for s in library) else [ORIGINAL, *library]
-        else:
-            chosen = []
-            for name in names:
-                if name == ORIGINAL.name and not any(s.name == name for s in library):
-                    chosen.append(ORIGINAL)
-                elif Path(name).exists():
-                    chosen.extend(load_scenarios([name]))
-                else:
-                    chosen.append(find_scenario(name, library))
-        for scenario in chosen:
-            self._meaning[scenario.name] = scenario.meaning
-        return chosen
 
 
 class CaseFailed(AssertionError):
@@ -293,22 +268,6 @@ def failure_text(result: Result, selection: Selection | None = None) -> str:
         lines.extend(f"  {line}" for line in (result.error or "(no message)").splitlines())
     lines.extend(replay_lines(result.id, [replay_command(result.accumulator, result.id, selection)]))
     return "\n".join(lines)
-
-
-def compare_lines(a: Result, b: Result) -> list[str]:
-    """Where A's and B's outcomes differ (empty when they agree or neither has one)."""
-    if a.actual is not None and b.actual is not None:
-        return [
-            line.replace(" expected, got ", " in A, B has ").replace(
-                " expected, missing", " in A, missing in B"
-            )
-            for line in diff(a.actual, b.actual)
-        ]
-    if a.actual is None and b.actual is None:
-        return []
-    missing, other = ("A", "B") if a.actual is None else ("B", "A")
-    lost = a if a.actual is None else b
-    return [f"{missing} has no outcome ({lost.verdict}: {lost.error or '-'}); {other} has one"]
 
 
 def compare_text(a: Result, b: Result, lines: Sequence[str], selection: Selection | None = None) -> str:
@@ -426,7 +385,7 @@ class CompareItem(_MatrixItem):
     def runtest(self) -> None:
         case = self.catalog.case(self.selection, self.case_id)
         a, b = (judge(self.catalog.accumulator(spec), spec, case) for spec in self.specs)
-        lines = compare_lines(a, b)
+        lines = outcome_difference(a, b)
         self.user_properties.append((COMPARE_KEY, {"a": a.to_dict(), "b": b.to_dict(), "lines": lines}))
         if lines:
             raise CaseFailed(compare_text(a, b, lines, self.selection))

@@ -23,7 +23,7 @@ from syrupy.location import PyTestLocation
 
 from harness.cassettes.format import write_atomic
 from harness.check.outcome import Outcome
-from harness.check.runner import Result
+from harness.check.verdict import Result
 from harness.mutate.scenario import SEPARATOR
 from harness.plugin.options import file_safe
 

@@ -20,11 +20,9 @@ import gzip
 import json
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from harness.cassettes.corpus import STREAM_CONTENT_TYPES
 from harness.cassettes.format import (
@@ -36,9 +34,11 @@ from harness.cassettes.format import (
     Request,
     Response,
     Source,
-    compose_safe,
+    json_body,
+    plain_data,
 )
 from harness.errors import CodecError, DialectError, UsageError
+from harness.record.redaction import Redaction, scrub_chunks, scrub_interaction
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
@@ -67,6 +67,7 @@ _EXTENSIONS = {
     ".yml": "vcr",
 }
 
+
 @dataclass(slots=True)
 class _Body:
     """A streamed response body found in the input, with what is known of its request."""
@@ -75,6 +76,7 @@ class _Body:
     request: Request | None = None
     status: int = 200
     headers: dict[str, str] | None = None
+    secrets: list[str] = field(default_factory=list)  # redacted from its request: hunted in all we derive
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,13 +180,6 @@ def guess_dialect(events: Iterable[WireEvent]) -> str | None:
     return dialects.guess(events)
 
 
-def _json_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 # ---------------------------------------------------------------------------------------------
 # One streamed body -> one interaction
 
@@ -226,7 +221,7 @@ def _interaction(
             item.expected = dialects.reference_outcome(response, name)
         except (DialectError, CodecError) as exc:
             raise UsageError(f"{where}: not a {name} stream ({exc}); check --dialect and --from") from None
-    return item, name, by_url
+    return scrub_interaction(item, body.secrets), name, by_url
 
 
 def _decode(data: bytes, codec_name: str, where: str) -> list[WireEvent]:
@@ -305,6 +300,8 @@ def _chunks_body(data: bytes, path: Path, dialect: str | None) -> _Body:
             value = json.loads(line)
         except ValueError as exc:
             raise CodecError(f"{path.name}:{n}: not a JSON line ({exc})") from None
+        except RecursionError:
+            raise CodecError(f"{path.name}:{n}: JSON nested too deep to read") from None
         items.append(_chunk_item(value))
     name = dialect or guess_dialect(
         WireEvent(data=p if isinstance(p, str) else json.dumps(p), name=e) for e, p in items
@@ -344,15 +341,12 @@ _VCR_TAGS = PLAIN_TAGS | {"tag:yaml.org,2002:binary"}
 
 
 def load_vcr(text: str, where: str | Path) -> Any:
-    """Parse vcrpy YAML: plain data and `!!binary` only; any other tag (`!!python/...`) is refused."""
-    node = compose_safe(text, where, tags=_VCR_TAGS, why="only plain data and !!binary are read")
-    if node is None:
+    """Parse vcrpy YAML: plain data and `!!binary` only; any other tag (`!!python/...`), an alias
+    or deep nesting is refused (see `compose_safe`)."""
+    doc = plain_data(text, where, tags=_VCR_TAGS, why="only plain data and !!binary are read")
+    if doc is None:
         raise CassetteError(where, "empty YAML document")
-    try:
-        return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
-    except yaml.constructor.ConstructorError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise CassetteError(where, f"cannot read value: {exc.problem}", line=line) from None
+    return doc
 
 
 def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
@@ -365,8 +359,6 @@ def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
         raise CassetteError(path, "not a vcrpy cassette: no `interactions` list")
     bodies: list[_Body] = []
     skipped = 0
-    from harness.record.redaction import Redaction
-
     redaction = Redaction.DEFAULT
     for n, raw in enumerate(doc["interactions"]):
         where = f"interactions[{n}]"
@@ -383,8 +375,8 @@ def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
             continue
         request, secrets = redaction.request(request)
         headers = redaction.response_headers(headers, secrets)
-        body = redaction.chunk(Chunk(body), secrets).data
-        bodies.append(_Body(body, request=request, status=status, headers=headers))
+        body = scrub_chunks([Chunk(body)], secrets)[0].data
+        bodies.append(_Body(body, request=request, status=status, headers=headers, secrets=secrets))
     if not bodies:
         raise UsageError(f"{path.name}: no streamed interaction among its {skipped} interactions")
     return bodies
@@ -396,9 +388,8 @@ def _vcr_request(raw: Mapping[str, Any], path: Path, where: str) -> Request:
         raise CassetteError(path, "needs `method` and `uri` strings", field=f"{where}.request")
     body: Any = _vcr_body_bytes(raw.get("body"), path, f"{where}.request.body")
     if body is not None:
-        text = body.decode("utf-8", "replace")
-        parsed = _json_or_none(text)
-        body = parsed if isinstance(parsed, dict | list) else (text or None)
+        parsed = json_body(body.decode("utf-8", "replace"))
+        body = parsed if isinstance(parsed, dict | list) else (parsed or None)
     return Request(
         method.upper(), uri, _vcr_headers(raw.get("headers"), path, f"{where}.request.headers"), body
     )

@@ -1,32 +1,41 @@
-"""Redaction at record time: secrets in headers, query parameters and JSON bodies become `REDACTED`.
+"""Redaction at record time: secrets in headers, query parameters, URL userinfo and bodies become `REDACTED`.
 
-`Redaction.DEFAULT` covers the credentials every provider SDK sends (API keys, bearer tokens,
-cookies, AWS SigV4 headers and presigned-URL parameters, `key=`). Add your own with `plus`:
+`Redaction.DEFAULT` covers the credentials every provider SDK sends (API keys, bearer and proxy
+tokens, cookies, AWS SigV4 headers and presigned-URL parameters, `key=`, `api_key=`,
+`access_token=`, ...) and any `user:password@` in a URL. Add your own with `plus`:
 
     Redaction.DEFAULT.plus(headers=("x-tenant-token",), body_paths=("messages[*].content",))
 
-Body paths are dotted (`metadata.user_id`), with `[*]` for every list item or `[2]` for one.
-Once a value is redacted, any other copy of it in the same interaction (a token echoed in a URL,
-a response header or a chunk) is replaced too, so a secret never reaches a cassette.
+Body paths are dotted (`metadata.user_id`), with `[*]` for every list item or `[2]` for one; for a
+form or multipart body a path is a field name. Once a value is redacted, any other copy of it
+(raw, JSON-escaped or URL-encoded) is hunted everywhere the interaction is saved: the URL, headers,
+the response body joined across reads, error messages and the derived `expected` outcome
+(`scrub_interaction`, `scrub_cassette`), so a secret never reaches a cassette.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
 
-from harness.cassettes.format import Chunk, Request
+from harness.cassettes.format import Cassette, Chunk, Interaction, Request, header
+from harness.check.outcome import Outcome
 from harness.errors import UsageError
 
 REDACTED: Final = "REDACTED"
 
 DEFAULT_HEADERS: Final = (
     "authorization",  # also carries AWS SigV4 signatures: `AWS4-HMAC-SHA256 Credential=...`
+    "proxy-authorization",
     "x-api-key",
     "api-key",
+    "x-auth-token",
     "x-goog-api-key",
     "openai-organization",
     "openai-project",
@@ -36,7 +45,19 @@ DEFAULT_HEADERS: Final = (
     "x-amz-date",
     "x-amz-content-sha256",
 )
-DEFAULT_QUERY_PARAMS: Final = ("key", "x-amz-signature", "x-amz-credential", "x-amz-security-token")
+DEFAULT_QUERY_PARAMS: Final = (
+    "key",
+    "api_key",
+    "apikey",
+    "access_token",
+    "refresh_token",
+    "client_secret",
+    "password",
+    "token",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-amz-security-token",
+)
 
 _SHORTEST_ECHO = 8  # shorter redacted values are not hunted elsewhere: too likely to hit innocent text
 
@@ -46,12 +67,13 @@ class Redaction:
     """What to replace with `REDACTED` before an interaction is saved. Names are case-insensitive.
 
     Each field replaces its default list; use `Redaction.DEFAULT.plus(...)` to add to the defaults
-    and `Redaction.OFF` to redact nothing.
+    and `Redaction.OFF` to redact nothing. URL userinfo is redacted unless `userinfo=False`.
     """
 
     headers: tuple[str, ...] = DEFAULT_HEADERS
     query_params: tuple[str, ...] = DEFAULT_QUERY_PARAMS
     body_paths: tuple[str, ...] = ()
+    userinfo: bool = True
     _parsed_paths: tuple[JsonPath, ...] = field(init=False, repr=False, compare=False)
 
     DEFAULT: ClassVar[Redaction]
@@ -71,6 +93,7 @@ class Redaction:
             headers=(*self.headers, *headers),
             query_params=(*self.query_params, *query_params),
             body_paths=(*self.body_paths, *body_paths),
+            userinfo=self.userinfo,
         )
 
     def request(self, request: Request) -> tuple[Request, list[str]]:
@@ -78,32 +101,23 @@ class Redaction:
         secrets: list[str] = []
         headers = self._headers(request.headers, secrets)
         url = self._url(request.url, secrets)
-        body = request.body
-        if self._parsed_paths and isinstance(body, dict | list):
-            for path in self._parsed_paths:
-                body = rewrite_path(body, path, lambda value: _take_secret(value, secrets))
-        echoes = _echo_forms(secrets)
-        if echoes:
-            url = _scrub_text(url, echoes)
-            headers = {key: _scrub_text(value, echoes) for key, value in headers.items()}
-            body = _scrub_value(body, echoes)
-        return replace(request, url=url, headers=headers, body=body), secrets
+        body = self._body(request.body, header(request.headers, "content-type") or "", secrets)
+        request = replace(request, url=url, headers=headers, body=body)
+        return scrub_request(request, secrets), secrets
 
     def response_headers(self, headers: Mapping[str, str], secrets: list[str]) -> dict[str, str]:
         """Response headers with secrets replaced (`set-cookie`, echoed request secrets)."""
         out = self._headers(headers, secrets)
-        echoes = _echo_forms(secrets)
+        echoes = echo_forms(secrets)
         return {key: _scrub_text(value, echoes) for key, value in out.items()} if echoes else out
 
     def chunk(self, chunk: Chunk, secrets: list[str]) -> Chunk:
-        """A response chunk with any echoed secret replaced (rare; changes the chunk's bytes)."""
-        data = chunk.data
-        for echo in _echo_forms(secrets):
-            data = data.replace(echo.encode("utf-8"), REDACTED.encode("ascii"))
-        return chunk if data == chunk.data else Chunk(data, chunk.offset_ms)
+        """One response chunk with any echoed secret replaced. A secret split across reads needs
+        the whole response: prefer `scrub_chunks`."""
+        return scrub_chunks([chunk], secrets)[0]
 
     def url(self, url: str) -> str:
-        """The URL with secret query parameters replaced."""
+        """The URL with secret query parameters (and userinfo) replaced."""
         return self._url(url, [])
 
     def _headers(self, headers: Mapping[str, str], secrets: list[str]) -> dict[str, str]:
@@ -114,6 +128,14 @@ class Redaction:
 
     def _url(self, url: str, secrets: list[str]) -> str:
         parts = urlsplit(url)
+        if self.userinfo and "@" in parts.netloc:
+            userinfo, _, host = parts.netloc.rpartition("@")
+            user, colon, password = userinfo.partition(":")
+            hidden = [_take_secret(unquote(user), secrets)]
+            if colon:
+                hidden.append(_take_secret(unquote(password), secrets))
+            parts = parts._replace(netloc=f"{':'.join(hidden)}@{host}")
+            url = urlunsplit(parts)
         if not parts.query or not self.query_params:
             return url
         pairs = parse_qsl(parts.query, keep_blank_values=True)
@@ -125,9 +147,27 @@ class Redaction:
         ]
         return urlunsplit(parts._replace(query=urlencode(redacted, safe="*-._~/:")))
 
+    def _body(self, body: Any, content_type: str, secrets: list[str]) -> Any:
+        if not self._parsed_paths:
+            return body
+        if isinstance(body, dict | list):
+            for path in self._parsed_paths:
+                body = rewrite_path(body, path, lambda value: _take_secret(value, secrets))
+            return body
+        if not isinstance(body, str):
+            return body
+        names = {p[0].lower() for p in self._parsed_paths if len(p) == 1 and isinstance(p[0], str)}
+        media = content_type.split(";")[0].strip().lower()
+        if media == "application/x-www-form-urlencoded":
+            return _form_fields(body, names, secrets)
+        boundary = re.search(r'boundary="?([^";]+)"?', content_type)
+        if media == "multipart/form-data" and boundary:
+            return _multipart_fields(body, boundary.group(1), names, secrets)
+        return body
+
 
 Redaction.DEFAULT = Redaction()
-Redaction.OFF = Redaction(headers=(), query_params=(), body_paths=())
+Redaction.OFF = Redaction(headers=(), query_params=(), body_paths=(), userinfo=False)
 
 
 def _take_secret(value: Any, secrets: list[str]) -> Any:
@@ -138,15 +178,77 @@ def _take_secret(value: Any, secrets: list[str]) -> Any:
     return REDACTED
 
 
-def _echo_forms(secrets: list[str]) -> list[str]:
-    """The strings to hunt for elsewhere: each secret, and the token of `Bearer <token>` forms."""
-    forms: set[str] = set()
+def _form_fields(body: str, names: set[str], secrets: list[str]) -> str:
+    """`a=1&password=x` with the named fields' values redacted, everything else spelled as it was."""
+    out = []
+    for piece in body.split("&"):
+        name, equals, value = piece.partition("=")
+        if equals and unquote_plus(name).lower() in names:
+            piece = f"{name}={_take_secret(unquote_plus(value), secrets)}"
+        out.append(piece)
+    return "&".join(out)
+
+
+_PART_NAME = re.compile(r'content-disposition:[^\r\n]*\bname="([^"]*)"', re.IGNORECASE)
+
+
+def _multipart_fields(body: str, boundary: str, names: set[str], secrets: list[str]) -> str:
+    """A multipart body with the content of each part named in `names` redacted."""
+    delimiter = f"--{boundary}"
+    parts = body.split(delimiter)
+    for i, part in enumerate(parts[1:], start=1):
+        head, sep, content = part.partition("\r\n\r\n")
+        if not sep:
+            head, sep, content = part.partition("\n\n")
+        found = _PART_NAME.search(head)
+        if sep and found and found.group(1).lower() in names:
+            # The part's content ends before the CRLF that precedes the next delimiter.
+            value, newline, tail = (
+                (content[:-2], "\r\n", "") if content.endswith("\r\n") else (content, "", "")
+            )
+            parts[i] = f"{head}{sep}{_take_secret(value, secrets)}{newline}{tail}"
+    return delimiter.join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Echoes: every other copy of a redacted value, wherever it is saved
+
+
+def echo_forms(secrets: Iterable[str]) -> list[str]:
+    """The strings to hunt for: each secret raw, JSON-escaped and URL-encoded, the token of
+    `Bearer <token>` forms and the user and password of `Basic <base64>`; longest first."""
+    values: set[str] = set()
     for secret in secrets:
-        forms.add(secret)
+        values.add(secret)
         parts = secret.split()
         if len(parts) == 2:
-            forms.add(parts[1])
+            values.add(parts[1])
+            if parts[0].lower() == "basic":
+                values.update(_basic_credentials(parts[1]))
+    forms: set[str] = set()
+    for value in values:
+        escaped = json.dumps(value)[1:-1]
+        forms.update(
+            (
+                value,
+                escaped,
+                escaped.replace("/", "\\/"),
+                json.dumps(value, ensure_ascii=False)[1:-1],
+                quote(value, safe=""),
+                quote(value),
+                quote_plus(value, safe=""),
+            )
+        )
     return sorted((form for form in forms if len(form) >= _SHORTEST_ECHO), key=len, reverse=True)
+
+
+def _basic_credentials(token: str) -> list[str]:
+    try:
+        decoded = base64.b64decode(token, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return []
+    user, _, password = decoded.partition(":")
+    return [decoded, user, password]
 
 
 def _scrub_text(text: str, echoes: list[str]) -> str:
@@ -157,13 +259,105 @@ def _scrub_text(text: str, echoes: list[str]) -> str:
 
 
 def _scrub_value(value: Any, echoes: list[str]) -> Any:
-    if isinstance(value, str):
-        return _scrub_text(value, echoes)
-    if isinstance(value, dict):
-        return {key: _scrub_value(item, echoes) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_scrub_value(item, echoes) for item in value]
-    return value
+    """A copy of plain data with every echo replaced, in keys too (iterative: any depth)."""
+    if not isinstance(value, dict | list):
+        return _scrub_text(value, echoes) if isinstance(value, str) else value
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (source, target container, slot)
+    while stack:
+        item, target, slot = stack.pop()
+        if isinstance(item, dict):
+            copy: Any = {}
+            for key, child in item.items():
+                new_key = _scrub_text(key, echoes) if isinstance(key, str) else key
+                copy[new_key] = None
+                stack.append((child, copy, new_key))
+        elif isinstance(item, list):
+            copy = [None] * len(item)
+            stack += [(child, copy, i) for i, child in enumerate(item)]
+        else:
+            copy = _scrub_text(item, echoes) if isinstance(item, str) else item
+        target[slot] = copy
+    return root[0]
+
+
+def scrub_request(request: Request, secrets: Iterable[str]) -> Request:
+    """The request with every echo of `secrets` replaced in its URL, headers and body."""
+    echoes = echo_forms(secrets)
+    if not echoes:
+        return request
+    return replace(
+        request,
+        url=_scrub_text(request.url, echoes),
+        headers={key: _scrub_text(value, echoes) for key, value in request.headers.items()},
+        body=_scrub_value(request.body, echoes),
+    )
+
+
+def scrub_chunks(chunks: list[Chunk], secrets: Iterable[str]) -> list[Chunk]:
+    """Chunks with every echo replaced in their JOINED bytes, cut again at the original read
+    boundaries: a secret split across two reads is caught. `REDACTED` lands in the read where the
+    echo began; a read left empty by that is dropped."""
+    echoes = echo_forms(secrets)
+    if not echoes or not chunks:
+        return chunks
+    joined = b"".join(chunk.data for chunk in chunks)
+    pattern = re.compile(b"|".join(re.escape(echo.encode("utf-8")) for echo in echoes))
+    matches = [(found.start(), found.end()) for found in pattern.finditer(joined)]
+    if not matches:
+        return chunks
+    out: list[Chunk] = []
+    start = first = 0
+    for chunk in chunks:
+        end = start + len(chunk.data)
+        while first < len(matches) and matches[first][1] <= start:
+            first += 1  # echoes wholly before this read
+        pieces, pos = [], start
+        for begin, stop in matches[first:]:
+            if begin >= end:
+                break
+            if begin >= start:
+                pieces += [joined[pos:begin], REDACTED.encode("ascii")]
+            pos = min(stop, end)  # an echo begun in an earlier read is dropped from this one
+        pieces.append(joined[pos:end])
+        data = b"".join(pieces)
+        if data or not chunk.data:
+            out.append(chunk if data == chunk.data else Chunk(data, chunk.offset_ms))
+        start = end
+    return out
+
+
+def scrub_interaction(interaction: Interaction, secrets: Iterable[str]) -> Interaction:
+    """Every saved field of `interaction` with echoes of `secrets` replaced, in place: request,
+    response headers, body (joined across reads), error, and the derived `expected` outcome."""
+    secrets = list(secrets)
+    echoes = echo_forms(secrets)
+    if not echoes:
+        return interaction
+    interaction.request = scrub_request(interaction.request, secrets)
+    response = interaction.response
+    response.headers = {key: _scrub_text(value, echoes) for key, value in response.headers.items()}
+    response.chunks = scrub_chunks(response.chunks, secrets)
+    if response.error is not None:
+        response.error = _scrub_text(response.error, echoes)
+    if response.error_type is not None:
+        response.error_type = _scrub_text(response.error_type, echoes)
+    if interaction.expected is not None:
+        interaction.expected = Outcome.from_dict(_scrub_value(interaction.expected.to_dict(), echoes))
+    return interaction
+
+
+def scrub_cassette(cassette: Cassette, secrets: Iterable[str]) -> Cassette:
+    """`scrub_interaction` over every interaction, and the name and provenance; in place."""
+    secrets = list(secrets)
+    echoes = echo_forms(secrets)
+    if not echoes:
+        return cassette
+    for interaction in cassette.interactions:
+        scrub_interaction(interaction, secrets)
+    cassette.name = _scrub_text(cassette.name, echoes)
+    cassette.source.provenance = _scrub_text(cassette.source.provenance, echoes)
+    return cassette
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.cassettes.format import write_atomic
-from harness.check.runner import Comparison, Report, Selection, build_selected_case
+from harness.check.compare import Comparison
+from harness.check.selection import Selection, build_case
+from harness.check.verdict import Report, signature
 from harness.errors import HarnessError
-from harness.report.results import replay_command, signature
+from harness.report.results import replay_command
 from harness.report.terminal import shorten
 
 __all__ = ["render_html", "write_html"]
@@ -230,7 +232,7 @@ def _outcome_lines(outcome: Mapping[str, Any] | None) -> list[str]:
 def _stream_of(case_id: str, selection: Selection | None) -> list[dict[str, Any]] | None:
     """The decoded events of a case, mutated ones marked; None when it cannot be rebuilt here."""
     try:
-        case = build_selected_case(case_id, selection)
+        case = build_case(case_id, selection)
     except (HarnessError, OSError, KeyError, ValueError):
         return None  # the page is still worth writing: the replay command shows the stream
     events = []

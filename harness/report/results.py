@@ -9,7 +9,6 @@ and the command that replays just that case.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import shutil
 from collections import Counter, defaultdict
@@ -18,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import write_atomic
-from harness.check.runner import Comparison, Difference, Report, Result, Selection, Verdict
+from harness.check.compare import Comparison, meets_expectation
+from harness.check.selection import Selection
+from harness.check.verdict import Report, Result, Verdict, signature
 from harness.report.terminal import shorten, table
 
 __all__ = [
@@ -28,7 +29,6 @@ __all__ = [
     "render_comparison",
     "replay_command",
     "report_to_dict",
-    "signature",
     "write_json",
 ]
 
@@ -77,7 +77,7 @@ def comparison_to_dict(
                 "lines": list(d.lines),
                 "a": d.a.to_dict(),
                 "b": d.b.to_dict(),
-                "meets_expectation": _meets(d),
+                "meets_expectation": meets_expectation(d.a, d.b),
                 "reproduction": str(reproductions[d.id]) if d.id in reproductions else None,
             }
             for d in comparison.differences
@@ -103,62 +103,6 @@ def _selection_dict(selection: Selection) -> dict[str, Any]:
         "seeds": selection.seeds,
         "cases": list(selection.cases),
     }
-
-
-# ---------------------------------------------------------------------------------------------
-# Signatures
-
-_CALL = re.compile(r"^call \d+: ")
-_NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
-_VALUES = re.compile(
-    r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[{\[].*?[}\]](?=,| expected|$)|-?\b\d+(?:\.\d+)?\b"
-)
-
-
-def signature(result: Result | Mapping[str, Any]) -> str:
-    """What kind of failure this is, without call numbers or values (equal for equal bugs).
-
-    Takes a result or its `to_dict()` form."""
-    if isinstance(result, Result):
-        verdict, error, lines = result.verdict, result.error, result.diff
-    else:
-        verdict, error, lines = Verdict(result["verdict"]), result.get("error"), result.get("diff") or ()
-    if verdict is Verdict.TIMEOUT:
-        return "timeout"
-    if verdict is Verdict.ERROR:
-        first = (error or "error").splitlines()[0]
-        return "error: " + shorten(_VALUES.sub("…", first), 80)
-    if verdict is not Verdict.FAIL:
-        return str(verdict)
-    parts = sorted({_line_signature(line) for line in lines})
-    return "; ".join(parts) or "fail"
-
-
-def _line_signature(line: str) -> str:
-    body = _CALL.sub("", line)
-    if line.startswith("tool_calls:"):
-        return "tool_calls count"
-    if line.startswith("state:"):
-        return line.replace(":", "", 1)  # three states only: keeping them says more than hiding them
-    if line.startswith(("text:", "finish_reason:")):
-        return line.split(":", 1)[0] + " differs"
-    name = _NAME.match(body)
-    if name:
-        want, got = name["want"].strip("'"), name["got"].strip("'")
-        if name["got"] == "None":
-            return "name missing"
-        if want and want != got and want in got:
-            return "name concatenated"
-        return "name differs"
-    if body.startswith("id "):
-        return "id missing" if body.endswith("got None") else "id differs"
-    if body.startswith("arguments "):
-        return "arguments invalid JSON" if " got invalid " in body else "arguments differ"
-    if body.startswith("unexpected "):
-        return "extra call"
-    if body.endswith("expected, missing"):
-        return "missing call"
-    return _VALUES.sub("…", body)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,11 +256,6 @@ def _summary_line(report: Report) -> str:
 # Comparison
 
 
-def _meets(difference: Difference) -> str:
-    a, b = difference.a.verdict is Verdict.PASS, difference.b.verdict is Verdict.PASS
-    return "both" if a and b else "A" if a else "B" if b else "neither"
-
-
 def render_comparison(
     comparison: Comparison,
     reproductions: Mapping[str, Path] | None = None,
@@ -335,7 +274,7 @@ def render_comparison(
         lines.extend(f"  {line}" for line in difference.lines)
         lines.append(f"  A: {show(difference.a)}")
         lines.append(f"  B: {show(difference.b)}")
-        meets = _meets(difference)
+        meets = meets_expectation(difference.a, difference.b)
         lines.append(f"  meets the expectation: {meets}")
         if difference.id in reproductions:
             lines.append(f"  reproduction: {reproductions[difference.id]}")

@@ -232,7 +232,7 @@ def _body_value(body: Any) -> Any:
     if isinstance(body, str) and body.lstrip()[:1] in ("{", "["):
         try:
             return json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep JSON overflows the parser: compare as text
             return body
     return body
 

@@ -2,7 +2,8 @@
 
 The response reaches the caller chunk by chunk as it arrives (a stream stays a stream); each read
 is kept as a `Chunk` with its time since the response headers arrived. The cassette is saved
-atomically when the response stream closes; a stream that breaks is saved as cut, with the
+atomically when the response stream closes, under a file lock, merged with whatever another
+recorder saved meanwhile; a stream that breaks is saved as cut, with the
 exception's class and message, and the exception still reaches the caller.
 """
 
@@ -17,9 +18,19 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, load, save
+from harness.cassettes.format import (
+    Cassette,
+    Chunk,
+    Interaction,
+    Request,
+    Response,
+    Source,
+    load,
+    locked,
+    save,
+)
 from harness.errors import UsageError
-from harness.record.redaction import Redaction
+from harness.record.redaction import Redaction, scrub_cassette, scrub_interaction
 from harness.transports._library import Library, TransportBase, library_of
 from harness.transports.matching import MATCH_FIELDS, Matcher
 from harness.transports.modes import RecordMode
@@ -57,7 +68,11 @@ class RecordingTransport(TransportBase):
         self.path = Path(path)
         self.mode = RecordMode.parse(mode)
         self.policy = self.mode.policy(self.path.exists())
+        self._stamp = _stamp(self.path)  # the file as last read or written by us
         self.cassette = load(self.path) if self.policy.load else _fresh_cassette(self.path)
+        # What we believe is on disk: the base each save appends to (empty when re-recording).
+        self._saved: list[Interaction] = list(self.cassette.interactions)
+        self.secrets: list[str] = []  # every secret redacted so far, for scrubbing derived fields
         self.redaction = redact if redact is not None else Redaction.DEFAULT
         self.speed = check_speed(speed)
         self._playlist = Playlist(
@@ -75,7 +90,7 @@ class RecordingTransport(TransportBase):
         """Replay or forward-and-record `request` (an `httpx.Request` or `httpx2.Request`)."""
         lib = library_of(request)
         request.read()
-        sent, secrets = self.redaction.request(request_record(request))
+        sent, secrets = self._redact(request)
         replayed = self._replay(lib, request, sent, asynchronous=False)
         if replayed is not None:
             return replayed
@@ -89,7 +104,7 @@ class RecordingTransport(TransportBase):
         """Replay or forward-and-record `request` for an async client."""
         lib = library_of(request)
         await request.aread()
-        sent, secrets = self.redaction.request(request_record(request))
+        sent, secrets = self._redact(request)
         replayed = self._replay(lib, request, sent, asynchronous=True)
         if replayed is not None:
             return replayed
@@ -98,6 +113,11 @@ class RecordingTransport(TransportBase):
         capture = _Capture(self, sent, secrets, response)
         stream = lib.async_stream(capture.async_chunks(), capture.aclose)
         return lib.response(response.status_code, capture.served_headers, stream, response.extensions)
+
+    def scrub(self, cassette: Cassette) -> Cassette:
+        """`cassette` (in place) with every echo of a secret this transport redacted replaced, in
+        every field, derived ones too (`expected`): call it before saving what you derived."""
+        return scrub_cassette(cassette, self.secrets)
 
     def close(self) -> None:
         """Close the inner transport (sync side)."""
@@ -114,6 +134,11 @@ class RecordingTransport(TransportBase):
                 await transport.aclose()
         if self._inner is not None and hasattr(self._inner, "aclose"):
             await self._inner.aclose()
+
+    def _redact(self, request: Any) -> tuple[Request, list[str]]:
+        sent, secrets = self.redaction.request(request_record(request))
+        self.secrets += [secret for secret in secrets if secret not in self.secrets]
+        return sent, secrets
 
     def _replay(self, lib: Library, request: Any, sent: Request, *, asynchronous: bool) -> Any:
         """A replayed response when the mode replays and something matches; raises when it may not record."""
@@ -138,9 +163,17 @@ class RecordingTransport(TransportBase):
         return self._made[key]
 
     def _keep(self, interaction: Interaction) -> None:
-        with self._save_lock:  # one writer at a time; each save writes the whole cassette
+        """Append to the cassette file under its lock, merging what other recorders wrote meanwhile."""
+        with self._save_lock, locked(self.path):
             self._playlist.add(interaction)
-            save(self.cassette, self.path)
+            current = _stamp(self.path)
+            if current is not None and current != self._stamp:
+                self._saved = load(self.path).interactions  # another process or worker saved since
+            self._saved.append(interaction)
+            meta = self.cassette
+            merged = Cassette(meta.name, meta.source, list(self._saved), meta.dialect, meta.version)
+            save(merged, self.path)
+            self._stamp = _stamp(self.path)
 
 
 class _Capture:
@@ -208,16 +241,13 @@ class _Capture:
         if self.finished:
             return
         self.finished = True
-        redaction = self.owner.redaction
-        chunks = (
-            [redaction.chunk(chunk, self.secrets) for chunk in self.chunks] if self.secrets else self.chunks
-        )
-        response = Response(status=self.status, headers=self.headers, chunks=chunks)
+        response = Response(status=self.status, headers=self.headers, chunks=self.chunks)
         if error is not None:
             response.complete, response.error, response.error_type = False, str(error), type(error).__name__
         elif early:
             response.complete, response.error = False, _CLOSED_EARLY
-        self.owner._keep(Interaction(request=self.sent, response=response))
+        # Echoes are hunted over the whole body at once: a secret split across reads is caught.
+        self.owner._keep(scrub_interaction(Interaction(request=self.sent, response=response), self.secrets))
 
     def _read(self, data: bytes) -> bytes:
         """Keep one read (decoded when the server compressed anyway) and hand it on."""
@@ -236,6 +266,15 @@ class _Capture:
         if data:
             self.chunks.append(Chunk(data, (time.monotonic() - self.started) * 1000.0))
         return data
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes whenever a file is (re)written (saves replace the inode); None when absent."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
 def _fresh_cassette(path: Path) -> Cassette:

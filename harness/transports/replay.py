@@ -9,15 +9,13 @@ with `RecordingTransport`, which replays the same way in its replaying modes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Final
 
-from harness.cassettes.format import Cassette, Interaction, Request, Response, load
+from harness.cassettes.format import Cassette, Interaction, Request, Response, json_body, load
 from harness.errors import NoMatchError, UsageError
 from harness.record.redaction import Redaction
 from harness.transports._library import Library, TransportBase, library_of
@@ -113,11 +111,7 @@ def request_record(request: Any) -> Request:
     content: bytes = request.content
     body: Any = None
     if content:
-        text = content.decode("utf-8", errors="replace")
-        body = text
-        if text.lstrip()[:1] in ("{", "["):
-            with contextlib.suppress(ValueError):  # not JSON after all: keep the text
-                body = json.loads(text)
+        body = json_body(content.decode("utf-8", errors="replace"))
     return Request(
         method=request.method, url=str(request.url), headers=dict(request.headers.items()), body=body
     )

@@ -26,12 +26,15 @@ from harness.wire.dialects.base import (
     Editing,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     Oracle,
     ReferenceAccumulator,
     Role,
+    Validation,
+    Violation,
     Wire,
 )
 from harness.wire.dialects.requesting import Requesting
@@ -44,6 +47,7 @@ __all__ = [
     "Editing",
     "Event",
     "Field",
+    "Finish",
     "Fragment",
     "IdStyle",
     "Kind",
@@ -51,6 +55,8 @@ __all__ = [
     "ReferenceAccumulator",
     "Requesting",
     "Role",
+    "Validation",
+    "Violation",
     "Wire",
     "body_of",
     "detect",
@@ -60,6 +66,7 @@ __all__ = [
     "id_style",
     "id_style_names",
     "names",
+    "reference_accumulator",
     "reference_outcome",
     "registered",
 ]
@@ -182,6 +189,12 @@ def body_of(events: list[Event], dialect: str | Dialect, *, like: bytes | None =
     if d.codec_name == "sse" and like is not None:
         return SSECodec(newline=sniff_newline(like)).encode(wire)
     return d.codec().encode(wire)
+
+
+def reference_accumulator(dialect: str | Dialect) -> ReferenceAccumulator:
+    """A fresh reference accumulator of a dialect: an event-level accumulator (feed, close(error))
+    that your own can delegate to or be compared with."""
+    return get(dialect).accumulator()
 
 
 def reference_outcome(response: Response, dialect: str | Dialect) -> Outcome:

@@ -1,0 +1,237 @@
+"""The verdict model: what one case through one accumulator came to, and what kind of failure it is.
+
+A verdict is `pass` (the outcome meets the case's expectation, per `harness.check.outcome.diff`),
+`fail` (with the diff), `error` (the accumulator raised, printed garbage or its process died),
+`timeout` or `skipped` (the accumulator says the case is not for it).
+
+A failure's `signature` is its diff with call numbers and values abstracted away: equal
+signatures mean the same bug, so reports group by it and the shrinker keeps it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from harness.check.outcome import Outcome, diff
+from harness.errors import AccumulatorTimeout, HarnessError, NotApplicable
+from harness.report.terminal import shorten
+
+if TYPE_CHECKING:
+    from harness.check.accumulators import Accumulator
+    from harness.mutate.scenario import Case
+
+__all__ = [
+    "FAILING",
+    "Report",
+    "Result",
+    "Verdict",
+    "describe_error",
+    "diff_signature",
+    "error_signature",
+    "judge",
+    "signature",
+]
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    SKIPPED = "skipped"
+
+
+# Verdicts that make a run fail; a skipped case does not.
+FAILING = frozenset({Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT})
+
+
+@dataclass(frozen=True)
+class Result:
+    """One case through one accumulator."""
+
+    id: str
+    cassette: str
+    scenario: str
+    seed: int
+    dialect: str
+    accumulator: str
+    verdict: Verdict
+    expected: Outcome
+    actual: Outcome | None = None
+    diff: tuple[str, ...] = ()
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict in FAILING
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "cassette": self.cassette,
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "dialect": self.dialect,
+            "accumulator": self.accumulator,
+            "verdict": str(self.verdict),
+            "expected": self.expected.to_dict(),
+            "actual": None if self.actual is None else self.actual.to_dict(),
+            "diff": list(self.diff),
+            "error": self.error,
+            "seconds": round(self.seconds, 6),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Result:
+        actual = data.get("actual")
+        return cls(
+            id=data["id"],
+            cassette=data["cassette"],
+            scenario=data["scenario"],
+            seed=int(data["seed"]),
+            dialect=data["dialect"],
+            accumulator=data["accumulator"],
+            verdict=Verdict(data["verdict"]),
+            expected=Outcome.from_dict(data["expected"]),
+            actual=None if actual is None else Outcome.from_dict(actual),
+            diff=tuple(data.get("diff", ())),
+            error=data.get("error"),
+            seconds=float(data.get("seconds", 0.0)),
+        )
+
+
+@dataclass
+class Report:
+    """Every case of a run, in a fixed order, and how long the run took."""
+
+    accumulator: str
+    results: list[Result] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, verdict: Verdict) -> int:
+        return sum(1 for r in self.results if r.verdict is verdict)
+
+    @property
+    def ok(self) -> bool:
+        """True when no case failed, errored or timed out."""
+        return not any(r.failed for r in self.results)
+
+    @property
+    def failures(self) -> list[Result]:
+        return [r for r in self.results if r.failed]
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"accumulator": self.accumulator, "total": len(self.results)}
+        out.update({str(v): self.count(v) for v in Verdict})
+        out["ok"] = self.ok
+        out["seconds"] = round(self.seconds, 3)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging one case
+
+
+def judge(accumulator: Accumulator, spec: str, case: Case) -> Result:
+    """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict."""
+    base = Result(
+        case.id, case.cassette, case.scenario, case.seed, case.dialect, spec, Verdict.ERROR, case.expected
+    )
+    start = time.perf_counter()
+    try:
+        actual = accumulator.run(case)
+    except NotApplicable as exc:
+        return replace(
+            base, verdict=Verdict.SKIPPED, error=str(exc) or None, seconds=time.perf_counter() - start
+        )
+    except (AccumulatorTimeout, TimeoutError) as exc:
+        return replace(
+            base, verdict=Verdict.TIMEOUT, error=describe_error(exc), seconds=time.perf_counter() - start
+        )
+    except (Exception, SystemExit) as exc:  # containment: any failure of theirs is this case's verdict
+        seconds = time.perf_counter() - start
+        return replace(base, verdict=Verdict.ERROR, error=describe_error(exc), seconds=seconds)
+    seconds = time.perf_counter() - start
+    if not isinstance(actual, Outcome):
+        return replace(base, verdict=Verdict.ERROR, error=f"returned {type(actual).__name__}, not an Outcome")
+    lines = tuple(diff(case.expected, actual))
+    verdict = Verdict.FAIL if lines else Verdict.PASS
+    return replace(base, verdict=verdict, actual=actual, diff=lines, seconds=seconds)
+
+
+def describe_error(exc: BaseException) -> str:
+    """An exception as one message: ours as they are, others prefixed with their type."""
+    text = str(exc).strip()
+    if isinstance(exc, HarnessError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# Signatures
+
+_CALL = re.compile(r"^call \d+: ")
+_NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
+_VALUES = re.compile(
+    r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[{\[].*?[}\]](?=,| expected|$)|-?\b\d+(?:\.\d+)?\b"
+)
+
+
+def signature(result: Result | Mapping[str, Any]) -> str:
+    """What kind of failure this is, without call numbers or values (equal for equal bugs).
+
+    Takes a result or its `to_dict()` form (the HTML report works from the JSON document)."""
+    if isinstance(result, Result):
+        verdict, error, lines = result.verdict, result.error, result.diff
+    else:
+        verdict, error, lines = Verdict(result["verdict"]), result.get("error"), result.get("diff") or ()
+    if verdict is Verdict.TIMEOUT:
+        return "timeout"
+    if verdict is Verdict.ERROR:
+        return error_signature(error or "error")
+    if verdict is not Verdict.FAIL:
+        return str(verdict)
+    return diff_signature(lines) or "fail"
+
+
+def diff_signature(lines: Iterable[str]) -> str:
+    """The kinds of difference in `diff` lines (`... expected, got ...`), sorted, values abstracted."""
+    return "; ".join(sorted({_line_signature(line) for line in lines}))
+
+
+def error_signature(error: str) -> str:
+    """An error message's first line with its values abstracted."""
+    return "error: " + shorten(_VALUES.sub("…", error.splitlines()[0] if error else "error"), 80)
+
+
+def _line_signature(line: str) -> str:
+    body = _CALL.sub("", line)
+    if line.startswith("tool_calls:"):
+        return "tool_calls count"
+    if line.startswith("state:"):
+        return line.replace(":", "", 1)  # three states only: keeping them says more than hiding them
+    if line.startswith(("text:", "finish_reason:")):
+        return line.split(":", 1)[0] + " differs"
+    name = _NAME.match(body)
+    if name:
+        want, got = name["want"].strip("'"), name["got"].strip("'")
+        if name["got"] == "None":
+            return "name missing"
+        if want and want != got and want in got:
+            return "name concatenated"
+        return "name differs"
+    if body.startswith("id "):
+        return "id missing" if body.endswith("got None") else "id differs"
+    if body.startswith("arguments "):
+        return "arguments invalid JSON" if " got invalid " in body else "arguments differ"
+    if body.startswith("unexpected "):
+        return "extra call"
+    if body.endswith("expected, missing"):
+        return "missing call"
+    return _VALUES.sub("…", body)

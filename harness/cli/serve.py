@@ -1,0 +1,109 @@
+"""`toolstream serve`: the selected cases behind a local server that speaks each provider's API.
+
+    toolstream serve --dialect openai-chat --scenarios parallel-calls-share-index-0
+    toolstream serve --dialect openai-chat --client 'python my_agent.py' -j 8
+
+Without `--client` it serves until interrupted; with it, it runs the program once per case (its
+SDK's base URL pointing at the case) and judges each run by the follow-up request it sends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from harness.check.selection import cases
+from harness.cli.check import add_selection_options, selection_of
+from harness.errors import UsageError
+from harness.mutate.scenario import Case
+from harness.report.results import render_check, report_to_dict, write_json
+from harness.serve import ReplayServer, base_urls, run_clients
+from harness.serve.routes import case_prefix
+
+# What to set, per dialect, for its SDK to reach a case.
+_VARIABLES = {
+    "openai-chat": "OPENAI_BASE_URL",
+    "openai-responses": "OPENAI_BASE_URL",
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "gemini": "GOOGLE_GEMINI_BASE_URL",
+    "bedrock-converse": "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+    "ollama": "OLLAMA_HOST",
+    "cohere": "CO_API_URL",
+}
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="serve cases over HTTP as each provider's API; judge a client program by its follow-up request",
+        description=(
+            "Serve the selected cases on 127.0.0.1 under /case/<case id>/, speaking each provider's API "
+            "(streaming and not). With --client, run a program once per case with its SDK's base URL "
+            "pointing at the case, and judge the follow-up request it sends (exit 1 when any case fails)."
+        ),
+    )
+    add_selection_options(parser)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    parser.add_argument("--pace", action="store_true", help="send each read at its recorded time")
+    parser.add_argument(
+        "--client",
+        metavar="CMD",
+        help="run this shell command once per case and judge it (see docs/serve.md)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="with --client: write the JSON report here")
+    parser.add_argument(
+        "--max-failures",
+        type=int,
+        default=50,
+        metavar="N",
+        help="failures printed in full (default 50; 0: all)",
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    selection = selection_of(args)
+    selected = list(cases(selection))
+    if not selected:
+        raise UsageError("no cases selected")
+    if args.client:
+        if args.timeout <= 0:
+            raise UsageError("--timeout: a client needs a timeout of more than 0 seconds")
+        server = ReplayServer(selected, pace=args.pace, host=args.host, port=args.port)
+        with server.running():
+            report = run_clients(selected, args.client, jobs=args.jobs, timeout=args.timeout, server=server)
+        if args.json:
+            write_json(report_to_dict(report, selection), args.json)
+        print(render_check(report, selection=selection, max_failures=args.max_failures))
+        return 0 if report.ok else 1
+    return asyncio.run(_serve(selected, args))
+
+
+async def _serve(cases: list[Case], args: argparse.Namespace) -> int:
+    server = ReplayServer(cases, pace=args.pace, host=args.host, port=args.port)
+    await server.start()
+    print(_banner(server, cases), flush=True)
+    try:
+        await asyncio.Event().wait()  # until interrupted
+    finally:
+        await server.close()
+    return 0
+
+
+def _banner(server: ReplayServer, cases: list[Case]) -> str:
+    lines = [f"toolstream serve: {len(cases)} cases on {server.url}/ (index; /cases.json lists them)"]
+    if len(cases) == 1:
+        case = cases[0]
+        lines.append(f"  {_VARIABLES[case.dialect]}={base_urls(server.url, case.id)[case.dialect]}")
+        lines.append(f"  expected: {json.dumps(case.expected.to_dict()['tool_calls'])}")
+    else:
+        dialects = sorted({case.dialect for case in cases})
+        template = server.url + case_prefix("CASE").replace("CASE", "<url-quoted case id>")
+        for dialect in dialects:
+            suffix = "/v1" if dialect.startswith("openai") else ""
+            lines.append(f"  {dialect:<17} {_VARIABLES[dialect]}={template}{suffix}")
+    lines.append("Ctrl-C stops it.")
+    return "\n".join(lines)

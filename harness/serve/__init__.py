@@ -1,0 +1,25 @@
+"""The replay server: any client program, in any language, pointed at a case by its provider
+base URL, judged by the follow-up request it sends (see docs/serve.md)."""
+
+from __future__ import annotations
+
+from harness.serve.clients import run_client, run_clients
+from harness.serve.followup import ToolResult, Turn, read_followup
+from harness.serve.oracle import Evidence, compare_turn, judge_client
+from harness.serve.routes import base_urls, client_environment
+from harness.serve.server import CaseLog, ReplayServer
+
+__all__ = [
+    "CaseLog",
+    "Evidence",
+    "ReplayServer",
+    "ToolResult",
+    "Turn",
+    "base_urls",
+    "client_environment",
+    "compare_turn",
+    "judge_client",
+    "read_followup",
+    "run_client",
+    "run_clients",
+]

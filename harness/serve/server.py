@@ -1,0 +1,440 @@
+"""`ReplayServer`: an asyncio HTTP/1.1 server on 127.0.0.1 that speaks each provider's API and
+serves a selection of cases, one prefix per case (see `harness.serve.routes`).
+
+A first request to a case gets its mutated stream read by read as one HTTP chunk each (paced as
+recorded with `pace=True`); a cut case ends with the connection closed mid-body, no terminating
+chunk, the way the cut happened; an error case as recorded. A non-streaming request gets the case's
+outcome as one body (cut: half of it, then the connection closes; in-band error: an error status).
+A follow-up request (it carries tool results) is read by the oracle, kept in the case's `CaseLog`
+and answered with a short final answer in the same dialect. Connections are kept alive between
+requests, and any number of clients may talk to it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+from harness.cassettes.format import Response
+from harness.check.outcome import Outcome, State
+from harness.errors import OutcomeFormatError, UsageError
+from harness.mutate.scenario import Case
+from harness.serve import answers, routes
+from harness.serve.followup import Turn, read_followup
+from harness.serve.oracle import Evidence, judge_client
+
+__all__ = ["CaseLog", "ReplayServer"]
+
+# Framing is ours to do; recorded framing headers would contradict it.
+_FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"})
+_MAX_BODY = 64 * 1024 * 1024  # a larger request body is refused: a bad client cannot exhaust memory
+_IDLE_S = 30.0  # an idle keep-alive connection is closed after this
+
+
+class CaseLog:
+    """What clients sent one case: how many first requests, the follow-ups read, the reports."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.attempts = 0
+        self.followups: list[Turn] = []
+        self.reports: list[Outcome] = []
+
+    def clear(self) -> None:
+        with self._changed:
+            self.attempts, self.followups, self.reports = 0, [], []
+
+    def add(
+        self, *, attempt: bool = False, followup: Turn | None = None, report: Outcome | None = None
+    ) -> None:
+        with self._changed:
+            self.attempts += attempt
+            if followup is not None:
+                self.followups.append(followup)
+            if report is not None:
+                self.reports.append(report)
+            self._changed.notify_all()
+
+    def wait(self, seconds: float) -> None:
+        """Until something is added or `seconds` pass."""
+        with self._changed:
+            self._changed.wait(seconds)
+
+
+@dataclass
+class _Request:
+    method: str
+    target: str
+    headers: dict[str, str]
+    body: bytes = b""
+    keep_alive: bool = True
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class _Answer:
+    """A response to write: whole (`body`), or streamed read by read (`chunks`), maybe cut."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+    chunks: Sequence[tuple[bytes, float | None]] | None = None
+    cut_at: int | None = None  # whole bodies: close after this many bytes
+    complete: bool = True  # streams: False ends without the terminating chunk
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _json_answer(status: int, payload: Any) -> _Answer:
+    return _Answer(status, [("content-type", "application/json")], json.dumps(payload).encode())
+
+
+class ReplayServer:
+    """Serves `cases` on `host:port` (port 0: a free one). Use `async with` inside a loop, or
+    `with server.running():` to run it on a thread of its own."""
+
+    def __init__(
+        self, cases: Iterable[Case], *, pace: bool = False, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        self.cases = {case.id: case for case in cases}
+        self.pace = pace
+        self.host = host
+        self.port = port
+        self.logs = {case_id: CaseLog() for case_id in self.cases}
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def log(self, case_id: str) -> CaseLog:
+        return self.logs[case_id]
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        try:
+            self._server = await asyncio.start_server(self._connection, self.host, self.port)
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {self.host}:{self.port}: {exc.strerror}") from None
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._loop = asyncio.get_running_loop()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            for writer in list(self._writers):
+                writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+
+    async def __aenter__(self) -> ReplayServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[ReplayServer]:
+        """Run the server on a thread of its own for the duration of the block."""
+        loop = asyncio.new_event_loop()
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def main() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self.start())
+            except BaseException as exc:  # reported to the caller below
+                failure.append(exc)
+                started.set()
+                return
+            started.set()
+            loop.run_forever()
+
+        thread = threading.Thread(target=main, name="toolstream-serve", daemon=True)
+        thread.start()
+        started.wait()
+        if failure:
+            thread.join()
+            loop.close()
+            raise failure[0]
+        try:
+            yield self
+        finally:
+            asyncio.run_coroutine_threadsafe(self.close(), loop).result(5)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(5)
+            loop.close()
+
+    # -- connections ---------------------------------------------------------------------------
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(
+                    socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
+                )  # each read leaves as it is written
+        try:
+            while True:
+                try:
+                    request = await asyncio.wait_for(_read_request(reader, writer), _IDLE_S)
+                except _BadRequest as exc:
+                    await _write(
+                        writer, _json_answer(exc.status, {"error": str(exc)}), keep_alive=False, pace=False
+                    )
+                    return
+                if request is None:
+                    return
+                answer = self._answer(request)
+                keep = await _write(writer, answer, keep_alive=request.keep_alive, pace=self.pace)
+                if not keep:
+                    return
+        except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
+            return
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    def _answer(self, request: _Request) -> _Answer:
+        route = routes.parse(request.target, self.cases)
+        if route is None:
+            path = request.target.split("?", 1)[0]
+            if request.method == "GET" and path in ("/", "/index.html"):
+                return _Answer(200, [("content-type", "text/html; charset=utf-8")], self.index().encode())
+            if request.method == "GET" and path == "/cases.json":
+                return _json_answer(200, [self.describe(case_id) for case_id in self.cases])
+            return _json_answer(404, {"error": f"no case or endpoint at {path}; the index is at {self.url}/"})
+        case = self.cases[route.case_id]
+        if route.kind == "info":
+            return _json_answer(200, self.describe(case.id))
+        if request.method != "POST":
+            return _json_answer(405, {"error": f"{request.method} {route.kind}: use POST"})
+        body = request.json()
+        if route.kind == "report":
+            try:
+                outcome = Outcome.from_dict(body)
+            except OutcomeFormatError as exc:
+                return _json_answer(400, {"error": f"report: {exc}"})
+            self.logs[case.id].add(report=outcome)
+            return _json_answer(200, {"ok": True})
+        assert route.dialect is not None
+        if route.dialect != case.dialect:
+            url = routes.base_urls(self.url, case.id)[case.dialect]
+            message = f"case {case.id} speaks {case.dialect}, not {route.dialect}; its base URL is {url}"
+            return _json_answer(404, {"error": {"message": message}})
+        if not isinstance(body, dict):
+            return _json_answer(400, {"error": {"message": "the request body must be a JSON object"}})
+        stream = route.stream if route.stream is not None else routes.streams(case.dialect, body)
+        turn = read_followup(case.dialect, body)
+        if turn is not None:
+            self.logs[case.id].add(followup=turn)
+            media, data = answers.final_answer(case.dialect, stream=stream)
+            if stream:
+                return _Answer(200, [("content-type", media)], chunks=[(data, None)])
+            return _Answer(200, [("content-type", media)], data)
+        self.logs[case.id].add(attempt=True)
+        return _stream_answer(case) if stream else _whole_answer(case)
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    def describe(self, case_id: str) -> dict[str, Any]:
+        """A case as JSON: where its SDK points, what it expects, what clients sent it so far and,
+        once a follow-up or report came, the verdict on it."""
+        case = self.cases[case_id]
+        log = self.logs[case_id]
+        out: dict[str, Any] = {
+            "id": case.id,
+            "dialect": case.dialect,
+            "base_url": routes.base_urls(self.url, case.id)[case.dialect],
+            "expected": case.expected.to_dict(),
+            "received": {
+                "requests": log.attempts,
+                "followups": len(log.followups),
+                "reports": len(log.reports),
+            },
+        }
+        if log.followups or log.reports:
+            evidence = Evidence(
+                followup=log.followups[0] if log.followups else None,
+                report=log.reports[0] if log.reports else None,
+            )
+            out["verdict"] = judge_client(case, "client", evidence).to_dict()
+        return out
+
+    def index(self) -> str:
+        """An HTML page listing every case with the base URL its provider's SDK takes."""
+        rows = []
+        for case in self.cases.values():
+            url = routes.base_urls(self.url, case.id)[case.dialect]
+            calls = len(case.expected.tool_calls)
+            rows.append(
+                f"<tr><td>{html.escape(case.dialect)}</td><td>{html.escape(case.id)}</td>"
+                f"<td>{case.expected.state}</td><td>{calls}</td><td><code>{html.escape(url)}</code></td></tr>"
+            )
+        return (
+            "<!doctype html><meta charset=utf-8><title>toolstream serve</title>"
+            "<style>body{font:14px system-ui;margin:2em}td,th{padding:2px 8px;text-align:left}</style>"
+            f"<h1>toolstream serve: {len(self.cases)} cases</h1>"
+            "<p>Point a provider SDK's base URL at a case; its follow-up request"
+            " (the one carrying tool results) is judged.</p>"
+            "<table><tr><th>dialect</th><th>case</th><th>ends</th><th>calls</th><th>base URL</th></tr>"
+            + "".join(rows)
+            + "</table>"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# What a case answers
+
+
+def _headers_of(response: Response, case: Case) -> list[tuple[str, str]]:
+    out = [(k, v) for k, v in response.headers.items() if k.lower() not in _FRAMING]
+    if not any(k.lower() == "content-type" for k, _ in out):
+        out.append(("content-type", answers.MEDIA_TYPES[case.dialect]))
+    return [*out, ("x-toolstream-case", routes.quoted(case.id))]
+
+
+def _stream_answer(case: Case) -> _Answer:
+    response = case.response
+    chunks = [(chunk.data, chunk.offset_ms) for chunk in response.chunks]
+    return _Answer(response.status, _headers_of(response, case), chunks=chunks, complete=response.complete)
+
+
+def _whole_answer(case: Case) -> _Answer:
+    expected = case.expected
+    headers = [("content-type", answers.JSON), ("x-toolstream-case", routes.quoted(case.id))]
+    if expected.state is State.ERROR:
+        status, media, body = answers.error_response(
+            case.dialect, expected.error or "the stream ended in an error"
+        )
+        return _Answer(status, [("content-type", media), headers[1]], body)
+    body = answers.whole_response(case.dialect, expected)
+    if expected.state is State.CUT:
+        return _Answer(200, headers, body, cut_at=len(body) // 2)
+    return _Answer(200, headers, body)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP/1.1 on asyncio streams
+
+
+async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return None  # the client closed the connection between requests
+    except asyncio.LimitOverrunError:
+        raise _BadRequest(431, "request headers too large") from None
+    lines = head.decode("latin-1").split("\r\n")
+    try:
+        method, target, version = lines[0].split(" ", 2)
+    except ValueError:
+        raise _BadRequest(400, "malformed request line") from None
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+    connection = headers.get("connection", "").lower()
+    keep_alive = "close" not in connection and (version == "HTTP/1.1" or "keep-alive" in connection)
+    if headers.get("expect", "").lower() == "100-continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        await writer.drain()
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        body = await _read_chunked(reader)
+    else:
+        try:
+            length = int(headers.get("content-length", "0"))
+        except ValueError:
+            raise _BadRequest(400, "bad content-length") from None
+        if length > _MAX_BODY or length < 0:
+            raise _BadRequest(413, "request body too large")
+        body = await reader.readexactly(length)
+    return _Request(method.upper(), target, headers, body, keep_alive)
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        line = await reader.readuntil(b"\r\n")
+        try:
+            size = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise _BadRequest(400, "bad chunk size") from None
+        if size == 0:
+            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                pass
+            return b"".join(parts)
+        total += size
+        if total > _MAX_BODY:
+            raise _BadRequest(413, "request body too large")
+        parts.append(await reader.readexactly(size))
+        await reader.readexactly(2)
+
+
+def _status_line(status: int) -> bytes:
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = "Unknown"
+    return f"HTTP/1.1 {status} {phrase}\r\n".encode()
+
+
+async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: bool, pace: bool) -> bool:
+    """Write an answer; whether the connection can take another request."""
+    keep = keep_alive and answer.complete and answer.cut_at is None
+    head = [*answer.headers, ("connection", "keep-alive" if keep else "close")]
+    if answer.chunks is None:
+        head.append(("content-length", str(len(answer.body))))
+        writer.write(_status_line(answer.status) + _header_block(head))
+        writer.write(answer.body if answer.cut_at is None else answer.body[: answer.cut_at])
+        await writer.drain()
+        return keep
+    head.append(("transfer-encoding", "chunked"))
+    writer.write(_status_line(answer.status) + _header_block(head))
+    await writer.drain()
+    start = time.monotonic()
+    for data, offset_ms in answer.chunks:
+        if pace and offset_ms is not None:
+            delay = start + offset_ms / 1000 - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+        if data:
+            writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+            await writer.drain()
+    if answer.complete:
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+    return keep
+
+
+def _header_block(headers: Iterable[tuple[str, str]]) -> bytes:
+    return ("".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n").encode("latin-1", "replace")

@@ -1,0 +1,105 @@
+"""Compare: where two accumulators differ, and reproductions shrunk without changing the difference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _runner_accumulators import PARALLEL, ROOT, install
+
+from harness.cassettes import format as cassette
+from harness.check.accumulators import resolve
+from harness.check.compare import (
+    Comparison,
+    Difference,
+    compare_matrix,
+    meets_expectation,
+    shrink_difference,
+    write_reproductions,
+)
+from harness.check.outcome import diff
+from harness.check.runner import run_matrix
+from harness.check.selection import Selection, build_case
+from harness.check.shrink import ExitReason
+from harness.check.verdict import Verdict, diff_signature
+from harness.mutate.scenario import case_with_events
+
+
+@pytest.fixture
+def accs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    return install(tmp_path, monkeypatch)
+
+
+def _way(difference: Difference) -> tuple[str, str]:
+    assert difference.a.actual is not None and difference.b.actual is not None
+    return diff_signature(diff(difference.a.actual, difference.b.actual)), meets_expectation(
+        difference.a, difference.b
+    )
+
+
+def _replayed(comparison: Comparison, path: Path) -> Difference:
+    """The difference A and B show on a written reproduction, run as any cassette."""
+    selection = Selection(cassettes=(str(path),), scenarios=("original",))
+    again = compare_matrix(comparison.a.accumulator, comparison.b.accumulator, selection)
+    assert len(again.differences) == 1, f"{path}: A and B no longer differ"
+    return again.differences[0]
+
+
+def test_compare_finds_differences_and_writes_shrunk_reproductions(accs: str, tmp_path: Path) -> None:
+    selection = Selection(cassettes=(PARALLEL,), scenarios=("original", "parallel-calls-share-index-0"))
+    comparison = compare_matrix("reference", f"{accs}:IndexOnly", selection)
+    ids = [d.id for d in comparison.differences]
+    assert ids and all("parallel-calls-share-index-0" in i for i in ids)
+    assert any("name" in line for line in comparison.differences[0].lines)
+    assert comparison.differences[0].a.verdict is Verdict.PASS
+    written = write_reproductions(comparison, selection, tmp_path / "out")
+    assert set(written) == set(ids)
+    a, b = resolve("reference"), resolve(f"{accs}:IndexOnly")
+    for difference in comparison.differences:
+        path = written[difference.id]
+        loaded = cassette.load(path)
+        assert loaded.dialect == "openai-chat" and len(loaded.interactions) == 1
+        assert difference.id in loaded.source.provenance
+        original = build_case(difference.id, selection)
+        shrunk = run_matrix("reference", Selection(cassettes=(str(path),), scenarios=("original",))).results[
+            0
+        ]
+        assert shrunk.verdict is Verdict.PASS  # the stored expectation is the reference's
+        assert len(loaded.interactions[0].response.chunks) < len(original.response.chunks)
+        rebuilt = build_case(shrunk.id, Selection(cassettes=(str(path),)))
+        assert diff(a.run(rebuilt), b.run(rebuilt))  # it still shows the difference
+        assert _way(_replayed(comparison, path)) == _way(difference)  # the same way
+    agree = compare_matrix("reference", "reference", selection)
+    assert agree.agree
+
+
+def test_a3_reproductions_keep_the_difference_the_report_gave(tmp_path: Path) -> None:
+    """Issue 10: shrinking turned these into a `state` difference both sides fail."""
+    folder = ROOT / "cassettes/openai-chat"
+    selection = Selection(
+        cassettes=(str(folder / "parallel-2.yaml"), str(folder / "azure-prompt-filter.yaml")),
+        scenarios=("A3-index-null-on-continuations",),
+        seeds=1,
+    )
+    comparison = compare_matrix("reference", "examples.accumulators:IndexOnly", selection)
+    assert len(comparison.differences) == 2
+    written = write_reproductions(comparison, selection, tmp_path / "out")
+    for difference in comparison.differences:
+        assert _way(difference)[1] == "A"
+        assert "shrunk" in cassette.load(written[difference.id]).source.provenance
+        assert _way(_replayed(comparison, written[difference.id])) == _way(difference)
+
+
+def test_shrink_keeps_a_difference_drops_events_and_says_why_it_stopped(accs: str) -> None:
+    selection = Selection(cassettes=(PARALLEL,), scenarios=("parallel-calls-share-index-0",), seeds=1)
+    comparison = compare_matrix("reference", f"{accs}:IndexOnly", selection)
+    difference = comparison.differences[0]
+    case = build_case(difference.id, selection)
+    a, b = resolve("reference"), resolve(f"{accs}:IndexOnly")
+    shrunk, reason = shrink_difference(case, a, b, difference)
+    assert reason is ExitReason.FINISHED and len(shrunk.events) < len(case.events)
+    assert diff(a.run(shrunk), b.run(shrunk))
+    same = case_with_events(case, list(case.events))
+    assert len(same.events) == len(case.events)
+    _, tight = shrink_difference(case, a, b, difference, budget=2)
+    assert tight is ExitReason.BUDGET

@@ -1,0 +1,51 @@
+"""The process pool: a hang or a dead process is one case's verdict; N workers give the serial report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _runner_accumulators import PARALLEL, SINGLE, install
+
+from harness.check.runner import run_matrix
+from harness.check.selection import Selection
+from harness.check.verdict import Result, Verdict
+
+
+@pytest.fixture
+def accs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    return install(tmp_path, monkeypatch)
+
+
+def _key(results: list[Result]) -> list[tuple[str, str, tuple[str, ...], str | None]]:
+    return [(r.id, str(r.verdict), r.diff, r.error) for r in results]
+
+
+def test_containment_in_workers_hang_and_dead_process(accs: str) -> None:
+    selection = Selection(
+        cassettes=(PARALLEL, SINGLE), scenarios=("original", "F3-single-read", "F4-crlf-line-ends"), seeds=1
+    )
+    report = run_matrix(f"{accs}:mixed", selection, timeout=1)
+    verdicts = [(r.cassette, r.scenario, r.verdict) for r in report.results]
+    assert verdicts == [
+        ("openai-chat/parallel-2", "original", Verdict.ERROR),
+        ("openai-chat/parallel-2", "F3-single-read", Verdict.ERROR),
+        ("openai-chat/parallel-2", "F4-crlf-line-ends", Verdict.FAIL),
+        ("openai-chat/single-call", "original", Verdict.PASS),
+        ("openai-chat/single-call", "F3-single-read", Verdict.TIMEOUT),
+        ("openai-chat/single-call", "F4-crlf-line-ends", Verdict.SKIPPED),
+    ]
+    died = report.results[1]
+    assert "died" in (died.error or "") and "exit code 3" in (died.error or "")
+    assert "within 1 s" in (report.results[4].error or "")
+
+
+def test_parallel_jobs_give_the_serial_report(accs: str) -> None:
+    selection = Selection(
+        cassettes=(PARALLEL, SINGLE),
+        scenarios=("original", "parallel-calls-share-index-0", "F4-crlf-line-ends"),
+    )
+    serial = run_matrix(f"{accs}:IndexOnly", selection)
+    parallel = run_matrix(f"{accs}:IndexOnly", selection, jobs=2, timeout=30)
+    assert _key(serial.results) == _key(parallel.results)
+    assert serial.count(Verdict.FAIL) >= 2 and serial.count(Verdict.PASS) >= 2

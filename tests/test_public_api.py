@@ -1,0 +1,35 @@
+"""The curated public API: every name in `harness.__all__` resolves, lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import harness
+
+
+@pytest.mark.parametrize("name", harness.__all__)
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(harness, name) is not None
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'load'"):
+        harness.load  # noqa: B018  (the old ambiguous name is gone)
+
+
+def test_httpx_names_are_not_shadowed() -> None:
+    assert "Request" not in harness.__all__ and "Response" not in harness.__all__
+
+
+def test_import_harness_loads_no_stage_package() -> None:
+    code = "import sys, harness; print(sorted(m for m in sys.modules if m.startswith('harness.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_reference_accumulator_is_event_level() -> None:
+    acc = harness.reference_accumulator("openai-chat")
+    assert isinstance(acc.close(None), harness.Outcome)
