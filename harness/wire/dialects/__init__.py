@@ -165,7 +165,7 @@ def guess(events: Iterable[WireEvent]) -> str | None:
     votes: dict[str, int] = dict.fromkeys(order, 0)
     parser = get(_GENERIC)  # every dialect decodes a wire event the same way
     for wire in events:
-        if wire.comment is None:
+        if not wire.is_comment:
             event = parser.parse(wire)
             for name in order:
                 votes[name] += get(name).claims(event)

@@ -201,7 +201,7 @@ class AnthropicMessages(Dialect, Requesting):
         return path.endswith("/v1/messages") or header(request.headers, "anthropic-version") is not None
 
     def kinds(self, event: Event) -> frozenset[Kind]:
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         kind = event_type(event)
         payload = _dict(event.payload)

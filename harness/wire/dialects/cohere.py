@@ -289,7 +289,7 @@ class CohereDialect(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if payload == SENTINEL:
             return frozenset({Kind.SENTINEL})

@@ -336,7 +336,7 @@ class GeminiDialect(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if not isinstance(payload, dict):
             return frozenset({Kind.OTHER})
@@ -580,7 +580,7 @@ def _call_kind(fc: dict[str, Any]) -> Kind:
 def _new_event(dialect: Dialect, payload: Any, like: Event | None) -> Event:
     wire = WireEvent(data=dialect.dumps(payload))
     if like is not None:
-        wire = replace(like.wire, data=wire.data, comment=None)
+        wire = replace(like.wire, data=wire.data, comment=None, block=None)
     return Event(wire, payload)
 
 

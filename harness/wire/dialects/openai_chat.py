@@ -368,7 +368,7 @@ class OpenAIChat(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if isinstance(payload, str):
             return frozenset({Kind.SENTINEL} if payload.strip() == DONE else {Kind.OTHER})

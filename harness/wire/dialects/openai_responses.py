@@ -482,7 +482,7 @@ class OpenAIResponses(Dialect, Requesting):
         return _RESPONSE_PATH.search(path) is not None
 
     def kinds(self, event: Event) -> frozenset[Kind]:
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         kind = event_type(event)
         if kind in (ADDED, ITEM_DONE):
