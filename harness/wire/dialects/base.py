@@ -204,6 +204,16 @@ class Oracle(ABC):
     def finish_reason(self, event: Event) -> Any:
         """The finish / stop reason this event carries, or MISSING."""
 
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        """Whether a stream that has sent `events` has ended as this provider ends a response, so a
+        client closing it there lost nothing. Default: its last event (pings and comments aside) is
+        the sentinel or an in-band error, after which every provider ends the stream."""
+        for event in reversed(events):
+            kinds = self.kinds(event)
+            if not kinds <= {Kind.COMMENT, Kind.PING}:
+                return bool(kinds & {Kind.SENTINEL, Kind.ERROR})
+        return False
+
 
 @dataclass(frozen=True, slots=True)
 class Violation:

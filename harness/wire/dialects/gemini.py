@@ -365,6 +365,11 @@ class GeminiDialect(Dialect, Requesting):
     def accumulator(self) -> GeminiAccumulator:
         return GeminiAccumulator()
 
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        # No sentinel: the last chunk is the one carrying a finishReason (or an error).
+        said = [event for event in events if not event.wire.is_comment]
+        return bool(said) and bool(self.kinds(said[-1]) & {Kind.FINISH, Kind.ERROR})
+
     # -- fragments ---------------------------------------------------------------------------
 
     def fragments(self, events: Sequence[Event]) -> list[Fragment]:

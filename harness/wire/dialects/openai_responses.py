@@ -499,6 +499,11 @@ class OpenAIResponses(Dialect, Requesting):
     def accumulator(self) -> ReferenceAccumulator:
         return OpenAIResponsesAccumulator()
 
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        # completed, incomplete or failed ends a response; a bare `error` event need not be the last.
+        said = [event for event in events if not event.wire.is_comment]
+        return bool(said) and event_type(said[-1]) in TERMINAL
+
     # -- fragments ------------------------------------------------------------------------------
 
     def fragments(self, events: Sequence[Event]) -> list[Fragment]:
