@@ -89,3 +89,17 @@ def test_accumulators_are_not_fed_blocks_without_data(cassette_path: Path) -> No
     outcome = EventLevel(Recorder, "recorder").run(case)
     assert fed and all(event.wire.block is None and event.wire.data for event in fed)
     assert outcome == case.expected
+
+
+SSE_STREAMS = [
+    "anthropic/single-call", "openai-chat/parallel-2", "openai-responses/single-call", "cohere/single-call"
+]
+
+
+@pytest.mark.parametrize("name", SSE_STREAMS)
+def test_blocks_without_data_break_no_invariant_even_after_the_end(name: str) -> None:
+    cassette = load(bundled("cassettes") / f"{name}.yaml")
+    d = dialects.get(cassette.dialect or "")
+    body = cassette.interactions[0].response.body
+    wire = decode_all(d.codec(), [RETRY + body + PING])
+    assert d.invariants([d.parse(w) for w in wire]) == []

@@ -451,7 +451,7 @@ STOP_REASONS = frozenset(
 
 def _step(event: Event) -> BlockStep:
     """What an event does to the message's blocks (see `blocks.block_invariants`)."""
-    if event.wire.comment is not None:
+    if event.wire.is_comment:
         return BlockStep("ignore")
     kind = event_type(event)
     index = _dict(event.payload).get("index")

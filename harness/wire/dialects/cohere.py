@@ -438,7 +438,7 @@ class CohereDialect(Dialect, Requesting):
         calls = 0
         ended = False
         for pos, event in enumerate(events):
-            if event.wire.comment is not None or event.payload == SENTINEL:
+            if event.wire.is_comment or event.payload == SENTINEL:
                 continue
             kind = event_type(event.payload)
             if ended:

@@ -534,7 +534,7 @@ class OpenAIChat(Dialect, Requesting):
         calls: dict[Any, int] = {}
         done = False
         for pos, event in enumerate(events):
-            if event.wire.comment is not None:
+            if event.wire.is_comment:
                 continue
             if done:
                 out.append(Violation("openai-chat.event-after-done", pos, "an event after [DONE]"))

@@ -378,7 +378,7 @@ class _Items:
 
         ended = False
         for pos, event in enumerate(events):
-            if event.wire.comment is not None:
+            if event.wire.is_comment:
                 continue
             kind, payload = event_type(event), _dict(event.payload)
             if ended:
