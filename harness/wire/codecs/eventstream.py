@@ -179,8 +179,8 @@ class EventStreamCodec:
 
 def encode_frame(event: WireEvent) -> bytes:
     """One event as one eventstream frame."""
-    if event.comment is not None or event.id is not None or event.retry is not None:
-        raise CodecError("an eventstream frame cannot carry an SSE comment, id or retry")
+    if event.is_comment or event.id is not None or event.retry is not None:
+        raise CodecError("an eventstream frame cannot carry an SSE comment, block without data, id or retry")
     headers = event.headers
     if not headers:
         if event.name is None:

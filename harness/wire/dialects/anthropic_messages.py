@@ -223,7 +223,7 @@ class AnthropicMessages(Dialect, Requesting):
         return path.endswith("/v1/messages") or header(request.headers, "anthropic-version") is not None
 
     def kinds(self, event: Event) -> frozenset[Kind]:
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         kind = event_type(event)
         payload = _dict(event.payload)
@@ -473,7 +473,7 @@ STOP_REASONS = frozenset(
 
 def _step(event: Event) -> BlockStep:
     """What an event does to the message's blocks (see `blocks.block_invariants`)."""
-    if event.wire.comment is not None:
+    if event.wire.is_comment:
         return BlockStep("ignore")
     kind = event_type(event)
     index = _dict(event.payload).get("index")

@@ -28,8 +28,8 @@ from harness.wire.codecs import Codec, WireEvent, get_codec
 @dataclass(frozen=True, slots=True)
 class Event:
     """A wire event with its payload decoded: JSON when the data is JSON, else the raw text
-    (`[DONE]`); None for an SSE comment. Treat `payload` as immutable: edit a deep copy and
-    use `with_payload`, which marks the event for re-serialisation."""
+    (`[DONE]`); None for an SSE comment or block without data. Treat `payload` as immutable: edit
+    a deep copy and use `with_payload`, which marks the event for re-serialisation."""
 
     wire: WireEvent
     payload: Any
@@ -63,7 +63,7 @@ class Kind(StrEnum):
     SENTINEL = "sentinel"  # the terminal signal: [DONE], message_stop, response.completed ...
     PING = "ping"
     ERROR = "error"  # an in-band error event
-    COMMENT = "comment"  # an SSE comment / keepalive line
+    COMMENT = "comment"  # an SSE comment / keepalive line, or a block without data: not an event
     OTHER = "other"
 
 
@@ -152,7 +152,7 @@ class Wire:
         return get_codec(self.codec_name)
 
     def parse(self, wire: WireEvent) -> Event:
-        if wire.comment is not None:
+        if wire.is_comment:
             return Event(wire, None)
         try:
             return Event(wire, json.loads(wire.data))
@@ -203,6 +203,16 @@ class Oracle(ABC):
     @abstractmethod
     def finish_reason(self, event: Event) -> Any:
         """The finish / stop reason this event carries, or MISSING."""
+
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        """Whether a stream that has sent `events` has ended as this provider ends a response, so a
+        client closing it there lost nothing. Default: its last event (pings and comments aside) is
+        the sentinel or an in-band error, after which every provider ends the stream."""
+        for event in reversed(events):
+            kinds = self.kinds(event)
+            if not kinds <= {Kind.COMMENT, Kind.PING}:
+                return bool(kinds & {Kind.SENTINEL, Kind.ERROR})
+        return False
 
 
 @dataclass(frozen=True, slots=True)

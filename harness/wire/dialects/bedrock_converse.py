@@ -232,6 +232,14 @@ class BedrockConverse(Dialect, Requesting):
     def accumulator(self) -> ReferenceAccumulator:
         return BedrockConverseAccumulator()
 
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        # `metadata` (usage, metrics) follows `messageStop`: a response ends with it, or with an exception.
+        if not events:
+            return False
+        last = events[-1]
+        stopped = any(event.name == "messageStop" for event in events)
+        return is_exception(last) or (last.name == "metadata" and stopped)
+
     # -- fragments ------------------------------------------------------------------------------
 
     def fragments(self, events: Sequence[Event]) -> list[Fragment]:

@@ -297,7 +297,7 @@ class CohereDialect(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if payload == SENTINEL:
             return frozenset({Kind.SENTINEL})
@@ -446,7 +446,7 @@ class CohereDialect(Dialect, Requesting):
         calls = 0
         ended = False
         for pos, event in enumerate(events):
-            if event.wire.comment is not None or event.payload == SENTINEL:
+            if event.wire.is_comment or event.payload == SENTINEL:
                 continue
             kind = event_type(event.payload)
             if ended:

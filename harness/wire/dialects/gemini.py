@@ -371,7 +371,7 @@ class GeminiDialect(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if not isinstance(payload, dict):
             return frozenset({Kind.OTHER})
@@ -399,6 +399,11 @@ class GeminiDialect(Dialect, Requesting):
 
     def accumulator(self) -> GeminiAccumulator:
         return GeminiAccumulator()
+
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        # No sentinel: the last chunk is the one carrying a finishReason (or an error).
+        said = [event for event in events if not event.wire.is_comment]
+        return bool(said) and bool(self.kinds(said[-1]) & {Kind.FINISH, Kind.ERROR})
 
     # -- fragments ---------------------------------------------------------------------------
 
@@ -615,7 +620,7 @@ def _call_kind(fc: dict[str, Any]) -> Kind:
 def _new_event(dialect: Dialect, payload: Any, like: Event | None) -> Event:
     wire = WireEvent(data=dialect.dumps(payload))
     if like is not None:
-        wire = replace(like.wire, data=wire.data, comment=None)
+        wire = replace(like.wire, data=wire.data, comment=None, block=None)
     return Event(wire, payload)
 
 

@@ -369,7 +369,7 @@ class OpenAIChat(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if isinstance(payload, str):
             return frozenset({Kind.SENTINEL} if payload.strip() == DONE else {Kind.OTHER})
@@ -535,7 +535,7 @@ class OpenAIChat(Dialect, Requesting):
         calls: dict[Any, int] = {}
         done = False
         for pos, event in enumerate(events):
-            if event.wire.comment is not None:
+            if event.wire.is_comment:
                 continue
             if done:
                 out.append(Violation("openai-chat.event-after-done", pos, "an event after [DONE]"))

@@ -449,7 +449,7 @@ class _Items:
 
         ended = False
         for pos, event in enumerate(events):
-            if event.wire.comment is not None:
+            if event.wire.is_comment:
                 continue
             kind, payload = event_type(event), _dict(event.payload)
             if ended:
@@ -553,7 +553,7 @@ class OpenAIResponses(Dialect, Requesting):
         return _RESPONSE_PATH.search(path) is not None
 
     def kinds(self, event: Event) -> frozenset[Kind]:
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         kind = event_type(event)
         if kind in (ADDED, ITEM_DONE):
@@ -569,6 +569,11 @@ class OpenAIResponses(Dialect, Requesting):
 
     def accumulator(self) -> ReferenceAccumulator:
         return OpenAIResponsesAccumulator()
+
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        # completed, incomplete or failed ends a response; a bare `error` event need not be the last.
+        said = [event for event in events if not event.wire.is_comment]
+        return bool(said) and event_type(said[-1]) in TERMINAL
 
     # -- fragments ------------------------------------------------------------------------------
 
