@@ -55,7 +55,11 @@ def test_a_slow_starting_process_is_started_and_warmed_up_before_the_first_case(
         assert acc.run(replace(case, id="good-2"), timeout=1).text == "good-2"
         assert acc.started == 1
         assert acc._child is not None
-        starts = [json.loads(line) for line in acc._child.stderr_tail().split(" | ")]
+        child = acc._child
+        deadline = time.monotonic() + 10  # stderr is read by a thread of its own: wait for the last line
+        while len(child.stderr_tail().split(" | ")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        starts = [json.loads(line) for line in child.stderr_tail().split(" | ")]
     assert starts[0]["case"] == WARMUP_CASE and starts[0]["warmup"] is True and starts[0]["protocol"] == 2
     assert [s["case"] for s in starts[1:]] == ["good-1", "good-2"] and "warmup" not in starts[1]
 

@@ -12,8 +12,9 @@ from harness.cassettes.format import Request
 from harness.check.accumulators import resolve
 from harness.check.accumulators.client import base_url, recorded_request, replay_transport
 from harness.check.outcome import State, diff
+from harness.check.selection import build_case
 from harness.errors import NotApplicable
-from harness.mutate.scenario import Case, build_case
+from harness.mutate.scenario import Case
 from harness.wire import dialects
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"

@@ -12,7 +12,17 @@ from harness.check.outcome import State
 from harness.errors import DialectError
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent
-from harness.wire.dialects import Detection, Dialect, Editing, Event, IdStyle, Oracle, Requesting, Wire
+from harness.wire.dialects import (
+    Detection,
+    Dialect,
+    Editing,
+    Event,
+    IdStyle,
+    Oracle,
+    Requesting,
+    Validation,
+    Wire,
+)
 from harness.wire.dialects.blocks import BlockAccumulator
 
 NAMES = dialects.names()
@@ -25,7 +35,7 @@ def test_every_dialect_plays_every_role(name: str) -> None:
 
 
 def test_a_dialect_is_its_roles_and_nothing_else() -> None:
-    assert Dialect.__bases__ == (Wire, Detection, Oracle, Editing)
+    assert Dialect.__bases__ == (Wire, Detection, Oracle, Validation, Editing)
     assert Dialect.__abstractmethods__ == (
         Detection.__abstractmethods__ | Oracle.__abstractmethods__ | Editing.__abstractmethods__
     )

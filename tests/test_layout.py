@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def _layout_paths() -> set[str]:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Layout\n", 1)[1].split("\n## ", 1)[0]
-    return {m for row in section.splitlines() if row.startswith("| ") for m in re.findall(r"`(harness/[^`]+)`", row)}
+    rows = [row for row in section.splitlines() if row.startswith("| ")]
+    return {path for row in rows for path in re.findall(r"`(harness/[^`]+)`", row)}
 
 
 def test_every_path_in_the_layout_table_exists() -> None:

@@ -154,6 +154,8 @@ def write_reproductions(
         return {}
     matrix = Matrix(selection)
     a, b = resolve(comparison.a.accumulator), resolve(comparison.b.accumulator)
+    a.prepare()
+    b.prepare()
     written: dict[str, Path] = {}
     try:
         for difference in chosen:

@@ -162,6 +162,7 @@ def explore(
     resolved or run at all is a `UsageError`, never a finding."""
     name = accumulator if isinstance(accumulator, str) else getattr(accumulator, "__name__", "accumulator")
     resolved = resolve(accumulator)
+    resolved.prepare()
     try:
         sources = _sources(cassettes, dialect)
         _ready(resolved, name, sources[0])

@@ -52,6 +52,8 @@ def _worker_main(
     try:
         matrix = Matrix(selection, rebuilt_scenarios(scenarios))
         accumulators = [resolve(spec) for spec in specs]
+        for acc in accumulators:
+            acc.prepare()  # imports and process start-up before the first case's clock starts
     except Exception as exc:
         conn.send(("fatal", describe_error(exc)))
         return

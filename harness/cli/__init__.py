@@ -30,6 +30,7 @@ COMMANDS = {
     "serve": "serve",
 }
 
+
 def build_parser() -> argparse.ArgumentParser:
     from harness import __version__
 

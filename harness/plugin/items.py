@@ -248,7 +248,8 @@ class CaseCatalog:
         """The accumulator a spec names (or an object wraps to), resolved once a session."""
         key = spec if isinstance(spec, str) else f"object-{id(spec)}"
         if key not in self._accumulators:
-            self._accumulators[key] = resolve(spec)
+            self._accumulators[key] = resolved = resolve(spec)
+            resolved.prepare()  # once a session, so no item's time counts the library's imports
         return self._accumulators[key]
 
     def shutdown(self) -> None:

@@ -28,13 +28,13 @@ _CASSETTE = "single-call.yaml"
 
 def warmup_cases(names: Iterable[str]) -> list[Case]:
     """The unmutated `single-call` case of each named dialect that has one in the bundled corpus."""
-    from harness.mutate.scenario import Case, recordings
+    from harness.mutate.scenario import Case, recorded_streams
 
     cases: list[Case] = []
     for name in names:
         try:
             path = bundled("cassettes") / name / _CASSETTE
-            sources = recordings(path, [path]) if path.is_file() else []
+            sources = recorded_streams(path, [path]) if path.is_file() else []
         except HarnessError:
             continue
         for source in sources[:1]:

@@ -44,13 +44,21 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
 )
-from harness.wire.dialects.blocks import BlockAccumulator
+from harness.wire.dialects.blocks import (
+    BlockAccumulator,
+    BlockStep,
+    block_codes,
+    block_invariants,
+    renumber_blocks,
+)
 from harness.wire.dialects.requesting import Requesting, user_message
 
 TOOL_BLOCK_TYPES = frozenset({"tool_use", "server_tool_use"})
@@ -302,6 +310,32 @@ class AnthropicMessages(Dialect, Requesting):
         _assign(delta, "stop_reason", reason)
         return event.with_payload(payload)
 
+    # -- validation and numbering -------------------------------------------------------------
+
+    invariant_codes = {f"anthropic.{code}": rule for code, rule in block_codes("message_stop").items()}
+    finish_reasons = {
+        Finish.STOP: "end_turn",
+        Finish.TOOL_CALLS: "tool_use",
+        Finish.LENGTH: "max_tokens",
+        Finish.CONTENT_FILTER: "refusal",
+    }
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """Messages API rules: one message_start; blocks numbered by position, each start ->
+        deltas -> stop before the next starts, no index reused; every block stopped before
+        message_stop, nothing after it; a documented stop_reason, `tool_use` exactly when a
+        `tool_use` block was sent."""
+        return block_invariants(
+            "anthropic",
+            [_step(event) for event in events],
+            known_reasons=STOP_REASONS,
+            tool_reason="tool_use",
+            stop_reason="end_turn",
+        )
+
+    def renumber(self, events: Sequence[Event]) -> list[Event]:
+        return renumber_blocks(events, [_step(event) for event in events], _with_index)
+
     # -- builders -------------------------------------------------------------------------------
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
@@ -401,6 +435,45 @@ _DELTA_KINDS: dict[Any, Kind] = {
     "signature_delta": Kind.REASONING,
 }
 _EVENT_KINDS: dict[Any, Kind] = {"message_stop": Kind.SENTINEL, "ping": Kind.PING, "error": Kind.ERROR}
+# The documented `stop_reason` values.
+STOP_REASONS = frozenset(
+    {
+        "end_turn",
+        "max_tokens",
+        "stop_sequence",
+        "tool_use",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
+)
+
+
+def _step(event: Event) -> BlockStep:
+    """What an event does to the message's blocks (see `blocks.block_invariants`)."""
+    if event.wire.comment is not None:
+        return BlockStep("ignore")
+    kind = event_type(event)
+    index = _dict(event.payload).get("index")
+    if kind == "message_start":
+        return BlockStep("message-start")
+    if kind == "content_block_start":
+        return BlockStep("start", index, tool=_block(event).get("type") == "tool_use")
+    if kind == "content_block_delta":
+        return BlockStep("delta", index)
+    if kind == "content_block_stop":
+        return BlockStep("stop", index)
+    if kind == "message_delta":
+        return BlockStep("finish", reason=_dict(_dict(event.payload).get("delta")).get("stop_reason"))
+    if kind == "message_stop":
+        return BlockStep("message-stop")
+    return BlockStep("other")
+
+
+def _with_index(event: Event, index: int) -> Event:
+    payload = copy.deepcopy(event.payload)
+    payload["index"] = index
+    return event.with_payload(payload)
 
 
 def _check_slot(slot: int) -> None:

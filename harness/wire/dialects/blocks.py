@@ -6,17 +6,18 @@ block with no start opens on its first delta (Bedrock text, C5); a start repeati
 at its index with the same id is a duplicate (D10), and one with another id ends the old block; a
 tool block whose id was already final is a duplicate too; a call is final at its block's stop, or
 at the message's stop for blocks still open. Calls are reported in the order their blocks began.
-`BlockAccumulator` is the state and the ending both reference accumulators share.
+`BlockAccumulator` is the state and the ending both reference accumulators share;
+`block_invariants` and `renumber_blocks` are the protocol rules and the numbering both share.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from harness.check.outcome import Outcome, State, ToolCall
-from harness.wire.dialects.base import ReferenceAccumulator
+from harness.wire.dialects.base import Event, ReferenceAccumulator, Violation
 
 
 @dataclass(slots=True)
@@ -128,3 +129,145 @@ class BlockAccumulator(ReferenceAccumulator):
             error=message,
             usage=self.usage,
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# Invariants and numbering of block streams: what each event does to the blocks (a `BlockStep`),
+# then one set of rules for both providers.
+
+Op = Literal[
+    "message-start", "start", "delta", "stop", "finish", "message-stop", "trailer", "other", "ignore"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStep:
+    """What one event does to a message's blocks. `opens`: a delta that begins a block when none is
+    open at its index (Bedrock text and reasoning blocks have no start); `tool`: a client tool
+    block; `reason`: the stop reason an event carries (a `finish` or `message-stop`)."""
+
+    op: Op
+    index: Any = None
+    tool: bool = False
+    opens: bool = False
+    reason: Any = None
+
+
+def block_codes(stop_event: str) -> dict[str, str]:
+    """The block invariants' codes (without the dialect prefix) and the rule each stands for."""
+    return {
+        "message-start-repeated": "the message starts once",
+        "block-index-invalid": "a block index is a non-negative integer",
+        "block-index-reused": "a block index is never used again after its block stopped",
+        "block-index-out-of-order": "blocks are numbered by position: the n-th block has index n",
+        "block-start-repeated": "a block starts once",
+        "block-overlap": "a block starts only after the previous one stopped (the API never interleaves)",
+        "delta-outside-block": "a delta goes to a block that is open at its index",
+        "stop-outside-block": "a block stop closes a block that is open at its index",
+        "block-not-stopped": f"every block stopped before {stop_event}",
+        "event-after-stop": f"nothing follows {stop_event} (but the usage trailer where there is one)",
+        "stop-reason-unknown": "the stop reason is one of the documented values",
+        "finish-contradicts-calls": "the stop reason says tool use exactly when a client tool block was sent",
+    }
+
+
+def block_invariants(
+    prefix: str,
+    steps: Sequence[BlockStep],
+    *,
+    known_reasons: frozenset[str],
+    tool_reason: str,
+    stop_reason: str,
+) -> list[Violation]:
+    """The violations of the block rules (`block_codes`) in a stream of steps, one per event."""
+    out: list[Violation] = []
+
+    def flag(code: str, pos: int, message: str) -> None:
+        out.append(Violation(f"{prefix}.{code}", pos, message))
+
+    used: set[Hashable] = set()
+    open_blocks: set[Hashable] = set()
+    count = tools = 0
+    started = stopped = False
+    last_reason: tuple[int, Any] | None = None
+    for pos, step in enumerate(steps):
+        if step.op == "ignore":
+            continue
+        if stopped and step.op != "trailer":
+            flag("event-after-stop", pos, "an event after the message stopped")
+        if step.op == "message-start":
+            if started:
+                flag("message-start-repeated", pos, "a second message start")
+            started = True
+        elif step.op in ("start", "delta", "stop"):
+            key = _hashable(step.index)
+            if not _is_position(step.index):
+                flag("block-index-invalid", pos, f"block index {step.index!r}")
+            opening = step.op == "start" or (step.op == "delta" and step.opens and key not in open_blocks)
+            if step.op == "start" and key in open_blocks:
+                flag("block-start-repeated", pos, f"block {step.index!r} started again while open")
+            elif opening:
+                if key in used:
+                    flag("block-index-reused", pos, f"block index {step.index!r} used by an earlier block")
+                elif step.index != count:
+                    flag("block-index-out-of-order", pos, f"block {count} has index {step.index!r}")
+                if open_blocks:
+                    names = sorted(map(repr, open_blocks))
+                    flag("block-overlap", pos, f"block {step.index!r} starts while {names} open")
+                used.add(key)
+                open_blocks.add(key)
+                count += 1
+                tools += step.tool
+            elif step.op == "delta" and key not in open_blocks:
+                flag("delta-outside-block", pos, f"a delta for block {step.index!r}, which is not open")
+            if step.op == "stop":
+                if key in open_blocks:
+                    open_blocks.discard(key)
+                else:
+                    flag("stop-outside-block", pos, f"a stop for block {step.index!r}, which is not open")
+        if step.op in ("finish", "message-stop") and step.reason is not None:
+            if step.reason not in known_reasons:
+                flag("stop-reason-unknown", pos, f"stop reason {step.reason!r}")
+            last_reason = (pos, step.reason)
+        if step.op == "message-stop":
+            if open_blocks:
+                flag("block-not-stopped", pos, f"blocks {sorted(map(repr, open_blocks))} still open")
+            stopped = True
+    if last_reason is not None:
+        pos, reason = last_reason
+        if reason == tool_reason and not tools:
+            flag("finish-contradicts-calls", pos, f"stop reason {reason!r} without a tool block")
+        elif reason == stop_reason and tools:
+            flag("finish-contradicts-calls", pos, f"stop reason {reason!r} after {tools} tool block(s)")
+    return out
+
+
+def renumber_blocks(
+    events: Sequence[Event], steps: Sequence[BlockStep], with_index: Callable[[Event, int], Event]
+) -> list[Event]:
+    """The events with each block's index set to its position among the blocks (a block is keyed
+    by its old index while it is open, so interleaved blocks keep their own deltas)."""
+    open_blocks: dict[Hashable, int] = {}
+    count = 0
+    out: list[Event] = []
+    for event, step in zip(events, steps, strict=True):
+        if step.op in ("start", "delta", "stop"):
+            key = _hashable(step.index)
+            if key not in open_blocks and (step.op == "start" or (step.op == "delta" and step.opens)):
+                open_blocks[key] = count
+                count += 1
+            new = open_blocks.get(key)
+            if step.op == "stop":
+                open_blocks.pop(key, None)
+            if new is not None and not (_is_position(step.index) and step.index == new):
+                event = with_index(event, new)
+        out.append(event)
+    return out
+
+
+def _hashable(value: Any) -> Hashable:
+    return value if isinstance(value, Hashable) else repr(value)
+
+
+def _is_position(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -49,10 +49,13 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
+    contradiction,
 )
 from harness.wire.dialects.requesting import Requesting, chat_body
 
@@ -419,6 +422,41 @@ class CohereDialect(Dialect, Requesting):
             return Event(WireEvent(data=SENTINEL), SENTINEL)
         return Event(WireEvent(data=self.dumps(payload), name=payload["type"]), payload)
 
+    # -- validation -----------------------------------------------------------------------------
+
+    invariant_codes = {
+        "cohere.finish-reason-unknown": "finish_reason is one of the documented values",
+        "cohere.finish-contradicts-calls": "finish_reason is TOOL_CALL exactly when tool calls were sent",
+        "cohere.event-after-end": "nothing but [DONE] follows message-end",
+    }
+    finish_reasons = {Finish.STOP: "COMPLETE", Finish.TOOL_CALLS: "TOOL_CALL", Finish.LENGTH: "MAX_TOKENS"}
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """Chat v2 rules: a documented finish_reason, TOOL_CALL exactly when tool calls came;
+        nothing but `[DONE]` after message-end."""
+        out: list[Violation] = []
+        calls = 0
+        ended = False
+        for pos, event in enumerate(events):
+            if event.wire.comment is not None or event.payload == SENTINEL:
+                continue
+            kind = event_type(event.payload)
+            if ended:
+                out.append(Violation("cohere.event-after-end", pos, f"{kind} after message-end"))
+            calls += kind == "tool-call-start"
+            if kind != "message-end":
+                continue
+            ended = True
+            reason = _finish_delta(event.payload).get("finish_reason")
+            if reason is None:
+                continue
+            if reason not in FINISH_REASONS:
+                out.append(Violation("cohere.finish-reason-unknown", pos, f"finish_reason {reason!r}"))
+            found = contradiction("cohere", pos, reason, calls, self.finish_reasons)
+            if found is not None:
+                out.append(found)
+        return out
+
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         index = params.get("index", 0)
         if kind == Kind.TEXT:
@@ -491,5 +529,8 @@ class CohereDialect(Dialect, Requesting):
     def request_path(self, model: str) -> str:
         return "/v2/chat"
 
+
+# The documented `finish_reason` values of a message-end.
+FINISH_REASONS = frozenset({"COMPLETE", "STOP_SEQUENCE", "MAX_TOKENS", "TOOL_CALL", "ERROR", "TIMEOUT"})
 
 DIALECT = CohereDialect()

@@ -51,11 +51,13 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
 )
 from harness.wire.dialects.requesting import Requesting
 
@@ -472,6 +474,43 @@ class GeminiDialect(Dialect, Requesting):
                 payload[key] = copy.deepcopy(source[key])
         return _new_event(self, payload, like)
 
+    # -- validation -----------------------------------------------------------------------------
+
+    invariant_codes = {
+        "gemini.finish-reason-unknown": "finishReason is a value of the FinishReason enum",
+        "gemini.content-after-finish": "a candidate sends no parts after its finishReason",
+    }
+    # Gemini says STOP whether or not the model called functions: no word for tool calls.
+    finish_reasons = {Finish.STOP: "STOP", Finish.LENGTH: "MAX_TOKENS", Finish.CONTENT_FILTER: "SAFETY"}
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """GenerateContent rules, per candidate: a finishReason from the enum, no parts after it."""
+        out: list[Violation] = []
+        finished: set[Any] = set()
+        for pos, event in enumerate(events):
+            payload = event.payload
+            candidates = payload.get("candidates") if isinstance(payload, dict) else None
+            for cand in candidates if isinstance(candidates, list) else []:
+                if not isinstance(cand, dict):
+                    continue
+                number = cand.get("index", 0)
+                content = cand.get("content")
+                parts = content.get("parts") if isinstance(content, dict) else None
+                if number in finished and any(p for p in parts or [] if p != {"text": ""}):
+                    out.append(
+                        Violation(
+                            "gemini.content-after-finish",
+                            pos,
+                            f"candidate {number} sends parts after its finish",
+                        )
+                    )
+                if "finishReason" in cand:
+                    reason = cand["finishReason"]
+                    if reason not in FINISH_REASONS:
+                        out.append(Violation("gemini.finish-reason-unknown", pos, f"finishReason {reason!r}"))
+                    finished.add(number)
+        return out
+
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         like = params.get("like")
         if kind == Kind.TEXT:
@@ -589,5 +628,31 @@ def _leaf(path: str, value: Any) -> dict[str, Any]:
         return {"jsonPath": path, "nullValue": "NULL_VALUE"}
     return {"jsonPath": path, ("structValue" if isinstance(value, dict) else "listValue"): value}
 
+
+# The values of the API's `FinishReason` enum.
+FINISH_REASONS = frozenset(
+    {
+        "FINISH_REASON_UNSPECIFIED",
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "RECITATION",
+        "LANGUAGE",
+        "OTHER",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "MALFORMED_FUNCTION_CALL",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "IMAGE_OTHER",
+        "NO_IMAGE",
+        "UNEXPECTED_TOOL_CALL",
+        "TOO_MANY_TOOL_CALLS",
+        "MISSING_THOUGHT_SIGNATURE",
+        "MALFORMED_RESPONSE",
+    }
+)
 
 DIALECT = GeminiDialect()
