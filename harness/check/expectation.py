@@ -6,9 +6,10 @@
 - `policy`: no protocol fixes the meaning; the expectation is a rule of ours (docs/oracle.md).
 
 A case's class comes from its scenario's steps, the most lenient winning (policy over quirk over
-spec): a step is looked up in `STEPS`, one table keyed by mutation name; a mutation that declares
-`imitates` (quirks with their sources) is a quirk unless the table makes it policy. A cut, or an
-error, that falls after the stream already said its turn may be over is policy wherever it is.
+spec): a step is looked up in `STEPS`, one table keyed by mutation name (a row may look at the
+step's parameters and the case's dialect); a mutation without a row that declares `imitates` is a
+quirk, one that declares nothing is spec. A cut, or an error, that falls after the stream already
+said its turn may be over is policy wherever it is.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def _usage_chunks(step: Mutation) -> Rule:
     return _spec("a usage-only final chunk: stream_options.include_usage")
 
 
-# Today's mutations by name. A mutation declaring `imitates` needs no row unless it is policy.
+# Every shipped mutation by name (a test keeps it so); a new one declaring `imitates` is a quirk.
 STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     # Shapes every documented protocol allows: fragmentation, read boundaries, SSE framing, ids.
     "rechunk": _spec("network reads split anywhere"),
@@ -172,8 +173,7 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     # No protocol fixes these meanings: the expectation is our rule (docs/oracle.md).
     "drop-finish": _policy("no finish reason: whether the turn completes and its calls stand is our rule"),
     "change-finish": _policy(
-        "a finish reason that contradicts the calls or is not the dialect's: whether the calls stand "
-        "is our rule"
+        "a finish reason that contradicts the calls (stop with calls made): whether they stand is our rule"
     ),
     "drop-sentinel": _policy("a finish without the terminal event: whether the turn is over is our rule"),
     "cut": _CUT,
@@ -196,15 +196,12 @@ def rule_for(step: Mutation, case: Case | None = None) -> Rule:
         return _CUT_AFTER_FINISH
     if case is not None and step.name == "inject-error" and _seen(case, _ENDING, before=Kind.ERROR):
         return _ERROR_AFTER_FINISH
-    if rule is not None and rule.case_class is CaseClass.POLICY:
-        return rule
+    if rule is not None:
+        return rule  # ours, and it knows the step's parameters (a declaration is per class)
     declared = tuple(getattr(type(step), "imitates", ()) or ())
     if declared:
-        ids = ", ".join(str(getattr(q, "id", q)) for q in declared)
-        reason = rule.reason if rule is not None and rule.quirk else f"declared by {step.name}"
-        return Rule(CaseClass.QUIRK, reason, ids, rule.spec_in if rule is not None else frozenset())
-    if rule is not None:
-        return rule
+        ids = ", ".join(dict.fromkeys(str(getattr(q, "id", q)) for q in declared))
+        return _quirk(ids, f"declared by {step.name}")
     if getattr(type(step), "breaks", ()):
         return _quirk(None, f"{step.name} declares the invariants it breaks")
     return _spec(f"{step.name}: not known to imitate a deviation")
