@@ -15,7 +15,14 @@ import pytest
 
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.mutate import Mutation, build
-from harness.mutate.scenario import Recording, Scenario, cases_for, find_scenario, load_scenarios, recordings
+from harness.mutate.scenario import (
+    RecordedStream,
+    Scenario,
+    cases_for,
+    find_scenario,
+    load_scenarios,
+    recorded_streams,
+)
 from harness.wire import dialects
 from harness.wire.dialects import Violation
 
@@ -27,22 +34,22 @@ QUIRK_CASSETTES = {
 }
 
 
-def _recordings() -> Iterator[Recording]:
+def _recordings() -> Iterator[RecordedStream]:
     roots = [bundled("cassettes")]
     for path in cassette_paths(roots):
-        yield from recordings(path, roots)
+        yield from recorded_streams(path, roots)
 
 
 RECORDINGS = list(_recordings())
 SCENARIOS = load_scenarios()
 
 
-def own_violations(recording: Recording) -> list[Violation]:
+def own_violations(recording: RecordedStream) -> list[Violation]:
     events = dialects.events_of(recording.interaction.response, recording.dialect)
     return recording.dialect.invariants(events)
 
 
-def undeclared(scenario: Scenario, recording: Recording, seed: int) -> list[str]:
+def undeclared(scenario: Scenario, recording: RecordedStream, seed: int) -> list[str]:
     """`case id: violation` for each violation of a case of this recording that neither the
     recording itself has nor a step of the scenario declares."""
     own = {v.code for v in own_violations(recording)}
@@ -92,7 +99,7 @@ def test_a_quirk_mutation_names_its_source_and_what_it_breaks() -> None:
             assert quirk.id and quirk.source, name
 
 
-def _recording(name: str) -> Recording:
+def _recording(name: str) -> RecordedStream:
     return next(r for r in RECORDINGS if r.id == name)
 
 
