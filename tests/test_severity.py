@@ -83,3 +83,11 @@ def test_worst() -> None:
     assert worst([Severity.COSMETIC, Severity.LOST]) is Severity.LOST
     assert worst([Severity.LOST, Severity.UNSAFE]) is Severity.UNSAFE
     assert worst([]) is None
+
+
+def test_each_line_says_the_severity_of_what_it_is_about() -> None:
+    # Merged by index: the name line is unsafe (the wrong tool), the unparseable arguments lost.
+    merged = Outcome(tool_calls=(ToolCall("readsearch", '{"path":"a"}{"q":"x"}', "call_1", invalid=True),))
+    found = dict(differences(EXPECTED, merged))
+    assert found["call 1: name 'read' expected, got 'readsearch'"] is Severity.UNSAFE
+    assert [s for line, s in found.items() if line.startswith("call 1: arguments")] == [Severity.LOST]
