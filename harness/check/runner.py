@@ -103,7 +103,10 @@ def _run_in_process(
         for unit in units:
             out.append(
                 [
-                    [judge(acc, spec, case) for acc, spec in zip(accumulators, specs, strict=True)]
+                    [
+                        judge(acc, spec, case, matrix.by_name.get(case.scenario))
+                        for acc, spec in zip(accumulators, specs, strict=True)
+                    ]
                     for case in matrix.cases(unit)
                 ]
             )
