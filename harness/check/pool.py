@@ -222,7 +222,10 @@ class Pool:
             worker.unit, worker.metas, worker.deadline = None, None, None
 
     def _arm(self, worker: _Worker) -> None:
-        worker.deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        """A deadline for the case the worker runs now; none once it is past its unit's last case
+        (a deadline then would blame a case that has finished)."""
+        past_last = worker.metas is not None and worker.position[0] >= len(worker.metas)
+        worker.deadline = None if self.timeout is None or past_last else time.monotonic() + self.timeout
 
     def _lost(
         self,

@@ -11,6 +11,7 @@ same report as a serial run.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Sequence
 from typing import overload
@@ -20,6 +21,7 @@ from harness.check.pool import Pool
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
 from harness.errors import UsageError
+from harness.mutate.scenario import MAX_SEEDS
 from harness.report.terminal import Progress
 
 __all__ = ["run_matrix"]
@@ -65,9 +67,13 @@ def run_matrix(
         raise UsageError("no accumulator given")
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
-    if timeout is not None and timeout <= 0:
+    if timeout is not None and math.isnan(timeout):
+        raise UsageError("timeout: must be a number of seconds, not nan")
+    if timeout is not None and (timeout <= 0 or math.isinf(timeout)):
         timeout = None
     selection = selection or Selection()
+    if selection.seeds is not None and not 1 <= selection.seeds <= MAX_SEEDS:
+        raise UsageError(f"seeds: must be from 1 to {MAX_SEEDS}, not {selection.seeds}")
     start = time.perf_counter()
     matrix = Matrix(selection)
     units = matrix.units()
