@@ -108,7 +108,12 @@ def load(path: str | os.PathLike[str]) -> Cassette:
     """Read and validate a cassette file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            # Bounded: a device or a pipe (`/dev/zero`) never ends; one byte over says "too big".
+            data = handle.read(MAX_YAML_CHARS + 1)
+        if len(data) > MAX_YAML_CHARS:
+            raise CassetteError(path, f"over the {MAX_YAML_CHARS:,} bytes a cassette file may have")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise CassetteError(path, "no such cassette file") from None
     except UnicodeDecodeError:
@@ -662,8 +667,12 @@ def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     removed lock file takes the new one, so two holders never overlap.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(f".{path.name}.lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
     while True:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:

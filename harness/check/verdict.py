@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from harness.check.capture import captured_output
 from harness.check.outcome import Outcome, diff
 from harness.errors import AccumulatorTimeout, HarnessError, NotApplicable
 from harness.report.terminal import shorten
@@ -66,13 +67,14 @@ class Result:
     diff: tuple[str, ...] = ()
     error: str | None = None
     seconds: float = 0.0
+    output: str = ""  # what the accumulator printed during the case (bounded: `capture.KEPT`)
 
     @property
     def failed(self) -> bool:
         return self.verdict in FAILING
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id,
             "cassette": self.cassette,
             "scenario": self.scenario,
@@ -86,6 +88,9 @@ class Result:
             "error": self.error,
             "seconds": round(self.seconds, 6),
         }
+        if self.output:
+            data["output"] = self.output
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Result:
@@ -103,6 +108,7 @@ class Result:
             diff=tuple(data.get("diff", ())),
             error=data.get("error"),
             seconds=float(data.get("seconds", 0.0)),
+            output=str(data.get("output") or ""),
         )
 
 
@@ -139,7 +145,14 @@ class Report:
 
 
 def judge(accumulator: Accumulator, spec: str, case: Case) -> Result:
-    """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict."""
+    """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict,
+    whatever it prints (file descriptors 1 and 2) its `output`."""
+    with captured_output() as output:
+        result = _judge(accumulator, spec, case)
+    return replace(result, output=output.text) if output.total else result
+
+
+def _judge(accumulator: Accumulator, spec: str, case: Case) -> Result:
     base = Result(
         case.id, case.cassette, case.scenario, case.seed, case.dialect, spec, Verdict.ERROR, case.expected
     )

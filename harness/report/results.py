@@ -20,7 +20,7 @@ from harness.cassettes.format import write_atomic
 from harness.check.compare import Comparison, meets_expectation
 from harness.check.selection import Selection
 from harness.check.verdict import Report, Result, Verdict, signature
-from harness.report.terminal import shorten, table
+from harness.report.terminal import clip, clip_values, printable, shorten, table
 
 __all__ = [
     "REPORT_VERSION",
@@ -37,6 +37,8 @@ REPORT_VERSION = 1
 # Grid limits: beyond these the grid no longer reads at a glance, so failures are grouped instead.
 GRID_MAX_CASSETTES = 8
 GRID_MAX_SCENARIOS = 40
+# Characters of one message or of a case's output printed before it is cut (the JSON keeps more).
+TERMINAL_VALUE = 2_000
 
 
 def report_to_dict(report: Report, selection: Selection | None = None) -> dict[str, Any]:
@@ -89,7 +91,7 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     """Write a report atomically (a reader never sees half a file)."""
     path = Path(path)
     # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
-    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(clip_values(data), ensure_ascii=False, indent=2) + "\n"
     write_atomic(path, text.encode("utf-8", "backslashreplace"))
     return path
 
@@ -239,11 +241,23 @@ def _groups(results: Sequence[Result], width: int | None) -> str:
 def _failure(result: Result, selection: Selection | None) -> str:
     lines = [f"{result.verdict.upper()} {result.id}"]
     if result.verdict is Verdict.FAIL:
-        lines.extend(f"  {line}" for line in result.diff)
+        lines.extend(f"  {printable(clip(line, TERMINAL_VALUE))}" for line in result.diff)
     else:
-        lines.extend(f"  {line}" for line in (result.error or "").splitlines() or ["(no message)"])
+        error = printable(clip(result.error or "", TERMINAL_VALUE))
+        lines.extend(f"  {line}" for line in error.splitlines() or ["(no message)"])
+    if result.output:
+        lines.append("  output:")
+        lines.extend(f"  | {line}" for line in _excerpt(result.output))
     lines.append(f"  replay: {replay_command(result.accumulator, result.id, selection)}")
     return "\n".join(lines)
+
+
+def _excerpt(output: str, keep: int = 10, width: int = 200) -> list[str]:
+    """A case's output as printable lines: the first and last `keep`, each cut at `width`."""
+    lines = [printable(clip(line, width)) for line in output.splitlines()]
+    if len(lines) > 2 * keep:
+        lines[keep:-keep] = [f"[... {len(lines) - 2 * keep} lines ...]"]
+    return lines
 
 
 def _summary_line(report: Report) -> str:
@@ -271,7 +285,7 @@ def render_comparison(
     shown = comparison.differences if max_differences <= 0 else comparison.differences[:max_differences]
     for difference in shown:
         lines = [f"DIFFERS {difference.id}"]
-        lines.extend(f"  {line}" for line in difference.lines)
+        lines.extend(f"  {printable(clip(line, TERMINAL_VALUE))}" for line in difference.lines)
         lines.append(f"  A: {show(difference.a)}")
         lines.append(f"  B: {show(difference.b)}")
         meets = meets_expectation(difference.a, difference.b)
