@@ -15,6 +15,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
+from typing import Any, TextIO
 
 __all__ = ["KEPT", "Captured", "captured_output"]
 
@@ -66,13 +67,17 @@ def captured_output(kept: int = KEPT) -> Iterator[Captured]:
     wake_read, wake_write = os.pipe()
     reader = threading.Thread(target=_drain, args=(read_end, wake_read, captured), daemon=True)
     reader.start()
+    streams = sys.stdout, sys.stderr
     try:
         os.dup2(write_end, 1)
         os.dup2(write_end, 2)
         os.close(write_end)
+        # `sys.stdout` need not be descriptor 1 (pytest's capture, a notebook): print goes there too.
+        sys.stdout, sys.stderr = _text_on(1, streams[0]), _text_on(2, streams[1])
         yield captured
     finally:
         _flush()
+        sys.stdout, sys.stderr = streams
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
         os.close(saved[0])
@@ -104,6 +109,13 @@ def _drain(fd: int, wake: int, captured: Captured) -> None:
         if not data:
             return
         captured.add(data)
+
+
+def _text_on(fd: int, like: Any) -> TextIO:
+    """A line-buffered text stream on `fd` that never closes it: one an accumulator keeps past
+    its case writes wherever the descriptor points then."""
+    encoding = getattr(like, "encoding", None) or "utf-8"
+    return open(fd, "w", buffering=1, encoding=encoding, errors="backslashreplace", closefd=False)
 
 
 def _flush() -> None:

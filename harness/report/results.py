@@ -254,7 +254,7 @@ def _failure(result: Result, selection: Selection | None) -> str:
 
 def _excerpt(output: str, keep: int = 10, width: int = 200) -> list[str]:
     """A case's output as printable lines: the first and last `keep`, each cut at `width`."""
-    lines = [printable(clip(line, width)) for line in output.splitlines()]
+    lines = [printable(clip(line, width)) for line in output.removesuffix("\n").split("\n")]
     if len(lines) > 2 * keep:
         lines[keep:-keep] = [f"[... {len(lines) - 2 * keep} lines ...]"]
     return lines
