@@ -1,9 +1,11 @@
 """What an accumulator prints while it runs one case: file descriptors 1 and 2, captured and bounded.
 
-Redirecting the descriptors rather than `sys.stdout` catches C extensions and child processes
-too. A reader thread drains the pipe as it fills and keeps the first and the last `KEPT // 2`
-bytes, counting the rest, so a flood costs neither memory nor a blocked writer; when the case
-ends, what is readable is drained and the pipe closed (a child still writing gets EPIPE).
+Redirecting the descriptors, not only `sys.stdout`, catches C extensions and child processes too.
+One pipe and one reader thread per process serve every case (a thread per case would cost more
+than a fast accumulator's whole case): the thread drains the pipe as it fills, the case reads the
+rest when it ends, and the first and last `KEPT // 2` bytes are kept with a count of the rest, so
+a flood costs neither memory nor a blocked writer. A child that outlives its case and writes on
+is dropped (or, while a later case runs, read as part of it).
 """
 
 from __future__ import annotations
@@ -55,23 +57,26 @@ class Captured:
 
 @contextlib.contextmanager
 def captured_output(kept: int = KEPT) -> Iterator[Captured]:
-    """Everything written to file descriptors 1 and 2 inside the block goes to the `Captured`."""
+    """Everything written to file descriptors 1 and 2 inside the block goes to the `Captured`.
+
+    Not nested: an inner block (or one in another thread) yields an empty `Captured` and leaves
+    the output to the outer one."""
     captured = Captured(kept)
+    reader = _reader()
+    if reader is None or not reader.claim(captured):
+        yield captured
+        return
     _flush()
+    streams = sys.stdout, sys.stderr
     try:
         saved = (os.dup(1), os.dup(2))
     except OSError:  # no stdout or stderr to redirect (a daemon): nothing can reach a terminal
+        reader.release()
         yield captured
         return
-    read_end, write_end = os.pipe()
-    wake_read, wake_write = os.pipe()
-    reader = threading.Thread(target=_drain, args=(read_end, wake_read, captured), daemon=True)
-    reader.start()
-    streams = sys.stdout, sys.stderr
     try:
-        os.dup2(write_end, 1)
-        os.dup2(write_end, 2)
-        os.close(write_end)
+        os.dup2(reader.write_end, 1)
+        os.dup2(reader.write_end, 2)
         # `sys.stdout` need not be descriptor 1 (pytest's capture, a notebook): print goes there too.
         sys.stdout, sys.stderr = _text_on(1, streams[0]), _text_on(2, streams[1])
         yield captured
@@ -82,33 +87,72 @@ def captured_output(kept: int = KEPT) -> Iterator[Captured]:
         os.dup2(saved[1], 2)
         os.close(saved[0])
         os.close(saved[1])
-        os.write(wake_write, b"x")
-        reader.join()
-        os.close(wake_write)
-        for fd in (read_end, wake_read):
-            os.close(fd)
+        reader.release()
 
 
-def _drain(fd: int, wake: int, captured: Captured) -> None:
-    while True:
-        ready, _, _ = select.select([fd, wake], [], [])
-        if wake in ready:
-            break
-        data = os.read(fd, 65536)
-        if not data:
-            return
-        captured.add(data)
-    # The case is over: take what is already in the pipe, a bounded amount (a child that outlives
-    # its case may write on), without waiting for writers that remain.
-    os.set_blocking(fd, False)
-    for _ in range(64):
+class _Reader:
+    """The process's capture pipe and the thread that drains it into the current `Captured`.
+
+    Whoever reads the pipe holds `lock`: the thread while the case runs (so a writer never blocks
+    on a full pipe), the case itself at its end (so what it wrote is all read, with no handoff)."""
+
+    def __init__(self) -> None:
+        self.read_end, self.write_end = os.pipe()
+        os.set_blocking(self.read_end, False)
+        self.lock = threading.Lock()
+        self.current: Captured | None = None
+        threading.Thread(target=self._drain, name="toolstream-capture", daemon=True).start()
+
+    def claim(self, captured: Captured) -> bool:
+        with self.lock:
+            if self.current is not None:
+                return False
+            self._read(limit=_STRAY_READS)  # a stray child's writes since the last case
+            self.current = captured
+            return True
+
+    def release(self) -> None:
+        """Read everything the case wrote (it is in the pipe once the descriptors are back)."""
+        with self.lock:
+            self._read(limit=_STRAY_READS)
+            self.current = None
+
+    def _drain(self) -> None:
+        while True:
+            select.select([self.read_end], [], [])
+            with self.lock:
+                self._read(limit=1)
+
+    def _read(self, limit: int) -> None:
+        # Bounded: a child that outlived its case may write for ever.
+        for _ in range(limit):
+            try:
+                data = os.read(self.read_end, 65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            if not data:
+                return
+            if self.current is not None:
+                self.current.add(data)
+
+
+_STRAY_READS = 64  # reads of 64 KiB taken at the end of a case, beyond what the thread took
+
+
+_READERS: dict[int, _Reader] = {}
+
+
+def _reader() -> _Reader | None:
+    """This process's reader (a forked child makes its own); None when no pipe can be made."""
+    pid = os.getpid()
+    if pid not in _READERS:
         try:
-            data = os.read(fd, 65536)
-        except BlockingIOError:
-            return
-        if not data:
-            return
-        captured.add(data)
+            reader = _Reader()
+        except (OSError, RuntimeError):
+            return None
+        _READERS.clear()
+        _READERS[pid] = reader
+    return _READERS[pid]
 
 
 def _text_on(fd: int, like: Any) -> TextIO:

@@ -10,6 +10,8 @@ from typing import Any
 from harness.check.explore import explore
 from harness.cli import arguments
 from harness.errors import EXIT_FAILED, EXIT_OK
+from harness.report.results import TERMINAL_VALUE
+from harness.report.terminal import clip, printable
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"FAILED on {finding.source} with {steps} (seed {finding.seed}): {finding.signature}")
     print(f"shrunk from {finding.events_before} to {finding.events} events ({finding.reason}):")
     for line in finding.problems:
-        print(f"  {line}")
+        print(f"  {printable(clip(line, TERMINAL_VALUE))}")
     for path in finding.written:
         print(f"wrote {path}")
     return EXIT_FAILED

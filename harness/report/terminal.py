@@ -49,7 +49,10 @@ def shorten(text: str, width: int) -> str:
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, max_width: int | None = None) -> str:
     """A plain aligned table; the last column is shortened to fit the terminal."""
     max_width = max_width or shutil.get_terminal_size((120, 24)).columns
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    # No column wider than the terminal: a 30 MB value in any cell is cut before widths are taken.
+    cells = [[str(h) for h in headers]] + [
+        ["" if c is None else shorten(str(c), max_width) for c in row] for row in rows
+    ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     fixed = sum(widths[:-1]) + 2 * (len(headers) - 1)
     widths[-1] = max(min(widths[-1], max_width - fixed), 10)
