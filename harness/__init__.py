@@ -44,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "reference_accumulator": ("harness.wire.dialects", "reference_accumulator"),
     "Outcome": ("harness.check.outcome", "Outcome"),
     "ToolCall": ("harness.check.outcome", "ToolCall"),
+    "ServerCall": ("harness.check.outcome", "ServerCall"),
     "State": ("harness.check.outcome", "State"),
     "diff": ("harness.check.outcome", "diff"),
     "EventAccumulator": ("harness.check.accumulators.base", "EventAccumulator"),
@@ -96,7 +97,7 @@ if TYPE_CHECKING:
     from harness.cassettes.format import save as save_cassette
     from harness.check.accumulators import resolve as resolve_accumulator
     from harness.check.accumulators.base import Accumulator, ClientRunner, EventAccumulator, client_level
-    from harness.check.outcome import Outcome, State, ToolCall, diff
+    from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
     from harness.check.runner import run_matrix
     from harness.check.selection import Selection
     from harness.check.verdict import Report, Result, Verdict

@@ -12,6 +12,7 @@ from harness.cassettes.format import Request
 from harness.check.accumulators import resolve
 from harness.check.accumulators.client import base_url, recorded_request, replay_transport
 from harness.check.outcome import State, diff
+from harness.check.selection import build_case
 from harness.errors import NotApplicable
 from harness.mutate.scenario import Case
 from harness.wire import dialects
@@ -120,12 +121,73 @@ def test_langchain_core_meets_the_expectation(name: str) -> None:
     assert diff(case.expected, resolve("langchain-core").run(case)) == []
 
 
-def test_langchain_core_reports_truncated_arguments_of_a_cut_as_a_call() -> None:
-    # parse_partial_json closes the JSON of a cut call: langchain reports it, the reference does not.
-    pytest.importorskip("langchain_core")
-    outcome = resolve("langchain-core").run(recorded_case("openai-chat/cut-mid-arguments"))
-    assert outcome.state is State.CUT and len(outcome.tool_calls) == 1
-    assert not outcome.tool_calls[0].invalid
+@pytest.mark.parametrize(
+    ("adapter", "name", "state"),
+    [
+        ("langchain-core", "openai-chat/cut-mid-arguments", State.CUT),
+        ("langchain-openai", "openai-chat/cut-mid-arguments", State.CUT),
+        ("langchain-core", "anthropic/overloaded-mid-call", State.ERROR),
+        ("langchain-anthropic", "anthropic/overloaded-mid-call", State.ERROR),
+        ("langchain-anthropic", "anthropic/cut-mid-args", State.CUT),
+    ],
+)
+def test_langchain_adapters_report_no_call_after_langchain_raised(
+    adapter: str, name: str, state: State
+) -> None:
+    # Before: the chunks summed so far were reported as calls (parse_partial_json even closed the
+    # truncated JSON of a cut call), though langchain's `stream` raised and returned no message.
+    pytest.importorskip(adapter.replace("-", "_"))
+    outcome = resolve(adapter).run(recorded_case(name))
+    assert outcome.state is state and outcome.error
+    assert outcome.tool_calls == ()
+
+
+def test_langchain_stream_itself_raises_on_those_streams() -> None:
+    # The premise of the rule above, checked against the library: the user gets the exception only.
+    pytest.importorskip("langchain_openai")
+    import httpx2
+    from langchain_openai import ChatOpenAI
+
+    case = recorded_case("openai-chat/cut-mid-arguments")
+    model = ChatOpenAI(
+        model="m",
+        api_key="test",
+        base_url=base_url(recorded_request(case), "/chat/completions"),
+        http_client=httpx2.Client(transport=replay_transport(case)),
+        max_retries=0,
+    )
+    given = []
+    with pytest.raises(Exception, match=r"Connection error|incomplete chunked read|peer closed"):
+        for chunk in model.stream("toolstream"):
+            given.append(chunk)
+    assert given and all(chunk.chunk_position != "last" for chunk in given)
+
+
+@pytest.mark.parametrize("adapter", ["langchain-core", "langchain-anthropic"])
+def test_langchain_keeps_the_text_it_streamed_before_it_raised(adapter: str) -> None:
+    pytest.importorskip(adapter.replace("-", "_"))
+    case = recorded_case("anthropic/cut-mid-args")
+    streamed = resolve(adapter).run(case)
+    assert streamed.state is State.CUT and streamed.text == case.expected.text == "Reading both files."
+
+
+def test_openai_sdk_keeps_the_text_of_a_responses_stream_that_stopped_short() -> None:
+    # The SDK gave its user the text on every `response.output_text.delta` (`snapshot=content.text`)
+    # before `get_final_response` raised "Didn't receive a `response.completed` event."
+    pytest.importorskip("openai")
+    case = build_case("openai-responses/text-then-call::D6-missing-done::s0")
+    outcome = resolve("openai-sdk").run(case)
+    assert outcome.state is State.CUT and "response.completed" in (outcome.error or "")
+    assert outcome.text == case.expected.text == "Let me open the install guide first."
+
+
+def test_openai_sdk_reports_an_in_band_responses_error_event_it_yielded() -> None:
+    # A Responses `error` event has no `error` key, so the SDK yields it (ResponseErrorEvent) rather
+    # than raising: its user saw the error, not a cut.
+    pytest.importorskip("openai")
+    case = build_case("openai-responses/args-only-in-done::D8-mid-stream-error::s0")
+    outcome = resolve("openai-sdk").run(case)
+    assert outcome.state is State.ERROR and outcome.error == case.expected.error
 
 
 def test_langchain_core_refuses_other_dialects() -> None:
@@ -169,3 +231,15 @@ def test_langchain_chat_models_end_to_end_agree_with_the_event_level_conversion(
             assert diff(case.expected, outcome) == [], name
             continue
         assert diff(core.run(case), outcome) == [], name
+
+
+def test_anthropic_sdk_keeps_the_stop_reason_of_a_stream_cut_after_message_delta() -> None:
+    # `accumulate_event` had set `current_snapshot.stop_reason = event.delta.stop_reason` (and the
+    # SDK yielded that message_delta) before the cut: the user had seen it.
+    pytest.importorskip("anthropic")
+    case = build_case("anthropic/single-call::cut-at-every-event::s0::e13")
+    outcome = resolve("anthropic-sdk").run(case)
+    assert outcome.state is State.CUT
+    assert outcome.finish_reason == case.expected.finish_reason == "tool_use"
+    assert case.expected.usage is not None and outcome.usage is not None
+    assert outcome.usage["output_tokens"] == case.expected.usage["output_tokens"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shlex
 import shutil
 import sys
@@ -209,7 +210,7 @@ def test_serve_answers_failures_and_skips_in_band() -> None:
 
     out = io.StringIO()
     serve(Raises(), io.StringIO(lines), out)  # type: ignore[arg-type]
-    assert json.loads(out.getvalue()) == {"failure": "ValueError: nope"}
+    assert json.loads(out.getvalue()) == {"case": case.id, "failure": "ValueError: nope"}
 
 
 class Hasty(EventAccumulator):
@@ -295,3 +296,91 @@ def test_node_example_passes_the_openai_chat_and_anthropic_corpus() -> None:
         with pytest.raises(NotApplicable):
             acc.run(recorded_case(CASSETTES / "gemini" / "single-call.yaml"))
         assert acc.started == 1
+
+
+# Answers every case; on cases whose id starts with "bad" it misbehaves as argv[1] says. With
+# argv[2] == "echo" its answers name their case (protocol v2), else they do not (v1).
+DRIFTER = """
+import json, sys
+how, echo = sys.argv[1], sys.argv[2] == "echo"
+case = None
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["op"] == "start":
+        case = message["case"]
+    elif message["op"] == "event" and case.startswith("bad") and how == "before-end":
+        print("debug: got an event", flush=True)
+        how = "done"
+    elif message["op"] == "end":
+        answer = {"text": case, **({"case": case} if echo else {})}
+        extra = ""
+        if case.startswith("bad") and how == "extra":
+            extra = "\\n" + json.dumps({"text": "one too many", **({"case": case} if echo else {})})
+        sys.stdout.write(json.dumps(answer) + extra + "\\n")
+        sys.stdout.flush()
+"""
+
+
+def drifter(how: str, echo: bool) -> str:
+    return shlex.join([sys.executable, "-c", DRIFTER, how, "echo" if echo else "plain"])
+
+
+def answers(acc: Stdio, case: Case, ids: list[str]) -> dict[str, str]:
+    """Each case id -> the text answered for it, or the protocol error it got."""
+    out = {}
+    for case_id in ids:
+        try:
+            out[case_id] = acc.run(replace(case, id=case_id)).text
+        except AccumulatorProtocolError as exc:
+            out[case_id] = f"protocol error: {exc}"
+    return out
+
+
+IDS = ["good-1", "bad-1", *(f"good-{n}" for n in range(2, 12))]
+
+
+@pytest.mark.parametrize("echo", [True, False], ids=["v2-echoes-case", "v1-no-case"])
+def test_one_line_too_many_is_one_protocol_error_not_a_drift(case: Case, echo: bool) -> None:
+    with Stdio(drifter("extra", echo), "events") as acc:
+        got = answers(acc, case, IDS)
+    errors = {k: v for k, v in got.items() if v.startswith("protocol error")}
+    assert list(errors) == ["good-2"], got  # the case after the extra line, and only it
+    assert "one too many" in errors["good-2"] and "after its answer to case bad-1" in errors["good-2"]
+    assert all(got[k] == k for k in IDS if k != "good-2"), got  # every other answer on its own case
+    assert acc.started == 2  # the case after the error starts on a fresh process
+
+
+def test_a_line_before_end_fails_its_own_case_named(case: Case) -> None:
+    with Stdio(drifter("before-end", True), "events") as acc:
+        got = answers(acc, case, IDS)
+    assert got["bad-1"].startswith("protocol error") and "'debug: got an event'" in got["bad-1"], got
+    assert all(got[k] == k for k in IDS if k != "bad-1"), got
+
+
+def test_an_answer_for_another_case_is_a_protocol_error_naming_it(case: Case) -> None:
+    speaks = (
+        "import json, sys\nfor line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['op'] == 'end': print(json.dumps({'case': 'someone-else', 'text': 'x'}), flush=True)"
+    )
+    shown = re.escape('case good-1: answered case \'someone-else\', not this one: \'{"case": "someone-else"')
+    with (
+        Stdio(shlex.join([sys.executable, "-c", speaks]), "events") as acc,
+        pytest.raises(AccumulatorProtocolError, match=shown),
+    ):
+        acc.run(case)
+
+
+def test_once_a_process_names_its_cases_an_answer_without_one_is_refused(case: Case) -> None:
+    speaks = (
+        "import json, sys\nn = 0\nfor line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['op'] == 'start': c = m['case']\n"
+        "    if m['op'] == 'end':\n"
+        "        n += 1\n"
+        "        print(json.dumps({'case': c} if n == 1 else {'text': 'anonymous'}), flush=True)"
+    )
+    with Stdio(shlex.join([sys.executable, "-c", speaks]), "events") as acc:
+        acc.run(case)
+        with pytest.raises(AccumulatorProtocolError, match=r"without its case id.*anonymous"):
+            acc.run(replace(case, id="good-2"))

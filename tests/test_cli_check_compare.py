@@ -189,3 +189,41 @@ def test_lone_surrogates_in_an_outcome_are_reported_not_a_traceback(buggy: str, 
     assert "Traceback" not in run.stderr
     assert "\\ud83c" in out.read_text(encoding="utf-8")  # written as the JSON escape it is
     assert json.loads(out.read_text(encoding="utf-8"))["cases"][0]["verdict"] == "fail"
+
+
+WRONG_FINISH = textwrap.dedent(
+    """
+    from dataclasses import replace
+
+    from harness.wire import dialects
+
+
+    class WrongFinish:
+        # Every call right, the finish reason worded its own way: a cosmetic difference.
+        def __init__(self, dialect):
+            self.inner = dialects.get(dialect).accumulator()
+
+        def feed(self, event):
+            self.inner.feed(event)
+
+        def close(self, error):
+            return replace(self.inner.close(error), finish_reason="calls")
+    """
+)
+
+
+def test_warnings_exit_0_and_fail_check_and_compare_only_with_strict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cli_wording.py").write_text(WRONG_FINISH, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec, out = "cli_wording:WrongFinish", str(tmp_path / "repro")
+    assert main(["check", "--accumulator", spec, *SMALL, "--timeout", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "4 warnings (policy cases or cosmetic differences; --strict fails them):" in printed
+    assert printed.splitlines()[-1].startswith(f"{spec}: 4 cases: 0 pass, 0 fail, 4 warn")
+    assert main(["check", "--accumulator", spec, *SMALL, "--timeout", "0", "--strict"]) == 1
+    assert "WARN openai-chat/parallel-2::original::s0 [cosmetic; spec]" in capsys.readouterr().out
+    assert main(["compare", "reference", spec, *SMALL, "--timeout", "0", "--out", out]) == 0
+    assert "(4 only warnings: --strict counts them)" in capsys.readouterr().out
+    assert main(["compare", "reference", spec, *SMALL, "--timeout", "0", "--out", out, "--strict"]) == 1

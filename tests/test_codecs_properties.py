@@ -44,11 +44,14 @@ sse_data_events = st.builds(
     retry=st.none() | st.integers(min_value=0, max_value=10**12),
 )
 sse_comments = st.builds(WireEvent, comment=line_text())
+# A block without data: lines that are neither blank, comments nor `data` fields.
+block_lines = line_text().filter(lambda line: line[:1] not in ("", ":") and line.partition(":")[0] != "data")
+sse_blocks = st.builds(WireEvent, block=st.lists(block_lines, min_size=1, max_size=3).map("\n".join))
 sse_codecs = st.builds(SSECodec, newline=st.sampled_from(["\n", "\r\n", "\r"]), space=st.booleans())
 
 
 @SETTINGS
-@given(st.lists(sse_data_events | sse_comments, max_size=8), sse_codecs, cuts)
+@given(st.lists(sse_data_events | sse_comments | sse_blocks, max_size=8), sse_codecs, cuts)
 def test_sse_round_trip_in_any_chunking(events: list[WireEvent], codec: SSECodec, at: list[int]) -> None:
     body = codec.encode(events)
     assert decode_all(codec, split_at(body, at)) == events

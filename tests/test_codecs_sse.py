@@ -39,6 +39,11 @@ def data(*values: str) -> list[WireEvent]:
     return [WireEvent(data=value) for value in values]
 
 
+def dispatched(events: list[WireEvent]) -> list[WireEvent]:
+    """Without the blocks that carried no data: what a WHATWG client dispatches, and comments."""
+    return [event for event in events if event.block is None]
+
+
 # --- line ends ---------------------------------------------------------------------------------
 
 
@@ -122,12 +127,15 @@ def test_one_optional_space_after_the_colon(line: bytes, value: str) -> None:
 def test_empty_data_still_dispatches_but_no_data_line_does_not() -> None:
     assert decode(b"data:\n\n") == data("")
     assert decode(b"data\ndata\n\n") == data("\n")
-    assert decode(b"event: x\n\nid: 1\n\nretry: 5\n\n") == []
+    # Blocks without data are no events; they come out only as their lines, to re-encode in place.
+    blocks = decode(b"event: x\n\nid: 1\n\nretry: 5\n\n")
+    assert blocks == [WireEvent(block="event: x"), WireEvent(block="id: 1"), WireEvent(block="retry: 5")]
+    assert all(block.is_comment for block in blocks)
 
 
 def test_event_names_the_event_and_resets_after_it() -> None:
     body = b"event: first\ndata: 1\n\ndata: 2\n\nevent: ignored\n\ndata: 3\n\nevent:\ndata: 4\n\n"
-    assert decode_every_split(body) == [
+    assert dispatched(decode_every_split(body)) == [
         WireEvent(data="1", name="first"),
         WireEvent(data="2"),
         WireEvent(data="3"),
@@ -183,15 +191,17 @@ def test_a_leading_bom_is_dropped_even_split_across_reads() -> None:
 
 
 def test_only_one_leading_bom_is_dropped() -> None:
-    # The second BOM is part of the field name, which is then unknown.
-    assert decode(b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\ndata: b\n\n") == data("b")
-    assert decode(b"data: a\n\n\xef\xbb\xbfdata: b\n\n") == data("a")
+    # The second BOM is part of the field name, which is then unknown: a block without data.
+    body = b"\xef\xbb\xbf\xef\xbb\xbfdata: a\n\ndata: b\n\n"
+    assert decode(body) == [WireEvent(block="\ufeffdata: a"), *data("b")]
+    assert decode(b"data: a\n\n\xef\xbb\xbfdata: b\n\n") == [*data("a"), WireEvent(block="\ufeffdata: b")]
 
 
 def test_a_bom_alone_or_partial_is_harmless() -> None:
     assert decode(b"\xef\xbb\xbf") == []
     assert decode(b"\xef\xbb\xbf", 1) == []
-    assert decode(b"\xef\xbbdata: x\n\n") == []  # not a BOM: the field name is then unknown
+    # Not a BOM: the field name is then unknown, and the block has no data.
+    assert decode(b"\xef\xbbdata: x\n\n") == [WireEvent(block="\ufffddata: x")]
 
 
 # --- end of input -------------------------------------------------------------------------------
@@ -255,6 +265,22 @@ def test_agrees_with_httpx_sse_on_a_provider_stream() -> None:
     assert ours == expected
 
 
+def test_blocks_without_data_what_httpx_sse_hands_on_and_what_we_keep() -> None:
+    from httpx_sse._decoders import SSEDecoder as RefDecoder
+    from httpx_sse._decoders import SSELineDecoder
+
+    body = b"event: ping\n\nretry: 10000\n\ndata: {}\n\n"
+    lines, ref = SSELineDecoder(), RefDecoder()
+    handed_on = [event for line in lines.decode(body.decode()) if (event := ref.decode(line)) is not None]
+    # httpx-sse (like the OpenAI and Anthropic SDKs' decoders) dispatches both blocks, with data "".
+    events = [(e.event, e.data, e.retry) for e in handed_on]
+    assert events == [("ping", "", None), ("message", "", 10000), ("message", "{}", None)]
+    # We dispatch by WHATWG (only the data block is an event) and keep the others' bytes in place.
+    ours = decode_every_split(body)
+    assert ours == [WireEvent(block="event: ping"), WireEvent(block="retry: 10000"), *data("{}")]
+    assert [e.data for e in ours if not e.is_comment] == ["{}"]
+
+
 # --- encoding ----------------------------------------------------------------------------------
 
 
@@ -282,9 +308,16 @@ def test_encode_then_decode_gives_the_events_back(newline: str, space: bool) -> 
         WireEvent(data=" lead\n\ntrail ", name=" n"),
         WireEvent(data="é𝄞"),
         WireEvent(comment=":odd"),
+        WireEvent(block="event: ping"),
+        WireEvent(block="retry:10000\nid: 7\nx"),
     ]
     body = SSECodec(newline=newline, space=space).encode(events)
     assert decode_every_split(body) == events
+
+
+def test_a_block_without_data_is_written_as_it_was_sent() -> None:
+    body = b"event: ping\r\n\r\nretry:10000\r\nx-field: 1\r\n\r\ndata: {}\r\n\r\n"
+    assert SSECodec(newline="\r\n").encode(decode_every_split(body)) == body
 
 
 @pytest.mark.parametrize(
@@ -296,6 +329,12 @@ def test_encode_then_decode_gives_the_events_back(newline: str, space: bool) -> 
         WireEvent(data="x", id="a\0b"),
         WireEvent(data="x", retry=-1),
         WireEvent(comment="a\nb"),
+        WireEvent(block=""),
+        WireEvent(block="event: a\r"),
+        WireEvent(block="event: a\n\nid: 1"),
+        WireEvent(block="event: a\ndata: x"),
+        WireEvent(block="data"),
+        WireEvent(block=": comment"),
     ],
 )
 def test_encode_refuses_what_sse_cannot_carry(event: WireEvent) -> None:
@@ -332,17 +371,21 @@ def reference_decode(body: bytes, *, dispatch_unterminated: bool = False) -> lis
         lines.append(unterminated)
     out: list[WireEvent] = []
     data: list[str] = []
+    others: list[str] = []  # the block's lines that are neither data nor comments
     name = id_ = None
     retry = None
     for line in lines:
         if not line:
             if data:
                 out.append(WireEvent(data="\n".join(data), name=name, id=id_, retry=retry))
-            data, name, id_, retry = [], None, None, None
+            elif others:
+                out.append(WireEvent(block="\n".join(others)))
+            data, others, name, id_, retry = [], [], None, None, None
             continue
         if line.startswith(":"):
             out.append(WireEvent(comment=line[1:]))
             continue
+        others.append(line)
         field, _, value = line.partition(":")
         value = value.removeprefix(" ")
         if field == "data":

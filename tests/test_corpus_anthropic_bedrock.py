@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes.format import Cassette, dumps, load
-from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
 from harness.wire import dialects
 from harness.wire.dialects.bedrock_converse import is_exception
 
@@ -29,8 +29,9 @@ def outcome(
     text: str = "",
     finish: str | None = "tool_use",
     state: State = State.COMPLETE,
+    servers: tuple[ServerCall, ...] = (),
 ) -> Outcome:
-    return Outcome(tool_calls=tool_calls, text=text, finish_reason=finish, state=state)
+    return Outcome(tool_calls=tool_calls, text=text, finish_reason=finish, state=state, server_calls=servers)
 
 
 READ_SEARCH_TEXT = 'I\'ll read the file and search for "bar"'
@@ -111,6 +112,57 @@ KNOWN: dict[Path, Outcome] = {
         finish=None,
         state=State.CUT,
     ),
+    # Server tools run on Anthropic's side: reported apart, never as a call the client must run.
+    ANTHROPIC / "tool-search-then-call.yaml": outcome(
+        calls(
+            (
+                "toolu_01EPnMJFlAeOVzXcIcZyLXk8",
+                "get_weather",
+                {"location": "Lisbon, Portugal", "unit": "celsius"},
+            )
+        ),
+        "I found a weather tool. Let me check Lisbon.",
+        servers=(
+            ServerCall(
+                "tool_search_tool_regex",
+                {"pattern": "weather"},
+                "srvtoolu_0137sLPTLKuemWnp0GJQscwL",
+                "tool_search_tool_result",
+            ),
+        ),
+    ),
+    ANTHROPIC / "web-search.yaml": outcome(
+        (),
+        "I'll search for the latest release. Python 3.14.0 was released on 7 October 2025.",
+        "end_turn",
+        servers=(
+            ServerCall(
+                "web_search",
+                {"query": "Python 3.14 release date"},
+                "srvtoolu_01XOxJ2DcepqLb48x0gxoemQ",
+                "web_search_tool_result",
+            ),
+        ),
+    ),
+    ANTHROPIC / "code-execution-error.yaml": outcome(
+        (),
+        "20! is 2432902008176640000; the second computation timed out.",
+        "end_turn",
+        servers=(
+            ServerCall(
+                "code_execution",
+                {"code": "import math\nprint(math.factorial(20))"},
+                "srvtoolu_01mfFlYFlVb6qEkzzGahoHCM",
+                "code_execution_tool_result",
+            ),
+            ServerCall(
+                "code_execution",
+                {"code": "print(math.factorial(10**6) % 7)"},
+                "srvtoolu_01VMCjRRJfmyvxJe6ECBRsL9",
+                "code_execution_tool_result: execution_time_exceeded",
+            ),
+        ),
+    ),
     BEDROCK / "single-call.yaml": outcome(
         calls(
             (
@@ -171,6 +223,7 @@ def test_expected_outcome_is_the_known_one(path: Path) -> None:
     assert stored is not None
     assert diff(known, stored) == []
     assert [c.id for c in stored.tool_calls] == [c.id for c in known.tool_calls]  # diff skips no id here
+    assert [c.id for c in stored.server_calls] == [c.id for c in known.server_calls]
     assert diff(stored, dialects.reference_outcome(interaction.response, cassette.dialect)) == []
 
 
@@ -237,6 +290,8 @@ def test_anthropic_sdk_reads_the_same_calls() -> None:
             message = stream.get_final_message()
         got = [(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"]
         assert got == [(c.id, c.name, c.arguments) for c in KNOWN[path].tool_calls], path.name
+        servers = [(b.id, b.name, b.input) for b in message.content if b.type == "server_tool_use"]
+        assert servers == [(c.id, c.name, c.arguments) for c in KNOWN[path].server_calls], path.name
         assert message.stop_reason == KNOWN[path].finish_reason
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes import format as cassettes
-from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
 from harness.wire.dialects import body_of, detect, events_of, reference_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,6 +75,22 @@ KNOWN: dict[str, Outcome] = {
         ),
         "",
         "STOP",
+    ),
+    # The code runs on Google's side: a server call with its outcome, apart from the client's call.
+    "gemini/code-execution-then-call": Outcome(
+        calls((None, "get_weather", {"city": "Porto"})),
+        "The average is 16.7. Now the weather in Porto.",
+        "STOP",
+        server_calls=(
+            ServerCall(
+                "code_execution",
+                {
+                    "language": "PYTHON",
+                    "code": "temps = [14.2, 16.8, 19.1]\nprint(round(sum(temps) / len(temps), 1))\n",
+                },
+                result="OUTCOME_OK",
+            ),
+        ),
     ),
     "ollama/single-call": Outcome(
         calls(("call_v2ldp3ct", "get_weather", {"city": "Toronto", "unit": "celsius"})), "", "stop"

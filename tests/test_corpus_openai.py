@@ -134,6 +134,56 @@ EXPECTED: dict[tuple[str, str], Expected] = {
         State.CUT,
         "",
     ),
+    ("openai-responses", "web-search-then-call"): (
+        [("get_time", {"timezone": "America/Los_Angeles"}, OPENAI_CALL)],
+        State.COMPLETE,
+        "The 2028 Summer Olympics are in Los Angeles. Let me get the local time there.",
+    ),
+    ("openai-responses", "hosted-tools"): (
+        [],
+        State.COMPLETE,
+        "Average quarterly revenue is 4.67M, rounded half-even as the ledger does.",
+    ),
+}
+
+# Calls OpenAI runs itself (hosted tools): kept apart from the calls above, which the client runs.
+# (dialect, cassette): [(item type, arguments, item id pattern, result)]; every other cassette has none.
+SERVER: dict[tuple[str, str], list[tuple[str, Any, str, str]]] = {
+    ("openai-responses", "web-search-then-call"): [
+        (
+            "web_search_call",
+            {"action": {"type": "search", "query": "2028 Summer Olympics host city"}},
+            r"ws_[0-9a-f]{50}",
+            "completed",
+        )
+    ],
+    ("openai-responses", "hosted-tools"): [
+        (
+            "file_search_call",
+            {"queries": ["quarterly revenue table", "Q3 revenue"]},
+            r"fs_[0-9a-f]{50}",
+            "completed",
+        ),
+        (
+            "code_interpreter_call",
+            {
+                "code": "revenue = [4.1, 4.6, 5.3]\nprint(round(sum(revenue) / 3, 2))",
+                "container_id": "cntr_399f77e2273f5ae00f90b2e65dd267b723450a6c35f3a11e",
+            },
+            r"ci_[0-9a-f]{50}",
+            "completed",
+        ),
+        (
+            "mcp_call",
+            {
+                "server_label": "deepwiki",
+                "name": "ask_question",
+                "arguments": '{"repoName":"acme/ledger","question":"How is revenue rounded?"}',
+            },
+            r"mcp_[0-9a-f]{50}",
+            "completed",
+        ),
+    ],
 }
 
 MINIMUM = {"openai-chat": 8, "openai-responses": 6}
@@ -160,6 +210,12 @@ def test_expected_outcome(dialect: str, name: str) -> None:
     assert stored is not None
     _check(stored, calls, state, text)
     _check(reference_outcome(interaction.response, dialect), calls, state, text)
+    servers = SERVER.get((dialect, name), [])
+    for outcome in (stored, reference_outcome(interaction.response, dialect)):
+        got = [(c.name, c.arguments, c.result) for c in outcome.server_calls]
+        assert got == [(kind, args, result) for kind, args, _, result in servers]
+        for call, (_, _, id_pattern, _) in zip(outcome.server_calls, servers, strict=True):
+            assert call.id is not None and re.fullmatch(id_pattern, call.id), call.id
     ids = [call.id for call in stored.tool_calls]
     assert len(set(ids)) == len(ids)
     body = interaction.response.body.decode()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes.format import Chunk, Request, Response
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent
@@ -199,11 +199,16 @@ def test_D1_stop_reason_end_turn_still_reports_calls() -> None:
     assert out.finish_reason == "end_turn" and len(out.tool_calls) == 1
 
 
-def test_D6_no_message_stop_is_cut() -> None:
+def test_D6_no_message_stop_after_the_finish_is_complete_unless_the_transport_failed() -> None:
+    # docs/oracle.md, "finish without terminal": the same rule as OpenAI chat without [DONE].
     events = [message_start(), *single(0, "toolu_a", "f", "{}"), message_delta()]
     out = run(events)
-    assert out.state is State.CUT and len(out.tool_calls) == 1
-    assert out.error == "stream ended before message_stop"
+    assert out.state is State.COMPLETE and len(out.tool_calls) == 1 and out.error is None
+    cut = run(events, "peer closed connection")
+    assert cut.state is State.CUT and len(cut.tool_calls) == 1
+    assert cut.error == "peer closed connection"
+    no_finish = run([message_start(), *single(0, "toolu_a", "f", "{}")])
+    assert no_finish.state is State.CUT and no_finish.error == "stream ended before message_stop"
 
 
 def test_D7_cut_mid_args_reports_only_stopped_blocks() -> None:
@@ -277,11 +282,12 @@ def test_usage_is_cumulative() -> None:
     assert out.finish_reason == "end_turn"
 
 
-def test_server_tool_use_is_a_call() -> None:
+def test_server_tool_use_is_a_server_call_not_a_client_call() -> None:
     block = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
     start = ev({"type": "content_block_start", "index": 0, "content_block": block})
     out = run([message_start(), start, args(0, '{"query":"x"}'), stop(0), message_delta(), MESSAGE_STOP])
-    assert out.tool_calls == (call("web_search", {"query": "x"}, "srvtoolu_1"),)
+    assert out.tool_calls == ()
+    assert out.server_calls == (ServerCall("web_search", {"query": "x"}, "srvtoolu_1"),)
 
 
 # -- the dialect surface -------------------------------------------------------------------------

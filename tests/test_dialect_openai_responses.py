@@ -403,8 +403,9 @@ def test_finish_reason() -> None:
     ("kind", "expected"),
     [
         (Kind.META, [{Kind.META}]),
-        (Kind.TEXT, [{Kind.TEXT}]),
-        (Kind.REASONING, [{Kind.REASONING}]),
+        # Text and reasoning are whole output items: added, part added, delta, done, part done, item done.
+        (Kind.TEXT, [{Kind.META}, {Kind.META}, {Kind.TEXT}, {Kind.META}, {Kind.META}, {Kind.META}]),
+        (Kind.REASONING, [{Kind.META}, *[{Kind.REASONING}] * 4, {Kind.META}]),
         (Kind.ERROR, [{Kind.ERROR}]),
         (Kind.SENTINEL, [{Kind.SENTINEL, Kind.FINISH}]),
         (Kind.FINISH, [{Kind.SENTINEL, Kind.FINISH}]),

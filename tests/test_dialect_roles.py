@@ -12,7 +12,17 @@ from harness.check.outcome import State
 from harness.errors import DialectError
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent
-from harness.wire.dialects import Detection, Dialect, Editing, Event, IdStyle, Oracle, Requesting, Wire
+from harness.wire.dialects import (
+    Detection,
+    Dialect,
+    Editing,
+    Event,
+    IdStyle,
+    Oracle,
+    Requesting,
+    Validation,
+    Wire,
+)
 from harness.wire.dialects.blocks import BlockAccumulator
 
 NAMES = dialects.names()
@@ -25,7 +35,7 @@ def test_every_dialect_plays_every_role(name: str) -> None:
 
 
 def test_a_dialect_is_its_roles_and_nothing_else() -> None:
-    assert Dialect.__bases__ == (Wire, Detection, Oracle, Editing)
+    assert Dialect.__bases__ == (Wire, Detection, Oracle, Validation, Editing)
     assert Dialect.__abstractmethods__ == (
         Detection.__abstractmethods__ | Oracle.__abstractmethods__ | Editing.__abstractmethods__
     )
@@ -98,3 +108,59 @@ def test_id_styles_come_from_the_dialects() -> None:
     assert len(IdStyle("call_", 24).fresh(random.Random(0), length=10)) == 10
     with pytest.raises(DialectError, match="unknown id style 'nope'"):
         dialects.id_style("nope")
+
+
+# --- the terminal event: when a client closing the stream has lost nothing ----------------------
+
+
+def corpus_streams() -> list[tuple[str, str, bool, list[Event]]]:
+    """(cassette, dialect, complete, events) for every bundled recording."""
+    from harness.cassettes.corpus import bundled
+    from harness.cassettes.format import load
+
+    out = []
+    for path in sorted(bundled("cassettes").glob("*/*.yaml")):
+        cassette = load(path)
+        for item in cassette.interactions:
+            name = cassette.dialect or dialects.detect(item.request)
+            assert name is not None, path
+            events = dialects.events_of(item.response, name)
+            out.append((f"{path.parent.name}/{path.stem}", name, item.response.complete, events))
+    return out
+
+
+CORPUS = corpus_streams()
+
+
+@pytest.mark.parametrize(("cassette", "name", "complete", "events"), CORPUS, ids=[c[0] for c in CORPUS])
+def test_a_recorded_stream_is_terminal_exactly_when_it_was_complete(
+    cassette: str, name: str, complete: bool, events: list[Event]
+) -> None:
+    d = dialects.get(name)
+    assert d.is_terminal(events) is complete
+    assert not d.is_terminal(events[:-1])  # one event short: the terminal one is missing
+    assert not d.is_terminal([])
+
+
+def test_every_dialect_has_a_terminal_stream_in_the_corpus() -> None:
+    assert {name for _, name, complete, _ in CORPUS if complete} == set(NAMES)
+
+
+def test_what_ends_a_stream_per_dialect() -> None:
+    def sse(name: str, data: str, event: str | None = None) -> Event:
+        return dialects.get(name).parse(WireEvent(data=data, name=event))
+
+    chat = dialects.get("openai-chat")
+    assert chat.is_terminal([sse("openai-chat", "[DONE]"), chat.parse(WireEvent(comment=""))])
+    assert chat.is_terminal([sse("openai-chat", "[DONE]"), chat.parse(WireEvent(block="event: ping"))])
+    responses = dialects.get("openai-responses")
+    assert responses.is_terminal([sse("openai-responses", '{"type":"response.failed","response":{}}')])
+    # A bare `error` event need not be the last of a Responses stream.
+    assert not responses.is_terminal([sse("openai-responses", '{"type":"error","message":"x"}')])
+    ollama = dialects.get("ollama")
+    assert ollama.is_terminal([sse("ollama", '{"message":{"role":"assistant","content":""},"done":true}')])
+    assert not ollama.is_terminal([sse("ollama", '{"message":{"role":"assistant","content":"a"}}')])
+    gemini = dialects.get("gemini")
+    final = '{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"STOP"}]}'
+    assert gemini.is_terminal([sse("gemini", final)])
+    assert not gemini.is_terminal([sse("gemini", '{"candidates":[{"content":{"parts":[{"text":"a"}]}}]}')])

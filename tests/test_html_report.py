@@ -17,6 +17,7 @@ from harness.check.compare import Comparison, Difference
 from harness.check.outcome import Outcome, ToolCall
 from harness.check.runner import run_matrix
 from harness.check.selection import Selection
+from harness.check.severity import Severity
 from harness.check.verdict import Report, Result, Verdict
 from harness.report.html import render_html, write_html
 from harness.wire import dialects
@@ -188,8 +189,31 @@ def test_severity_and_class_group_and_order_when_results_carry_them() -> None:
         ("cosmetic", "policy", 5),
     ]
     assert '<span class="tag unsafe">unsafe</span><span class="tag spec">spec</span>' in page
+    # Every result has a class now (spec by default); one without severities shows none.
     plain = render_html(reports=[Report("mine:Acc", [result("o/a", "x", "mine:Acc", Verdict.FAIL)])])
-    assert 'class="tag' not in plain and "severity" not in json.dumps(page_data(plain))
+    assert '<span class="tag spec">spec</span><strong>' in plain and 'class="tag unsafe' not in plain
+    assert "severity" not in json.dumps(page_data(plain))
+
+
+def test_warnings_have_cells_of_their_own_and_a_table_apart() -> None:
+    warned = replace(
+        result("openai-chat/a", "D6", "mine:Acc", Verdict.WARN), severities=(Severity.UNSAFE, Severity.UNSAFE)
+    )
+    failed = result("openai-chat/a", "A1", "mine:Acc", Verdict.FAIL)
+    page = render_html(reports=[Report("mine:Acc", [warned, failed])], stream=no_stream)
+    section = page_data(page)[0]
+    assert cell_of(section, warned.id)["status"] == "warn"
+    assert [bool(g.get("warn")) for g in section["groups"]] == [False, True]
+    assert page.index("what is wrong") < page.index("warnings: fail only with --strict")
+    assert "mine:Acc: 1 of 2 cases fail (1 fail, 1 warn)" in page
+    box = section["cases"][0]
+    assert box["lines"][0].startswith("unsafe    call 1: name") and box["severity"] == "unsafe"
+    strict = page_data(
+        render_html(reports=[Report("mine:Acc", [warned, failed], strict=True)], stream=no_stream)
+    )
+    assert cell_of(strict[0], warned.id)["status"] == "fail" and not any(
+        g.get("warn") for g in strict[0]["groups"]
+    )
 
 
 def test_only_glyphs_every_font_draws() -> None:

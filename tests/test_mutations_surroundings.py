@@ -8,13 +8,19 @@ from harness.errors import NotApplicable
 NAMES = ["openai-chat/parallel-2", "anthropic/parallel-calls", "gemini/parallel-one-chunk", "ollama/parallel"]
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [*NAMES[:2], "gemini/parallel-one-per-chunk", *NAMES[3:]])
 def test_text_around_tool_calls_lands_in_order(name: str) -> None:
     stream = stream_of(name)
     out = apply("insert-text", stream, text="I'll check ", where="before-tools")
     out = apply("insert-text", out, text="that now.", where="after-tools")
     assert out.expected.text.endswith("that now.") and "I'll check " in out.expected.text
     assert_oracle(out)
+
+
+def test_no_text_after_the_finish() -> None:
+    # Gemini's calls and finishReason share the last chunk here: nothing may follow it.
+    with pytest.raises(NotApplicable, match="finish"):
+        apply("insert-text", stream_of("gemini/parallel-one-chunk"), where="after-tools")
 
 
 @pytest.mark.parametrize("name", NAMES)

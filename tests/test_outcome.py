@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from harness.check.outcome import Outcome, State, ToolCall, diff
+import pytest
+
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
+from harness.errors import OutcomeFormatError
 
 
 def call(name: str, args: object, id: str | None = None, invalid: bool = False) -> ToolCall:
@@ -68,3 +71,50 @@ def test_state_text_and_finish_reason() -> None:
 
 def test_fields_can_be_narrowed() -> None:
     assert diff(Outcome(text="a"), Outcome(text="b"), fields=("tool_calls",)) == []
+
+
+def test_server_calls_are_diffed_apart_from_client_calls() -> None:
+    search = ServerCall("web_search", {"query": "x"}, "srvtoolu_1", "web_search_tool_result")
+    expected = Outcome(server_calls=(search,))
+    # Reporting the provider's call as one the client must run is the failure that matters.
+    assert diff(expected, Outcome((call("web_search", {"query": "x"}, "srvtoolu_1"),))) == [
+        "tool_calls: 0 expected, got 1",
+        "call 1: unexpected 'web_search' {\"query\":\"x\"}",
+    ]
+    other = ServerCall("web_search", {"query": "y"}, "srvtoolu_1", None)
+    assert diff(expected, Outcome(server_calls=(other,))) == [
+        'server call 1: arguments {"query":"x"} expected, got {"query":"y"}',
+        "server call 1: result 'web_search_tool_result' expected, got None",
+    ]
+    two = Outcome(server_calls=(search, other))
+    assert diff(expected, two) == [
+        "server_calls: 1 expected, got 2",
+        "server call 2: unexpected 'web_search' {\"query\":\"y\"}",
+    ]
+    assert diff(two, Outcome(server_calls=(search,)))[-1].startswith("server call 2: 'web_search'")
+    assert diff(expected, Outcome(server_calls=(other,)), fields=("tool_calls",)) == []
+
+
+def test_server_calls_are_compared_only_when_the_accumulator_reports_some() -> None:
+    # An accumulator with no notion of server calls runs none of them, which is what matters.
+    search = ServerCall("web_search", {"query": "x"}, "srvtoolu_1", "web_search_tool_result")
+    assert diff(Outcome(server_calls=(search,)), Outcome()) == []
+
+
+def test_server_calls_round_trip_and_default_to_none() -> None:
+    outcome = Outcome(server_calls=(ServerCall("code_execution", {"code": "1"}, None, "OUTCOME_OK"),))
+    data = outcome.to_dict()
+    assert data["server_calls"] == [
+        {"id": None, "name": "code_execution", "arguments": {"code": "1"}, "result": "OUTCOME_OK"}
+    ]
+    assert Outcome.from_dict(data) == outcome
+    # Outcomes without server calls are written (and read, e.g. an older stdio answer) as before.
+    assert "server_calls" not in Outcome().to_dict()
+    assert Outcome.from_dict({"tool_calls": [], "state": "complete"}).server_calls == ()
+
+
+def test_a_malformed_server_call_names_its_field() -> None:
+    with pytest.raises(OutcomeFormatError, match=r"server_calls\[0\]\.name"):
+        Outcome.from_dict({"server_calls": [{"name": 3}]})
+    with pytest.raises(OutcomeFormatError, match="server_calls"):
+        Outcome.from_dict({"server_calls": "web_search"})

@@ -26,6 +26,13 @@ class FirstCallOnly:
     def close(self, error):
         outcome = self.inner.close(error)
         return replace(outcome, tool_calls=outcome.tool_calls[:1])
+
+
+# Every call right, the finish reason worded its own way: a cosmetic difference.
+class WrongFinish(FirstCallOnly):
+
+    def close(self, error):
+        return replace(self.inner.close(error), finish_reason="calls")
 """
 
 SELECT = ["--toolstream-scenarios", "original,parallel-calls-share-index-0", "--toolstream-seeds", "1"]
@@ -180,3 +187,26 @@ def test_runs_beside_pytest_recording_and_syrupy(project: pytest.Pytester) -> No
         "--record-mode", "none", "--snapshot-update", "test_both.py",
     )  # fmt: skip
     result.assert_outcomes(passed=3)
+
+
+def test_warnings_pass_and_fail_only_with_toolstream_strict(project: pytest.Pytester) -> None:
+    args = matrix_args("--toolstream-accumulator", "accs:WrongFinish")
+    lenient = project.runpytest(*args)
+    lenient.assert_outcomes(passed=3)
+    lenient.stdout.fnmatch_lines(
+        [
+            "accs:WrongFinish: 3 cases: 3 warn",
+            "3 warnings (policy cases or cosmetic differences; --toolstream-strict fails them):",
+            "*spec   cosmetic finish_reason differs",
+        ]
+    )
+    strict = project.runpytest(*args, "--toolstream-strict")
+    strict.assert_outcomes(failed=3)
+    strict.stdout.fnmatch_lines(
+        [
+            f"WARN {PARALLEL_ORIGINAL} (accumulator accs:WrongFinish) [cosmetic, spec: the recorded stream]",
+            "  cosmetic  finish_reason: 'tool_calls' expected, got 'calls'",
+        ]
+    )
+    project.makeini("[pytest]\ntoolstream_strict = true\n")
+    project.runpytest(*args).assert_outcomes(failed=3)

@@ -8,9 +8,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from harness.check.compare import Comparison, Difference
+from harness.check.expectation import CaseClass
 from harness.check.outcome import Outcome, State, ToolCall, diff
 from harness.check.selection import Selection
-from harness.check.verdict import Report, Result, Verdict
+from harness.check.severity import differences
+from harness.check.verdict import Report, Result, Verdict, verdict_for
 from harness.report.results import (
     comparison_to_dict,
     render_check,
@@ -126,14 +128,14 @@ def test_json_report_lists_every_case_and_is_written_atomically(tmp_path: Path) 
     path = write_json(report_to_dict(report, Selection(seeds=2)), tmp_path / "sub" / "report.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["summary"] == {
-        "accumulator": "mine:Acc", "total": 2, "pass": 1, "fail": 1, "error": 0, "timeout": 0, "skipped": 0,
-        "ok": False, "seconds": 1.25,
+        "accumulator": "mine:Acc", "total": 2, "pass": 1, "fail": 1, "warn": 0, "error": 0, "timeout": 0,
+        "skipped": 0, "ok": False, "strict": False, "seconds": 1.25,
     }  # fmt: skip
     assert data["selection"]["seeds"] == 2
     case = data["cases"][1]
     assert set(case) == {
         "id", "cassette", "scenario", "seed", "dialect", "accumulator", "verdict", "expected", "actual",
-        "diff", "error", "seconds",
+        "diff", "severities", "severity", "class", "class_reason", "error", "seconds",
     }  # fmt: skip
     assert (
         case["verdict"] == "fail" and case["diff"] and case["actual"]["tool_calls"][0]["name"] == "readsearch"
@@ -243,3 +245,78 @@ def test_pytest_summary_names_each_kind_once_and_scenarios_by_number() -> None:
         "by scenario:",
         "      1  A1",
     ]
+
+
+def _judged(
+    scenario: str, actual: Outcome, case_class: CaseClass = CaseClass.SPEC, cassette: str = "c"
+) -> Result:
+    """A result as `judge` makes it: diff lines with their severities, the verdict by the rule."""
+    found = differences(EXPECTED, actual)
+    severities = tuple(s for _, s in found)
+    return replace(
+        _result(cassette=cassette, scenario=scenario, actual=actual),
+        verdict=verdict_for(case_class, severities),
+        diff=tuple(line for line, _ in found),
+        severities=severities,
+        case_class=case_class,
+        class_reason="because",
+    )
+
+
+COSMETIC = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason="stop")
+LOST = Outcome(tool_calls=EXPECTED.tool_calls[:1], finish_reason="tool_calls")
+
+
+def test_failures_worst_first_with_severity_and_class_warnings_apart() -> None:
+    results = [_judged("lost", LOST, CaseClass.QUIRK, cassette=f"c{n}") for n in range(3)]
+    results += [_judged("merged", MERGED, cassette="m")]
+    results += [_judged("cosmetic", COSMETIC, cassette=f"w{n}") for n in range(2)]
+    results += [_judged("policy", MERGED, CaseClass.POLICY, cassette="p")]
+    results += [_result(cassette=f"ok{n}") for n in range(9)]
+    report = Report("mine:Acc", results)
+    assert [r.verdict for r in results[:7]] == [Verdict.FAIL] * 4 + [Verdict.WARN] * 3
+    text = render_check(report, max_failures=0, width=150)
+    kinds = [line for line in text.splitlines() if line[:4].strip().rstrip(".").isdigit()]
+    # The merge (unsafe) before the larger group of lost calls.
+    assert "[unsafe; spec] missing call; name concatenated" in kinds[0]
+    assert "[lost; quirk 3] missing call; tool_calls count" in kinds[1]
+    assert "FAIL m::merged::s0 [unsafe; spec]" in text
+    assert "  unsafe    call 1: name 'read' expected, got 'readsearch'" in text
+    warnings = text.split("3 warnings (policy cases or cosmetic differences; --strict fails them):", 1)[1]
+    assert "policy unsafe   missing call; name concatenated; tool_calls count" in warnings
+    assert "spec   cosmetic finish_reason differs" in warnings and "e.g. w0::cosmetic::s0" in warnings
+    assert "WARN" not in text  # a warning is not listed as a failure
+    assert text.splitlines()[-1].startswith("mine:Acc: 16 cases: 9 pass, 4 fail, 3 warn, 0 error")
+    report.strict = True
+    strict = render_check(report, max_failures=0, width=150)
+    assert "WARN w0::cosmetic::s0 [cosmetic; spec]" in strict and "warnings (" not in strict
+    assert strict.endswith("FAILED (strict: warnings fail)")
+
+
+def test_a_run_of_warnings_only_is_ok() -> None:
+    report = Report("mine:Acc", [_judged("cosmetic", COSMETIC), _result(cassette="ok")])
+    assert report.ok and render_check(report, width=120).endswith(" ok")
+    data = report_to_dict(report)
+    assert data["summary"]["warn"] == 1 and data["summary"]["ok"] is True
+    case = data["cases"][0]
+    assert (case["verdict"], case["class"], case["severity"]) == ("warn", "spec", "cosmetic")
+    assert case["severities"] == ["cosmetic"]
+
+
+def test_a_compare_difference_counts_only_where_a_side_fails() -> None:
+    from harness.report.results import counts
+
+    a = _result(scenario="x")
+    warned = _judged("x", COSMETIC, cassette=a.cassette)
+    failed = _judged("x", LOST, cassette=a.cassette)
+    assert a.actual is not None and warned.actual is not None and failed.actual is not None
+    soft = Difference(a, warned, tuple(diff(a.actual, warned.actual)))
+    hard = Difference(a, failed, tuple(diff(a.actual, failed.actual)))
+    assert not counts(soft) and counts(soft, strict=True) and counts(hard)
+    comparison = Comparison(Report("reference", [a, a]), Report("mine:Acc", [warned, failed]), [soft, hard])
+    text = render_comparison(comparison)
+    assert "(warning: neither side fails its case)" in text
+    assert text.endswith("A and B differ on 2 of 2 cases (1 only warnings: --strict counts them)")
+    assert "B: fail (lost): [read(" in text
+    data = comparison_to_dict(comparison)
+    assert data["summary"]["failing"] == 1 and [d["warn"] for d in data["differences"]] == [True, False]

@@ -23,6 +23,7 @@ import httpx2
 import openai
 import pytest
 
+from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
 from harness.record.fake_provider import FakeProvider, Script, Write
 from harness.record.redaction import Redaction
@@ -464,3 +465,43 @@ def test_a_recording_served_by_the_fake_provider_records_the_same(
     assert (copy.complete, copy.error_type) == (original.complete, original.error_type)
     assert copy.content_type == original.content_type
     assert len(copy.chunks) > 1  # paced from the recorded offsets, the reads stay apart
+
+
+# ---------------------------------------------------------------------------------------------
+# A client that stops reading at the terminal event
+
+
+def test_the_readme_record_example_saves_a_stream_read_to_done_as_complete(tmp_path: Path) -> None:
+    """The README's record example, against a loopback provider: the SDK stops reading at `[DONE]`
+    and closes the response before its body ends; nothing was lost, so the recording is complete."""
+    path = tmp_path / "recordings/weather.yaml"
+    with FakeProvider.from_cassette(load(bundled("cassettes") / "openai-chat/parallel-2.yaml")) as fake:
+        transport = RecordingTransport(path=path, mode="once")
+        client = openai.OpenAI(
+            api_key="sk-x", base_url=fake.url + "/v1", http_client=httpx2.Client(transport=transport)
+        )
+        stream = client.chat.completions.create(
+            model="gpt-4.1-mini",
+            messages=[{"role": "user", "content": "Weather and time in Paris?"}],
+            tools=[{"type": "function", "function": {"name": "get_weather", "parameters": {}}}],
+            stream=True,
+        )
+        for _chunk in stream:
+            pass
+    saved = load(path)
+    assert saved.dialect == "openai-chat"
+    response = saved.interactions[0].response
+    assert (response.complete, response.error) == (True, None)
+    assert response.body.endswith(b"data: [DONE]\n\n")
+
+
+def test_an_sdk_client_that_stops_before_the_terminal_event_is_saved_as_cut(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    path = tmp_path / "early.yaml"
+    client = openai_client(fake, RecordingTransport(httpx2.HTTPTransport(), path=path))
+    with client, client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True) as stream:
+        next(iter(stream))
+    response = load(path).interactions[0].response
+    assert response.complete is False and response.error is not None
+    assert b"[DONE]" not in response.body

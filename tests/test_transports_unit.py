@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import httpx
 import httpx2
 import pytest
 
+from harness.cassettes.corpus import bundled
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, load, save
 from harness.errors import CassetteError, NoMatchError, UsageError
 from harness.record.redaction import Redaction
@@ -217,31 +219,92 @@ def test_a_cut_with_an_unknown_error_type_replays_as_read_error(lib: ModuleType,
     assert type(error) is lib.ReadError
 
 
+def read_then_close(lib: ModuleType, flavour: str, transport: Any, reads: int, url: str = URL) -> list[bytes]:
+    """Stream a POST and close the response after `reads` raw reads (as an SDK stops at `[DONE]`)."""
+    if flavour == "sync":
+        with lib.Client(transport=transport) as client, client.stream("POST", url, json=BODY) as response:
+            return list(itertools.islice(response.iter_raw(), reads))
+
+    async def run() -> list[bytes]:
+        seen: list[bytes] = []
+        async with (
+            lib.AsyncClient(transport=transport) as client,
+            client.stream("POST", url, json=BODY) as response,
+        ):
+            async for chunk in response.aiter_raw():
+                seen.append(bytes(chunk))
+                if len(seen) == reads:
+                    break
+        return seen
+
+    return asyncio.run(run())
+
+
 def test_a_stream_the_client_closes_early_is_saved_as_cut(
     lib: ModuleType, flavour: str, tmp_path: Path
 ) -> None:
     server = Server(lib, flavour)
     path = tmp_path / "early.yaml"
-    transport = RecordingTransport(server.transport, path=path)
-    if flavour == "sync":
-        with lib.Client(transport=transport) as client, client.stream("POST", URL, json=BODY) as response:
-            first = next(response.iter_raw())
-    else:
-
-        async def run() -> bytes:
-            async with (
-                lib.AsyncClient(transport=transport) as client,
-                client.stream("POST", URL, json=BODY) as response,
-            ):
-                async for chunk in response.aiter_raw():
-                    return bytes(chunk)
-            raise AssertionError("no chunk")
-
-        first = asyncio.run(run())
-    assert first == PARTS[0]
+    first = read_then_close(lib, flavour, RecordingTransport(server.transport, path=path), 1)
+    assert first == PARTS[:1]
     saved = load(path).interactions[0].response
     assert saved.complete is False and [c.data for c in saved.chunks] == PARTS[:1]
     assert saved.error is not None and "closed by the client" in saved.error
+
+
+def test_a_stream_the_client_closes_after_its_terminal_event_is_saved_complete(
+    lib: ModuleType, flavour: str, tmp_path: Path
+) -> None:
+    server = Server(lib, flavour)
+    path = tmp_path / "done.yaml"
+    assert read_then_close(lib, flavour, RecordingTransport(server.transport, path=path), 3) == PARTS
+    assert server.yielded == len(PARTS)  # the body had not been read to its end: the client closed it
+    saved = load(path)
+    assert saved.dialect == "openai-chat"
+    assert (saved.interactions[0].response.complete, saved.interactions[0].response.error) == (True, None)
+
+
+def anthropic_parts() -> list[bytes]:
+    """A recorded Anthropic stream, one event a part."""
+    body = load(bundled("cassettes") / "anthropic/single-call.yaml").interactions[0].response.body
+    return [event + b"\n\n" for event in body.split(b"\n\n") if event]
+
+
+@pytest.mark.parametrize(
+    ("url", "anthropic", "dialect"),
+    [
+        ("http://127.0.0.1:8000/v1/chat/completions", False, "openai-chat"),
+        ("http://localhost:4000/llm/chat/completions", False, "openai-chat"),
+        ("http://127.0.0.1:8000/anthropic/v1/messages?beta=true", True, "anthropic"),
+        ("http://127.0.0.1:8000/gateway/stream", True, "anthropic"),  # an unknown path: the content tells
+        ("http://127.0.0.1:8000/gateway/stream", False, None),  # and bare `data:` lines tell nothing
+    ],
+)
+def test_a_recording_names_its_dialect_from_path_and_content_not_host(
+    lib: ModuleType, url: str, anthropic: bool, dialect: str | None, tmp_path: Path
+) -> None:
+    parts = anthropic_parts() if anthropic else PARTS
+    path = tmp_path / "named.yaml"
+    server = Server(lib, "sync", parts)
+    # The client stops right after the terminal event, before the body's end.
+    transport = RecordingTransport(server.transport, path=path)
+    assert read_then_close(lib, "sync", transport, len(parts), url) == parts
+    saved = load(path)
+    assert saved.dialect == dialect
+    assert saved.interactions[0].response.complete is (dialect is not None)
+
+
+def test_a_cassette_of_two_dialects_names_none(lib: ModuleType, tmp_path: Path) -> None:
+    path = tmp_path / "two.yaml"
+    transport = RecordingTransport(Server(lib, "sync").transport, path=path, mode="all")
+    fetch(lib, "sync", transport)
+    assert load(path).dialect == "openai-chat"
+    fetch(lib, "sync", transport)
+    assert load(path).dialect == "openai-chat"
+    anthropic = Server(lib, "sync", anthropic_parts())
+    other = RecordingTransport(anthropic.transport, path=path, mode="new_episodes")
+    fetch(lib, "sync", other, url="http://127.0.0.1:8000/v1/messages")
+    assert load(path).dialect is None and len(load(path).interactions) == 3
 
 
 @pytest.mark.parametrize("error_type", ["ReadTimeout", "RemoteProtocolError", "DecodingError"])

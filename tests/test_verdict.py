@@ -1,11 +1,17 @@
-"""The verdict model: judging one case, and failure signatures that ignore values."""
+"""The verdict model: judging one case (class, severity, pass/fail/warn), and failure signatures that
+ignore values."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from _runner_accumulators import SINGLE
 
+from harness.check.expectation import CaseClass
+from harness.check.outcome import Outcome, State
 from harness.check.selection import Selection, build_case
-from harness.check.verdict import Verdict, diff_signature, judge
+from harness.check.severity import Severity
+from harness.check.verdict import Report, Result, Verdict, diff_signature, judge, verdict_for
 
 
 def test_judge_maps_a_non_outcome_to_error() -> None:
@@ -28,3 +34,62 @@ def test_diff_signature_is_the_same_bug_whatever_the_values() -> None:
     two = ["tool_calls: 3 expected, got 1", "call 1: name 'get_x' expected, got 'get_xget_x'"]
     assert diff_signature(one) == diff_signature(two) == "name concatenated; tool_calls count"
     assert diff_signature(["state: complete expected, got cut"]) != diff_signature(one)
+
+
+class _Fixed:
+    """Answers every case with one outcome."""
+
+    name = "fixed"
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+
+    def run(self, case: object) -> Outcome:
+        return self.outcome
+
+    def shutdown(self) -> None:
+        pass
+
+
+def test_the_rule_unsafe_or_lost_fail_spec_and_quirk_cases_the_rest_warns() -> None:
+    assert verdict_for(CaseClass.SPEC, []) is Verdict.PASS
+    assert verdict_for(CaseClass.SPEC, [Severity.COSMETIC, Severity.LOST]) is Verdict.FAIL
+    assert verdict_for(CaseClass.QUIRK, [Severity.UNSAFE]) is Verdict.FAIL
+    assert verdict_for(CaseClass.SPEC, [Severity.COSMETIC]) is Verdict.WARN
+    assert verdict_for(CaseClass.POLICY, [Severity.UNSAFE]) is Verdict.WARN
+
+
+def test_a_cut_case_reporting_the_unfinished_call_fails_as_unsafe() -> None:
+    case = build_case("openai-chat/single-call::truncated-mid-args::s0")
+    whole = build_case("openai-chat/single-call::original::s0").expected
+    assert case.expected.tool_calls == () and whole.tool_calls
+    result = judge(_Fixed(replace(whole, state=State.CUT)), "fixed", case)  # type: ignore[arg-type]
+    assert result.verdict is Verdict.FAIL and result.case_class is CaseClass.SPEC
+    assert result.severity is Severity.UNSAFE and len(result.severities) == len(result.diff)
+
+
+def test_a_cosmetic_difference_and_a_policy_case_warn_and_fail_only_when_strict() -> None:
+    case = build_case("openai-chat/single-call::original::s0")
+    result = judge(_Fixed(replace(case.expected, finish_reason="stop")), "fixed", case)  # type: ignore[arg-type]
+    assert result.verdict is Verdict.WARN and result.severity is Severity.COSMETIC
+    assert not result.failed and not result.fails() and result.fails(strict=True)
+    policy = build_case("openai-chat/single-call::D6-missing-done::s0")
+    lost = judge(_Fixed(Outcome()), "fixed", policy)  # type: ignore[arg-type]
+    assert lost.case_class is CaseClass.POLICY and lost.severity is Severity.LOST
+    assert lost.verdict is Verdict.WARN
+    report = Report("fixed", [result, lost])
+    assert report.ok and report.warnings == [result, lost] and report.failures == []
+    assert report.summary()["warn"] == 2
+    report.strict = True
+    assert not report.ok and report.failures == [result, lost] and report.warnings == []
+
+
+def test_class_and_severities_survive_the_json_form() -> None:
+    case = build_case("openai-chat/single-call::D6-missing-done::s0")
+    result = replace(judge(_Fixed(Outcome()), "fixed", case), seconds=0.5)  # type: ignore[arg-type]
+    data = result.to_dict()
+    assert data["class"] == "policy" and data["severity"] == "lost" and data["class_reason"]
+    assert len(data["severities"]) == len(data["diff"])
+    assert Result.from_dict(data) == result
+    passing = judge(_Fixed(case.expected), "fixed", case).to_dict()  # type: ignore[arg-type]
+    assert passing["severity"] is None and passing["severities"] == [] and passing["class"] == "policy"

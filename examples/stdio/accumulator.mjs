@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A tool-call accumulator for OpenAI Chat Completions and Anthropic Messages streams, speaking
-// the toolstream stdio protocol v1 (JSON Lines on stdin/stdout, fed events):
+// the toolstream stdio protocol v2 (JSON Lines on stdin/stdout, fed events; every answer names
+// the case it answers, so a stray line can never shift answers onto other cases):
 //
 //   toolstream check --accumulator 'cmd:node examples/stdio/accumulator.mjs'
 //
@@ -137,18 +138,20 @@ class AnthropicMessages {
 const DIALECTS = { "openai-chat": OpenAIChat, anthropic: AnthropicMessages };
 let current = null;
 let skip = null;
+let caseId = null;
 
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
   if (line.trim() === "") continue;
   const message = JSON.parse(line);
   if (message.op === "start") {
+    caseId = message.case;
     const Kind = DIALECTS[message.dialect];
     current = Kind ? new Kind() : null;
     skip = Kind ? null : `this example reads openai-chat and anthropic streams, not ${message.dialect}`;
   } else if (message.op === "event") {
     if (current) current.feed(message.event, message.data);
   } else if (message.op === "end") {
-    const answer = current ? current.close(message.error) : { skip };
+    const answer = { case: caseId, ...(current ? current.close(message.error) : { skip }) };
     process.stdout.write(JSON.stringify(answer) + "\n");
     current = null;
   }

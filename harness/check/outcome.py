@@ -40,9 +40,22 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerCall:
+    """A tool call the provider ran itself (web search, code execution, tool search, an MCP tool):
+    the client must not run it. `result` names what came back (the result block's type or the
+    item's status, with an error code when there is one); None while no result has arrived."""
+
+    name: str | None
+    arguments: Any
+    id: str | None = None
+    result: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What an accumulator made of a stream. `usage` and `notes` are not compared (by `==` or `diff`):
-    `notes` says how it got there (a call reported before it was final), not what it reached."""
+    `notes` says how it got there (a call reported before it was final), not what it reached.
+    `server_calls` are the calls the provider ran, kept apart from the `tool_calls` the client runs."""
 
     tool_calls: tuple[ToolCall, ...] = ()
     text: str = ""
@@ -51,12 +64,15 @@ class Outcome:
     error: str | None = None
     usage: Mapping[str, Any] | None = field(default=None, compare=False)
     notes: tuple[str, ...] = field(default=(), compare=False)
+    server_calls: tuple[ServerCall, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"tool_calls": [_call_to_dict(call) for call in self.tool_calls]}
         out["text"] = self.text
         out["finish_reason"] = self.finish_reason
         out["state"] = str(self.state)
+        if self.server_calls:  # written only when present, so outcomes without any read as before
+            out["server_calls"] = [_server_call_to_dict(call) for call in self.server_calls]
         if self.error is not None:
             out["error"] = self.error
         if self.usage is not None:
@@ -84,6 +100,12 @@ class Outcome:
             state = State(data.get("state", "complete"))
         except ValueError:
             raise OutcomeFormatError("state", f"must be one of {', '.join(State)}") from None
+        servers = data.get("server_calls", [])
+        if not isinstance(servers, Sequence) or isinstance(servers, str):
+            raise OutcomeFormatError("server_calls", "must be a list")
+        server_calls = tuple(
+            _server_call_from_dict(call, f"server_calls[{i}]") for i, call in enumerate(servers)
+        )
         error = data.get("error")
         usage = data.get("usage")
         notes = data.get("notes", [])
@@ -97,6 +119,7 @@ class Outcome:
             error=None if error is None else str(error),
             usage=usage if isinstance(usage, Mapping) else None,
             notes=tuple(notes),
+            server_calls=server_calls,
         )
 
 
@@ -123,19 +146,38 @@ def _call_from_dict(data: Any, where: str) -> ToolCall:
     return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid)
 
 
+def _server_call_to_dict(call: ServerCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments, "result": call.result}
+
+
+def _server_call_from_dict(data: Any, where: str) -> ServerCall:
+    if not isinstance(data, Mapping):
+        raise OutcomeFormatError(where, "must be a mapping with name and arguments")
+    for key in ("name", "id", "result"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise OutcomeFormatError(f"{where}.{key}", "must be a string or null")
+    arguments = data.get("arguments", {})
+    return ServerCall(data.get("name"), arguments, id=data.get("id"), result=data.get("result"))
+
+
 # Fields `diff` compares unless told otherwise.
-COMPARED = ("tool_calls", "text", "finish_reason", "state")
+COMPARED = ("tool_calls", "server_calls", "text", "finish_reason", "state")
 
 
 def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED) -> list[str]:
     """Readable differences, one per line; empty when `actual` meets `expected`.
 
     Calls are matched by position; arguments compare as JSON values; an id is compared only where
-    the expectation has one (a stream without ids cannot be blamed for not having them).
+    the expectation has one (a stream without ids cannot be blamed for not having them). Server
+    calls are compared only when `actual` reports some: an accumulator with no notion of them
+    runs none, which is right; one that reports them as client calls fails on `tool_calls`.
     """
     out: list[str] = []
     if "tool_calls" in fields:
         out.extend(_diff_calls(expected.tool_calls, actual.tool_calls))
+    if "server_calls" in fields and actual.server_calls:
+        out.extend(_diff_server_calls(expected.server_calls, actual.server_calls))
     if "text" in fields and expected.text != actual.text:
         out.append(f"text: {_short(expected.text)} expected, got {_short(actual.text)}")
     if "finish_reason" in fields and expected.finish_reason != actual.finish_reason:
@@ -168,6 +210,30 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
     return out
 
 
+def _diff_server_calls(expected: Sequence[ServerCall], actual: Sequence[ServerCall]) -> list[str]:
+    # Its own line kind (`server call N`), so a server call reported as a client call reads as both.
+    out: list[str] = []
+    if len(expected) != len(actual):
+        out.append(f"server_calls: {len(expected)} expected, got {len(actual)}")
+    for n, (want, got) in enumerate(zip(expected, actual, strict=False), start=1):
+        if want.name != got.name:
+            out.append(f"server call {n}: name {want.name!r} expected, got {got.name!r}")
+        if want.id is not None and want.id != got.id:
+            out.append(f"server call {n}: id {want.id!r} expected, got {got.id!r}")
+        if not _same_json(want.arguments, got.arguments):
+            out.append(
+                f"server call {n}: arguments {_short(_json(want.arguments))} expected, "
+                f"got {_short(_json(got.arguments))}"
+            )
+        if want.result != got.result:
+            out.append(f"server call {n}: result {want.result!r} expected, got {got.result!r}")
+    for n, extra in enumerate(actual[len(expected) :], start=len(expected) + 1):
+        out.append(f"server call {n}: unexpected {extra.name!r} {_short(_json(extra.arguments))}")
+    for n, missing in enumerate(expected[len(actual) :], start=len(actual) + 1):
+        out.append(f"server call {n}: {missing.name!r} {_short(_json(missing.arguments))} expected, missing")
+    return out
+
+
 def _same_json(a: Any, b: Any) -> bool:
     # JSON equality: 1 == 1.0 but True != 1, and key order never matters.
     if isinstance(a, bool) or isinstance(b, bool):
@@ -182,7 +248,11 @@ def _same_json(a: Any, b: Any) -> bool:
 def _render(call: ToolCall) -> str:
     if call.invalid:
         return str(call.arguments)
-    return json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _json(call.arguments)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def _short(text: str, limit: int = 120) -> str:

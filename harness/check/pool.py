@@ -22,6 +22,8 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from harness.check.accumulators import resolve
+from harness.check.capture import captured_output
+from harness.check.expectation import CaseClass, classify
 from harness.check.outcome import Outcome
 from harness.check.selection import Matrix, Selection, Unit, rebuilt_scenarios
 from harness.check.verdict import Result, Verdict, describe_error, judge
@@ -51,6 +53,9 @@ def _worker_main(
     try:
         matrix = Matrix(selection, rebuilt_scenarios(scenarios))
         accumulators = [resolve(spec) for spec in specs]
+        for acc in accumulators:
+            with captured_output():  # what the warm-up prints is thrown away with its outcome
+                acc.prepare()  # imports and process start-up before the first case's clock starts
     except Exception as exc:
         conn.send(("fatal", describe_error(exc)))
         return
@@ -66,11 +71,12 @@ def _worker_main(
             except Exception as exc:
                 conn.send(("fatal", f"{unit.describe()}: {describe_error(exc)}"))
                 return
-            conn.send(("cases", [_meta(case) for case in cases]))
+            conn.send(("cases", [_meta(case, matrix) for case in cases]))
             for k, case in enumerate(cases):
                 for i, (acc, spec) in enumerate(zip(accumulators, specs, strict=True)):
                     if (k, i) >= (k0, i0):
-                        conn.send(("result", k, i, judge(acc, spec, case).to_dict()))
+                        result = judge(acc, spec, case, matrix.by_name.get(case.scenario))
+                        conn.send(("result", k, i, result.to_dict()))
             conn.send(("done",))
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
@@ -80,7 +86,8 @@ def _worker_main(
                 acc.shutdown()
 
 
-def _meta(case: Case) -> dict[str, Any]:
+def _meta(case: Case, matrix: Matrix) -> dict[str, Any]:
+    expectation = classify(case, matrix.by_name.get(case.scenario))
     return {
         "id": case.id,
         "cassette": case.cassette,
@@ -88,6 +95,8 @@ def _meta(case: Case) -> dict[str, Any]:
         "seed": case.seed,
         "dialect": case.dialect,
         "expected": case.expected.to_dict(),
+        "class": str(expectation.case_class),
+        "class_reason": expectation.reason,
     }
 
 
@@ -251,6 +260,8 @@ class Pool:
             expected=Outcome.from_dict(meta["expected"]),
             error=text,
             seconds=elapsed,
+            case_class=CaseClass(meta["class"]),
+            class_reason=meta["class_reason"],
         )
         nxt = (k, i + 1) if i + 1 < len(self.specs) else (k + 1, 0)
         todo.appendleft((worker.unit, *nxt))

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import overload
 
 from harness.check.accumulators import resolve
+from harness.check.capture import captured_output
 from harness.check.pool import Pool
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
@@ -102,12 +103,18 @@ def _run_in_process(
     matrix: Matrix, specs: Sequence[str], units: Sequence[Unit], progress: Progress | None
 ) -> list[list[list[Result]]]:
     accumulators = [resolve(spec) for spec in specs]
+    for acc in accumulators:
+        with captured_output():  # what the warm-up prints is thrown away with its outcome
+            acc.prepare()  # off the clock: what a case's `seconds` counts is the accumulator's own work
     try:
         out: list[list[list[Result]]] = []
         for unit in units:
             out.append(
                 [
-                    [judge(acc, spec, case) for acc, spec in zip(accumulators, specs, strict=True)]
+                    [
+                        judge(acc, spec, case, matrix.by_name.get(case.scenario))
+                        for acc, spec in zip(accumulators, specs, strict=True)
+                    ]
                     for case in matrix.cases(unit)
                 ]
             )

@@ -1,8 +1,13 @@
 """The verdict model: what one case through one accumulator came to, and what kind of failure it is.
 
 A verdict is `pass` (the outcome meets the case's expectation, per `harness.check.outcome.diff`),
-`fail` (with the diff), `error` (the accumulator raised, printed garbage or its process died),
-`timeout` or `skipped` (the accumulator says the case is not for it).
+`fail` (with the diff), `warn` (a difference that fails only under `--strict`), `error` (the
+accumulator raised, printed garbage or its process died), `timeout` or `skipped` (the accumulator
+says the case is not for it).
+
+Every case has a class (`harness.check.expectation`: spec, quirk, policy) and every difference a
+severity (`harness.check.severity`: unsafe, lost, cosmetic). The rule, in `verdict_for`: an unsafe
+or lost difference in a spec or quirk case fails; a cosmetic one, or any in a policy case, warns.
 
 A failure's `signature` is its diff with call numbers and values abstracted away: equal
 signatures mean the same bug, so reports group by it and the shrinker keeps it.
@@ -18,13 +23,15 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from harness.check.capture import captured_output
-from harness.check.outcome import Outcome, diff
+from harness.check.expectation import CaseClass, Expectation, classify
+from harness.check.outcome import Outcome
+from harness.check.severity import Severity, differences, worst
 from harness.errors import AccumulatorTimeout, HarnessError, NotApplicable
 from harness.report.terminal import shorten
 
 if TYPE_CHECKING:
     from harness.check.accumulators import Accumulator
-    from harness.mutate.scenario import Case
+    from harness.mutate.scenario import Case, Scenario
 
 __all__ = [
     "FAILING",
@@ -36,19 +43,32 @@ __all__ = [
     "error_signature",
     "judge",
     "signature",
+    "verdict_for",
 ]
 
 
 class Verdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"
+    WARN = "warn"
     ERROR = "error"
     TIMEOUT = "timeout"
     SKIPPED = "skipped"
 
 
-# Verdicts that make a run fail; a skipped case does not.
+# Verdicts that make a run fail; a skipped case does not, a warning only under --strict.
 FAILING = frozenset({Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT})
+
+
+def verdict_for(case_class: CaseClass, severities: Iterable[Severity]) -> Verdict:
+    """The verdict of an outcome with these differences: unsafe or lost ones fail a spec or quirk
+    case; cosmetic ones, and any in a policy case, only warn."""
+    found = worst(severities)
+    if found is None:
+        return Verdict.PASS
+    if case_class is CaseClass.POLICY or found is Severity.COSMETIC:
+        return Verdict.WARN
+    return Verdict.FAIL
 
 
 @dataclass(frozen=True)
@@ -67,11 +87,23 @@ class Result:
     diff: tuple[str, ...] = ()
     error: str | None = None
     seconds: float = 0.0
+    case_class: CaseClass = CaseClass.SPEC
+    class_reason: str = ""
+    severities: tuple[Severity, ...] = ()  # one per `diff` line
     output: str = ""  # what the accumulator printed during the case (bounded: `capture.KEPT`)
+
+    @property
+    def severity(self) -> Severity | None:
+        """The worst difference's severity; None without differences."""
+        return worst(self.severities)
 
     @property
     def failed(self) -> bool:
         return self.verdict in FAILING
+
+    def fails(self, strict: bool = False) -> bool:
+        """Whether this result fails the run (`strict`: warnings too)."""
+        return self.failed or (strict and self.verdict is Verdict.WARN)
 
     def to_dict(self) -> dict[str, Any]:
         data = {
@@ -85,6 +117,10 @@ class Result:
             "expected": self.expected.to_dict(),
             "actual": None if self.actual is None else self.actual.to_dict(),
             "diff": list(self.diff),
+            "severities": [str(s) for s in self.severities],
+            "severity": None if self.severity is None else str(self.severity),
+            "class": str(self.case_class),
+            "class_reason": self.class_reason,
             "error": self.error,
             "seconds": round(self.seconds, 6),
         }
@@ -108,34 +144,44 @@ class Result:
             diff=tuple(data.get("diff", ())),
             error=data.get("error"),
             seconds=float(data.get("seconds", 0.0)),
+            case_class=CaseClass(data.get("class") or CaseClass.SPEC),
+            class_reason=data.get("class_reason") or "",
+            severities=tuple(Severity(s) for s in data.get("severities") or ()),
             output=str(data.get("output") or ""),
         )
 
 
 @dataclass
 class Report:
-    """Every case of a run, in a fixed order, and how long the run took."""
+    """Every case of a run, in a fixed order, and how long the run took. `strict`: warnings fail."""
 
     accumulator: str
     results: list[Result] = field(default_factory=list)
     seconds: float = 0.0
+    strict: bool = False
 
     def count(self, verdict: Verdict) -> int:
         return sum(1 for r in self.results if r.verdict is verdict)
 
     @property
     def ok(self) -> bool:
-        """True when no case failed, errored or timed out."""
-        return not any(r.failed for r in self.results)
+        """True when no case failed, errored or timed out (nor warned, when strict)."""
+        return not any(r.fails(self.strict) for r in self.results)
 
     @property
     def failures(self) -> list[Result]:
-        return [r for r in self.results if r.failed]
+        return [r for r in self.results if r.fails(self.strict)]
+
+    @property
+    def warnings(self) -> list[Result]:
+        """The warnings that do not fail this run (none when strict: they are failures)."""
+        return [r for r in self.results if r.verdict is Verdict.WARN and not self.strict]
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"accumulator": self.accumulator, "total": len(self.results)}
         out.update({str(v): self.count(v) for v in Verdict})
         out["ok"] = self.ok
+        out["strict"] = self.strict
         out["seconds"] = round(self.seconds, 3)
         return out
 
@@ -144,17 +190,28 @@ class Report:
 # Judging one case
 
 
-def judge(accumulator: Accumulator, spec: str, case: Case) -> Result:
+def judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None = None) -> Result:
     """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict,
-    whatever it prints (file descriptors 1 and 2) its `output`."""
+    whatever it prints (file descriptors 1 and 2) its `output`. `scenario` is the one that made
+    the case (its steps give the class; default: by name)."""
     with captured_output() as output:
-        result = _judge(accumulator, spec, case)
+        result = _judge(accumulator, spec, case, scenario)
     return replace(result, output=output.text) if output.total else result
 
 
-def _judge(accumulator: Accumulator, spec: str, case: Case) -> Result:
+def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None) -> Result:
+    expectation: Expectation = classify(case, scenario)
     base = Result(
-        case.id, case.cassette, case.scenario, case.seed, case.dialect, spec, Verdict.ERROR, case.expected
+        case.id,
+        case.cassette,
+        case.scenario,
+        case.seed,
+        case.dialect,
+        spec,
+        Verdict.ERROR,
+        case.expected,
+        case_class=expectation.case_class,
+        class_reason=expectation.reason,
     )
     start = time.perf_counter()
     try:
@@ -173,9 +230,16 @@ def _judge(accumulator: Accumulator, spec: str, case: Case) -> Result:
     seconds = time.perf_counter() - start
     if not isinstance(actual, Outcome):
         return replace(base, verdict=Verdict.ERROR, error=f"returned {type(actual).__name__}, not an Outcome")
-    lines = tuple(diff(case.expected, actual))
-    verdict = Verdict.FAIL if lines else Verdict.PASS
-    return replace(base, verdict=verdict, actual=actual, diff=lines, seconds=seconds)
+    found = differences(case.expected, actual)
+    severities = tuple(severity for _, severity in found)
+    return replace(
+        base,
+        verdict=verdict_for(expectation.case_class, severities),
+        actual=actual,
+        diff=tuple(line for line, _ in found),
+        severities=severities,
+        seconds=seconds,
+    )
 
 
 def describe_error(exc: BaseException) -> str:
@@ -208,7 +272,7 @@ def signature(result: Result | Mapping[str, Any]) -> str:
         return "timeout"
     if verdict is Verdict.ERROR:
         return error_signature(error or "error")
-    if verdict is not Verdict.FAIL:
+    if verdict not in (Verdict.FAIL, Verdict.WARN):
         return str(verdict)
     return diff_signature(lines) or "fail"
 

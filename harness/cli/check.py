@@ -1,4 +1,5 @@
-"""`toolstream check`: every selected case through one accumulator; exit 1 when any case fails."""
+"""`toolstream check`: every selected case through one accumulator; exit 1 when any case fails
+(with `--strict`, when any case warns too)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,14 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_strict_option(parser: argparse.ArgumentParser) -> None:
+    """`--strict`, shared by `check` and `compare`."""
+    parser.add_argument(
+        "--strict", action="store_true",
+        help="warnings fail too: cosmetic differences (state label, finish reason, text) and policy cases",
+    )  # fmt: skip
+
+
 def selection_of(args: argparse.Namespace) -> Selection:
     if args.seeds is not None and args.seeds < 1:
         raise UsageError(f"--seeds: must be at least 1, not {args.seeds}")
@@ -75,9 +84,10 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         name,
         help="run an accumulator over every case (cassette x scenario x seed) and judge it",
         description=(
-            "Run an accumulator over the selected cases and give each a verdict: pass, fail, error, "
-            "timeout or skipped. Exit 0 when every case meets its expectation, 1 when any does not, "
-            "2 on a usage or input error."
+            "Run an accumulator over the selected cases and give each a verdict: pass, fail, warn, "
+            "error, timeout or skipped. An unsafe or lost difference in a spec or quirk case fails; a "
+            "cosmetic one, or any in a policy case, warns. Exit 0 when no case fails (warnings "
+            "included with --strict), 1 when one does, 2 on a usage or input error."
         ),
     )
     parser.add_argument(
@@ -85,6 +95,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="reference, a built-in name (openai-sdk, ...), module.path:attr, cmd:COMMAND, cmd-bytes:COMMAND",
     )  # fmt: skip
     add_selection_options(parser)
+    add_strict_option(parser)
     parser.add_argument(
         "--json", type=arguments.output_file, metavar="FILE", help="write the JSON report here (atomically)"
     )
@@ -113,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         progress.close()
+    report.strict = args.strict
     if args.json:
         write_json(report_to_dict(report, selection), args.json)
     if args.html:

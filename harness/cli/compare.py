@@ -7,9 +7,9 @@ from typing import Any
 
 from harness.check.compare import compare_matrix, write_reproductions
 from harness.cli import arguments
-from harness.cli.check import add_selection_options, selection_of, timeout_of
+from harness.cli.check import add_selection_options, add_strict_option, selection_of, timeout_of
 from harness.report.html import write_html
-from harness.report.results import comparison_to_dict, render_comparison, write_json
+from harness.report.results import comparison_to_dict, counts, render_comparison, write_json
 from harness.report.terminal import Progress
 
 
@@ -20,12 +20,15 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         description=(
             "Run accumulators A and B over the selected cases and report every case where their "
             "outcomes differ, with both outcomes, which one meets the expectation, and a shrunk "
-            "reproduction written as a cassette. Exit 0 when they agree everywhere, 1 when they differ."
+            "reproduction written as a cassette. Exit 0 when they agree everywhere or differ only "
+            "where neither fails its case (warnings: cosmetic differences, policy cases), 1 when they "
+            "differ otherwise (any difference with --strict)."
         ),
     )
     parser.add_argument("spec_a", metavar="SPEC_A", help="the first accumulator (same forms as check)")
     parser.add_argument("spec_b", metavar="SPEC_B", help="the second accumulator")
     add_selection_options(parser)
+    add_strict_option(parser)
     parser.add_argument(
         "--out", type=arguments.output_folder, default="toolstream-compare", metavar="DIR",
         help="where to write reproductions (default toolstream-compare/)",
@@ -58,10 +61,13 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         progress.close()
+    comparison.a.strict = comparison.b.strict = args.strict
     reproductions = write_reproductions(comparison, selection, args.out, limit=args.max_differences)
     if args.json:
-        write_json(comparison_to_dict(comparison, reproductions), args.json)
+        write_json(comparison_to_dict(comparison, reproductions, strict=args.strict), args.json)
     if args.html:
         write_html(args.html, comparison=comparison, selection=selection)
-    print(render_comparison(comparison, reproductions, max_differences=args.max_differences))
-    return 0 if comparison.agree else 1
+    print(
+        render_comparison(comparison, reproductions, max_differences=args.max_differences, strict=args.strict)
+    )
+    return 1 if any(counts(d, args.strict) for d in comparison.differences) else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import Any
 
 from harness import mutate as mutations
@@ -20,17 +21,30 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="SCENARIO", help="scenario files or folders")
     parser.add_argument("--dialect", help="only scenarios that apply to this dialect")
     parser.add_argument("--mutations", action="store_true", help="list the registered mutations instead")
+    parser.add_argument(
+        "--quirks",
+        action="store_true",
+        help="list the real deviations mutations imitate: quirk class, source, invariants broken",
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.quirks:
+        # A listing, not a table: sources and codes are both long and both worth reading whole.
+        for name in mutations.names():
+            cls = mutations.get(name)
+            if cls.imitates:
+                print(f"{name}: breaks {' '.join(cls.breaks) or 'nothing'}")
+                print("".join(f"  {quirk.id}  {quirk.source}\n" for quirk in cls.imitates), end="")
+        return 0
     if args.mutations:
         listing: list[tuple[object, ...]] = []
         for name in mutations.names():
             cls = mutations.get(name)
             doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
-            listing.append((name, cls.level, cls.meaning, doc))
-        print(table(("MUTATION", "LEVEL", "MEANING", "IMITATES"), listing))
+            listing.append((name, cls.level, cls.meaning, _quirk_ids(cls.imitates), doc))
+        print(table(("MUTATION", "LEVEL", "MEANING", "QUIRKS", "IMITATES"), listing))
         return 0
     found = load_scenarios(args.paths or None)
     if args.dialect:
@@ -41,12 +55,18 @@ def run(args: argparse.Namespace) -> int:
             _dialects(s.dialects),
             len(s.seeds),
             s.meaning,
+            _quirk_ids(quirk for step in s.steps for quirk in step.imitates),
             s.description,
         )
         for s in found
     ]
-    print(table(("SCENARIO", "DIALECTS", "SEEDS", "MEANING", "DESCRIPTION"), rows))
+    print(table(("SCENARIO", "DIALECTS", "SEEDS", "MEANING", "QUIRKS", "DESCRIPTION"), rows))
     return 0
+
+
+def _quirk_ids(quirks: Iterable[mutations.Quirk]) -> str:
+    """The quirk classes imitated, each once (`-`: every stream stays one the provider could send)."""
+    return ",".join(dict.fromkeys(quirk.id for quirk in quirks)) or "-"
 
 
 def _dialects(chosen: tuple[str, ...] | None) -> str:

@@ -19,7 +19,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         name,
         help="serve an accumulator over the stdio protocol (JSON Lines on stdin/stdout)",
         description=(
-            "Read cases on stdin and answer each with its outcome on stdout (the stdio protocol v1), "
+            "Read cases on stdin and answer each with its outcome on stdout (the stdio protocol v2), "
             "until stdin closes. SPEC: "
             + ", ".join(builtin_names())
             + ", module.path:attr (an event-level factory called with the dialect, or a @client_level"

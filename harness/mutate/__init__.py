@@ -16,6 +16,7 @@ reads). User code registers its own with the same decorator, or through the entr
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import importlib
 import random
 import types
@@ -38,6 +39,7 @@ __all__ = [
     "Level",
     "Meaning",
     "Mutation",
+    "Quirk",
     "Stream",
     "build",
     "get",
@@ -143,15 +145,37 @@ def _sniff_newline(body: bytes) -> str:
     return "\r\n" if body[cr + 1 : cr + 2] == b"\n" else "\r"
 
 
+@dataclass(frozen=True, slots=True)
+class Quirk:
+    """A real deviation from a protocol: its STREAM-QUIRKS.md class and where it was seen."""
+
+    id: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.source})"
+
+
 @dataclass(frozen=True)
 class Mutation(ABC):
     """A stream transformation with its parameters. Subclasses are frozen dataclasses whose
-    docstring names the real shape they imitate (a STREAM-QUIRKS.md class id)."""
+    docstring names the real shape they imitate (a STREAM-QUIRKS.md class id).
+
+    A mutation's result is a stream the provider could send (its dialect's `invariants` find
+    nothing new), unless it imitates a real deviation: then `imitates` names the quirks with their
+    sources and `breaks` the invariant codes it may break (`fnmatch` patterns such as
+    `*.block-overlap`, one per dialect rule)."""
 
     name: ClassVar[str] = ""
     level: ClassVar[Level] = Level.EVENT
     meaning: ClassVar[Meaning] = Meaning.PRESERVING
     codecs: ClassVar[tuple[str, ...]] = ("sse", "ndjson", "eventstream")
+    imitates: ClassVar[tuple[Quirk, ...]] = ()
+    breaks: ClassVar[tuple[str, ...]] = ()
+
+    def declares(self, code: str) -> bool:
+        """Whether this mutation says it breaks the invariant `code` (`anthropic.block-overlap`)."""
+        return any(fnmatch.fnmatchcase(code, pattern) for pattern in self.breaks)
 
     @abstractmethod
     def apply(self, stream: Stream, rng: random.Random) -> Stream:

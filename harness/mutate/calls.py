@@ -161,6 +161,7 @@ def expect_prefix(
     return replace(
         stream.expected,
         tool_calls=kept,
+        server_calls=seen.server_calls,  # the provider's own calls final in the prefix
         text=seen.text,
         finish_reason=seen.finish_reason,
         state=state,

@@ -16,7 +16,7 @@ from typing import Literal
 
 from harness.check.outcome import ToolCall
 from harness.errors import DialectError, NotApplicable
-from harness.mutate import Meaning, Mutation, Stream, mutation
+from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import (
     args_text,
     by_call,
@@ -184,6 +184,13 @@ class Interleave(Mutation):
 
     pattern: Literal["round-robin", "random"] = "round-robin"
 
+    imitates = (
+        Quirk("C1", "docker/docker-agent PR #3009 (an Anthropic stream adapter)"),
+        Quirk("C1", "mcowger/plexus#691; microsoft/agent-framework#8336 (gateways interleave chat indexes)"),
+        Quirk("E7", "can1357/oh-my-pi#1880 (llama.cpp /v1/responses)"),
+    )
+    breaks = ("*.block-overlap", "*.item-overlap")
+
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         fragments = fragments_or_skip(stream)
         groups = by_call(fragments)
@@ -217,7 +224,8 @@ class Interleave(Mutation):
                 started += 1
         events = list(stream.events)
         middle = [events[i] for i in others] + [events[i] for i in order]
-        return stream.with_events([*events[:first], *middle, *events[last + 1 :]])
+        # Blocks moved before the calls take the positions the calls had: renumber by position.
+        return stream.with_events(stream.dialect.renumber([*events[:first], *middle, *events[last + 1 :]]))
 
 
 @mutation("empty-args-fragment")
@@ -403,6 +411,9 @@ class StrayArgsAfterEnd(Mutation):
     closed item appends `}`, pydantic-ai). A correct client ignores it."""
 
     args: str = "}"
+
+    imitates = (Quirk("E3", "pydantic/pydantic-ai PR #6079"),)
+    breaks = ("*.delta-after-done", "*.delta-outside-block")
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         d = stream.dialect

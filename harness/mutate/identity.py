@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from harness.check.outcome import diff
 from harness.errors import DialectError, MutationError, NotApplicable
-from harness.mutate import Meaning, Mutation, Stream, mutation
+from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import (
     by_call,
     call_value,
@@ -35,6 +35,14 @@ from harness.wire import dialects
 from harness.wire.dialects import MISSING, Event, Field, Fragment, IdStyle, Role
 
 FieldName = Literal["id", "index", "name", "type", "item_id"]
+# What an index rewritten on purpose breaks: numbering by position, and the routing it gives.
+INDEX_BREAKS = (
+    "*.block-index-*",
+    "*.output-index-*",
+    "*.item-index-changed",
+    "*.delta-outside-block",
+    "*.stop-outside-block",
+)
 On = Literal["all", "headers", "continuations", "ends"]
 
 
@@ -172,6 +180,12 @@ class DropField(_FieldOp):
     missing from `.done`). On ids this changes the expected ids; otherwise meaning is kept."""
 
     meaning = Meaning.CHANGING
+    imitates = (
+        Quirk("A3", "openai/openai-python#2806 (Gemini OpenAI-compat); xorbitsai/inference#3634"),
+        Quirk("A10", "apache/flink-agents#947; binaricat/Netcatty#1004"),
+        Quirk("E6", "anomalyco/opencode PR #45081 (items without an id)"),
+    )
+    breaks = ("*.item-id-missing", "*.block-index-invalid", "*.output-index-invalid")
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         return rewrite(stream, self.key, lambda *_: MISSING, rng, on=self.on, removes=True)
@@ -183,6 +197,8 @@ class NullField(_FieldOp):
     """Set a field to null (A3 `index: null`, SGLang; `id: null` continuations)."""
 
     meaning = Meaning.CHANGING
+    imitates = (Quirk("A3", "sgl-project/sglang PR #4067; Alishahryar1/free-claude-code PR #633"),)
+    breaks = ("*.item-id-missing", "*.block-index-invalid", "*.output-index-invalid")
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         return rewrite(stream, self.key, lambda *_: None, rng, on=self.on, removes=True)
@@ -241,6 +257,12 @@ class FreshPerFragment(_FieldOp):
     that restarts or wanders per chunk, A2/A11). The header keeps its own, so an id still names
     its call."""
 
+    imitates = (
+        Quirk("A7", "NousResearch/hermes-agent#5254 (LM Studio)"),
+        Quirk("A11", "dirac-run/dirac PR #215 (Cerebras, Nebius)"),
+    )
+    breaks = INDEX_BREAKS
+
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         if self.key is Field.NAME:
             raise NotApplicable("a fresh name per fragment would make a different call")
@@ -273,6 +295,12 @@ class ShiftField(_FieldOp):
     on: On = "all"
     by: int = 1
     step: int = 0
+
+    imitates = (
+        Quirk("C4", "ollama/ollama#14816; jundot/omlx#1353; aws-samples/bedrock-access-gateway#134"),
+        Quirk("A11", "dirac-run/dirac PR #215 (Cerebras, Nebius)"),
+    )
+    breaks = INDEX_BREAKS
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         def shift(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
@@ -316,6 +344,12 @@ class SetField(_FieldOp):
     value: Any = 0
 
     meaning = Meaning.CHANGING
+    imitates = (
+        Quirk("A1", "langchain-ai/langchain#34807 (Bedrock/Anthropic); ollama/ollama#15457"),
+        Quirk("A1", "BerriAI/litellm#21331; mcowger/plexus#691 (Responses-to-Chat bridges)"),
+        Quirk("A2", "su-kaka/gcli2api PR #406; BerriAI/litellm PR #16194"),
+    )
+    breaks = INDEX_BREAKS
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         if self.key is Field.NAME:

@@ -5,16 +5,19 @@ expectation, and it says where the text lands.
 
 from __future__ import annotations
 
+import fnmatch
 import random
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness.errors import NotApplicable
-from harness.mutate import Meaning, Mutation, Stream, mutation
+from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import fragments_or_skip, reference_on, terminal_index
 from harness.wire.dialects import Event, Kind
 
 Where = Literal["start", "before-tools", "after-tools", "end"]
+# Numbering is `renumber`'s job (the validity test checks it), not a reason to refuse a position.
+_NUMBERING = ("*.block-index-*", "*.output-index-*")
 
 
 def _position(stream: Stream, where: str) -> int:
@@ -29,8 +32,30 @@ def _position(stream: Stream, where: str) -> int:
     if where in ("before-tools", "after-tools"):
         fragments = fragments_or_skip(stream)
         return fragments[0].event if where == "before-tools" else fragments[-1].event + 1
-    finish = [i for i, e in enumerate(stream.events) if Kind.FINISH in d.kinds(e)]
-    return min([terminal_index(stream), *finish])
+    return min([terminal_index(stream), *_finishes(stream)])
+
+
+def _finishes(stream: Stream) -> list[int]:
+    return [i for i, e in enumerate(stream.events) if Kind.FINISH in stream.dialect.kinds(e)]
+
+
+def _insert(stream: Stream, at: int, built: list[Event]) -> list[Event]:
+    """The events with `built` inserted at `at`, every block after it renumbered by position. Not
+    applicable where no provider would send them: after the finish, or inside a block still open
+    (a stream cut mid-call), which the dialect's invariants tell."""
+    d = stream.dialect
+    if any(at > i for i in _finishes(stream)):
+        raise NotApplicable("the finish comes before this point: a provider sends nothing after it")
+    events = d.renumber([*stream.events[:at], *built, *stream.events[at:]])
+    was = {v.code for v in d.invariants(stream.events)}
+    new = sorted(
+        code
+        for code in {v.code for v in d.invariants(events)} - was
+        if not any(fnmatch.fnmatchcase(code, pattern) for pattern in _NUMBERING)
+    )
+    if new:
+        raise NotApplicable(f"no provider sends these events here ({', '.join(new)})")
+    return events
 
 
 def _build(stream: Stream, kind: Kind, **params: object) -> list[Event]:
@@ -60,8 +85,7 @@ class InsertText(Mutation):
         old = stream.expected.text
         if not old.startswith(before):
             raise NotApplicable("the text before this point is not a prefix of the expected text")
-        built = _build(stream, Kind.TEXT, text=self.text)
-        events = [*stream.events[:at], *built, *stream.events[at:]]
+        events = _insert(stream, at, _build(stream, Kind.TEXT, text=self.text))
         expected = replace(stream.expected, text=before + self.text + old[len(before) :])
         return stream.with_events(events, expected)
 
@@ -77,7 +101,7 @@ class InsertReasoning(Mutation):
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         at = _position(stream, self.where)
-        events = [*stream.events[:at], *_build(stream, Kind.REASONING, text=self.text), *stream.events[at:]]
+        events = _insert(stream, at, _build(stream, Kind.REASONING, text=self.text))
         return stream.with_events(events)
 
 
@@ -130,6 +154,17 @@ class DuplicateStart(Mutation):
     `content_block_start`; a repeated tool-call header). A correct client is idempotent."""
 
     what: Literal["message", "tool"] = "message"
+
+    imitates = (
+        Quirk("D10", "vercel/ai fixture duplicate-message-start.chunks.txt"),
+        Quirk("D10", "llama.cpp server 'fix duplicate content_block_start' commit"),
+    )
+    breaks = (
+        "*.message-start-repeated",
+        "*.block-start-repeated",
+        "*.item-id-reused",
+        "*.output-index-reused",
+    )
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         d = stream.dialect

@@ -15,10 +15,10 @@ from typing import Literal
 
 from harness.check.outcome import State
 from harness.errors import DialectError, NotApplicable
-from harness.mutate import Meaning, Mutation, Stream, mutation
+from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import by_call, expect_prefix, first_signal, fragments_or_skip, terminal_index
 from harness.mutate.wire import CUT_ERROR, CUT_ERROR_TYPE
-from harness.wire.dialects import MISSING, Event, Field, Kind, Role
+from harness.wire.dialects import MISSING, Event, Field, Finish, Kind, Role
 
 ERROR_MESSAGE = "Overloaded (injected by toolstream)"
 
@@ -173,23 +173,35 @@ class DropFinish(Mutation):
 @mutation("change-finish")
 @dataclass(frozen=True)
 class ChangeFinish(Mutation):
-    """Replace the finish reason (D1: `stop` instead of `tool_calls` with calls made; vLLM forced
-    tool_choice, Gemini's STOP). Expected: that finish reason; the calls stay unless the dialect
+    """Replace the finish reason with the dialect's own word for `reason` (D1 with `stop`: a normal
+    stop although calls were made; vLLM forced tool_choice, LiteLLM, MCP-Bridge). `reason` is a
+    meaning (`stop`, `tool-calls`, `length`, `content-filter`); it does not apply where the
+    dialect has no word for it, or already says it (Gemini and Ollama say STOP / `stop` after
+    calls: they have no D1). Expected: that finish reason; the calls stay unless the dialect
     says the new reason ends the turn otherwise (Gemini SAFETY is an error)."""
 
-    reason: str = "stop"
+    reason: Literal["stop", "tool-calls", "length", "content-filter"] = "stop"
 
     meaning = Meaning.CHANGING
+    imitates = (
+        Quirk("D1", "vllm-project/vllm PR #9209 (forced tool_choice)"),
+        Quirk("D1", "BerriAI/litellm#12862; SecretiveShell/MCP-Bridge PR #96"),
+    )
+    breaks = ("*.finish-contradicts-calls",)
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
-        found = _finish_events(stream)
+        d = stream.dialect
+        word = d.finish_reasons.get(Finish(self.reason))
+        if word is None:
+            raise NotApplicable(f"{d.name} has no finish reason meaning {self.reason}")
+        found = [i for i in _finish_events(stream) if d.finish_reason(stream.events[i]) != word]
         if not found:
-            raise NotApplicable("no finish reason to change")
+            raise NotApplicable(f"no finish reason other than {word!r} to change")
         events = list(stream.events)
         for i in found:
-            events[i] = stream.dialect.with_finish_reason(events[i], self.reason)
+            events[i] = d.with_finish_reason(events[i], word)
         expected = expect_prefix(stream, events, state=None, error=None)
-        return stream.with_events(events, replace(expected, finish_reason=self.reason))
+        return stream.with_events(events, replace(expected, finish_reason=word))
 
 
 @mutation("move-finish")
@@ -200,6 +212,9 @@ class MoveFinish(Mutation):
     fragment. A correct client still gets every argument: meaning is kept."""
 
     to: Literal["with-last-args", "before-last-args"] = "with-last-args"
+
+    imitates = (Quirk("D2", "jeremychone/rust-genai PR #164; vllm-project/vllm PR #36944"),)
+    breaks = ("*.delta-after-finish", "*.content-after-finish")
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         d = stream.dialect
@@ -281,9 +296,11 @@ class DuplicateSentinel(Mutation):
 @dataclass(frozen=True)
 class DropCalls(Mutation):
     """Remove every tool-call fragment but keep the finish reason (D9: `finish_reason:"tool_calls"`
-    with no tool deltas). Expected: no calls."""
+    with no tool deltas). Expected: no calls. Blocks after the dropped ones are renumbered."""
 
     meaning = Meaning.CHANGING
+    imitates = (Quirk("D9", "openai-agents-python raises on it (code); ollama/ollama#5796"),)
+    breaks = ("*.finish-contradicts-calls",)
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         d = stream.dialect
@@ -293,5 +310,5 @@ class DropCalls(Mutation):
             current = events[fragment.event]
             if current is not None:
                 events[fragment.event] = d.remove(current, fragment.slot)
-        kept = [e for e in events if e is not None]
+        kept = d.renumber([e for e in events if e is not None])
         return stream.with_events(kept, replace(stream.expected, tool_calls=()))

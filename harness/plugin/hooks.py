@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[_CATALOG] = CaseCatalog()
-    config.stash[_RESULTS] = MatrixResults()
+    config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)
     config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
 
 
@@ -105,7 +105,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
-    common: dict[str, Any] = {"parent": parent, "selection": selection, "catalog": catalog}
+    common: dict[str, Any] = {
+        "parent": parent, "selection": selection, "catalog": catalog, "strict": settings.strict
+    }  # fmt: skip
     for spec in settings.accumulators:
         name = item_name(spec)
         items.extend(
@@ -214,7 +216,8 @@ def toolstream_case(request: pytest.FixtureRequest) -> MatrixCase:
     """One case of the conformance matrix (the test is parametrized over all selected cases)."""
     selection, case_id = request.param
     catalog = request.config.stash[_CATALOG]
-    return MatrixCase(catalog.case(selection, case_id), selection, catalog, node=request.node)
+    strict = request.config.stash[_SETTINGS].strict
+    return MatrixCase(catalog.case(selection, case_id), selection, catalog, node=request.node, strict=strict)
 
 
 @pytest.fixture

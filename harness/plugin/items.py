@@ -28,9 +28,9 @@ from harness.check.selection import ORIGINAL, Matrix, Selection
 from harness.check.verdict import Report, Result, Verdict, judge, signature
 from harness.errors import HarnessError, UsageError
 from harness.mutate import Meaning
-from harness.mutate.scenario import Case
+from harness.mutate.scenario import Case, Scenario
 from harness.plugin.options import RecordOptions
-from harness.report.results import replay_command
+from harness.report.results import counts, group_tags, replay_command, severity_rank, warning_lines
 from harness.transports import RecordingTransport
 from harness.transports._library import TransportBase
 from harness.transports.modes import RecordMode
@@ -216,6 +216,7 @@ class CaseCatalog:
     def __init__(self) -> None:
         self._cases: dict[Selection, dict[str, Case]] = {}
         self._meaning: dict[str, Meaning] = {ORIGINAL.name: ORIGINAL.meaning}
+        self._scenarios: dict[str, Scenario] = {ORIGINAL.name: ORIGINAL}
         self._accumulators: dict[str, Accumulator] = {}
 
     def cases(self, selection: Selection) -> dict[str, Case]:
@@ -224,6 +225,7 @@ class CaseCatalog:
             matrix = Matrix(selection)
             for scenario in matrix.scenarios:
                 self._meaning[scenario.name] = scenario.meaning
+                self._scenarios[scenario.name] = scenario
             self._cases[selection] = {case.id: case for case in matrix.all()}
         return self._cases[selection]
 
@@ -236,11 +238,18 @@ class CaseCatalog:
     def meaning(self, scenario: str) -> Meaning:
         return self._meaning.get(scenario, Meaning.CHANGING)
 
+    def judge(self, spec: str | Any, case: Case) -> Result:
+        """One case through the accumulator `spec` names, classed by the scenario that made it."""
+        acc = self.accumulator(spec)
+        name = spec if isinstance(spec, str) else acc.name
+        return judge(acc, name, case, self._scenarios.get(case.scenario))
+
     def accumulator(self, spec: str | Any) -> Accumulator:
         """The accumulator a spec names (or an object wraps to), resolved once a session."""
         key = spec if isinstance(spec, str) else f"object-{id(spec)}"
         if key not in self._accumulators:
-            self._accumulators[key] = resolve(spec)
+            self._accumulators[key] = resolved = resolve(spec)
+            resolved.prepare()  # once a session, so no item's time counts the library's imports
         return self._accumulators[key]
 
     def shutdown(self) -> None:
@@ -259,9 +268,16 @@ def replay_lines(case_id: str, commands: Iterable[str]) -> list[str]:
 
 
 def failure_text(result: Result, selection: Selection | None = None) -> str:
-    """The outcome diff (or error), the case id, and the commands that replay just this case."""
-    lines = [f"{result.verdict.upper()} {result.id} (accumulator {result.accumulator})"]
-    if result.verdict is Verdict.FAIL:
+    """The outcome diff (or error) with each line's severity, the case id and class, and the
+    commands that replay just this case."""
+    severity = f"{result.severity}, " if result.severity else ""
+    lines = [
+        f"{result.verdict.upper()} {result.id} (accumulator {result.accumulator}) "
+        f"[{severity}{result.case_class}: {result.class_reason or '-'}]"
+    ]
+    if result.verdict in (Verdict.FAIL, Verdict.WARN) and len(result.severities) == len(result.diff):
+        lines.extend(f"  {s:<8}  {line}" for line, s in zip(result.diff, result.severities, strict=True))
+    elif result.verdict in (Verdict.FAIL, Verdict.WARN):
         lines.extend(f"  {line}" for line in result.diff)
     else:
         lines.extend(f"  {line}" for line in (result.error or "(no message)").splitlines())
@@ -293,6 +309,7 @@ class MatrixCase:
     catalog: CaseCatalog
     node: Any = None  # the pytest item, to carry verdicts to the summary and reports
     results: list[Result] = field(default_factory=list)
+    strict: bool = False  # warnings fail too
 
     @property
     def id(self) -> str:
@@ -307,17 +324,16 @@ class MatrixCase:
         return self.catalog.accumulator(accumulator).run(self.case)
 
     def check(self, accumulator: str | Any) -> Result:
-        """Judge `accumulator` on this case; raises `CaseFailed` unless it passes (skips when it
-        says the case is not for it)."""
-        acc = self.catalog.accumulator(accumulator)
-        spec = accumulator if isinstance(accumulator, str) else acc.name
-        result = judge(acc, spec, self.case)
+        """Judge `accumulator` on this case; raises `CaseFailed` when it fails (a warning only
+        when strict; skips when it says the case is not for it)."""
+        result = self.catalog.judge(accumulator, self.case)
+        spec = result.accumulator
         self.results.append(result)
         if self.node is not None:
             self.node.user_properties.append((RESULT_KEY, result.to_dict()))
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.error or f"{spec} says case {self.id} is not for it")
-        if result.failed:
+        if result.fails(self.strict):
             raise CaseFailed(failure_text(result, self.selection))
         return result
 
@@ -342,11 +358,14 @@ class MatrixCollector(pytest.Collector):
 
 
 class _MatrixItem(pytest.Item):
-    def __init__(self, *, case_id: str, selection: Selection, catalog: CaseCatalog, **kwargs: Any) -> None:
+    def __init__(
+        self, *, case_id: str, selection: Selection, catalog: CaseCatalog, strict: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.case_id = case_id
         self.selection = selection
         self.catalog = catalog
+        self.strict = strict  # warnings fail too
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed | HarnessError):
@@ -363,11 +382,11 @@ class CaseItem(_MatrixItem):
 
     def runtest(self) -> None:
         case = self.catalog.case(self.selection, self.case_id)
-        result = judge(self.catalog.accumulator(self.spec), self.spec, case)
+        result = self.catalog.judge(self.spec, case)
         self.user_properties.append((RESULT_KEY, result.to_dict()))
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.error or "the accumulator says this case is not for it")
-        if result.failed:
+        if result.fails(self.strict):
             raise CaseFailed(failure_text(result, self.selection))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
@@ -383,10 +402,10 @@ class CompareItem(_MatrixItem):
 
     def runtest(self) -> None:
         case = self.catalog.case(self.selection, self.case_id)
-        a, b = (judge(self.catalog.accumulator(spec), spec, case) for spec in self.specs)
+        a, b = (self.catalog.judge(spec, case) for spec in self.specs)
         lines = outcome_difference(a, b)
         self.user_properties.append((COMPARE_KEY, {"a": a.to_dict(), "b": b.to_dict(), "lines": lines}))
-        if lines:
+        if lines and counts(Difference(a, b, tuple(lines)), self.strict):
             raise CaseFailed(compare_text(a, b, lines, self.selection))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
@@ -404,9 +423,11 @@ def item_name(spec: str) -> str:
 
 
 class MatrixResults:
-    """Every verdict reported in the session, in arrival order (xdist workers included)."""
+    """Every verdict reported in the session, in arrival order (xdist workers included).
+    `strict`: warnings count as failures."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
         self.results: list[Result] = []
         self.pairs: list[tuple[Result, Result, tuple[str, ...]]] = []
 
@@ -423,23 +444,26 @@ class MatrixResults:
         by_spec: dict[str, list[Result]] = defaultdict(list)
         for result in self.results:
             by_spec[result.accumulator].append(result)
-        return [Report(spec, sorted(found, key=lambda r: r.id)) for spec, found in by_spec.items()]
+        ordered = {spec: sorted(found, key=lambda r: r.id) for spec, found in by_spec.items()}
+        return [Report(spec, found, strict=self.strict) for spec, found in ordered.items()]
 
     def comparison(self) -> Comparison | None:
         if not self.pairs:
             return None
         pairs = sorted(self.pairs, key=lambda p: p[0].id)
-        a = Report(pairs[0][0].accumulator, [p[0] for p in pairs])
-        b = Report(pairs[0][1].accumulator, [p[1] for p in pairs])
+        a = Report(pairs[0][0].accumulator, [p[0] for p in pairs], strict=self.strict)
+        b = Report(pairs[0][1].accumulator, [p[1] for p in pairs], strict=self.strict)
         return Comparison(a, b, [Difference(x, y, lines) for x, y, lines in pairs if lines])
 
     def summary_lines(self) -> list[str]:
         """The terminal summary: counts per accumulator, failures by signature and by scenario."""
         lines: list[str] = []
         for report in self.reports():
-            counts = ", ".join(f"{report.count(v)} {v}" for v in Verdict if report.count(v))
-            lines.append(f"{report.accumulator}: {len(report.results)} cases: {counts}")
+            said = ", ".join(f"{report.count(v)} {v}" for v in Verdict if report.count(v))
+            lines.append(f"{report.accumulator}: {len(report.results)} cases: {said}")
             lines.extend(_grouped(report.failures))
+            if report.warnings:
+                lines.extend(warning_lines(report.warnings, "--toolstream-strict"))
         comparison = self.comparison()
         if comparison is not None:
             total = len(comparison.a.results)
@@ -463,13 +487,15 @@ def _grouped(failures: Sequence[Result]) -> list[str]:
     groups: dict[str, list[Result]] = defaultdict(list)
     for result in failures:
         groups[signature(result)].append(result)
-    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    ordered = sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0]))
     if len(ordered) == 1:
         out = [f"{len(failures)} failures, all: {ordered[0][0]}"]
+        if group_tags(ordered[0][1]):
+            out.append(f"  {group_tags(ordered[0][1]).strip()}")
     else:
         out = [f"{len(failures)} failures in {len(ordered)} kinds:"]
         for n, (sig, members) in enumerate(ordered, start=1):
-            out.append(f"  {n:>3}. {len(members):>5}  {sig}")
+            out.append(f"  {n:>3}. {len(members):>5}  {group_tags(members)}{sig}")
     out.append("by scenario:")
     by_scenario: dict[str, list[Result]] = defaultdict(list)
     for result in failures:

@@ -77,6 +77,10 @@ def add_options(parser: pytest.Parser) -> None:
         "--toolstream-html", dest="toolstream_html", default=None, metavar="FILE",
         help="write the matrix results as a self-contained HTML page",
     )  # fmt: skip
+    group.addoption(
+        "--toolstream-strict", dest="toolstream_strict", action="store_true", default=None,
+        help="matrix warnings fail too: cosmetic differences and policy cases",
+    )  # fmt: skip
     parser.addini("toolstream_record_mode", "default record mode of the toolstream fixture", default=None)
     parser.addini(
         "toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None
@@ -87,6 +91,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("toolstream_compare", "two accumulator specs to compare", type="args", default=[])
     parser.addini("toolstream_json", "JSON report file (relative to the rootdir)", default=None)
     parser.addini("toolstream_html", "HTML report file (relative to the rootdir)", default=None)
+    parser.addini("toolstream_strict", "matrix warnings fail too", type="bool", default=False)
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,7 @@ class Settings:
     compare: tuple[str, str] | None = None
     json: Path | None = None
     html: Path | None = None
+    strict: bool = False
     ci: bool = False
 
     @classmethod
@@ -147,6 +153,7 @@ class Settings:
             compare=None if compare is None else (str(compare[0]), str(compare[1])),
             json=path("toolstream_json"),
             html=path("toolstream_html"),
+            strict=bool(option("toolstream_strict") or config.getini("toolstream_strict")),
             ci=bool(os.environ.get("CI")),
         )
 

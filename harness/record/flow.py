@@ -14,8 +14,6 @@ from harness.record.providers import build_request, provider
 __all__ = ["default_output", "record"]
 
 
-
-
 def default_output(provider_name: str, recipe_name: str, model: str, root: str | Path = "cassettes") -> Path:
     """`cassettes/<dialect>/<provider>-<recipe>-<model>.yaml`, the model made file-name safe."""
     spec = provider(provider_name)

@@ -229,7 +229,7 @@ def _decode(data: bytes, codec_name: str, where: str) -> list[WireEvent]:
         wire = decode_all(get_codec(codec_name), [data])
     except CodecError as exc:
         raise CodecError(f"{where}: undecodable {codec_name} body: {exc}") from None
-    if not any(event.comment is None for event in wire):
+    if not any(not event.is_comment for event in wire):
         raise CodecError(f"{where}: no {codec_name} events in the body (is it {codec_name}? see --from)")
     return wire
 

@@ -47,9 +47,7 @@ COMPATIBLE: Final = (Provider("openai-compatible", "openai-chat", own_endpoint=F
 def providers() -> dict[str, Provider]:
     """Every provider by name: each dialect that can ask its provider, and `COMPATIBLE`."""
     own = [
-        Provider(d.provider, d.name)
-        for d in map(dialects.get, dialects.names())
-        if isinstance(d, Requesting)
+        Provider(d.provider, d.name) for d in map(dialects.get, dialects.names()) if isinstance(d, Requesting)
     ]
     return {p.name: p for p in sorted([*own, *COMPATIBLE], key=lambda p: p.name)}
 

@@ -4,8 +4,8 @@ The page leads with what is wrong: per accumulator (or per compare), a summary o
 kind, worst first, each with its count, where it happens and its worst case; a click opens that
 case (diff, expected and actual outcome, the mutated stream, the commands that replay it). Below
 it, the scenario x cassette grid of each dialect, failing rows and columns first, every cell
-saying its counts the same way ("2✗ 1✓"). Cases are read in their `to_dict()` form, so keys a
-result gains later (`severity`, `class`) are grouped on and shown without a change here.
+saying its counts the same way ("2✗ 1✓"). Cases are read in their `to_dict()` form; kinds are
+grouped on `severity` and `class`, and warnings (which fail only under --strict) are listed apart.
 Used by `toolstream check --html`, `toolstream compare --html` and the pytest plugin alike.
 """
 
@@ -25,19 +25,20 @@ from harness.check.compare import Comparison
 from harness.check.selection import Selection, build_case
 from harness.check.verdict import Report, signature
 from harness.errors import HarnessError
-from harness.report.results import replay_command
+from harness.report.results import counts, replay_command
 from harness.report.terminal import clip_values, shorten
 
 __all__ = ["render_html", "write_html"]
 
 # Worst first: a cell takes the colour of its worst status, and its counts are said in this order.
-_STATUSES: Final = ("fail", "error", "timeout", "differ", "pass", "agree", "skipped")
+_STATUSES: Final = ("fail", "error", "timeout", "differ", "warn", "pass", "agree", "skipped")
 # Plain text and two glyphs every system font has (DejaVu Sans, Segoe UI, SF): nothing draws a box.
 _MARKS: Final = {
     "fail": "\u2717",
     "error": " err",
     "timeout": " t/o",
     "differ": "\u2260",
+    "warn": " warn",
     "pass": "\u2713",
     "agree": "=",
     "skipped": " skip",
@@ -103,20 +104,25 @@ def _check_section(
 ) -> dict[str, Any]:
     cases = [result.to_dict() for result in report.results]
     entries = [_check_entry(case, selection) for case in cases]
-    failing = [n for n, case in enumerate(cases) if case["verdict"] in ("fail", "error", "timeout")]
+    failing = [n for n, result in enumerate(report.results) if result.fails(report.strict)]
+    warned = [n for n, r in enumerate(report.results) if r.verdict == "warn" and not r.fails(report.strict)]
     groups = _groups(cases, failing, signature, _diff_size)
-    counts = Counter(case["verdict"] for case in cases)
+    groups += [{**g, "warn": True} for g in _groups(cases, warned, signature, _diff_size)]
+    found = Counter(case["verdict"] for case in cases)
     # Pass and fail are said by the headline itself; the rarer verdicts are named when present.
-    rarer = [v for v in ("error", "timeout", "skipped") if counts[v]]
-    shown = (["fail"] if counts["fail"] and rarer[:1] != ["skipped"] else []) + rarer
-    said = f" ({', '.join(f'{counts[v]} {v}' for v in shown)})" if rarer else ""
+    rarer = [v for v in ("warn", "error", "timeout", "skipped") if found[v]]
+    shown = (["fail"] if found["fail"] and rarer[:1] != ["skipped"] else []) + rarer
+    said = f" ({', '.join(f'{found[v]} {v}' for v in shown)})" if rarer else ""
     if failing:
         headline = f"{report.accumulator}: {len(failing)} of {len(cases)} cases fail{said}"
     elif cases:
         headline = f"{report.accumulator}: all {len(cases)} cases pass{said}"
     else:
         headline = f"{report.accumulator}: no cases were run"
-    statuses = [c["verdict"] for c in cases]
+    # Under --strict a warning fails: its cell says so.
+    statuses = [
+        "fail" if n in failing and c["verdict"] == "warn" else c["verdict"] for n, c in enumerate(cases)
+    ]
     return _section(headline, not failing, cases, entries, groups, statuses, streams, _legend(False))
 
 
@@ -129,12 +135,16 @@ def _compare_section(
     differing = {d.id: d for d in comparison.differences}
     options = selection.replay_options() if selection is not None else []
     cases, entries, statuses = [], [], []
+    strict = comparison.a.strict
     for a, b in zip(comparison.a.results, comparison.b.results, strict=True):
         case = a.to_dict()
         difference = differing.get(a.id)
         case["diff"] = list(difference.lines) if difference is not None else []
         cases.append(case)
-        statuses.append("differ" if difference is not None else "agree")
+        if difference is None:
+            statuses.append("agree")
+        else:
+            statuses.append("differ" if counts(difference, strict) else "warn")
         argv = ["toolstream", "compare", a_spec, b_spec, *options, "--case", a.id]
         entries.append(
             {
@@ -152,9 +162,14 @@ def _compare_section(
             }
         )
     differ = [n for n, status in enumerate(statuses) if status == "differ"]
+    warned = [n for n, status in enumerate(statuses) if status == "warn"]
     groups = _groups(cases, differ, _difference_signature, _diff_size)
+    groups += [{**g, "warn": True} for g in _groups(cases, warned, _difference_signature, _diff_size)]
+    apart = f" (and {len(warned)} only warnings)" if warned else ""
     if differ:
-        headline = f"A = {a_spec} vs B = {b_spec}: differ on {len(differ)} of {len(cases)} cases"
+        headline = f"A = {a_spec} vs B = {b_spec}: differ on {len(differ)} of {len(cases)} cases{apart}"
+    elif warned:
+        headline = f"A = {a_spec} vs B = {b_spec}: differ on {len(cases)} cases only in warnings{apart}"
     else:
         headline = f"A = {a_spec} vs B = {b_spec}: agree on all {len(cases)} cases"
     return _section(headline, not differ, cases, entries, groups, statuses, streams, _legend(True))
@@ -189,7 +204,13 @@ def _section(
 
 def _check_entry(case: Mapping[str, Any], selection: Selection | None) -> dict[str, Any]:
     verdict = case["verdict"]
-    lines = list(case["diff"]) if verdict == "fail" else ([case["error"]] if case.get("error") else [])
+    if verdict in ("fail", "warn"):
+        severities = case.get("severities") or []
+        lines = list(case["diff"])
+        if len(severities) == len(lines):
+            lines = [f"{s:<8}  {line}" for s, line in zip(severities, lines, strict=True)]
+    else:
+        lines = [case["error"]] if case.get("error") else []
     entry: dict[str, Any] = {
         "id": case["id"],
         "verdict": verdict,
@@ -370,8 +391,10 @@ def _section_html(n: int, section: dict[str, Any]) -> str:
     e = html.escape
     state = "ok" if section["ok"] else "bad"
     out = [f'<section class="run" data-section="{n}"><h2 class="{state}">{e(section["headline"])}</h2>']
-    if section["groups"]:
-        out.append(_summary_html(n, section["groups"]))
+    if any(not g.get("warn") for g in section["groups"]):
+        out.append(_summary_html(n, section["groups"], warn=False))
+    if any(g.get("warn") for g in section["groups"]):
+        out.append(_summary_html(n, section["groups"], warn=True))
     links = "".join(
         f'<a href="#d{n}-{grid["index"]}" class="{"bad" if grid["failing"] else "ok"}">'
         f"{e(grid['dialect'])} <span>{e(_grid_said(grid))}</span></a>"
@@ -385,10 +408,12 @@ def _section_html(n: int, section: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _summary_html(n: int, groups: list[dict[str, Any]]) -> str:
+def _summary_html(n: int, groups: list[dict[str, Any]], warn: bool) -> str:
     e = html.escape
     rows = []
     for g, group in enumerate(groups):
+        if bool(group.get("warn")) is not warn:
+            continue  # failures and warnings each get a table; `g` stays the index the page's data uses
         tags = "".join(
             f'<span class="tag {e(str(group[key]))}">{e(str(group[key]))}</span>'
             for key in ("severity", "class")
@@ -402,10 +427,10 @@ def _summary_html(n: int, groups: list[dict[str, Any]]) -> str:
             f'<td class="worst"><span class="open">worst case</span>'
             f'<div class="id">{e(group["worst_id"])}</div></td></tr>'
         )
-    return (
-        '<div class="summary"><table><thead><tr><th>cases</th><th>what is wrong (click a row for '
-        f"its worst case)</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
+    what = "warnings: fail only with --strict" if warn else "what is wrong"
+    head = f"<thead><tr><th>cases</th><th>{what} (click a row for its worst case)</th><th></th></tr></thead>"
+    kind = "summary warn" if warn else "summary"
+    return f'<div class="{kind}"><table>{head}<tbody>{"".join(rows)}</tbody></table></div>'
 
 
 def _grid_html(n: int, grid: dict[str, Any]) -> str:
@@ -447,10 +472,15 @@ def _grid_said(grid: dict[str, Any]) -> str:
 
 def _legend(compare: bool) -> str:
     if compare:
-        items = [("differ", "2\u2260 A and B differ on 2"), ("agree", "1= agree on 1")]
+        items = [
+            ("differ", "2\u2260 A and B differ on 2"),
+            ("warn", "1 warn differ only where neither fails"),
+            ("agree", "1= agree on 1"),
+        ]
     else:
         items = [
             ("fail", "2\u2717 2 failed"),
+            ("warn", "1 warn 1 warned (cosmetic or policy)"),
             ("pass", "1\u2713 1 passed"),
             ("error", "1 err error"),
             ("timeout", "1 t/o timeout"),
@@ -509,6 +539,8 @@ td.cell:hover,td.cell:focus{outline:3px solid #1b1b1b;outline-offset:-3px}
 .pass,.agree{background:#43a047;color:#fff}
 .fail,.differ{background:#d32f2f;color:#fff}
 .error{background:#f57c00;color:#fff}
+.warn{background:#fdd835;color:#3e2723}
+.summary.warn{margin-top:10px} .summary.warn td.count{color:#8d6e00}
 .timeout{background:#7b1fa2;color:#fff}
 .skipped{background:#cfd8dc;color:#37474f}
 td.none{background:#eee;cursor:default}

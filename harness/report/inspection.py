@@ -63,7 +63,7 @@ def gists(dialect: str | None, events: list[Event]) -> list[str]:
     out = []
     for i, event in enumerate(events):
         if event.wire.is_comment:
-            out.append(":" + (event.wire.comment or ""))
+            out.append(event.wire.block if event.wire.block is not None else ":" + (event.wire.comment or ""))
         elif d is not None and i in fragments:
             out.append("  ".join(_fragment_gist(d, event, f) for f in fragments[i]))
         elif isinstance(event.payload, (dict, list)):

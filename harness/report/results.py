@@ -2,8 +2,9 @@
 
 The terminal shows a compact scenario x cassette grid when the matrix is small, else the
 failures grouped by signature (a diff with call numbers and values abstracted away, so "14
-failures, all: name concatenated" reads at a glance), then each failure's diff with its case id
-and the command that replays just that case.
+failures, all: name concatenated" reads at a glance), worst severity first, then each failure's
+diff (each line with its severity) with its case id, class and the command that replays just that
+case. Warnings (cosmetic differences, policy cases) are listed apart: they fail only under --strict.
 """
 
 from __future__ import annotations
@@ -17,18 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import write_atomic
-from harness.check.compare import Comparison, meets_expectation
+from harness.check.compare import Comparison, Difference, meets_expectation
 from harness.check.selection import Selection
+from harness.check.severity import Severity
 from harness.check.verdict import Report, Result, Verdict, signature
 from harness.report.terminal import clip, clip_values, printable, shorten, table
 
 __all__ = [
     "REPORT_VERSION",
     "comparison_to_dict",
+    "counts",
+    "group_tags",
     "render_check",
     "render_comparison",
     "replay_command",
     "report_to_dict",
+    "severity_rank",
+    "warning_lines",
     "write_json",
 ]
 
@@ -61,8 +67,14 @@ def session_to_dict(
     return {"version": REPORT_VERSION, "reports": [report_to_dict(r) for r in reports]}
 
 
+def counts(difference: Difference, strict: bool = False) -> bool:
+    """Whether an A/B difference fails a compare: when either side fails its case (`strict`:
+    always). A difference between two outcomes that each pass or only warn is shown apart."""
+    return strict or difference.a.fails() or difference.b.fails()
+
+
 def comparison_to_dict(
-    comparison: Comparison, reproductions: Mapping[str, Path] | None = None
+    comparison: Comparison, reproductions: Mapping[str, Path] | None = None, *, strict: bool = False
 ) -> dict[str, Any]:
     reproductions = reproductions or {}
     return {
@@ -72,6 +84,8 @@ def comparison_to_dict(
             "b": comparison.b.summary(),
             "cases": len(comparison.a.results),
             "differences": len(comparison.differences),
+            "failing": sum(counts(d, strict) for d in comparison.differences),
+            "strict": strict,
         },
         "differences": [
             {
@@ -80,6 +94,7 @@ def comparison_to_dict(
                 "a": d.a.to_dict(),
                 "b": d.b.to_dict(),
                 "meets_expectation": meets_expectation(d.a, d.b),
+                "warn": not counts(d, strict),
                 "reproduction": str(reproductions[d.id]) if d.id in reproductions else None,
             }
             for d in comparison.differences
@@ -121,6 +136,7 @@ def replay_command(spec: str, case_id: str, selection: Selection | None = None) 
 _MARKS = {
     Verdict.PASS: "ok",
     Verdict.FAIL: "FAIL",
+    Verdict.WARN: "warn",
     Verdict.ERROR: "ERR",
     Verdict.TIMEOUT: "T/O",
     Verdict.SKIPPED: "skip",
@@ -134,16 +150,16 @@ def render_check(
     max_failures: int = 50,
     width: int | None = None,
 ) -> str:
-    """The whole terminal output of `toolstream check`: overview, failures, summary line.
+    """The whole terminal output of `toolstream check`: overview, failures, warnings, summary line.
 
-    Failures are listed kind by kind; with a cap, every kind shows an example before any
-    kind shows a second one."""
+    Failures are listed kind by kind, worst severity first; with a cap, every kind shows an
+    example before any kind shows a second one."""
     blocks = []
     overview, numbered = _overview(report, width)
     if overview:
         blocks.append(overview)
-    groups = _failure_groups(report.results)
     failures = report.failures
+    groups = _failure_groups(failures)
     shown = _round_robin(list(groups.values()), len(failures) if max_failures <= 0 else max_failures)
     for n, (sig, members) in enumerate(groups.items(), start=1):
         listed = [r for r in members if r.id in shown]
@@ -158,17 +174,48 @@ def render_check(
             f"... and {len(failures) - len(shown)} more failures "
             "(--max-failures 0 shows all, --json lists all)"
         )
+    if report.warnings:
+        blocks.append("\n".join(warning_lines(report.warnings)))
     blocks.append(_summary_line(report))
     return "\n\n".join(blocks)
 
 
-def _failure_groups(results: Sequence[Result]) -> dict[str, list[Result]]:
-    """Failing results by signature, the largest group first."""
+def _failure_groups(failures: Sequence[Result]) -> dict[str, list[Result]]:
+    """Failing results by signature: the worst severity first, then the largest group."""
     groups: dict[str, list[Result]] = defaultdict(list)
-    for result in results:
-        if result.failed:
-            groups[signature(result)].append(result)
-    return dict(sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])))
+    for result in failures:
+        groups[signature(result)].append(result)
+    return dict(sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0])))
+
+
+def severity_rank(results: Sequence[Result]) -> int:
+    """The worst severity among results, as a rank (0 unsafe; no severity, an error, last)."""
+    return min((r.severity.rank if r.severity else len(Severity) for r in results), default=len(Severity))
+
+
+def group_tags(results: Sequence[Result]) -> str:
+    """`[unsafe; spec 3, quirk 1]`: the worst severity and the classes of a group ("" when unknown)."""
+    ranked = [r.severity for r in results if r.severity is not None]
+    classes = Counter(str(r.case_class) for r in results)
+    parts = []
+    if ranked:
+        parts.append(str(min(ranked, key=lambda s: s.rank)))
+    if ranked or len(classes) > 1 or "spec" not in classes:
+        parts.append(", ".join(f"{c} {k}" if len(results) > 1 else c for c, k in classes.most_common()))
+    return f"[{'; '.join(parts)}] " if parts else ""
+
+
+def warning_lines(warnings: Sequence[Result], option: str = "--strict") -> list[str]:
+    """The warnings, apart from the failures: by class, severity and signature, with an example."""
+    groups: dict[tuple[str, str, str], list[Result]] = defaultdict(list)
+    for result in warnings:
+        groups[(str(result.case_class), str(result.severity or ""), signature(result))].append(result)
+    lines = [f"{len(warnings)} warnings (policy cases or cosmetic differences; {option} fails them):"]
+    ordered = sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0]))
+    for (case_class, severity, sig), members in ordered:
+        lines.append(f"  {len(members):>5}  {case_class:<6} {severity:<8} {sig}")
+        lines.append(f"         e.g. {members[0].id}")
+    return lines
 
 
 def _round_robin(groups: list[list[Result]], limit: int) -> set[str]:
@@ -190,7 +237,7 @@ def _overview(report: Report, width: int | None) -> tuple[str, bool]:
         return "", False
     if len(cassettes) <= GRID_MAX_CASSETTES and len(scenarios) <= GRID_MAX_SCENARIOS:
         return _grid(report.results, scenarios, cassettes, width), False
-    text = _groups(report.results, width)
+    text = _groups(report.failures, width)
     return text, bool(text)
 
 
@@ -207,22 +254,24 @@ def _grid(results: Sequence[Result], scenarios: list[str], cassettes: list[str],
 def _mark(results: Sequence[Result]) -> str:
     if not results:
         return "-"
-    counts = Counter(r.verdict for r in results)
-    bad = [v for v in (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT) if counts[v]]
+    found = Counter(r.verdict for r in results)
+    bad = [v for v in (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT, Verdict.WARN) if found[v]]
     if not bad:
-        return "ok" if counts[Verdict.PASS] else "skip"
-    mark = " ".join(f"{_MARKS[v]}" + (f" {counts[v]}" if len(results) > 1 else "") for v in bad)
+        return "ok" if found[Verdict.PASS] else "skip"
+    mark = " ".join(f"{_MARKS[v]}" + (f" {found[v]}" if len(results) > 1 else "") for v in bad)
     return mark + (f"/{len(results)}" if len(results) > 1 else "")
 
 
-def _groups(results: Sequence[Result], width: int | None) -> str:
-    groups = _failure_groups(results)
+def _groups(failures: Sequence[Result], width: int | None) -> str:
+    groups = _failure_groups(failures)
     if not groups:
         return ""
     total = sum(len(m) for m in groups.values())
     single = len(groups) == 1
     if single:
         lines = [f"{total} failures, all: {next(iter(groups))}"]
+        if group_tags(next(iter(groups.values()))):
+            lines.append(" " * 8 + group_tags(next(iter(groups.values()))).strip())
     else:
         lines = [f"{total} failures in {len(groups)} kinds:"]
     pad = 8 if single else 13
@@ -233,17 +282,17 @@ def _groups(results: Sequence[Result], width: int | None) -> str:
         if len(scenarios) > 4:
             where += f", +{len(scenarios) - 4} more"
         if not single:
-            lines.append(f"{n:>3}. {len(members):>6}  {sig}")
+            lines.append(f"{n:>3}. {len(members):>6}  {group_tags(members)}{sig}")
         lines.append(" " * pad + shorten(where, room))
     return "\n".join(lines)
 
 
 def _failure(result: Result, selection: Selection | None) -> str:
-    lines = [f"{result.verdict.upper()} {result.id}"]
-    if result.verdict is Verdict.FAIL:
-        lines.extend(f"  {printable(clip(line, TERMINAL_VALUE))}" for line in result.diff)
+    lines = [f"{result.verdict.upper()} {result.id} {group_tags([result])}".rstrip()]
+    if result.verdict in (Verdict.FAIL, Verdict.WARN):
+        lines.extend(_diff_lines(result))
     else:
-        error = printable(clip(result.error or "", TERMINAL_VALUE))
+        error = _printed(result.error or "")
         lines.extend(f"  {line}" for line in error.splitlines() or ["(no message)"])
     if result.output:
         lines.append("  output:")
@@ -260,10 +309,28 @@ def _excerpt(output: str, keep: int = 10, width: int = 200) -> list[str]:
     return lines
 
 
+def _diff_lines(result: Result) -> list[str]:
+    """The diff, each line led by its severity when it has one."""
+    if len(result.severities) != len(result.diff):
+        return [f"  {_printed(line)}" for line in result.diff]
+    return [
+        f"  {severity:<8}  {_printed(line)}"
+        for line, severity in zip(result.diff, result.severities, strict=True)
+    ]
+
+
+def _printed(line: str) -> str:
+    """A diff or error line as the terminal shows it: cut, and its control characters escaped."""
+    return printable(clip(line, TERMINAL_VALUE))
+
+
 def _summary_line(report: Report) -> str:
-    counts = ", ".join(f"{report.count(v)} {v}" for v in Verdict)
+    # A warning count is said when there are warnings: most runs have none.
+    said = ", ".join(f"{report.count(v)} {v}" for v in Verdict if v is not Verdict.WARN or report.count(v))
     verdict = "ok" if report.ok else "FAILED"
-    return f"{report.accumulator}: {len(report.results)} cases: {counts} ({report.seconds:.1f} s) {verdict}"
+    if report.strict and report.count(Verdict.WARN):
+        verdict += " (strict: warnings fail)"
+    return f"{report.accumulator}: {len(report.results)} cases: {said} ({report.seconds:.1f} s) {verdict}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,16 +343,19 @@ def render_comparison(
     *,
     max_differences: int = 50,
     outcome: Callable[[Result], str] | None = None,
+    strict: bool = False,
 ) -> str:
-    """The terminal output of `toolstream compare`: each difference, then a summary line."""
+    """The terminal output of `toolstream compare`: each difference, then a summary line. A
+    difference where neither side fails its case is marked a warning (`counts`)."""
     reproductions = reproductions or {}
     show = outcome or _outcome_text
     a, b = comparison.a.accumulator, comparison.b.accumulator
     blocks = [f"A = {a}\nB = {b}"]
     shown = comparison.differences if max_differences <= 0 else comparison.differences[:max_differences]
     for difference in shown:
-        lines = [f"DIFFERS {difference.id}"]
-        lines.extend(f"  {printable(clip(line, TERMINAL_VALUE))}" for line in difference.lines)
+        warn = "" if counts(difference, strict) else " (warning: neither side fails its case)"
+        lines = [f"DIFFERS {difference.id} [{difference.a.case_class}]{warn}"]
+        lines.extend(f"  {_printed(line)}" for line in difference.lines)
         lines.append(f"  A: {show(difference.a)}")
         lines.append(f"  B: {show(difference.b)}")
         meets = meets_expectation(difference.a, difference.b)
@@ -300,13 +370,16 @@ def render_comparison(
     if comparison.agree:
         blocks.append(f"A and B agree on all {total} cases")
     else:
-        blocks.append(f"A and B differ on {len(comparison.differences)} of {total} cases")
+        apart = sum(not counts(d, strict) for d in comparison.differences)
+        only = f" ({apart} only warnings: --strict counts them)" if apart else ""
+        blocks.append(f"A and B differ on {len(comparison.differences)} of {total} cases{only}")
     return "\n\n".join(blocks)
 
 
 def _outcome_text(result: Result) -> str:
+    verdict = f"{result.verdict} ({result.severity})" if result.severity else str(result.verdict)
     if result.actual is None:
-        return f"{result.verdict}: {result.error or '-'}"
+        return f"{verdict}: {result.error or '-'}"
     calls = ", ".join(
         f"{call.name}({json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)})"
         if not call.invalid
@@ -314,4 +387,4 @@ def _outcome_text(result: Result) -> str:
         for call in result.actual.tool_calls
     )
     state = result.actual.state
-    return shorten(f"{result.verdict}: [{calls}] finish={result.actual.finish_reason} state={state}", 200)
+    return shorten(f"{verdict}: [{calls}] finish={result.actual.finish_reason} state={state}", 200)

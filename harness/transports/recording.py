@@ -4,7 +4,9 @@ The response reaches the caller chunk by chunk as it arrives (a stream stays a s
 is kept as a `Chunk` with its time since the response headers arrived. The cassette is saved
 atomically when the response stream closes, under a file lock, merged with whatever another
 recorder saved meanwhile; a stream that breaks is saved as cut, with the
-exception's class and message, and the exception still reaches the caller.
+exception's class and message, and the exception still reaches the caller. A client closing the
+response after the dialect's terminal event (an SDK stops reading at `[DONE]`) lost nothing: that
+is saved as complete. The cassette names the dialect its interactions all speak.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from harness.transports._library import Library, TransportBase, library_of
 from harness.transports.matching import MATCH_FIELDS, Matcher
 from harness.transports.modes import RecordMode
 from harness.transports.replay import Playlist, check_speed, request_record, serve
+from harness.wire import dialects
 
 _CLOSED_EARLY: Final = "closed by the client before the response ended"
 # Compressed bodies (a server ignoring `accept-encoding: identity`) are recorded decoded.
@@ -162,13 +165,19 @@ class RecordingTransport(TransportBase):
             self._made[key] = lib.transport(asynchronous=asynchronous)
         return self._made[key]
 
-    def _keep(self, interaction: Interaction) -> None:
-        """Append to the cassette file under its lock, merging what other recorders wrote meanwhile."""
+    def _keep(self, interaction: Interaction, dialect: str | None) -> None:
+        """Append to the cassette file under its lock, merging what other recorders wrote meanwhile;
+        the cassette keeps a dialect while every interaction in it speaks that one."""
         with self._save_lock, locked(self.path):
             self._playlist.add(interaction)
             current = _stamp(self.path)
             if current is not None and current != self._stamp:
-                self._saved = load(self.path).interactions  # another process or worker saved since
+                on_disk = load(self.path)  # another process or worker saved since
+                self._saved, self.cassette.dialect = on_disk.interactions, on_disk.dialect
+            if not self._saved:
+                self.cassette.dialect = dialect
+            elif self.cassette.dialect != dialect:
+                self.cassette.dialect = None
             self._saved.append(interaction)
             meta = self.cassette
             merged = Cassette(meta.name, meta.source, list(self._saved), meta.dialect, meta.version)
@@ -242,12 +251,14 @@ class _Capture:
             return
         self.finished = True
         response = Response(status=self.status, headers=self.headers, chunks=self.chunks)
+        dialect = dialects.recognise(self.sent, response)
         if error is not None:
             response.complete, response.error, response.error_type = False, str(error), type(error).__name__
-        elif early:
+        elif early and (dialect is None or not dialects.finished(response, dialect)):
             response.complete, response.error = False, _CLOSED_EARLY
         # Echoes are hunted over the whole body at once: a secret split across reads is caught.
-        self.owner._keep(scrub_interaction(Interaction(request=self.sent, response=response), self.secrets))
+        interaction = scrub_interaction(Interaction(request=self.sent, response=response), self.secrets)
+        self.owner._keep(interaction, dialect)
 
     def _read(self, data: bytes) -> bytes:
         """Keep one read (decoded when the server compressed anyway) and hand it on."""

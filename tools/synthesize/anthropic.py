@@ -116,6 +116,20 @@ class Stream:
         self.stop(index)
         return self
 
+    def server_tool(self, index: int, call_id: str, name: str, arguments: dict[str, Any]) -> Stream:
+        """A `server_tool_use` block: a tool the API runs itself, its input streamed like a call's."""
+        self.block_start(index, {"type": "server_tool_use", "id": call_id, "name": name, "input": {}})
+        for piece in self.pieces(arguments):
+            self.args(index, piece)
+        self.stop(index)
+        return self
+
+    def server_result(self, index: int, kind: str, call_id: str, content: Any) -> Stream:
+        """A `*_tool_result` block: its content arrives whole in the start, with no deltas."""
+        self.block_start(index, {"type": kind, "tool_use_id": call_id, "content": content})
+        self.stop(index)
+        return self
+
     def pieces(self, arguments: dict[str, Any] | None) -> list[str]:
         """The API's JSON (with spaces after separators) cut into a few token-sized pieces."""
         if not arguments:
@@ -460,6 +474,89 @@ def cut_mid_args() -> Cassette:
     )
 
 
+WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+CODE_EXECUTION = {"type": "code_execution_20250522", "name": "code_execution"}
+TOOL_SEARCH = {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}
+
+
+def tool_search_then_call() -> Cassette:
+    name = "anthropic-tool-search-then-call"
+    s = Stream(name, SONNET_45, 1893).start()
+    search_id = s.ident("srvtoolu_01")
+    s.server_tool(0, search_id, "tool_search_tool_regex", {"pattern": "weather"})
+    references = [{"type": "tool_reference", "tool_name": "get_weather"}]
+    content = {"type": "tool_search_tool_search_result", "tool_references": references}
+    s.server_result(1, "tool_search_tool_result", search_id, content)
+    s.text(2, "I found a weather tool.", " Let me check Lisbon.")
+    s.tool(3, s.ident("toolu_01"), "get_weather", {"location": "Lisbon, Portugal", "unit": "celsius"})
+    deferred = [{**tool, "defer_loading": True} for tool in (WEATHER, TIME, ISSUES)]
+    body = request(SONNET_45, "Is it warm in Lisbon today?", [TOOL_SEARCH, *deferred])
+    return make(
+        name,
+        s,
+        s.finish("tool_use", 156),
+        body,
+        "Anthropic Messages with the tool search tool (beta): a server_tool_use block the API runs, "
+        "its tool_search_tool_result, then the one tool_use block the client must run",
+        beta="advanced-tool-use-2025-11-20",
+        reads=[420, 96, 1200, 64],
+        offsets_ms=22.0,
+    )
+
+
+def web_search() -> Cassette:
+    name = "anthropic-web-search"
+    s = Stream(name, SONNET_45, 2315).start()
+    s.text(0, "I'll search for the latest", " release. ")
+    search_id = s.ident("srvtoolu_01")
+    s.server_tool(1, search_id, "web_search", {"query": "Python 3.14 release date"})
+    result = {
+        "type": "web_search_result",
+        "title": "Python 3.14 release schedule",
+        "url": "https://peps.python.org/pep-0745/",
+        "encrypted_content": "Ev0DCioIBxgCIiQ" + "".join(s.rng.choice(BASE62) for _ in range(120)),
+        "page_age": "October 7, 2025",
+    }
+    s.server_result(2, "web_search_tool_result", search_id, [result])
+    s.text(3, "Python 3.14.0 was released", " on 7 October 2025.")
+    body = request(SONNET_45, "When was Python 3.14 released?", [WEB_SEARCH])
+    return make(
+        name,
+        s,
+        s.finish("end_turn", 97),
+        body,
+        "Anthropic Messages with the web search tool: text, a server_tool_use web_search block, its "
+        "web_search_tool_result, then the answer; no call for the client",
+        reads=[310, 77, 905, 140],
+        offsets_ms=48.0,
+    )
+
+
+def code_execution_error() -> Cassette:
+    name = "anthropic-code-execution-error"
+    s = Stream(name, OPUS_41, 977).start()
+    first, second = s.ident("srvtoolu_01"), s.ident("srvtoolu_01")
+    s.server_tool(0, first, "code_execution", {"code": "import math\nprint(math.factorial(20))"})
+    output = {"type": "code_execution_result", "stdout": "2432902008176640000\n", "stderr": ""}
+    s.server_result(1, "code_execution_tool_result", first, {**output, "return_code": 0, "content": []})
+    s.server_tool(2, second, "code_execution", {"code": "print(math.factorial(10**6) % 7)"})
+    failure = {"type": "code_execution_tool_result_error", "error_code": "execution_time_exceeded"}
+    s.server_result(3, "code_execution_tool_result", second, failure)
+    s.text(4, "20! is 2432902008176640000;", " the second computation timed out.")
+    body = request(OPUS_41, "Compute 20! and (10^6)! mod 7 with code.", [CODE_EXECUTION])
+    return make(
+        name,
+        s,
+        s.finish("end_turn", 204),
+        body,
+        "Anthropic Messages with the code execution tool (beta): two server_tool_use blocks, one result "
+        "with stdout and one code_execution_tool_result_error, then text; no call for the client",
+        beta="code-execution-2025-05-22",
+        reads=[512, 33, 700],
+        offsets_ms=61.0,
+    )
+
+
 BUILDERS = (
     single_call,
     parallel_calls,
@@ -471,6 +568,9 @@ BUILDERS = (
     seed_000_parallel,
     overloaded_mid_call,
     cut_mid_args,
+    tool_search_then_call,
+    web_search,
+    code_execution_error,
 )
 
 

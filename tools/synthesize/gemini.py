@@ -469,6 +469,31 @@ def build() -> list[Cassette]:
             offsets_ms=71.3,
         )
     )
+
+    # Code execution runs on Google's side: an executableCode part, its codeExecutionResult, then
+    # text, and a function call the client must run; only that one is a client call.
+    c = Chunks("gemini-2.5-flash", "z2pRaMf1Nqi6vdIPpLqT4Aw", 96)
+    code = "temps = [14.2, 16.8, 19.1]\nprint(round(sum(temps) / len(temps), 1))\n"
+    body = request(
+        "gemini-2.5-flash", "Average of 14.2, 16.8 and 19.1 with code, then the weather in Porto.", [WEATHER]
+    )
+    body["tools"].append({"codeExecution": {}})
+    result = {"outcome": "OUTCOME_OK", "output": "16.7\n"}
+    out.append(
+        dev(
+            "code-execution-then-call",
+            "gemini-2.5-flash",
+            body,
+            [
+                c({"executableCode": {"language": "PYTHON", "code": code}}, out=38, thoughts=122),
+                c({"codeExecutionResult": result}, out=38, thoughts=122),
+                c({"text": "The average is 16.7. Now the weather in Porto."}, out=51, thoughts=122),
+                c(fc("get_weather", {"city": "Porto"}), out=58, thoughts=122, finish="STOP"),
+            ],
+            reads=[640, 512, 2048],
+            offsets_ms=233.0,
+        )
+    )
     return out
 
 

@@ -266,6 +266,18 @@ class ResponseStream:
         self.deltas(index, item, args)
         self.end_call(index, item, args)
 
+    def server_item(self, kind: str, prefix: str, steps: list[str], done: dict[str, Any]) -> None:
+        """An item of a tool the API runs itself: `output_item.added`, its progress events
+        (`response.<kind>.<step>`, or a `(event, fields)` pair), then `output_item.done` with `done`."""
+        index, item_id = len(self.output), prefix + self.hex(50)
+        item: dict[str, Any] = {"id": item_id, "type": kind, "status": "in_progress"}
+        self.emit("response.output_item.added", item=copy.deepcopy(item), output_index=index)
+        for step in steps:
+            self.emit(f"response.{kind}.{step}", item_id=item_id, output_index=index)
+        item = {**item, **done, "status": done.get("status", "completed")}
+        self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
+        self.output.append(item)
+
     def complete(self, input_tokens: int, output_tokens: int, reasoning_tokens: int = 0) -> None:
         response = {
             **copy.deepcopy(self.response),
@@ -428,6 +440,62 @@ def cut_mid_arguments() -> Cassette:
     return out
 
 
+WEB_SEARCH = {"type": "web_search", "search_context_size": "medium", "user_location": None}
+FILE_SEARCH = {"type": "file_search", "vector_store_ids": ["vs_68a1c0ffee"], "max_num_results": 5}
+CODE_INTERPRETER = {"type": "code_interpreter", "container": {"type": "auto"}}
+MCP_TOOL = {
+    "type": "mcp",
+    "server_label": "deepwiki",
+    "server_url": "https://mcp.deepwiki.com/mcp",
+    "require_approval": "never",
+}
+
+
+def web_search_then_call() -> Cassette:
+    tools = [WEB_SEARCH, GET_TIME]
+    s = ResponseStream("web-search-then-call", "gpt-4.1-2025-04-14", tools).start()
+    action = {"type": "search", "query": "2028 Summer Olympics host city"}
+    s.server_item("web_search_call", "ws_", ["in_progress", "searching", "completed"], {"action": action})
+    s.message("The 2028 Summer Olympics are in Los Angeles. Let me get the local time there.")
+    s.call("get_time", '{"timezone":"America/Los_Angeles"}')
+    s.complete(1320, 71)
+    body = request("gpt-4.1", "What time is it now in the next Summer Olympics' host city?", tools)
+    provenance = (
+        "synthesized: api.openai.com /v1/responses, a hosted web_search_call item (run by OpenAI), "
+        "a message, then the one function call the client must run"
+    )
+    return cassette("web-search-then-call", s, body, provenance, reads=[900, 2400, 160], offsets_ms=55)
+
+
+def hosted_tools() -> Cassette:
+    tools = [FILE_SEARCH, CODE_INTERPRETER, MCP_TOOL]
+    s = ResponseStream("hosted-tools", "gpt-4.1-2025-04-14", tools).start()
+    queries = {"queries": ["quarterly revenue table", "Q3 revenue"], "results": None}
+    s.server_item("file_search_call", "fs_", ["in_progress", "searching", "completed"], queries)
+    code = "revenue = [4.1, 4.6, 5.3]\nprint(round(sum(revenue) / 3, 2))"
+    container = "cntr_" + s.hex(48)
+    steps = ["in_progress", "interpreting", "completed"]
+    done = {"code": code, "container_id": container, "outputs": None}
+    s.server_item("code_interpreter_call", "ci_", steps, done)
+    mcp = {
+        "server_label": "deepwiki",
+        "name": "ask_question",
+        "arguments": '{"repoName":"acme/ledger","question":"How is revenue rounded?"}',
+        "output": "Revenue is rounded half-even to two decimals.",
+        "error": None,
+        "approval_request_id": None,
+    }
+    s.server_item("mcp_call", "mcp_", ["in_progress", "completed"], mcp)
+    s.message("Average quarterly revenue is 4.67M, rounded half-even as the ledger does.")
+    s.complete(2875, 164)
+    body = request("gpt-4.1", "What is our average quarterly revenue, rounded the ledger's way?", tools)
+    provenance = (
+        "synthesized: api.openai.com /v1/responses, hosted tools only (file_search_call, "
+        "code_interpreter_call, mcp_call items, all run by OpenAI) then a message; no client call"
+    )
+    return cassette("hosted-tools", s, body, provenance, reads=[1500, 700, 3000], offsets_ms=80)
+
+
 CASSETTES = {
     "single-call": single_call,
     "parallel-2": parallel_2,
@@ -437,6 +505,8 @@ CASSETTES = {
     "llamacpp-interleaved-parallel": llamacpp_interleaved_parallel,
     "args-only-in-done": args_only_in_done,
     "cut-mid-arguments": cut_mid_arguments,
+    "web-search-then-call": web_search_then_call,
+    "hosted-tools": hosted_tools,
 }
 
 

@@ -70,7 +70,8 @@ def resolve(spec: str | Any) -> Accumulator:
     A Python object (given, named by `module.path:attr` or by an entry point) is, in order:
     1. marked client level (`@client_level`, i.e. `toolstream_level = "client"`): a `ClientRunner`
        called as `fn(transport, case)`;
-    2. an instance with `run` and `shutdown`: already an `Accumulator`, used as it is;
+    2. an instance with `run` and `shutdown`: already an `Accumulator`, used as it is (given a
+       `prepare` that does nothing when it has none);
     3. any other class or function: an event-level factory, always called as `factory(dialect)`.
     The level is never guessed from a signature; the signature is only checked, so a spec that
     cannot be loaded or called that way is a `UsageError` here rather than an error in every case.
@@ -139,6 +140,8 @@ def _from_object(obj: Any, name: str) -> Accumulator:
     ):
         if not isinstance(getattr(obj, "name", None), str):
             obj.name = name
+        if not callable(getattr(obj, "prepare", None)):
+            obj.prepare = _nothing_to_prepare  # `prepare` is optional for objects written before it
         accumulator: Accumulator = obj
         return accumulator
     if callable(obj):
@@ -154,6 +157,10 @@ def _from_object(obj: Any, name: str) -> Accumulator:
     raise UsageError(
         f"accumulator {name!r}: {type(obj).__name__} is neither a class, a function nor an accumulator"
     )
+
+
+def _nothing_to_prepare(timeout: float | None = None) -> None:
+    """The `prepare` of an accumulator object that has none."""
 
 
 def _check_call(fn: Any, name: str, args: tuple[str, ...], rule: str) -> None:

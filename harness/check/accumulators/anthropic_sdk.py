@@ -2,7 +2,8 @@
 then `get_final_message()`: the SDK's own SSE parsing and `accumulate_event` decide the outcome.
 
 When the SDK raises mid-stream (a transport error on a cut; an `APIStatusError` for an `error`
-event) the outcome is cut or error and holds only the tool_use blocks the SDK reported stopped.
+event) the outcome is cut or error and holds only the tool_use blocks the SDK reported stopped,
+with the text it streamed and the stop reason and usage of the message it had built.
 Anything else it raises (`RuntimeError("Unexpected event order")`, a JSON `ValueError`)
 propagates: that is the SDK failing the case. Needs `pip install 'toolstream-harness[anthropic]'`.
 """
@@ -34,7 +35,7 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking the SDK is installed."""
     require("anthropic", "anthropic")
     require("httpx2", "anthropic")
-    return ClientLevel(run, NAME)
+    return ClientLevel(run, NAME, dialects=("anthropic",))
 
 
 def client_for(transport: Any, case: Case) -> Any:
@@ -57,6 +58,7 @@ def run(transport: Any, case: Case) -> Outcome:
     client = client_for(transport, case)
     stopped: list[Any] = []  # tool_use blocks the SDK reported stopped, in order
     text: list[str] = []
+    stream: Any = None
     try:
         with client.messages.stream(**split_kwargs(client.messages.stream, request_body(case))) as stream:
             for event in stream:
@@ -66,20 +68,39 @@ def run(transport: Any, case: Case) -> Outcome:
                     text.append(event.delta.text)
             final = stream.get_final_message()
     except (httpx2.RequestError, anthropic.APIConnectionError) as exc:
-        return _partial(stopped, text, State.CUT, exc)
+        return _partial(stopped, text, _snapshot(stream), State.CUT, exc)
     except anthropic.APIStatusError as exc:
-        return _partial(stopped, text, State.ERROR, exc)
+        return _partial(stopped, text, _snapshot(stream), State.ERROR, exc)
     calls = tuple(_call(block) for block in final.content if block.type == "tool_use")
     final_text = "".join(block.text for block in final.content if block.type == "text")
-    usage = final.usage.model_dump() if final.usage is not None else None
-    return Outcome(tool_calls=calls, text=final_text, finish_reason=final.stop_reason, usage=usage)
+    return Outcome(tool_calls=calls, text=final_text, finish_reason=final.stop_reason, usage=_usage(final))
+
+
+def _snapshot(stream: Any) -> Any:
+    """The message the SDK had built when it raised (`current_message_snapshot`), None before
+    `message_start`: its `stop_reason` and `usage` were the user's to read."""
+    if stream is None:
+        return None
+    try:
+        return stream.current_message_snapshot
+    except AssertionError:  # the SDK asserts a snapshot exists: none before message_start
+        return None
+
+
+def _usage(message: Any) -> dict[str, Any] | None:
+    return message.usage.model_dump() if getattr(message, "usage", None) is not None else None
 
 
 def _call(block: Any) -> ToolCall:
     return ToolCall(name=block.name, arguments=block.input, id=block.id)
 
 
-def _partial(stopped: list[Any], text: list[str], state: State, exc: Exception) -> Outcome:
+def _partial(stopped: list[Any], text: list[str], snapshot: Any, state: State, exc: Exception) -> Outcome:
     return Outcome(
-        tool_calls=tuple(_call(b) for b in stopped), text="".join(text), state=state, error=str(exc)
+        tool_calls=tuple(_call(b) for b in stopped),
+        text="".join(text),
+        finish_reason=getattr(snapshot, "stop_reason", None),
+        state=state,
+        error=str(exc),
+        usage=_usage(snapshot),
     )

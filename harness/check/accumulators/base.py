@@ -4,10 +4,11 @@
   `EventAccumulator`, fed the case's decoded wire events, then closed. The default for a Python object.
 - Client level (Python): a `ClientRunner` given a transport that runs a real client over it,
   only when marked with `@client_level`.
-- Any language: the stdio protocol v1 (see `harness.check.accumulators.stdio`).
+- Any language: the stdio protocol v2 (see `harness.check.accumulators.stdio`).
 
-Whatever the level, the runner only calls `Accumulator.run(case) -> Outcome` and, at the end,
-`shutdown()`; `harness.check.accumulators.resolve` is what turns a spec into one.
+Whatever the level, the runner only calls `prepare()` once before the first case's clock starts,
+`Accumulator.run(case) -> Outcome` per case and, at the end, `shutdown()`;
+`harness.check.accumulators.resolve` is what turns a spec into one.
 """
 
 from __future__ import annotations
@@ -82,6 +83,12 @@ class Accumulator(Protocol):
     """The runner's view of any accumulator, whatever its level."""
 
     name: str
+
+    def prepare(self, timeout: float | None = None) -> None:
+        """Load and warm up what the accumulator needs (imports, clients, a process and its
+        handshake), for at most `timeout` seconds, so none of it counts in a case's time. Never
+        raises for the accumulator's own misbehaviour: the cases report that."""
+        ...
 
     def run(self, case: Case) -> Outcome:
         """The accumulator's outcome for one case, its notes included. Raises whatever the

@@ -16,12 +16,13 @@ recorded transport error. A second request raises `NoMatchError` (clients here m
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from harness.cassettes.format import Cassette, Interaction, Request, Source
+from harness.check.accumulators import warmup
 from harness.check.outcome import Outcome
 from harness.errors import AccumulatorProtocolError, NotApplicable, UsageError
 from harness.transports import ReplayTransport
@@ -56,9 +57,17 @@ _PLACEHOLDER_BODIES: dict[str, dict[str, Any]] = {
 class ClientLevel:
     """An accumulator that is a callable `fn(transport, case) -> Outcome` running a real client."""
 
-    def __init__(self, fn: Callable[[Any, Case], Outcome], name: str) -> None:
+    def __init__(
+        self, fn: Callable[[Any, Case], Outcome], name: str, *, dialects: Sequence[str] | None = None
+    ) -> None:
         self.fn = fn
         self.name = name
+        self.dialects = dialects  # the dialects it reads, for the warm-up; None: any
+
+    def prepare(self, timeout: float | None = warmup.DEFAULT_TIMEOUT) -> None:
+        """Run the client once per dialect over a small stream, so its lazy imports and first
+        client are not paid inside a case's time."""
+        warmup.warm_up(self.run, self.dialects, timeout)
 
     def run(self, case: Case) -> Outcome:
         """Replay the case to `fn` and return its outcome."""

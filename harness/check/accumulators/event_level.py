@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from harness.check.accumulators import warmup
 from harness.check.accumulators.base import EventFactory
 from harness.check.outcome import Outcome, ToolCall, diff
 from harness.errors import AccumulatorProtocolError
@@ -39,9 +40,14 @@ class EventLevel:
     """An accumulator built per case by `factory(case.dialect)`, fed `case.events` without SSE
     comments, then `close(error)`; safe to run from several threads (nothing is kept between cases)."""
 
-    def __init__(self, factory: EventFactory, name: str) -> None:
+    def __init__(self, factory: EventFactory, name: str, *, dialects: Sequence[str] | None = None) -> None:
         self.factory = factory
         self.name = name
+        self.dialects = dialects  # the dialects it reads, for the warm-up; None: any
+
+    def prepare(self, timeout: float | None = warmup.DEFAULT_TIMEOUT) -> None:
+        """Run one small stream per dialect through the accumulator before any case is timed."""
+        warmup.warm_up(self.run, self.dialects, timeout)
 
     def run(self, case: Case) -> Outcome:
         """The outcome for one case, with notes about calls `view()` reported before they were final."""

@@ -5,7 +5,9 @@ so the adapter puts a client on the replay transport in that slot before the fir
 same client `anthropic-sdk` uses). The recorded tools are bound so the request, and
 langchain's choice of list content, match the recording. When the stream raises (a transport
 error on a cut, `APIStatusError` for an `error` event) the outcome is cut or error with the
-chunks summed until then. Needs `pip install 'toolstream-harness[langchain-anthropic]'`.
+text and finish reason of the chunks given until then and no call: langchain re-raises, so its
+user never gets a message whose calls are final (see `langchain_core.raised_outcome`).
+Needs `pip install 'toolstream-harness[langchain-anthropic]'`.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from harness.check.accumulators.client import (
     require,
     require_dialect,
 )
-from harness.check.accumulators.langchain_core import outcome_of
+from harness.check.accumulators.langchain_core import outcome_of, raised_outcome
 from harness.check.outcome import Outcome, State
 
 if TYPE_CHECKING:
@@ -37,7 +39,7 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking langchain-anthropic is installed."""
     require("langchain_anthropic", EXTRA)
     require("httpx2", EXTRA)
-    return ClientLevel(run, NAME)
+    return ClientLevel(run, NAME, dialects=("anthropic",))
 
 
 def run(transport: Any, case: Case) -> Outcome:
@@ -63,7 +65,7 @@ def run(transport: Any, case: Case) -> Outcome:
         for chunk in runnable.stream("toolstream"):
             total = chunk if total is None else total + chunk
     except (httpx2.RequestError, anthropic.APIConnectionError) as exc:
-        return outcome_of(total, State.CUT, str(exc))
+        return raised_outcome(total, State.CUT, str(exc))
     except anthropic.APIStatusError as exc:
-        return outcome_of(total, State.ERROR, str(exc))
+        return raised_outcome(total, State.ERROR, str(exc))
     return outcome_of(total, State.COMPLETE, None)

@@ -8,7 +8,9 @@ the `index` as given, and no chunks at all when an entry lacks `index`) or langc
 an `input_json_delta` gives args at the block index while the last started block is a tool_use)
 would make of it; the chunks are summed with `+`. The outcome is the summed message's
 `tool_calls` and `invalid_tool_calls`, in the order of its `tool_call_chunks`.
-An in-band error (where the SDK underneath would raise) stops the sum in the error state.
+Where the SDK underneath would raise (an in-band error, a cut), langchain's `stream` raises too:
+the outcome is that error with the text and finish reason streamed so far and no call
+(`raised_outcome`).
 Needs `pip install 'toolstream-harness[langchain]'`.
 """
 
@@ -24,7 +26,7 @@ from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import NotApplicable
 from harness.wire.dialects import Event
 
-__all__ = ["LangchainCoreAccumulator", "accumulator", "outcome_of"]
+__all__ = ["LangchainCoreAccumulator", "accumulator", "outcome_of", "raised_outcome"]
 
 NAME = "langchain-core"
 DIALECTS = ("openai-chat", "anthropic")
@@ -35,7 +37,7 @@ _ANTHROPIC_STRUCTURED = ("tool_result", "tool_use", "document", "redacted_thinki
 def accumulator() -> EventLevel:
     """The adapter, after checking langchain-core is installed."""
     require("langchain_core", "langchain")
-    return EventLevel(LangchainCoreAccumulator, NAME)
+    return EventLevel(LangchainCoreAccumulator, NAME, dialects=DIALECTS)
 
 
 class LangchainCoreAccumulator(EventAccumulator):
@@ -64,10 +66,11 @@ class LangchainCoreAccumulator(EventAccumulator):
             self.total = chunk if self.total is None else self.total + chunk
 
     def close(self, error: str | None) -> Outcome:
+        # Where the SDK underneath raises, `BaseChatModel.stream` re-raises: its user gets no message.
         if self.error is not None:
-            return outcome_of(self.total, State.ERROR, self.error)
+            return raised_outcome(self.total, State.ERROR, self.error)
         if error is not None:
-            return outcome_of(self.total, State.CUT, error)
+            return raised_outcome(self.total, State.CUT, error)
         return outcome_of(self.total, State.COMPLETE, None)
 
     # -- langchain-openai ---------------------------------------------------------------------
@@ -228,6 +231,17 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
         state=state,
         error=error,
     )
+
+
+def raised_outcome(message: Any, state: State, error: str) -> Outcome:
+    """What the user of a langchain stream that raised has: the text and finish reason of the chunks
+    it was given, and no tool call. `BaseChatModel.stream` ends in `except BaseException: ...
+    run_manager.on_llm_error(e, ...); raise`, so no final message exists, and the summed chunks'
+    `tool_calls` are previews: langchain marks the end of a message with a `chunk_position="last"`
+    chunk ("`tool_call_chunks` in message content will be parsed into `tool_calls`"), yielded only
+    after `self._stream` ended without raising."""
+    streamed = outcome_of(message, state, error)
+    return Outcome(text=streamed.text, finish_reason=streamed.finish_reason, state=state, error=error)
 
 
 def _text(content: Any) -> str:

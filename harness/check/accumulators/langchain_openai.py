@@ -5,7 +5,9 @@ to the `openai` SDK, which is built on httpx2), so the SDK's SSE parsing and lan
 conversion both run. Chat streams use Chat Completions, Responses streams `use_responses_api`.
 The recorded tools are bound so the request looks like the recorded one. When the stream raises
 (a transport error on a cut, `APIError` for an in-band error) the outcome is cut or error with the
-chunks summed until then. Needs `pip install 'toolstream-harness[langchain-openai]'`.
+text and finish reason of the chunks given until then and no call: langchain re-raises, so its
+user never gets a message whose calls are final (see `langchain_core.raised_outcome`).
+Needs `pip install 'toolstream-harness[langchain-openai]'`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from harness.check.accumulators.client import (
     require,
     require_dialect,
 )
-from harness.check.accumulators.langchain_core import outcome_of
+from harness.check.accumulators.langchain_core import outcome_of, raised_outcome
 from harness.check.outcome import Outcome, State
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking langchain-openai is installed."""
     require("langchain_openai", EXTRA)
     require("httpx2", EXTRA)
-    return ClientLevel(run, NAME)
+    return ClientLevel(run, NAME, dialects=("openai-chat", "openai-responses"))
 
 
 def run(transport: Any, case: Case) -> Outcome:
@@ -63,7 +65,7 @@ def run(transport: Any, case: Case) -> Outcome:
         for chunk in runnable.stream("toolstream"):
             total = chunk if total is None else total + chunk
     except (httpx2.RequestError, openai.APIConnectionError) as exc:
-        return outcome_of(total, State.CUT, str(exc))
+        return raised_outcome(total, State.CUT, str(exc))
     except openai.APIError as exc:
-        return outcome_of(total, State.ERROR, str(exc))
+        return raised_outcome(total, State.ERROR, str(exc))
     return outcome_of(total, State.COMPLETE, None)

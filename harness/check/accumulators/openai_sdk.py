@@ -6,8 +6,11 @@
 - Responses: `responses.stream(...)`, then `get_final_response()`.
 
 The SDK's own SSE parsing runs on the case's bytes. When the SDK raises (a transport error on a
-cut, `APIError` on an in-band error) the outcome is cut or error and holds only the calls the SDK
-had announced as done (`tool_calls.function.arguments.done`, `response.output_item.done`).
+cut, `APIError` on an in-band error, `get_final_response` without `response.completed`) the
+outcome is cut or error and holds only the calls the SDK had announced as done
+(`tool_calls.function.arguments.done`, `response.output_item.done`), with the text, finish reason
+and usage it had given its user (the chat snapshot; the Responses text `snapshot`s, a terminal
+`response.incomplete` / `response.failed`, an in-band `error` event).
 Needs `pip install 'toolstream-harness[openai]'`.
 """
 
@@ -40,7 +43,7 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking the SDK is installed."""
     require("openai", "openai")
     require("httpx2", "openai")
-    return ClientLevel(run, NAME)
+    return ClientLevel(run, NAME, dialects=DIALECTS)
 
 
 def run(transport: Any, case: Case) -> Outcome:
@@ -117,6 +120,7 @@ def _chat(transport: Any, case: Case) -> Outcome:
             finish_reason=choice.finish_reason if choice is not None else None,
             state=failed,
             error=str(exc),
+            usage=_usage(state.current_completion_snapshot),
         )
     if chunks == 0:
         return Outcome()
@@ -149,22 +153,22 @@ def _usage(obj: Any) -> dict[str, Any] | None:
 
 def _responses(transport: Any, case: Case) -> Outcome:
     client = _client(transport, case, "/responses")
-    done: list[Any] = []  # function_call items the SDK announced as done, in order
+    seen = _ResponseEvents()
     try:
         with client.responses.stream(**split_kwargs(client.responses.stream, request_body(case))) as stream:
             for event in stream:
-                if event.type == "response.output_item.done" and event.item.type == "function_call":
-                    done.append(event.item)
+                seen.add(event)
             final = stream.get_final_response()
     except RuntimeError as exc:
+        # `get_final_response`: "Didn't receive a `response.completed` event." (the stream ended early)
         if "response.completed" not in str(exc):
             raise
-        return _response_items(done, State.CUT, str(exc))
+        return seen.outcome(State.CUT, str(exc))
     except Exception as exc:
         failed = _failure(exc)
         if failed is None:
             raise
-        return _response_items(done, failed, str(exc))
+        return seen.outcome(failed, str(exc))
     calls = tuple(
         ToolCall.from_text(item.name, item.arguments or "", item.call_id)
         for item in final.output
@@ -180,6 +184,39 @@ def _responses(transport: Any, case: Case) -> Outcome:
     return Outcome(tool_calls=calls, text=text, finish_reason=final.status, usage=_usage(final))
 
 
-def _response_items(items: list[Any], state: State, error: str) -> Outcome:
-    calls = tuple(ToolCall.from_text(item.name, item.arguments or "", item.call_id) for item in items)
-    return Outcome(tool_calls=calls, state=state, error=error)
+class _ResponseEvents:
+    """What `responses.stream()` gave its user before it stopped short of `response.completed`."""
+
+    def __init__(self) -> None:
+        self.done: list[Any] = []  # function_call items announced by `response.output_item.done`
+        # (output_index, content_index) -> the text so far: the SDK's `snapshot` on each text delta
+        self.texts: dict[tuple[int, int], str] = {}
+        self.terminal: Any = None  # the response of a `response.incomplete` / `response.failed`
+        self.error: str | None = None  # an in-band `error` event's message, or the failed response's
+
+    def add(self, event: Any) -> None:
+        if event.type == "response.output_item.done" and event.item.type == "function_call":
+            self.done.append(event.item)
+        elif event.type == "response.output_text.delta":
+            self.texts[(event.output_index, event.content_index)] = event.snapshot
+        elif event.type == "response.output_text.done":
+            self.texts[(event.output_index, event.content_index)] = event.text
+        elif event.type in ("response.incomplete", "response.failed"):
+            self.terminal = event.response
+            failure = getattr(event.response, "error", None)
+            if event.type == "response.failed" and self.error is None:
+                self.error = getattr(failure, "message", None) or "response.failed"
+        elif event.type == "error" and self.error is None:
+            self.error = event.message
+
+    def outcome(self, state: State, error: str) -> Outcome:
+        """The calls announced done, the text streamed, the terminal status and usage seen; an
+        in-band error the user was given makes the state error, with its message."""
+        return Outcome(
+            tool_calls=tuple(ToolCall.from_text(i.name, i.arguments or "", i.call_id) for i in self.done),
+            text="".join(self.texts[key] for key in sorted(self.texts)),
+            finish_reason=getattr(self.terminal, "status", None),
+            state=State.ERROR if self.error is not None else state,
+            error=self.error if self.error is not None else error,
+            usage=_usage(self.terminal),
+        )

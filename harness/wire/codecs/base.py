@@ -15,7 +15,9 @@ class WireEvent:
     """One event as the wire framed it, before any provider meaning is given to it.
 
     - SSE: `data` is the joined `data:` lines, `name` the `event:` field, `id`/`retry` as sent;
-      a comment line becomes an event of its own with `comment` set (kept so round trips are exact).
+      a comment line becomes an event of its own with `comment` set, and a block without `data:`
+      lines (`event: ping`, `retry: 10000`) one with `block` set to its lines: neither is an event
+      to a WHATWG client, both are kept so round trips are exact.
     - NDJSON: `data` is one line without its line end.
     - AWS eventstream: `data` is the payload (UTF-8, surrogate-escaped), `name` the `:event-type`
       (or `:exception-type`) header, `headers` every header in wire order.
@@ -27,10 +29,12 @@ class WireEvent:
     retry: int | None = None
     comment: str | None = None
     headers: tuple[EventHeader, ...] = ()
+    block: str | None = None
 
     @property
     def is_comment(self) -> bool:
-        return self.comment is not None
+        """Not an event, only bytes kept in place: an SSE comment, or a block without data."""
+        return self.comment is not None or self.block is not None
 
 
 class Decoder(Protocol):

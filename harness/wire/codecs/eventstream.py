@@ -41,8 +41,13 @@ MAX_HEADERS_LEN = 128 * 1024
 MAX_PAYLOAD_LEN = 24 * 1024 * 1024
 
 BOOL_TRUE, BOOL_FALSE, BYTE, SHORT, INT, LONG, BYTES, STRING, TIMESTAMP, UUID = range(10)
-INTEGERS = {BYTE: struct.Struct(">b"), SHORT: struct.Struct(">h"), INT: struct.Struct(">i"),
-            LONG: struct.Struct(">q"), TIMESTAMP: struct.Struct(">q")}
+INTEGERS = {
+    BYTE: struct.Struct(">b"),
+    SHORT: struct.Struct(">h"),
+    INT: struct.Struct(">i"),
+    LONG: struct.Struct(">q"),
+    TIMESTAMP: struct.Struct(">q"),
+}
 U16 = struct.Struct(">H")
 
 CONTENT_TYPE = "application/json"
@@ -174,15 +179,18 @@ class EventStreamCodec:
 
 def encode_frame(event: WireEvent) -> bytes:
     """One event as one eventstream frame."""
-    if event.comment is not None or event.id is not None or event.retry is not None:
-        raise CodecError("an eventstream frame cannot carry an SSE comment, id or retry")
+    if event.is_comment or event.id is not None or event.retry is not None:
+        raise CodecError("an eventstream frame cannot carry an SSE comment, block without data, id or retry")
     headers = event.headers
     if not headers:
         if event.name is None:
             raise CodecError("an eventstream event needs a name (its :event-type) or explicit headers")
         # Bedrock's own order, as its frames show on the wire.
-        headers = ((":event-type", STRING, event.name), (":content-type", STRING, CONTENT_TYPE),
-                   (":message-type", STRING, "event"))
+        headers = (
+            (":event-type", STRING, event.name),
+            (":content-type", STRING, CONTENT_TYPE),
+            (":message-type", STRING, "event"),
+        )
     head = b"".join(_header(header) for header in headers)
     try:
         payload = event.data.encode("utf-8", "surrogateescape")

@@ -10,9 +10,11 @@ Decoding follows the HTML "event stream interpretation" algorithm:
   names the event; `id` is ignored if it contains NUL; `retry` only when all ASCII digits;
   unknown fields are ignored; a block without `data` lines is not an event.
 
-Two choices a wire codec makes that a browser does not: a comment line (`:...`) comes out as an
-event with `comment` set, so decode -> encode keeps it; and `id` belongs to the event it was sent
-in rather than carrying over. As in a browser, an event still open at end of input (a stream cut
+Three choices a wire codec makes that a browser does not: a comment line (`:...`) comes out as an
+event with `comment` set, and a block without `data` lines (`event: ping`, `retry: 10000`) as one
+with `block` set to its lines, so decode -> encode keeps their bytes in place (`is_comment` tells
+both apart from events: neither is dispatched); and `id` belongs to the event it was sent in
+rather than carrying over. As in a browser, an event still open at end of input (a stream cut
 before the event's blank line) is not dispatched: whether such half an event counts would
 otherwise be decoder policy, not stream meaning. `dispatch_unterminated=True` dispatches it.
 """
@@ -41,13 +43,14 @@ def _data_event_makers() -> tuple[Callable[[str], WireEvent], Callable[[list[str
     and makes the same object, and filling them with `map` over the slots' own setters (a loop in C)
     is faster again. Should `WireEvent` change shape, both fall back to the constructor.
     """
-    if [field.name for field in fields(WireEvent)] != ["data", "name", "id", "retry", "comment", "headers"]:
+    shape = ["data", "name", "id", "retry", "comment", "headers", "block"]
+    if [field.name for field in fields(WireEvent)] != shape:
         return (lambda data: WireEvent(data=data)), (lambda datas: [WireEvent(data=d) for d in datas])
     new = object.__new__
     slots = vars(WireEvent)
     set_data, set_headers = slots["data"].__set__, slots["headers"].__set__
-    set_nones = [slots[name].__set__ for name in ("name", "id", "retry", "comment")]
-    set_name, set_id, set_retry, set_comment = set_nones
+    set_nones = [slots[name].__set__ for name in ("name", "id", "retry", "comment", "block")]
+    set_name, set_id, set_retry, set_comment, set_block = set_nones
 
     def data_event(data: str) -> WireEvent:
         event = new(WireEvent)
@@ -57,6 +60,7 @@ def _data_event_makers() -> tuple[Callable[[str], WireEvent], Callable[[list[str
         set_retry(event, None)
         set_comment(event, None)
         set_headers(event, ())
+        set_block(event, None)
         return event
 
     def data_events(datas: list[str]) -> list[WireEvent]:
@@ -75,6 +79,7 @@ def _data_event_makers() -> tuple[Callable[[str], WireEvent], Callable[[list[str
 _data_event, _data_events = _data_event_makers()
 # Lines that begin every event of the common shape, and the separator between two such events.
 DATA, NEXT_DATA = "data: ", "\n\ndata: "
+EVENT = "event: "
 
 
 class SSEDecoder:
@@ -89,6 +94,7 @@ class SSEDecoder:
         "_buffer",
         "_data",
         "_dispatch_unterminated",
+        "_fields",
         "_id",
         "_name",
         "_pending_cr",
@@ -102,6 +108,8 @@ class SSEDecoder:
         self._at_start = True
         self._pending_cr = False
         self._data: list[str] = []
+        # The open block's lines other than data and comments: its bytes, should it carry no data.
+        self._fields: list[str] = []
         self._name: str | None = None
         self._id: str | None = None
         self._retry: int | None = None
@@ -127,6 +135,7 @@ class SSEDecoder:
         self._at_start = True
         self._pending_cr = False
         self._data = []
+        self._fields = []
         self._name = self._id = self._retry = None
         return out
 
@@ -155,7 +164,7 @@ class SSEDecoder:
         """Interpret complete LF-ended lines, whole events (blocks) at a time where possible."""
         out: list[WireEvent] = []
         start = 0
-        if self._data or self._name is not None or self._id is not None or self._retry is not None:
+        if self._data or self._fields:
             # An event is open: its lines up to the first blank line close it, the rest starts clean.
             if text[0] == "\n":
                 start = 1
@@ -199,8 +208,14 @@ class SSEDecoder:
             # A lone `data: ` line is still most events: one step.
             if block[:6] == DATA and "\n" not in block:
                 out.append(_data_event(block[6:]))
-            else:
-                self._lines(block + "\n", out)  # the block's lines, then its blank line
+                continue
+            if block[:7] == EVENT:
+                # `event: ` then one `data: ` line, the shape of Anthropic and Responses events: one step too.
+                head, _, rest = block.partition("\n")
+                if rest[:6] == DATA and "\n" not in rest:
+                    out.append(WireEvent(data=rest[6:], name=head[7:]))
+                    continue
+            self._lines(block + "\n", out)  # the block's lines, then its blank line
 
     def _strip_start(self) -> None:
         # A BOM cannot hold a line end, so by the time a line is complete a BOM is whole.
@@ -211,7 +226,7 @@ class SSEDecoder:
     def _lines(self, text: str, out: list[WireEvent]) -> None:
         """Interpret LF-separated lines (the text ends without a line end)."""
         # Event state lives in locals for the loop: cheaper than attributes, line after line.
-        data, name, id_, retry = self._data, self._name, self._id, self._retry
+        data, fields, name, id_, retry = self._data, self._fields, self._name, self._id, self._retry
         for line in text.split("\n"):
             # The one line shape that dominates every provider stream goes first.
             if line[:6] == "data: ":
@@ -220,10 +235,15 @@ class SSEDecoder:
                 if data:
                     out.append(WireEvent(data="\n".join(data), name=name, id=id_, retry=retry))
                     data = []
+                elif fields:
+                    out.append(WireEvent(block="\n".join(fields)))
+                if fields:
+                    fields = []
                 name = id_ = retry = None
             elif line[0] == ":":
                 out.append(WireEvent(comment=line[1:]))
             else:
+                fields.append(line)
                 field, colon, value = line.partition(":")
                 if colon and value[:1] == " ":
                     value = value[1:]
@@ -236,11 +256,12 @@ class SSEDecoder:
                         id_ = value
                 elif field == "retry" and value.isascii() and value.isdigit():
                     retry = int(value)
-        self._data, self._name, self._id, self._retry = data, name, id_, retry
+        self._data, self._fields, self._name, self._id, self._retry = data, fields, name, id_, retry
 
     def _dispatch(self, out: list[WireEvent]) -> None:
         out.append(WireEvent(data="\n".join(self._data), name=self._name, id=self._id, retry=self._retry))
         self._data = []
+        self._fields = []
         self._name = self._id = self._retry = None
 
 
@@ -248,8 +269,9 @@ class SSEDecoder:
 class SSECodec:
     """Encode in one canonical style: `event`, `id`, `retry`, then `data` lines, then a blank line.
 
-    A comment event is written as `:comment` and a blank line. `newline` picks the line end and
-    `space` whether a space follows each colon (a value starting with a space always gets one).
+    A comment event is written as `:comment` and a blank line, a block without data as its own
+    lines (as sent) and a blank line. `newline` picks the line end and `space` whether a space
+    follows each colon (a value starting with a space always gets one).
     """
 
     newline: str = "\n"
@@ -273,6 +295,9 @@ class SSECodec:
         if event.comment is not None:
             _check_line("comment", event.comment)
             return f":{event.comment}{nl}{nl}"
+        if event.block is not None:
+            _check_block(event.block)
+            return event.block.replace("\n", nl) + nl + nl
         lines = []
         if event.name is not None:
             lines.append(self._field("event", event.name))
@@ -298,6 +323,15 @@ class SSECodec:
 def _check_line(field: str, value: str) -> None:
     if "\n" in value or "\r" in value:
         raise CodecError(f"SSE {field} cannot carry a line end")
+
+
+def _check_block(block: str) -> None:
+    """A block without data must decode as itself: lines, none empty, a comment or a `data` field."""
+    if "\r" in block:
+        raise CodecError("an SSE block cannot carry a CR: it would end a line")
+    for line in block.split("\n"):
+        if not line or line[0] == ":" or line.partition(":")[0] == "data":
+            raise CodecError(f"an SSE block without data cannot hold the line {line!r}")
 
 
 def sniff_newline(body: bytes) -> str:

@@ -16,8 +16,8 @@ from typing import Final
 
 from harness.cassettes.format import Request, Response
 from harness.check.outcome import Outcome
-from harness.errors import DialectError
-from harness.wire.codecs import WireEvent, decode_all, sniff_newline
+from harness.errors import CodecError, DialectError
+from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec, sniff_newline
 from harness.wire.codecs.sse import SSECodec
 from harness.wire.dialects.base import (
     MISSING,
@@ -26,12 +26,15 @@ from harness.wire.dialects.base import (
     Editing,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     Oracle,
     ReferenceAccumulator,
     Role,
+    Validation,
+    Violation,
     Wire,
 )
 from harness.wire.dialects.requesting import Requesting
@@ -44,6 +47,7 @@ __all__ = [
     "Editing",
     "Event",
     "Field",
+    "Finish",
     "Fragment",
     "IdStyle",
     "Kind",
@@ -51,15 +55,19 @@ __all__ = [
     "ReferenceAccumulator",
     "Requesting",
     "Role",
+    "Validation",
+    "Violation",
     "Wire",
     "body_of",
     "detect",
     "events_of",
+    "finished",
     "get",
     "guess",
     "id_style",
     "id_style_names",
     "names",
+    "recognise",
     "reference_accumulator",
     "reference_outcome",
     "registered",
@@ -159,7 +167,7 @@ def guess(events: Iterable[WireEvent]) -> str | None:
     votes: dict[str, int] = dict.fromkeys(order, 0)
     parser = get(_GENERIC)  # every dialect decodes a wire event the same way
     for wire in events:
-        if wire.comment is None:
+        if not wire.is_comment:
             event = parser.parse(wire)
             for name in order:
                 votes[name] += get(name).claims(event)
@@ -167,6 +175,29 @@ def guess(events: Iterable[WireEvent]) -> str | None:
     if ranked[0][1] == 0 or ranked[0][1] == ranked[1][1]:
         return None
     return ranked[0][0]
+
+
+def recognise(request: Request, response: Response) -> str | None:
+    """The dialect of a recorded exchange: its request's (path, headers, body), else the one its
+    streamed body looks like; never its host, so base-URL and loopback recordings get one too."""
+    name = detect(request)
+    if name is not None:
+        return name
+    codec = codec_for_media_type(response.content_type)
+    if codec is None:
+        return None
+    try:
+        return guess(decode_all(get_codec(codec), (chunk.data for chunk in response.chunks)))
+    except CodecError:
+        return None
+
+
+def finished(response: Response, dialect: str | Dialect) -> bool:
+    """Whether a recorded body ends as the dialect ends a response (its terminal event)."""
+    try:
+        return get(dialect).is_terminal(events_of(response, dialect))
+    except CodecError:
+        return False
 
 
 def events_of(response: Response, dialect: str | Dialect) -> list[Event]:

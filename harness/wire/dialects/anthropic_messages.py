@@ -17,11 +17,20 @@ Reference accumulator, keying rules:
   empty fragments mean no arguments, `{}` (B7). A block that got no `input_json_delta` at all
   keeps the `input` of its start (the SDK does the same).
 - A tool block is final at its `content_block_stop`; `message_stop` completes the stream and
-  makes any block still open final. An `error` event ends the stream in the error state, and a
-  stream without `message_stop` is cut: either way only the blocks stopped before are reported
-  (D7, D8). Deltas for an index with no open block (stray, after its stop) are dropped.
+  makes any block still open final; so does a clean end of the stream after a `message_delta` with
+  a `stop_reason` (the finish came, only the terminal event is missing: complete, as OpenAI chat
+  without `[DONE]`). An `error` event ends the stream in the error state, and a stream without
+  `message_stop` is otherwise cut: either way only the blocks stopped before are reported (D7, D8).
+  Nothing after `message_stop` counts, an `error` event included. Deltas for an index with no
+  open block (stray, after its stop) are dropped.
 - Calls are reported in the order their blocks started; text is every `text_delta` in arrival
   order; `ping`, thinking blocks and unknown events are skipped wherever they come.
+- Server tool blocks (`server_tool_use`, `mcp_tool_use`: web search, web fetch, code execution,
+  tool search, an MCP connector tool) are calls the provider runs itself: they are final the same
+  way and reported apart, as `server_calls`, never as calls the client must run. A result block
+  (`web_search_tool_result`, `code_execution_tool_result`, `tool_search_tool_result`,
+  `mcp_tool_result` ..., any `*_tool_result` with a `tool_use_id`) gives the call it answers its
+  result, its type (plus `: error_code` for an error result), once the result block is final.
 - Usage starts from `message_start.message.usage`; each `message_delta.usage` is cumulative and
   replaces the fields it carries. The finish reason is the last non-null
   `message_delta.delta.stop_reason`.
@@ -44,16 +53,26 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
 )
-from harness.wire.dialects.blocks import BlockAccumulator
+from harness.wire.dialects.blocks import (
+    BlockAccumulator,
+    BlockStep,
+    block_codes,
+    block_invariants,
+    renumber_blocks,
+)
 from harness.wire.dialects.requesting import Requesting, user_message
 
-TOOL_BLOCK_TYPES = frozenset({"tool_use", "server_tool_use"})
+TOOL_BLOCK_TYPES = frozenset({"tool_use"})  # client calls: server tool blocks are no fragment to edit
+# Blocks of calls the provider runs itself (the oracle keeps them apart from client calls).
+SERVER_BLOCK_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
 
 # Payload path of each fragment field, by event type.
 _START_FIELDS = {Field.ID: "id", Field.NAME: "name", Field.TYPE: "type"}
@@ -125,13 +144,18 @@ class AnthropicAccumulator(BlockAccumulator):
         elif kind == "content_block_start":
             block = _block(event)
             block_type = block.get("type")
+            answers = block.get("tool_use_id")
+            is_result = isinstance(block_type, str) and block_type.endswith("_tool_result")
             self.blocks.start(
                 _index(event),
                 block_type,
-                tool=block_type in TOOL_BLOCK_TYPES,
+                tool=block_type == "tool_use",
                 id=block.get("id"),
                 name=block.get("name"),
                 start_input=block.get("input"),
+                server=block_type in SERVER_BLOCK_TYPES,
+                answers=answers if is_result and isinstance(answers, str) else None,
+                result=_result(block_type, block.get("content")) if is_result else None,
             )
         elif kind == "content_block_delta":
             self._delta(_index(event), _delta(event))
@@ -158,8 +182,14 @@ class AnthropicAccumulator(BlockAccumulator):
             self.text.append(delta["text"])
             return
         block = self.blocks.get(index)
-        if kind == "input_json_delta" and block is not None and block.tool:
+        if kind == "input_json_delta" and block is not None and block.takes_args:
             block.add_args(delta.get("partial_json"))
+
+
+def _result(block_type: Any, content: Any) -> str:
+    """What a `*_tool_result` block says: its type, and the error code of an error result."""
+    code = content.get("error_code") if isinstance(content, dict) else None
+    return f"{block_type}: {code}" if isinstance(code, str) else str(block_type)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,7 +223,7 @@ class AnthropicMessages(Dialect, Requesting):
         return path.endswith("/v1/messages") or header(request.headers, "anthropic-version") is not None
 
     def kinds(self, event: Event) -> frozenset[Kind]:
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         kind = event_type(event)
         payload = _dict(event.payload)
@@ -302,6 +332,32 @@ class AnthropicMessages(Dialect, Requesting):
         _assign(delta, "stop_reason", reason)
         return event.with_payload(payload)
 
+    # -- validation and numbering -------------------------------------------------------------
+
+    invariant_codes = {f"anthropic.{code}": rule for code, rule in block_codes("message_stop").items()}
+    finish_reasons = {
+        Finish.STOP: "end_turn",
+        Finish.TOOL_CALLS: "tool_use",
+        Finish.LENGTH: "max_tokens",
+        Finish.CONTENT_FILTER: "refusal",
+    }
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """Messages API rules: one message_start; blocks numbered by position, each start ->
+        deltas -> stop before the next starts, no index reused; every block stopped before
+        message_stop, nothing after it; a documented stop_reason, `tool_use` exactly when a
+        `tool_use` block was sent."""
+        return block_invariants(
+            "anthropic",
+            [_step(event) for event in events],
+            known_reasons=STOP_REASONS,
+            tool_reason="tool_use",
+            stop_reason="end_turn",
+        )
+
+    def renumber(self, events: Sequence[Event]) -> list[Event]:
+        return renumber_blocks(events, [_step(event) for event in events], _with_index)
+
     # -- builders -------------------------------------------------------------------------------
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
@@ -401,6 +457,45 @@ _DELTA_KINDS: dict[Any, Kind] = {
     "signature_delta": Kind.REASONING,
 }
 _EVENT_KINDS: dict[Any, Kind] = {"message_stop": Kind.SENTINEL, "ping": Kind.PING, "error": Kind.ERROR}
+# The documented `stop_reason` values.
+STOP_REASONS = frozenset(
+    {
+        "end_turn",
+        "max_tokens",
+        "stop_sequence",
+        "tool_use",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
+)
+
+
+def _step(event: Event) -> BlockStep:
+    """What an event does to the message's blocks (see `blocks.block_invariants`)."""
+    if event.wire.is_comment:
+        return BlockStep("ignore")
+    kind = event_type(event)
+    index = _dict(event.payload).get("index")
+    if kind == "message_start":
+        return BlockStep("message-start")
+    if kind == "content_block_start":
+        return BlockStep("start", index, tool=_block(event).get("type") == "tool_use")
+    if kind == "content_block_delta":
+        return BlockStep("delta", index)
+    if kind == "content_block_stop":
+        return BlockStep("stop", index)
+    if kind == "message_delta":
+        return BlockStep("finish", reason=_dict(_dict(event.payload).get("delta")).get("stop_reason"))
+    if kind == "message_stop":
+        return BlockStep("message-stop")
+    return BlockStep("other")
+
+
+def _with_index(event: Event, index: int) -> Event:
+    payload = copy.deepcopy(event.payload)
+    payload["index"] = index
+    return event.with_payload(payload)
 
 
 def _check_slot(slot: int) -> None:

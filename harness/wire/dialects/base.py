@@ -1,10 +1,11 @@
 """What every provider dialect knows, split by role, and the data those roles speak in.
 
-A `Dialect` is four small roles at once: `Wire` turns `WireEvent`s into `Event`s (the decoded
+A `Dialect` is five small roles at once: `Wire` turns `WireEvent`s into `Event`s (the decoded
 payload plus the wire event it came from) and back; `Detection` tells which dialect a request or
 a bare stream speaks; `Oracle` says what each event is (`kinds`) and builds the reference
-accumulator; `Editing` exposes tool-call fragments and event builders to mutations. A dialect
-that can ask its provider for a stream also has the `Requesting` role (`requesting.py`).
+accumulator; `Validation` states the protocol's invariants as a check over an event sequence;
+`Editing` exposes tool-call fragments, the provider's vocabulary and event builders to mutations.
+A dialect that can ask its provider for a stream also has the `Requesting` role (`requesting.py`).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from harness.wire.codecs import Codec, WireEvent, get_codec
 @dataclass(frozen=True, slots=True)
 class Event:
     """A wire event with its payload decoded: JSON when the data is JSON, else the raw text
-    (`[DONE]`); None for an SSE comment. Treat `payload` as immutable: edit a deep copy and
-    use `with_payload`, which marks the event for re-serialisation."""
+    (`[DONE]`); None for an SSE comment or block without data. Treat `payload` as immutable: edit
+    a deep copy and use `with_payload`, which marks the event for re-serialisation."""
 
     wire: WireEvent
     payload: Any
@@ -62,7 +63,7 @@ class Kind(StrEnum):
     SENTINEL = "sentinel"  # the terminal signal: [DONE], message_stop, response.completed ...
     PING = "ping"
     ERROR = "error"  # an in-band error event
-    COMMENT = "comment"  # an SSE comment / keepalive line
+    COMMENT = "comment"  # an SSE comment / keepalive line, or a block without data: not an event
     OTHER = "other"
 
 
@@ -151,7 +152,7 @@ class Wire:
         return get_codec(self.codec_name)
 
     def parse(self, wire: WireEvent) -> Event:
-        if wire.comment is not None:
+        if wire.is_comment:
             return Event(wire, None)
         try:
             return Event(wire, json.loads(wire.data))
@@ -203,6 +204,67 @@ class Oracle(ABC):
     def finish_reason(self, event: Event) -> Any:
         """The finish / stop reason this event carries, or MISSING."""
 
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        """Whether a stream that has sent `events` has ended as this provider ends a response, so a
+        client closing it there lost nothing. Default: its last event (pings and comments aside) is
+        the sentinel or an in-band error, after which every provider ends the stream."""
+        for event in reversed(events):
+            kinds = self.kinds(event)
+            if not kinds <= {Kind.COMMENT, Kind.PING}:
+                return bool(kinds & {Kind.SENTINEL, Kind.ERROR})
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One place where a stream breaks its protocol: a stable `code` (`anthropic.block-index-reused`),
+    the position of the offending event, and what is wrong there."""
+
+    code: str
+    event: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code} at event {self.event}: {self.message}"
+
+
+class Validation:
+    """The protocol's invariants, as a check over an event sequence. A stream that breaks none is
+    one the provider could send; a mutation that breaks one on purpose says which (and the quirk
+    it imitates). Truncated streams are valid: only what is present is checked."""
+
+    # Every code `invariants` may report, with the rule it stands for (what docs/dialects.md lists).
+    invariant_codes: ClassVar[Mapping[str, str]] = {}
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """Every violation of the protocol in `events`, in stream order (none: the default)."""
+        return []
+
+
+def contradiction(
+    prefix: str, pos: int, reason: Any, calls: int, words: Mapping[Finish, str]
+) -> Violation | None:
+    """`<prefix>.finish-contradicts-calls` when a finish reason says tool calls but none came (D9),
+    or says a normal stop after calls (D1); None when the dialect has no such words or they agree."""
+    if reason == words.get(Finish.TOOL_CALLS) and not calls:
+        return Violation(
+            f"{prefix}.finish-contradicts-calls", pos, f"finish reason {reason!r} without a tool call"
+        )
+    if reason == words.get(Finish.STOP) and calls and Finish.TOOL_CALLS in words:
+        return Violation(
+            f"{prefix}.finish-contradicts-calls", pos, f"finish reason {reason!r} after {calls} tool call(s)"
+        )
+    return None
+
+
+class Finish(StrEnum):
+    """What a finish / stop reason means, named the same for every dialect (each writes its own word)."""
+
+    STOP = "stop"  # the turn ended normally
+    TOOL_CALLS = "tool-calls"  # the turn ended to let the client run tools
+    LENGTH = "length"  # the output limit cut the turn
+    CONTENT_FILTER = "content-filter"
+
 
 @dataclass(frozen=True, slots=True)
 class IdStyle:
@@ -224,6 +286,13 @@ class Editing(ABC):
 
     # The id styles of the providers that speak this dialect, by the name a scenario uses.
     id_styles: ClassVar[Mapping[str, IdStyle]] = {}
+    # This provider's word for each finish meaning it has (Gemini has no word for tool calls).
+    finish_reasons: ClassVar[Mapping[Finish, str]] = {}
+
+    def renumber(self, events: Sequence[Event]) -> list[Event]:
+        """The events with every block (content block, output item) numbered by its position, for
+        mutations that insert, move or drop blocks; the same events where the wire numbers none."""
+        return list(events)
 
     @abstractmethod
     def fragments(self, events: Sequence[Event]) -> list[Fragment]:
@@ -267,8 +336,8 @@ class Editing(ABC):
         no such event (Gemini has no sentinel)."""
 
 
-class Dialect(Wire, Detection, Oracle, Editing):
-    """One provider's streaming dialect: its wire, detection, oracle and editing roles. A dialect
+class Dialect(Wire, Detection, Oracle, Validation, Editing):
+    """One provider's streaming dialect: its wire, detection, oracle, validation and editing roles. A dialect
     that can also ask its provider for a stream (`toolstream record`) adds `Requesting`."""
 
     name: ClassVar[str]

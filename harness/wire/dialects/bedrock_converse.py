@@ -47,13 +47,21 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
 )
-from harness.wire.dialects.blocks import BlockAccumulator
+from harness.wire.dialects.blocks import (
+    BlockAccumulator,
+    BlockStep,
+    block_codes,
+    block_invariants,
+    renumber_blocks,
+)
 
 if TYPE_CHECKING:
     from harness.record.providers import PreparedRequest
@@ -224,6 +232,14 @@ class BedrockConverse(Dialect, Requesting):
     def accumulator(self) -> ReferenceAccumulator:
         return BedrockConverseAccumulator()
 
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        # `metadata` (usage, metrics) follows `messageStop`: a response ends with it, or with an exception.
+        if not events:
+            return False
+        last = events[-1]
+        stopped = any(event.name == "messageStop" for event in events)
+        return is_exception(last) or (last.name == "metadata" and stopped)
+
     # -- fragments ------------------------------------------------------------------------------
 
     def fragments(self, events: Sequence[Event]) -> list[Fragment]:
@@ -307,6 +323,32 @@ class BedrockConverse(Dialect, Requesting):
         else:
             payload["stopReason"] = reason
         return event.with_payload(payload)
+
+    # -- validation and numbering -------------------------------------------------------------
+
+    invariant_codes = {f"bedrock-converse.{code}": rule for code, rule in block_codes("messageStop").items()}
+    finish_reasons = {
+        Finish.STOP: "end_turn",
+        Finish.TOOL_CALLS: "tool_use",
+        Finish.LENGTH: "max_tokens",
+        Finish.CONTENT_FILTER: "content_filtered",
+    }
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """ConverseStream rules: one messageStart; blocks numbered by position (a text or reasoning
+        block begins at its first delta, a tool block at its contentBlockStart), each stopped
+        before the next begins, no index reused; every block stopped before messageStop, only
+        `metadata` after it; a documented stopReason, `tool_use` exactly when a tool block was sent."""
+        return block_invariants(
+            "bedrock-converse",
+            [_step(event) for event in events],
+            known_reasons=STOP_REASONS,
+            tool_reason="tool_use",
+            stop_reason="end_turn",
+        )
+
+    def renumber(self, events: Sequence[Event]) -> list[Event]:
+        return renumber_blocks(events, [_step(event) for event in events], _with_index)
 
     # -- builders -------------------------------------------------------------------------------
 
@@ -417,6 +459,47 @@ _DELTA_KINDS = {
     "toolUse": Kind.TOOL_ARGS,
     "reasoningContent": Kind.REASONING,
 }
+
+
+# The documented `stopReason` values.
+STOP_REASONS = frozenset(
+    {
+        "end_turn",
+        "tool_use",
+        "max_tokens",
+        "stop_sequence",
+        "guardrail_intervened",
+        "content_filtered",
+        "model_context_window_exceeded",
+    }
+)
+
+
+def _step(event: Event) -> BlockStep:
+    """What an event does to the message's blocks (see `blocks.block_invariants`)."""
+    if is_exception(event):
+        return BlockStep("other")
+    index = _dict(event.payload).get("contentBlockIndex")
+    name = event.name
+    if name == "messageStart":
+        return BlockStep("message-start")
+    if name == "contentBlockStart":
+        return BlockStep("start", index, tool=_tool_start(event) is not None)
+    if name == "contentBlockDelta":
+        return BlockStep("delta", index, opens=_tool_delta(event) is None)
+    if name == "contentBlockStop":
+        return BlockStep("stop", index)
+    if name == "messageStop":
+        return BlockStep("message-stop", reason=_dict(event.payload).get("stopReason"))
+    if name == "metadata":
+        return BlockStep("trailer")
+    return BlockStep("other")
+
+
+def _with_index(event: Event, index: int) -> Event:
+    payload = copy.deepcopy(event.payload)
+    payload["contentBlockIndex"] = index
+    return event.with_payload(payload)
 
 
 def _check_slot(slot: int) -> None:

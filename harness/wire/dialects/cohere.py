@@ -25,9 +25,11 @@ Keying rules of the reference accumulator (and of `fragments`):
 
 Finality: a call is final at its `tool-call-end`; one whose end never came becomes final at
 `message-end` unless the finish reason is MAX_TOKENS (its arguments were cut). The stream is
-complete at `message-end` (or `[DONE]`); a stream cut before both reports its final calls with
-state `cut`. A `message-end` whose finish reason is ERROR* / TIMEOUT or that carries
-`delta.error`, or an `{"error": ...}` object, is an error state that keeps the calls already final.
+complete at `[DONE]`, or at `message-end` followed by a clean end; a transport cut before `[DONE]`
+is `cut` (after `message-end` too: its calls stay final) and reports the calls already final. A
+`message-end` whose finish reason is ERROR* / TIMEOUT or that carries `delta.error`, or an
+`{"error": ...}` object, is an error state that keeps the calls already final. Nothing after
+`[DONE]` counts.
 """
 
 from __future__ import annotations
@@ -49,10 +51,13 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
+    contradiction,
 )
 from harness.wire.dialects.requesting import Requesting, chat_body
 
@@ -203,6 +208,7 @@ class CohereAccumulator(ReferenceAccumulator):
         self._text: list[str] = []
         self._finish: str | None = None
         self._ended = False  # message-end seen
+        self._final = 0  # calls made final by a message-end that was no error
         self._done = False  # [DONE] seen
         self._error: str | None = None
         self._usage: dict[str, Any] | None = None
@@ -212,8 +218,8 @@ class CohereAccumulator(ReferenceAccumulator):
         if payload == SENTINEL:
             self._done = True
             return
-        if not isinstance(payload, dict):
-            return
+        if not isinstance(payload, dict) or self._done:
+            return  # nothing after the terminal `[DONE]` counts
         kind = event_type(payload)
         if kind is None and "error" in payload:
             self._error = self._error or _error_text(payload["error"])
@@ -233,14 +239,19 @@ class CohereAccumulator(ReferenceAccumulator):
                 self._usage = delta["usage"]
             if delta.get("error") or is_error_finish(reason):
                 self._error = self._error or _error_text(delta.get("error") or f"finish_reason {reason}")
+            elif self._error is None and reason != "MAX_TOKENS":
+                self._final = len(self._router.calls)
 
     def close(self, error: str | None = None) -> Outcome:
         text = "".join(self._text)
-        over = self._ended or self._done
+        # A transport cut after message-end but before [DONE] is a cut (docs/oracle.md).
+        over = self._done or (self._ended and error is None)
         calls = tuple(
             call.tool_call()
-            for call in self._router.calls
-            if call.ended or (over and self._error is None and self._finish != "MAX_TOKENS")
+            for number, call in enumerate(self._router.calls)
+            if call.ended
+            or number < self._final
+            or (over and self._error is None and self._finish != "MAX_TOKENS")
         )
         if self._error is not None:
             return Outcome(calls, text, self._finish, State.ERROR, self._error, self._usage)
@@ -286,7 +297,7 @@ class CohereDialect(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if payload == SENTINEL:
             return frozenset({Kind.SENTINEL})
@@ -419,6 +430,41 @@ class CohereDialect(Dialect, Requesting):
             return Event(WireEvent(data=SENTINEL), SENTINEL)
         return Event(WireEvent(data=self.dumps(payload), name=payload["type"]), payload)
 
+    # -- validation -----------------------------------------------------------------------------
+
+    invariant_codes = {
+        "cohere.finish-reason-unknown": "finish_reason is one of the documented values",
+        "cohere.finish-contradicts-calls": "finish_reason is TOOL_CALL exactly when tool calls were sent",
+        "cohere.event-after-end": "nothing but [DONE] follows message-end",
+    }
+    finish_reasons = {Finish.STOP: "COMPLETE", Finish.TOOL_CALLS: "TOOL_CALL", Finish.LENGTH: "MAX_TOKENS"}
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """Chat v2 rules: a documented finish_reason, TOOL_CALL exactly when tool calls came;
+        nothing but `[DONE]` after message-end."""
+        out: list[Violation] = []
+        calls = 0
+        ended = False
+        for pos, event in enumerate(events):
+            if event.wire.is_comment or event.payload == SENTINEL:
+                continue
+            kind = event_type(event.payload)
+            if ended:
+                out.append(Violation("cohere.event-after-end", pos, f"{kind} after message-end"))
+            calls += kind == "tool-call-start"
+            if kind != "message-end":
+                continue
+            ended = True
+            reason = _finish_delta(event.payload).get("finish_reason")
+            if reason is None:
+                continue
+            if reason not in FINISH_REASONS:
+                out.append(Violation("cohere.finish-reason-unknown", pos, f"finish_reason {reason!r}"))
+            found = contradiction("cohere", pos, reason, calls, self.finish_reasons)
+            if found is not None:
+                out.append(found)
+        return out
+
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         index = params.get("index", 0)
         if kind == Kind.TEXT:
@@ -491,5 +537,8 @@ class CohereDialect(Dialect, Requesting):
     def request_path(self, model: str) -> str:
         return "/v2/chat"
 
+
+# The documented `finish_reason` values of a message-end.
+FINISH_REASONS = frozenset({"COMPLETE", "STOP_SEQUENCE", "MAX_TOKENS", "TOOL_CALL", "ERROR", "TIMEOUT"})
 
 DIALECT = CohereDialect()

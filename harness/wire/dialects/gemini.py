@@ -25,9 +25,18 @@ MAX_TOKENS. A stream that ends (cleanly or cut) before any finishReason reports 
 `cut`); one cut after a finishReason that followed its last call is complete. A streamed call
 still open (its closing `{}` missing) when the finishReason arrives is kept as assembled at STOP
 (the turn is over, nothing more can come for it) and dropped at MAX_TOKENS (the budget ran out
-inside it). Any other finishReason (MALFORMED_FUNCTION_CALL, SAFETY, RECITATION ...), an in-band
-`{"error": ...}` object or a blocked prompt (`promptFeedback.blockReason`) is an error state with
-no calls. Text is the non-thought `text` parts joined; `thought: true` parts are reasoning.
+inside it). A documented error finishReason (MALFORMED_FUNCTION_CALL, SAFETY, RECITATION ...:
+`ERROR_FINISH`), an in-band `{"error": ...}` object or a blocked prompt
+(`promptFeedback.blockReason`) is an error state with no calls. A finishReason outside the
+documented enum ends the turn like STOP (a new value must not drop finished calls). The chunk with
+the finishReason is the stream's last: an error object after it, with no part in between, is
+ignored, as events after any other dialect's terminal event are. Text is the non-thought `text`
+parts joined; `thought: true` parts are reasoning.
+
+Code execution runs on Google's side: an `executableCode` part is a server call (`code_execution`,
+its `language` and `code` as arguments, its `id` when it has one), never a function call, and the
+`codeExecutionResult` part that follows gives it its result (`outcome`), matched by `id` when both
+have one, else to the latest call without a result. Server calls are final when calls are.
 """
 
 from __future__ import annotations
@@ -42,7 +51,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from harness.cassettes.format import Request
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
@@ -51,15 +60,16 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
 )
 from harness.wire.dialects.requesting import Requesting
 
-NORMAL_FINISH = frozenset({"STOP", "MAX_TOKENS"})
 _NO_INDEX_FIELDS = (Field.INDEX, Field.TYPE, Field.ITEM_ID)
 
 
@@ -259,6 +269,7 @@ class GeminiAccumulator(ReferenceAccumulator):
 
     def __init__(self) -> None:
         self._router = _Router()
+        self._servers: list[ServerCall] = []
         self._text: list[str] = []
         self._finish: str | None = None
         self._finish_is_last = False  # no functionCall part arrived after the last finishReason
@@ -270,6 +281,8 @@ class GeminiAccumulator(ReferenceAccumulator):
         if not isinstance(payload, dict):
             return
         if "error" in payload:
+            if self._finish is not None and self._finish not in ERROR_FINISH and self._finish_is_last:
+                return  # after the final chunk: nothing more belongs to the response
             self._error = self._error or _error_text(payload["error"])
             return
         feedback = payload.get("promptFeedback")
@@ -282,6 +295,8 @@ class GeminiAccumulator(ReferenceAccumulator):
             if fc is not None:
                 self._router.route(fc)
                 self._finish_is_last = False
+            elif isinstance(part, dict) and ("executableCode" in part or "codeExecutionResult" in part):
+                self._server_part(part)
             elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
                 self._text.append(part["text"])
         cand = candidate(payload)
@@ -289,12 +304,29 @@ class GeminiAccumulator(ReferenceAccumulator):
             self._finish = cand["finishReason"]
             self._finish_is_last = True
 
+    def _server_part(self, part: dict[str, Any]) -> None:
+        code = part.get("executableCode")
+        if isinstance(code, dict):
+            arguments = {k: code[k] for k in ("language", "code") if k in code}
+            self._servers.append(ServerCall("code_execution", arguments, _nonempty(code.get("id"))))
+            return
+        result = part.get("codeExecutionResult")
+        if not isinstance(result, dict):
+            return
+        result_id = _nonempty(result.get("id"))
+        for n in reversed(range(len(self._servers))):
+            call = self._servers[n]
+            if call.result is None and (result_id is None or call.id in (None, result_id)):
+                outcome = result.get("outcome")
+                self._servers[n] = replace(call, result=outcome if isinstance(outcome, str) else "")
+                return
+
     def close(self, error: str | None = None) -> Outcome:
         text = "".join(self._text)
         finish = self._finish
         if self._error is not None:
             return Outcome((), text, finish, State.ERROR, self._error, self._usage)
-        if finish is not None and finish not in NORMAL_FINISH:
+        if finish is not None and finish in ERROR_FINISH:
             return Outcome((), text, finish, State.ERROR, f"finishReason {finish}", self._usage)
         if finish is None or (error is not None and not self._finish_is_last):
             why = error or "stream ended without a finishReason"
@@ -304,7 +336,12 @@ class GeminiAccumulator(ReferenceAccumulator):
             for call in self._router.calls
             if not (call.open and finish == "MAX_TOKENS")
         )
-        return Outcome(calls, text, finish, State.COMPLETE, None, self._usage)
+        servers = tuple(self._servers)
+        return Outcome(calls, text, finish, State.COMPLETE, None, self._usage, server_calls=servers)
+
+
+def _nonempty(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,7 +371,7 @@ class GeminiDialect(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if not isinstance(payload, dict):
             return frozenset({Kind.OTHER})
@@ -362,6 +399,11 @@ class GeminiDialect(Dialect, Requesting):
 
     def accumulator(self) -> GeminiAccumulator:
         return GeminiAccumulator()
+
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        # No sentinel: the last chunk is the one carrying a finishReason (or an error).
+        said = [event for event in events if not event.wire.is_comment]
+        return bool(said) and bool(self.kinds(said[-1]) & {Kind.FINISH, Kind.ERROR})
 
     # -- fragments ---------------------------------------------------------------------------
 
@@ -472,6 +514,43 @@ class GeminiDialect(Dialect, Requesting):
                 payload[key] = copy.deepcopy(source[key])
         return _new_event(self, payload, like)
 
+    # -- validation -----------------------------------------------------------------------------
+
+    invariant_codes = {
+        "gemini.finish-reason-unknown": "finishReason is a value of the FinishReason enum",
+        "gemini.content-after-finish": "a candidate sends no parts after its finishReason",
+    }
+    # Gemini says STOP whether or not the model called functions: no word for tool calls.
+    finish_reasons = {Finish.STOP: "STOP", Finish.LENGTH: "MAX_TOKENS", Finish.CONTENT_FILTER: "SAFETY"}
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """GenerateContent rules, per candidate: a finishReason from the enum, no parts after it."""
+        out: list[Violation] = []
+        finished: set[Any] = set()
+        for pos, event in enumerate(events):
+            payload = event.payload
+            candidates = payload.get("candidates") if isinstance(payload, dict) else None
+            for cand in candidates if isinstance(candidates, list) else []:
+                if not isinstance(cand, dict):
+                    continue
+                number = cand.get("index", 0)
+                content = cand.get("content")
+                parts = content.get("parts") if isinstance(content, dict) else None
+                if number in finished and any(p for p in parts or [] if p != {"text": ""}):
+                    out.append(
+                        Violation(
+                            "gemini.content-after-finish",
+                            pos,
+                            f"candidate {number} sends parts after its finish",
+                        )
+                    )
+                if "finishReason" in cand:
+                    reason = cand["finishReason"]
+                    if reason not in FINISH_REASONS:
+                        out.append(Violation("gemini.finish-reason-unknown", pos, f"finishReason {reason!r}"))
+                    finished.add(number)
+        return out
+
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         like = params.get("like")
         if kind == Kind.TEXT:
@@ -541,7 +620,7 @@ def _call_kind(fc: dict[str, Any]) -> Kind:
 def _new_event(dialect: Dialect, payload: Any, like: Event | None) -> Event:
     wire = WireEvent(data=dialect.dumps(payload))
     if like is not None:
-        wire = replace(like.wire, data=wire.data, comment=None)
+        wire = replace(like.wire, data=wire.data, comment=None, block=None)
     return Event(wire, payload)
 
 
@@ -589,5 +668,34 @@ def _leaf(path: str, value: Any) -> dict[str, Any]:
         return {"jsonPath": path, "nullValue": "NULL_VALUE"}
     return {"jsonPath": path, ("structValue" if isinstance(value, dict) else "listValue"): value}
 
+
+# The values of the API's `FinishReason` enum.
+FINISH_REASONS = frozenset(
+    {
+        "FINISH_REASON_UNSPECIFIED",
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "RECITATION",
+        "LANGUAGE",
+        "OTHER",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "MALFORMED_FUNCTION_CALL",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "IMAGE_OTHER",
+        "NO_IMAGE",
+        "UNEXPECTED_TOOL_CALL",
+        "TOO_MANY_TOOL_CALLS",
+        "MISSING_THOUGHT_SIGNATURE",
+        "MALFORMED_RESPONSE",
+    }
+)
+# The documented finishReasons that say the turn went wrong (the oracle's error state); any other
+# value, documented or new, ends the turn.
+ERROR_FINISH = FINISH_REASONS - {"STOP", "MAX_TOKENS"}
 
 DIALECT = GeminiDialect()

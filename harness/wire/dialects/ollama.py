@@ -40,10 +40,12 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
 )
 from harness.wire.dialects.requesting import Requesting, chat_body
 
@@ -303,6 +305,29 @@ class OllamaDialect(Dialect, Requesting):
         wire = WireEvent(data=self.dumps(payload))
         return Event(replace(like.wire, data=wire.data) if like is not None else wire, payload)
 
+    # -- validation -----------------------------------------------------------------------------
+
+    invariant_codes = {
+        "ollama.done-reason-unknown": "done_reason is stop, length, load or unload",
+        "ollama.event-after-done": "nothing follows the line with `done: true`",
+    }
+    # Ollama says `stop` whether or not the model called tools: no word for tool calls.
+    finish_reasons = {Finish.STOP: "stop", Finish.LENGTH: "length"}
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """/api/chat rules: a documented done_reason; nothing after `done: true`."""
+        out: list[Violation] = []
+        done = False
+        for pos, event in enumerate(events):
+            payload = event.payload if isinstance(event.payload, dict) else {}
+            if done:
+                out.append(Violation("ollama.event-after-done", pos, "a line after done: true"))
+            reason = payload.get("done_reason")
+            if reason is not None and reason not in DONE_REASONS:
+                out.append(Violation("ollama.done-reason-unknown", pos, f"done_reason {reason!r}"))
+            done = done or payload.get("done") is True
+        return out
+
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         like = params.get("like")
         if kind == Kind.TEXT:
@@ -346,5 +371,8 @@ class OllamaDialect(Dialect, Requesting):
     def auth_headers(self, key: str) -> dict[str, str]:
         return {}  # a local server: a key given with --api-key-env is read but not sent
 
+
+# The `done_reason` values the server writes.
+DONE_REASONS = frozenset({"stop", "length", "load", "unload"})
 
 DIALECT = OllamaDialect()

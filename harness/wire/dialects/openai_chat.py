@@ -36,9 +36,10 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   still reports them, D1); they are reported in order of first appearance. Pieces arriving after
   the finish reason still count (D2). The stream is complete when `[DONE]` arrived, or a finish reason
   arrived and the stream then ended cleanly without `[DONE]` (D6); `[DONE]` without a finish
-  reason completes it too (the server sent its terminal signal). A chunk with a non-null `error` is
-  an in-band error (D8): error state. Otherwise the stream is cut. A cut or errored stream reports
-  only calls made final by a finish reason before it ended; normally none.
+  reason completes it too (the server sent its terminal signal). Nothing after `[DONE]` counts. A
+  chunk with a non-null `error` is an in-band error (D8): error state. Otherwise the stream is cut
+  (a transport cut after the finish reason but before `[DONE]` too). A cut or errored stream
+  reports only calls made final by a finish reason before it ended; normally none.
 - Text is every `delta.content` of choice 0; reasoning (`reasoning_content`, `reasoning`) is not
   part of the outcome. Usage is the last non-null `usage`.
 - Ambiguous shapes no client can resolve and that are merged: two parallel id-less calls to the
@@ -65,11 +66,14 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
+    contradiction,
 )
 from harness.wire.dialects.requesting import Requesting, chat_body
 
@@ -296,8 +300,8 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
         if isinstance(payload, str):
             self._done = self._done or payload.strip() == DONE
             return
-        if not isinstance(payload, dict):
-            return
+        if not isinstance(payload, dict) or self._done:
+            return  # nothing after the terminal `[DONE]` counts (openai-python stops reading there)
         if isinstance(payload.get("usage"), dict):
             self._usage = payload["usage"]
         if _is_error(payload):
@@ -365,7 +369,7 @@ class OpenAIChat(Dialect, Requesting):
 
     def kinds(self, event: Event) -> frozenset[Kind]:
         payload = event.payload
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         if isinstance(payload, str):
             return frozenset({Kind.SENTINEL} if payload.strip() == DONE else {Kind.OTHER})
@@ -507,6 +511,72 @@ class OpenAIChat(Dialect, Requesting):
         choice["finish_reason"] = None if reason is MISSING else reason
         return event.with_payload(payload)
 
+    # -- validation -----------------------------------------------------------------------------
+
+    invariant_codes = {
+        "openai-chat.finish-reason-unknown": "finish_reason is one of the documented values",
+        "openai-chat.finish-reason-repeated": "finish_reason is non-null on exactly one chunk per choice",
+        "openai-chat.delta-after-finish": "a choice sends no content after its finish_reason",
+        "openai-chat.finish-contradicts-calls": "tool_calls exactly when the choice made calls",
+        "openai-chat.event-after-done": "nothing follows [DONE]",
+    }
+    finish_reasons = {
+        Finish.STOP: "stop",
+        Finish.TOOL_CALLS: "tool_calls",
+        Finish.LENGTH: "length",
+        Finish.CONTENT_FILTER: "content_filter",
+    }
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """Chat Completions rules, per choice: one documented finish_reason, no content after it,
+        `tool_calls` exactly when the choice made calls; nothing after `[DONE]`."""
+        out: list[Violation] = []
+        finished: dict[Any, tuple[int, Any]] = {}
+        calls: dict[Any, int] = {}
+        done = False
+        for pos, event in enumerate(events):
+            if event.wire.is_comment:
+                continue
+            if done:
+                out.append(Violation("openai-chat.event-after-done", pos, "an event after [DONE]"))
+            if event.payload == DONE:
+                done = True
+            choices = _dict(event.payload).get("choices")
+            for place, choice in enumerate(choices if isinstance(choices, list) else []):
+                if not isinstance(choice, dict):
+                    continue
+                number = _key(choice.get("index", place))
+                delta = _dict(choice.get("delta"))
+                entries = delta.get("tool_calls")
+                calls[number] = calls.get(number, 0) + (len(entries) if isinstance(entries, list) else 0)
+                if number in finished and (entries or delta.get("content") or delta.get("refusal")):
+                    out.append(
+                        Violation(
+                            "openai-chat.delta-after-finish",
+                            pos,
+                            f"choice {number} sends content after its finish",
+                        )
+                    )
+                reason = choice.get("finish_reason")
+                if reason is None:
+                    continue
+                if reason not in FINISH_REASONS:
+                    out.append(
+                        Violation("openai-chat.finish-reason-unknown", pos, f"finish_reason {reason!r}")
+                    )
+                if number in finished:
+                    out.append(
+                        Violation(
+                            "openai-chat.finish-reason-repeated", pos, f"choice {number} finishes again"
+                        )
+                    )
+                finished[number] = (pos, reason)
+        for number, (pos, reason) in finished.items():
+            found = contradiction("openai-chat", pos, reason, calls.get(number, 0), self.finish_reasons)
+            if found is not None:
+                out.append(found)
+        return sorted(out, key=lambda v: v.event)
+
     # -- builders -------------------------------------------------------------------------------
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
@@ -646,5 +716,8 @@ def _assign(target: dict[str, Any], key: str, value: Any) -> None:
 def _make(payload: dict[str, Any]) -> Event:
     return Event(WireEvent(data=DIALECT.dumps(payload)), payload)
 
+
+# The documented `finish_reason` values (`function_call` is deprecated but still sent).
+FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
 DIALECT = OpenAIChat()

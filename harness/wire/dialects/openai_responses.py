@@ -19,6 +19,13 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   what the events lacked, matched by item id, then `call_id`, then position; a call found only
   there is added. `response.failed` and a top-level `error` event put the stream in the error
   state; a stream with no terminal event is cut. Either way only calls already final are reported.
+- Items of tools the provider runs itself (`web_search_call`, `file_search_call`,
+  `code_interpreter_call`, `mcp_call`, `image_generation_call`) are server calls, reported apart
+  from function calls and final the same way (at their `output_item.done`, or at the terminal
+  event, whose `response.output` fills them). A server call is named by its item type; its
+  arguments are what the item says the call is (every field but the id, type, status and results:
+  `action`, `queries`, `code`, `server_label` ...); its result is the item's `status`, with the
+  item's `error` when it has one.
 - Calls are reported in order of first appearance. Text is the `output_text` of message items:
   deltas per content part, replaced by the part's `output_text.done` text. Reasoning items are
   skipped. The finish reason is the terminal response's `status` (`completed`, `incomplete`,
@@ -28,6 +35,7 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +43,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.format import Request
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import Recipe
 from harness.wire.codecs import WireEvent
@@ -44,11 +52,13 @@ from harness.wire.dialects.base import (
     Dialect,
     Event,
     Field,
+    Finish,
     Fragment,
     IdStyle,
     Kind,
     ReferenceAccumulator,
     Role,
+    Violation,
     payload_type,
 )
 from harness.wire.dialects.requesting import Requesting
@@ -65,6 +75,26 @@ FAILED = "response.failed"
 ERROR = "error"
 TERMINAL = frozenset({COMPLETED, INCOMPLETE, FAILED})
 FUNCTION_CALL = "function_call"
+# Output items of tools the provider runs itself (`computer_call` and `local_shell_call` are run by
+# the client, so they are not here).
+SERVER_ITEM_TYPES = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call", "image_generation_call"}
+)
+# Item fields that say how a server call went, not what it was asked to do.
+_SERVER_RESULT_FIELDS = frozenset(
+    {
+        "id",
+        "type",
+        "status",
+        "results",
+        "outputs",
+        "output",
+        "result",
+        "error",
+        "partial_images",
+        "approval_request_id",
+    }
+)
 
 _RESPONSE_PATH = re.compile(r"/responses(/resp_[^/]+)?$")
 
@@ -249,12 +279,52 @@ class _Calls:
         return next((call for call in self.calls if call_id and call.call_id == call_id), None)
 
 
+@dataclass(slots=True)
+class _ServerItems:
+    """Server-call items by item id (else output index), in order of first appearance."""
+
+    items: dict[Hashable, dict[str, Any]] = field(default_factory=dict)
+    final: set[Hashable] = field(default_factory=set)
+
+    def feed(self, kind: str | None, payload: Mapping[str, Any]) -> bool:
+        item = _item(payload)
+        if kind not in (ADDED, ITEM_DONE) or item.get("type") not in SERVER_ITEM_TYPES:
+            return False
+        key = _str(item.get("id")) or _key(payload.get("output_index"))
+        if key in self.final:
+            return True  # a repeated done, or an added after it: the item is settled
+        self.items[key] = {**self.items.get(key, {}), **item}
+        if kind == ITEM_DONE:
+            self.final.add(key)
+        return True
+
+    def settle(self, output: Any) -> None:
+        for position, item in enumerate(output if isinstance(output, list) else []):
+            if isinstance(item, dict) and item.get("type") in SERVER_ITEM_TYPES:
+                key = _str(item.get("id")) or position
+                if key not in self.final:
+                    self.items[key] = {**self.items.get(key, {}), **item}
+        self.final.update(self.items)
+
+    def calls(self) -> tuple[ServerCall, ...]:
+        return tuple(_server_call(item) for key, item in self.items.items() if key in self.final)
+
+
+def _server_call(item: Mapping[str, Any]) -> ServerCall:
+    arguments = {k: v for k, v in item.items() if k not in _SERVER_RESULT_FIELDS}
+    status = _str(item.get("status"))
+    error = item.get("error")
+    result = f"{status}: {error}" if status and isinstance(error, str) and error else status
+    return ServerCall(_str(item.get("type")), arguments, id=_str(item.get("id")), result=result)
+
+
 # ---------------------------------------------------------------------------------------------
 # The reference accumulator
 
 
 class OpenAIResponsesAccumulator(ReferenceAccumulator):
     def __init__(self) -> None:
+        self._servers = _ServerItems()
         self._calls = _Calls()
         self._text: dict[tuple[Hashable | None, Hashable | None], str] = {}
         self._state: State | None = None
@@ -268,6 +338,8 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         if self._calls.feed(event) is not None:
             return
         kind, payload = event_type(event), _dict(event.payload)
+        if self._servers.feed(kind, payload):
+            return
         if kind in (TEXT_DELTA, TEXT_DONE):
             part = (
                 _key(payload.get("item_id") or payload.get("output_index")),
@@ -287,6 +359,7 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
                 self._fail(response.get("error") or "response.failed")
             else:
                 self._calls.settle(response.get("output"))
+                self._servers.settle(response.get("output"))
                 self._state = State.COMPLETE
         elif kind == ERROR:
             self._fail(payload.get("error") or payload)
@@ -308,7 +381,152 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
             state=state,
             error=message,
             usage=self._usage,
+            server_calls=self._servers.calls(),
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# Invariants and numbering of output items
+
+RESPONSE_STATUSES = frozenset({"completed", "failed", "in_progress", "cancelled", "queued", "incomplete"})
+ITEM_STATUSES = frozenset({"in_progress", "completed", "incomplete"})
+_TERMINAL_STATUS = {COMPLETED: "completed", INCOMPLETE: "incomplete", FAILED: "failed"}
+_DELTAS = frozenset(
+    {ARGS_DELTA, TEXT_DELTA, "response.reasoning_summary_text.delta", "response.refusal.delta"}
+)
+_CODES = {
+    "output-index-invalid": "an output_index is a non-negative integer",
+    "output-index-reused": "an output_index is never used again by another item",
+    "output-index-out-of-order": "items are numbered by position: the n-th item added has output_index n",
+    "item-overlap": "an item is added only after the previous one is done (OpenAI serialises items)",
+    "item-id-missing": "every output item has an id",
+    "item-id-reused": "no two items share an id",
+    "item-unknown": "an item event names an item that was added",
+    "item-index-changed": "an item keeps the output_index it was added with",
+    "delta-after-done": "no delta follows its item's `.done`",
+    "item-not-done": "every item is done before the response completes",
+    "status-unknown": "a status is one of the documented values",
+    "status-contradicts-event": "a terminal event's response has that event's status",
+    "event-after-terminal": "nothing follows response.completed, response.incomplete or response.failed",
+}
+
+
+class _Items:
+    """Output items in the order they were added, found by item id (else output_index)."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, int] = {}
+        self.by_index: dict[Hashable, int] = {}
+        self.indexes: list[Any] = []  # each item's output_index as added
+        self.open: set[int] = set()
+        self.done: set[int] = set()  # items whose arguments or whole item are done
+
+    def find(self, payload: dict[str, Any]) -> int | None:
+        item_id = _str(payload.get("item_id")) or _str(_item(payload).get("id"))
+        if item_id is not None and item_id in self.by_id:
+            return self.by_id[item_id]
+        index = _key(payload.get("output_index"))
+        return None if index is None else self.by_index.get(index)
+
+    def add(self, payload: dict[str, Any]) -> int:
+        number = len(self.indexes)
+        index = payload.get("output_index")
+        self.indexes.append(index)
+        item_id = _str(_item(payload).get("id"))
+        if item_id is not None:
+            self.by_id.setdefault(item_id, number)
+        key = _key(index)
+        if key is not None:
+            self.by_index[key] = number
+        self.open.add(number)
+        return number
+
+    def check(self, events: Sequence[Event]) -> list[Violation]:
+        out: list[Violation] = []
+
+        def flag(code: str, pos: int, message: str) -> None:
+            out.append(Violation(f"openai-responses.{code}", pos, message))
+
+        ended = False
+        for pos, event in enumerate(events):
+            if event.wire.is_comment:
+                continue
+            kind, payload = event_type(event), _dict(event.payload)
+            if ended:
+                flag("event-after-terminal", pos, f"{kind} after the terminal event")
+            response = payload.get("response")
+            if isinstance(response, dict) and "status" in response:
+                status = response["status"]
+                if status not in RESPONSE_STATUSES:
+                    flag("status-unknown", pos, f"response status {status!r}")
+                elif kind in _TERMINAL_STATUS and status != _TERMINAL_STATUS[kind]:
+                    flag("status-contradicts-event", pos, f"{kind} with status {status!r}")
+            item = _item(payload)
+            if "status" in item and item["status"] not in ITEM_STATUSES:
+                flag("status-unknown", pos, f"item status {item['status']!r}")
+            if kind == ADDED:
+                index = payload.get("output_index")
+                item_id = _str(item.get("id"))
+                if not _is_position(index):
+                    flag("output-index-invalid", pos, f"output_index {index!r}")
+                elif index in [i for i in self.indexes if _is_position(i)]:
+                    flag("output-index-reused", pos, f"output_index {index} used by an earlier item")
+                elif index != len(self.indexes):
+                    flag(
+                        "output-index-out-of-order", pos, f"item {len(self.indexes)} at output_index {index}"
+                    )
+                if item_id is None:
+                    flag("item-id-missing", pos, f"a {item.get('type')} item without an id")
+                elif item_id in self.by_id:
+                    flag("item-id-reused", pos, f"item id {item_id!r} used by an earlier item")
+                if self.open:
+                    flag("item-overlap", pos, "an item added while another is not done")
+                self.add(payload)
+            elif "item_id" in payload or "output_index" in payload:
+                number = self.find(payload)
+                if number is None:
+                    flag("item-unknown", pos, f"{kind} for an item never added")
+                    continue
+                if "item_id" not in payload and kind != ITEM_DONE:  # `output_item.done` names it in `item`
+                    flag("item-id-missing", pos, f"{kind} without an item_id")
+                if "output_index" in payload and payload["output_index"] != self.indexes[number]:
+                    flag(
+                        "item-index-changed",
+                        pos,
+                        f"{kind} at {payload['output_index']!r}, item added at {self.indexes[number]!r}",
+                    )
+                if kind in _DELTAS and number in self.done:
+                    flag("delta-after-done", pos, f"{kind} after its item's .done")
+                if kind in (ITEM_DONE, ARGS_DONE):
+                    self.done.add(number)
+                if kind == ITEM_DONE:
+                    self.open.discard(number)
+            if kind in TERMINAL:
+                if self.open and kind != FAILED:
+                    flag("item-not-done", pos, f"{len(self.open)} item(s) not done")
+                ended = True
+        return out
+
+    def renumber(self, events: Sequence[Event]) -> list[Event]:
+        out: list[Event] = []
+        for event in events:
+            payload = _dict(event.payload)
+            number: int | None = None
+            if event_type(event) == ADDED:
+                number = self.add(payload)
+                # Later events find this item by its old output_index only while it is the latest.
+            elif "item_id" in payload or "output_index" in payload:
+                number = self.find(payload)
+            if number is not None and "output_index" in payload and payload["output_index"] != number:
+                payload = copy.deepcopy(payload)
+                payload["output_index"] = number
+                event = event.with_payload(payload)
+            out.append(event)
+        return out
+
+
+def _is_position(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,7 +553,7 @@ class OpenAIResponses(Dialect, Requesting):
         return _RESPONSE_PATH.search(path) is not None
 
     def kinds(self, event: Event) -> frozenset[Kind]:
-        if event.wire.comment is not None:
+        if event.wire.is_comment:
             return frozenset({Kind.COMMENT})
         kind = event_type(event)
         if kind in (ADDED, ITEM_DONE):
@@ -351,6 +569,11 @@ class OpenAIResponses(Dialect, Requesting):
 
     def accumulator(self) -> ReferenceAccumulator:
         return OpenAIResponsesAccumulator()
+
+    def is_terminal(self, events: Sequence[Event]) -> bool:
+        # completed, incomplete or failed ends a response; a bare `error` event need not be the last.
+        said = [event for event in events if not event.wire.is_comment]
+        return bool(said) and event_type(said[-1]) in TERMINAL
 
     # -- fragments ------------------------------------------------------------------------------
 
@@ -415,6 +638,22 @@ class OpenAIResponses(Dialect, Requesting):
             response["status"] = reason
         return event.with_payload(payload)
 
+    # -- validation and numbering -------------------------------------------------------------
+
+    invariant_codes = {f"openai-responses.{code}": rule for code, rule in _CODES.items()}
+    # `status` says how the response ended, not why the turn stopped: no word for tool calls.
+    finish_reasons = {Finish.STOP: "completed"}
+
+    def invariants(self, events: Sequence[Event]) -> list[Violation]:
+        """Responses rules: items numbered by position in `output` (`output_index`), one item at a
+        time from `output_item.added` to `output_item.done`, every event of an item naming its
+        item id and keeping its output_index, no delta after the item's `.done`; statuses from the
+        documented values and the terminal event's own; nothing after the terminal event."""
+        return _Items().check(events)
+
+    def renumber(self, events: Sequence[Event]) -> list[Event]:
+        return _Items().renumber(events)
+
     # -- builders -------------------------------------------------------------------------------
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
@@ -442,16 +681,7 @@ class OpenAIResponses(Dialect, Requesting):
             )
             return [_make(error)]
         if kind in (Kind.TEXT, Kind.REASONING):
-            name = TEXT_DELTA if kind is Kind.TEXT else "response.reasoning_summary_text.delta"
-            part = "content_index" if kind is Kind.TEXT else "summary_index"
-            delta = {
-                "type": name,
-                part: 0,
-                "delta": params.get("text", ""),
-                "item_id": params.get("item_id", "msg_harness"),
-            }
-            delta.update(output_index=index, sequence_number=seq)
-            return [_make(delta)]
+            return _text_item(kind, params.get("text", ""), index, seq, params.get("item_id"))
         call = {
             "id": item_id,
             "type": FUNCTION_CALL,
@@ -558,6 +788,38 @@ def _response(status: str) -> dict[str, Any]:
 
 def _make(payload: dict[str, Any]) -> Event:
     return Event(WireEvent(data=DIALECT.dumps(payload), name=payload["type"]), payload)
+
+
+def _text_item(kind: Kind, text: str, index: int, seq: int, item_id: str | None) -> list[Event]:
+    """A whole message (TEXT) or reasoning (REASONING) output item: added, its one part, the text
+    as one delta, the part and the item done. Its id is drawn from the text, so two inserted items
+    never share one."""
+    reasoning = kind is Kind.REASONING
+    prefix = "rs_" if reasoning else "msg_"
+    item_id = item_id or prefix + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+    where = {"item_id": item_id, "output_index": index}
+    part: dict[str, Any]
+    item: dict[str, Any]
+    if reasoning:
+        part_key, part = "summary_index", {"type": "summary_text", "text": text}
+        names = ("response.reasoning_summary_part", "response.reasoning_summary_text")
+        item = {"id": item_id, "type": "reasoning", "summary": []}
+        done_item = {**item, "summary": [part]}
+    else:
+        part_key, part = "content_index", {"type": "output_text", "annotations": [], "text": text}
+        names = ("response.content_part", "response.output_text")
+        item = {"id": item_id, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
+        done_item = {**item, "status": "completed", "content": [part]}
+    empty = {**part, "text": ""}
+    payloads = [
+        {"type": ADDED, "item": item, "output_index": index},
+        {"type": f"{names[0]}.added", **where, part_key: 0, "part": empty},
+        {"type": f"{names[1]}.delta", **where, part_key: 0, "delta": text},
+        {"type": f"{names[1]}.done", **where, part_key: 0, "text": text},
+        {"type": f"{names[0]}.done", **where, part_key: 0, "part": part},
+        {"type": ITEM_DONE, "item": done_item, "output_index": index},
+    ]
+    return [_make({**payload, "sequence_number": seq}) for payload in payloads]
 
 
 DIALECT = OpenAIResponses()

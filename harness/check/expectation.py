@@ -1,0 +1,254 @@
+"""What kind of expectation a case holds: `spec`, `quirk` or `policy`, and why.
+
+- `spec`: the stream follows the documented protocol; the expectation is what the protocol says.
+- `quirk`: the stream imitates a documented real deviation (a STREAM-QUIRKS.md class); the
+  expectation is what a robust client makes of it.
+- `policy`: no protocol fixes the meaning; the expectation is a rule of ours (docs/oracle.md).
+
+A case's class comes from its scenario's steps, the most lenient winning (policy over quirk over
+spec): a step is looked up in `STEPS`, one table keyed by mutation name (a row may look at the
+step's parameters and the case's dialect); a mutation without a row that declares `imitates` is a
+quirk, one that declares nothing is spec. A cut, or an error, that falls after the stream already
+said its turn may be over is policy wherever it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+
+from harness.errors import HarnessError
+from harness.mutate import Mutation
+from harness.mutate.scenario import Case, Scenario, load_scenarios
+from harness.wire import dialects
+from harness.wire.dialects import Kind
+
+__all__ = ["STEPS", "CaseClass", "Expectation", "Rule", "classify", "rule_for"]
+
+
+class CaseClass(StrEnum):
+    SPEC = "spec"
+    QUIRK = "quirk"
+    POLICY = "policy"
+
+
+# Most lenient last: a case takes the class of its most lenient step.
+_ORDER = (CaseClass.SPEC, CaseClass.QUIRK, CaseClass.POLICY)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """A case's class and the reason for it (the steps that decided it)."""
+
+    case_class: CaseClass
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One step's class: `quirk` names its STREAM-QUIRKS.md class; `spec_in` lists the dialects
+    whose documented protocol has this very shape (there it is spec, elsewhere this rule)."""
+
+    case_class: CaseClass
+    reason: str
+    quirk: str | None = None
+    spec_in: frozenset[str] = frozenset()
+
+    def text(self) -> str:
+        return f"{self.quirk} {self.reason}" if self.quirk else self.reason
+
+
+def _spec(reason: str) -> Rule:
+    return Rule(CaseClass.SPEC, reason)
+
+
+def _quirk(quirk: str | None, reason: str, spec_in: Iterable[str] = ()) -> Rule:
+    return Rule(CaseClass.QUIRK, reason, quirk, frozenset(spec_in))
+
+
+def _policy(reason: str) -> Rule:
+    return Rule(CaseClass.POLICY, reason)
+
+
+_CUT = _spec("a cut before any finish: only calls already final survive (the protocol says when)")
+_CUT_AFTER_FINISH = _policy(
+    "a cut after the finish but before the terminal event: whether the turn is over, and so which "
+    "calls stand and whether it is `cut` or `complete`, is our rule"
+)
+_ERROR_AFTER_FINISH = _policy(
+    "an in-band error after the finish: whether the finished turn still stands is our rule"
+)
+
+
+def _drop_field(step: Mutation) -> Rule:
+    field, on = getattr(step, "field", ""), getattr(step, "on", "")
+    if field == "index":
+        return _quirk("A3", "index missing (openai-python#2806, langchain#34654)")
+    if field == "id" and on == "all":
+        return _quirk("A10", "no id on any fragment (Gemini-compatible, GLM)")
+    if field == "id":
+        return _spec("id on the header only: the documented shape")
+    if field == "name":
+        return _quirk("E5", "name only in output_item.added (voocel/litellm PR #4)")
+    if field == "item_id":
+        return _quirk("E6", "items without item id (CLIProxyAPI#5692)")
+    return _quirk(None, f"{field} removed")
+
+
+def _on_every_fragment(step: Mutation) -> Rule:
+    if getattr(step, "field", "") == "id":
+        return _quirk("A5", "id repeated on every chunk (Fireworks, vLLM)")
+    return _quirk("B3", "name or type repeated in full (deer-flow PR #654)")
+
+
+def _empty_field(step: Mutation) -> Rule:
+    if getattr(step, "field", "") == "id":
+        return _quirk("A6", 'continuations with "id":"" (DashScope)')
+    return _quirk("A7", "continuations with an empty name (LM Studio)")
+
+
+def _pack_fragments(step: Mutation) -> Rule:
+    if getattr(step, "what", "") == "calls":
+        return _spec("several calls in one delta: the documented tool_calls array")
+    return _quirk("B1", "same-index fragments in one delta (vLLM speculative decoding)")
+
+
+def _usage_chunks(step: Mutation) -> Rule:
+    if getattr(step, "every", False):
+        return _quirk("D5", "usage on every chunk (CLIProxyAPI#5419)")
+    return _spec("a usage-only final chunk: stream_options.include_usage")
+
+
+# Every shipped mutation by name (a test keeps it so); a new one declaring `imitates` is a quirk.
+STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
+    # Shapes every documented protocol allows: fragmentation, read boundaries, SSE framing, ids.
+    "rechunk": _spec("network reads split anywhere"),
+    "line-ends": _spec("CRLF or CR line ends: the SSE specification allows them"),
+    "sse-comments": _spec("SSE comment lines: the SSE specification allows them"),
+    "multiline-data": _spec("multi-line data fields: the SSE specification allows them"),
+    "no-space": _spec("no space after the field colon: the SSE specification allows it"),
+    "split-args": _spec("arguments in pieces of any size"),
+    "coalesce-args": _spec("arguments in fewer, larger pieces"),
+    "args-in-header": _spec("the whole arguments in the call's first fragment"),
+    "restyle-ids": _spec("ids are opaque strings"),
+    "field-only-on-first": _spec("id on the header only: the documented shape"),
+    "insert-text": _spec("text before and after the calls"),
+    "insert-reasoning": _spec("reasoning before the calls"),
+    "extra-choices": _spec("n>1 choices: a documented request parameter"),
+    "usage-chunks": _usage_chunks,
+    "pack-fragments": _pack_fragments,
+    "pings": _quirk("F8", "ping or unknown events (documented for Anthropic)", spec_in={"anthropic"}),
+    "interleave": _quirk("C1", "fragments of parallel calls interleaved", spec_in={"openai-chat"}),
+    # Real deviations (STREAM-QUIRKS.md), until the mutation declares `imitates` itself.
+    "drop-field": _drop_field,
+    "null-field": _quirk("A3", "index or id null (SGLang)"),
+    "empty-field": _empty_field,
+    "field-on-every-fragment": _on_every_fragment,
+    "fresh-field-per-fragment": _quirk("A7", "a fresh id on every fragment (LM Studio)"),
+    "set-field": _quirk("A1", "parallel calls sharing one index (Bedrock via langchain, LiteLLM)"),
+    "shift-field": _quirk("C4", "an index shifted or incremented (bedrock-access-gateway#134, Cerebras)"),
+    "move-field-later": _quirk(None, "a name or id that arrives after the header"),
+    "split-name": _quirk("B2", "a name split across fragments"),
+    "placeholder-args": _quirk("B6", 'a "{}" placeholder before the arguments (OpenRouter, vLLM)'),
+    "args-as-object": _quirk("B8", "arguments as a parsed object (Ollama native, proxies)"),
+    "empty-args-fragment": _quirk("B7", "an empty-arguments continuation (GLM-5 via OpenRouter)"),
+    "repeat-args-at-end": _quirk("B9", "the whole arguments re-sent at the end (vLLM)"),
+    "truncate-args": _quirk("B10", "arguments truncated by the server's parser (vLLM)"),
+    "split-surrogate-pairs": _quirk("F2", "a surrogate pair split across fragments (openclaw)"),
+    "correct-args-at-done": _quirk("E2", "a .done that corrects the deltas"),
+    "drop-args-deltas": _quirk("E1", "arguments only in .done (sub2api)"),
+    "stray-args-after-end": _quirk("E3", "a delta after .done (pydantic-ai PR #6079)"),
+    "duplicate-start": _quirk("D10", "a repeated start event (llama.cpp)"),
+    "duplicate-finish": _quirk(None, "a finish event sent twice (a gateway replaying its last chunk)"),
+    "duplicate-sentinel": _quirk(None, "a terminal event sent twice (a proxy adding its own [DONE])"),
+    "move-finish": _quirk("D2", "the finish before or with the last arguments (vLLM, rust-genai)"),
+    "drop-calls": _quirk("D9", "a tool-call finish with no calls (openai-agents-python)"),
+    "inject-error": _quirk(
+        "D8",
+        "an in-band error mid-call (documented for Anthropic, Responses and Bedrock)",
+        spec_in={"anthropic", "openai-responses", "bedrock-converse"},
+    ),
+    # No protocol fixes these meanings: the expectation is our rule (docs/oracle.md).
+    "drop-finish": _policy("no finish reason: whether the turn completes and its calls stand is our rule"),
+    "change-finish": _policy(
+        "a finish reason that contradicts the calls (stop with calls made): whether they stand is our rule"
+    ),
+    "drop-sentinel": _policy("a finish without the terminal event: whether the turn is over is our rule"),
+    "cut": _CUT,
+    "cut-at-every-event": _CUT,
+    "cut-mid-args": _CUT,
+    "cut-bytes": _CUT,
+    "cut-at-every-byte": _CUT,
+}
+
+_CUTS = frozenset({"cut", "cut-at-every-event", "cut-mid-args", "cut-bytes", "cut-at-every-byte"})
+_ENDING = frozenset({Kind.FINISH, Kind.SENTINEL})
+
+
+def rule_for(step: Mutation, case: Case | None = None) -> Rule:
+    """The class one step gives a case (the case decides for cuts and errors: before or after
+    the finish)."""
+    found = STEPS.get(step.name)
+    rule = found(step) if callable(found) else found
+    if case is not None and step.name in _CUTS and _seen(case, _ENDING | {Kind.ERROR}):
+        return _CUT_AFTER_FINISH
+    if case is not None and step.name == "inject-error" and _seen(case, _ENDING, before=Kind.ERROR):
+        return _ERROR_AFTER_FINISH
+    if rule is not None:
+        return rule  # ours, and it knows the step's parameters (a declaration is per class)
+    declared = tuple(getattr(type(step), "imitates", ()) or ())
+    if declared:
+        ids = ", ".join(dict.fromkeys(str(getattr(q, "id", q)) for q in declared))
+        return _quirk(ids, f"declared by {step.name}")
+    if getattr(type(step), "breaks", ()):
+        return _quirk(None, f"{step.name} declares the invariants it breaks")
+    return _spec(f"{step.name}: not known to imitate a deviation")
+
+
+def classify(case: Case, scenario: Scenario | None = None) -> Expectation:
+    """The class of `case`, from the steps of `scenario` (default: the shipped scenario of that
+    name; a scenario that cannot be found leaves the case `spec`, the strictest)."""
+    steps = _steps(case.scenario) if scenario is None else scenario.steps
+    if steps is None:
+        return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
+    if not steps:
+        return Expectation(CaseClass.SPEC, "the recorded stream")
+    rules = []
+    for step in steps:
+        rule = rule_for(step, case)
+        if case.dialect in rule.spec_in:
+            rule = _spec(rule.reason)
+        rules.append(rule)
+    worst = max((r.case_class for r in rules), key=_ORDER.index)
+    reasons = dict.fromkeys(r.text() for r in rules if r.case_class is worst)
+    return Expectation(worst, "; ".join(reasons))
+
+
+@cache
+def _library() -> dict[str, Scenario]:
+    try:
+        return {s.name: s for s in load_scenarios()}
+    except HarnessError:
+        return {}
+
+
+def _steps(name: str) -> Sequence[Mutation] | None:
+    if name == "original":
+        return ()
+    found = _library().get(name)
+    return None if found is None else found.steps
+
+
+def _seen(case: Case, kinds: frozenset[Kind], before: Kind | None = None) -> bool:
+    """Whether an event of one of `kinds` came before the stream stopped (or before its first
+    event of kind `before`): a finish or terminal event says the turn may be over."""
+    d = dialects.get(case.dialect)
+    for event in case.events:
+        found = d.kinds(event)
+        if before is not None and before in found:
+            return False
+        if kinds & found:
+            return True
+    return False

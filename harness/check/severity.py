@@ -1,0 +1,154 @@
+"""What a difference between the expected and the actual outcome costs an agent.
+
+- `unsafe`: the agent would execute the wrong thing: a call the stream never finished, calls
+  merged or split, a wrong name, arguments that parse but differ, a result routed to another call.
+- `lost`: a call the stream finished is missing or unusable: absent, no name, unparseable
+  arguments, an id the result cannot be sent back under.
+- `cosmetic`: the state label, the finish reason, the text (usage is not compared).
+
+Severities come from the outcomes, not from the diff text: calls are first aligned on equality
+(so a missing first call reads as one lost call, not as every later call renamed), the rest are
+paired in order between the aligned ones. Each line of `harness.check.outcome.diff` then gets the
+severity of what it is about: the name, id or arguments of a call paired at its position, else the
+worst severity of the calls at its position (a line that only shows calls shifted by one elsewhere
+gets the worst severity of all calls).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+
+from harness.check.outcome import COMPARED, Outcome, ToolCall, diff
+
+__all__ = ["Severity", "call_severities", "differences", "worst"]
+
+
+class Severity(StrEnum):
+    UNSAFE = "unsafe"
+    LOST = "lost"
+    COSMETIC = "cosmetic"
+
+    @property
+    def rank(self) -> int:
+        """0 for the worst."""
+        return _RANK.index(self)
+
+
+_RANK = (Severity.UNSAFE, Severity.LOST, Severity.COSMETIC)
+_CALL_LINE = re.compile(r"^call (\d+): (\w*)")
+
+
+def worst(severities: Iterable[Severity]) -> Severity | None:
+    """The worst of some severities; None for none."""
+    return min(severities, key=lambda s: s.rank, default=None)
+
+
+def differences(expected: Outcome, actual: Outcome) -> list[tuple[str, Severity]]:
+    """`diff(expected, actual)`, line for line, each with its severity."""
+    by_expected, by_actual, by_field = _analysis(expected.tool_calls, actual.tool_calls)
+    calls_worst = worst([*by_expected.values(), *by_actual.values()]) or Severity.COSMETIC
+    out: list[tuple[str, Severity]] = []
+    for field in COMPARED:
+        for line in diff(expected, actual, fields=(field,)):
+            if field != "tool_calls":
+                out.append((line, Severity.COSMETIC))
+                continue
+            at = _CALL_LINE.match(line)
+            if at is None:  # the count line sums up the calls
+                out.append((line, calls_worst))
+                continue
+            n = int(at[1]) - 1
+            if (n, at[2]) in by_field:
+                out.append((line, by_field[(n, at[2])]))
+                continue
+            here = [s for s in (by_expected.get(n), by_actual.get(n)) if s is not None]
+            # A line with no finding at its position only shows calls shifted by one elsewhere.
+            out.append((line, worst(here) or calls_worst))
+    return out
+
+
+def call_severities(
+    expected: Sequence[ToolCall], actual: Sequence[ToolCall]
+) -> tuple[dict[int, Severity], dict[int, Severity]]:
+    """Severities of the calls that differ, by position in `expected` and in `actual`."""
+    by_expected, by_actual, _ = _analysis(expected, actual)
+    return by_expected, by_actual
+
+
+def _analysis(
+    expected: Sequence[ToolCall], actual: Sequence[ToolCall]
+) -> tuple[dict[int, Severity], dict[int, Severity], dict[tuple[int, str], Severity]]:
+    """`call_severities`, and (position, `name` / `id` / `arguments`) -> severity for the calls
+    paired at the same position in both."""
+    anchors = _aligned(expected, actual)
+    by_expected: dict[int, Severity] = {}
+    by_actual: dict[int, Severity] = {}
+    by_field: dict[tuple[int, str], Severity] = {}
+    other_ids: set[str] = {call.id for call in expected if call.id}
+    previous = (-1, -1)
+    for i, j in [*anchors, (len(expected), len(actual))]:
+        gone = range(previous[0] + 1, i)
+        came = range(previous[1] + 1, j)
+        for e, a in zip(gone, came, strict=False):
+            fields = _changed(expected[e], actual[a], other_ids - {expected[e].id})
+            by_expected[e] = by_actual[a] = worst(fields.values()) or Severity.COSMETIC
+            if e == a:
+                by_field.update({(e, field): severity for field, severity in fields.items()})
+        for e in gone[len(came) :]:
+            by_expected[e] = Severity.LOST  # a finished call the accumulator does not report
+        for a in came[len(gone) :]:
+            by_actual[a] = Severity.UNSAFE  # a call the stream never finished, or one split in two
+        previous = (i, j)
+    return by_expected, by_actual, by_field
+
+
+def _changed(want: ToolCall, got: ToolCall, other_ids: set[str]) -> dict[str, Severity]:
+    """What differs between a call and the one reported for it, field by field."""
+    found: dict[str, Severity] = {}
+    if want.name != got.name:
+        # No name: nothing to run. Another name (merged, split, wrong): the wrong tool runs.
+        found["name"] = Severity.LOST if not got.name else Severity.UNSAFE
+    if not _same(_arguments_of(want), _arguments_of(got)):
+        if got.invalid and not want.invalid:
+            found["arguments"] = Severity.LOST
+        elif got.invalid:
+            found["arguments"] = Severity.COSMETIC  # unparseable either way: only the raw text differs
+        else:
+            found["arguments"] = Severity.UNSAFE  # arguments that parse but say something else
+    if want.id is not None and want.id != got.id:
+        # Another call's id routes this result there; any other id cannot be answered.
+        found["id"] = Severity.UNSAFE if got.id in other_ids else Severity.LOST
+    return found
+
+
+def _arguments_of(call: ToolCall) -> ToolCall:
+    # The arguments alone: the name and id are judged on their own.
+    return ToolCall(name=None, arguments=call.arguments, invalid=call.invalid)
+
+
+def _same(want: ToolCall, got: ToolCall) -> bool:
+    return not diff(Outcome(tool_calls=(want,)), Outcome(tool_calls=(got,)))
+
+
+def _aligned(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[tuple[int, int]]:
+    """The longest order-keeping pairing of equal calls (positions in expected and actual)."""
+    n, m = len(expected), len(actual)
+    longest = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            if _same(expected[i], actual[j]):
+                longest[i][j] = longest[i + 1][j + 1] + 1
+            else:
+                longest[i][j] = max(longest[i + 1][j], longest[i][j + 1])
+    pairs, i, j = [], 0, 0
+    while i < n and j < m:
+        if _same(expected[i], actual[j]) and longest[i][j] == longest[i + 1][j + 1] + 1:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+        elif longest[i + 1][j] >= longest[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs

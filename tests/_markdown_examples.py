@@ -1,0 +1,96 @@
+"""The fenced blocks of a Markdown page, and a scratch folder to run them in the way a user would.
+
+Shared by the tests of the README (`test_readme.py`) and of the pages under docs/
+(`test_docs_examples.py`): a block is found by its fence, runs in a folder holding the bundled
+cassettes, scenarios and examples, and `toolstream` is this checkout's CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n?", re.MULTILINE | re.DOTALL)
+VERDICT_COMMANDS = ("check", "compare", "explore")  # exit 1 means "found failures": a result, not an error
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block: its language tag, its text, and the block right after it when nothing
+    but blank lines separates them (a python block's expected `output`)."""
+
+    page: str
+    line: int
+    kind: str
+    text: str
+    follower: Block | None = None
+
+    @property
+    def id(self) -> str:
+        first = next(line for line in self.text.splitlines() if line.strip() and not line.startswith("#"))
+        return f"{self.kind}: {first.removeprefix('$ ')[:60]}"
+
+
+def blocks(page: Path, kinds: tuple[str, ...]) -> list[Block]:
+    """The page's blocks of these kinds, in order, each with the block that follows it."""
+    text = page.read_text(encoding="utf-8")
+    found = list(_FENCE.finditer(text))
+    out: list[Block] = []
+    following: Block | None = None
+    for match, after in reversed(list(zip(found, [*found[1:], None], strict=True))):
+        adjacent = after is not None and text[match.end() : after.start()].strip() == ""
+        block = Block(
+            page=page.name,
+            line=text.count("\n", 0, match.start()) + 1,
+            kind=match.group(1),
+            text=match.group(2),
+            follower=following if adjacent else None,
+        )
+        following = block
+        out.append(block)
+    return [block for block in reversed(out) if block.kind in kinds]
+
+
+def scratch(tmp_path: Path) -> dict[str, str]:
+    """Link the bundled folders into `tmp_path` and return an environment that imports this checkout."""
+    for name in ("cassettes", "scenarios", "examples"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(tmp_path), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_python(text: str, cwd: Path, env: dict[str, str]) -> str:
+    """Run a block as a script; its stdout, or the test fails with its stderr."""
+    run = subprocess.run(
+        [sys.executable, "-c", text], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def run_command(command: str, cwd: Path, env: dict[str, str]) -> str:
+    """Run one `$ toolstream ...` (or `$ python ...`, `$ pytest ...`) line of a console block; its stdout."""
+    if "node " in command and shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    if command.startswith("python "):
+        argv = f"{sys.executable} {command.removeprefix('python ')}"
+        allowed: tuple[int, ...] = (0,)
+    elif command.startswith("pytest "):
+        argv = f"{sys.executable} -m {command}"
+        allowed = (0, 1)  # a failing case is a result
+    else:
+        assert command.startswith("toolstream "), command
+        argv = f"{sys.executable} -m harness.cli {command.removeprefix('toolstream ')}"
+        allowed = (0, 1) if command.split()[1] in VERDICT_COMMANDS else (0,)
+    run = subprocess.run(argv, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode in allowed, f"{command}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    return run.stdout

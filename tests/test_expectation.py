@@ -1,0 +1,93 @@
+"""Every case's class: spec, quirk or policy, from one table of mutations, decided per case."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import ClassVar
+
+from harness.check.expectation import STEPS, CaseClass, classify, rule_for
+from harness.check.selection import build_case
+from harness.mutate import Mutation, Quirk, Stream, registry
+from harness.mutate.scenario import Scenario
+
+
+def _class(case_id: str) -> CaseClass:
+    return classify(build_case(case_id)).case_class
+
+
+def test_every_shipped_mutation_has_a_row() -> None:
+    # A new mutation gets a class on purpose: a row here, or an `imitates` declaration.
+    assert sorted(name for name, cls in registry().items() if name not in STEPS and not cls.imitates) == []
+
+
+def test_shipped_scenarios_get_their_class() -> None:
+    assert _class("openai-chat/parallel-2::original::s0") is CaseClass.SPEC
+    assert _class("openai-chat/parallel-2::F3-event-split-across-reads::s0") is CaseClass.SPEC
+    assert _class("openai-chat/parallel-2::A4-id-only-on-first::s0") is CaseClass.SPEC
+    assert _class("openai-chat/parallel-2::A1-parallel-same-index::s0") is CaseClass.QUIRK
+    assert _class("openai-chat/parallel-2::B9-full-args-re-emitted-at-end::s0") is CaseClass.QUIRK
+    assert _class("openai-chat/parallel-2::D1-wrong-finish-reason::s0") is CaseClass.POLICY
+    assert _class("openai-chat/parallel-2::D6-missing-done::s0") is CaseClass.POLICY
+    assert _class("openai-chat/parallel-2::D6-missing-finish-reason::s0") is CaseClass.POLICY
+    reason = classify(build_case("openai-chat/parallel-2::A1-parallel-same-index::s0")).reason
+    assert "A1" in reason
+
+
+def test_a_shape_one_dialect_documents_is_spec_there_only() -> None:
+    assert _class("openai-chat/parallel-2::interleaved-tool-blocks::s0") is CaseClass.SPEC
+    assert _class("anthropic/parallel-calls::interleaved-tool-blocks::s0") is CaseClass.QUIRK
+    assert _class("anthropic/single-call::D8-mid-stream-error::s0") is CaseClass.SPEC
+    assert _class("openai-chat/single-call::D8-mid-stream-error::s0") is CaseClass.QUIRK
+
+
+def test_a_cut_is_spec_before_the_finish_and_policy_after_it() -> None:
+    assert _class("openai-chat/single-call::cut-at-every-event::s0::e11") is CaseClass.SPEC
+    assert _class("openai-chat/single-call::cut-at-every-event::s0::e12") is CaseClass.POLICY
+    assert _class("anthropic/single-call::cut-at-every-event::s0::e13") is CaseClass.POLICY
+    assert _class("openai-chat/single-call::truncated-mid-args::s0") is CaseClass.SPEC
+
+
+def test_the_most_lenient_step_wins_and_parameters_count() -> None:
+    case = build_case("openai-chat/parallel-2::original::s0")
+    steps = {name: registry()[name] for name in ("rechunk", "set-field", "drop-sentinel", "drop-field")}
+    mixed = Scenario("mixed", "", (steps["rechunk"](), steps["set-field"](), steps["drop-sentinel"]()))
+    assert classify(case, mixed).case_class is CaseClass.POLICY
+    quirky = Scenario("quirky", "", (steps["rechunk"](), steps["set-field"]()))
+    assert classify(case, quirky).case_class is CaseClass.QUIRK
+    plain = Scenario("plain", "", (steps["rechunk"](),))
+    assert classify(case, plain).case_class is CaseClass.SPEC
+    drop = steps["drop-field"]
+    assert rule_for(drop(field="index")).quirk == "A3"  # type: ignore[call-arg]
+    assert rule_for(drop(field="id", on="continuations")).case_class is CaseClass.SPEC  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True)
+class _Declared(Mutation):
+    name: ClassVar[str] = "my-gateway-quirk"
+    imitates: ClassVar[tuple[Quirk, ...]] = (Quirk("Z9", "my gateway"),)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        return stream
+
+
+@dataclass(frozen=True)
+class _Plain(Mutation):
+    name: ClassVar[str] = "my-reframing"
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        return stream
+
+
+def test_a_mutation_without_a_row_is_read_from_its_declaration() -> None:
+    rule = rule_for(_Declared())
+    assert rule.case_class is CaseClass.QUIRK and rule.quirk == "Z9"
+    assert rule_for(_Plain()).case_class is CaseClass.SPEC
+
+
+def test_an_unknown_scenario_name_is_judged_as_spec() -> None:
+    from dataclasses import replace
+
+    case = replace(build_case("openai-chat/parallel-2::original::s0"), scenario="nowhere")
+    found = classify(case)
+    assert found.case_class is CaseClass.SPEC and "nowhere" in found.reason

@@ -1,0 +1,93 @@
+"""Severities from the outcomes: unsafe (the wrong thing runs), lost (a finished call is gone),
+cosmetic (labels and text), each diff line with the severity of the calls at its position."""
+
+from __future__ import annotations
+
+from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.check.severity import Severity, call_severities, differences, worst
+
+READ = ToolCall("read", {"path": "a"}, "call_1")
+SEARCH = ToolCall("search", {"q": "x"}, "call_2")
+WRITE = ToolCall("write", {"path": "b"}, "call_3")
+EXPECTED = Outcome(tool_calls=(READ, SEARCH), finish_reason="tool_calls")
+
+
+def _severities(actual: Outcome, expected: Outcome = EXPECTED) -> list[Severity]:
+    return [severity for _, severity in differences(expected, actual)]
+
+
+def test_lines_are_the_diff_lines_in_order() -> None:
+    actual = Outcome(tool_calls=(READ,), text="hi", state=State.CUT)
+    assert [line for line, _ in differences(EXPECTED, actual)] == diff(EXPECTED, actual)
+
+
+def test_a_call_the_stream_never_finished_is_unsafe() -> None:
+    # A cut case: only the first call was final; the accumulator reports the second anyway.
+    cut = Outcome(tool_calls=(READ,), state=State.CUT)
+    got = Outcome(tool_calls=(READ, ToolCall("search", '{"q": "x', "call_2", invalid=True)), state=State.CUT)
+    assert _severities(got, cut) == [Severity.UNSAFE, Severity.UNSAFE]
+
+
+def test_merged_calls_are_unsafe_and_a_missing_call_is_lost() -> None:
+    merged = Outcome(
+        tool_calls=(ToolCall("readsearch", {"path": "a"}, "call_1"),), finish_reason="tool_calls"
+    )
+    found = differences(EXPECTED, merged)
+    assert found[0] == ("tool_calls: 2 expected, got 1", Severity.UNSAFE)
+    assert dict(found)["call 1: name 'read' expected, got 'readsearch'"] is Severity.UNSAFE
+    assert found[-1][1] is Severity.LOST  # call 2 missing
+    missing = Outcome(tool_calls=(READ,), finish_reason="tool_calls")
+    assert set(_severities(missing)) == {Severity.LOST}
+
+
+def test_a_missing_first_call_is_lost_not_every_later_call_renamed() -> None:
+    expected = Outcome(tool_calls=(READ, SEARCH, WRITE))
+    got = Outcome(tool_calls=(SEARCH, WRITE))
+    assert call_severities(expected.tool_calls, got.tool_calls) == ({0: Severity.LOST}, {})
+    assert set(_severities(got, expected)) == {Severity.LOST}
+
+
+def test_arguments_that_parse_but_differ_are_unsafe_unparseable_ones_lost() -> None:
+    other = Outcome(tool_calls=(READ, ToolCall("search", {"q": "y"}, "call_2")), finish_reason="tool_calls")
+    assert _severities(other) == [Severity.UNSAFE]
+    broken = Outcome(
+        tool_calls=(READ, ToolCall("search", '{"q":"x"}{"q":"x"}', "call_2", invalid=True)),
+        finish_reason="tool_calls",
+    )
+    assert _severities(broken) == [Severity.LOST]
+    # Truncated by the server either way (B10): only the raw text differs.
+    truncated = Outcome(tool_calls=(ToolCall("read", '{"path": "a"', "call_1", invalid=True),))
+    assert _severities(
+        Outcome(tool_calls=(ToolCall("read", '{"path":"a"', "call_1", invalid=True),)), truncated
+    ) == [Severity.COSMETIC]
+    # Repaired into JSON the stream never sent: runs with arguments nobody wrote.
+    assert _severities(Outcome(tool_calls=(READ,)), truncated) == [Severity.UNSAFE]
+
+
+def test_names_and_ids() -> None:
+    nameless = Outcome(tool_calls=(READ, ToolCall(None, {"q": "x"}, "call_2")), finish_reason="tool_calls")
+    assert _severities(nameless) == [Severity.LOST]
+    no_id = Outcome(tool_calls=(READ, ToolCall("search", {"q": "x"}, None)), finish_reason="tool_calls")
+    assert _severities(no_id) == [Severity.LOST]
+    # The other call's id: the result would be routed to the wrong call.
+    swapped = Outcome(tool_calls=(READ, ToolCall("search", {"q": "x"}, "call_1")), finish_reason="tool_calls")
+    assert _severities(swapped) == [Severity.UNSAFE]
+
+
+def test_state_finish_reason_and_text_are_cosmetic() -> None:
+    got = Outcome(tool_calls=EXPECTED.tool_calls, text="hello", finish_reason="stop", state=State.ERROR)
+    assert _severities(got) == [Severity.COSMETIC] * 3
+
+
+def test_worst() -> None:
+    assert worst([Severity.COSMETIC, Severity.LOST]) is Severity.LOST
+    assert worst([Severity.LOST, Severity.UNSAFE]) is Severity.UNSAFE
+    assert worst([]) is None
+
+
+def test_each_line_says_the_severity_of_what_it_is_about() -> None:
+    # Merged by index: the name line is unsafe (the wrong tool), the unparseable arguments lost.
+    merged = Outcome(tool_calls=(ToolCall("readsearch", '{"path":"a"}{"q":"x"}', "call_1", invalid=True),))
+    found = dict(differences(EXPECTED, merged))
+    assert found["call 1: name 'read' expected, got 'readsearch'"] is Severity.UNSAFE
+    assert [s for line, s in found.items() if line.startswith("call 1: arguments")] == [Severity.LOST]
