@@ -25,7 +25,7 @@ from typing import Any, Literal
 import yaml
 
 from harness.check.outcome import Outcome
-from harness.errors import CassetteError, HarnessError, OutcomeFormatError
+from harness.errors import CassetteError, HarnessError, OutcomeFormatError, UsageError
 
 VERSION = 1
 SOURCE_KINDS = ("recorded", "synthesized")
@@ -108,7 +108,12 @@ def load(path: str | os.PathLike[str]) -> Cassette:
     """Read and validate a cassette file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            # Bounded: a device or a pipe (`/dev/zero`) never ends; one byte over says "too big".
+            data = handle.read(MAX_YAML_CHARS + 1)
+        if len(data) > MAX_YAML_CHARS:
+            raise CassetteError(path, f"over the {MAX_YAML_CHARS:,} bytes a cassette file may have")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise CassetteError(path, "no such cassette file") from None
     except UnicodeDecodeError:
@@ -172,15 +177,21 @@ def plain_data(
         except yaml.constructor.ConstructorError as exc:
             line = exc.problem_mark.line + 1 if exc.problem_mark else None
             raise CassetteError(where, f"cannot read value: {exc.problem}", line=line) from None
+        except _BAD_VALUE as exc:
+            raise CassetteError(where, f"cannot read value: {str(exc)[:200]}") from None
     except CassetteError as exc:
         if error is None:
             raise
         raise error(str(exc)) from None
 
 
+# What yaml's constructor raises besides ConstructorError for a tagged value it cannot build
+# (`!!int x`: ValueError; `!!timestamp x`: AttributeError).
+_BAD_VALUE = (ValueError, TypeError, AttributeError, ArithmeticError)
 MAX_YAML_CHARS = 256 * 1024 * 1024
 MAX_DEPTH = 100  # a cassette is ~10 levels deep; bodies deeper than `MAX_BODY_DEPTH` are kept as text
 MAX_BODY_DEPTH = 64
+MAX_OFFSET_MS = 86_400_000  # a day: no stream is longer
 _NON_SPECIFIC = (None, "!")
 
 
@@ -321,6 +332,8 @@ class _Reader:
             return self.constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise self.fail(node, path, f"cannot read value: {exc.problem}") from None
+        except _BAD_VALUE as exc:
+            raise self.fail(node, path, f"cannot read value: {str(exc)[:200]}") from None
 
     def mapping(self, node: yaml.Node, path: str) -> dict[str, yaml.Node]:
         if not isinstance(node, yaml.MappingNode):
@@ -441,9 +454,13 @@ class _Reader:
         fields = self.mapping(node, path)
         offset = None
         if "offset_ms" in fields:
-            offset = float(
-                self.scalar(fields["offset_ms"], _join(path, "offset_ms"), (int, float), "a number")
-            )
+            where = _join(path, "offset_ms")
+            offset = float(self.scalar(fields["offset_ms"], where, (int, float), "a number"))
+            # Replay waits until each offset: an infinite or absurd one would wait for ever.
+            if not 0 <= offset <= MAX_OFFSET_MS:
+                raise self.fail(
+                    fields["offset_ms"], where, f"must be from 0 to {MAX_OFFSET_MS:,} ms, not {offset:g}"
+                )
         if "b64" in fields:
             raw = self.scalar(fields["b64"], _join(path, "b64"), str, "base64 text")
             try:
@@ -561,8 +578,29 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Temp file in the same folder, fsync, rename over the target, fsync the folder.
 
     The target keeps its mode (a new file gets the umask's); temp files left by killed saves of
-    the same target are removed first.
+    the same target are removed first. A target that is a device or a pipe (`/dev/stdout`) is
+    written through, never replaced. Any failure (a full disk, a read-only folder, a folder named
+    as the file) is one `UsageError` naming the path.
     """
+    if not path.name:
+        raise UsageError(f"{str(path)!r}: not a file path")
+    try:
+        target = path.stat()
+    except OSError:
+        target = None
+    if target is not None and stat.S_ISDIR(target.st_mode):
+        raise UsageError(f"{path}: is a folder; give a file path")
+    try:
+        if target is not None and not stat.S_ISREG(target.st_mode):
+            with open(path, "wb") as handle:
+                handle.write(data)
+            return
+        _replace(path, data)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _replace(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_temps(path)
     try:
@@ -629,8 +667,12 @@ def locked(path: str | os.PathLike[str]) -> Iterator[None]:
     removed lock file takes the new one, so two holders never overlap.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(f".{path.name}.lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
     while True:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:

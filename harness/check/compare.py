@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.cassettes.format import save
 from harness.check.accumulators import Accumulator, resolve
+from harness.check.capture import captured_output
 from harness.check.outcome import diff
 from harness.check.runner import run_matrix
 from harness.check.selection import Matrix, Selection
@@ -154,8 +155,9 @@ def write_reproductions(
         return {}
     matrix = Matrix(selection)
     a, b = resolve(comparison.a.accumulator), resolve(comparison.b.accumulator)
-    a.prepare()
-    b.prepare()
+    with captured_output():  # what the warm-ups print is thrown away with their outcomes
+        a.prepare()
+        b.prepare()
     written: dict[str, Path] = {}
     try:
         for difference in chosen:

@@ -23,6 +23,7 @@ from hypothesis.errors import NoSuchExample
 
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
 from harness.check.accumulators import Accumulator, resolve
+from harness.check.capture import captured_output
 from harness.check.selection import Matrix, Selection
 from harness.check.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.check.verdict import Result, Verdict, judge, signature
@@ -162,7 +163,8 @@ def explore(
     resolved or run at all is a `UsageError`, never a finding."""
     name = accumulator if isinstance(accumulator, str) else getattr(accumulator, "__name__", "accumulator")
     resolved = resolve(accumulator)
-    resolved.prepare()
+    with captured_output():  # what the warm-up prints is thrown away with its outcome
+        resolved.prepare()
     try:
         sources = _sources(cassettes, dialect)
         _ready(resolved, name, sources[0])

@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from harness.check.accumulators import resolve
+from harness.check.capture import captured_output
 from harness.check.expectation import CaseClass, classify
 from harness.check.outcome import Outcome
 from harness.check.selection import Matrix, Selection, Unit, rebuilt_scenarios
@@ -53,7 +54,8 @@ def _worker_main(
         matrix = Matrix(selection, rebuilt_scenarios(scenarios))
         accumulators = [resolve(spec) for spec in specs]
         for acc in accumulators:
-            acc.prepare()  # imports and process start-up before the first case's clock starts
+            with captured_output():  # what the warm-up prints is thrown away with its outcome
+                acc.prepare()  # imports and process start-up before the first case's clock starts
     except Exception as exc:
         conn.send(("fatal", describe_error(exc)))
         return
@@ -229,7 +231,10 @@ class Pool:
             worker.unit, worker.metas, worker.deadline = None, None, None
 
     def _arm(self, worker: _Worker) -> None:
-        worker.deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        """A deadline for the case the worker runs now; none once it is past its unit's last case
+        (a deadline then would blame a case that has finished)."""
+        past_last = worker.metas is not None and worker.position[0] >= len(worker.metas)
+        worker.deadline = None if self.timeout is None or past_last else time.monotonic() + self.timeout
 
     def _lost(
         self,

@@ -11,15 +11,18 @@ same report as a serial run.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Sequence
 from typing import overload
 
 from harness.check.accumulators import resolve
+from harness.check.capture import captured_output
 from harness.check.pool import Pool
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
 from harness.errors import UsageError
+from harness.mutate.scenario import MAX_SEEDS
 from harness.report.terminal import Progress
 
 __all__ = ["run_matrix"]
@@ -65,9 +68,13 @@ def run_matrix(
         raise UsageError("no accumulator given")
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
-    if timeout is not None and timeout <= 0:
+    if timeout is not None and math.isnan(timeout):
+        raise UsageError("timeout: must be a number of seconds, not nan")
+    if timeout is not None and (timeout <= 0 or math.isinf(timeout)):
         timeout = None
     selection = selection or Selection()
+    if selection.seeds is not None and not 1 <= selection.seeds <= MAX_SEEDS:
+        raise UsageError(f"seeds: must be from 1 to {MAX_SEEDS}, not {selection.seeds}")
     start = time.perf_counter()
     matrix = Matrix(selection)
     units = matrix.units()
@@ -97,7 +104,8 @@ def _run_in_process(
 ) -> list[list[list[Result]]]:
     accumulators = [resolve(spec) for spec in specs]
     for acc in accumulators:
-        acc.prepare()  # off the clock: what a case's `seconds` counts is the accumulator's own work
+        with captured_output():  # what the warm-up prints is thrown away with its outcome
+            acc.prepare()  # off the clock: what a case's `seconds` counts is the accumulator's own work
     try:
         out: list[list[list[Result]]] = []
         for unit in units:

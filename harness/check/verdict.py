@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from harness.check.capture import captured_output
 from harness.check.expectation import CaseClass, Expectation, classify
 from harness.check.outcome import Outcome
 from harness.check.severity import Severity, differences, worst
@@ -89,6 +90,7 @@ class Result:
     case_class: CaseClass = CaseClass.SPEC
     class_reason: str = ""
     severities: tuple[Severity, ...] = ()  # one per `diff` line
+    output: str = ""  # what the accumulator printed during the case (bounded: `capture.KEPT`)
 
     @property
     def severity(self) -> Severity | None:
@@ -104,7 +106,7 @@ class Result:
         return self.failed or (strict and self.verdict is Verdict.WARN)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "id": self.id,
             "cassette": self.cassette,
             "scenario": self.scenario,
@@ -122,6 +124,9 @@ class Result:
             "error": self.error,
             "seconds": round(self.seconds, 6),
         }
+        if self.output:
+            data["output"] = self.output
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Result:
@@ -142,6 +147,7 @@ class Result:
             case_class=CaseClass(data.get("class") or CaseClass.SPEC),
             class_reason=data.get("class_reason") or "",
             severities=tuple(Severity(s) for s in data.get("severities") or ()),
+            output=str(data.get("output") or ""),
         )
 
 
@@ -185,8 +191,15 @@ class Report:
 
 
 def judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None = None) -> Result:
-    """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict.
-    `scenario` is the one that made the case (its steps give the class; default: by name)."""
+    """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict,
+    whatever it prints (file descriptors 1 and 2) its `output`. `scenario` is the one that made
+    the case (its steps give the class; default: by name)."""
+    with captured_output() as output:
+        result = _judge(accumulator, spec, case, scenario)
+    return replace(result, output=output.text) if output.total else result
+
+
+def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None) -> Result:
     expectation: Expectation = classify(case, scenario)
     base = Result(
         case.id,

@@ -12,8 +12,9 @@ import importlib
 import io
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError
+from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError, UsageError
 
 # Subcommand -> module in this package. One that cannot be imported is a broken install: it fails
 # loudly rather than disappearing from the help.
@@ -31,10 +32,21 @@ COMMANDS = {
 }
 
 
+class _ArgumentError(UsageError):
+    """A bad option value or a missing argument, found by argparse."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad argument as one line (`prog: what; see prog --help`), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ArgumentError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from harness import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="toolstream",
         description="Record, mutate and replay streamed LLM tool calls; check accumulators against them.",
     )
@@ -53,7 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except _ArgumentError as exc:
+        print(exc, file=sys.stderr)
+        return exc.exit_code
     if not getattr(args, "run", None):
         parser.print_help()
         return EXIT_USAGE
@@ -67,6 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # A path the user gave that cannot be read or written: their input, not our bug.
+        print(f"toolstream {args.command}: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

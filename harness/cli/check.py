@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.check.runner import run_matrix
 from harness.check.selection import Selection
+from harness.cli import arguments
 from harness.errors import UsageError
 from harness.report.html import write_html
 from harness.report.results import render_check, report_to_dict, write_json
@@ -37,16 +38,18 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
         help="only cassettes of this dialect (repeatable)",
     )
     parser.add_argument(
-        "--seeds", type=int, metavar="N", help="run seeds 0..N-1 instead of each scenario's own"
+        "--seeds", type=arguments.SEEDS, metavar="N", help="run seeds 0..N-1 instead of each scenario's own"
     )
     parser.add_argument(
         "--case", action="append", default=[], metavar="ID", help="run only this case id (repeatable)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+        "--timeout", type=arguments.timeout, default=DEFAULT_TIMEOUT, metavar="S",
         help=f"seconds a case may take (default {DEFAULT_TIMEOUT:g}; 0: no limit, run in this process)",
     )  # fmt: skip
-    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    parser.add_argument(
+        "-j", "--jobs", type=arguments.JOBS, default=1, metavar="N", help="worker processes (default 1)"
+    )
 
 
 def add_strict_option(parser: argparse.ArgumentParser) -> None:
@@ -93,11 +96,18 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )  # fmt: skip
     add_selection_options(parser)
     add_strict_option(parser)
-    parser.add_argument("--json", metavar="FILE", help="write the JSON report here (atomically)")
-    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page of the matrix here")
+    parser.add_argument(
+        "--json", type=arguments.output_file, metavar="FILE", help="write the JSON report here (atomically)"
+    )
+    parser.add_argument(
+        "--html",
+        type=arguments.output_file,
+        metavar="FILE",
+        help="write a self-contained HTML page of the matrix here",
+    )
     parser.add_argument(
         "--max-failures",
-        type=int,
+        type=arguments.LIMIT,
         default=50,
         metavar="N",
         help="failures printed in full (default 50; 0: all)",

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from harness.check.compare import compare_matrix, write_reproductions
+from harness.cli import arguments
 from harness.cli.check import add_selection_options, add_strict_option, selection_of, timeout_of
 from harness.report.html import write_html
 from harness.report.results import comparison_to_dict, counts, render_comparison, write_json
@@ -29,15 +30,25 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     add_selection_options(parser)
     add_strict_option(parser)
     parser.add_argument(
-        "--out", default="toolstream-compare", metavar="DIR",
+        "--out", type=arguments.output_folder, default="toolstream-compare", metavar="DIR",
         help="where to write reproductions (default toolstream-compare/)",
     )  # fmt: skip
     parser.add_argument(
-        "--max-differences", type=int, default=50, metavar="N",
+        "--max-differences", type=arguments.LIMIT, default=50, metavar="N",
         help="differences printed and written as reproductions (default 50; 0: all)",
     )  # fmt: skip
-    parser.add_argument("--json", metavar="FILE", help="write the differences as JSON here (atomically)")
-    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page of A vs B here")
+    parser.add_argument(
+        "--json",
+        type=arguments.output_file,
+        metavar="FILE",
+        help="write the differences as JSON here (atomically)",
+    )
+    parser.add_argument(
+        "--html",
+        type=arguments.output_file,
+        metavar="FILE",
+        help="write a self-contained HTML page of A vs B here",
+    )
     return parser
 
 

@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.check.explore import explore
+from harness.cli import arguments
 from harness.errors import EXIT_FAILED, EXIT_OK
+from harness.report.results import TERMINAL_VALUE
+from harness.report.terminal import clip, printable
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -26,9 +29,16 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         "--cassettes", nargs="*", metavar="PATH", help="cassette files or folders (default: bundled)"
     )
     parser.add_argument("--dialect", action="append", help="only cassettes of this dialect (repeatable)")
-    parser.add_argument("--max-examples", type=int, default=300, help="how many cases to try (default 300)")
-    parser.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
-    parser.add_argument("--out", type=Path, default=Path("explore-findings"), help="where to write a finding")
+    parser.add_argument(
+        "--max-examples", type=arguments.EXAMPLES, default=300, help="how many cases to try (default 300)"
+    )
+    parser.add_argument("--seed", type=arguments.SEED, default=0, help="search seed (default 0)")
+    parser.add_argument(
+        "--out",
+        type=arguments.output_folder,
+        default=Path("explore-findings"),
+        help="where to write a finding",
+    )
     return parser
 
 
@@ -48,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"FAILED on {finding.source} with {steps} (seed {finding.seed}): {finding.signature}")
     print(f"shrunk from {finding.events_before} to {finding.events} events ({finding.reason}):")
     for line in finding.problems:
-        print(f"  {line}")
+        print(f"  {printable(clip(line, TERMINAL_VALUE))}")
     for path in finding.written:
         print(f"wrote {path}")
     return EXIT_FAILED

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes import format as cassettes
+from harness.cli import arguments
 from harness.errors import UsageError
 from harness.record import importer
 
@@ -27,7 +28,11 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--dialect", metavar="D", help="the provider dialect (default: detected)")
     parser.add_argument(
-        "-o", "--output", metavar="OUT.yaml", help="cassette to write (default: FILE.yaml beside it)"
+        "-o",
+        "--output",
+        type=arguments.output_file,
+        metavar="OUT.yaml",
+        help="cassette to write (default: FILE.yaml beside it)",
     )
     parser.add_argument(
         "--split",

@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.cassettes.format import save
 from harness.check.selection import Matrix, Selection
+from harness.cli import arguments
 from harness.errors import UsageError
 from harness.mutate.scenario import SEPARATOR, case_cassette
 
@@ -21,9 +22,11 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("cassette", metavar="CASSETTE", help="the cassette file to mutate")
     parser.add_argument("--scenario", required=True, help="scenario name or file")
-    parser.add_argument("--seed", type=int, default=0, help="case seed (default 0)")
+    parser.add_argument("--seed", type=arguments.SEED, default=0, help="case seed (default 0)")
     parser.add_argument("--point", help="for a sweep scenario: which point (e.g. e7); default the first")
-    parser.add_argument("-o", "--output", required=True, type=Path, help="where to write the cassette")
+    parser.add_argument(
+        "-o", "--output", required=True, type=arguments.output_file, help="where to write the cassette"
+    )
     return parser
 
 

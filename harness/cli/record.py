@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from harness.cli import arguments
 from harness.record import flow, providers, recipes
 
 
@@ -33,6 +34,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "-o",
         "--output",
+        type=arguments.output_file,
         metavar="PATH",
         help="cassette to write (default: cassettes/<dialect>/<provider>-<recipe>-<model>.yaml)",
     )
@@ -43,7 +45,9 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
     parser.add_argument("--mode", default="all", metavar="MODE", help="record mode (default: all)")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="HTTP timeout in seconds")
+    parser.add_argument(
+        "--timeout", type=arguments.seconds, default=120.0, metavar="S", help="HTTP timeout in seconds"
+    )
     return parser
 
 

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from harness.check.selection import cases
+from harness.cli import arguments
 from harness.cli.check import add_selection_options, selection_of
 from harness.errors import UsageError
 from harness.mutate.scenario import Case
@@ -46,17 +47,21 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     add_selection_options(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    parser.add_argument(
+        "--port", type=arguments.PORT, default=0, help="port to listen on (default: a free one)"
+    )
     parser.add_argument("--pace", action="store_true", help="send each read at its recorded time")
     parser.add_argument(
         "--client",
         metavar="CMD",
         help="run this shell command once per case and judge it (see docs/serve.md)",
     )
-    parser.add_argument("--json", metavar="FILE", help="with --client: write the JSON report here")
+    parser.add_argument(
+        "--json", type=arguments.output_file, metavar="FILE", help="with --client: write the JSON report here"
+    )
     parser.add_argument(
         "--max-failures",
-        type=int,
+        type=arguments.LIMIT,
         default=50,
         metavar="N",
         help="failures printed in full (default 50; 0: all)",

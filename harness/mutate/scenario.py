@@ -35,6 +35,8 @@ from harness.wire import dialects
 from harness.wire.dialects import Dialect, Event
 
 __all__ = [
+    "MAX_SEED",
+    "MAX_SEEDS",
     "Case",
     "RecordedStream",
     "Scenario",
@@ -53,6 +55,9 @@ __all__ = [
 ]
 
 SEPARATOR = "::"
+# More seeds than this is a typo, not a run anyone waits for; a seed is a 64-bit value.
+MAX_SEEDS = 10_000
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,10 @@ def load_scenario(path: str | Path) -> Scenario:
         data = plain_data(path.read_text(encoding="utf-8"), path, error=ScenarioError)
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such scenario file") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not a UTF-8 text file (byte {exc.start})") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -168,12 +177,20 @@ def scenario_from_data(data: Any, *, where: str = "<scenario>", path: Path | Non
     if sum(1 for step in steps if _is_sweep(step)) > 1:
         raise fail("steps", "at most one sweep step (cut-at-every-event, cut-at-every-byte)")
     seeds_raw = data.get("seeds", 1)
-    if isinstance(seeds_raw, int) and not isinstance(seeds_raw, bool) and seeds_raw > 0:
+    if isinstance(seeds_raw, int) and not isinstance(seeds_raw, bool) and 0 < seeds_raw <= MAX_SEEDS:
         seeds = tuple(range(seeds_raw))
-    elif isinstance(seeds_raw, list) and seeds_raw and all(isinstance(s, int) and s >= 0 for s in seeds_raw):
+    elif (
+        isinstance(seeds_raw, list)
+        and 0 < len(seeds_raw) <= MAX_SEEDS
+        and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_SEED for s in seeds_raw)
+    ):
         seeds = tuple(seeds_raw)
     else:
-        raise fail("seeds", "must be a positive count or a list of non-negative integers")
+        raise fail(
+            "seeds",
+            f"must be a count from 1 to {MAX_SEEDS} or a list of at most {MAX_SEEDS} integers "
+            f"from 0 to {MAX_SEED}",
+        )
     derived = Meaning.CHANGING if any(s.meaning is Meaning.CHANGING for s in steps) else Meaning.PRESERVING
     meaning = derived
     if "meaning" in data:

@@ -26,7 +26,7 @@ from harness.check.selection import Selection, build_case
 from harness.check.verdict import Report, signature
 from harness.errors import HarnessError
 from harness.report.results import counts, replay_command
-from harness.report.terminal import shorten
+from harness.report.terminal import clip_values, shorten
 
 __all__ = ["render_html", "write_html"]
 
@@ -83,7 +83,7 @@ def render_html(
         sections.append(_compare_section(comparison, selection, streams))
     body = "\n".join(_section_html(n, s) for n, s in enumerate(sections)) or "<p>No cases were run.</p>"
     # No "<" at all inside the script element: nothing in the data can close it or open a comment.
-    data = json.dumps([s["data"] for s in sections], ensure_ascii=False).replace("<", "\\u003c")
+    data = json.dumps(clip_values([s["data"] for s in sections]), ensure_ascii=False).replace("<", "\\u003c")
     parts = {
         "title": html.escape(title),
         "body": body,
@@ -215,7 +215,8 @@ def _check_entry(case: Mapping[str, Any], selection: Selection | None) -> dict[s
         "id": case["id"],
         "verdict": verdict,
         "lines": lines,
-        "outcomes": [["expected", _outcome_lines(case["expected"])], ["got", _outcome_lines(case["actual"])]],
+        "outcomes": [["expected", _outcome_lines(case["expected"])], ["got", _outcome_lines(case["actual"])]]
+        + ([["printed", case["output"].splitlines()]] if case.get("output") else []),
         "commands": [
             replay_command(case["accumulator"], case["id"], selection),
             _pytest_command(["--toolstream-accumulator", case["accumulator"]], case["id"]),

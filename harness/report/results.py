@@ -22,7 +22,7 @@ from harness.check.compare import Comparison, Difference, meets_expectation
 from harness.check.selection import Selection
 from harness.check.severity import Severity
 from harness.check.verdict import Report, Result, Verdict, signature
-from harness.report.terminal import shorten, table
+from harness.report.terminal import clip, clip_values, printable, shorten, table
 
 __all__ = [
     "REPORT_VERSION",
@@ -43,6 +43,8 @@ REPORT_VERSION = 1
 # Grid limits: beyond these the grid no longer reads at a glance, so failures are grouped instead.
 GRID_MAX_CASSETTES = 8
 GRID_MAX_SCENARIOS = 40
+# Characters of one message or of a case's output printed before it is cut (the JSON keeps more).
+TERMINAL_VALUE = 2_000
 
 
 def report_to_dict(report: Report, selection: Selection | None = None) -> dict[str, Any]:
@@ -104,7 +106,7 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     """Write a report atomically (a reader never sees half a file)."""
     path = Path(path)
     # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
-    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(clip_values(data), ensure_ascii=False, indent=2) + "\n"
     write_atomic(path, text.encode("utf-8", "backslashreplace"))
     return path
 
@@ -290,16 +292,36 @@ def _failure(result: Result, selection: Selection | None) -> str:
     if result.verdict in (Verdict.FAIL, Verdict.WARN):
         lines.extend(_diff_lines(result))
     else:
-        lines.extend(f"  {line}" for line in (result.error or "").splitlines() or ["(no message)"])
+        error = _printed(result.error or "")
+        lines.extend(f"  {line}" for line in error.splitlines() or ["(no message)"])
+    if result.output:
+        lines.append("  output:")
+        lines.extend(f"  | {line}" for line in _excerpt(result.output))
     lines.append(f"  replay: {replay_command(result.accumulator, result.id, selection)}")
     return "\n".join(lines)
+
+
+def _excerpt(output: str, keep: int = 10, width: int = 200) -> list[str]:
+    """A case's output as printable lines: the first and last `keep`, each cut at `width`."""
+    lines = [printable(clip(line, width)) for line in output.removesuffix("\n").split("\n")]
+    if len(lines) > 2 * keep:
+        lines[keep:-keep] = [f"[... {len(lines) - 2 * keep} lines ...]"]
+    return lines
 
 
 def _diff_lines(result: Result) -> list[str]:
     """The diff, each line led by its severity when it has one."""
     if len(result.severities) != len(result.diff):
-        return [f"  {line}" for line in result.diff]
-    return [f"  {severity:<8}  {line}" for line, severity in zip(result.diff, result.severities, strict=True)]
+        return [f"  {_printed(line)}" for line in result.diff]
+    return [
+        f"  {severity:<8}  {_printed(line)}"
+        for line, severity in zip(result.diff, result.severities, strict=True)
+    ]
+
+
+def _printed(line: str) -> str:
+    """A diff or error line as the terminal shows it: cut, and its control characters escaped."""
+    return printable(clip(line, TERMINAL_VALUE))
 
 
 def _summary_line(report: Report) -> str:
@@ -333,7 +355,7 @@ def render_comparison(
     for difference in shown:
         warn = "" if counts(difference, strict) else " (warning: neither side fails its case)"
         lines = [f"DIFFERS {difference.id} [{difference.a.case_class}]{warn}"]
-        lines.extend(f"  {line}" for line in difference.lines)
+        lines.extend(f"  {_printed(line)}" for line in difference.lines)
         lines.append(f"  A: {show(difference.a)}")
         lines.append(f"  B: {show(difference.b)}")
         meets = meets_expectation(difference.a, difference.b)

@@ -3,23 +3,56 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import time
-from collections.abc import Sequence
-from typing import TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+# A value longer than this is cut wherever it is shown (terminal, JSON, HTML), its length said.
+LONG_VALUE = 10_000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clip(text: str, limit: int = LONG_VALUE) -> str:
+    """`text` whole when short, else its first `limit` characters and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {len(text):,} characters in all]"
+
+
+def clip_values(data: Any, limit: int = LONG_VALUE) -> Any:
+    """Plain data (a JSON report) with every string `clip`ped."""
+    if isinstance(data, str):
+        return clip(data, limit)
+    if isinstance(data, Mapping):
+        return {key: clip_values(value, limit) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [clip_values(value, limit) for value in data]
+    return data
+
+
+def printable(text: str) -> str:
+    """Control characters (terminal escapes, carriage returns, bells) as `\\x1b`; newlines and
+    tabs kept: what an accumulator printed cannot move the cursor or recolour the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 def shorten(text: str, width: int) -> str:
     """One line, at most `width` characters, with an ellipsis where it was cut."""
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+    longer = len(text) > width
+    text = printable(text[: width + 1].replace("\r", "\\r").replace("\n", "\\n"))
+    return text if len(text) <= width and not longer else text[: max(width - 1, 0)] + "…"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, max_width: int | None = None) -> str:
     """A plain aligned table; the last column is shortened to fit the terminal."""
     max_width = max_width or shutil.get_terminal_size((120, 24)).columns
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    # No column wider than the terminal: a 30 MB value in any cell is cut before widths are taken.
+    cells = [[str(h) for h in headers]] + [
+        ["" if c is None else shorten(str(c), max_width) for c in row] for row in rows
+    ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     fixed = sum(widths[:-1]) + 2 * (len(headers) - 1)
     widths[-1] = max(min(widths[-1], max_width - fixed), 10)
