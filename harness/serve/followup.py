@@ -88,25 +88,34 @@ def _split(
     return last, list(messages[last + 1 :])
 
 
-def read_openai_chat(body: Mapping[str, Any]) -> Turn | None:
+def _read_messages(
+    body: Mapping[str, Any],
+    result_roles: tuple[str, ...],
+    result_name: Callable[[Mapping[str, Any]], str | None],
+    call: Callable[[Any, Any, Any], ToolCall],
+) -> Turn | None:
+    """The OpenAI-shaped `messages` list (OpenAI chat, Ollama, Cohere v2): the last assistant turn's
+    `tool_calls` and the tool messages after it; the three differ only in the names below."""
     messages = _list(body.get("messages"))
     last, after = _split(messages, lambda m: m.get("role") == "assistant")
     results = tuple(
-        ToolResult(_str(m.get("tool_call_id")), _str(m.get("name")), m.get("content"))
+        ToolResult(_str(m.get("tool_call_id")), result_name(m), m.get("content"))
         for m in after
-        if isinstance(m, Mapping) and m.get("role") in ("tool", "function")
+        if isinstance(m, Mapping) and m.get("role") in result_roles
     )
     if not results:
         return None
     turn = _dict(messages[last]) if last >= 0 else {}
     calls = tuple(
-        _call_from_text(
-            _dict(c.get("function")).get("name"), _dict(c.get("function")).get("arguments"), c.get("id")
-        )
+        call(_dict(c.get("function")).get("name"), _dict(c.get("function")).get("arguments"), c.get("id"))
         for c in _list(turn.get("tool_calls"))
         if isinstance(c, Mapping)
     )
     return Turn(calls, results, _text_of(turn.get("content")))
+
+
+def read_openai_chat(body: Mapping[str, Any]) -> Turn | None:
+    return _read_messages(body, ("tool", "function"), lambda m: _str(m.get("name")), _call_from_text)
 
 
 def read_openai_responses(body: Mapping[str, Any]) -> Turn | None:
@@ -212,45 +221,14 @@ def read_bedrock_converse(body: Mapping[str, Any]) -> Turn | None:
 
 
 def read_ollama(body: Mapping[str, Any]) -> Turn | None:
-    messages = _list(body.get("messages"))
-    last, after = _split(messages, lambda m: m.get("role") == "assistant")
-    results = tuple(
-        ToolResult(_str(m.get("tool_call_id")), _str(m.get("tool_name") or m.get("name")), m.get("content"))
-        for m in after
-        if isinstance(m, Mapping) and m.get("role") == "tool"
+    # Ollama sends arguments as an object and names the tool in `tool_name`.
+    return _read_messages(
+        body, ("tool",), lambda m: _str(m.get("tool_name") or m.get("name")), _call_from_object
     )
-    if not results:
-        return None
-    turn = _dict(messages[last]) if last >= 0 else {}
-    calls = tuple(
-        _call_from_object(
-            _dict(c.get("function")).get("name"), _dict(c.get("function")).get("arguments"), c.get("id")
-        )
-        for c in _list(turn.get("tool_calls"))
-        if isinstance(c, Mapping)
-    )
-    return Turn(calls, results, _text_of(turn.get("content")))
 
 
 def read_cohere(body: Mapping[str, Any]) -> Turn | None:
-    messages = _list(body.get("messages"))
-    last, after = _split(messages, lambda m: m.get("role") == "assistant")
-    results = tuple(
-        ToolResult(_str(m.get("tool_call_id")), None, m.get("content"))
-        for m in after
-        if isinstance(m, Mapping) and m.get("role") == "tool"
-    )
-    if not results:
-        return None
-    turn = _dict(messages[last]) if last >= 0 else {}
-    calls = tuple(
-        _call_from_text(
-            _dict(c.get("function")).get("name"), _dict(c.get("function")).get("arguments"), c.get("id")
-        )
-        for c in _list(turn.get("tool_calls"))
-        if isinstance(c, Mapping)
-    )
-    return Turn(calls, results, _text_of(turn.get("content")))
+    return _read_messages(body, ("tool",), lambda m: None, _call_from_text)
 
 
 READERS: dict[str, Callable[[Mapping[str, Any]], Turn | None]] = {
