@@ -9,7 +9,8 @@ A case's class comes from its scenario's steps, the most lenient winning (policy
 spec): a step is looked up in `STEPS`, one table keyed by mutation name (a row may look at the
 step's parameters and the case's dialect); a mutation without a row that declares `imitates` is a
 quirk, one that declares nothing is spec. A cut, or an error, that falls after the stream already
-said its turn may be over is policy wherever it is.
+said its turn may be over is policy wherever it is. A bundled recording that is itself a deviation
+(`RECORDINGS`) makes every case made from it at least `quirk`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from harness.mutate.scenario import Case, Scenario, load_scenarios
 from harness.wire import dialects
 from harness.wire.dialects import Kind
 
-__all__ = ["STEPS", "CaseClass", "Expectation", "Rule", "classify", "rule_for"]
+__all__ = ["RECORDINGS", "STEPS", "CaseClass", "Expectation", "Rule", "classify", "rule_for"]
 
 
 class CaseClass(StrEnum):
@@ -76,6 +77,10 @@ _CUT = _spec("a cut before any finish: only calls already final survive (the pro
 _CUT_AFTER_FINISH = _policy(
     "a cut after the finish but before the terminal event: whether the turn is over, and so which "
     "calls stand and whether it is `cut` or `complete`, is our rule"
+)
+_CUT_AFTER_WHOLE_CALL = _policy(
+    "a cut after a whole call in a dialect with no end marker per call (Gemini, Ollama): no protocol "
+    "says whether a call that arrived whole stands before the finish; ours waits for the finish"
 )
 _ERROR_AFTER_FINISH = _policy(
     "an in-band error after the finish: whether the finished turn still stands is our rule"
@@ -183,6 +188,19 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     "cut-at-every-byte": _CUT,
 }
 
+# Bundled recordings that are themselves a documented deviation (synthesized from a real report),
+# by cassette id: every case made from one is at least `quirk`, whatever its steps.
+RECORDINGS: Mapping[str, Rule] = {
+    "openai-chat/litellm-bridge-parallel-index0": _quirk(
+        "A1", "two parallel calls at index 0 (langchain#34807, litellm#21331)"
+    ),
+    "openai-chat/glm5-openrouter-idless-continuation": _quirk(
+        "B7", "choices without their index, an empty-arguments continuation (GLM-5 via OpenRouter, aichat#1495)"
+    ),
+    "anthropic/seed004-interleaved-input-json": _quirk("C1", "tool blocks interleaved (docker-agent PR #3009)"),
+    "openai-responses/llamacpp-interleaved-parallel": _quirk("E7", "items interleaved (llama.cpp)"),
+}
+
 _CUTS = frozenset({"cut", "cut-at-every-event", "cut-mid-args", "cut-bytes", "cut-at-every-byte"})
 _ENDING = frozenset({Kind.FINISH, Kind.SENTINEL})
 
@@ -194,6 +212,13 @@ def rule_for(step: Mutation, case: Case | None = None) -> Rule:
     rule = found(step) if callable(found) else found
     if case is not None and step.name in _CUTS and _seen(case, _ENDING | {Kind.ERROR}):
         return _CUT_AFTER_FINISH
+    if (
+        case is not None
+        and step.name in _CUTS
+        and dialects.get(case.dialect).calls_final_at_finish
+        and _seen(case, frozenset({Kind.TOOL_CALL, Kind.TOOL_END}))
+    ):
+        return _CUT_AFTER_WHOLE_CALL
     if case is not None and step.name == "inject-error" and _seen(case, _ENDING, before=Kind.ERROR):
         return _ERROR_AFTER_FINISH
     if rule is not None:
@@ -213,9 +238,12 @@ def classify(case: Case, scenario: Scenario | None = None) -> Expectation:
     steps = _steps(case.scenario) if scenario is None else scenario.steps
     if steps is None:
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
+    recording = RECORDINGS.get(case.cassette)
     if not steps:
+        if recording is not None:
+            return Expectation(recording.case_class, recording.text())
         return Expectation(CaseClass.SPEC, "the recorded stream")
-    rules = []
+    rules = [] if recording is None else [recording]
     for step in steps:
         rule = rule_for(step, case)
         if case.dialect in rule.spec_in:

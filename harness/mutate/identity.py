@@ -225,6 +225,8 @@ class OnlyOnFirst(_FieldOp):
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         def only_first(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
+            if fragment.role is Role.END:
+                return KEEP  # an end event that repeats the whole item (Responses output_item.done) keeps it
             return original if k == 0 and original is not MISSING else (MISSING if k else KEEP)
 
         return rewrite(stream, self.key, only_first, rng, on="all", require_change=False)

@@ -194,6 +194,10 @@ class Detection(ABC):
 class Oracle(ABC):
     """What events mean, and the reference accumulator that says what a correct client makes of them."""
 
+    # True where a call has no end marker of its own and the reference holds it final only at the
+    # finish (Gemini, Ollama): a cut after a whole call is then a matter of policy.
+    calls_final_at_finish: ClassVar[bool] = False
+
     @abstractmethod
     def kinds(self, event: Event) -> frozenset[Kind]: ...
 

@@ -350,6 +350,7 @@ def _nonempty(value: Any) -> str | None:
 
 class GeminiDialect(Dialect, Requesting):
     name = "gemini"
+    calls_final_at_finish = True
     codec_name = "sse"
 
     default_url = (

@@ -153,6 +153,7 @@ _COUNTERS = (
 
 class OllamaDialect(Dialect, Requesting):
     name = "ollama"
+    calls_final_at_finish = True
     codec_name = "ndjson"
 
     default_url = "http://localhost:11434/api/chat"
