@@ -82,6 +82,10 @@ _CUT_AFTER_WHOLE_CALL = _policy(
     "a cut after a whole call in a dialect with no end marker per call (Gemini, Ollama): no protocol "
     "says whether a call that arrived whole stands before the finish; ours waits for the finish"
 )
+_ERROR_AFTER_WHOLE_CALL = _policy(
+    "an in-band error after a whole call in a dialect with no end marker per call (Gemini, Ollama): "
+    "whether that call stands is our rule (docs/oracle.md, error-after-final-call)"
+)
 _ERROR_AFTER_FINISH = _policy(
     "an in-band error after the finish: whether the finished turn still stands is our rule"
 )
@@ -203,6 +207,7 @@ RECORDINGS: Mapping[str, Rule] = {
 
 _CUTS = frozenset({"cut", "cut-at-every-event", "cut-mid-args", "cut-bytes", "cut-at-every-byte"})
 _ENDING = frozenset({Kind.FINISH, Kind.SENTINEL})
+_WHOLE = frozenset({Kind.TOOL_CALL, Kind.TOOL_END})  # a call that arrived whole, or its close
 
 
 def rule_for(step: Mutation, case: Case | None = None) -> Rule:
@@ -216,11 +221,18 @@ def rule_for(step: Mutation, case: Case | None = None) -> Rule:
         case is not None
         and step.name in _CUTS
         and dialects.get(case.dialect).calls_final_at_finish
-        and _seen(case, frozenset({Kind.TOOL_CALL, Kind.TOOL_END}))
+        and _seen(case, _WHOLE)
     ):
         return _CUT_AFTER_WHOLE_CALL
     if case is not None and step.name == "inject-error" and _seen(case, _ENDING, before=Kind.ERROR):
         return _ERROR_AFTER_FINISH
+    if (
+        case is not None
+        and step.name == "inject-error"
+        and dialects.get(case.dialect).calls_final_at_finish
+        and _seen(case, _WHOLE, before=Kind.ERROR)
+    ):
+        return _ERROR_AFTER_WHOLE_CALL
     if rule is not None:
         return rule  # ours, and it knows the step's parameters (a declaration is per class)
     declared = tuple(getattr(type(step), "imitates", ()) or ())

@@ -54,7 +54,8 @@ class StrictChat(EventAccumulator):
                     call["id"] = fragment["id"]
                 if function.get("name") and not call["name"]:
                     call["name"] = function["name"]
-                call["args"] += function.get("arguments") or ""
+                if isinstance(function.get("arguments"), str):  # documented as a string of JSON
+                    call["args"] += function["arguments"]
             if choice.get("finish_reason") is not None:
                 self.finish = choice["finish_reason"]
                 self.final = True
