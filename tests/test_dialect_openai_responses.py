@@ -280,7 +280,8 @@ def test_D8_failed_and_error_events() -> None:
 def test_incomplete_is_complete_with_its_status() -> None:
     out = run(added(0, "fc_1", "call_1", "f"), delta(0, "fc_1", '{"a":'), completed(status="incomplete"))
     assert out.state is State.COMPLETE and out.finish_reason == "incomplete"
-    assert out.tool_calls[0].invalid and out.tool_calls[0].arguments == '{"a":'
+    # docs/oracle.md length-with-open-call: an item the limit cut before its .done is not final.
+    assert out.tool_calls == ()
 
 
 def test_completed_output_fills_missing_events() -> None:

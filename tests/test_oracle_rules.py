@@ -37,6 +37,7 @@ class Speech:
     call_has_end: bool  # a call is final at its own end marker, before the finish
     finish: Callable[[str], list[Event]] | None = None
     terminal: list[Event] | None = None
+    length: str | None = None  # the finish reason of a turn the output limit ended (None: nothing open)
 
 
 def _parsed(name: str, payload: object) -> Event:
@@ -56,6 +57,7 @@ def _openai_chat() -> Speech:
         call_has_end=False,
         finish=lambda reason: d.build(Kind.FINISH, reason=reason),
         terminal=d.build(Kind.SENTINEL),
+        length="length",
     )
 
 
@@ -74,6 +76,7 @@ def _anthropic() -> Speech:
         call_has_end=True,
         finish=lambda reason: d.build(Kind.FINISH, reason=reason),
         terminal=d.build(Kind.SENTINEL),
+        length="max_tokens",
     )
 
 
@@ -90,6 +93,7 @@ def _bedrock() -> Speech:
         error=d.build(Kind.ERROR, message="stream error"),
         normal="tool_use",
         call_has_end=True,
+        length="max_tokens",
     )
 
 
@@ -106,6 +110,7 @@ def _responses() -> Speech:
         error=d.build(Kind.ERROR),
         normal="completed",
         call_has_end=True,
+        length="incomplete",
     )
 
 
@@ -124,6 +129,7 @@ def _gemini() -> Speech:
         error=d.build(Kind.ERROR),
         normal="STOP",
         call_has_end=False,
+        length="MAX_TOKENS",
     )
 
 
@@ -152,6 +158,7 @@ def _cohere() -> Speech:
         call_has_end=True,
         finish=lambda reason: d.build(Kind.FINISH, reason=reason),
         terminal=d.build(Kind.SENTINEL),
+        length="MAX_TOKENS",
     )
 
 
@@ -225,6 +232,12 @@ def _terminal_with_open_call(s: Speech) -> Built:
     return ([*s.start, *s.first, *s.second, *s.end(s.normal)], None) if s.call_has_end else None
 
 
+def _length_with_open_call(s: Speech) -> Built:
+    if s.length is None:
+        return None  # Ollama sends whole calls only: nothing is open when the limit hits
+    return [*s.start, *s.first, *s.second, *s.end(s.length)], None
+
+
 @dataclass(frozen=True)
 class Rule:
     """A row of docs/oracle.md's table: the state, and which calls are reported (`all` of them,
@@ -249,6 +262,7 @@ RULES: dict[str, Rule] = {
     "error-then-cut": Rule(_error_then_cut, State.ERROR, "none"),
     "stream-just-stops": Rule(_stream_just_stops, State.CUT, "final"),
     "terminal-with-open-call": Rule(_terminal_with_open_call, State.COMPLETE, "all"),
+    "length-with-open-call": Rule(_length_with_open_call, State.COMPLETE, "final"),
 }
 
 
@@ -259,7 +273,12 @@ def _expected_names(situation: str, speech: Speech) -> list[str]:
     if rule.calls == "all":
         return ["first", "second"] if situation == "terminal-with-open-call" else ["first"]
     # `final`: the first call is final by its own end marker, or by the finish that followed it.
-    finished = speech.call_has_end or situation in ("error-after-final-call", "cut-after-finish")
+    # At a length finish the first call is final because another call came after it.
+    finished = speech.call_has_end or situation in (
+        "error-after-final-call",
+        "cut-after-finish",
+        "length-with-open-call",
+    )
     return ["first"] if finished else []
 
 
@@ -288,6 +307,8 @@ def test_every_dialect_follows_the_table(situation: str, name: str) -> None:
     assert [call.name for call in out.tool_calls] == _expected_names(situation, speech), out
     if situation == "unknown-finish":
         assert out.finish_reason == UNKNOWN
+    if situation == "length-with-open-call":
+        assert out.finish_reason == speech.length  # reported as sent
     if situation == "error-then-cut":
         assert out.error is not None and CUT not in out.error  # the provider's reason, not the cut
 

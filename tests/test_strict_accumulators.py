@@ -44,6 +44,9 @@ def test_the_readme_lists_what_strictness_costs(dialect: str) -> None:
 def test_the_strict_accumulator_passes_every_recording_of_its_dialect(dialect: str) -> None:
     # A fixture that fails the clean recordings tells nothing about the harness.
     report = _report(dialect)
-    failed = [r.id for r in report.results if r.scenario == "original" and r.case_class is CaseClass.SPEC
-              and r.severity is not None]
+    failed = [
+        r.id
+        for r in report.results
+        if r.scenario == "original" and r.case_class is CaseClass.SPEC and r.severity is not None
+    ]
     assert failed == []

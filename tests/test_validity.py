@@ -174,3 +174,25 @@ def test_scenarios_shows_the_quirks_with_their_sources(capsys: pytest.CaptureFix
     assert "interleave: breaks *.block-overlap *.item-overlap\n  C1  docker/docker-agent PR #3009" in out
     assert main(["scenarios"]) == 0
     assert "QUIRKS" in capsys.readouterr().out.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "cassette"),
+    [
+        ("C6-text-mixed-with-tool-calls", "openai-responses/single-call"),  # inserts events
+        ("E1-args-only-in-done", "openai-responses/parallel-2"),  # drops events
+        ("partial-json-one-char-pieces", "openai-responses/single-call"),  # splits one event into many
+    ],
+)
+def test_the_check_catches_sequence_numbers_that_are_not_counted_anew(
+    monkeypatch: pytest.MonkeyPatch, scenario: str, cassette: str
+) -> None:
+    chosen, recording = find_scenario(scenario, SCENARIOS), _recording(cassette)
+    cases = cases_for(recording, chosen, 0)
+    assert cases, "the scenario must apply for this check to mean anything"
+    assert undeclared(chosen, recording, 0) == []
+    seqs = [e.payload["sequence_number"] for e in cases[0].events if isinstance(e.payload, dict)]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    monkeypatch.setattr(type(recording.dialect), "resequence", lambda self, events: list(events))
+    found = " ".join(undeclared(chosen, recording, 0))
+    assert "openai-responses.sequence-not-increasing" in found or "openai-responses.sequence-skipped" in found

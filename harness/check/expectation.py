@@ -199,9 +199,12 @@ RECORDINGS: Mapping[str, Rule] = {
         "A1", "two parallel calls at index 0 (langchain#34807, litellm#21331)"
     ),
     "openai-chat/glm5-openrouter-idless-continuation": _quirk(
-        "B7", "choices without their index, an empty-arguments continuation (GLM-5 via OpenRouter, aichat#1495)"
+        "B7",
+        "choices without their index, an empty-arguments continuation (GLM-5 via OpenRouter, aichat#1495)",
     ),
-    "anthropic/seed004-interleaved-input-json": _quirk("C1", "tool blocks interleaved (docker-agent PR #3009)"),
+    "anthropic/seed004-interleaved-input-json": _quirk(
+        "C1", "tool blocks interleaved (docker-agent PR #3009)"
+    ),
     "openai-responses/llamacpp-interleaved-parallel": _quirk("E7", "items interleaved (llama.cpp)"),
 }
 

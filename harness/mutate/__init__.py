@@ -92,9 +92,14 @@ class Stream:
         )
 
     def with_events(self, events: Sequence[Event], expected: Outcome | None = None) -> Stream:
-        """New events (rendered one per read from now on), and the expectation when it changed."""
+        """New events (rendered one per read from now on), and the expectation when it changed.
+        Sequence numbers are counted anew (`Editing.resequence`): inserted, dropped or moved events
+        keep them strictly increasing."""
         return replace(
-            self, events=tuple(events), reads=None, expected=self.expected if expected is None else expected
+            self,
+            events=tuple(self.dialect.resequence(events)),
+            reads=None,
+            expected=self.expected if expected is None else expected,
         )
 
     def with_reads(

@@ -16,8 +16,9 @@ from harness.mutate.calls import fragments_or_skip, reference_on, terminal_index
 from harness.wire.dialects import Event, Kind
 
 Where = Literal["start", "before-tools", "after-tools", "end"]
-# Numbering is `renumber`'s job (the validity test checks it), not a reason to refuse a position.
-_NUMBERING = ("*.block-index-*", "*.output-index-*")
+# Numbering is `renumber`'s and `resequence`'s job (the validity test checks both), not a reason to
+# refuse a position.
+_NUMBERING = ("*.block-index-*", "*.output-index-*", "*.sequence-*")
 
 
 def _position(stream: Stream, where: str) -> int:
@@ -46,7 +47,7 @@ def _insert(stream: Stream, at: int, built: list[Event]) -> list[Event]:
     d = stream.dialect
     if any(at > i for i in _finishes(stream)):
         raise NotApplicable("the finish comes before this point: a provider sends nothing after it")
-    events = d.renumber([*stream.events[:at], *built, *stream.events[at:]])
+    events = d.resequence(d.renumber([*stream.events[:at], *built, *stream.events[at:]]))
     was = {v.code for v in d.invariants(stream.events)}
     new = sorted(
         code

@@ -38,8 +38,13 @@ class StrictAnthropic(EventAccumulator):
         if kind == "content_block_start":
             block = payload.get("content_block") or {}
             index = payload["index"]
-            self.blocks[index] = {"type": block.get("type"), "id": block.get("id"), "name": block.get("name"),
-                                  "input": block.get("input"), "json": ""}
+            self.blocks[index] = {
+                "type": block.get("type"),
+                "id": block.get("id"),
+                "name": block.get("name"),
+                "input": block.get("input"),
+                "json": "",
+            }
             if block.get("type") == "tool_use":
                 self.order.append(index)
             if block.get("type") == "text":

@@ -55,10 +55,8 @@ def block(dialect: str, report: Report) -> str:
 
 
 def _pattern(dialect: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"(<!-- strict-costs:{re.escape(dialect)} -->\n)(.*?)(\n<!-- /strict-costs:{re.escape(dialect)} -->)",
-        re.DOTALL,
-    )
+    name = re.escape(dialect)
+    return re.compile(rf"(<!-- strict-costs:{name} -->\n)(.*?)(\n<!-- /strict-costs:{name} -->)", re.DOTALL)
 
 
 def listed(dialect: str, text: str | None = None) -> str | None:

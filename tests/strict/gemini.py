@@ -16,15 +16,29 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from typing import Any
 
 from harness import Event, EventAccumulator, Outcome, State, ToolCall
 
 _NORMAL = {"STOP", "MAX_TOKENS"}
 _DOCUMENTED = _NORMAL | {
-    "FINISH_REASON_UNSPECIFIED", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST",
-    "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT",
-    "IMAGE_OTHER", "NO_IMAGE", "IMAGE_RECITATION", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+    "FINISH_REASON_UNSPECIFIED",
+    "SAFETY",
+    "RECITATION",
+    "LANGUAGE",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_OTHER",
+    "NO_IMAGE",
+    "IMAGE_RECITATION",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
     "MISSING_THOUGHT_SIGNATURE",
 }
 _STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
@@ -67,7 +81,8 @@ class StrictGemini(EventAccumulator):
         if not isinstance(call, dict):
             return
         if call.get("name") and not call.get("willContinue"):
-            self.calls.append(ToolCall(id=call.get("id"), name=call["name"], arguments=call.get("args") or {}))
+            whole = ToolCall(id=call.get("id"), name=call["name"], arguments=call.get("args") or {})
+            self.calls.append(whole)
         elif call.get("name"):
             self.open = {"id": call.get("id"), "name": call["name"], "args": dict(call.get("args") or {})}
             self.continued = set()
@@ -75,15 +90,15 @@ class StrictGemini(EventAccumulator):
             for piece in call.get("partialArgs") or []:
                 self._fill(piece)
             if not call.get("willContinue"):
-                self.calls.append(ToolCall(id=self.open["id"], name=self.open["name"], arguments=self.open["args"]))
-                self.open = None
+                done, self.open = self.open, None
+                self.calls.append(ToolCall(id=done["id"], name=done["name"], arguments=done["args"]))
 
     def _fill(self, piece: dict[str, Any]) -> None:
         path = piece.get("jsonPath") or "$"
         steps: list[str | int] = [name if name else int(number) for name, number in _STEP.findall(path[1:])]
         value = next((piece[key] for key in _VALUES if key in piece), None)
         target: Any = self.open["args"] if self.open else {}
-        for step, after in zip(steps[:-1], steps[1:], strict=True):
+        for step, after in pairwise(steps):
             fresh: Any = [] if isinstance(after, int) else {}
             if isinstance(step, int):
                 target.extend([None] * (step + 1 - len(target)))

@@ -69,7 +69,9 @@ class StrictChat(EventAccumulator):
             state, message = State.CUT, error or "the stream ended before data: [DONE]"
         calls = [c for _, c in sorted(self.calls.items())] if self.final or self.done else []
         return Outcome(
-            tool_calls=tuple(ToolCall.from_text(c["name"] or None, c["args"], c["id"] or None) for c in calls),
+            tool_calls=tuple(
+                ToolCall.from_text(c["name"] or None, c["args"], c["id"] or None) for c in calls
+            ),
             text=self.text,
             finish_reason=self.finish,
             state=state,

@@ -45,8 +45,11 @@ class StrictResponses(EventAccumulator):
         elif kind == "response.function_call_arguments.done" and payload.get("item_id") in self.items:
             self.items[payload["item_id"]]["args"] = payload.get("arguments") or ""
         elif kind == "response.output_item.done" and item.get("type") == "function_call":
-            self.done_items[item.get("id")] = {"id": item.get("call_id"), "name": item.get("name"),
-                                               "args": item.get("arguments") or ""}
+            self.done_items[item.get("id")] = {
+                "id": item.get("call_id"),
+                "name": item.get("name"),
+                "args": item.get("arguments") or "",
+            }
             self.items.setdefault(item.get("id"), self.done_items[item.get("id")])
         elif kind == "response.output_text.delta":
             self.text += payload.get("delta") or ""

@@ -17,7 +17,8 @@ Reference accumulator, keying rules:
   empty fragments mean no arguments, `{}` (B7). A block that got no `input_json_delta` at all
   keeps the `input` of its start (the SDK does the same).
 - A tool block is final at its `content_block_stop`; `message_stop` completes the stream and
-  makes any block still open final; so does a clean end of the stream after a `message_delta` with
+  makes any block still open final (not after a `max_tokens` stop: the limit cut it); so does a
+  clean end of the stream after a `message_delta` with
   a `stop_reason` (the finish came, only the terminal event is missing: complete, as OpenAI chat
   without `[DONE]`). An `error` event ends the stream in the error state, and a stream without
   `message_stop` is otherwise cut: either way only the blocks stopped before are reported (D7, D8).
@@ -169,7 +170,7 @@ class AnthropicAccumulator(BlockAccumulator):
             if isinstance(usage, dict):
                 self.usage = {**(self.usage or {}), **usage}
         elif kind == "message_stop":
-            self.blocks.stop_all()
+            self.end_turn()
             self.state = State.COMPLETE
         elif kind == "error":
             error = _dict(payload.get("error"))

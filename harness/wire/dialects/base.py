@@ -298,6 +298,11 @@ class Editing(ABC):
         mutations that insert, move or drop blocks; the same events where the wire numbers none."""
         return list(events)
 
+    def resequence(self, events: Sequence[Event]) -> list[Event]:
+        """The events with every per-event sequence number counted anew (Responses
+        `sequence_number`), applied to every mutated stream; the same events where the wire has none."""
+        return list(events)
+
     @abstractmethod
     def fragments(self, events: Sequence[Event]) -> list[Fragment]:
         """Every tool-call fragment in the stream, in stream order."""

@@ -19,7 +19,8 @@ Reference accumulator, keying rules:
   input, or only empty strings, means `{}` (B7). A `toolUse` delta for an index with no open
   tool block (no start, or after its stop) is dropped: no name or id could be given to it.
 - A tool block is final at its `contentBlockStop`; `messageStop` completes the stream (and makes
-  any block still open final); `metadata` after it still gives the usage. An exception frame
+  any block still open final, but not at a `max_tokens` stop: the limit cut it); `metadata` after
+  it still gives the usage. An exception frame
   ends the stream in the error state, and a stream without `messageStop` is cut: either way only
   the blocks stopped before are reported (D7, D8).
 - Calls come in the order their blocks started; text is every `text` delta in arrival order;
@@ -168,7 +169,7 @@ class BedrockConverseAccumulator(BlockAccumulator):
         elif event.name == "messageStop":
             reason = _dict(event.payload).get("stopReason")
             self.finish = reason if isinstance(reason, str) else None
-            self.blocks.stop_all()
+            self.end_turn()
             self.state = State.COMPLETE
 
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:

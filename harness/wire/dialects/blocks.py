@@ -114,6 +114,10 @@ class Blocks:
             self._finalize(block)
         self._open.clear()
 
+    def drop_open(self) -> None:
+        """Forget the blocks still open: the output limit cut them (docs/oracle.md, length-with-open-call)."""
+        self._open.clear()
+
     def calls(self) -> tuple[ToolCall, ...]:
         return tuple(call for _, call in sorted(self._final, key=lambda item: item[0]))
 
@@ -143,6 +147,7 @@ class BlockAccumulator(ReferenceAccumulator):
     A stream that ends cleanly after the finish reason is complete, as if its stop had come."""
 
     stop_event: ClassVar[str]  # the event that completes a message, named when a stream is cut
+    length_reason: ClassVar[str] = "max_tokens"  # the stop reason of a turn the output limit ended
 
     def __init__(self) -> None:
         self.blocks = Blocks()
@@ -152,11 +157,19 @@ class BlockAccumulator(ReferenceAccumulator):
         self.state: State | None = None
         self.error: str | None = None
 
+    def end_turn(self) -> None:
+        """The message ended: the blocks still open are final, unless the output limit ended it
+        inside them (a `max_tokens` stop), when they are not (docs/oracle.md, length-with-open-call)."""
+        if self.finish == self.length_reason:
+            self.blocks.drop_open()
+        else:
+            self.blocks.stop_all()
+
     def close(self, error: str | None = None) -> Outcome:
         if self.state is None and error is None and self.finish is not None:
             # The finish said the turn is over and the stream then ended cleanly: only the terminal
             # event, which carries nothing, is missing (docs/oracle.md, "finish without terminal").
-            self.blocks.stop_all()
+            self.end_turn()
             self.state = State.COMPLETE
         state = self.state or State.CUT
         message = (error or f"stream ended before {self.stop_event}") if state is State.CUT else self.error

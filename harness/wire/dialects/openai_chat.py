@@ -33,7 +33,8 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   the low one (each escaped, `\\ud83d` then `\\ude00`) (F2): the joined text's surrogate pairs
   are combined into the character they encode, as a UTF-16 client (JavaScript) would have them.
 - Finality: calls are final once choice 0 has a `finish_reason` (any value: `stop` with calls
-  still reports them, D1); they are reported in order of first appearance. Pieces arriving after
+  still reports them, D1; at `length` the last call, the one the limit cut, is not final); they
+  are reported in order of first appearance. Pieces arriving after
   the finish reason still count (D2). The stream is complete when `[DONE]` arrived, or a finish reason
   arrived and the stream then ended cleanly without `[DONE]` (D6); `[DONE]` without a finish
   reason completes it too (the server sent its terminal signal). Nothing after `[DONE]` counts. A
@@ -319,6 +320,8 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
         if reason is not None:
             self._finish = str(reason)
             self._final = len(self._router.calls)
+            if self._finish == "length" and self._final:
+                self._final -= 1  # the output limit cut the call being streamed: it is not final
 
     def close(self, error: str | None = None) -> Outcome:
         calls = self._router.calls
@@ -329,7 +332,7 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
         else:
             state = State.CUT
             message = error or "stream ended before a finish_reason or [DONE]"
-        if state is not State.COMPLETE:
+        if state is not State.COMPLETE or self._finish == "length":
             calls = calls[: self._final]
         return Outcome(
             tool_calls=tuple(call.tool_call() for call in calls),

@@ -15,7 +15,9 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   more. A delta for an item whose arguments are done, or for no known item, is dropped (E3).
   Empty arguments are `{}`; text that is not JSON is reported `invalid` with the raw text.
 - A call is final at its `output_item.done`; `response.completed` and `response.incomplete` end the
-  stream (complete) and make every call final. The function calls in their `response.output` fill
+  stream (complete) and make every call final (`response.incomplete`: only those already done; the
+  output limit cut the rest, docs/oracle.md length-with-open-call). The function calls in their
+  `response.output` fill
   what the events lacked, matched by item id, then `call_id`, then position; a call found only
   there is added. `response.failed` and a top-level `error` event put the stream in the error
   state; a stream with no terminal event is cut. Either way only calls already final are reported.
@@ -232,8 +234,11 @@ class _Calls:
             return call, Role.END
         return None
 
-    def settle(self, output: Any) -> None:
-        """The terminal response's `output`: fill what the events lacked, then everything is final."""
+    def settle(self, output: Any, *, open_final: bool = True) -> None:
+        """The terminal response's `output`: fill what the events lacked, then everything is final
+        (`open_final=False`: only what its own `output_item.done` made final; the rest is dropped)."""
+        if not open_final:
+            return  # the output limit ended the response inside the open items (length-with-open-call)
         items = output if isinstance(output, list) else []
         for position, item in enumerate(items):
             if not isinstance(item, dict) or item.get("type") != FUNCTION_CALL:
@@ -358,7 +363,7 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
             if kind == FAILED:
                 self._fail(response.get("error") or "response.failed")
             else:
-                self._calls.settle(response.get("output"))
+                self._calls.settle(response.get("output"), open_final=kind != INCOMPLETE)
                 self._servers.settle(response.get("output"))
                 self._state = State.COMPLETE
         elif kind == ERROR:
@@ -408,6 +413,8 @@ _CODES = {
     "status-unknown": "a status is one of the documented values",
     "status-contradicts-event": "a terminal event's response has that event's status",
     "event-after-terminal": "nothing follows response.completed, response.incomplete or response.failed",
+    "sequence-not-increasing": "every event's sequence_number is greater than the previous event's",
+    "sequence-skipped": "sequence_number counts the events: each is one more than the previous event's",
 }
 
 
@@ -448,10 +455,18 @@ class _Items:
             out.append(Violation(f"openai-responses.{code}", pos, message))
 
         ended = False
+        previous: int | None = None
         for pos, event in enumerate(events):
             if event.wire.is_comment:
                 continue
             kind, payload = event_type(event), _dict(event.payload)
+            seq = payload.get("sequence_number")
+            if isinstance(seq, int) and _is_position(seq):
+                if previous is not None and seq <= previous:
+                    flag("sequence-not-increasing", pos, f"sequence_number {seq} after {previous}")
+                elif previous is not None and seq != previous + 1:
+                    flag("sequence-skipped", pos, f"sequence_number {seq} after {previous}")
+                previous = seq
             if ended:
                 flag("event-after-terminal", pos, f"{kind} after the terminal event")
             response = payload.get("response")
@@ -653,6 +668,20 @@ class OpenAIResponses(Dialect, Requesting):
 
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         return _Items().renumber(events)
+
+    def resequence(self, events: Sequence[Event]) -> list[Event]:
+        """Every `sequence_number` counted up from the first one's, so inserted, dropped or moved
+        events keep it strictly increasing (events already right are left as they are)."""
+        out: list[Event] = []
+        n: int | None = None
+        for event in events:
+            payload = event.payload
+            if isinstance(payload, dict) and _is_position(payload.get("sequence_number")):
+                n = payload["sequence_number"] if n is None else n + 1
+                if payload["sequence_number"] != n:
+                    event = event.with_payload({**payload, "sequence_number": n})
+            out.append(event)
+        return out
 
     # -- builders -------------------------------------------------------------------------------
 
