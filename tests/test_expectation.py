@@ -91,3 +91,25 @@ def test_an_unknown_scenario_name_is_judged_as_spec() -> None:
     case = replace(build_case("openai-chat/parallel-2::original::s0"), scenario="nowhere")
     found = classify(case)
     assert found.case_class is CaseClass.SPEC and "nowhere" in found.reason
+
+
+def test_a_recording_that_is_itself_a_quirk_makes_its_cases_quirk() -> None:
+    # Found by the strict accumulators (tests/strict/): these recordings imitate a real deviation,
+    # so a client written to the protocol is not wrong to fail them.
+    for case_id in (
+        "openai-chat/litellm-bridge-parallel-index0::original::s0",
+        "openai-chat/litellm-bridge-parallel-index0::F3-single-read::s0",
+        "openai-chat/glm5-openrouter-idless-continuation::original::s0",
+    ):
+        assert _class(case_id) is CaseClass.QUIRK, case_id
+    assert "A1" in classify(build_case("openai-chat/litellm-bridge-parallel-index0::original::s0")).reason
+    assert _class("openai-chat/litellm-bridge-parallel-index0::D6-missing-done::s0") is CaseClass.POLICY
+
+
+def test_a_cut_after_a_whole_gemini_call_is_policy_and_before_any_call_spec() -> None:
+    # Gemini has no end marker per call: whether a whole call before a cut stands is our rule.
+    assert _class("gemini/parallel-one-per-chunk::D7-truncated-mid-args::s0") is CaseClass.POLICY
+    assert _class("gemini/parallel-one-per-chunk::cut-at-every-event::s0::e1") is CaseClass.POLICY
+    assert _class("gemini/parallel-one-per-chunk::cut-at-every-event::s0::e0") is CaseClass.SPEC
+    # Where a call has its own end marker, a cut after it stays spec (the protocol says it is final).
+    assert _class("anthropic/parallel-calls::truncated-mid-args::s0") is CaseClass.SPEC
