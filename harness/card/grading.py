@@ -58,8 +58,19 @@ def _rank(case: Mapping[str, Any]) -> tuple[int, int, int, str]:
     )
 
 
+def _signature(case: Mapping[str, Any]) -> str:
+    """The case's signature as the library gave it: the stdio runner's `SPEC: case ID: ` prefix
+    (which names the environment's path) is not part of the library's error."""
+    error = case.get("error")
+    prefix = f"{case.get('accumulator')}: case {case['id']}: "
+    if error and error.startswith(prefix):
+        case = {**case, "error": error[len(prefix) :]}
+    return signature(case)
+
+
 def _example(case: Mapping[str, Any]) -> str:
-    lines = list(case.get("diff") or []) or [(case.get("error") or str(case["verdict"])).splitlines()[0]]
+    error = (case.get("error") or str(case["verdict"])).removeprefix(f"{case.get('accumulator')}: case {case['id']}: ")
+    lines = list(case.get("diff") or []) or [error.splitlines()[0] if error else ""]
     text = lines[0] if lines else ""
     return text if len(text) <= 200 else text[:199] + "…"
 
@@ -88,7 +99,7 @@ def row(graded: Graded, known: Callable[[str, str], KnownIssue | None] = find_kn
     groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for case in cases:
         if case["verdict"] != Verdict.PASS:  # warnings too: a cosmetic difference is still one
-            groups[signature(case)].append(case)
+            groups[_signature(case)].append(case)
     signatures = []
     for sig, members in groups.items():
         worst = min(members, key=_rank)

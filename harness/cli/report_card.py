@@ -16,7 +16,7 @@ from harness.card.environments import EnvironmentProblem, SideEnvironment
 from harness.card.libraries import LIBRARIES, Library, library
 from harness.check.accumulators import builtin_names
 from harness.check.runner import run_matrix
-from harness.check.selection import Selection
+from harness.check.selection import Selection, build_case
 from harness.cli import arguments
 from harness.cli.check import add_selection_options, selection_of, timeout_of
 from harness.errors import UsageError
@@ -168,6 +168,11 @@ def _grade(args: argparse.Namespace) -> dict[str, Any]:
     return grading.card(graded, date=datetime.date.today().isoformat(), selection=_said(selection))
 
 
+def _cases_read(selection: Selection, dialects: list[str]) -> tuple[str, ...]:
+    """The given case ids of these dialects (an id does not always say its dialect: build it)."""
+    return tuple(c for c in selection.cases if build_case(c, replace(selection, cases=())).dialect in dialects)
+
+
 def _said(selection: Selection) -> dict[str, Any]:
     """The options that narrowed the matrix (none: the whole bundled matrix)."""
     fields = {
@@ -192,7 +197,9 @@ def _grade_one(
         environments.check_adapter(env)
     except EnvironmentProblem as exc:
         return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
-    mine = replace(selection, dialects=tuple(dialects))
+    mine = replace(selection, dialects=tuple(dialects), cases=_cases_read(selection, dialects))
+    if selection.cases and not mine.cases:
+        return grading.Graded(lib.name, env.version, lib.adapter, problem="no selected case is one it reads")
     progress = Progress(0, label=f"{lib.name} {env.version}")
     try:
         report = run_matrix(env.spec(), mine, timeout=timeout, jobs=jobs, progress=progress)
