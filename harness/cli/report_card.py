@@ -62,6 +62,8 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
                         help="also rewrite this README's generated blocks (built-in adapters, report card)")
     parser.add_argument("--from-json", type=Path, metavar="FILE",
                         help="render a stored report-card.json again instead of running anything")
+    parser.add_argument("--from-reports", type=Path, metavar="DIR",
+                        help="grade stored reports instead of running (DIR/LIBRARY-VERSION.json, as in OUT/reports)")
     add_selection_options(parser)
     return parser
 
@@ -77,6 +79,8 @@ def _say(message: str) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.from_json is not None:
         card = _load_card(args.from_json)
+    elif args.from_reports is not None:
+        card = _regrade(args.from_reports)
     else:
         card = _grade(args)
     out: Path = args.out
@@ -99,6 +103,29 @@ def _load_card(path: Path) -> dict[str, Any]:
     if not isinstance(card, dict) or card.get("version") != grading.CARD_VERSION or "rows" not in card:
         raise UsageError(f"{path}: version: not a report-card.json of version {grading.CARD_VERSION}")
     return card
+
+
+def _regrade(folder: Path) -> dict[str, Any]:
+    """A card from stored reports named `LIBRARY-VERSION.json` (what `--out DIR/reports` holds)."""
+    graded = []
+    names = sorted(LIBRARIES, key=len, reverse=True)  # `langchain-core-1.2.13` is langchain-core's
+    for path in sorted(folder.glob("*.json")):
+        name = next((n for n in names if path.stem.startswith(n + "-")), None)
+        if name is None:
+            raise UsageError(f"{path}: not named LIBRARY-VERSION.json (libraries: {', '.join(LIBRARIES)})")
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise UsageError(f"{path}: not JSON ({exc})") from None
+        if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
+            raise UsageError(f"{path}: cases: not a report of `toolstream check --json`")
+        lib = LIBRARIES[name]
+        graded.append(grading.Graded(lib.name, path.stem[len(name) + 1 :], lib.adapter, report=report))
+    if not graded:
+        raise UsageError(f"{folder}: no LIBRARY-VERSION.json report in it")
+    selections = [g.report.get("selection") or {} for g in graded if g.report is not None]
+    said = {k: v for k, v in selections[0].items() if v and k != "dialects"}
+    return grading.card(graded, date=datetime.date.today().isoformat(), selection=said)
 
 
 def _libraries(args: argparse.Namespace) -> list[Library]:
