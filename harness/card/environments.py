@@ -106,7 +106,9 @@ def available_versions(package: str) -> list[str]:
     run = _run([sys.executable, "-m", "pip", "index", "versions", package], timeout=120)
     found = re.search(r"^Available versions: (.+)$", run.stdout, re.MULTILINE)
     if run.returncode != 0 or not found:
-        raise EnvironmentProblem(f"cannot list the releases of {package}: {_last_line(run.stderr + run.stdout)}")
+        raise EnvironmentProblem(
+            f"cannot list the releases of {package}: {_last_line(run.stderr + run.stdout)}"
+        )
     return [v.strip() for v in found.group(1).split(",") if v.strip()]
 
 

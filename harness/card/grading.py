@@ -7,6 +7,7 @@ so a card can be rebuilt from stored reports without running anything.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -69,7 +70,9 @@ def _signature(case: Mapping[str, Any]) -> str:
 
 
 def _example(case: Mapping[str, Any]) -> str:
-    error = (case.get("error") or str(case["verdict"])).removeprefix(f"{case.get('accumulator')}: case {case['id']}: ")
+    error = (case.get("error") or str(case["verdict"])).removeprefix(
+        f"{case.get('accumulator')}: case {case['id']}: "
+    )
     lines = list(case.get("diff") or []) or [error.splitlines()[0] if error else ""]
     text = lines[0] if lines else ""
     return text if len(text) <= 200 else text[:199] + "…"
@@ -116,7 +119,9 @@ def row(graded: Graded, known: Callable[[str, str], KnownIssue | None] = find_kn
                 "known": issue.to_dict() if issue is not None else None,
             }
         )
-    signatures.sort(key=lambda s: (s["verdict"] == "warn", _severity_sort(s["severity"]), -s["cases"], s["signature"]))
+    signatures.sort(
+        key=lambda s: (s["verdict"] == "warn", _severity_sort(s["severity"]), -s["cases"], s["signature"])
+    )
     out["signatures"] = signatures
     return out
 
@@ -136,10 +141,14 @@ def changes(graded: Sequence[Graded]) -> list[dict[str, Any]]:
     out = []
     for library, versions in by_library.items():
         versions.sort(key=lambda g: version_key(g.version))
-        for old, new in zip(versions, versions[1:], strict=False):
+        for old, new in itertools.pairwise(versions):
             before = {c["id"]: c for c in old.report.get("cases", [])} if old.report else {}
             after = {c["id"]: c for c in new.report.get("cases", [])} if new.report else {}
-            common = [i for i in before if i in after and Verdict.SKIPPED not in (before[i]["verdict"], after[i]["verdict"])]
+            common = [
+                i
+                for i in before
+                if i in after and Verdict.SKIPPED not in (before[i]["verdict"], after[i]["verdict"])
+            ]
             fixed = [i for i in common if _failing(before[i]) and not _failing(after[i])]
             broken = [i for i in common if not _failing(before[i]) and _failing(after[i])]
             out.append(
@@ -165,7 +174,9 @@ def _by_scenario(ids: Sequence[str], cases: Mapping[str, Mapping[str, Any]]) -> 
     ]
 
 
-def card(graded: Sequence[Graded], *, date: str, selection: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def card(
+    graded: Sequence[Graded], *, date: str, selection: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The whole card as plain data (what `report-card.json` holds and every rendering reads)."""
     ordered = sorted(graded, key=lambda g: (g.library, version_key(g.version)))
     return {

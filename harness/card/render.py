@@ -71,7 +71,8 @@ def _by_severity(row: Mapping[str, Any]) -> str:
 
 def _summary_table(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     lines = [
-        "| library | version | adapter | cases | pass | fail | warn | error | failing by class | not passing by severity |",
+        "| library | version | adapter | cases | pass | fail | warn | error | failing by class "
+        "| not passing by severity |",
         "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for r in rows:
@@ -115,7 +116,8 @@ def _signature_lines(row: Mapping[str, Any]) -> list[str]:
     for sig in row.get("signatures", []):
         classes = ", ".join(f"{c} {k}" for c, k in sig["classes"].items())
         lines.append(
-            f"| {_n(sig['cases'])} | {sig['verdict']} | {sig['severity']} | {classes} | {_cell(_code(sig['signature']))} | "
+            f"| {_n(sig['cases'])} | {sig['verdict']} | {sig['severity']} | {classes} | "
+            f"{_cell(_code(sig['signature']))} | "
             f"`{_cell(sig['worst'])}` | {_cell(_known_text(sig))} | {_cell(_source_text(sig))} |"
         )
     return lines
@@ -124,12 +126,13 @@ def _signature_lines(row: Mapping[str, Any]) -> list[str]:
 def _change_lines(changes: Sequence[Mapping[str, Any]]) -> list[str]:
     lines: list[str] = []
     for change in changes:
-        head = f"- **{change['library']} {change['from']} -> {change['to']}** ({_n(change['cases'])} cases in both):"
+        versions = f"{change['library']} {change['from']} -> {change['to']}"
+        head = f"- **{versions}** ({_n(change['cases'])} cases in both):"
         said = []
         for what in ("fixed", "broken"):
             for group in change[what]:
                 example = group["examples"][0]
-                said.append(f"{what} {_n(group['cases'])} × `{group['scenario']}` (e.g. `{example}`)")
+                said.append(f"{what} {_n(group['cases'])} x `{group['scenario']}` (e.g. `{example}`)")
         lines.append(head + (" " + "; ".join(said) if said else " no case changed"))
     return lines
 
@@ -149,7 +152,11 @@ def adapters_block(card: Mapping[str, Any]) -> str:
     for r in newest.values():
         if r.get("problem") or not r.get("signatures"):
             continue
-        lines += ["", f"**{r['library']} {r['version']}** (`{r['adapter']}`), failure and warning signatures:", ""]
+        lines += [
+            "",
+            f"**{r['library']} {r['version']}** (`{r['adapter']}`), failure and warning signatures:",
+            "",
+        ]
         lines += _signature_lines(r)
     return "\n".join(lines)
 
@@ -197,19 +204,24 @@ def page(card: Mapping[str, Any]) -> str:
         + "<th>failing by class</th><th>not passing by severity</th></tr>",
     ]
     for r in _rows(card):
-        head = f"<tr><td>{e(r['library'])}</td><td>{e(r['version'])}</td><td><code>{e(r['adapter'])}</code></td>"
+        head = (
+            f"<tr><td>{e(r['library'])}</td><td>{e(r['version'])}</td><td><code>{e(r['adapter'])}</code></td>"
+        )
         if r.get("problem"):
             parts.append(head + f"<td colspan='8' class='problem'>not graded: {e(r['problem'])}</td></tr>")
             continue
         v = r.get("verdicts", {})
         cells = "".join(f"<td>{v.get(name, 0)}</td>" for name in _VERDICTS)
-        parts.append(f"{head}<td>{r['cases']}</td>{cells}<td>{e(_by_class(r))}</td><td>{e(_by_severity(r))}</td></tr>")
+        parts.append(
+            f"{head}<td>{r['cases']}</td>{cells}<td>{e(_by_class(r))}</td><td>{e(_by_severity(r))}</td></tr>"
+        )
     parts.append("</table>")
     if card.get("changes"):
         parts.append("<h2>Changes between versions</h2><ul>")
         for change in card["changes"]:
             items = [
-                f"{what} {g['cases']} × <code>{e(g['scenario'])}</code> (e.g. <code>{e(g['examples'][0])}</code>)"
+                f"{what} {g['cases']} x <code>{e(g['scenario'])}</code> "
+                f"(e.g. <code>{e(g['examples'][0])}</code>)"
                 for what in ("fixed", "broken")
                 for g in change[what]
             ]
@@ -222,21 +234,28 @@ def page(card: Mapping[str, Any]) -> str:
     for r in _rows(card):
         if not r.get("signatures"):
             continue
-        parts.append(f"<h2>{e(r['library'])} {e(r['version'])}</h2><table><tr><th>cases</th><th>severity</th>"
-                     "<th>class</th><th>signature</th><th>worst case</th><th>example</th><th>known</th><th>library line</th></tr>")
+        parts.append(
+            f"<h2>{e(r['library'])} {e(r['version'])}</h2><table><tr><th>cases</th><th>severity</th>"
+            "<th>class</th><th>signature</th><th>worst case</th><th>example</th><th>known</th>"
+            "<th>library line</th></tr>"
+        )
         for sig in r["signatures"]:
             known = sig.get("known") or {}
             link = f" <a href='{e(known['upstream'])}'>upstream</a>" if known.get("upstream") else ""
             source = known.get("source")
             where = (
-                f"<code>{e(source['file'])}:{source['line']}</code> ({e(source['version'])})<br><code>{e(source['text'].strip())}</code>"
-                if source else "not attributed yet"
+                f"<code>{e(source['file'])}:{source['line']}</code> ({e(source['version'])})"
+                f"<br><code>{e(source['text'].strip())}</code>"
+                if source
+                else "not attributed yet"
             )
             classes = ", ".join(f"{c} {k}" for c, k in sig["classes"].items())
             parts.append(
-                f"<tr><td>{sig['cases']}</td><td class='{e(sig['severity'])}'>{e(sig['severity'])}</td><td>{e(classes)}</td>"
+                f"<tr><td>{sig['cases']}</td><td class='{e(sig['severity'])}'>{e(sig['severity'])}</td>"
+                f"<td>{e(classes)}</td>"
                 f"<td><code>{e(sig['signature'])}</code></td><td><code>{e(sig['worst'])}</code></td>"
-                f"<td><code>{e(sig['example'])}</code></td><td>{e(known.get('title', 'not in our list'))}{link}</td><td>{where}</td></tr>"
+                f"<td><code>{e(sig['example'])}</code></td>"
+                f"<td>{e(known.get('title', 'not in our list'))}{link}</td><td>{where}</td></tr>"
             )
         parts.append("</table>")
     parts.append("</body></html>\n")

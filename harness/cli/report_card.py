@@ -56,14 +56,31 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         "--use-current-env", action="store_true",
         help="grade the libraries installed in this Python (no building; with --versions, also build those)",
     )  # fmt: skip
-    parser.add_argument("--out", type=arguments.output_folder, default=Path("report-card"), metavar="DIR",
-                        help="where report-card.md, .html, .json and each version's report go (default ./report-card)")
-    parser.add_argument("--readme", type=Path, metavar="FILE",
-                        help="also rewrite this README's generated blocks (built-in adapters, report card)")
-    parser.add_argument("--from-json", type=Path, metavar="FILE",
-                        help="render a stored report-card.json again instead of running anything")
-    parser.add_argument("--from-reports", type=Path, metavar="DIR",
-                        help="grade stored reports instead of running (DIR/LIBRARY-VERSION.json, as in OUT/reports)")
+    parser.add_argument(
+        "--out",
+        type=arguments.output_folder,
+        default=Path("report-card"),
+        metavar="DIR",
+        help="where report-card.md, .html, .json and each version's report go (default ./report-card)",
+    )
+    parser.add_argument(
+        "--readme",
+        type=Path,
+        metavar="FILE",
+        help="also rewrite this README's generated blocks (built-in adapters, report card)",
+    )
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        metavar="FILE",
+        help="render a stored report-card.json again instead of running anything",
+    )
+    parser.add_argument(
+        "--from-reports",
+        type=Path,
+        metavar="DIR",
+        help="grade stored reports instead of running (DIR/LIBRARY-VERSION.json, as in OUT/reports)",
+    )
     add_selection_options(parser)
     return parser
 
@@ -91,7 +108,10 @@ def run(args: argparse.Namespace) -> int:
     if args.readme is not None:
         render.update_readme(args.readme, card)
     print(render.card_block(card))
-    print(f"\nwrote {out / 'report-card.md'}, .html and .json" + (f"; updated {args.readme}" if args.readme else ""))
+    print(
+        f"\nwrote {out / 'report-card.md'}, .html and .json"
+        + (f"; updated {args.readme}" if args.readme else "")
+    )
     return 0
 
 
@@ -149,16 +169,17 @@ def _targets(args: argparse.Namespace, libraries: list[Library]) -> list[SideEnv
             raise UsageError(f"--versions: unknown library in {given!r} (known: {', '.join(LIBRARIES)})")
     pythons = [sys.executable] if args.use_current_env else []
     for env in args.env:
-        python = Path(env) / "bin" / "python"
-        if not python.exists():
+        if not (Path(env) / "bin" / "python").exists():
             raise UsageError(f"--env: {env}: no bin/python (not a virtualenv)")
-        pythons.append(str(python))
+        pythons.append(str(Path(env) / "bin" / "python"))
     targets: list[SideEnvironment | grading.Graded] = []
     for python in pythons:
         for lib in libraries:
             version = environments.installed_version(python, lib.name)
             if version is None:
-                targets.append(grading.Graded(lib.name, "-", lib.adapter, problem=f"not installed in {python}"))
+                targets.append(
+                    grading.Graded(lib.name, "-", lib.adapter, problem=f"not installed in {python}")
+                )
             else:
                 targets.append(SideEnvironment(lib, version, python))
     if pythons and not args.versions:
@@ -197,7 +218,9 @@ def _grade(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cases_read(selection: Selection, dialects: list[str]) -> tuple[str, ...]:
     """The given case ids of these dialects (an id does not always say its dialect: build it)."""
-    return tuple(c for c in selection.cases if build_case(c, replace(selection, cases=())).dialect in dialects)
+    return tuple(
+        c for c in selection.cases if build_case(c, replace(selection, cases=())).dialect in dialects
+    )
 
 
 def _said(selection: Selection) -> dict[str, Any]:
@@ -219,7 +242,9 @@ def _grade_one(
     lib = env.library
     dialects = [d for d in lib.dialects if not selection.dialects or d in selection.dialects]
     if not dialects:
-        return grading.Graded(lib.name, env.version, lib.adapter, problem="no selected dialect is one it reads")
+        return grading.Graded(
+            lib.name, env.version, lib.adapter, problem="no selected dialect is one it reads"
+        )
     try:
         environments.check_adapter(env)
     except EnvironmentProblem as exc:
