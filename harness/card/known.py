@@ -28,10 +28,11 @@ KINDS = ("bug", "robustness")
 class LibraryLine:
     """The line of the library that makes the signature, in one pinned release."""
 
-    version: str
+    version: str  # of `package`
     file: str  # relative to site-packages
     line: int
     text: str
+    package: str | None = None  # the distribution the file is in, when not the graded library
 
 
 @dataclass(frozen=True)

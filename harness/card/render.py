@@ -105,7 +105,8 @@ def _source_text(sig: Mapping[str, Any]) -> str:
     source = known.get("source")
     if not source:
         return "line not attributed yet"
-    return f"`{source['file']}:{source['line']}` ({source['version']}): {_code(source['text'].strip())}"
+    release = " ".join(filter(None, (source.get("package"), source["version"])))
+    return f"`{source['file']}:{source['line']}` ({release}): {_code(source['text'].strip())}"
 
 
 def _signature_lines(row: Mapping[str, Any]) -> list[str]:
@@ -244,7 +245,8 @@ def page(card: Mapping[str, Any]) -> str:
             link = f" <a href='{e(known['upstream'])}'>upstream</a>" if known.get("upstream") else ""
             source = known.get("source")
             where = (
-                f"<code>{e(source['file'])}:{source['line']}</code> ({e(source['version'])})"
+                f"<code>{e(source['file'])}:{source['line']}</code> "
+                f"({e(' '.join(filter(None, (source.get('package'), source['version']))))})"
                 f"<br><code>{e(source['text'].strip())}</code>"
                 if source
                 else "not attributed yet"
