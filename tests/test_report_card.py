@@ -207,14 +207,13 @@ def test_every_signature_of_the_adapter_table_names_its_library_line() -> None:
 def test_each_attribution_quotes_the_installed_source(key: tuple[str, str]) -> None:
     issue = known_issues()[key]
     assert issue.source is not None, "every known signature names the line responsible"
+    package = issue.source.package or issue.library
     try:
-        installed = version(issue.library)
+        installed = version(package)
     except PackageNotFoundError:
-        pytest.skip(f"{issue.library} is not installed here")
+        pytest.skip(f"{package} is not installed here")
     if installed != issue.source.version:
-        pytest.skip(
-            f"{issue.library} {installed} is installed, the line is quoted from {issue.source.version}"
-        )
+        pytest.skip(f"{package} {installed} is installed, the line is quoted from {issue.source.version}")
     site = next(Path(p) for p in sys.path if (Path(p) / issue.source.file).is_file())
     lines = (site / issue.source.file).read_text(encoding="utf-8").splitlines()
     assert lines[issue.source.line - 1].strip() == issue.source.text.strip()
