@@ -243,3 +243,13 @@ def test_anthropic_sdk_keeps_the_stop_reason_of_a_stream_cut_after_message_delta
     assert outcome.finish_reason == case.expected.finish_reason == "tool_use"
     assert case.expected.usage is not None and outcome.usage is not None
     assert outcome.usage["output_tokens"] == case.expected.usage["output_tokens"]
+
+
+def test_openai_sdk_reports_object_arguments_as_the_user_gets_them() -> None:
+    """B8: a gateway sends `arguments` as a JSON object. The SDK hands its user that dict where its
+    type says str; the adapter reports it as an unparseable argument string, not as its own crash."""
+    pytest.importorskip("openai")
+    outcome = resolve("openai-sdk").run(build_case("openai-chat/azure-prompt-filter::B8-args-as-object::s0"))
+    (call,) = outcome.tool_calls
+    assert call.invalid and call.arguments == "{'city': 'Seattle', 'unit': 'fahrenheit'}"
+    assert outcome.state is State.COMPLETE

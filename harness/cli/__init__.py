@@ -29,6 +29,7 @@ COMMANDS = {
     "compare": "compare",
     "serve-accumulator": "serve_accumulator",
     "serve": "serve",
+    "report-card": "report_card",
 }
 
 

@@ -111,7 +111,7 @@ def _chat(transport: Any, case: Case) -> Outcome:
         choice = _choice(state.current_completion_snapshot.choices)
         tool_calls = list(choice.message.tool_calls or []) if choice is not None else []
         calls = tuple(
-            ToolCall.from_text(event.name, event.arguments, tool_calls[i].id if i < len(tool_calls) else None)
+            _call(event.name, event.arguments, tool_calls[i].id if i < len(tool_calls) else None)
             for i, event in sorted(done.items())
         )
         return Outcome(
@@ -130,13 +130,22 @@ def _chat(transport: Any, case: Case) -> Outcome:
         return Outcome(usage=_usage(final))
     return Outcome(
         tool_calls=tuple(
-            ToolCall.from_text(call.function.name, call.function.arguments or "", call.id)
+            _call(call.function.name, call.function.arguments, call.id)
             for call in choice.message.tool_calls or []
         ),
         text=choice.message.content or "",
         finish_reason=choice.finish_reason,
         usage=_usage(final),
     )
+
+
+def _call(name: str | None, arguments: Any, call_id: str | None) -> ToolCall:
+    """A call as the SDK's user gets it. The SDK copies a delta's `arguments` unchecked, so a
+    gateway that sends an object (B8) hands the user a dict where the type says str: that is not
+    an argument string a user can parse, so it is reported invalid, as the text it prints as."""
+    if arguments is None or isinstance(arguments, str):
+        return ToolCall.from_text(name, arguments or "", call_id)
+    return ToolCall(name=name, arguments=str(arguments), id=call_id, invalid=True)
 
 
 def _choice(choices: Any) -> Any:
@@ -170,7 +179,7 @@ def _responses(transport: Any, case: Case) -> Outcome:
             raise
         return seen.outcome(failed, str(exc))
     calls = tuple(
-        ToolCall.from_text(item.name, item.arguments or "", item.call_id)
+        _call(item.name, item.arguments, item.call_id)
         for item in final.output
         if item.type == "function_call"
     )
@@ -213,7 +222,7 @@ class _ResponseEvents:
         """The calls announced done, the text streamed, the terminal status and usage seen; an
         in-band error the user was given makes the state error, with its message."""
         return Outcome(
-            tool_calls=tuple(ToolCall.from_text(i.name, i.arguments or "", i.call_id) for i in self.done),
+            tool_calls=tuple(_call(i.name, i.arguments, i.call_id) for i in self.done),
             text="".join(self.texts[key] for key in sorted(self.texts)),
             finish_reason=getattr(self.terminal, "status", None),
             state=State.ERROR if self.error is not None else state,

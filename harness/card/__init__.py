@@ -1,0 +1,9 @@
+"""`toolstream report-card`: the matrix over released libraries, one side environment per version.
+
+`libraries.py` names what can be graded (library -> adapter, package, dialects); `environments.py`
+builds and caches one virtualenv per library and version; `grading.py` runs the matrix through
+`serve-accumulator` in each and sums it up (rows, failure signatures with their worst case,
+changes between versions); `known.py` holds what we know of each signature (upstream issue,
+the library line responsible, from `known.yaml`); `render.py` writes Markdown, HTML and the
+README's blocks.
+"""

@@ -1,0 +1,194 @@
+"""One virtualenv per library and version, built once and cached.
+
+A side environment holds this harness and one release of the library under test, and serves that
+library's adapter over the stdio protocol (`python -m harness.cli serve-accumulator ADAPTER`), as
+`.ci/run` does for the two langchain-core releases. Environments live under `$TOOLSTREAM_CACHE`
+(default `~/.cache/toolstream`), in `report-card/<library>-<version>/`; one is reused while its
+stamp matches (the library, its version, and a hash of the harness sources it was given). Whatever
+goes wrong for one environment (no such release, pip fails, the library does not import) is an
+`EnvironmentProblem` that the card shows as that row, never a crash of the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import harness
+from harness.card.libraries import Library
+
+__all__ = [
+    "EnvironmentProblem",
+    "SideEnvironment",
+    "available_versions",
+    "build",
+    "cache_root",
+    "check_adapter",
+    "installed_version",
+    "pick_versions",
+    "source_root",
+]
+
+STAMP = "toolstream-card.json"
+PIP_TIMEOUT = 1_200.0  # seconds for one `pip install` (a cold cache on a slow mirror)
+
+
+class EnvironmentProblem(Exception):
+    """Why one library version could not be graded (shown as its row)."""
+
+
+@dataclass(frozen=True)
+class SideEnvironment:
+    """A Python with the harness and one release of a library installed."""
+
+    library: Library
+    version: str
+    python: str  # the interpreter that serves the adapter
+
+    def spec(self) -> str:
+        """The accumulator spec that runs this environment's adapter over stdio."""
+        return f"cmd:{_quote(self.python)} -m harness.cli serve-accumulator {self.library.adapter}"
+
+
+def _quote(path: str) -> str:
+    import shlex
+
+    return shlex.quote(path)
+
+
+def cache_root() -> Path:
+    """Where side environments are kept: `$TOOLSTREAM_CACHE/report-card`."""
+    base = os.environ.get("TOOLSTREAM_CACHE") or str(Path.home() / ".cache" / "toolstream")
+    return Path(base) / "report-card"
+
+
+def source_root() -> Path | None:
+    """The checkout this harness runs from (what side environments install), or None when it was
+    installed from a wheel."""
+    root = Path(harness.__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def _source_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted((root / "harness").rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    digest.update((root / "pyproject.toml").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise EnvironmentProblem(f"`{' '.join(argv[:4])} ...` took more than {timeout:g} s") from None
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR") or "Error" in line]
+    return (errors or lines or ["(no output)"])[-1][:300]
+
+
+def available_versions(package: str) -> list[str]:
+    """The package's releases on the index pip is configured for, newest first."""
+    run = _run([sys.executable, "-m", "pip", "index", "versions", package], timeout=120)
+    found = re.search(r"^Available versions: (.+)$", run.stdout, re.MULTILINE)
+    if run.returncode != 0 or not found:
+        raise EnvironmentProblem(
+            f"cannot list the releases of {package}: {_last_line(run.stderr + run.stdout)}"
+        )
+    return [v.strip() for v in found.group(1).split(",") if v.strip()]
+
+
+def pick_versions(package: str, wanted: list[str]) -> list[str]:
+    """`newest` (the latest release) and `oldest` (the first release of the latest major line,
+    the one upstream still maintains) resolved against the index; other entries kept as given."""
+    if not any(w in ("newest", "oldest") for w in wanted):
+        return list(dict.fromkeys(wanted))
+    releases = [v for v in available_versions(package) if re.fullmatch(r"\d+(\.\d+)*", v)]
+    if not releases:
+        raise EnvironmentProblem(f"{package} has no final release on the index")
+    major = releases[0].split(".")[0]
+    line = [v for v in releases if v.split(".")[0] == major]
+    chosen = {"newest": releases[0], "oldest": line[-1]}
+    return list(dict.fromkeys(chosen.get(w, w) for w in wanted))
+
+
+def installed_version(python: str, package: str) -> str | None:
+    """The version of `package` installed for this interpreter, or None."""
+    code = (
+        "import importlib.metadata as m, sys\n"
+        "try: print(m.version(sys.argv[1]))\n"
+        "except m.PackageNotFoundError: pass\n"
+    )
+    run = _run([python, "-c", code, package], timeout=60)
+    return run.stdout.strip() or None
+
+
+def build(library: Library, version: str, say: Callable[[str], None] = print) -> SideEnvironment:
+    """The cached environment for this release, built (or its harness refreshed) when needed."""
+    root = source_root()
+    if root is None:
+        raise EnvironmentProblem(
+            "this harness was installed from a wheel: building side environments needs a source "
+            "checkout (or pass --env PATH / --use-current-env)"
+        )
+    where = cache_root() / f"{library.name}-{version}"
+    python = str(where / "bin" / "python")
+    stamp_path = where / STAMP
+    want = {"library": library.name, "version": version, "harness": _source_hash(root)}
+    stamp = _read_stamp(stamp_path)
+    if stamp == want and Path(python).exists():
+        return SideEnvironment(library, version, python)
+    if stamp is not None and {**stamp, "harness": want["harness"]} == want and Path(python).exists():
+        say(f"{library.name} {version}: refreshing the harness in {where}")
+        _pip(python, ["--no-deps", "--force-reinstall", str(root)])
+    else:
+        say(f"{library.name} {version}: building {where} (pip install {library.name}=={version})")
+        if where.exists():
+            shutil.rmtree(where)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        made = _run([sys.executable, "-m", "venv", str(where)], timeout=300)
+        if made.returncode != 0:
+            raise EnvironmentProblem(f"venv failed: {_last_line(made.stderr + made.stdout)}")
+        _pip(python, [str(root), f"{library.name}=={version}"])
+    stamp_path.write_text(json.dumps(want) + "\n", encoding="utf-8")
+    return SideEnvironment(library, version, python)
+
+
+def _pip(python: str, args: list[str]) -> None:
+    run = _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args], PIP_TIMEOUT)
+    if run.returncode != 0:
+        raise EnvironmentProblem(f"pip install failed: {_last_line(run.stderr + run.stdout)}")
+
+
+def _read_stamp(path: Path) -> dict[str, str] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def check_adapter(env: SideEnvironment) -> None:
+    """Load the adapter in its environment (imports the library): a problem if it cannot."""
+    code = (
+        "import sys\n"
+        "from harness.check.accumulators import resolve\n"
+        "acc = resolve(sys.argv[1]); acc.prepare(); acc.shutdown()\n"
+    )
+    run = _run([env.python, "-c", code, env.library.adapter], timeout=300)
+    if run.returncode != 0:
+        raise EnvironmentProblem(f"adapter {env.library.adapter} does not load: {_last_line(run.stderr)}")

@@ -1,0 +1,188 @@
+"""A report card from matrix reports: one row per library and version, each failure signature
+once with its worst case, and what changed between versions of the same library.
+
+Everything here works from the JSON documents `toolstream check --json` writes (`report_to_dict`),
+so a card can be rebuilt from stored reports without running anything.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.card.known import KnownIssue, find_known
+from harness.check.verdict import FAILING, Verdict, signature
+
+__all__ = ["CARD_VERSION", "Graded", "card", "changes", "row", "version_key"]
+
+CARD_VERSION = 1
+_SEVERITY_ORDER = ("unsafe", "lost", "cosmetic")
+_CLASS_ORDER = {"spec": 0, "quirk": 1, "policy": 2}
+EXAMPLES = 5  # case ids kept per scenario in a change between versions
+
+
+@dataclass
+class Graded:
+    """One library version: its matrix report (a `report_to_dict` document) or why there is none."""
+
+    library: str
+    version: str
+    adapter: str
+    report: Mapping[str, Any] | None = None
+    problem: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def version_key(version: str) -> tuple[tuple[int, ...], str]:
+    """Releases in order: numeric parts compared as numbers."""
+    return tuple(int(n) for n in re.findall(r"\d+", version)), version
+
+
+def _failing(case: Mapping[str, Any]) -> bool:
+    return Verdict(case["verdict"]) in FAILING
+
+
+def _rank(case: Mapping[str, Any]) -> tuple[int, int, int, str]:
+    """How bad a failing case is: its severity (an error or timeout after lost), then spec before
+    quirk before policy, then an unmutated stream first (the most convincing reproduction)."""
+    severity = case.get("severity")
+    rank = _SEVERITY_ORDER.index(severity) if severity in _SEVERITY_ORDER else len(_SEVERITY_ORDER) - 0.5
+    return (
+        int(rank * 2),
+        _CLASS_ORDER.get(str(case.get("class")), 3),
+        0 if case.get("scenario") == "original" else 1,
+        str(case["id"]),
+    )
+
+
+def _signature(case: Mapping[str, Any]) -> str:
+    """The case's signature as the library gave it: the stdio runner's `SPEC: case ID: ` prefix
+    (which names the environment's path) is not part of the library's error."""
+    error = case.get("error")
+    prefix = f"{case.get('accumulator')}: case {case['id']}: "
+    if error and error.startswith(prefix):
+        case = {**case, "error": error[len(prefix) :]}
+    return signature(case)
+
+
+def _example(case: Mapping[str, Any]) -> str:
+    error = (case.get("error") or str(case["verdict"])).removeprefix(
+        f"{case.get('accumulator')}: case {case['id']}: "
+    )
+    lines = list(case.get("diff") or []) or [error.splitlines()[0] if error else ""]
+    text = lines[0] if lines else ""
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def row(graded: Graded, known: Callable[[str, str], KnownIssue | None] = find_known) -> dict[str, Any]:
+    """The card's row for one library version."""
+    out: dict[str, Any] = {
+        "library": graded.library,
+        "version": graded.version,
+        "adapter": graded.adapter,
+        "problem": graded.problem,
+    }
+    if graded.report is None:
+        return out
+    cases = [c for c in graded.report.get("cases", []) if c["verdict"] != Verdict.SKIPPED]
+    out["cases"] = len(cases)
+    out["verdicts"] = {str(v): n for v in Verdict if (n := sum(c["verdict"] == v for c in cases))}
+    by_class: dict[str, Counter[str]] = defaultdict(Counter)
+    by_severity: Counter[str] = Counter()
+    for case in cases:
+        by_class[str(case.get("class"))][case["verdict"]] += 1
+        if case["verdict"] != Verdict.PASS:
+            by_severity[case.get("severity") or case["verdict"]] += 1
+    out["by_class"] = {c: dict(by_class[c]) for c in sorted(by_class, key=lambda c: _CLASS_ORDER.get(c, 3))}
+    out["by_severity"] = dict(sorted(by_severity.items(), key=lambda kv: _severity_sort(kv[0])))
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for case in cases:
+        if case["verdict"] != Verdict.PASS:  # warnings too: a cosmetic difference is still one
+            groups[_signature(case)].append(case)
+    signatures = []
+    for sig, members in groups.items():
+        worst = min(members, key=_rank)
+        issue = known(graded.library, sig)
+        signatures.append(
+            {
+                "signature": sig,
+                "cases": len(members),
+                "verdict": "fail" if any(_failing(c) for c in members) else "warn",
+                "severity": worst.get("severity") or worst["verdict"],
+                "classes": dict(Counter(str(c.get("class")) for c in members).most_common()),
+                "worst": worst["id"],
+                "example": _example(worst),
+                "known": issue.to_dict() if issue is not None else None,
+            }
+        )
+    signatures.sort(
+        key=lambda s: (s["verdict"] == "warn", _severity_sort(s["severity"]), -s["cases"], s["signature"])
+    )
+    out["signatures"] = signatures
+    return out
+
+
+def _severity_sort(severity: str) -> int:
+    order = [*_SEVERITY_ORDER, "error", "timeout", "fail", "warn"]
+    return order.index(severity) if severity in order else len(order)
+
+
+def changes(graded: Sequence[Graded]) -> list[dict[str, Any]]:
+    """For each library with several graded versions, each pair of consecutive versions: the cases
+    that stopped failing (`fixed`) and those that started (`broken`), by scenario."""
+    by_library: dict[str, list[Graded]] = defaultdict(list)
+    for g in graded:
+        if g.report is not None:
+            by_library[g.library].append(g)
+    out = []
+    for library, versions in by_library.items():
+        versions.sort(key=lambda g: version_key(g.version))
+        for old, new in itertools.pairwise(versions):
+            before = {c["id"]: c for c in old.report.get("cases", [])} if old.report else {}
+            after = {c["id"]: c for c in new.report.get("cases", [])} if new.report else {}
+            common = [
+                i
+                for i in before
+                if i in after and Verdict.SKIPPED not in (before[i]["verdict"], after[i]["verdict"])
+            ]
+            fixed = [i for i in common if _failing(before[i]) and not _failing(after[i])]
+            broken = [i for i in common if not _failing(before[i]) and _failing(after[i])]
+            out.append(
+                {
+                    "library": library,
+                    "from": old.version,
+                    "to": new.version,
+                    "cases": len(common),
+                    "fixed": _by_scenario(fixed, before),
+                    "broken": _by_scenario(broken, after),
+                }
+            )
+    return out
+
+
+def _by_scenario(ids: Sequence[str], cases: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[str, list[str]] = defaultdict(list)
+    for case_id in ids:
+        groups[str(cases[case_id]["scenario"])].append(case_id)
+    return [
+        {"scenario": scenario, "cases": len(members), "examples": members[:EXAMPLES]}
+        for scenario, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
+
+
+def card(
+    graded: Sequence[Graded], *, date: str, selection: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The whole card as plain data (what `report-card.json` holds and every rendering reads)."""
+    ordered = sorted(graded, key=lambda g: (g.library, version_key(g.version)))
+    return {
+        "version": CARD_VERSION,
+        "date": date,
+        "selection": dict(selection or {}),
+        "rows": [row(g) for g in ordered],
+        "changes": changes(ordered),
+    }

@@ -1,0 +1,80 @@
+"""What we know of a failure signature in a library: whether upstream tracks it, whether it is a
+plain bug or robustness a maintainer may call the server's fault, and the library source line
+responsible (read in the installed release, file:line and the line's text).
+
+The list is `known.yaml` beside this module, keyed by library and exact signature (the
+`harness.check.verdict.signature` of the failing case): a signature the matrix no longer
+produces shows up in `tests/test_report_card.py`, not silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import UsageError
+
+__all__ = ["KNOWN_FILE", "KnownIssue", "LibraryLine", "find_known", "known_issues"]
+
+KNOWN_FILE = Path(__file__).with_name("known.yaml")
+KINDS = ("bug", "robustness")
+
+
+@dataclass(frozen=True)
+class LibraryLine:
+    """The line of the library that makes the signature, in one pinned release."""
+
+    version: str  # of `package`
+    file: str  # relative to site-packages
+    line: int
+    text: str
+    package: str | None = None  # the distribution the file is in, when not the graded library
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    library: str
+    signature: str
+    title: str
+    kind: str  # bug | robustness
+    upstream: str | None  # a link to the upstream issue or fix, when there is one
+    fixed_in: str | None
+    source: LibraryLine | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@cache
+def known_issues(path: Path = KNOWN_FILE) -> dict[tuple[str, str], KnownIssue]:
+    """Every entry of the list, by (library, signature)."""
+    entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    out: dict[tuple[str, str], KnownIssue] = {}
+    for n, entry in enumerate(entries, start=1):
+        where = f"{path}: entry {n}"
+        try:
+            source = entry.get("source")
+            issue = KnownIssue(
+                library=str(entry["library"]),
+                signature=str(entry["signature"]),
+                title=str(entry["title"]),
+                kind=str(entry["kind"]),
+                upstream=entry.get("upstream"),
+                fixed_in=entry.get("fixed_in"),
+                source=LibraryLine(**source) if source else None,
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise UsageError(f"{where}: missing or bad field ({exc})") from None
+        if issue.kind not in KINDS:
+            raise UsageError(f"{where}: kind must be one of {', '.join(KINDS)}, not {issue.kind!r}")
+        out[(issue.library, issue.signature)] = issue
+    return out
+
+
+def find_known(library: str, sig: str) -> KnownIssue | None:
+    """What we know of this signature in this library, if anything."""
+    return known_issues().get((library, sig))

@@ -1,0 +1,281 @@
+"""The card as Markdown (report-card.md, and the README's two generated blocks) and as HTML.
+
+Every rendering reads only the card's plain data (`grading.card`), so the README can be checked
+against the stored `report-card.json` and never drift from it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.cassettes.format import write_atomic
+from harness.errors import UsageError
+
+__all__ = [
+    "MARKERS",
+    "adapters_block",
+    "card_block",
+    "markdown",
+    "page",
+    "replace_block",
+    "update_readme",
+]
+
+MARKERS = {
+    "adapters": ("<!-- report-card:adapters:start -->", "<!-- report-card:adapters:end -->"),
+    "card": ("<!-- report-card:card:start -->", "<!-- report-card:card:end -->"),
+}
+_VERDICTS = ("pass", "fail", "warn", "error", "timeout")
+_CLASSES = ("spec", "quirk", "policy")
+_SEVERITIES = ("unsafe", "lost", "cosmetic", "error", "timeout")
+
+
+def _cell(text: Any) -> str:
+    """Text safe in a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    ticks = "``" if "`" in text else "`"
+    pad = " " if "`" in text else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def _rows(card: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(card.get("rows", []))
+
+
+def _by_class(row: Mapping[str, Any]) -> str:
+    """Failing cases per class: `spec 12, quirk 3`."""
+    parts = []
+    for case_class in _CLASSES:
+        counts = row.get("by_class", {}).get(case_class, {})
+        failing = sum(counts.get(v, 0) for v in ("fail", "error", "timeout"))
+        if failing:
+            parts.append(f"{case_class} {_n(failing)}")
+    return ", ".join(parts) or "-"
+
+
+def _by_severity(row: Mapping[str, Any]) -> str:
+    found = row.get("by_severity", {})
+    return ", ".join(f"{s} {_n(found[s])}" for s in _SEVERITIES if found.get(s)) or "-"
+
+
+def _summary_table(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    lines = [
+        "| library | version | adapter | cases | pass | fail | warn | error | failing by class "
+        "| not passing by severity |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for r in rows:
+        head = f"| {r['library']} | {r['version']} | `{r['adapter']}` |"
+        if r.get("problem"):
+            lines.append(f"{head} - | - | - | - | - | {_cell('not graded: ' + r['problem'])} | |")
+            continue
+        v = r.get("verdicts", {})
+        errors = v.get("error", 0) + v.get("timeout", 0)
+        lines.append(
+            f"{head} {_n(r['cases'])} | {_n(v.get('pass', 0))} | {_n(v.get('fail', 0))} | "
+            f"{_n(v.get('warn', 0))} | {_n(errors)} | {_by_class(r)} | {_by_severity(r)} |"
+        )
+    return lines
+
+
+def _known_text(sig: Mapping[str, Any]) -> str:
+    known = sig.get("known")
+    if not known:
+        return "not in our list"
+    parts = [f"{known['kind']}: {known['title']}"]
+    parts.append(f"[upstream]({known['upstream']})" if known.get("upstream") else "not reported upstream")
+    if known.get("fixed_in"):
+        parts.append(f"fixed in {known['fixed_in']}")
+    return "; ".join(parts)
+
+
+def _source_text(sig: Mapping[str, Any]) -> str:
+    known = sig.get("known") or {}
+    source = known.get("source")
+    if not source:
+        return "line not attributed yet"
+    release = " ".join(filter(None, (source.get("package"), source["version"])))
+    return f"`{source['file']}:{source['line']}` ({release}): {_code(source['text'].strip())}"
+
+
+def _signature_lines(row: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "| cases | verdict | severity | class | signature | worst case | known | library line |",
+        "| ---: | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for sig in row.get("signatures", []):
+        classes = ", ".join(f"{c} {k}" for c, k in sig["classes"].items())
+        lines.append(
+            f"| {_n(sig['cases'])} | {sig['verdict']} | {sig['severity']} | {classes} | "
+            f"{_cell(_code(sig['signature']))} | "
+            f"`{_cell(sig['worst'])}` | {_cell(_known_text(sig))} | {_cell(_source_text(sig))} |"
+        )
+    return lines
+
+
+def _change_lines(changes: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for change in changes:
+        versions = f"{change['library']} {change['from']} -> {change['to']}"
+        head = f"- **{versions}** ({_n(change['cases'])} cases in both):"
+        said = []
+        for what in ("fixed", "broken"):
+            for group in change[what]:
+                example = group["examples"][0]
+                said.append(f"{what} {_n(group['cases'])} x `{group['scenario']}` (e.g. `{example}`)")
+        lines.append(head + (" " + "; ".join(said) if said else " no case changed"))
+    return lines
+
+
+def adapters_block(card: Mapping[str, Any]) -> str:
+    """The README's built-in adapter table: the newest graded release of each library, then each
+    failure signature with its worst case and the library line responsible."""
+    newest: dict[str, Mapping[str, Any]] = {}
+    for r in _rows(card):
+        newest[r["library"]] = r  # rows are in version order: the last one is the newest
+    lines = [
+        f"Generated by `toolstream report-card` on {card['date']} over {_selection_text(card)}: the "
+        "newest graded release of each library.",
+        "",
+        *_summary_table(newest.values()),
+    ]
+    for r in newest.values():
+        if r.get("problem") or not r.get("signatures"):
+            continue
+        lines += [
+            "",
+            f"**{r['library']} {r['version']}** (`{r['adapter']}`), failure and warning signatures:",
+            "",
+        ]
+        lines += _signature_lines(r)
+    return "\n".join(lines)
+
+
+def card_block(card: Mapping[str, Any]) -> str:
+    """The README's "Report card" block: date, versions, the table and what changed."""
+    lines = [f"Generated by `toolstream report-card` on {card['date']} over {_selection_text(card)}.", ""]
+    lines += _summary_table(_rows(card))
+    if card.get("changes"):
+        lines += ["", "Changes between versions:", "", *_change_lines(card["changes"])]
+    return "\n".join(lines)
+
+
+def _selection_text(card: Mapping[str, Any]) -> str:
+    selection = card.get("selection") or {}
+    said = [f"{k} {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in selection.items() if v]
+    return "the bundled matrix" + (f" ({'; '.join(said)})" if said else "")
+
+
+def markdown(card: Mapping[str, Any]) -> str:
+    """report-card.md: every row, every failure signature of every row, the changes."""
+    lines = ["# Report card", "", card_block(card)]
+    for r in _rows(card):
+        lines += ["", f"## {r['library']} {r['version']} (`{r['adapter']}`)", ""]
+        if r.get("problem"):
+            lines.append(f"Not graded: {r['problem']}")
+        elif not r.get("signatures"):
+            lines.append("No failing case.")
+        else:
+            lines += _signature_lines(r)
+    return "\n".join(lines) + "\n"
+
+
+def page(card: Mapping[str, Any]) -> str:
+    """report-card.html: the same content as the Markdown, self-contained."""
+    e = html.escape
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>toolstream report card</title>",
+        "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
+        "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}th{background:#f3f3f3}"
+        "code{font-size:12px}.unsafe{color:#b00}.lost{color:#a60}.problem{color:#b00}</style></head><body>",
+        f"<h1>Report card</h1><p>{e(card['date'])}, {e(_selection_text(card))}</p>",
+        "<table><tr><th>library</th><th>version</th><th>adapter</th><th>cases</th>"
+        + "".join(f"<th>{v}</th>" for v in _VERDICTS)
+        + "<th>failing by class</th><th>not passing by severity</th></tr>",
+    ]
+    for r in _rows(card):
+        head = (
+            f"<tr><td>{e(r['library'])}</td><td>{e(r['version'])}</td><td><code>{e(r['adapter'])}</code></td>"
+        )
+        if r.get("problem"):
+            parts.append(head + f"<td colspan='8' class='problem'>not graded: {e(r['problem'])}</td></tr>")
+            continue
+        v = r.get("verdicts", {})
+        cells = "".join(f"<td>{v.get(name, 0)}</td>" for name in _VERDICTS)
+        parts.append(
+            f"{head}<td>{r['cases']}</td>{cells}<td>{e(_by_class(r))}</td><td>{e(_by_severity(r))}</td></tr>"
+        )
+    parts.append("</table>")
+    if card.get("changes"):
+        parts.append("<h2>Changes between versions</h2><ul>")
+        for change in card["changes"]:
+            items = [
+                f"{what} {g['cases']} x <code>{e(g['scenario'])}</code> "
+                f"(e.g. <code>{e(g['examples'][0])}</code>)"
+                for what in ("fixed", "broken")
+                for g in change[what]
+            ]
+            parts.append(
+                f"<li><b>{e(change['library'])} {e(change['from'])} → {e(change['to'])}</b>: "
+                + ("; ".join(items) or "no case changed")
+                + "</li>"
+            )
+        parts.append("</ul>")
+    for r in _rows(card):
+        if not r.get("signatures"):
+            continue
+        parts.append(
+            f"<h2>{e(r['library'])} {e(r['version'])}</h2><table><tr><th>cases</th><th>severity</th>"
+            "<th>class</th><th>signature</th><th>worst case</th><th>example</th><th>known</th>"
+            "<th>library line</th></tr>"
+        )
+        for sig in r["signatures"]:
+            known = sig.get("known") or {}
+            link = f" <a href='{e(known['upstream'])}'>upstream</a>" if known.get("upstream") else ""
+            source = known.get("source")
+            where = (
+                f"<code>{e(source['file'])}:{source['line']}</code> "
+                f"({e(' '.join(filter(None, (source.get('package'), source['version']))))})"
+                f"<br><code>{e(source['text'].strip())}</code>"
+                if source
+                else "not attributed yet"
+            )
+            classes = ", ".join(f"{c} {k}" for c, k in sig["classes"].items())
+            parts.append(
+                f"<tr><td>{sig['cases']}</td><td class='{e(sig['severity'])}'>{e(sig['severity'])}</td>"
+                f"<td>{e(classes)}</td>"
+                f"<td><code>{e(sig['signature'])}</code></td><td><code>{e(sig['worst'])}</code></td>"
+                f"<td><code>{e(sig['example'])}</code></td>"
+                f"<td>{e(known.get('title', 'not in our list'))}{link}</td><td>{where}</td></tr>"
+            )
+        parts.append("</table>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def replace_block(text: str, which: str, content: str, where: str = "README") -> str:
+    """`text` with the generated block `which` replaced by `content` (between its markers)."""
+    start, end = MARKERS[which]
+    pattern = re.compile(re.escape(start) + r"\n.*?" + re.escape(end), re.DOTALL)
+    if not pattern.search(text):
+        raise UsageError(f"{where}: no {start} ... {end} markers to write the {which} block between")
+    return pattern.sub(lambda _: f"{start}\n{content}\n{end}", text, count=1)
+
+
+def update_readme(path: Path, card: Mapping[str, Any]) -> None:
+    """Write both generated blocks into a README (atomically)."""
+    text = path.read_text(encoding="utf-8")
+    text = replace_block(text, "adapters", adapters_block(card), str(path))
+    text = replace_block(text, "card", card_block(card), str(path))
+    write_atomic(path, text.encode("utf-8"))

@@ -1,0 +1,228 @@
+"""`toolstream report-card`: libraries graded in their own environments through `serve-accumulator`.
+
+Offline: the installed openai and anthropic are graded from this venv (`--use-current-env`), the two
+langchain-core releases from the side environments `.ci/run` builds. The README's generated blocks
+and the known list are checked against the stored card and the installed library sources.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.card import render
+from harness.card.known import known_issues
+from harness.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+STORED = ROOT / "harness" / "card" / "report-card.json"
+
+ISSUE_CASES = [
+    "openai-chat/litellm-bridge-parallel-index0::original::s0",  # index-0 calls merged
+    "openai-chat/groq-whole-calls::B3-name-repeated-in-full::s0",  # a repeated name concatenated
+    "openai-chat/parallel-2::C4-reasoning-shifts-index::s0",  # first call at index 1: IndexError
+    "anthropic/interleaved-thinking::D4-usage-only-final-chunk::s0",  # stop_reason reset to None
+    "anthropic/single-call::D7-truncated-mid-args::s0",  # no message_stop: tool_use with {} input
+]
+
+
+def _card(out: Path) -> dict[str, Any]:
+    return json.loads((out / "report-card.json").read_text(encoding="utf-8"))
+
+
+def _row(card: dict[str, Any], library: str) -> dict[str, Any]:
+    (row,) = [r for r in card["rows"] if r["library"] == library]
+    return row
+
+
+def _cases(out: Path, library: str, release: str) -> dict[str, dict[str, Any]]:
+    report = json.loads((out / "reports" / f"{library}-{release}.json").read_text(encoding="utf-8"))
+    return {case["id"]: case for case in report["cases"]}
+
+
+@pytest.fixture(scope="module")
+def issue_card(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("card")
+    cases = [arg for case_id in ISSUE_CASES for arg in ("--case", case_id)]
+    argv = ["report-card", "--libraries", "openai,anthropic", "--use-current-env", "--timeout", "0"]
+    assert main([*argv, *cases, "--out", str(out)]) == 0
+    return out
+
+
+def test_openai_row_merges_concatenates_and_raises(issue_card: Path) -> None:
+    row = _row(_card(issue_card), "openai")
+    assert row["problem"] is None and row["version"] == version("openai")
+    assert row["adapter"] == "openai-sdk" and row["cases"] == 3
+    merged = [s for s in row["signatures"] if s["worst"] == ISSUE_CASES[0]]
+    assert merged and "name concatenated" in merged[0]["signature"] and merged[0]["severity"] == "unsafe"
+    assert merged[0]["classes"] == {"spec": 1}  # the unmutated gateway stream: a plain bug
+    assert "error: IndexError: list index out of range" in [s["signature"] for s in row["signatures"]]
+    cases = _cases(issue_card, "openai", row["version"])
+    assert "'get_weatherget_weather" in " ".join(cases[ISSUE_CASES[1]]["diff"])
+    assert cases[ISSUE_CASES[2]]["verdict"] == "error"
+
+
+def test_anthropic_row_resets_stop_reason_and_keeps_an_unfinished_call(issue_card: Path) -> None:
+    row = _row(_card(issue_card), "anthropic")
+    assert row["problem"] is None and row["cases"] == 2
+    cases = _cases(issue_card, "anthropic", row["version"])
+    reset = cases[ISSUE_CASES[3]]
+    assert reset["actual"]["finish_reason"] is None and reset["expected"]["finish_reason"] == "tool_use"
+    assert reset["verdict"] == "warn" and reset["severity"] == "cosmetic"
+    unfinished = cases[ISSUE_CASES[4]]
+    assert unfinished["verdict"] == "fail" and unfinished["severity"] == "unsafe"
+    assert unfinished["actual"]["state"] == "complete"
+    assert [call["arguments"] for call in unfinished["actual"]["tool_calls"]] == [{}]
+    worst = {s["worst"] for s in row["signatures"]}
+    assert {ISSUE_CASES[3], ISSUE_CASES[4]} <= worst
+
+
+def test_the_card_is_written_as_markdown_and_html(issue_card: Path) -> None:
+    markdown = (issue_card / "report-card.md").read_text(encoding="utf-8")
+    page = (issue_card / "report-card.html").read_text(encoding="utf-8")
+    for text in (markdown, page):
+        assert ISSUE_CASES[0] in text and "anthropic-sdk" in text and "unsafe" in text
+    assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")
+
+
+def test_a_library_that_is_not_there_is_a_row_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["report-card", "--libraries", "anthropic,litellm", "--use-current-env", "--timeout", "0"]
+    assert main([*argv, "--case", ISSUE_CASES[3], "--out", str(tmp_path)]) == 0
+    card = _card(tmp_path)
+    assert "not installed in" in _row(card, "litellm")["problem"]
+    assert _row(card, "anthropic")["cases"] == 1
+    assert "not graded: not installed in" in capsys.readouterr().out
+
+
+def test_a_release_that_does_not_install_is_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No index at all: pip fails at once, offline, as it would for a release that does not exist.
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "no-wheels"))
+    monkeypatch.setenv("TOOLSTREAM_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    argv = ["report-card", "--libraries", "anthropic", "--versions", "0.0.1", "--case", ISSUE_CASES[3]]
+    assert main([*argv, "--out", str(out)]) == 0
+    row = _row(_card(out), "anthropic")
+    assert row["version"] == "0.0.1" and row["problem"].startswith("pip install failed")
+
+
+def test_usage_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report-card", "--libraries", "nosuch", "--out", str(tmp_path)]) == 2
+    assert "unknown library 'nosuch'" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 99}', encoding="utf-8")
+    assert main(["report-card", "--from-json", str(bad), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "version" in err and len(err.strip().splitlines()) == 1
+
+
+def _side(release: str) -> Path:
+    side = ROOT / f".venv-langchain-core-{release}"
+    if not (side / "bin" / "toolstream").exists():
+        build = f"python3 -m venv {side.name} && {side.name}/bin/pip install . langchain-core=={release}"
+        pytest.skip(f"no side environment (.ci/run makes it): {build}")
+    return side
+
+
+def test_langchain_core_fix_shows_as_a_change_between_versions(tmp_path: Path) -> None:
+    old, new = _side("1.2.13"), _side("1.2.14")
+    case = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"
+    argv = ["report-card", "--libraries", "langchain-core", "--env", str(old), "--env", str(new)]
+    assert main([*argv, "--timeout", "0", "--case", case, "--out", str(tmp_path)]) == 0
+    card = _card(tmp_path)
+    assert [r["version"] for r in card["rows"]] == ["1.2.13", "1.2.14"]
+    (change,) = card["changes"]
+    assert (change["from"], change["to"], change["broken"]) == ("1.2.13", "1.2.14", [])
+    assert change["fixed"] == [{"scenario": "parallel-calls-share-index-0", "cases": 1, "examples": [case]}]
+    assert "fixed 1 x `parallel-calls-share-index-0`" in (tmp_path / "report-card.md").read_text(
+        encoding="utf-8"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The stored card, the README and the known list
+
+
+def _between(text: str, which: str) -> str:
+    start, end = render.MARKERS[which]
+    return text.split(start + "\n", 1)[1].split("\n" + end, 1)[0]
+
+
+def test_readme_blocks_are_what_the_stored_card_generates() -> None:
+    card = json.loads(STORED.read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert _between(readme, "adapters") == render.adapters_block(card)
+    assert _between(readme, "card") == render.card_block(card)
+
+
+def test_rerendering_the_stored_card_rewrites_the_readme_identically(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    original = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme.write_text(original, encoding="utf-8")
+    argv = [
+        "report-card",
+        "--from-json",
+        str(STORED),
+        "--out",
+        str(tmp_path / "out"),
+        "--readme",
+        str(readme),
+    ]
+    assert main(argv) == 0
+    assert readme.read_text(encoding="utf-8") == original
+
+
+def test_every_known_signature_is_in_the_stored_card() -> None:
+    card = json.loads(STORED.read_text(encoding="utf-8"))
+    found = {(r["library"], s["signature"]) for r in card["rows"] for s in r.get("signatures", [])}
+    assert sorted(key for key in known_issues() if key not in found) == []
+
+
+# Libraries whose every signature has its line read and quoted (langchain-core and -openai: not yet).
+ATTRIBUTED = ("openai", "anthropic", "langchain-anthropic")
+
+
+def test_every_signature_of_the_adapter_table_names_its_library_line() -> None:
+    card = json.loads(STORED.read_text(encoding="utf-8"))
+    newest = {r["library"]: r for r in card["rows"] if r["library"] in ATTRIBUTED}
+    assert sorted(newest) == sorted(ATTRIBUTED)
+    missing = [
+        (r["library"], s["signature"])
+        for r in newest.values()
+        for s in r.get("signatures", [])
+        if not (s.get("known") or {}).get("source")
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("key", sorted(known_issues()), ids=lambda key: f"{key[0]}:{key[1][:40]}")
+def test_each_attribution_quotes_the_installed_source(key: tuple[str, str]) -> None:
+    issue = known_issues()[key]
+    assert issue.source is not None, "every known signature names the line responsible"
+    package = issue.source.package or issue.library
+    try:
+        installed = version(package)
+    except PackageNotFoundError:
+        pytest.skip(f"{package} is not installed here")
+    if installed != issue.source.version:
+        pytest.skip(f"{package} {installed} is installed, the line is quoted from {issue.source.version}")
+    site = next(Path(p) for p in sys.path if (Path(p) / issue.source.file).is_file())
+    lines = (site / issue.source.file).read_text(encoding="utf-8").splitlines()
+    assert lines[issue.source.line - 1].strip() == issue.source.text.strip()
+
+
+def test_cache_is_under_toolstream_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from harness.card.environments import cache_root
+
+    monkeypatch.setenv("TOOLSTREAM_CACHE", str(tmp_path))
+    assert cache_root() == tmp_path / "report-card"
+    monkeypatch.delenv("TOOLSTREAM_CACHE")
+    assert cache_root() == Path(os.path.expanduser("~")) / ".cache" / "toolstream" / "report-card"
