@@ -37,7 +37,7 @@ from harness.cassettes.format import (
     json_body,
     plain_data,
 )
-from harness.errors import CodecError, DialectError, UsageError
+from harness.errors import CodecError, DialectError, HarnessError, UsageError
 from harness.record.redaction import Redaction, scrub_chunks, scrub_interaction
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
@@ -50,6 +50,7 @@ __all__ = [
     "guess_dialect",
     "guess_format",
     "import_file",
+    "recognise_foreign",
     "split_events",
 ]
 
@@ -135,6 +136,18 @@ def import_file(
     return Cassette(
         name=path.stem, source=Source("recorded", provenance), interactions=interactions, dialect=chosen
     )
+
+
+def recognise_foreign(path: str | Path) -> str | None:
+    """`"vcr"` when `path` is a vcrpy / pytest-recording cassette (an `interactions` list and a
+    `version`, no toolstream `name` or `source`), else None; never raises."""
+    try:
+        doc = load_vcr(Path(path).read_text(encoding="utf-8"), path)
+    except (HarnessError, OSError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list) or "version" not in doc:
+        return None
+    return None if "name" in doc or "source" in doc else "vcr"
 
 
 def default_output(path: str | Path) -> Path:

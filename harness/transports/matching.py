@@ -21,12 +21,14 @@ from urllib.parse import parse_qsl, urlsplit
 from harness.cassettes.format import Interaction, Request
 from harness.errors import NoMatchError, UsageError
 from harness.record.redaction import DROP, REDACTED, JsonPath, parse_path, rewrite_path
+from harness.record.volatile import LOOPBACK_HOSTS
 
 MATCH_FIELDS: Final = ("method", "url", "body")  # the default
 URL_PARTS: Final = ("scheme", "host", "port", "path", "query")
 MATCH_NAMES: Final = ("method", *URL_PARTS, "url", "body")  # and `body.<path>`
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _SHOWN_DIFFERENCES = 3
+ANY_PORT: Final = -1  # a loopback URL written without a port (see harness.record.volatile): any port matches
 
 
 class _Absent:
@@ -244,10 +246,13 @@ def _split_url(url: str) -> _Url:
         query.setdefault(name, []).append(value)
     for values in query.values():
         values.sort()
+    host = (parts.hostname or "").lower()
+    if port is None:
+        port = ANY_PORT if host in LOOPBACK_HOSTS else _DEFAULT_PORTS.get(scheme)
     return _Url(
         scheme=scheme,
-        host=(parts.hostname or "").lower(),
-        port=port if port is not None else _DEFAULT_PORTS.get(scheme),
+        host=host,
+        port=port,
         path=parts.path or "/",
         query=query,
     )
@@ -258,7 +263,9 @@ def _url_differences(recorded: _Url, sent: _Url) -> list[FieldMismatch]:
         FieldMismatch(f"url.{name}", getattr(recorded, name), getattr(sent, name))
         for name in ("scheme", "host", "port", "path")
         if getattr(recorded, name) != getattr(sent, name)
-        and not (name == "port" and _default_ports(recorded, sent))
+        and not (
+            name == "port" and (_default_ports(recorded, sent) or ANY_PORT in (recorded.port, sent.port))
+        )
     ]
     if recorded.query is None or sent.query is None:
         return out
@@ -364,9 +371,8 @@ def _show_path(path: JsonPath) -> str:
 
 def _get_path(value: Any, path: JsonPath) -> Any:
     for step in path:
-        if isinstance(step, str) and isinstance(value, dict) and step in value:
-            value = value[step]
-        elif isinstance(step, int) and isinstance(value, list) and -len(value) <= step < len(value):  # noqa: SIM114
+        here = isinstance(step, str) and isinstance(value, dict) and step in value
+        if here or (isinstance(step, int) and isinstance(value, list) and -len(value) <= step < len(value)):
             value = value[step]
         elif not isinstance(step, str | int) and isinstance(value, list):  # `[*]`: every element
             rest = path[path.index(step) + 1 :]
