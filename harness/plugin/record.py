@@ -118,6 +118,7 @@ def toolstream(request: pytest.FixtureRequest, toolstream_config: Any) -> Iterat
     """A transport and clients that record to, or replay from, this test's cassette."""
     state = request.config.stash[_STATE]
     marker = request.node.get_closest_marker("toolstream")
+    problem: str | None = None
     try:
         options = resolve_options(state.ini, toolstream_config, marker.kwargs if marker is not None else {})
         mode, note = state.settings.record_mode_for(options.record_mode)
@@ -125,7 +126,9 @@ def toolstream(request: pytest.FixtureRequest, toolstream_config: Any) -> Iterat
         handle = CassetteHandle(path, mode, options, note, default_place=options.cassette is None)
         handle.open()
     except HarnessError as exc:
-        pytest.fail(f"{request.node.nodeid}: {exc}", pytrace=False)
+        problem = f"{request.node.nodeid}: {exc}"
+    if problem is not None:  # failed outside the `except`: no "during handling" chain is printed
+        pytest.fail(problem, pytrace=False)
     request.node.stash[_HANDLE] = handle
     yield handle
     handle.close()

@@ -39,6 +39,7 @@ from harness.cassettes.format import (
 )
 from harness.errors import CodecError, DialectError, HarnessError, UsageError
 from harness.record.redaction import Redaction, scrub_chunks, scrub_interaction
+from harness.record.volatile import stable_headers, stable_url
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
@@ -403,9 +404,8 @@ def _vcr_request(raw: Mapping[str, Any], path: Path, where: str) -> Request:
     if body is not None:
         parsed = json_body(body.decode("utf-8", "replace"))
         body = parsed if isinstance(parsed, dict | list) else (parsed or None)
-    return Request(
-        method.upper(), uri, _vcr_headers(raw.get("headers"), path, f"{where}.request.headers"), body
-    )
+    headers = stable_headers(_vcr_headers(raw.get("headers"), path, f"{where}.request.headers"))
+    return Request(method.upper(), stable_url(uri), headers, body)  # a loopback port changes every run
 
 
 def _vcr_response(raw: Mapping[str, Any], path: Path, where: str) -> tuple[int, dict[str, str], bytes]:
