@@ -90,7 +90,7 @@ def test_record_once_then_replay_in_none_mode(
         "test_openai_sdk.toolstream.yaml",
         "test_sync_httpx.toolstream.yaml",
     ]
-    assert "REDACTED" in (folder / "test_openai_sdk.toolstream.yaml").read_text()  # the SDK's api key never lands
+    assert "REDACTED" in (folder / "test_openai_sdk.toolstream.yaml").read_text()  # the api key never lands
     monkeypatch.setenv("NO_SERVER", "1")
     replayed = project.runpytest(*plugin_args())  # default mode: none
     replayed.assert_outcomes(passed=3)

@@ -308,6 +308,36 @@ def test_new_episodes_names_its_stale_interactions(project: pytest.Pytester) -> 
     project.runpytest(*plugin_args(), "-p", "no:recording").assert_outcomes(passed=1)
 
 
+def test_the_readme_configuration_examples_work(project: pytest.Pytester) -> None:
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("\n## Recording in your test suite\n") :]
+    section = section[: section.index("\n## ", 1)]
+    (ini,) = re.findall(r"```ini\n(.*?)```", section, re.S)
+    (conftest,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    project.makeini(ini)
+    project.makeconftest(SERVER + "\n" + conftest)
+    project.makepyfile(
+        test_app="""
+        def test_chat(toolstream, base_url):
+            client = toolstream.httpx_client(base_url=base_url)
+            body = {"model": "m", "user": USER, "metadata": {"request_id": USER}}
+            assert b"get_weather" in client.post("/v1/chat/completions", json=body).read()
+        """
+    )
+    project.path.joinpath("test_app.py").write_text(
+        "USER = 'u1'\n" + project.path.joinpath("test_app.py").read_text()
+    )
+    project.runpytest(
+        *plugin_args(), "-p", "no:recording", "--toolstream-record-mode", "once"
+    ).assert_outcomes(passed=1)
+    assert (project.path / "cassettes" / "test_app" / "test_chat.toolstream.yaml").is_file()
+    # Another user and request id, another server port: the ini's match_on and the fixture's
+    # ignore_fields still find the recording.
+    source = project.path.joinpath("test_app.py").read_text().replace("USER = 'u1'", "USER = 'u2'")
+    project.path.joinpath("test_app.py").write_text(source)
+    project.runpytest(*plugin_args(), "-p", "no:recording").assert_outcomes(passed=1)
+
+
 # -- transports, directly --------------------------------------------------------------------------
 
 
