@@ -105,6 +105,8 @@ def test_unknown_match_field_is_a_usage_error() -> None:
         Matcher(match_on=("headers",))
     with pytest.raises(UsageError, match="match_on: cannot match on 'prot'; did you mean 'port'"):
         Matcher(match_on=("prot",))
+    with pytest.raises(UsageError, match="cannot match on 'uri'; did you mean 'url'"):  # vcrpy's name
+        Matcher(match_on=("uri",))
 
 
 @pytest.mark.parametrize(

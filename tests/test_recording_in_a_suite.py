@@ -412,3 +412,10 @@ def _cassette(models: list[str], *, url: str = f"http://127.0.0.1{PATH}", user: 
         ],
         dialect="openai-chat",
     )
+
+
+def test_import_help_names_the_output_the_plugin_looks_for(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["import", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "FILE-STEM.toolstream.yaml, the name the pytest plugin looks for" in help_text
