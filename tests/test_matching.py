@@ -101,8 +101,70 @@ def test_match_on_selects_the_fields() -> None:
 
 
 def test_unknown_match_field_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="choose from method, url, body"):
+    with pytest.raises(UsageError, match="choose from method, scheme, host, port, path, query, url, body"):
         Matcher(match_on=("headers",))
+    with pytest.raises(UsageError, match="match_on: cannot match on 'prot'; did you mean 'port'"):
+        Matcher(match_on=("prot",))
+    with pytest.raises(UsageError, match="cannot match on 'uri'; did you mean 'url'"):  # vcrpy's name
+        Matcher(match_on=("uri",))
+
+
+@pytest.mark.parametrize(
+    ("match_on", "differs"),
+    [
+        (("scheme",), ["url.scheme"]),
+        (("host",), ["url.host"]),
+        (("port",), ["url.port"]),
+        (("path",), ["url.path"]),
+        (("query",), ["url.query.a"]),
+        (("url",), ["url.scheme", "url.host", "url.port", "url.path", "url.query.a"]),
+        (("method", "path"), ["url.path"]),
+    ],
+)
+def test_each_url_part_can_be_matched_alone(match_on: tuple[str, ...], differs: list[str]) -> None:
+    recorded, sent = req(url="http://h:1/p?a=1"), req(url="https://g:2/q?a=2")
+    matcher = Matcher(match_on=match_on)
+    assert where(recorded, sent, matcher) == differs
+    assert not same(recorded, sent, matcher)
+    assert same(recorded, req(url="http://h:1/p?a=1"), matcher)
+
+
+def test_a_random_local_port_matches_when_port_is_not_matched_or_ignored() -> None:
+    recorded, sent = req(url="http://127.0.0.1:42795/v1"), req(url="http://127.0.0.1:44691/v1")
+    assert where(recorded, sent) == ["url.port"]
+    assert same(recorded, sent, Matcher(match_on=("method", "scheme", "host", "path", "query", "body")))
+    assert same(recorded, sent, Matcher(ignore_fields=("url.port",)))
+
+
+def test_ignore_fields_take_the_names_the_miss_message_prints() -> None:
+    recorded = req({"model": "m", "user": "u1"}, "http://h/p?a=1&trace=x")
+    sent = req({"model": "m", "user": "u2"}, "http://h/p?a=1&trace=y")
+    assert where(recorded, sent) == ["url.query.trace", "body.user"]
+    assert same(recorded, sent, Matcher(ignore_fields=("url.query.trace", "body.user")))
+    assert same(recorded, sent, Matcher(ignore_fields=("url.query.trace", "user")))  # bare: a body path
+    assert not same(recorded, sent, Matcher(ignore_fields=("body.user",)))
+
+
+def test_unknown_ignore_field_names_are_usage_errors() -> None:
+    with pytest.raises(
+        UsageError, match=r"ignore_fields: no such field 'url\.prot'; did you mean 'url\.port'"
+    ):
+        Matcher(ignore_fields=("url.prot",))
+    with pytest.raises(UsageError, match="ignore_fields: 'url' is a whole part"):
+        Matcher(ignore_fields=("url",))
+    matcher = Matcher(ignore_fields=("body.usr",))
+    with pytest.raises(
+        UsageError, match=r"'body\.usr' is in no recorded request body of c\.yaml; did you mean 'body\.user'"
+    ):
+        matcher.check_ignored([req({"model": "m", "user": "u"})], "c.yaml")
+    Matcher(ignore_fields=("body.user", "url.port")).check_ignored([req({"user": "u"})], "c.yaml")
+
+
+def test_body_field_form_compares_only_those_fields() -> None:
+    recorded, sent = req({"model": "m", "messages": [1]}), req({"model": "m", "messages": [2]})
+    matcher = Matcher(match_on=("method", "body.model"))
+    assert same(recorded, sent, matcher)
+    assert where(recorded, req({"model": "n"}), matcher) == ["body.model"]
 
 
 def test_a_recorded_redacted_value_matches_anything() -> None:

@@ -33,6 +33,6 @@ def test_examples_pass_recording_then_replaying(
     total = recorded.parseoutcomes()["passed"]
     recorded.assert_outcomes(passed=total)
     assert total > 3  # one per case in the two matrix examples, plus the recording
-    assert (pytester.path / "cassettes" / "test_weather" / "test_weather_call.yaml").is_file()
+    assert (pytester.path / "cassettes" / "test_weather" / "test_weather_call.toolstream.yaml").is_file()
     replayed = pytester.runpytest(*plugin_args(), "-p", "no:randomly")
     replayed.assert_outcomes(passed=total)

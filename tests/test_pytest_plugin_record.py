@@ -85,8 +85,12 @@ def test_record_once_then_replay_in_none_mode(
     recorded.assert_outcomes(passed=3)
     folder = project.path / "cassettes" / "test_weather"
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["test_async_httpx2-Paris-France.yaml", "test_openai_sdk.yaml", "test_sync_httpx.yaml"]
-    assert "REDACTED" in (folder / "test_openai_sdk.yaml").read_text()  # the SDK's api key never lands
+    assert names == [
+        "test_async_httpx2-Paris-France.toolstream.yaml",
+        "test_openai_sdk.toolstream.yaml",
+        "test_sync_httpx.toolstream.yaml",
+    ]
+    assert "REDACTED" in (folder / "test_openai_sdk.toolstream.yaml").read_text()  # the api key never lands
     monkeypatch.setenv("NO_SERVER", "1")
     replayed = project.runpytest(*plugin_args())  # default mode: none
     replayed.assert_outcomes(passed=3)
@@ -103,7 +107,7 @@ def test_ci_refuses_to_record_unless_asked_on_the_command_line(
     assert not (project.path / "cassettes").exists()
     asked = project.runpytest(*plugin_args(), "-k", "test_sync_httpx", "--toolstream-record-mode", "once")
     asked.assert_outcomes(passed=1)
-    assert (project.path / "cassettes" / "test_weather" / "test_sync_httpx.yaml").is_file()
+    assert (project.path / "cassettes" / "test_weather" / "test_sync_httpx.toolstream.yaml").is_file()
 
 
 def test_unused_interaction_and_unmatched_request_fail_the_test(
@@ -121,7 +125,9 @@ def test_unused_interaction_and_unmatched_request_fail_the_test(
         def test_sync_httpx(toolstream):
             pass  # asks for nothing: the recorded interaction goes unused
 
-        @pytest.mark.toolstream(match_on=["method", "body"], cassette="test_weather/test_sync_httpx.yaml")
+        @pytest.mark.toolstream(
+            match_on=["method", "body"], cassette="test_weather/test_sync_httpx.toolstream.yaml"
+        )
         def test_other_body(toolstream):
             client = toolstream.httpx_client(base_url="http://127.0.0.1:9")
             try:
@@ -134,8 +140,9 @@ def test_unused_interaction_and_unmatched_request_fail_the_test(
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
         [
-            "*1 recorded interaction(s) of *test_sync_httpx.yaml never requested: POST http://127.0.0.1:*",
-            "*unmatched request:*test_sync_httpx.yaml*",
+            "*1 recorded interaction(s) of *test_sync_httpx.toolstream.yaml never requested: "
+            "#1 POST http://127.0.0.1/v1/chat/completions; re-record with --toolstream-record-mode rewrite*",
+            "*unmatched request:*test_sync_httpx.toolstream.yaml*",
         ]
     )
 
@@ -198,7 +205,7 @@ def test_precedence_command_line_then_marker_then_ini_and_ci() -> None:
 def test_cassette_paths_are_file_safe_and_long_names_hashed(tmp_path: Path) -> None:
     settings = Settings(cassette_dir=tmp_path)
     path = cassette_path(tmp_path / "test_mod.py", "test_x[a/b c]", settings, RecordOptions())
-    assert path == tmp_path / "test_mod" / "test_x-a-b-c.yaml"
+    assert path == tmp_path / "test_mod" / "test_x-a-b-c.toolstream.yaml"
     long_one, long_two = file_safe("t[" + "x" * 300 + "1]"), file_safe("t[" + "x" * 300 + "2]")
     assert len(long_one) == 100 and long_one != long_two
     given = cassette_path(tmp_path / "test_mod.py", "t", settings, RecordOptions(cassette="shared.yaml"))

@@ -32,7 +32,9 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         "--output",
         type=arguments.output_file,
         metavar="OUT.yaml",
-        help="cassette to write (default: FILE.yaml beside it)",
+        help="cassette to write (default: beside FILE, its suffix replaced by .yaml; a .yaml/.yml "
+        "FILE, such as a vcrpy cassette, gives FILE-STEM.toolstream.yaml, the name the pytest "
+        "plugin looks for)",
     )
     parser.add_argument(
         "--split",

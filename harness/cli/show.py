@@ -9,7 +9,9 @@ from typing import Any
 
 from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
+from harness.cassettes.format import CassetteError
 from harness.check.outcome import Outcome, diff
+from harness.record import importer
 from harness.report import inspection
 from harness.report.terminal import shorten, table
 
@@ -37,11 +39,25 @@ def run(args: argparse.Namespace) -> int:
     if single:
         print(_describe(cassettes.load(paths[0]), events=not args.no_events))
         return 0
-    rows = [_summary_row(p, _label(p, args.paths)) for p in paths]
+    rows, skipped = [], []
+    for p in paths:
+        try:
+            rows.append(_summary_row(p, _label(p, args.paths)))
+        except CassetteError as exc:  # one foreign or broken file does not hide the others
+            skipped.append(_skip_reason(p, exc))
     print(table(["cassette", "dialect", "reads", "calls", "state", "expected"], rows))
+    for line in skipped:
+        print(f"skipped {line}")
     mismatched = sum(1 for row in rows if row[-1] not in ("ok", "-"))
     print(f"\n{len(rows)} cassettes, {mismatched} whose reference outcome differs from its expectation")
     return 0
+
+
+def _skip_reason(path: Path, exc: CassetteError) -> str:
+    if importer.recognise_foreign(path) == "vcr":
+        out = importer.default_output(path)
+        return f"{path}: a vcrpy / pytest-recording cassette (toolstream import {path} -o {out})"
+    return f"{path}: {exc}"
 
 
 def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:

@@ -7,7 +7,6 @@ fixtures or markers, it changes nothing in a run.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ from harness.errors import HarnessError
 from harness.plugin.items import (
     CaseCatalog,
     CaseItem,
-    CassetteHandle,
     CompareItem,
     MatrixCase,
     MatrixCollector,
@@ -26,13 +24,14 @@ from harness.plugin.items import (
     item_name,
     snapshot_key,
 )
-from harness.plugin.options import MatrixOptions, RecordOptions, Settings, add_options, cassette_path
+from harness.plugin.options import MatrixOptions, Settings, add_options
 from harness.report.results import session_to_dict, write_json
 
 _SETTINGS = pytest.StashKey[Settings]()
 _CATALOG = pytest.StashKey[CaseCatalog]()
 _RESULTS = pytest.StashKey[MatrixResults]()
-_HANDLE = pytest.StashKey[CassetteHandle]()
+
+pytest_plugins = ("harness.plugin.record",)  # the `toolstream` fixture: recording in a test suite
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,11 +39,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "toolstream(cassette=None, record_mode=None, match_on=None, ignore_fields=None, "
-        "redact_headers=None, redact_body=None): how the `toolstream` fixture records and replays",
-    )
     config.addinivalue_line(
         "markers",
         "toolstream_matrix(cassettes=None, scenarios=None, dialects=None, seeds=None): "
@@ -129,24 +123,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         )
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    report = yield
-    handle = item.stash.get(_HANDLE, None)
-    if handle is not None and call.when == "call":
-        problems = handle.problems()
-        if handle.note:
-            report.sections.append(("toolstream", handle.note))
-        if problems and report.passed:
-            report.outcome = "failed"
-            report.longrepr = "\n".join(problems)
-        elif problems:
-            report.sections.append(("toolstream", "\n".join(problems)))
-    return report
-
-
 class _Listener:
     """Collects verdicts carried by reports (on the xdist controller they come from the workers)."""
 
@@ -191,24 +167,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 # ---------------------------------------------------------------------------------------------
 # Fixtures
-
-
-@pytest.fixture
-def toolstream(request: pytest.FixtureRequest) -> Iterator[CassetteHandle]:
-    """A transport and clients that record to, or replay from, this test's cassette."""
-    config = request.config
-    settings = config.stash[_SETTINGS]
-    marker = request.node.get_closest_marker("toolstream")
-    try:
-        options = RecordOptions.from_marker(marker.kwargs if marker is not None else {})
-    except HarnessError as exc:
-        pytest.fail(f"{request.node.nodeid}: {exc}", pytrace=False)
-    mode, note = settings.record_mode_for(options.record_mode)
-    path = cassette_path(Path(request.node.path), request.node.name, settings, options)
-    handle = CassetteHandle(path, mode, options, note)
-    request.node.stash[_HANDLE] = handle
-    yield handle
-    handle.close()
 
 
 @pytest.fixture

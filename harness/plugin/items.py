@@ -1,7 +1,5 @@
 """What the pytest plugin hands tests, and the matrix items it generates; no hooks live here.
 
-- `CassetteHandle`: the `toolstream` fixture: a recording/replaying transport bound to the test's
-  cassette, clients built on it, and what went wrong (unused interactions, unmatched requests).
 - `CaseCatalog`: the cases of a selection (cassettes x scenarios x seeds), built once a session.
 - `MatrixCase`: the `toolstream_case` fixture: one case, `.run(acc)` and `.check(acc)`.
 - `CaseItem` / `CompareItem`: the items `--toolstream-accumulator` / `--toolstream-compare` add.
@@ -11,12 +9,10 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import shlex
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import pytest
@@ -29,17 +25,12 @@ from harness.check.verdict import Report, Result, Verdict, judge, signature
 from harness.errors import HarnessError, UsageError
 from harness.mutate import Meaning
 from harness.mutate.scenario import Case, Scenario
-from harness.plugin.options import RecordOptions
 from harness.report.results import counts, group_tags, replay_command, severity_rank, warning_lines
-from harness.transports import RecordingTransport
-from harness.transports._library import TransportBase
-from harness.transports.modes import RecordMode
 
 __all__ = [
     "CaseCatalog",
     "CaseFailed",
     "CaseItem",
-    "CassetteHandle",
     "CompareItem",
     "MatrixCase",
     "MatrixResults",
@@ -50,160 +41,6 @@ __all__ = [
 
 RESULT_KEY: Final = "toolstream_result"  # user_properties key: one verdict (crosses xdist as plain data)
 COMPARE_KEY: Final = "toolstream_compare"  # user_properties key: an A/B pair
-
-
-# ---------------------------------------------------------------------------------------------
-# Recording in ordinary tests
-
-
-class _Watched(TransportBase):
-    """The test's transport: forwards to the recording transport and notes every unmatched request."""
-
-    def __init__(self, handle: CassetteHandle) -> None:
-        self._handle = handle
-
-    def handle_request(self, request: Any) -> Any:
-        """Replay or record one request of a sync client."""
-        try:
-            return self._handle.inner().handle_request(request)
-        except HarnessError as exc:
-            self._handle.unmatched.append(str(exc))
-            raise
-
-    async def handle_async_request(self, request: Any) -> Any:
-        """Replay or record one request of an async client."""
-        try:
-            return await self._handle.inner().handle_async_request(request)
-        except HarnessError as exc:
-            self._handle.unmatched.append(str(exc))
-            raise
-
-    def close(self) -> None:
-        """Closed by the handle at teardown, not by each client."""
-
-    async def aclose(self) -> None:
-        """Closed by the handle at teardown, not by each client."""
-
-
-class CassetteHandle:
-    """The `toolstream` fixture's handle on the test's cassette at `path`: its `transport`
-    (httpx and httpx2, sync and async), clients built on it, and what went wrong.
-
-    In record mode `none` without a cassette file, a request fails with a message saying how to
-    record one. After the test, `problems()` lists unused interactions and unmatched requests.
-    """
-
-    def __init__(self, path: Path, mode: RecordMode, options: RecordOptions, note: str | None = None) -> None:
-        self.path = path
-        self.mode = mode
-        self.options = options
-        self.note = note
-        self.unmatched: list[str] = []
-        self.transport = _Watched(self)
-        self._inner: RecordingTransport | None = None
-        self._clients: list[Any] = []
-
-    def inner(self) -> RecordingTransport:
-        """The recording transport, made at the first request (the cassette may not exist before)."""
-        if self._inner is None:
-            if self.mode is RecordMode.NONE and not self.path.exists():
-                raise UsageError(
-                    f"no cassette at {self.path}; record it with --toolstream-record-mode once"
-                    + (f" ({self.note})" if self.note else "")
-                )
-            self._inner = RecordingTransport(
-                path=self.path,
-                mode=self.mode,
-                match_on=self.options.match_on,
-                ignore_fields=self.options.ignore_fields,
-                redact=self.options.redaction(),
-            )
-        return self._inner
-
-    def httpx_client(self, **kwargs: Any) -> Any:
-        """An `httpx.Client` on the test's transport (closed after the test)."""
-        import httpx
-
-        return self._keep(httpx.Client(transport=self.transport, **kwargs))
-
-    def async_httpx_client(self, **kwargs: Any) -> Any:
-        """An `httpx.AsyncClient` on the test's transport (close it with `async with`)."""
-        import httpx
-
-        return httpx.AsyncClient(transport=self.transport, **kwargs)
-
-    def httpx2_client(self, **kwargs: Any) -> Any:
-        """An `httpx2.Client` on the test's transport (closed after the test)."""
-        import httpx2
-
-        return self._keep(httpx2.Client(transport=self.transport, **kwargs))
-
-    def async_httpx2_client(self, **kwargs: Any) -> Any:
-        """An `httpx2.AsyncClient` on the test's transport (close it with `async with`)."""
-        import httpx2
-
-        return httpx2.AsyncClient(transport=self.transport, **kwargs)
-
-    def openai_client(self, **kwargs: Any) -> Any:
-        """An `openai.OpenAI` client recording through the test's transport."""
-        openai = _require("openai")
-        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "sk-toolstream-replay")
-        return self._keep(openai.OpenAI(http_client=self.httpx2_client(), **kwargs))
-
-    def async_openai_client(self, **kwargs: Any) -> Any:
-        """An `openai.AsyncOpenAI` client recording through the test's transport."""
-        openai = _require("openai")
-        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "sk-toolstream-replay")
-        return openai.AsyncOpenAI(http_client=self.async_httpx2_client(), **kwargs)
-
-    def anthropic_client(self, **kwargs: Any) -> Any:
-        """An `anthropic.Anthropic` client recording through the test's transport."""
-        anthropic = _require("anthropic")
-        kwargs.setdefault("api_key", os.environ.get("ANTHROPIC_API_KEY") or "sk-ant-toolstream-replay")
-        return self._keep(anthropic.Anthropic(http_client=self.httpx2_client(), **kwargs))
-
-    def async_anthropic_client(self, **kwargs: Any) -> Any:
-        """An `anthropic.AsyncAnthropic` client recording through the test's transport."""
-        anthropic = _require("anthropic")
-        kwargs.setdefault("api_key", os.environ.get("ANTHROPIC_API_KEY") or "sk-ant-toolstream-replay")
-        return anthropic.AsyncAnthropic(http_client=self.async_httpx2_client(), **kwargs)
-
-    def problems(self) -> list[str]:
-        """What makes the test fail after it ran: unmatched requests, then unused interactions."""
-        out = [f"toolstream: unmatched request: {text}" for text in self.unmatched]
-        if self._inner is None and self.path.exists():
-            self.inner()  # a test that asked nothing of its cassette left every interaction unused
-        if self._inner is not None and self._inner.policy.replay and not self.unmatched:
-            unused = self._inner.unused()
-            if unused:
-                listed = ", ".join(f"{i.request.method} {i.request.url}" for i in unused[:5])
-                more = f" and {len(unused) - 5} more" if len(unused) > 5 else ""
-                out.append(
-                    f"toolstream: {len(unused)} recorded interaction(s) of {self.path} never requested: "
-                    f"{listed}{more}"
-                )
-        return out
-
-    def close(self) -> None:
-        """Close the clients made for the test and the transport."""
-        for client in self._clients:
-            with contextlib.suppress(Exception):
-                client.close()
-        if self._inner is not None:
-            self._inner.close()
-
-    def _keep(self, client: Any) -> Any:
-        self._clients.append(client)
-        return client
-
-
-def _require(module: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise UsageError(f"{module} is not installed: pip install 'toolstream-harness[{module}]'") from None
 
 
 # ---------------------------------------------------------------------------------------------

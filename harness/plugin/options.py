@@ -21,7 +21,7 @@ import pytest
 
 from harness.errors import UsageError
 from harness.record.redaction import Redaction
-from harness.transports.matching import MATCH_FIELDS
+from harness.transports.matching import MATCH_FIELDS, Matcher
 from harness.transports.modes import RecordMode
 
 __all__ = [
@@ -31,9 +31,13 @@ __all__ = [
     "add_options",
     "cassette_path",
     "file_safe",
+    "legacy_cassette_path",
 ]
 
 DEFAULT_CASSETTE_DIR: Final = "cassettes"  # next to the test module, like pytest-recording
+# pytest-recording writes `cassettes/<module>/<test>.yaml`: ours carry a second suffix so the two
+# never collide, and `toolstream import` of its file writes ours beside it.
+CASSETTE_SUFFIX: Final = ".toolstream.yaml"
 _LONGEST_NAME: Final = 100  # file names past this are cut and given a hash, so they stay unique
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -211,6 +215,7 @@ class RecordOptions:
     ignore_fields: tuple[str, ...] = ()
     redact_headers: tuple[str, ...] = ()
     redact_body: tuple[str, ...] = ()
+    record_timing: bool = False
 
     @classmethod
     def from_marker(cls, kwargs: Mapping[str, Any], where: str = "@pytest.mark.toolstream") -> RecordOptions:
@@ -224,6 +229,15 @@ class RecordOptions:
         for name in ("match_on", "ignore_fields", "redact_headers", "redact_body"):
             if given.get(name) is not None:
                 out[name] = _strings(given[name], name, where)
+        timing = given.get("record_timing")
+        if timing is not None:
+            if not isinstance(timing, bool):
+                raise UsageError(f"{where}: record_timing= must be True or False, not {timing!r}")
+            out["record_timing"] = timing
+        try:  # an unknown match_on or ignore_fields name fails here, naming where it was given
+            Matcher(out.get("match_on", MATCH_FIELDS), out.get("ignore_fields", ()))
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
         return cls(**out)
 
     def redaction(self) -> Redaction:
@@ -268,9 +282,18 @@ def file_safe(name: str) -> str:
 
 
 def cassette_path(test_file: Path, test_name: str, settings: Settings, options: RecordOptions) -> Path:
-    """`<cassette dir>/<module>/<test name>.yaml`, or the marker's `cassette=` (relative to the dir)."""
+    """`<cassette dir>/<module>/<test name>.toolstream.yaml`, or the marker's `cassette=` (relative
+    to the dir)."""
     base = settings.cassette_dir or test_file.parent / DEFAULT_CASSETTE_DIR
     if options.cassette is not None:
         given = Path(options.cassette)
         return given if given.is_absolute() else base / given
-    return base / test_file.stem / f"{file_safe(test_name)}.yaml"
+    return base / test_file.stem / f"{file_safe(test_name)}{CASSETTE_SUFFIX}"
+
+
+def legacy_cassette_path(path: Path) -> Path | None:
+    """Where releases before the `.toolstream.yaml` suffix kept a default cassette (and where
+    pytest-recording keeps its own): `<test name>.yaml`."""
+    if not path.name.endswith(CASSETTE_SUFFIX):
+        return None
+    return path.with_name(path.name[: -len(CASSETTE_SUFFIX)] + ".yaml")

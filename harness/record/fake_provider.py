@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 import threading
 from collections.abc import Iterable, Mapping
@@ -26,7 +27,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from harness.cassettes.format import Cassette, header
+from harness.cassettes.format import Cassette, header, load
 
 __all__ = ["FakeProvider", "ReceivedRequest", "Script", "Write"]
 
@@ -147,8 +148,12 @@ class FakeProvider:
         return self
 
     @classmethod
-    def from_cassette(cls, cassette: Cassette, *, speed: float = 0.0) -> FakeProvider:
-        """A server (not yet started) that serves `cassette`."""
+    def from_cassette(
+        cls, cassette: Cassette | str | os.PathLike[str], *, speed: float = 0.0
+    ) -> FakeProvider:
+        """A server (not yet started) that serves `cassette`, a `Cassette` or the path of one."""
+        if not isinstance(cassette, Cassette):
+            cassette = load(cassette)
         return cls().add_cassette(cassette, speed=speed)
 
     # -- lifecycle -----------------------------------------------------------------------------

@@ -37,8 +37,9 @@ from harness.cassettes.format import (
     json_body,
     plain_data,
 )
-from harness.errors import CodecError, DialectError, UsageError
+from harness.errors import CodecError, DialectError, HarnessError, UsageError
 from harness.record.redaction import Redaction, scrub_chunks, scrub_interaction
+from harness.record.volatile import stable_headers, stable_url
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
@@ -50,6 +51,7 @@ __all__ = [
     "guess_dialect",
     "guess_format",
     "import_file",
+    "recognise_foreign",
     "split_events",
 ]
 
@@ -135,6 +137,18 @@ def import_file(
     return Cassette(
         name=path.stem, source=Source("recorded", provenance), interactions=interactions, dialect=chosen
     )
+
+
+def recognise_foreign(path: str | Path) -> str | None:
+    """`"vcr"` when `path` is a vcrpy / pytest-recording cassette (an `interactions` list and a
+    `version`, no toolstream `name` or `source`), else None; never raises."""
+    try:
+        doc = load_vcr(Path(path).read_text(encoding="utf-8"), path)
+    except (HarnessError, OSError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list) or "version" not in doc:
+        return None
+    return None if "name" in doc or "source" in doc else "vcr"
 
 
 def default_output(path: str | Path) -> Path:
@@ -390,9 +404,8 @@ def _vcr_request(raw: Mapping[str, Any], path: Path, where: str) -> Request:
     if body is not None:
         parsed = json_body(body.decode("utf-8", "replace"))
         body = parsed if isinstance(parsed, dict | list) else (parsed or None)
-    return Request(
-        method.upper(), uri, _vcr_headers(raw.get("headers"), path, f"{where}.request.headers"), body
-    )
+    headers = stable_headers(_vcr_headers(raw.get("headers"), path, f"{where}.request.headers"))
+    return Request(method.upper(), stable_url(uri), headers, body)  # a loopback port changes every run
 
 
 def _vcr_response(raw: Mapping[str, Any], path: Path, where: str) -> tuple[int, dict[str, str], bytes]:

@@ -1,14 +1,17 @@
-"""Which recorded interaction answers a request: method, URL and JSON body, compared as values.
+"""Which recorded interaction answers a request: method, URL parts and JSON body, compared as values.
 
-The URL compares by scheme, host, port, path and the query as a multiset (order-free). A JSON body
-compares as a JSON value (key order and spacing never matter), minus the ignored fields, dotted
-paths such as `metadata.user_id`. Other bodies compare as text. A recorded `REDACTED` matches
-any value, so a live secret matches its redacted recording. When nothing matches, `explain` names
-the closest recorded interaction and what differs.
+`match_on` names what is compared: `method`, `scheme`, `host`, `port`, `path`, `query`, `url`
+(all five URL parts), `body`, or `body.<path>` (only that field of a JSON body). The query
+compares as a multiset (order-free). A JSON body compares as a JSON value (key order and spacing
+never matter). `ignore_fields` takes the names a miss message prints: `url.port`, `url.host`,
+`url.query.<name>`, `body.<path>` (a bare dotted path such as `metadata.user_id` is a body path).
+A recorded `REDACTED` matches any value, so a live secret matches its redacted recording. When
+nothing matches, `explain` names the closest recorded interaction and what differs.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
@@ -18,10 +21,14 @@ from urllib.parse import parse_qsl, urlsplit
 from harness.cassettes.format import Interaction, Request
 from harness.errors import NoMatchError, UsageError
 from harness.record.redaction import DROP, REDACTED, JsonPath, parse_path, rewrite_path
+from harness.record.volatile import LOOPBACK_HOSTS
 
-MATCH_FIELDS: Final = ("method", "url", "body")
+MATCH_FIELDS: Final = ("method", "url", "body")  # the default
+URL_PARTS: Final = ("scheme", "host", "port", "path", "query")
+MATCH_NAMES: Final = ("method", *URL_PARTS, "url", "body")  # and `body.<path>`
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _SHOWN_DIFFERENCES = 3
+ANY_PORT: Final = -1  # a loopback URL written without a port (see harness.record.volatile): any port matches
 
 
 class _Absent:
@@ -55,44 +62,122 @@ class Normalized:
 
 @dataclass(frozen=True, slots=True)
 class _Url:
-    scheme: str
-    host: str
+    """The URL parts a matcher compares; a part not compared is None."""
+
+    scheme: str | None
+    host: str | None
     port: int | None
-    path: str
-    query: dict[str, list[str]]
+    path: str | None
+    query: dict[str, list[str]] | None
 
 
 @dataclass(frozen=True, slots=True)
 class Matcher:
-    """Compares requests on `match_on` (any of method, url, body), ignoring `ignore_fields` of the body."""
+    """Compares requests on `match_on` (see the module doc), ignoring `ignore_fields`.
+
+    An unknown name in either raises `UsageError` naming it; `check_ignored` checks body paths
+    against recorded requests (a path no recorded body has ignores nothing: a typo).
+    """
 
     match_on: tuple[str, ...] = MATCH_FIELDS
     ignore_fields: tuple[str, ...] = ()
+    _parts: frozenset[str] = field(init=False, repr=False, compare=False)
+    _body_fields: tuple[JsonPath, ...] = field(init=False, repr=False, compare=False)
     _ignored: tuple[JsonPath, ...] = field(init=False, repr=False, compare=False)
+    _ignored_url: frozenset[str] = field(init=False, repr=False, compare=False)
+    _ignored_query: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.match_on, str):
             object.__setattr__(self, "match_on", (self.match_on,))
         if isinstance(self.ignore_fields, str):
             object.__setattr__(self, "ignore_fields", (self.ignore_fields,))
-        unknown = [name for name in self.match_on if name not in MATCH_FIELDS]
-        if unknown:
-            raise UsageError(
-                f"cannot match on {', '.join(map(repr, unknown))}; choose from {', '.join(MATCH_FIELDS)}"
-            )
+        parts: set[str] = set()
+        body_fields: list[JsonPath] = []
+        for name in self.match_on:
+            if name == "url":
+                parts.update(URL_PARTS)
+            elif name in MATCH_NAMES:
+                parts.add(name)
+            elif name.startswith("body.") or name.startswith("body["):
+                body_fields.append(_body_path(name, "match_on"))
+            else:
+                raise UsageError(
+                    f"match_on: cannot match on {name!r}{_suggest(name, MATCH_NAMES)}; "
+                    f"choose from {', '.join(MATCH_NAMES)} or body.<field>"
+                )
+        if body_fields and "body" in parts:
+            body_fields = []  # the whole body is compared anyway
+        ignored: list[JsonPath] = []
+        ignored_url: set[str] = set()
+        ignored_query: set[str] = set()
+        for name in self.ignore_fields:
+            if name.startswith("url."):
+                part = name[4:]
+                if part.startswith("query."):
+                    ignored_query.add(part[6:])
+                elif part in URL_PARTS:
+                    ignored_url.add(part)
+                else:
+                    known = [f"url.{p}" for p in URL_PARTS] + ["url.query.<name>"]
+                    raise UsageError(
+                        f"ignore_fields: no such field {name!r}{_suggest(name, known)}; "
+                        f"choose from {', '.join(known)}, body.<field>"
+                    )
+            elif name in ("method", *URL_PARTS, "url", "body"):
+                raise UsageError(
+                    f"ignore_fields: {name!r} is a whole part of the request; "
+                    "leave it out of match_on instead"
+                )
+            else:
+                ignored.append(_body_path(name, "ignore_fields"))
         object.__setattr__(self, "match_on", tuple(self.match_on))
         object.__setattr__(self, "ignore_fields", tuple(self.ignore_fields))
-        object.__setattr__(self, "_ignored", tuple(parse_path(path) for path in self.ignore_fields))
+        object.__setattr__(self, "_parts", frozenset(parts))
+        object.__setattr__(self, "_body_fields", tuple(body_fields))
+        object.__setattr__(self, "_ignored", tuple(ignored))
+        object.__setattr__(self, "_ignored_url", frozenset(ignored_url))
+        object.__setattr__(self, "_ignored_query", frozenset(ignored_query))
+
+    def check_ignored(self, recorded: Sequence[Request], where: str) -> None:
+        """Raise `UsageError` for an ignored body field that no recorded request body has."""
+        if not recorded:
+            return  # nothing recorded yet: nothing to check against
+        bodies = [_body_value(request.body) for request in recorded]
+        for name, path in zip(
+            [n for n in self.ignore_fields if not n.startswith("url.")], self._ignored, strict=True
+        ):
+            if not any(_has_path(body, path) for body in bodies):
+                names = sorted({f"body.{key}" for body in bodies if isinstance(body, dict) for key in body})
+                raise UsageError(
+                    f"ignore_fields: {name!r} is in no recorded request body of {where}"
+                    f"{_suggest(name if name.startswith('body') else f'body.{name}', names)}"
+                )
 
     def normalize(self, request: Request) -> Normalized:
         """The parts of `request` this matcher compares, ready for `same` and `differences`."""
-        method = request.method.upper() if "method" in self.match_on else None
-        url = _split_url(request.url) if "url" in self.match_on else None
+        method = request.method.upper() if "method" in self._parts else None
+        url = None
+        if self._parts & set(URL_PARTS):
+            whole = _split_url(request.url)
+            keep = self._parts - self._ignored_url
+            query = None
+            if "query" in keep and whole.query is not None:
+                query = {k: v for k, v in whole.query.items() if k not in self._ignored_query}
+            url = _Url(
+                scheme=whole.scheme if "scheme" in keep else None,
+                host=whole.host if "host" in keep else None,
+                port=whole.port if "port" in keep else None,
+                path=whole.path if "path" in keep else None,
+                query=query,
+            )
         body = None
-        if "body" in self.match_on:
+        if "body" in self._parts or self._body_fields:
             body = _body_value(request.body)
             for path in self._ignored:
                 body = rewrite_path(body, path, lambda _: DROP)
+            if self._body_fields:
+                body = {_show_path(p): _get_path(body, p) for p in self._body_fields}
         return Normalized(method, url, body)
 
     def same(self, recorded: Normalized, sent: Normalized) -> bool:
@@ -161,10 +246,13 @@ def _split_url(url: str) -> _Url:
         query.setdefault(name, []).append(value)
     for values in query.values():
         values.sort()
+    host = (parts.hostname or "").lower()
+    if port is None:
+        port = ANY_PORT if host in LOOPBACK_HOSTS else _DEFAULT_PORTS.get(scheme)
     return _Url(
         scheme=scheme,
-        host=(parts.hostname or "").lower(),
-        port=port if port is not None else _DEFAULT_PORTS.get(scheme),
+        host=host,
+        port=port,
         path=parts.path or "/",
         query=query,
     )
@@ -175,8 +263,12 @@ def _url_differences(recorded: _Url, sent: _Url) -> list[FieldMismatch]:
         FieldMismatch(f"url.{name}", getattr(recorded, name), getattr(sent, name))
         for name in ("scheme", "host", "port", "path")
         if getattr(recorded, name) != getattr(sent, name)
-        and not (name == "port" and _default_ports(recorded, sent))
+        and not (
+            name == "port" and (_default_ports(recorded, sent) or ANY_PORT in (recorded.port, sent.port))
+        )
     ]
+    if recorded.query is None or sent.query is None:
+        return out
     for name in [*recorded.query, *(key for key in sent.query if key not in recorded.query)]:
         mine, theirs = recorded.query.get(name, []), sent.query.get(name, [])
         if not _same_values(mine, theirs):
@@ -186,6 +278,8 @@ def _url_differences(recorded: _Url, sent: _Url) -> list[FieldMismatch]:
 
 def _default_ports(recorded: _Url, sent: _Url) -> bool:
     """Both ports are their scheme's default: only the scheme is worth naming."""
+    if recorded.scheme is None or sent.scheme is None:
+        return False
     return recorded.port == _DEFAULT_PORTS.get(recorded.scheme) and sent.port == _DEFAULT_PORTS.get(
         sent.scheme
     )
@@ -260,6 +354,44 @@ def _body_differences(recorded: Any, sent: Any, where: str, out: list[FieldMisma
             _body_differences(mine, theirs, f"{where}[{i}]", out)
     else:
         out.append(FieldMismatch(where, recorded, sent))
+
+
+def _body_path(name: str, option: str) -> JsonPath:
+    """`body.a.b` or a bare `a.b` as a JSON path into the body."""
+    text = name[5:] if name.startswith("body.") else name[4:] if name.startswith("body[") else name
+    try:
+        return parse_path(text)
+    except UsageError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
+def _show_path(path: JsonPath) -> str:
+    return ".".join(str(step) for step in path)
+
+
+def _get_path(value: Any, path: JsonPath) -> Any:
+    for step in path:
+        here = isinstance(step, str) and isinstance(value, dict) and step in value
+        if here or (isinstance(step, int) and isinstance(value, list) and -len(value) <= step < len(value)):
+            value = value[step]
+        elif not isinstance(step, str | int) and isinstance(value, list):  # `[*]`: every element
+            rest = path[path.index(step) + 1 :]
+            return [_get_path(item, rest) for item in value]
+        else:
+            return ABSENT
+    return value
+
+
+def _has_path(value: Any, path: JsonPath) -> bool:
+    found = _get_path(value, path)
+    if isinstance(found, list) and path and not isinstance(path[-1], str | int):
+        return bool(found)
+    return found is not ABSENT
+
+
+def _suggest(name: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _show(value: Any) -> str:

@@ -11,12 +11,14 @@ is saved as complete. The cassette names the dialect its interactions all speak.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,8 +33,9 @@ from harness.cassettes.format import (
     locked,
     save,
 )
-from harness.errors import UsageError
+from harness.errors import HarnessError, UsageError
 from harness.record.redaction import Redaction, scrub_cassette, scrub_interaction
+from harness.record.volatile import stable_headers, stable_url
 from harness.transports._library import Library, TransportBase, library_of
 from harness.transports.matching import MATCH_FIELDS, Matcher
 from harness.transports.modes import RecordMode
@@ -52,7 +55,9 @@ class RecordingTransport(TransportBase):
     `accept-encoding: identity` so recorded chunks are readable text, not compressed bytes.
     Secrets are redacted before anything is saved (`redact`, default `Redaction.DEFAULT`), and
     incoming requests are redacted the same way before matching. Modes: see `harness.transports.modes`.
-    Replayed interactions are paced by `speed` like `ReplayTransport`.
+    Replayed interactions are paced by `speed` like `ReplayTransport`. `timing=False` leaves each
+    read's `offset_ms` out; `stable=True` (the default) leaves out what changes on every recording
+    (volatile headers, a loopback port: `harness.record.volatile`), so a re-record diffs clean.
     """
 
     def __init__(
@@ -65,6 +70,8 @@ class RecordingTransport(TransportBase):
         ignore_fields: Sequence[str] = (),
         redact: Redaction | None = None,
         speed: float = 0,
+        timing: bool = True,
+        stable: bool = True,
     ) -> None:
         if path is None:
             raise UsageError("RecordingTransport needs path=..., the cassette file to record into")
@@ -72,12 +79,14 @@ class RecordingTransport(TransportBase):
         self.mode = RecordMode.parse(mode)
         self.policy = self.mode.policy(self.path.exists())
         self._stamp = _stamp(self.path)  # the file as last read or written by us
-        self.cassette = load(self.path) if self.policy.load else _fresh_cassette(self.path)
+        self.cassette = load(self.path) if self.policy.load else _fresh_cassette(self.path, stable)
         # What we believe is on disk: the base each save appends to (empty when re-recording).
         self._saved: list[Interaction] = list(self.cassette.interactions)
         self.secrets: list[str] = []  # every secret redacted so far, for scrubbing derived fields
         self.redaction = redact if redact is not None else Redaction.DEFAULT
         self.speed = check_speed(speed)
+        self.timing = timing
+        self.stable = stable
         self._playlist = Playlist(
             self.cassette, Matcher(tuple(match_on), tuple(ignore_fields)), where=str(self.path)
         )
@@ -88,6 +97,11 @@ class RecordingTransport(TransportBase):
     def unused(self) -> list[Interaction]:
         """Recorded interactions never played (fresh recordings count as played)."""
         return self._playlist.unused()
+
+    @property
+    def playlist(self) -> Playlist:
+        """The cassette's interactions as answers: which were played, what was sent."""
+        return self._playlist
 
     def handle_request(self, request: Any) -> Any:
         """Replay or forward-and-record `request` (an `httpx.Request` or `httpx2.Request`)."""
@@ -256,8 +270,14 @@ class _Capture:
             response.complete, response.error, response.error_type = False, str(error), type(error).__name__
         elif early and (dialect is None or not dialects.finished(response, dialect)):
             response.complete, response.error = False, _CLOSED_EARLY
+        if not self.owner.timing:
+            response.chunks = [Chunk(chunk.data) for chunk in response.chunks]
+        sent = self.sent
+        if self.owner.stable:
+            sent = replace(sent, url=stable_url(sent.url), headers=stable_headers(sent.headers))
+            response.headers = stable_headers(response.headers)
         # Echoes are hunted over the whole body at once: a secret split across reads is caught.
-        interaction = scrub_interaction(Interaction(request=self.sent, response=response), self.secrets)
+        interaction = scrub_interaction(Interaction(request=sent, response=response), self.secrets)
         self.owner._keep(interaction, dialect)
 
     def _read(self, data: bytes) -> bytes:
@@ -288,6 +308,11 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
-def _fresh_cassette(path: Path) -> Cassette:
+def _fresh_cassette(path: Path, stable: bool) -> Cassette:
+    """A cassette to record into; re-recording a stable one keeps its name and provenance line."""
+    if stable and path.exists():
+        with contextlib.suppress(HarnessError):
+            old = load(path)
+            return Cassette(name=old.name, source=old.source)
     today = datetime.date.today().isoformat()
     return Cassette(name=path.stem, source=Source("recorded", f"recorded with RecordingTransport on {today}"))

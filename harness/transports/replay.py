@@ -60,13 +60,16 @@ class Playlist:
         self.where = where
         self.repeat = repeat  # when every match has played, play the first match again
         self._played: set[int] = set()
+        self.sent: list[Request] = []  # every request asked about, as matched (redacted)
         self._normalized: dict[int, tuple[Request, Normalized]] = {}
         self._lock = threading.Lock()
+        matcher.check_ignored([item.request for item in cassette.interactions], where)
 
     def take(self, sent: Request) -> Interaction | None:
         """The interaction answering `sent`, now counted as played; None when nothing answers."""
         mine = self.matcher.normalize(sent)
         with self._lock:
+            self.sent.append(sent)
             again = None
             for i, item in enumerate(self.cassette.interactions):
                 played = i in self._played
@@ -95,8 +98,24 @@ class Playlist:
 
     def unused(self) -> list[Interaction]:
         """Recorded interactions never played."""
+        return [item for _, item in self.unused_numbered()]
+
+    def unused_numbered(self) -> list[tuple[int, Interaction]]:
+        """Recorded interactions never played, with their 1-based number in the cassette."""
         with self._lock:
-            return [item for i, item in enumerate(self.cassette.interactions) if i not in self._played]
+            items = enumerate(self.cassette.interactions, start=1)
+            return [(n, item) for n, item in items if n - 1 not in self._played]
+
+    def why_unused(self, item: Interaction) -> str | None:
+        """How the request sent closest to an unused interaction differs from it, or None when
+        nothing was sent."""
+        with self._lock:
+            sent = list(self.sent)
+        if not sent:
+            return None
+        mine = self.matcher.normalize(item.request)
+        diffs = min((self.matcher.differences(mine, self.matcher.normalize(s)) for s in sent), key=len)
+        return str(diffs[0]) if diffs else "matches a request that another interaction answered"
 
     def _recorded(self, i: int, item: Interaction) -> Normalized:
         cached = self._normalized.get(i)
