@@ -15,6 +15,7 @@ import importlib
 import inspect
 import os
 import sys
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.check.accumulators.base import (
@@ -101,8 +102,6 @@ def resolve(spec: str | Any) -> Accumulator:
         module = importlib.import_module(f"{__name__}.{_BUILTINS[spec]}")
         built: Accumulator = module.accumulator()
         return built
-    from importlib.metadata import entry_points
-
     registered = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
     if spec in registered:
         try:
