@@ -171,14 +171,22 @@ def test_any_chunks_round_trip_as_a_joined_body(
     assert cassettes.loads(text) == original
 
 
-def test_over_joined_above_reads_is_saved_joined_and_shown_the_same(
+def test_over_joined_above_reads_is_saved_joined(tmp_path: Path) -> None:
+    count = cassettes.JOINED_ABOVE + 1
+    reads = [Chunk(f'data: {{"n":{n}}}\n\n'.encode(), n * 2.5) for n in range(count)]
+    joined = cassettes.save(make(reads), tmp_path / "joined.yaml")
+    assert "reads: 15@0 15@2.5 " in joined.read_text() and "chunks:" not in joined.read_text()
+    assert cassettes.load(joined) == make(reads)
+    assert "chunks:" in cassettes.dumps(make(reads[:-1]))  # at the threshold: a mapping per read
+
+
+def test_show_reads_a_joined_body_as_the_same_reads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reads = [Chunk(f'data: {{"n":{n}}}\n\n'.encode(), n * 2.5) for n in range(cassettes.JOINED_ABOVE + 1)]
-    joined = cassettes.save(make(reads), tmp_path / "joined.yaml")
+    reads = [Chunk(f'data: {{"n":{n}}}\n\n'.encode(), n * 2.5) for n in range(5)]
+    joined = cassettes.save(make(reads), tmp_path / "joined.yaml", joined_above=0)
     per_read = cassettes.save(make(reads), tmp_path / "per-read.yaml", joined_above=None)
-    assert "reads: 15@0 15@2.5 " in joined.read_text() and "chunks:" not in joined.read_text()
-    assert cassettes.load(joined) == cassettes.load(per_read) == make(reads)
+    assert "reads:" in joined.read_text() and "chunks:" in per_read.read_text()
     shown = []
     for path in (joined, per_read):
         assert main(["show", str(path)]) == 0
