@@ -24,8 +24,8 @@ sys.path.insert(0, str(HERE))
 
 from figures import SCALES, Figure, Scale, describe, machine, table, text_table  # noqa: E402
 
-# Pipeline order: bytes on the wire, the replay transport, mutations, then whole matrix runs.
-BENCHMARKS = ("codecs", "replay", "mutations", "matrix")
+# Pipeline order: wire bytes, cassettes on disk, replay, mutations, whole matrix runs; then start-up.
+BENCHMARKS = ("codecs", "cassettes", "replay", "mutations", "matrix", "startup")
 README = HERE.parent / "README.md"
 BENCH_README = HERE / "README.md"
 

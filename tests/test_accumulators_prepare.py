@@ -143,6 +143,7 @@ for name, dialect in [a.split("=") for a in sys.argv[1:]]:
 """
 
 
+@pytest.mark.slow
 def test_after_prepare_the_first_case_of_each_builtin_loads_no_module() -> None:
     pairs = {
         "reference": "gemini",

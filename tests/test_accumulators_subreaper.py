@@ -92,6 +92,7 @@ def test_the_tree_ends_when_the_harness_process_is_killed(tmp_path: Path) -> Non
     assert left_running(recorded_pids(tmp_path)) == []
 
 
+@pytest.mark.slow
 def test_after_a_check_whose_accumulator_hangs_on_every_case_no_process_of_it_is_left(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

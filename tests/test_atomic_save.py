@@ -57,6 +57,7 @@ def big_cassette(letter: str, chunks: int = 160, size: int = 16_000) -> Cassette
     return Cassette(f"big-{letter}", Source("recorded", "atomic save test"), [Interaction(request, response)])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_sigkill_while_saving_leaves_a_whole_cassette(tmp_path: Path) -> None:
     target = tmp_path / "work" / "big.yaml"

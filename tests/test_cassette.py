@@ -151,3 +151,71 @@ def test_missing_file_is_a_cassette_error(tmp_path: Path) -> None:
 def test_state_enum_round_trips() -> None:
     outcome = Outcome(state=State.CUT, error="boom")
     assert Outcome.from_dict(outcome.to_dict()) == outcome
+
+
+# A response over `JOINED_ABOVE` reads is saved as one body plus each read's size and offset.
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.binary(max_size=40), st.none() | st.floats(0, 1e6, allow_nan=False)), max_size=8),
+    st.booleans(),
+)
+def test_any_chunks_round_trip_as_a_joined_body(
+    chunks: list[tuple[bytes, float | None]], timed: bool
+) -> None:
+    # The joined form keeps offsets all or none (a recording has them on every read or on none).
+    original = make([Chunk(data, round(off or 0.0, 3) if timed else None) for data, off in chunks])
+    text = cassettes.dumps(original, joined_above=0)
+    assert not chunks or ("chunks:" not in text and "reads:" in text)
+    assert cassettes.loads(text) == original
+
+
+def test_over_joined_above_reads_is_saved_joined(tmp_path: Path) -> None:
+    count = cassettes.JOINED_ABOVE + 1
+    reads = [Chunk(f'data: {{"n":{n}}}\n\n'.encode(), n * 2.5) for n in range(count)]
+    joined = cassettes.save(make(reads), tmp_path / "joined.yaml")
+    assert "reads: 15@0 15@2.5 " in joined.read_text() and "chunks:" not in joined.read_text()
+    assert cassettes.load(joined) == make(reads)
+    assert "chunks:" in cassettes.dumps(make(reads[:-1]))  # at the threshold: a mapping per read
+
+
+def test_show_reads_a_joined_body_as_the_same_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reads = [Chunk(f'data: {{"n":{n}}}\n\n'.encode(), n * 2.5) for n in range(5)]
+    joined = cassettes.save(make(reads), tmp_path / "joined.yaml", joined_above=0)
+    per_read = cassettes.save(make(reads), tmp_path / "per-read.yaml", joined_above=None)
+    assert "reads:" in joined.read_text() and "chunks:" in per_read.read_text()
+    shown = []
+    for path in (joined, per_read):
+        assert main(["show", str(path)]) == 0
+        shown.append(capsys.readouterr().out.replace(path.name, "X"))
+    assert shown[0] == shown[1]
+
+
+JOINED = cassettes.dumps(make([Chunk(b"data: 1\n\n", 0), Chunk(b"data: 22\n\n", 5)]), joined_above=0)
+
+
+@pytest.mark.parametrize(
+    ("reads", "message"),
+    [
+        ("9@0 10@5 1@6", "reads[2]: read '1@6' runs past the body"),
+        ("9@0 9@5", "reads: the reads cover 18 of the body's 19 bytes"),
+        ("9@0 x@5", "reads[1]: 'x@5' is not a size in bytes"),
+        ("9@0 10@1e99", "reads[1]: offset must be from 0"),
+        ("9@0 10@nan", "reads[1]: offset must be from 0"),
+        ("9@0 -1@5", "reads[1]: read '-1@5' runs past the body"),
+    ],
+)
+def test_bad_reads_of_a_joined_body_are_one_line_naming_the_field(
+    reads: str, message: str, tmp_path: Path
+) -> None:
+    assert "reads: 9@0 10@5\n" in JOINED
+    path = tmp_path / "bad.yaml"
+    path.write_text(JOINED.replace("reads: 9@0 10@5\n", f"reads: {reads}\n"))
+    with pytest.raises(CassetteError) as info:
+        cassettes.load(path)
+    rendered = str(info.value)
+    assert rendered.startswith(f"{path}:") and "interactions[0].response.body." in rendered, rendered
+    assert message in rendered and "\n" not in rendered, rendered

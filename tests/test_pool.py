@@ -21,6 +21,7 @@ def _key(results: list[Result]) -> list[tuple[str, str, tuple[str, ...], str | N
     return [(r.id, str(r.verdict), r.diff, r.error) for r in results]
 
 
+@pytest.mark.slow
 def test_containment_in_workers_hang_and_dead_process(accs: str) -> None:
     selection = Selection(
         cassettes=(PARALLEL, SINGLE), scenarios=("original", "F3-single-read", "F4-crlf-line-ends"), seeds=1

@@ -132,6 +132,7 @@ def test_a_misspelt_matrix_marker_argument_is_a_collection_error(project: pytest
     result.stdout.fnmatch_lines(["*unknown argument 'scenario'; did you mean 'scenarios'?*"])
 
 
+@pytest.mark.slow
 def test_xdist_gives_the_serial_outcomes_and_records_in_parallel(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_record="""

@@ -111,6 +111,7 @@ def test_record(toolstream, base_url, worker):
 """
 
 
+@pytest.mark.slow
 def test_two_xdist_workers_recording_one_cassette_keep_both(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -157,6 +157,7 @@ def test_openai_sdk_sees_a_cut_case_as_a_broken_connection(server: ReplayServer)
     assert re.search("incomplete chunked read|peer closed", str(raised.value.__cause__))
 
 
+@pytest.mark.slow
 def test_anthropic_sdk_streams_a_case_and_its_followup_is_judged(
     server: ReplayServer, cases: dict[str, Case]
 ) -> None:

@@ -44,7 +44,8 @@ class _Parser(argparse.ArgumentParser):
         raise _ArgumentError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser with the subcommands `names` (every one by default)."""
     from harness import __version__
 
     parser = _Parser(
@@ -53,11 +54,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"toolstream {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module_name in COMMANDS.items():
-        module = importlib.import_module(f"{__name__}.{module_name}")
+    for name in COMMANDS if names is None else names:
+        module = importlib.import_module(f"{__name__}.{COMMANDS[name]}")
         command = module.add_parser(sub, name)
         command.set_defaults(run=module.run)
     return parser
+
+
+def wanted(argv: Sequence[str]) -> tuple[str, ...] | None:
+    """The subcommands `argv` needs imported: its own, none for `--version`, all (None) for the
+    help or a name we do not know (so the error lists every command).
+
+    Importing one subcommand rather than all keeps `cmd:` and `serve-accumulator` children cheap.
+    """
+    for token in argv:
+        if token == "--version":
+            return ()
+        if token in COMMANDS:
+            return (token,)
+        if not token.startswith("-") or token in ("-h", "--help"):
+            return None
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,9 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Accumulators can report text no encoding holds (a lone surrogate, F2): print it escaped.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    parser = build_parser()
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(wanted(arguments))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except _ArgumentError as exc:
         print(exc, file=sys.stderr)
         return exc.exit_code

@@ -16,7 +16,7 @@ import inspect
 import os
 import sys
 from importlib.metadata import entry_points
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from harness.check.accumulators.base import (
     LEVEL_ATTRIBUTE,
@@ -26,10 +26,12 @@ from harness.check.accumulators.base import (
     EventFactory,
     client_level,
 )
-from harness.check.accumulators.client import ClientLevel
 from harness.check.accumulators.event_level import EventLevel
 from harness.check.accumulators.stdio import Stdio
 from harness.errors import UsageError
+
+if TYPE_CHECKING:
+    from harness.check.accumulators.client import ClientLevel
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -57,6 +59,16 @@ _BUILTINS: Final = {
     "langchain-anthropic": "langchain_anthropic",
 }
 _FORMS: Final = "reference, a built-in name ({}), module.path:attr, cmd:COMMAND or cmd-bytes:COMMAND"
+
+
+def __getattr__(name: str) -> Any:
+    # Client level needs the replay transports (httpx, asyncio): loaded when first asked for, so a
+    # `serve-accumulator reference` child does not pay for them.
+    if name == "ClientLevel":
+        from harness.check.accumulators.client import ClientLevel
+
+        return ClientLevel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def builtin_names() -> list[str]:
@@ -126,6 +138,8 @@ def import_object(spec: str) -> Any:
 def _from_object(obj: Any, name: str) -> Accumulator:
     level = getattr(obj, LEVEL_ATTRIBUTE, None)
     if level == "client":
+        from harness.check.accumulators.client import ClientLevel
+
         _check_call(obj, name, ("transport", "case"), "a client-level function takes (transport, case)")
         return ClientLevel(obj, name)
     if level is not None:
