@@ -29,7 +29,7 @@ from harness.check.accumulators.base import (
 from harness.check.accumulators.client import ClientLevel
 from harness.check.accumulators.event_level import EventLevel
 from harness.check.accumulators.stdio import Stdio
-from harness.errors import UsageError
+from harness.errors import UsageError, did_you_mean
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -42,6 +42,7 @@ __all__ = [
     "Stdio",
     "builtin_names",
     "client_level",
+    "dialects_of",
     "import_object",
     "resolve",
 ]
@@ -100,7 +101,8 @@ def resolve(spec: str | Any) -> Accumulator:
     if ":" in spec:
         return _from_object(import_object(spec), spec)
     known = ", ".join(name for name in _BUILTINS if name != "reference")
-    raise UsageError(f"unknown accumulator {spec!r}; use {_FORMS.format(known)}")
+    hint = did_you_mean(spec, [*_BUILTINS, *registered])
+    raise UsageError(f"unknown accumulator {spec!r}{hint or '; use ' + _FORMS.format(known)}")
 
 
 def import_object(spec: str) -> Any:
@@ -119,7 +121,8 @@ def import_object(spec: str) -> Any:
         try:
             found = getattr(found, part)
         except AttributeError:
-            raise UsageError(f"accumulator {spec!r}: {module_name} has no attribute {attr}") from None
+            hint = did_you_mean(part, [n for n in dir(found) if not n.startswith("_")])
+            raise UsageError(f"accumulator {spec!r}: {module_name} has no attribute {attr}{hint}") from None
     return found
 
 
@@ -127,7 +130,7 @@ def _from_object(obj: Any, name: str) -> Accumulator:
     level = getattr(obj, LEVEL_ATTRIBUTE, None)
     if level == "client":
         _check_call(obj, name, ("transport", "case"), "a client-level function takes (transport, case)")
-        return ClientLevel(obj, name)
+        return ClientLevel(obj, name, dialects=_declared_dialects(obj, name))
     if level is not None:
         raise UsageError(
             f"accumulator {name!r}: {LEVEL_ATTRIBUTE} = {level!r} is not a level; "
@@ -140,6 +143,7 @@ def _from_object(obj: Any, name: str) -> Accumulator:
     ):
         if not isinstance(getattr(obj, "name", None), str):
             obj.name = name
+        _declared_dialects(obj, name)  # checked; the object keeps its own attribute
         if not callable(getattr(obj, "prepare", None)):
             obj.prepare = _nothing_to_prepare  # `prepare` is optional for objects written before it
         accumulator: Accumulator = obj
@@ -153,10 +157,38 @@ def _from_object(obj: Any, name: str) -> Accumulator:
             " (mark a (transport, case) function with @client_level)",
         )
         factory: EventFactory = obj
-        return EventLevel(factory, name)
+        return EventLevel(factory, name, dialects=_declared_dialects(obj, name))
     raise UsageError(
         f"accumulator {name!r}: {type(obj).__name__} is neither a class, a function nor an accumulator"
     )
+
+
+def dialects_of(accumulator: Accumulator) -> tuple[str, ...] | None:
+    """The dialects an accumulator declares it reads (`dialects = ("openai-chat",)` on its class,
+    factory or function); None: it takes every dialect."""
+    found = getattr(accumulator, "dialects", None)
+    return None if found is None else tuple(found)
+
+
+def _declared_dialects(obj: Any, name: str) -> tuple[str, ...] | None:
+    """`obj.dialects`, checked: a sequence of known dialect names (a string alone counts as one)."""
+    from harness.wire import dialects
+
+    found = getattr(obj, "dialects", None)
+    if found is None:
+        return None
+    if isinstance(found, str):
+        found = (found,)
+    if not isinstance(found, list | tuple | set | frozenset) or not all(isinstance(d, str) for d in found):
+        raise UsageError(f"accumulator {name!r}: dialects = {found!r} must be a tuple of dialect names")
+    known = dialects.names()
+    for dialect in found:
+        if dialect not in known:
+            raise UsageError(
+                f"accumulator {name!r}: dialects names unknown dialect {dialect!r}"
+                f"{did_you_mean(dialect, known) or '; known: ' + ', '.join(known)}"
+            )
+    return tuple(found)
 
 
 def _nothing_to_prepare(timeout: float | None = None) -> None:
