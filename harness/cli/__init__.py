@@ -20,6 +20,8 @@ from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError, UsageError
 # loudly rather than disappearing from the help.
 COMMANDS = {
     "show": "show",
+    "cassettes": "cassettes",
+    "explain": "explain",
     "record": "record",
     "import": "importing",
     "scenarios": "scenarios",
