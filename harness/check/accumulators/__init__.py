@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import shlex
+import shutil
 import sys
 from importlib.metadata import entry_points
 from typing import Any, Final
@@ -86,6 +88,7 @@ def resolve(spec: str | Any) -> Accumulator:
             command = spec[len(prefix) :].strip()
             if not command:
                 raise UsageError(f"accumulator {spec!r}: {prefix} needs a command")
+            _check_program(spec, command)
             return Stdio(command, "bytes" if feed == "bytes" else "events", name=spec)
     if spec in _BUILTINS:
         module = importlib.import_module(f"{__name__}.{_BUILTINS[spec]}")
@@ -189,6 +192,18 @@ def _declared_dialects(obj: Any, name: str) -> tuple[str, ...] | None:
                 f"{did_you_mean(dialect, known) or '; known: ' + ', '.join(known)}"
             )
     return tuple(found)
+
+
+def _check_program(spec: str, command: str) -> None:
+    """A `cmd:` whose program is not there is a usage error before the first case, not an error
+    in every case."""
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        raise UsageError(f"accumulator {spec!r}: cannot split the command {command!r} into words") from None
+    if shutil.which(program) is None:
+        where = "no such executable file" if os.sep in program else "not found on PATH"
+        raise UsageError(f"accumulator {spec!r}: program {program!r}: {where}")
 
 
 def _nothing_to_prepare(timeout: float | None = None) -> None:
