@@ -26,7 +26,14 @@ from harness.plugin.items import (
     item_name,
     snapshot_key,
 )
-from harness.plugin.options import MatrixOptions, RecordOptions, Settings, add_options, cassette_path
+from harness.plugin.options import (
+    MatrixOptions,
+    RecordOptions,
+    Settings,
+    add_options,
+    cassette_path,
+    check_ini_keys,
+)
 from harness.report.results import session_to_dict, write_json
 
 _SETTINGS = pytest.StashKey[Settings]()
@@ -52,6 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "the cases a test asking for `toolstream_case` runs over",
     )
     try:
+        check_ini_keys(config)
         config.stash[_SETTINGS] = Settings.from_config(config)
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None

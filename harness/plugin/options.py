@@ -29,6 +29,7 @@ __all__ = [
     "Settings",
     "add_options",
     "cassette_path",
+    "check_ini_keys",
     "file_safe",
 ]
 
@@ -184,6 +185,19 @@ class Settings:
     def runs_matrix(self) -> bool:
         """True when the plugin generates matrix items of its own."""
         return bool(self.accumulators) or self.compare is not None
+
+
+def check_ini_keys(config: pytest.Config) -> None:
+    """A misspelt `toolstream_*` ini key is a usage error naming the closest one (pytest itself
+    only warns about an unknown key, and the setting silently does nothing)."""
+    unknown = getattr(config, "_get_unknown_ini_keys", None)  # private, so looked up with care
+    if not callable(unknown):
+        return
+    known = [name for name in config._parser._inidict if name.startswith("toolstream_")]
+    for key in sorted(unknown()):
+        if key.startswith("toolstream"):
+            hint = did_you_mean(key, known) or f"; known: {', '.join(sorted(known))}"
+            raise UsageError(f"ini key {key!r} is not a toolstream setting{hint}")
 
 
 def _known_dialect(name: str, where: str) -> None:
