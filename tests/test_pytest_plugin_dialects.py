@@ -92,7 +92,9 @@ def test_dialect_ini_key_and_marker_argument(project: pytest.Pytester) -> None:
 def test_declared_dialects_skip_the_others_with_a_reason(project: pytest.Pytester) -> None:
     result = project.runpytest(*args("--toolstream-accumulator", "accs:ChatFirstCall", "-rs"))
     result.assert_outcomes(passed=1, failed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*accs:ChatFirstCall declares dialects openai-chat; this case is anthropic*"])
+    result.stdout.fnmatch_lines(
+        ["*accs:ChatFirstCall declares dialects openai-chat; this case is anthropic*"]
+    )
 
 
 def test_declared_dialects_skip_in_written_tests_too(project: pytest.Pytester) -> None:
@@ -111,7 +113,10 @@ def test_declared_dialects_skip_in_written_tests_too(project: pytest.Pytester) -
 @pytest.mark.parametrize(
     ("given", "said"),
     [
-        (["--toolstream-accumulator", "accs:Nope"], "ERROR: accumulator 'accs:Nope': accs has no attribute Nope"),
+        (
+            ["--toolstream-accumulator", "accs:Nope"],
+            "ERROR: accumulator 'accs:Nope': accs has no attribute Nope",
+        ),
         (
             ["--toolstream-accumulator", "accs:Misdeclared"],
             "ERROR: accumulator 'accs:Misdeclared': dialects names unknown dialect 'opeanai-chat'; "
@@ -132,7 +137,9 @@ def test_declared_dialects_skip_in_written_tests_too(project: pytest.Pytester) -
         ),
     ],
 )
-def test_a_bad_spec_or_dialect_is_one_usage_error(project: pytest.Pytester, given: list[str], said: str) -> None:
+def test_a_bad_spec_or_dialect_is_one_usage_error(
+    project: pytest.Pytester, given: list[str], said: str
+) -> None:
     result = project.runpytest(*args(*given))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     out = result.stdout.str() + result.stderr.str()
@@ -168,7 +175,9 @@ def test_a_misspelt_ini_key_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest(*plugin_args())
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     out = result.stdout.str() + result.stderr.str()
-    assert "ini key 'toolstream_dialects' is not a toolstream setting; did you mean 'toolstream_dialect'?" in out
+    assert (
+        "ini key 'toolstream_dialects' is not a toolstream setting; did you mean 'toolstream_dialect'?" in out
+    )
 
 
 def test_warm_up_output_is_captured(project: pytest.Pytester) -> None:

@@ -144,9 +144,7 @@ def _span(start: int, end: int) -> str:
     return str(start) if end - start == 1 else f"{start}-{end - 1}"
 
 
-def _side_by_side(
-    dialect: str, original: Sequence[Event], mutated: Sequence[Event], width: int
-) -> list[str]:
+def _side_by_side(dialect: str, original: Sequence[Event], mutated: Sequence[Event], width: int) -> list[str]:
     """Two columns; the mark between them: ` ` same, `~` changed, `-` removed, `+` added."""
     left, right = gists(dialect, list(original)), gists(dialect, list(mutated))
     column = max((width - 14) // 2, 20)
