@@ -187,9 +187,10 @@ def test_warm_up_output_is_captured(project: pytest.Pytester) -> None:
 
 
 def _printed_pytest_line(out: str) -> str:
-    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("pytest ")]
+    # A written test's failure shows as an exception, its lines behind pytest's `E` marks.
+    lines = [m.group(1) for m in re.finditer(r"^(?:E\s+)?\s*(pytest .*)$", out, re.M)]
     assert lines, out
-    return lines[0]
+    return lines[0].strip()
 
 
 def test_the_printed_pytest_replay_line_reproduces_as_printed(project: pytest.Pytester) -> None:
@@ -230,3 +231,34 @@ def test_the_printed_check_replay_line_reproduces_as_printed(project: pytest.Pyt
     )  # fmt: skip
     assert again.returncode == 1, again.stdout + again.stderr
     assert "FAIL corpus/openai-chat/parallel-2::original::s0" in again.stdout
+
+
+def test_a_written_tests_replay_lines_reproduce_as_printed(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_acc="""
+        import pytest
+
+        @pytest.mark.toolstream_matrix(cassettes=["corpus/openai-chat"], scenarios=["original"])
+        def test_mine(toolstream_case):
+            toolstream_case.check("accs:ChatFirstCall")
+        """
+    )
+    first = project.runpytest_subprocess(*plugin_args(), "-p", "no:randomly", "--toolstream-seeds", "1")
+    first.assert_outcomes(passed=1, failed=1)
+    out = first.stdout.str()
+    line = _printed_pytest_line(out)
+    assert line.startswith("pytest test_acc.py --toolstream-seeds 1 -k ")
+    extra = [*plugin_args(), "-p", "no:randomly", "-p", "no:cacheprovider"]
+    again = subprocess.run(
+        [sys.executable, "-m", *shlex.split(line), *extra],
+        cwd=project.path, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    summary = again.stdout.strip().splitlines()[-1]
+    assert again.returncode == 1 and "1 failed" in summary and "passed" not in summary, again.stdout
+    check_line = re.findall(r"(toolstream check .*)$", out, re.M)[0].strip()
+    assert f"--cassettes {project.path / 'corpus' / 'openai-chat'}" in check_line  # the marker's cassettes
+    checked = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *shlex.split(check_line)[1:]],
+        cwd=project.path, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert checked.returncode == 1, checked.stdout + checked.stderr

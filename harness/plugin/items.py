@@ -296,9 +296,11 @@ def failure_text(
     *,
     strict: bool = False,
     test: tuple[str, str] | None = None,
+    session: Selection | None = None,
 ) -> str:
     """The outcome diff (or error) with each line's severity, the case id and class, and the
-    commands that replay just this case (`test`: file and name of a `toolstream_case` test)."""
+    commands that replay just this case (`test`: file and name of a `toolstream_case` test, whose
+    pytest line carries the `session`'s options while `selection` is the marker's)."""
     severity = f"{result.severity}, " if result.severity else ""
     lines = [
         f"{result.verdict.upper()} {result.id} (accumulator {result.accumulator}) "
@@ -311,7 +313,7 @@ def failure_text(
     else:
         lines.extend(f"  {line}" for line in (result.error or "(no message)").splitlines())
     spec = None if test is not None else result.accumulator
-    pytest_line = pytest_command(selection, result.id, strict=strict, spec=spec, test=test)
+    pytest_line = pytest_command(session or selection, result.id, strict=strict, spec=spec, test=test)
     check_line = replay_command(result.accumulator, result.id, selection, strict=strict)
     lines.extend(replay_lines([pytest_line, check_line]))
     return "\n".join(lines)
@@ -374,7 +376,9 @@ class MatrixCase:
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.error or f"{spec} says case {self.id} is not for it")
         if result.fails(self.strict):
-            text = failure_text(result, self.replay_selection, strict=self.strict, test=self._test())
+            text = failure_text(
+                result, self.selection, strict=self.strict, test=self._test(), session=self.replay_selection
+            )
             raise CaseFailed(text)
         return result
 
