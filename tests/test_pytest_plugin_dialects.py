@@ -180,6 +180,13 @@ def test_a_misspelt_ini_key_is_a_usage_error(project: pytest.Pytester) -> None:
     )
 
 
+def test_a_misspelt_option_is_a_usage_error_naming_the_closest(project: pytest.Pytester) -> None:
+    result = project.runpytest(*plugin_args(), "--toolstream-dialetc", "openai-chat")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    out = result.stdout.str() + result.stderr.str()
+    assert "unknown option --toolstream-dialetc; did you mean '--toolstream-dialect'?" in out
+
+
 def test_warm_up_output_is_captured(project: pytest.Pytester) -> None:
     result = project.runpytest(*args("--toolstream-accumulator", "accs:Loud", "-s"))
     result.assert_outcomes(passed=1, failed=1, skipped=1)

@@ -33,6 +33,7 @@ from harness.plugin.options import (
     add_options,
     cassette_path,
     check_ini_keys,
+    check_option_names,
 )
 from harness.report.results import session_to_dict, write_json
 
@@ -45,6 +46,16 @@ _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, s
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    try:
+        check_option_names(args, parser)
+    except HarnessError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "add_options",
     "cassette_path",
     "check_ini_keys",
+    "check_option_names",
     "file_safe",
 ]
 
@@ -185,6 +186,20 @@ class Settings:
     def runs_matrix(self) -> bool:
         """True when the plugin generates matrix items of its own."""
         return bool(self.accumulators) or self.compare is not None
+
+
+def check_option_names(args: Sequence[str], parser: pytest.Parser) -> None:
+    """A misspelt `--toolstream-*` option is a usage error naming the closest one (pytest's own
+    message only says it is unrecognized)."""
+    group = parser.getgroup("toolstream")
+    known = [name for option in group.options for name in option.names() if name.startswith("--")]
+    for arg in args:
+        if arg == "--":
+            return
+        name = arg.split("=", 1)[0]
+        if name.startswith("--toolstream") and name not in known:
+            hint = did_you_mean(name, known) or f"; known: {', '.join(known)}"
+            raise UsageError(f"unknown option {name}{hint}")
 
 
 def check_ini_keys(config: pytest.Config) -> None:
