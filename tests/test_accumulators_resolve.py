@@ -154,14 +154,20 @@ def test_an_accumulator_object_is_used_as_it_is() -> None:
 
 
 @pytest.mark.parametrize(
-    ("spec", "feed"), [("cmd:node acc.mjs --x 'a b'", "events"), ("cmd-bytes:./acc", "bytes")]
+    ("spec", "feed"), [("cmd:sh acc.sh --x 'a b'", "events"), ("cmd-bytes:sh ./acc", "bytes")]
 )
 def test_command_specs_are_stdio(spec: str, feed: str) -> None:
+    # A program that exists (a missing one is a usage error at resolve time, issue 13).
     acc = resolve(spec)
     assert isinstance(acc, Stdio) and acc.feed == feed and acc.name == spec
     assert acc.started == 0  # nothing runs until the first case
     if feed == "events":
-        assert acc.argv == ["node", "acc.mjs", "--x", "a b"]
+        assert acc.argv == ["sh", "acc.sh", "--x", "a b"]
+
+
+def test_a_command_spec_whose_program_is_missing_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="program 'no-such-toolstream-program': not found on PATH"):
+        resolve("cmd:no-such-toolstream-program --x")
 
 
 def test_entry_points_register_names(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -103,7 +103,11 @@ def test_page_is_self_contained_and_carries_every_case() -> None:
     assert cell["status"] == "differ"
     commands = section["cases"][cell["cases"][0]]["commands"]
     # The pytest line names the compared accumulators: without them it runs nothing (issue 13).
-    assert f"pytest --toolstream-compare reference mypkg.acc:merge_by_index -k {case_id}" in commands
+    # It also names the cassettes the case comes from, and selects the item exactly (`compare[ID]`).
+    pytest_line = next(c for c in commands if c.startswith("pytest "))
+    assert pytest_line.startswith("pytest --toolstream-compare reference mypkg.acc:merge_by_index ")
+    assert f"--toolstream-cassette-dir {Path('cassettes').resolve()}" in pytest_line
+    assert pytest_line.endswith(f"-k 'compare[{case_id}]'")
     assert any("toolstream compare reference mypkg.acc:merge_by_index" in c for c in commands)
     assert page.count('class="cell differ"') == 2 and page.count('class="cell agree"') == 10
     # The summary names the one kind of difference, with both differing cases behind it.

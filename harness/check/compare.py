@@ -94,9 +94,11 @@ def meets_expectation(a: Result, b: Result) -> str:
 
 def _as_ab(line: str) -> str:
     # `diff` speaks of expected/got; here the first side is A and the second B.
-    return line.replace(" expected, got ", " in A, B has ").replace(
-        " expected, missing", " in A, missing in B"
-    )
+    head, sep, rest = line.partition(": unexpected ")
+    if sep:  # a call only B has
+        return f"{head}: {rest} in B, missing in A"
+    said = line.replace(" expected, got ", " in A, B has ")
+    return said.replace(" expected, missing", " in A, missing in B")
 
 
 def _way(a: Result, b: Result) -> tuple[str, str, str] | None:

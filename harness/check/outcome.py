@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -179,7 +180,8 @@ def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED
     if "server_calls" in fields and actual.server_calls:
         out.extend(_diff_server_calls(expected.server_calls, actual.server_calls))
     if "text" in fields and expected.text != actual.text:
-        out.append(f"text: {_short(expected.text)} expected, got {_short(actual.text)}")
+        left, right = _alike(expected.text, actual.text)
+        out.append(f"text: {_short(left)} expected, got {_short(right)}")
     if "finish_reason" in fields and expected.finish_reason != actual.finish_reason:
         out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
     if "state" in fields and expected.state != actual.state:
@@ -196,13 +198,12 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
             out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
         if want.id is not None and want.id != got.id:
             out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
+        left, right = _alike(_render(want), _render(got))
         if want.invalid != got.invalid:
             state = "invalid" if got.invalid else "valid"
-            out.append(
-                f"call {n}: arguments {_short(_render(want))} expected, got {state} {_short(_render(got))}"
-            )
+            out.append(f"call {n}: arguments {_short(left)} expected, got {state} {_short(right)}")
         elif not _same_json(want.arguments, got.arguments):
-            out.append(f"call {n}: arguments {_short(_render(want))} expected, got {_short(_render(got))}")
+            out.append(f"call {n}: arguments {_short(left)} expected, got {_short(right)}")
     for n, extra in enumerate(actual[len(expected) :], start=len(expected) + 1):
         out.append(f"call {n}: unexpected {extra.name!r} {_short(_render(extra))}")
     for n, missing in enumerate(expected[len(actual) :], start=len(actual) + 1):
@@ -253,6 +254,26 @@ def _render(call: ToolCall) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+
+
+def _alike(left: str, right: str) -> tuple[str, str]:
+    """Both sides rendered the same way: when either holds a lone surrogate (which no terminal
+    prints), characters outside the BMP are escaped on both (`\\U0001f327` beside `\\ud83c\\udf27`)."""
+    if not (_SURROGATE.search(left) or _SURROGATE.search(right)):
+        return left, right
+
+    def one(found: re.Match[str]) -> str:
+        code = ord(found[0])
+        return f"\\U{code:08x}" if code > 0xFFFF else f"\\u{code:04x}"
+
+    def escape(text: str) -> str:
+        return _ESCAPED.sub(one, text)
+
+    return escape(left), escape(right)
 
 
 def _short(text: str, limit: int = 120) -> str:

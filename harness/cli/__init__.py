@@ -14,12 +14,14 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError, UsageError
+from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError, UsageError, did_you_mean
 
 # Subcommand -> module in this package. One that cannot be imported is a broken install: it fails
 # loudly rather than disappearing from the help.
 COMMANDS = {
     "show": "show",
+    "cassettes": "cassettes",
+    "explain": "explain",
     "record": "record",
     "import": "importing",
     "scenarios": "scenarios",
@@ -41,7 +43,24 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad argument as one line (`prog: what; see prog --help`), exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise _ArgumentError(f"{self.prog}: {message} (see {self.prog} --help)")
+        hint = ""
+        if message.startswith("unrecognized arguments: "):
+            given = [a.split("=")[0] for a in message.split(": ", 1)[1].split() if a.startswith("--")]
+            hint = next((h for h in (did_you_mean(a, self._every_option()) for a in given) if h), "")
+        raise _ArgumentError(f"{self.prog}: {message}{hint} (see {self.prog} --help)")
+
+    def _every_option(self) -> list[str]:
+        """Option strings of this parser and of its subcommands (argparse reports an unknown
+        option on the top parser)."""
+        found: list[str] = []
+        parsers: list[argparse.ArgumentParser] = [self]
+        while parsers:
+            parser = parsers.pop()
+            for action in parser._actions:
+                found += [o for o in action.option_strings if o.startswith("--")]
+                if isinstance(action, argparse._SubParsersAction):
+                    parsers += list(action.choices.values())
+        return found
 
 
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from harness.check.compare import compare_matrix, write_reproductions
@@ -30,8 +32,8 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     add_selection_options(parser)
     add_strict_option(parser)
     parser.add_argument(
-        "--out", type=arguments.output_folder, default="toolstream-compare", metavar="DIR",
-        help="where to write reproductions (default toolstream-compare/)",
+        "--out", type=arguments.output_folder, default=None, metavar="DIR",
+        help="where to write reproductions (default: a new temporary folder, printed)",
     )  # fmt: skip
     parser.add_argument(
         "--max-differences", type=arguments.LIMIT, default=50, metavar="N",
@@ -62,7 +64,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     comparison.a.strict = comparison.b.strict = args.strict
-    reproductions = write_reproductions(comparison, selection, args.out, limit=args.max_differences)
+    # Without --out nothing lands in the working directory: a temporary folder, said at the end.
+    out = args.out
+    if out is None and comparison.differences:
+        out = Path(tempfile.mkdtemp(prefix="toolstream-compare-"))
+    reproductions = (
+        write_reproductions(comparison, selection, out, limit=args.max_differences) if out is not None else {}
+    )
     if args.json:
         write_json(comparison_to_dict(comparison, reproductions, strict=args.strict), args.json)
     if args.html:
@@ -70,4 +78,6 @@ def run(args: argparse.Namespace) -> int:
     print(
         render_comparison(comparison, reproductions, max_differences=args.max_differences, strict=args.strict)
     )
+    if reproductions and args.out is None:
+        print(f"reproductions written to {out} (a temporary folder; --out DIR writes them there)")
     return 1 if any(counts(d, args.strict) for d in comparison.differences) else 0

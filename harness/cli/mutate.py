@@ -8,20 +8,24 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import save
+from harness.check.case_id import find_case, is_case_id
 from harness.check.selection import Matrix, Selection
 from harness.cli import arguments
 from harness.errors import UsageError
-from harness.mutate.scenario import SEPARATOR, case_cassette
+from harness.mutate.scenario import SEPARATOR, Case, case_cassette
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
         name,
         help="write a cassette mutated by a scenario, with its expected outcome",
-        description="Mutate CASSETTE by a scenario (a library name or a YAML file) and write the result.",
+        description="Mutate CASSETTE by a scenario (a library name or a YAML file) and write the result; "
+        "or write the case a CASE_ID names (<cassette>::<scenario>::s<seed>[::point], as check prints it).",
     )
-    parser.add_argument("cassette", metavar="CASSETTE", help="the cassette file to mutate")
-    parser.add_argument("--scenario", required=True, help="scenario name or file")
+    parser.add_argument(
+        "cassette", metavar="CASSETTE|CASE_ID", help="the cassette file to mutate, or a case id"
+    )
+    parser.add_argument("--scenario", help="scenario name or file (with a CASSETTE)")
     parser.add_argument("--seed", type=arguments.SEED, default=0, help="case seed (default 0)")
     parser.add_argument("--point", help="for a sweep scenario: which point (e.g. e7); default the first")
     parser.add_argument(
@@ -32,15 +36,24 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     source = Path(args.cassette)
+    if not source.is_file() and is_case_id(args.cassette):
+        if args.scenario or args.point:
+            raise UsageError("a CASE_ID names its scenario, seed and point: leave out --scenario and --point")
+        return _written(find_case(args.cassette).case, args.output)
     if not source.is_file():
-        raise UsageError(f"{source}: no such cassette file")
+        raise UsageError(f"{source}: no such cassette file (or a case id <cassette>::<scenario>::s<seed>)")
+    if not args.scenario:
+        raise UsageError("--scenario is needed to mutate a cassette file")
     matrix = Matrix(Selection(cassettes=(str(source),), scenarios=(args.scenario,)))
     scenario = matrix.scenarios[0]
     case_id = SEPARATOR.join([source.with_suffix("").name, scenario.name, f"s{args.seed}"])
     if args.point:
         case_id += SEPARATOR + args.point
-    case = matrix.case(case_id)
-    path = save(case_cassette(case), args.output)
+    return _written(matrix.case(case_id), args.output)
+
+
+def _written(case: Case, output: str) -> int:
+    path = save(case_cassette(case), output)
     calls = len(case.expected.tool_calls)
     reads = len(case.response.chunks)
     print(f"{path}: {case.id} ({reads} reads, {calls} expected calls, {case.expected.state})")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
 from harness.cassettes.format import CassetteError
+from harness.check.case_id import find_case, is_case_id
 from harness.check.outcome import Outcome, diff
+from harness.mutate.scenario import case_cassette
 from harness.record import importer
 from harness.report import inspection
 from harness.report.terminal import shorten, table
@@ -30,6 +33,9 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if len(args.paths) == 1 and is_case_id(args.paths[0]) and not Path(args.paths[0]).exists():
+        return _show_case(args)
+    args.paths = [_bundled_name(p) for p in args.paths]
     paths = corpus.cassette_paths(args.paths)
     single = len(paths) == 1 and not (args.paths and Path(args.paths[0]).is_dir())
     if args.json:
@@ -58,11 +64,30 @@ def _skip_reason(path: Path, exc: CassetteError) -> str:
         out = importer.default_output(path)
         return f"{path}: a vcrpy / pytest-recording cassette (toolstream import {path} -o {out})"
     return f"{path}: {exc}"
+def _show_case(args: argparse.Namespace) -> int:
+    """A case by its id: the mutated cassette with its expected outcome."""
+    found = find_case(args.paths[0])
+    cassette = case_cassette(found.case)
+    if args.json:
+        print(json.dumps(inspection.to_json(cassette), ensure_ascii=False, indent=2))
+        return 0
+    print(f"case {found.case.id}: {found.source.id} mutated by scenario {found.case.scenario}")
+    print(f"(`toolstream explain {shlex.quote(found.case.id)}` says why it expects this)\n")
+    print(_describe(cassette, events=not args.no_events))
+    return 0
+
+
+def _bundled_name(given: str) -> str:
+    """A bundled cassette by its name in case ids (`openai-chat/parallel-2`), else `given` as is."""
+    if Path(given).exists():
+        return given
+    candidate = corpus.bundled("cassettes") / f"{given}.yaml"
+    return str(candidate) if candidate.is_file() else given
 
 
 def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
     lines = [
-        f"{cassette.name}  ({cassette.path})",
+        f"{cassette.name}  ({cassette.path or 'not saved'})",
         f"dialect: {cassette.dialect or 'unknown'}",
         f"source: {cassette.source.kind}: {cassette.source.provenance}",
     ]

@@ -29,7 +29,7 @@ import yaml
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import Cassette, Chunk, Interaction, Response, Source, load, plain_data
 from harness.check.outcome import Outcome
-from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError
+from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean
 from harness.mutate import Meaning, Mutation, Stream, build
 from harness.wire import dialects
 from harness.wire.dialects import Dialect, Event
@@ -250,7 +250,8 @@ def find_scenario(name: str, scenarios: Sequence[Scenario] | None = None) -> Sce
     for scenario in pool:
         if scenario.name == name:
             return scenario
-    raise ScenarioError(f"unknown scenario {name!r}; `toolstream scenarios` lists them")
+    hint = did_you_mean(name, [s.name for s in pool])
+    raise ScenarioError(f"unknown scenario {name!r}{hint or '; `toolstream scenarios` lists them'}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ fixtures or markers, it changes nothing in a run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +25,29 @@ from harness.plugin.items import (
     item_name,
     snapshot_key,
 )
-from harness.plugin.options import MatrixOptions, Settings, add_options
+from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
 from harness.report.results import session_to_dict, write_json
 
 _SETTINGS = pytest.StashKey[Settings]()
 _CATALOG = pytest.StashKey[CaseCatalog]()
 _RESULTS = pytest.StashKey[MatrixResults]()
+_USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, said once after it
 
 pytest_plugins = ("harness.plugin.record",)  # the `toolstream` fixture: recording in a test suite
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    try:
+        check_option_names(args, parser)
+    except HarnessError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,9 +57,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "the cases a test asking for `toolstream_case` runs over",
     )
     try:
+        check_ini_keys(config)
         config.stash[_SETTINGS] = Settings.from_config(config)
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[_USAGE] = []
     config.stash[_CATALOG] = CaseCatalog()
     config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)
     config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
@@ -68,7 +82,7 @@ def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selec
     return Selection(
         cassettes=cassettes,
         scenarios=marked.scenarios if marked.scenarios is not None else settings.scenarios,
-        dialects=marked.dialects or (),
+        dialects=marked.dialects if marked.dialects is not None else settings.dialects,
         seeds=marked.seeds if marked.seeds is not None else settings.seeds,
     )
 
@@ -83,44 +97,59 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         selection = _selection(config.stash[_SETTINGS], marked)
         ids = list(config.stash[_CATALOG].cases(selection))
     except HarnessError as exc:
-        raise pytest.UsageError(f"{metafunc.definition.nodeid}: {exc}") from None
+        # Raised here, pytest would show it as a collection error inside a pluggy traceback.
+        config.stash[_USAGE].append(f"{metafunc.definition.nodeid}: {exc}")
+        metafunc.parametrize("toolstream_case", list[Any](), indirect=True)
+        return
     metafunc.parametrize("toolstream_case", [(selection, case_id) for case_id in ids], ids=ids, indirect=True)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, --lf and xdist look at the items
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[Any]) -> None:
+    found: list[str] = config.stash[_USAGE]
+    if found:
+        raise pytest.UsageError("\n".join(found))
     settings = config.stash[_SETTINGS]
     if not settings.runs_matrix:
         return
     catalog = config.stash[_CATALOG]
     selection = _selection(settings)
     try:
-        ids = list(catalog.cases(selection))
+        for spec in (*settings.accumulators, *(settings.compare or ())):
+            catalog.resolved(spec)  # a spec that cannot load is one usage error, not an error per case
+        cases = catalog.cases(selection)
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
+    ids = list(cases)
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
     common: dict[str, Any] = {
         "parent": parent, "selection": selection, "catalog": catalog, "strict": settings.strict
     }  # fmt: skip
     for spec in settings.accumulators:
         name = item_name(spec)
-        items.extend(
-            CaseItem.from_parent(
+        for i in ids:
+            item = CaseItem.from_parent(
                 name=f"{name}[{i}]", nodeid=f"toolstream::{name}[{i}]", spec=spec, case_id=i, **common
             )
-            for i in ids
-        )
+            _skip_unless_declared(item, catalog, (spec,), cases[i].dialect)
+            items.append(item)
     if settings.compare is not None:
-        items.extend(
-            CompareItem.from_parent(
-                name=f"compare[{i}]",
-                nodeid=f"toolstream::compare[{i}]",
-                specs=settings.compare,
-                case_id=i,
+        for i in ids:
+            pair = CompareItem.from_parent(
+                name=f"compare[{i}]", nodeid=f"toolstream::compare[{i}]", specs=settings.compare, case_id=i,
                 **common,
-            )
-            for i in ids
-        )
+            )  # fmt: skip
+            _skip_unless_declared(pair, catalog, settings.compare, cases[i].dialect)
+            items.append(pair)
+
+
+def _skip_unless_declared(
+    item: pytest.Item, catalog: CaseCatalog, specs: Sequence[str], dialect: str
+) -> None:
+    """Skip a case of a dialect an accumulator declares it does not read (its `dialects`)."""
+    reason = catalog.not_for(specs, dialect)
+    if reason is not None:
+        item.add_marker(pytest.mark.skip(reason=reason))
 
 
 class _Listener:
@@ -174,8 +203,11 @@ def toolstream_case(request: pytest.FixtureRequest) -> MatrixCase:
     """One case of the conformance matrix (the test is parametrized over all selected cases)."""
     selection, case_id = request.param
     catalog = request.config.stash[_CATALOG]
-    strict = request.config.stash[_SETTINGS].strict
-    return MatrixCase(catalog.case(selection, case_id), selection, catalog, node=request.node, strict=strict)
+    settings = request.config.stash[_SETTINGS]
+    return MatrixCase(
+        catalog.case(selection, case_id), selection, catalog, node=request.node, strict=settings.strict,
+        replay_selection=_selection(settings),
+    )  # fmt: skip
 
 
 @pytest.fixture

@@ -13,11 +13,13 @@ import shlex
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
-from harness.check.accumulators import Accumulator, resolve
+from harness.check.accumulators import Accumulator, dialects_of, resolve
+from harness.check.capture import captured_output
 from harness.check.compare import Comparison, Difference, outcome_difference
 from harness.check.outcome import Outcome
 from harness.check.selection import ORIGINAL, Matrix, Selection
@@ -25,7 +27,8 @@ from harness.check.verdict import Report, Result, Verdict, judge, signature
 from harness.errors import HarnessError, UsageError
 from harness.mutate import Meaning
 from harness.mutate.scenario import Case, Scenario
-from harness.report.results import counts, group_tags, replay_command, severity_rank, warning_lines
+from harness.report.replay import pytest_command, pytest_item_name, replay_command
+from harness.report.results import counts, group_tags, severity_rank, warning_lines
 
 __all__ = [
     "CaseCatalog",
@@ -55,6 +58,7 @@ class CaseCatalog:
         self._meaning: dict[str, Meaning] = {ORIGINAL.name: ORIGINAL.meaning}
         self._scenarios: dict[str, Scenario] = {ORIGINAL.name: ORIGINAL}
         self._accumulators: dict[str, Accumulator] = {}
+        self._prepared: set[int] = set()
 
     def cases(self, selection: Selection) -> dict[str, Case]:
         """Case id -> case, in matrix order (cassette, scenario, seed), each id once."""
@@ -81,32 +85,60 @@ class CaseCatalog:
         name = spec if isinstance(spec, str) else acc.name
         return judge(acc, name, case, self._scenarios.get(case.scenario))
 
-    def accumulator(self, spec: str | Any) -> Accumulator:
-        """The accumulator a spec names (or an object wraps to), resolved once a session."""
+    def resolved(self, spec: str | Any) -> Accumulator:
+        """The accumulator a spec names (or an object wraps to), resolved once a session, not
+        yet warmed up (collection resolves every spec, so a bad one is one usage error)."""
         key = spec if isinstance(spec, str) else f"object-{id(spec)}"
         if key not in self._accumulators:
-            self._accumulators[key] = resolved = resolve(spec)
-            resolved.prepare()  # once a session, so no item's time counts the library's imports
+            self._accumulators[key] = resolve(spec)
         return self._accumulators[key]
+
+    def accumulator(self, spec: str | Any) -> Accumulator:
+        """The accumulator a spec names, warmed up once a session (so no item's time counts the
+        library's imports); what the warm-up prints is thrown away, as in `run_matrix`."""
+        acc = self.resolved(spec)
+        if id(acc) not in self._prepared:
+            self._prepared.add(id(acc))
+            with captured_output():
+                acc.prepare()
+        return acc
+
+    def not_for(self, specs: Sequence[str | Any], dialect: str) -> str | None:
+        """Why a case of `dialect` is skipped: an accumulator declares dialects without it."""
+        for spec in specs:
+            declared = dialects_of(self.resolved(spec))
+            if declared is not None and dialect not in declared:
+                name = spec if isinstance(spec, str) else self.resolved(spec).name
+                return f"{name} declares dialects {', '.join(declared)}; this case is {dialect}"
+        return None
 
     def shutdown(self) -> None:
         for acc in self._accumulators.values():
             with contextlib.suppress(Exception):
                 acc.shutdown()
         self._accumulators.clear()
+        self._prepared.clear()
 
 
 class CaseFailed(AssertionError):
     """A case whose verdict is not pass; its message is the whole failure text."""
 
 
-def replay_lines(case_id: str, commands: Iterable[str]) -> list[str]:
-    return ["replay just this case:", f"  pytest -k {shlex.quote(case_id)}", *(f"  {c}" for c in commands)]
+def replay_lines(commands: Iterable[str | None]) -> list[str]:
+    return ["replay just this case:", *(f"  {c}" for c in commands if c is not None)]
 
 
-def failure_text(result: Result, selection: Selection | None = None) -> str:
+def failure_text(
+    result: Result,
+    selection: Selection | None = None,
+    *,
+    strict: bool = False,
+    test: tuple[str, str] | None = None,
+    session: Selection | None = None,
+) -> str:
     """The outcome diff (or error) with each line's severity, the case id and class, and the
-    commands that replay just this case."""
+    commands that replay just this case (`test`: file and name of a `toolstream_case` test, whose
+    pytest line carries the `session`'s options while `selection` is the marker's)."""
     severity = f"{result.severity}, " if result.severity else ""
     lines = [
         f"{result.verdict.upper()} {result.id} (accumulator {result.accumulator}) "
@@ -118,17 +150,24 @@ def failure_text(result: Result, selection: Selection | None = None) -> str:
         lines.extend(f"  {line}" for line in result.diff)
     else:
         lines.extend(f"  {line}" for line in (result.error or "(no message)").splitlines())
-    lines.extend(replay_lines(result.id, [replay_command(result.accumulator, result.id, selection)]))
+    spec = None if test is not None else result.accumulator
+    pytest_line = pytest_command(session or selection, result.id, strict=strict, spec=spec, test=test)
+    check_line = replay_command(result.accumulator, result.id, selection, strict=strict)
+    lines.extend(replay_lines([pytest_line, check_line]))
     return "\n".join(lines)
 
 
-def compare_text(a: Result, b: Result, lines: Sequence[str], selection: Selection | None = None) -> str:
+def compare_text(
+    a: Result, b: Result, lines: Sequence[str], selection: Selection | None = None, *, strict: bool = False
+) -> str:
     """A difference between two accumulators on one case, with the commands that replay it."""
     out = [f"DIFFERS {a.id}", f"  A = {a.accumulator} ({a.verdict})", f"  B = {b.accumulator} ({b.verdict})"]
     out.extend(f"  {line}" for line in lines)
     options = selection.replay_options() if selection is not None else []
     argv = ["toolstream", "compare", a.accumulator, b.accumulator, *options, "--case", a.id]
-    out.extend(replay_lines(a.id, [" ".join(shlex.quote(x) for x in argv)]))
+    argv += ["--strict"] if strict else []
+    pytest_line = pytest_command(selection, a.id, strict=strict, compare=(a.accumulator, b.accumulator))
+    out.extend(replay_lines([pytest_line, " ".join(shlex.quote(x) for x in argv)]))
     return "\n".join(out)
 
 
@@ -147,6 +186,7 @@ class MatrixCase:
     node: Any = None  # the pytest item, to carry verdicts to the summary and reports
     results: list[Result] = field(default_factory=list)
     strict: bool = False  # warnings fail too
+    replay_selection: Selection | None = None  # the session's options, for the replay command
 
     @property
     def id(self) -> str:
@@ -163,6 +203,9 @@ class MatrixCase:
     def check(self, accumulator: str | Any) -> Result:
         """Judge `accumulator` on this case; raises `CaseFailed` when it fails (a warning only
         when strict; skips when it says the case is not for it)."""
+        reason = self.catalog.not_for([accumulator], self.case.dialect)
+        if reason is not None:
+            pytest.skip(reason)
         result = self.catalog.judge(accumulator, self.case)
         spec = result.accumulator
         self.results.append(result)
@@ -171,8 +214,20 @@ class MatrixCase:
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.error or f"{spec} says case {self.id} is not for it")
         if result.fails(self.strict):
-            raise CaseFailed(failure_text(result, self.selection))
+            text = failure_text(
+                result, self.selection, strict=self.strict, test=self._test(), session=self.replay_selection
+            )
+            raise CaseFailed(text)
         return result
+
+    def _test(self) -> tuple[str, str] | None:
+        """The test's file (relative to where pytest runs) and name, for its replay command."""
+        if self.node is None:
+            return None
+        path = Path(self.node.path)
+        with contextlib.suppress(ValueError):
+            path = path.relative_to(Path.cwd())
+        return str(path), self.node.name
 
 
 def snapshot_key(case: Case, meaning: Meaning) -> str:
@@ -224,10 +279,10 @@ class CaseItem(_MatrixItem):
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.error or "the accumulator says this case is not for it")
         if result.fails(self.strict):
-            raise CaseFailed(failure_text(result, self.selection))
+            raise CaseFailed(failure_text(result, self.selection, strict=self.strict))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.path, None, f"toolstream {self.spec} {self.case_id}"
+        return self.path, 0, f"toolstream {self.spec} {self.case_id}"  # a line: skip reports need one
 
 
 class CompareItem(_MatrixItem):
@@ -243,16 +298,15 @@ class CompareItem(_MatrixItem):
         lines = outcome_difference(a, b)
         self.user_properties.append((COMPARE_KEY, {"a": a.to_dict(), "b": b.to_dict(), "lines": lines}))
         if lines and counts(Difference(a, b, tuple(lines)), self.strict):
-            raise CaseFailed(compare_text(a, b, lines, self.selection))
+            raise CaseFailed(compare_text(a, b, lines, self.selection, strict=self.strict))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.path, None, f"toolstream compare {self.case_id}"
+        return self.path, 0, f"toolstream compare {self.case_id}"
 
 
 def item_name(spec: str) -> str:
     """An accumulator spec as a node name: no spaces, no `::`, no brackets."""
-    cleaned = "".join(c if c.isalnum() or c in "._-:" else "-" for c in spec).replace("::", "-")
-    return cleaned.strip("-") or "accumulator"
+    return pytest_item_name(spec)
 
 
 # ---------------------------------------------------------------------------------------------

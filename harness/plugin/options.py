@@ -8,7 +8,6 @@ the command line: a marker's or the ini's mode is replaced by `none`, with a not
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import re
@@ -19,7 +18,7 @@ from typing import Any, Final
 
 import pytest
 
-from harness.errors import UsageError
+from harness.errors import UsageError, did_you_mean
 from harness.record.redaction import Redaction
 from harness.transports.matching import MATCH_FIELDS, Matcher
 from harness.transports.modes import RecordMode
@@ -30,6 +29,8 @@ __all__ = [
     "Settings",
     "add_options",
     "cassette_path",
+    "check_ini_keys",
+    "check_option_names",
     "file_safe",
     "legacy_cassette_path",
 ]
@@ -66,6 +67,10 @@ def add_options(parser: pytest.Parser) -> None:
         "(default: every bundled scenario plus `original`)",
     )  # fmt: skip
     group.addoption(
+        "--toolstream-dialect", dest="toolstream_dialect", action="append", default=None, metavar="DIALECT",
+        help="only cases of this dialect in the matrix (repeatable; default: every dialect)",
+    )  # fmt: skip
+    group.addoption(
         "--toolstream-seeds", dest="toolstream_seeds", type=int, default=None, metavar="N",
         help="run seeds 0..N-1 of each scenario instead of its own",
     )  # fmt: skip
@@ -91,6 +96,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini("toolstream_accumulator", "accumulator specs for the matrix", type="args", default=[])
     parser.addini("toolstream_scenarios", "scenario names or files for the matrix", type="args", default=[])
+    parser.addini("toolstream_dialect", "only these dialects in the matrix", type="args", default=[])
     parser.addini("toolstream_seeds", "seeds 0..N-1 for the matrix", default=None)
     parser.addini("toolstream_compare", "two accumulator specs to compare", type="args", default=[])
     parser.addini("toolstream_json", "JSON report file (relative to the rootdir)", default=None)
@@ -107,6 +113,7 @@ class Settings:
     cassette_dir: Path | None = None
     accumulators: tuple[str, ...] = ()
     scenarios: tuple[str, ...] = ()
+    dialects: tuple[str, ...] = ()
     seeds: int | None = None
     compare: tuple[str, str] | None = None
     json: Path | None = None
@@ -139,6 +146,10 @@ class Settings:
         accumulators = tuple(option("toolstream_accumulator") or ini("toolstream_accumulator") or ())
         raw_scenarios = option("toolstream_scenarios") or ini("toolstream_scenarios") or ()
         scenarios = tuple(s.strip() for item in raw_scenarios for s in str(item).split(",") if s.strip())
+        raw_dialects = option("toolstream_dialect") or ini("toolstream_dialect") or ()
+        chosen_dialects = tuple(d.strip() for item in raw_dialects for d in str(item).split(",") if d.strip())
+        for name in chosen_dialects:
+            _known_dialect(name, "--toolstream-dialect")
         seeds_raw = option("toolstream_seeds")
         if seeds_raw is None and ini("toolstream_seeds") is not None:
             seeds_raw = _integer(ini("toolstream_seeds"), "toolstream_seeds")
@@ -153,6 +164,7 @@ class Settings:
             cassette_dir=path("toolstream_cassette_dir"),
             accumulators=accumulators,
             scenarios=scenarios,
+            dialects=chosen_dialects,
             seeds=seeds_raw,
             compare=None if compare is None else (str(compare[0]), str(compare[1])),
             json=path("toolstream_json"),
@@ -180,6 +192,42 @@ class Settings:
         return bool(self.accumulators) or self.compare is not None
 
 
+def check_option_names(args: Sequence[str], parser: pytest.Parser) -> None:
+    """A misspelt `--toolstream-*` option is a usage error naming the closest one (pytest's own
+    message only says it is unrecognized)."""
+    group = parser.getgroup("toolstream")
+    known = [name for option in group.options for name in option.names() if name.startswith("--")]
+    for arg in args:
+        if arg == "--":
+            return
+        name = arg.split("=", 1)[0]
+        if name.startswith("--toolstream") and name not in known:
+            hint = did_you_mean(name, known) or f"; known: {', '.join(known)}"
+            raise UsageError(f"unknown option {name}{hint}")
+
+
+def check_ini_keys(config: pytest.Config) -> None:
+    """A misspelt `toolstream_*` ini key is a usage error naming the closest one (pytest itself
+    only warns about an unknown key, and the setting silently does nothing)."""
+    unknown = getattr(config, "_get_unknown_ini_keys", None)  # private, so looked up with care
+    if not callable(unknown):
+        return
+    known = [name for name in config._parser._inidict if name.startswith("toolstream_")]
+    for key in sorted(unknown()):
+        if key.startswith("toolstream"):
+            hint = did_you_mean(key, known) or f"; known: {', '.join(sorted(known))}"
+            raise UsageError(f"ini key {key!r} is not a toolstream setting{hint}")
+
+
+def _known_dialect(name: str, where: str) -> None:
+    from harness.wire import dialects
+
+    known = dialects.names()
+    if name not in known:
+        hint = did_you_mean(name, known) or f"; known: {', '.join(known)}"
+        raise UsageError(f"{where}: unknown dialect {name!r}{hint}")
+
+
 def _integer(value: Any, name: str) -> int:
     try:
         return int(str(value))
@@ -199,8 +247,7 @@ def _from_kwargs(cls: type[Any], kwargs: Mapping[str, Any], where: str) -> dict[
     known = [f.name for f in fields(cls)]
     for key in kwargs:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+            hint = did_you_mean(key, known) or f"; known: {', '.join(known)}"
             raise UsageError(f"{where}: unknown argument {key!r}{hint}")
     return dict(kwargs)
 
@@ -264,6 +311,8 @@ class MatrixOptions:
         for name in ("cassettes", "scenarios", "dialects"):
             if given.get(name) is not None:
                 out[name] = _strings(given[name], name, where)
+        for dialect in out.get("dialects", ()):
+            _known_dialect(dialect, f"{where}: dialects=")
         seeds = given.get("seeds")
         if seeds is not None:
             if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:

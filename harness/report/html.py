@@ -25,7 +25,8 @@ from harness.check.compare import Comparison
 from harness.check.selection import Selection, build_case
 from harness.check.verdict import Report, signature
 from harness.errors import HarnessError
-from harness.report.results import counts, replay_command
+from harness.report.replay import pytest_command, replay_command
+from harness.report.results import counts
 from harness.report.terminal import clip_values, shorten
 
 __all__ = ["render_html", "write_html"]
@@ -103,7 +104,7 @@ def _check_section(
     report: Report, selection: Selection | None, streams: Callable[[str], list[dict[str, Any]] | None]
 ) -> dict[str, Any]:
     cases = [result.to_dict() for result in report.results]
-    entries = [_check_entry(case, selection) for case in cases]
+    entries = [_check_entry(case, selection, report.strict) for case in cases]
     failing = [n for n, result in enumerate(report.results) if result.fails(report.strict)]
     warned = [n for n, r in enumerate(report.results) if r.verdict == "warn" and not r.fails(report.strict)]
     groups = _groups(cases, failing, signature, _diff_size)
@@ -156,8 +157,8 @@ def _compare_section(
                     [f"B: {b_spec}", _outcome_lines(b.to_dict()["actual"])],
                 ],
                 "commands": [
-                    _pytest_command(["--toolstream-compare", a_spec, b_spec], a.id),
-                    " ".join(shlex.quote(x) for x in argv),
+                    *_some(pytest_command(selection, a.id, strict=strict, compare=(a_spec, b_spec))),
+                    " ".join(shlex.quote(x) for x in argv + (["--strict"] if strict else [])),
                 ],
             }
         )
@@ -202,7 +203,9 @@ def _section(
     }
 
 
-def _check_entry(case: Mapping[str, Any], selection: Selection | None) -> dict[str, Any]:
+def _check_entry(
+    case: Mapping[str, Any], selection: Selection | None, strict: bool = False
+) -> dict[str, Any]:
     verdict = case["verdict"]
     if verdict in ("fail", "warn"):
         severities = case.get("severities") or []
@@ -218,8 +221,8 @@ def _check_entry(case: Mapping[str, Any], selection: Selection | None) -> dict[s
         "outcomes": [["expected", _outcome_lines(case["expected"])], ["got", _outcome_lines(case["actual"])]]
         + ([["printed", case["output"].splitlines()]] if case.get("output") else []),
         "commands": [
-            replay_command(case["accumulator"], case["id"], selection),
-            _pytest_command(["--toolstream-accumulator", case["accumulator"]], case["id"]),
+            replay_command(case["accumulator"], case["id"], selection, strict=strict),
+            *_some(pytest_command(selection, case["id"], strict=strict, spec=case["accumulator"])),
         ],
     }
     for key in ("severity", "class"):
@@ -228,8 +231,8 @@ def _check_entry(case: Mapping[str, Any], selection: Selection | None) -> dict[s
     return entry
 
 
-def _pytest_command(options: list[str], case_id: str) -> str:
-    return " ".join(shlex.quote(x) for x in ["pytest", *options, "-k", case_id])
+def _some(command: str | None) -> list[str]:
+    return [] if command is None else [command]
 
 
 def _outcome_lines(outcome: Mapping[str, Any] | None) -> list[str]:

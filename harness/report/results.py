@@ -10,7 +10,6 @@ case. Warnings (cosmetic differences, policy cases) are listed apart: they fail 
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +21,7 @@ from harness.check.compare import Comparison, Difference, meets_expectation
 from harness.check.selection import Selection
 from harness.check.severity import Severity
 from harness.check.verdict import Report, Result, Verdict, signature
+from harness.report.replay import replay_command
 from harness.report.terminal import clip, clip_values, printable, shorten, table
 
 __all__ = [
@@ -126,13 +126,6 @@ def _selection_dict(selection: Selection) -> dict[str, Any]:
 # Terminal
 
 
-def replay_command(spec: str, case_id: str, selection: Selection | None = None) -> str:
-    """The command that runs just this case again."""
-    options = selection.replay_options() if selection is not None else []
-    argv = ["toolstream", "check", "--accumulator", spec, *options, "--case", case_id]
-    return " ".join(shlex.quote(a) for a in argv)
-
-
 _MARKS = {
     Verdict.PASS: "ok",
     Verdict.FAIL: "FAIL",
@@ -168,7 +161,7 @@ def render_check(
         if len(groups) > 1:
             # The overview already named each kind: a number refers to it without saying it twice.
             blocks.append(f"== {f'kind {n}' if numbered else sig} ({len(members)} cases)")
-        blocks.extend(_failure(result, selection) for result in listed)
+        blocks.extend(_failure(result, selection, report.strict) for result in listed)
     if len(shown) < len(failures):
         blocks.append(
             f"... and {len(failures) - len(shown)} more failures "
@@ -287,7 +280,7 @@ def _groups(failures: Sequence[Result], width: int | None) -> str:
     return "\n".join(lines)
 
 
-def _failure(result: Result, selection: Selection | None) -> str:
+def _failure(result: Result, selection: Selection | None, strict: bool = False) -> str:
     lines = [f"{result.verdict.upper()} {result.id} {group_tags([result])}".rstrip()]
     if result.verdict in (Verdict.FAIL, Verdict.WARN):
         lines.extend(_diff_lines(result))
@@ -297,7 +290,7 @@ def _failure(result: Result, selection: Selection | None) -> str:
     if result.output:
         lines.append("  output:")
         lines.extend(f"  | {line}" for line in _excerpt(result.output))
-    lines.append(f"  replay: {replay_command(result.accumulator, result.id, selection)}")
+    lines.append(f"  replay: {replay_command(result.accumulator, result.id, selection, strict=strict)}")
     return "\n".join(lines)
 
 

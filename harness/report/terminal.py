@@ -65,6 +65,20 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, max_width
     return "\n".join(lines)
 
 
+_UNIT = re.compile(r"^(?P<path>.+?\.ya?ml) x (?P<rest>.*)$")
+
+
+def case_name(note: str) -> str:
+    """A unit of work as the user names it: `openai-chat/parallel-2 x scenario s0`, not the
+    cassette's path (in site-packages for the bundled corpus)."""
+    found = _UNIT.match(note)
+    if found is None:
+        return note
+    path = found["path"].replace("\\", "/").split("/")
+    name = "/".join(path[-2:]).rsplit(".", 1)[0]
+    return f"{name} x {found['rest']}"
+
+
 class Progress:
     """A one-line progress bar on a terminal; silent when the stream is not a TTY (CI logs)."""
 
@@ -85,10 +99,11 @@ class Progress:
         width = 30
         filled = int(width * self.done / self.total)
         bar = "#" * filled + "." * (width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} {shorten(note, 40):<40}")
+        shown = shorten(case_name(note), 60)
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} {shown:<60}")
         self.stream.flush()
 
     def close(self) -> None:
         if self.enabled:
-            self.stream.write("\r" + " " * 100 + "\r")
+            self.stream.write("\r" + " " * 120 + "\r")
             self.stream.flush()

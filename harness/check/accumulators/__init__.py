@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import shlex
+import shutil
 import sys
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Final
@@ -28,7 +30,7 @@ from harness.check.accumulators.base import (
 )
 from harness.check.accumulators.event_level import EventLevel
 from harness.check.accumulators.stdio import Stdio
-from harness.errors import UsageError
+from harness.errors import UsageError, did_you_mean
 
 if TYPE_CHECKING:
     from harness.check.accumulators.client import ClientLevel
@@ -44,6 +46,7 @@ __all__ = [
     "Stdio",
     "builtin_names",
     "client_level",
+    "dialects_of",
     "import_object",
     "resolve",
 ]
@@ -97,6 +100,7 @@ def resolve(spec: str | Any) -> Accumulator:
             command = spec[len(prefix) :].strip()
             if not command:
                 raise UsageError(f"accumulator {spec!r}: {prefix} needs a command")
+            _check_program(spec, command)
             return Stdio(command, "bytes" if feed == "bytes" else "events", name=spec)
     if spec in _BUILTINS:
         module = importlib.import_module(f"{__name__}.{_BUILTINS[spec]}")
@@ -112,7 +116,8 @@ def resolve(spec: str | Any) -> Accumulator:
     if ":" in spec:
         return _from_object(import_object(spec), spec)
     known = ", ".join(name for name in _BUILTINS if name != "reference")
-    raise UsageError(f"unknown accumulator {spec!r}; use {_FORMS.format(known)}")
+    hint = did_you_mean(spec, [*_BUILTINS, *registered])
+    raise UsageError(f"unknown accumulator {spec!r}{hint or '; use ' + _FORMS.format(known)}")
 
 
 def import_object(spec: str) -> Any:
@@ -131,7 +136,8 @@ def import_object(spec: str) -> Any:
         try:
             found = getattr(found, part)
         except AttributeError:
-            raise UsageError(f"accumulator {spec!r}: {module_name} has no attribute {attr}") from None
+            hint = did_you_mean(part, [n for n in dir(found) if not n.startswith("_")])
+            raise UsageError(f"accumulator {spec!r}: {module_name} has no attribute {attr}{hint}") from None
     return found
 
 
@@ -141,7 +147,7 @@ def _from_object(obj: Any, name: str) -> Accumulator:
         from harness.check.accumulators.client import ClientLevel
 
         _check_call(obj, name, ("transport", "case"), "a client-level function takes (transport, case)")
-        return ClientLevel(obj, name)
+        return ClientLevel(obj, name, dialects=_declared_dialects(obj, name))
     if level is not None:
         raise UsageError(
             f"accumulator {name!r}: {LEVEL_ATTRIBUTE} = {level!r} is not a level; "
@@ -154,6 +160,7 @@ def _from_object(obj: Any, name: str) -> Accumulator:
     ):
         if not isinstance(getattr(obj, "name", None), str):
             obj.name = name
+        _declared_dialects(obj, name)  # checked; the object keeps its own attribute
         if not callable(getattr(obj, "prepare", None)):
             obj.prepare = _nothing_to_prepare  # `prepare` is optional for objects written before it
         accumulator: Accumulator = obj
@@ -167,10 +174,50 @@ def _from_object(obj: Any, name: str) -> Accumulator:
             " (mark a (transport, case) function with @client_level)",
         )
         factory: EventFactory = obj
-        return EventLevel(factory, name)
+        return EventLevel(factory, name, dialects=_declared_dialects(obj, name))
     raise UsageError(
         f"accumulator {name!r}: {type(obj).__name__} is neither a class, a function nor an accumulator"
     )
+
+
+def dialects_of(accumulator: Accumulator) -> tuple[str, ...] | None:
+    """The dialects an accumulator declares it reads (`dialects = ("openai-chat",)` on its class,
+    factory or function); None: it takes every dialect."""
+    found = getattr(accumulator, "dialects", None)
+    return None if found is None else tuple(found)
+
+
+def _declared_dialects(obj: Any, name: str) -> tuple[str, ...] | None:
+    """`obj.dialects`, checked: a sequence of known dialect names (a string alone counts as one)."""
+    from harness.wire import dialects
+
+    found = getattr(obj, "dialects", None)
+    if found is None:
+        return None
+    if isinstance(found, str):
+        found = (found,)
+    if not isinstance(found, list | tuple | set | frozenset) or not all(isinstance(d, str) for d in found):
+        raise UsageError(f"accumulator {name!r}: dialects = {found!r} must be a tuple of dialect names")
+    known = dialects.names()
+    for dialect in found:
+        if dialect not in known:
+            raise UsageError(
+                f"accumulator {name!r}: dialects names unknown dialect {dialect!r}"
+                f"{did_you_mean(dialect, known) or '; known: ' + ', '.join(known)}"
+            )
+    return tuple(found)
+
+
+def _check_program(spec: str, command: str) -> None:
+    """A `cmd:` whose program is not there is a usage error before the first case, not an error
+    in every case."""
+    try:
+        program = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        raise UsageError(f"accumulator {spec!r}: cannot split the command {command!r} into words") from None
+    if shutil.which(program) is None:
+        where = "no such executable file" if os.sep in program else "not found on PATH"
+        raise UsageError(f"accumulator {spec!r}: program {program!r}: {where}")
 
 
 def _nothing_to_prepare(timeout: float | None = None) -> None:

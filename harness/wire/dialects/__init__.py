@@ -16,7 +16,7 @@ from typing import Final
 
 from harness.cassettes.format import Request, Response
 from harness.check.outcome import Outcome
-from harness.errors import CodecError, DialectError
+from harness.errors import CodecError, DialectError, did_you_mean
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec, sniff_newline
 from harness.wire.codecs.sse import SSECodec
 from harness.wire.dialects.base import (
@@ -126,7 +126,8 @@ def _load(name: str) -> Dialect:
         return dialect
     entry = registered().get(name)
     if entry is None:
-        raise DialectError(f"unknown dialect {name!r}; known: {', '.join(names())}")
+        hint = did_you_mean(name, names()) or f"; known: {', '.join(names())}"
+        raise DialectError(f"unknown dialect {name!r}{hint}")
     try:
         found = entry.load()
     except Exception as exc:

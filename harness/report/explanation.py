@@ -1,0 +1,208 @@
+"""`toolstream explain CASE_ID` as text: why a case expects what it expects.
+
+Four parts: the recorded and the mutated stream side by side with the changed events marked;
+what each step of the scenario did; the case's class (spec, quirk, policy) with its reason; and
+the situation of docs/oracle.md ("One rule per situation") that gives the expected state and
+calls, with each expected call's reason and each recorded call that is no longer expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from harness.check.case_id import FoundCase, StepEffect, step_effects
+from harness.check.expectation import classify, rule_for
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.report.inspection import gists
+from harness.report.terminal import shorten
+from harness.wire import dialects
+from harness.wire.dialects import Kind
+from harness.wire.dialects.base import Event
+
+__all__ = ["SITUATIONS", "Situation", "explain", "situation_of"]
+
+ORACLE_DOC: Final = "docs/oracle.md, 'One rule per situation'"
+
+
+@dataclass(frozen=True)
+class Situation:
+    """A row of docs/oracle.md's situation table (`tests/test_explanation.py` checks they agree)."""
+
+    name: str
+    state: State
+    calls: str  # all, final or none
+    gist: str
+
+
+_ROWS: Final = (
+    Situation("whole-stream", State.COMPLETE, "all", "the finish and the terminal event arrived"),
+    Situation("finish-without-terminal", State.COMPLETE, "all", "the finish says the turn is over"),
+    Situation("terminal-without-finish", State.COMPLETE, "all", "the terminal event says it is whole"),
+    Situation("cut-after-terminal", State.COMPLETE, "all", "after the terminal event nothing counts"),
+    Situation("error-after-terminal", State.COMPLETE, "all", "after the terminal event nothing counts"),
+    Situation("error-mid-call", State.ERROR, "none", "a call is final only at its end or the finish (D8)"),
+    Situation("error-after-final-call", State.ERROR, "final", "the call was final before the error"),
+    Situation("error-then-cut", State.ERROR, "none", "the provider said why the stream stopped"),
+    Situation("cut-mid-call", State.CUT, "none", "the arguments were never finished (D7)"),
+    Situation("cut-after-final-call", State.CUT, "final", "a call ended by its own end marker stays final"),
+    Situation("cut-after-finish", State.CUT, "final", "the calls were final at the finish"),
+    Situation("stream-just-stops", State.CUT, "final", "a clean close, no finish, no terminal event"),
+)
+SITUATIONS: Final = {row.name: row for row in _ROWS}
+
+
+def situation_of(found: FoundCase) -> Situation:
+    """The situation a case's stream is in, read from its events and how its response ended."""
+    case = found.case
+    d = dialects.get(case.dialect)
+    finish = terminal = error = after_terminal = False
+    for event in case.events:
+        found_kinds = d.kinds(event)
+        if terminal and not event.wire.is_comment:
+            after_terminal = True
+        if Kind.ERROR in found_kinds:
+            error = True
+        finish |= Kind.FINISH in found_kinds
+        terminal |= Kind.SENTINEL in found_kinds and Kind.ERROR not in found_kinds
+    cut = not case.response.complete
+    state, calls = case.expected.state, len(case.expected.tool_calls)
+    if state is State.COMPLETE:
+        if terminal and (cut or after_terminal):
+            return SITUATIONS["error-after-terminal" if error else "cut-after-terminal"]
+        if terminal and not finish:
+            return SITUATIONS["terminal-without-finish"]
+        if finish and not terminal:
+            return SITUATIONS["finish-without-terminal"]
+        return SITUATIONS["whole-stream"]
+    if state is State.ERROR:
+        if calls:
+            return SITUATIONS["error-after-final-call"]
+        return SITUATIONS["error-then-cut" if cut else "error-mid-call"]
+    if finish:
+        return SITUATIONS["cut-after-finish"]
+    if not cut:
+        return SITUATIONS["stream-just-stops"]
+    return SITUATIONS["cut-after-final-call" if calls else "cut-mid-call"]
+
+
+def explain(found: FoundCase, width: int = 120) -> str:
+    """The whole explanation, as printed by `toolstream explain`."""
+    case, source, scenario = found.case, found.source, found.scenario
+    expectation = classify(case, scenario)
+    lines = [
+        f"case {case.id}",
+        f"  recorded: {source.id} ({case.dialect}) from {source.path}",
+        f"  scenario: {scenario.name}: {scenario.description.strip() or '-'}",
+        f"  class:    {expectation.case_class}: {expectation.reason}",
+        "",
+        "what each step did:",
+    ]
+    effects = step_effects(found)
+    if not effects:
+        lines.append("  nothing: the recorded stream, unmutated")
+    for n, effect in enumerate(effects, start=1):
+        rule = rule_for(effect.step, case)
+        lines.append(f"  {n}. {_step_name(effect)}: {_effect(effect)} [{rule.case_class}: {rule.text()}]")
+    if source.interaction.response.complete and not case.response.complete:
+        lines.append(f"  the transport is cut at the end: {case.response.error or 'no error text'}")
+    original = effects[0].before if effects else case.events
+    lines += ["", *_side_by_side(case.dialect, original, case.events, width)]
+    lines += ["", *_expected(found)]
+    return "\n".join(lines)
+
+
+def _step_name(effect: StepEffect) -> str:
+    params = effect.step.params()
+    said = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in params.items())
+    return f"{effect.step.name}({said})" if said else effect.step.name
+
+
+def _key(event: Event) -> tuple[str | None, str]:
+    return event.name, event.wire.data
+
+
+def _effect(effect: StepEffect) -> str:
+    before, after = [_key(e) for e in effect.before], [_key(e) for e in effect.after]
+    said = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag == "replace":
+            said.append(f"changed #{_span(i1, i2)} into #{_span(j1, j2)}")
+        elif tag == "delete":
+            said.append(f"removed #{_span(i1, i2)}")
+        elif tag == "insert":
+            said.append(f"added #{_span(j1, j2)}")
+    if not said:
+        return "the events are unchanged (it acts on the bytes or the reads)"
+    return "; ".join(said) + f" ({len(before)} -> {len(after)} events)"
+
+
+def _span(start: int, end: int) -> str:
+    return str(start) if end - start == 1 else f"{start}-{end - 1}"
+
+
+def _side_by_side(dialect: str, original: Sequence[Event], mutated: Sequence[Event], width: int) -> list[str]:
+    """Two columns; the mark between them: ` ` same, `~` changed, `-` removed, `+` added."""
+    left, right = gists(dialect, list(original)), gists(dialect, list(mutated))
+    column = max((width - 14) // 2, 20)
+    rows = [f"{'recorded':<{column + 5}}   mutated", f"{'-' * (column + 5)}   {'-' * (column + 5)}"]
+
+    def cell(n: int | None, texts: list[str], events: Sequence[Event]) -> str:
+        if n is None:
+            return " " * (column + 5)
+        name = events[n].name
+        label = f"{name} " if name else ""
+        return f"{n:>3}  {shorten(label + texts[n], column):<{column}}"
+
+    keys_a, keys_b = [_key(e) for e in original], [_key(e) for e in mutated]
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes():
+        mark = {"equal": " ", "replace": "~", "delete": "-", "insert": "+"}[tag]
+        for k in range(max(i2 - i1, j2 - j1)):
+            i = i1 + k if i1 + k < i2 else None
+            j = j1 + k if j1 + k < j2 else None
+            rows.append(f"{cell(i, left, original)} {mark} {cell(j, right, mutated)}".rstrip())
+    rows.append("marks: ~ changed, - removed, + added")
+    return rows
+
+
+def _expected(found: FoundCase) -> list[str]:
+    case, recorded = found.case, found.source.expected
+    situation = situation_of(found)
+    expected = case.expected
+    lines = [
+        f"expected: state {expected.state}, finish_reason {expected.finish_reason!r}, "
+        f"{len(expected.tool_calls)} call(s)",
+        f"  situation {situation.name} ({ORACLE_DOC}): state {situation.state}, calls {situation.calls}: "
+        f"{situation.gist}",
+    ]
+    why = {
+        "all": "every call in the stream is reported",
+        "final": "final before the stream ended (at its end marker, or at a finish that came before the end)",
+        "none": "",
+    }[situation.calls]
+    for n, call in enumerate(expected.tool_calls, start=1):
+        lines.append(f"  call {n} {_call(call)}: {why or 'final before the stream ended'}")
+    kept = list(expected.tool_calls)
+    for call in recorded.tool_calls:
+        if call in kept:
+            kept.remove(call)
+        elif not any(c.id == call.id and c.name == call.name for c in expected.tool_calls if call.id):
+            lines.append(f"  not expected: recorded call {_call(call)}: never final before the stream ended")
+    if expected.error:
+        lines.append(f"  error: {shorten(expected.error, 100)}")
+    if _differs_besides_calls(recorded, expected):
+        said = f"state {recorded.state}, {len(recorded.tool_calls)} call(s)"
+        lines.append(f"  (the recorded stream's outcome: {said})")
+    return lines
+
+
+def _call(call: ToolCall) -> str:
+    args = call.arguments if call.invalid else json.dumps(call.arguments, ensure_ascii=False)
+    return shorten(f"{call.name or '-'} {('INVALID ' if call.invalid else '') + str(args)}", 80)
+
+
+def _differs_besides_calls(a: Outcome, b: Outcome) -> bool:
+    return a.state != b.state or a.finish_reason != b.finish_reason
