@@ -6,6 +6,7 @@ after another, and what a prefix of the stream makes final (the oracle of cuts a
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -23,8 +24,24 @@ def by_call(fragments: Sequence[Fragment]) -> dict[int, list[Fragment]]:
     return out
 
 
+# The fragments of recent event tuples: a recording's stream is shared by all its cases (events
+# are immutable), so its fragments are found once, not once per case. Keyed by identity, the
+# events kept alive beside their fragments so an id is never reused while cached.
+_FRAGMENTS: OrderedDict[tuple[str, int], tuple[tuple[Event, ...], tuple[Fragment, ...]]] = OrderedDict()
+_CACHED = 64
+
+
 def fragments_or_skip(stream: Stream, what: str = "tool calls") -> list[Fragment]:
-    fragments = stream.dialect.fragments(stream.events)
+    key = (stream.dialect.name, id(stream.events))
+    found = _FRAGMENTS.get(key)
+    if found is not None and found[0] is stream.events:
+        _FRAGMENTS.move_to_end(key)
+        fragments = list(found[1])
+    else:
+        fragments = stream.dialect.fragments(stream.events)
+        _FRAGMENTS[key] = (stream.events, tuple(fragments))
+        if len(_FRAGMENTS) > _CACHED:
+            _FRAGMENTS.popitem(last=False)
     if not fragments:
         raise NotApplicable(f"no {what} in this stream")
     return fragments
