@@ -54,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_SETTINGS] = Settings.from_config(config)
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[_CATALOG] = CaseCatalog()
+    config.stash[_CATALOG] = CaseCatalog(getattr(config, "cache", None))
     config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)
     config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
 
@@ -87,7 +87,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     try:
         marked = MatrixOptions.from_marker(marker.kwargs) if marker is not None else None
         selection = _selection(config.stash[_SETTINGS], marked)
-        ids = list(config.stash[_CATALOG].cases(selection))
+        ids = config.stash[_CATALOG].ids(selection)
     except HarnessError as exc:
         raise pytest.UsageError(f"{metafunc.definition.nodeid}: {exc}") from None
     metafunc.parametrize("toolstream_case", [(selection, case_id) for case_id in ids], ids=ids, indirect=True)
@@ -101,7 +101,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     catalog = config.stash[_CATALOG]
     selection = _selection(settings)
     try:
-        ids = list(catalog.cases(selection))
+        ids = catalog.ids(selection)
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
