@@ -10,13 +10,19 @@ and over two workers (`-j 2`). From the same runs:
   time less what the accumulator itself took, which each result records) against the
   accumulator's own time per case;
 - over stdio (`cmd:python -m harness.cli serve-accumulator reference`, one child process speaking
-  JSON Lines) against in process, per case, on openai-chat x 4 scenarios.
+  JSON Lines) against in process, per case, on openai-chat x 4 scenarios;
+- the pytest plugin (`pytest --toolstream-accumulator reference`) with two xdist workers against
+  serial (wall clock, same cassettes; the case ids are listed once into a scratch pytest cache
+  first, as any earlier session of the same matrix leaves them, so neither run builds a case
+  only to name it).
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +79,33 @@ def stdio_spec() -> str:
     return f"cmd:{sys.executable} -m harness.cli serve-accumulator reference"
 
 
+def run_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...], cache: Path, *extra: str) -> float:
+    """Wall seconds of one plugin session over the matrix (no test files: the matrix items only)."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--rootdir", str(cache.parent),
+               "-o", f"cache_dir={cache}", "--toolstream-accumulator", "reference", *extra]  # fmt: skip
+    for item in cassettes:
+        command += ["--toolstream-cassette-dir", item]
+    for item in scenarios:
+        command += ["--toolstream-scenarios", item]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cache.parent, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+        print(f"  warning: pytest {' '.join(extra)} exited {done.returncode}: {' / '.join(tail)}")
+    return seconds
+
+
+def measure_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...]) -> tuple[float, float]:
+    """(serial, two workers) wall seconds, with the ids listed once beforehand."""
+    with tempfile.TemporaryDirectory(prefix="toolstream-bench-") as scratch:
+        cache = Path(scratch) / ".cache"
+        run_pytest(cassettes, scenarios, cache, "--collect-only")
+        serial = run_pytest(cassettes, scenarios, cache)
+        two = run_pytest(cassettes, scenarios, cache, "-n", "2")
+    return serial, two
+
+
 def measure(scale: Scale) -> list[Figure]:
     cassettes, scenarios = SELECTIONS[scale]
     serial = run_reference("reference", cassettes, scenarios)
@@ -81,6 +114,7 @@ def measure(scale: Scale) -> list[Figure]:
     few = FEW[:2] if scale == "smoke" else FEW
     in_process = run_reference("reference", (OPENAI,), few)
     over_stdio = run_reference(stdio_spec(), (OPENAI,), few)
+    serial_pytest, two_pytest = measure_pytest(cassettes, scenarios)
     which = "all bundled cassettes" if not cassettes else "openai-chat cassettes"
     label = f"{serial.cases:,} cases ({which})"
     own = serial.accumulator_seconds / serial.cases * 1e6
@@ -90,6 +124,8 @@ def measure(scale: Scale) -> list[Figure]:
                 one.cases / one.seconds, "1 worker with a timeout (`check -j 1`)", "cases/s"),
         speedup(NAME, f"reference accumulator, {label}, 2 workers", two.cases / two.seconds,
                 one.cases / one.seconds, "1 worker", "cases/s", goal=1.6),
+        speedup(NAME, f"pytest plugin, {label}, `-n 2`", serial.cases / two_pytest,
+                serial.cases / serial_pytest, "serial", "cases/s", goal=1.6),
         cost(NAME, "harness time per case (building + judging), in process", harness, own,
              "the accumulator's own time", "µs", goal=1.0),
         cost(NAME, f"over stdio (`serve-accumulator`), {in_process.cases} cases, per case",

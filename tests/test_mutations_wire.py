@@ -68,3 +68,14 @@ def test_cut_at_every_byte_is_sampled_with_the_seed() -> None:
 
 def test_split_at() -> None:
     assert split_at(b"abcdef", [2, 2, 4, 9]) == [b"ab", b"cd", b"ef"]
+
+
+@pytest.mark.parametrize("largest", [1, 2, 7, 64, 1000])
+def test_the_size_drawer_draws_what_randint_draws(largest: int) -> None:
+    import random
+
+    from harness.mutate.wire import size_drawer
+
+    ours, theirs = random.Random(f"seed/{largest}"), random.Random(f"seed/{largest}")
+    draw = size_drawer(ours, largest)
+    assert [draw() for _ in range(500)] == [theirs.randint(1, largest) for _ in range(500)]

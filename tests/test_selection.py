@@ -4,6 +4,7 @@ CLI's runner and the plugin's catalogue see the same cases."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from _runner_accumulators import PARALLEL, SINGLE
 from harness.cassettes.corpus import bundled
 from harness.check.runner import run_matrix
 from harness.check.selection import ORIGINAL, Matrix, Selection, build_case, cases
-from harness.errors import ScenarioError
+from harness.errors import ScenarioError, UsageError
 from harness.mutate.scenario import load_scenarios, scenario_from_data
 from harness.plugin.items import CaseCatalog
 
@@ -114,3 +115,39 @@ def test_an_original_case_id_rebuilds_whatever_scenarios_are_selected() -> None:
     selection = Selection(cassettes=(SINGLE,), scenarios=("F3-single-read",))
     case = build_case("openai-chat/single-call::original::s0", selection)
     assert case.id == "openai-chat/single-call::original::s0" and case.scenario == "original"
+
+
+class _Cache:
+    """pytest's `config.cache` as the catalog uses it: JSON values by key, kept between sessions."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, object] = {}
+
+    def get(self, key: str, default: object) -> object:
+        return self.values.get(key, default)
+
+    def set(self, key: str, value: object) -> None:
+        self.values[key] = value
+
+
+def test_ids_alone_are_the_built_cases_ids_and_each_case_is_built_when_asked() -> None:
+    selection = Selection(
+        cassettes=(PARALLEL, SINGLE, str(bundled("cassettes") / "anthropic")),
+        scenarios=("original", "cut-at-every-event", "F3-single-read", "parallel-calls-share-index-0"),
+        seeds=2,
+    )
+    built = cases(selection)
+    expected = {case.id: case for case in built}
+    cache = _Cache()
+    first = CaseCatalog(cache)
+    assert list(first.ids(selection)) == list(expected) and len(cache.values) == 1  # listed by building
+    later = CaseCatalog(cache)  # another session or xdist worker: the ids without any pipeline
+    assert list(later.ids(selection)) == list(expected) and not later._cases
+    assert later.ids(selection) == {i: c.dialect for i, c in expected.items()}  # each id with its dialect
+    for case_id in list(expected)[::7]:
+        assert later.case(selection, case_id) == expected[case_id]  # same events, reads, expectation
+    with pytest.raises(UsageError, match="not in the selected matrix"):
+        later.case(selection, "openai-chat/single-call::F3-single-read::s9")
+    # Another cassette byte gives another fingerprint, so a stale list is never used.
+    assert Matrix(selection).fingerprint() != Matrix(replace(selection, seeds=1)).fingerprint()
+

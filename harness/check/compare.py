@@ -60,7 +60,7 @@ def compare_matrix(
     selection: Selection,
     *,
     timeout: float | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
     progress: Progress | None = None,
 ) -> Comparison:
     """Both accumulators on every selected case; where their outcomes differ."""

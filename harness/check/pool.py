@@ -2,9 +2,12 @@
 
 Each worker resolves the accumulator specs itself and builds its cases from plain strings (a
 `Selection` and the scenarios as data), so nothing but strings and plain data crosses a process
-boundary. A worker whose case overruns the timeout is killed with its process group (so a `cmd:`
-accumulator it started goes too) and replaced; the replacement resumes after that case. Results
-come back in unit order, so any number of workers gives the serial report.
+boundary. Work goes out a whole cassette at a time (its units in one message, so one worker
+parses it) and results come back in batches; the case a worker runs now is in shared memory
+(unit, case, accumulator, start time), so a deadline per case costs no message. A worker whose
+case overruns the timeout is killed with its process group (so a `cmd:` accumulator it started
+goes too) and replaced; the replacement redoes the units not yet reported, the lost case given
+its verdict. Results are put back in unit order, so any number of workers gives the serial report.
 """
 
 from __future__ import annotations
@@ -17,29 +20,34 @@ import sys
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
 from harness.check.accumulators import resolve
 from harness.check.capture import captured_output
 from harness.check.expectation import CaseClass, classify
-from harness.check.outcome import Outcome
 from harness.check.selection import Matrix, Selection, Unit, rebuilt_scenarios
 from harness.check.verdict import Result, Verdict, describe_error, judge
 from harness.errors import HarnessError
-from harness.mutate.scenario import Case
+from harness.mutate.scenario import SEPARATOR
 from harness.report.terminal import Progress
 
 __all__ = ["Pool"]
 
-
-# Messages a worker sends: ("ready",), ("fatal", text), ("cases", metas), ("result", k, i, data),
-# ("done",). The parent sends a unit with where to resume, (unit, k, i), or None to stop.
+# Messages a worker sends: ("ready",), ("fatal", text), ("units", [(n, results), ...]).
+# The parent sends a batch, ([(n, unit), ...], lost), or None to stop; `lost` maps a
+# (unit, case, accumulator) position to the (verdict, error, seconds) it already has.
+# Shared per worker: [unit, case, accumulator, start] of the case it runs (start 0: none; -1:
+# building the unit's cases).
+FLUSH_SECONDS = 0.25  # results of finished units go back at least this often
+POLL_SECONDS = 0.05  # how often the parent looks at the running cases' start times
 
 
 def _worker_main(
     conn: Connection,
+    now: Any,
     selection: Selection,
     scenarios: list[dict[str, Any]],
     specs: Sequence[str],
@@ -50,6 +58,7 @@ def _worker_main(
         os.setpgid(0, 0)  # its own process group: killing it also ends a `cmd:` child it started
     os.chdir(cwd)
     sys.path[:] = path
+    accumulators = []
     try:
         matrix = Matrix(selection, rebuilt_scenarios(scenarios))
         accumulators = [resolve(spec) for spec in specs]
@@ -65,19 +74,38 @@ def _worker_main(
             task = conn.recv()
             if task is None:
                 break
-            unit, k0, i0 = task
-            try:
-                cases = matrix.cases(unit)
-            except Exception as exc:
-                conn.send(("fatal", f"{unit.describe()}: {describe_error(exc)}"))
-                return
-            conn.send(("cases", [_meta(case, matrix) for case in cases]))
-            for k, case in enumerate(cases):
-                for i, (acc, spec) in enumerate(zip(accumulators, specs, strict=True)):
-                    if (k, i) >= (k0, i0):
-                        result = judge(acc, spec, case, matrix.by_name.get(case.scenario))
-                        conn.send(("result", k, i, result.to_dict()))
-            conn.send(("done",))
+            batch, lost = task
+            done: list[tuple[int, list[list[dict[str, Any]]]]] = []
+            flushed = time.monotonic()
+            for n, unit in batch:
+                now[3] = -1.0  # building: a death now is the harness's, not a case's
+                now[0], now[1], now[2] = n, 0, 0
+                try:
+                    cases = matrix.cases(unit)
+                except Exception as exc:
+                    conn.send(("fatal", f"{unit.describe()}: {describe_error(exc)}"))
+                    return
+                per_case = []
+                for k, case in enumerate(cases):
+                    scenario = matrix.by_name.get(case.scenario)
+                    row = []
+                    for i, (acc, spec) in enumerate(zip(accumulators, specs, strict=True)):
+                        known = lost.get((n, k, i))
+                        if known is not None:
+                            row.append(_lost_result(case, scenario, spec, *known).to_dict())
+                            continue
+                        now[3] = 0.0
+                        now[1], now[2] = k, i
+                        now[3] = time.monotonic()
+                        row.append(judge(acc, spec, case, scenario).to_dict())
+                        now[3] = 0.0
+                    per_case.append(row)
+                done.append((n, per_case))
+                if time.monotonic() - flushed >= FLUSH_SECONDS:
+                    conn.send(("units", done))
+                    done, flushed = [], time.monotonic()
+            now[3] = 0.0
+            conn.send(("units", done))  # the batch's last: the parent may send the next one
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
     finally:
@@ -86,29 +114,56 @@ def _worker_main(
                 acc.shutdown()
 
 
-def _meta(case: Case, matrix: Matrix) -> dict[str, Any]:
-    expectation = classify(case, matrix.by_name.get(case.scenario))
-    return {
-        "id": case.id,
-        "cassette": case.cassette,
-        "scenario": case.scenario,
-        "seed": case.seed,
-        "dialect": case.dialect,
-        "expected": case.expected.to_dict(),
-        "class": str(expectation.case_class),
-        "class_reason": expectation.reason,
-    }
+def _lost_result(case: Any, scenario: Any, spec: str, verdict: str, error: str, seconds: float) -> Result:
+    """The verdict of a case whose worker hung or died on it, with what the case says of itself."""
+    expectation = classify(case, scenario)
+    return Result(
+        id=case.id,
+        cassette=case.cassette,
+        scenario=case.scenario,
+        seed=case.seed,
+        dialect=case.dialect,
+        accumulator=spec,
+        verdict=Verdict(verdict),
+        expected=case.expected,
+        error=error,
+        seconds=seconds,
+        case_class=CaseClass(expectation.case_class),
+        class_reason=expectation.reason,
+    )
 
 
 @dataclass
 class _Worker:
     process: Any
     conn: Connection
+    now: Any  # shared [unit, case, accumulator, start]
     ready: bool = False
-    unit: int | None = None  # index of the unit it works on
-    metas: list[dict[str, Any]] | None = None
-    position: tuple[int, int] = (0, 0)  # the (case, accumulator) it is running now
-    deadline: float | None = None
+    batch: list[int] = field(default_factory=list)  # the units it has and has not reported yet
+
+
+def _cassette_of(unit: Unit) -> str:
+    if unit.cassette is not None:
+        return unit.cassette
+    return (unit.case_id or "").split(SEPARATOR)[0].partition("#")[0]
+
+
+def batches(units: Sequence[Unit]) -> list[list[int]]:
+    """Unit indices grouped by cassette file (one worker parses a cassette), the costliest first
+    so that the last batches to finish are short (cost: units x file size)."""
+    groups: dict[str, list[int]] = {}
+    for n, unit in enumerate(units):
+        groups.setdefault(_cassette_of(unit), []).append(n)
+
+    def cost(item: tuple[str, list[int]]) -> float:
+        name, members = item
+        try:
+            size = Path(name).stat().st_size
+        except OSError:
+            size = 1
+        return -len(members) * size
+
+    return [members for _, members in sorted(groups.items(), key=cost)]
 
 
 class Pool:
@@ -133,14 +188,17 @@ class Pool:
             # Workers fork from a server that has already imported the harness: fast (re)starts.
             self.context.set_forkserver_preload([__name__])
         self.workers: list[_Worker] = []
+        # Positions whose worker hung or died on them, with the verdict they got.
+        self.lost: dict[tuple[int, int, int], tuple[str, str, float]] = {}
 
     def _start(self) -> _Worker:
         ours, theirs = self.context.Pipe()
-        args = (theirs, self.selection, self.scenarios, self.specs, os.getcwd(), list(sys.path))
+        now = self.context.Array("d", 4, lock=False)
+        args = (theirs, now, self.selection, self.scenarios, self.specs, os.getcwd(), list(sys.path))
         process = self.context.Process(target=_worker_main, args=args, daemon=True)  # type: ignore[attr-defined]
         process.start()
         theirs.close()
-        return _Worker(process, ours)
+        return _Worker(process, ours, now)
 
     def _kill(self, worker: _Worker) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
@@ -151,29 +209,29 @@ class Pool:
         worker.conn.close()
 
     def run(self, units: Sequence[Unit], progress: Progress | None) -> list[list[list[Result]]]:
-        results: list[list[list[Result | None]]] = [[] for _ in units]
-        # A unit to do, with where to resume: (unit index, case, accumulator).
-        todo: deque[tuple[int, int, int]] = deque((n, 0, 0) for n in range(len(units)))
+        results: list[list[list[Result]] | None] = [None] * len(units)
+        todo: deque[list[int]] = deque(batches(units))
         try:
-            self.workers = [self._start() for _ in range(self.jobs)]
-            while todo or any(w.unit is not None for w in self.workers):
+            self.workers = [self._start() for _ in range(min(self.jobs, max(len(todo), 1)))]
+            while todo or any(w.batch for w in self.workers):
                 for worker in self.workers:
-                    if worker.ready and worker.unit is None and todo:
-                        n, k, i = todo.popleft()
-                        worker.unit, worker.metas, worker.position, worker.deadline = n, None, (k, i), None
-                        worker.conn.send((units[n], k, i))
-                now = time.monotonic()
-                deadlines = [w.deadline for w in self.workers if w.deadline is not None]
-                wait_for = None if not deadlines else max(min(deadlines) - now, 0.0)
+                    if worker.ready and not worker.batch and todo:
+                        worker.batch = todo.popleft()
+                        mine = set(worker.batch)
+                        lost = {p: v for p, v in self.lost.items() if p[0] in mine}
+                        worker.conn.send(([(n, units[n]) for n in worker.batch], lost))
+                busy = [w for w in self.workers if w.batch]
+                wait_for = POLL_SECONDS if self.timeout is not None and busy else None
                 for conn in wait([w.conn for w in self.workers], wait_for):
                     worker = next(w for w in self.workers if w.conn is conn)
                     self._receive(worker, units, results, todo, progress)
-                now = time.monotonic()
-                for worker in list(self.workers):
-                    if worker.deadline is not None and now >= worker.deadline:
-                        self._lost(
-                            worker, Verdict.TIMEOUT, f"no outcome within {self.timeout:g} s", results, todo
-                        )
+                if self.timeout is not None:
+                    now = time.monotonic()
+                    for worker in list(self.workers):
+                        position, start = _running(worker)
+                        if position is not None and start > 0 and now - start >= self.timeout:
+                            text = f"no outcome within {self.timeout:g} s"
+                            self._lost(worker, position, Verdict.TIMEOUT, text, self.timeout, todo)
         finally:
             for worker in self.workers:
                 with contextlib.suppress(Exception):
@@ -182,17 +240,14 @@ class Pool:
                 worker.process.join(1)
                 if worker.process.is_alive():
                     self._kill(worker)
-        out: list[list[list[Result]]] = []
-        for unit_results in results:
-            out.append([[r for r in per_spec if r is not None] for per_spec in unit_results])
-        return out
+        return [r or [] for r in results]
 
     def _receive(
         self,
         worker: _Worker,
         units: Sequence[Unit],
-        results: list[list[list[Result | None]]],
-        todo: deque[tuple[int, int, int]],
+        results: list[list[list[Result]] | None],
+        todo: deque[list[int]],
         progress: Progress | None,
     ) -> None:
         try:
@@ -200,70 +255,52 @@ class Pool:
         except (EOFError, OSError):
             worker.process.join(1)
             code = worker.process.exitcode
-            if worker.metas is None:
-                where = f" while building {units[worker.unit].describe()}" if worker.unit is not None else ""
+            position, start = _running(worker)
+            if position is None or start < 0:
+                where = f" while building {units[position[0]].describe()}" if position is not None else ""
                 raise HarnessError(f"a worker process died{where} (exit code {code})") from None
-            self._lost(
-                worker, Verdict.ERROR, f"the accumulator's process died (exit code {code})", results, todo
-            )
+            text = f"the accumulator's process died (exit code {code})"
+            self._lost(worker, position, Verdict.ERROR, text, 0.0, todo)
             return
         kind = message[0]
         if kind == "ready":
             worker.ready = True
         elif kind == "fatal":
             raise HarnessError(message[1])
-        elif kind == "cases":
-            assert worker.unit is not None
-            worker.metas = message[1]
-            if not results[worker.unit]:
-                results[worker.unit] = [[None] * len(self.specs) for _ in message[1]]
-            self._arm(worker)
-        elif kind == "result":
-            assert worker.unit is not None
-            _, k, i, data = message
-            results[worker.unit][k][i] = Result.from_dict(data)
-            worker.position = (k, i + 1) if i + 1 < len(self.specs) else (k + 1, 0)
-            self._arm(worker)
-        elif kind == "done":
-            assert worker.unit is not None
-            if progress is not None:
-                progress.advance(note=units[worker.unit].describe())
-            worker.unit, worker.metas, worker.deadline = None, None, None
-
-    def _arm(self, worker: _Worker) -> None:
-        """A deadline for the case the worker runs now; none once it is past its unit's last case
-        (a deadline then would blame a case that has finished)."""
-        past_last = worker.metas is not None and worker.position[0] >= len(worker.metas)
-        worker.deadline = None if self.timeout is None or past_last else time.monotonic() + self.timeout
+        elif kind == "units":
+            for n, per_case in message[1]:
+                results[n] = [[Result.from_dict(data) for data in row] for row in per_case]
+                worker.batch.remove(n)
+                if progress is not None:
+                    progress.advance(note=units[n].describe())
 
     def _lost(
         self,
         worker: _Worker,
+        position: tuple[int, int, int],
         verdict: Verdict,
         text: str,
-        results: list[list[list[Result | None]]],
-        todo: deque[tuple[int, int, int]],
+        seconds: float,
+        todo: deque[list[int]],
     ) -> None:
-        """The worker's current case gets `verdict`; the worker is replaced and the unit resumes."""
-        assert worker.unit is not None and worker.metas is not None
-        k, i = worker.position
-        meta = worker.metas[k]
-        elapsed = self.timeout if verdict is Verdict.TIMEOUT and self.timeout is not None else 0.0
-        results[worker.unit][k][i] = Result(
-            id=meta["id"],
-            cassette=meta["cassette"],
-            scenario=meta["scenario"],
-            seed=meta["seed"],
-            dialect=meta["dialect"],
-            accumulator=self.specs[i],
-            verdict=verdict,
-            expected=Outcome.from_dict(meta["expected"]),
-            error=text,
-            seconds=elapsed,
-            case_class=CaseClass(meta["class"]),
-            class_reason=meta["class_reason"],
-        )
-        nxt = (k, i + 1) if i + 1 < len(self.specs) else (k + 1, 0)
-        todo.appendleft((worker.unit, *nxt))
+        """The worker's current case gets `verdict`; the worker is replaced and the units it had
+        not reported go back to the front of the queue (the lost case keeps its verdict)."""
+        self.lost[position] = (str(verdict), text, seconds)
+        if worker.batch:
+            todo.appendleft(list(worker.batch))
+        worker.batch = []
         self._kill(worker)
         self.workers[self.workers.index(worker)] = self._start()
+
+
+def _running(worker: _Worker) -> tuple[tuple[int, int, int] | None, float]:
+    """The (unit, case, accumulator) a worker is at and when its case started (0: between cases,
+    -1: building a unit's cases); read twice so a position being written is not taken half-done."""
+    if not worker.batch:
+        return None, 0.0
+    for _ in range(3):
+        start = worker.now[3]
+        position = (int(worker.now[0]), int(worker.now[1]), int(worker.now[2]))
+        if worker.now[3] == start:
+            return position, start
+    return (int(worker.now[0]), int(worker.now[1]), int(worker.now[2])), float(worker.now[3])

@@ -3,9 +3,10 @@
 Containment: whatever an accumulator does to one case, the run goes on. Without a timeout and
 with one job, cases run in this process and an exception is the case's verdict; with a per-case
 timeout or several jobs they run in worker processes (`harness.check.pool`), where a hang or a
-dead process is the case's verdict too. Work is split into units (one cassette x scenario x
-seed, `harness.check.selection`) and results are put back in unit order, so `jobs=N` gives the
-same report as a serial run.
+dead process is the case's verdict too. Trusted accumulators (the built-ins: they neither hang
+nor kill their process) run in this process unless a number of jobs is asked for. Work is split
+into units (one cassette x scenario x seed, `harness.check.selection`) and results are put back
+in unit order, so `jobs=N` gives the same report as a serial run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import overload
 
-from harness.check.accumulators import resolve
+from harness.check.accumulators import builtin_names, resolve
 from harness.check.capture import captured_output
 from harness.check.pool import Pool
 from harness.check.selection import Matrix, Selection, Unit
@@ -25,7 +26,13 @@ from harness.errors import UsageError
 from harness.mutate.scenario import MAX_SEEDS
 from harness.report.terminal import Progress
 
-__all__ = ["run_matrix"]
+__all__ = ["run_matrix", "trusted"]
+
+
+def trusted(spec: str) -> bool:
+    """Whether a spec names one of our own in-process accumulators (the reference, a built-in
+    adapter), which runs without a worker process unless jobs are asked for."""
+    return spec.strip() in builtin_names()
 
 
 @overload
@@ -34,7 +41,7 @@ def run_matrix(
     selection: Selection | None = None,
     *,
     timeout: float | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
     progress: Progress | None = None,
 ) -> Report: ...
 
@@ -45,7 +52,7 @@ def run_matrix(
     selection: Selection | None = None,
     *,
     timeout: float | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
     progress: Progress | None = None,
 ) -> list[Report]: ...
 
@@ -55,18 +62,20 @@ def run_matrix(
     selection: Selection | None = None,
     *,
     timeout: float | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
     progress: Progress | None = None,
 ) -> Report | list[Report]:
     """Every selected case (default: the bundled matrix) through one accumulator spec (a
     `Report`) or each of several (a list of reports, one per spec; a case runs on all in turn).
 
     With a timeout or `jobs > 1` the cases run in worker processes: a script calling this needs
-    the usual `if __name__ == "__main__":` guard (the workers import the main module)."""
+    the usual `if __name__ == "__main__":` guard (the workers import the main module). `jobs`
+    None: trusted accumulators (`trusted`) run in this process whatever the timeout, others as
+    with `jobs=1`."""
     many = [specs] if isinstance(specs, str) else list(specs)
     if not many:
         raise UsageError("no accumulator given")
-    if jobs < 1:
+    if jobs is not None and jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout is not None and math.isnan(timeout):
         raise UsageError("timeout: must be a number of seconds, not nan")
@@ -80,6 +89,10 @@ def run_matrix(
     units = matrix.units()
     if progress is not None:
         progress.total = max(len(units), 1)
+    if jobs is None:
+        jobs = 1
+        if all(trusted(spec) for spec in many):
+            timeout = None  # a built-in neither hangs nor dies: no worker to guard against that
     if jobs == 1 and timeout is None:
         per_unit = _run_in_process(matrix, many, units, progress)
     else:

@@ -15,6 +15,9 @@ The rules, once:
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -116,6 +119,8 @@ class Matrix:
         self.scenarios = _selected_scenarios(selection) if scenarios is None else list(scenarios)
         self.by_name = {s.name: s for s in self.scenarios}
         self._sources: dict[str, list[RecordedStream]] = {}
+        self._files: list[Path] | None = None
+        self._named: dict[str, list[Path]] | None = None
 
     def units(self) -> list[Unit]:
         """The units of work, in matrix order (cassette, scenario, seed)."""
@@ -129,8 +134,38 @@ class Matrix:
         return out
 
     def cassette_files(self) -> list[Path]:
-        """The selected cassette files, each once."""
-        return list({p.resolve(): p for p in cassette_paths(self.roots)}.values())
+        """The selected cassette files, each once (listed once per matrix)."""
+        if self._files is None:
+            self._files = list({p.resolve(): p for p in cassette_paths(self.roots)}.values())
+        return list(self._files)
+
+    def fingerprint(self) -> str:
+        """A digest of everything the case ids depend on: the code (the harness's and each
+        registered mutation's module files, by size and modification time), the selection, the
+        scenarios and each cassette file's bytes. Equal fingerprints, equal case ids."""
+        import harness
+        from harness.mutate import registry
+
+        digest = hashlib.sha256()
+        code = {Path(f) for f in Path(harness.__file__).parent.rglob("*.py")}
+        code |= {Path(f) for cls in registry().values() if (f := inspect.getsourcefile(cls))}
+        stats = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(code) if f.exists()]
+        parts = [
+            harness.__version__,
+            repr(stats),
+            repr(self.selection),
+            json.dumps(self.scenario_data(), sort_keys=True, default=str),
+        ]
+        for part in parts:
+            digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+        for path in self.cassette_files():
+            digest.update(str(path).encode("utf-8", "surrogatepass") + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()
+
+    def case_ids(self) -> list[str]:
+        """Every case id, in matrix order, each once (what `all` yields the ids of)."""
+        return [case.id for case in self.all()]
 
     def sources(self, cassette: str | Path) -> list[RecordedStream]:
         """The recorded streams of one cassette file of this selection, of the selected dialects."""
@@ -168,9 +203,12 @@ class Matrix:
         point = parts[3] if len(parts) == 4 else None
         scenario = self.by_name.get(scenario_name) or self._library_scenario(scenario_name)
         base, _, number = cassette_name.partition("#")
-        for path in self.cassette_files():
-            if cassette_id(path, self.roots) != base and path.with_suffix("").name != base:
-                continue
+        if self._named is None:  # each file under the names an id may give it, in file order
+            self._named = {}
+            for path in self.cassette_files():
+                for name in dict.fromkeys((cassette_id(path, self.roots), path.with_suffix("").name)):
+                    self._named.setdefault(name, []).append(path)
+        for path in self._named.get(base, []):
             for source in self.sources(path):
                 if source.id.partition("#")[2] != number:
                     continue

@@ -48,7 +48,8 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
         help=f"seconds a case may take (default {DEFAULT_TIMEOUT:g}; 0: no limit, run in this process)",
     )  # fmt: skip
     parser.add_argument(
-        "-j", "--jobs", type=arguments.JOBS, default=1, metavar="N", help="worker processes (default 1)"
+        "-j", "--jobs", type=arguments.JOBS, default=None, metavar="N",
+        help="worker processes (default 1; the built-in accumulators run in this process unless -j is given)",
     )
 
 

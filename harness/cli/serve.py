@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--timeout: a client needs a timeout of more than 0 seconds")
         server = ReplayServer(selected, pace=args.pace, host=args.host, port=args.port)
         with server.running():
-            report = run_clients(selected, args.client, jobs=args.jobs, timeout=args.timeout, server=server)
+            jobs = args.jobs or 1  # the option is shared with `check`, where unset means "decide"
+            report = run_clients(selected, args.client, jobs=jobs, timeout=args.timeout, server=server)
         if args.json:
             write_json(report_to_dict(report, selection), args.json)
         print(render_check(report, selection=selection, max_failures=args.max_failures))

@@ -6,13 +6,17 @@ after another, and what a prefix of the stream makes final (the oracle of cuts a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any, TypeVar, cast
 
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import NotApplicable
 from harness.mutate import Stream
 from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, Role
+
+T = TypeVar("T")
 
 
 def by_call(fragments: Sequence[Fragment]) -> dict[int, list[Fragment]]:
@@ -23,8 +27,34 @@ def by_call(fragments: Sequence[Fragment]) -> dict[int, list[Fragment]]:
     return out
 
 
+# What was found in recent event tuples (fragments, kinds): a recording's stream is shared by all
+# its cases (events are immutable), so it is found once, not once per case. Keyed by identity,
+# the events kept alive beside the value so an id is never reused while cached.
+_FOUND: OrderedDict[tuple[str, str, int], tuple[tuple[Event, ...], Any]] = OrderedDict()
+_CACHED = 256
+
+
+def _once(what: str, stream: Stream, find: Callable[[], T]) -> T:
+    """`find()` for this stream's events, or what it gave for the very same events tuple before."""
+    key = (what, stream.dialect.name, id(stream.events))
+    found = _FOUND.get(key)
+    if found is not None and found[0] is stream.events:
+        _FOUND.move_to_end(key)
+        return cast(T, found[1])
+    value = find()
+    _FOUND[key] = (stream.events, value)
+    if len(_FOUND) > _CACHED:
+        _FOUND.popitem(last=False)
+    return value
+
+
+def kinds_of(stream: Stream) -> tuple[frozenset[Kind], ...]:
+    """What each event carries (`Dialect.kinds`), found once per events tuple."""
+    return _once("kinds", stream, lambda: tuple(stream.dialect.kinds(event) for event in stream.events))
+
+
 def fragments_or_skip(stream: Stream, what: str = "tool calls") -> list[Fragment]:
-    fragments = stream.dialect.fragments(stream.events)
+    fragments = list(_once("fragments", stream, lambda: tuple(stream.dialect.fragments(stream.events))))
     if not fragments:
         raise NotApplicable(f"no {what} in this stream")
     return fragments
@@ -91,7 +121,7 @@ def set_at(events: list[Event], dialect: Dialect, fragment: Fragment, field: Fie
 
 def terminal_index(stream: Stream) -> int:
     """Where the stream's terminal signal sits: the sentinel, else the finish event, else the end."""
-    kinds = [stream.dialect.kinds(event) for event in stream.events]
+    kinds = kinds_of(stream)
     for wanted in ({Kind.SENTINEL, Kind.ERROR}, {Kind.FINISH}):
         for i, found in enumerate(kinds):
             if wanted & found:
@@ -103,8 +133,8 @@ def first_signal(stream: Stream) -> int:
     """The first event that may end the turn (finish, sentinel or error): a cut up to here is a
     cut by every dialect's rules; after it, whether the turn was over is the dialect's to say."""
     ending = {Kind.FINISH, Kind.SENTINEL, Kind.ERROR}
-    for i, event in enumerate(stream.events):
-        if ending & stream.dialect.kinds(event):
+    for i, found in enumerate(kinds_of(stream)):
+        if ending & found:
             return i
     return len(stream.events)
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
@@ -89,13 +90,40 @@ def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
 
 
+class _BuiltOnRead:
+    """A `Case.response` given as a `Stream` and the recorded response it is `like`: its bytes and
+    reads are rendered when first read (an event-level accumulator never reads them), then kept."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, case: Any, owner: type | None = None) -> Response:
+        if case is None:
+            raise AttributeError("no default")  # the dataclass field stays required
+        value = case.__dict__[self.slot]
+        if isinstance(value, tuple):
+            stream, like = value
+            value = stream.response(like)
+            case.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, case: Any, value: Response | tuple[Stream, Response]) -> None:
+        case.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class Case:
-    """One mutated response, replayable from its id, with the outcome a correct client reaches."""
+    """One mutated response, replayable from its id, with the outcome a correct client reaches.
+
+    `response` may be given as `(stream, like)`: it is then rendered from the stream when first
+    read (`like` gives the status and headers)."""
 
     id: str
     dialect: str
-    response: Response
+    if TYPE_CHECKING:
+        response: Response
+    else:
+        response: _BuiltOnRead = _BuiltOnRead()  # a descriptor field: required, settable lazily
     events: tuple[Event, ...]
     expected: Outcome
     cassette: str
@@ -103,6 +131,19 @@ class Case:
     seed: int
     point: str | None = None
     request: Any = None  # the recorded `Request`, for writing the case as a cassette
+
+    @property
+    def complete(self) -> bool:
+        """Whether the stream ended cleanly (read without rendering the response)."""
+        value = self.__dict__["_response"]
+        return bool(value[0].complete if isinstance(value, tuple) else value.complete)
+
+    @property
+    def error(self) -> str | None:
+        """The transport error the client saw when the stream was cut (read without rendering)."""
+        value = self.__dict__["_response"]
+        error: str | None = value[0].error if isinstance(value, tuple) else value.error
+        return error
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,6 +343,11 @@ class RecordedStream:
     interaction: Interaction
     expected: Outcome
 
+    @cached_property
+    def stream(self) -> Stream:
+        """The recorded response as a `Stream`, decoded once (streams and events are immutable)."""
+        return Stream.of(self.interaction.response, self.dialect, self.expected)
+
 
 def cassette_id(path: Path, roots: Sequence[Path]) -> str:
     """A cassette's name in case ids: its path below the bundled corpus (`openai-chat/parallel-2`),
@@ -343,9 +389,8 @@ def cases_for(source: RecordedStream, scenario: Scenario, seed: int, point: str 
     """The cases of one recorded stream under one scenario and seed (empty when skipped)."""
     if not scenario.applies_to(source.dialect.name):
         return []
-    stream = Stream.of(source.interaction.response, source.dialect, source.expected)
     try:
-        results = run_pipeline(scenario.steps, stream, seed, point)
+        results = run_pipeline(scenario.steps, source.stream, seed, point)
     except NotApplicable:
         return []
     return [case_of_stream(source, mutated, scenario.name, seed, label) for label, mutated in results]
@@ -359,7 +404,8 @@ def case_of_stream(
     return Case(
         id=case_id,
         dialect=source.dialect.name,
-        response=mutated.response(source.interaction.response),
+        # Rendered when first read (`_BuiltOnRead`), so typed as what reading it gives.
+        response=cast(Response, (mutated, source.interaction.response)),
         events=mutated.events,
         expected=mutated.expected,
         cassette=source.id,

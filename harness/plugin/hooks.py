@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[_USAGE] = []
-    config.stash[_CATALOG] = CaseCatalog()
+    config.stash[_CATALOG] = CaseCatalog(getattr(config, "cache", None))
     config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)
     config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
 
@@ -95,7 +95,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     try:
         marked = MatrixOptions.from_marker(marker.kwargs) if marker is not None else None
         selection = _selection(config.stash[_SETTINGS], marked)
-        ids = list(config.stash[_CATALOG].cases(selection))
+        ids = list(config.stash[_CATALOG].ids(selection))
     except HarnessError as exc:
         # Raised here, pytest would show it as a collection error inside a pluggy traceback.
         config.stash[_USAGE].append(f"{metafunc.definition.nodeid}: {exc}")
@@ -117,10 +117,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     try:
         for spec in (*settings.accumulators, *(settings.compare or ())):
             catalog.resolved(spec)  # a spec that cannot load is one usage error, not an error per case
-        cases = catalog.cases(selection)
+        dialects = catalog.ids(selection)
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
-    ids = list(cases)
+    ids = list(dialects)
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
     common: dict[str, Any] = {
         "parent": parent, "selection": selection, "catalog": catalog, "strict": settings.strict
@@ -131,7 +131,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item = CaseItem.from_parent(
                 name=f"{name}[{i}]", nodeid=f"toolstream::{name}[{i}]", spec=spec, case_id=i, **common
             )
-            _skip_unless_declared(item, catalog, (spec,), cases[i].dialect)
+            _skip_unless_declared(item, catalog, (spec,), dialects[i])
             items.append(item)
     if settings.compare is not None:
         for i in ids:
@@ -139,7 +139,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 name=f"compare[{i}]", nodeid=f"toolstream::compare[{i}]", specs=settings.compare, case_id=i,
                 **common,
             )  # fmt: skip
-            _skip_unless_declared(pair, catalog, settings.compare, cases[i].dialect)
+            _skip_unless_declared(pair, catalog, settings.compare, dialects[i])
             items.append(pair)
 
 

@@ -1,6 +1,6 @@
 """What the pytest plugin hands tests, and the matrix items it generates; no hooks live here.
 
-- `CaseCatalog`: the cases of a selection (cassettes x scenarios x seeds), built once a session.
+- `CaseCatalog`: the case ids of a selection (cassettes x scenarios x seeds), each case built when run.
 - `MatrixCase`: the `toolstream_case` fixture: one case, `.run(acc)` and `.check(acc)`.
 - `CaseItem` / `CompareItem`: the items `--toolstream-accumulator` / `--toolstream-compare` add.
 - `MatrixResults`: every verdict of the session (also from xdist workers), for the summary and reports.
@@ -51,30 +51,69 @@ COMPARE_KEY: Final = "toolstream_compare"  # user_properties key: an A/B pair
 
 
 class CaseCatalog:
-    """The cases of each selection asked for in a session, built once and kept by id."""
+    """The cases of each selection asked for in a session, kept by id.
 
-    def __init__(self) -> None:
+    Items are collected from the ids alone (`ids`): with a `cache` (pytest's), a selection's ids
+    are stored under its `Matrix.fingerprint`, so a later session, or each xdist worker, lists
+    them without running a pipeline, and a case is built when its item runs (`case`; the parsed
+    cassette and its decoded stream kept per cassette). Without a stored list the ids come from
+    building every case, and those cases are kept."""
+
+    def __init__(self, cache: Any = None) -> None:
+        self.cache = cache  # pytest's `config.cache` (get/set of JSON values), or None
+        self._matrices: dict[Selection, Matrix] = {}
+        self._ids: dict[Selection, dict[str, str]] = {}
         self._cases: dict[Selection, dict[str, Case]] = {}
         self._meaning: dict[str, Meaning] = {ORIGINAL.name: ORIGINAL.meaning}
         self._scenarios: dict[str, Scenario] = {ORIGINAL.name: ORIGINAL}
         self._accumulators: dict[str, Accumulator] = {}
         self._prepared: set[int] = set()
 
-    def cases(self, selection: Selection) -> dict[str, Case]:
-        """Case id -> case, in matrix order (cassette, scenario, seed), each id once."""
-        if selection not in self._cases:
-            matrix = Matrix(selection)
+    def matrix(self, selection: Selection) -> Matrix:
+        if selection not in self._matrices:
+            self._matrices[selection] = matrix = Matrix(selection)
             for scenario in matrix.scenarios:
                 self._meaning[scenario.name] = scenario.meaning
                 self._scenarios[scenario.name] = scenario
-            self._cases[selection] = {case.id: case for case in matrix.all()}
+        return self._matrices[selection]
+
+    def ids(self, selection: Selection) -> dict[str, str]:
+        """Case id -> its dialect's name, in matrix order (cassette, scenario, seed), each id once."""
+        if selection not in self._ids:
+            matrix = self.matrix(selection)
+            key = f"toolstream/case-ids/{matrix.fingerprint()}" if self.cache is not None else None
+            stored = self.cache.get(key, None) if key is not None else None
+            if isinstance(stored, list) and all(
+                isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+                for pair in stored
+            ):
+                self._ids[selection] = dict(stored)
+            else:
+                self._ids[selection] = {i: case.dialect for i, case in self.cases(selection).items()}
+                if key is not None:
+                    self.cache.set(key, [list(pair) for pair in self._ids[selection].items()])
+        return self._ids[selection]
+
+    def cases(self, selection: Selection) -> dict[str, Case]:
+        """Case id -> case, in matrix order (cassette, scenario, seed), each id once: all built."""
+        if selection not in self._cases:
+            self._cases[selection] = {case.id: case for case in self.matrix(selection).all()}
+            self._ids.setdefault(selection, {i: c.dialect for i, c in self._cases[selection].items()})
         return self._cases[selection]
 
     def case(self, selection: Selection, case_id: str) -> Case:
-        try:
-            return self.cases(selection)[case_id]
-        except KeyError:
-            raise UsageError(f"case id {case_id!r} is not in the selected matrix") from None
+        """One case of the selection, built now unless it was built with the id list."""
+        built = self._cases.get(selection)
+        if built is not None:
+            found = built.get(case_id)
+        else:
+            found = self.matrix(selection).case(case_id) if case_id in self._listed(selection) else None
+        if found is None:
+            raise UsageError(f"case id {case_id!r} is not in the selected matrix")
+        return found
+
+    def _listed(self, selection: Selection) -> dict[str, str]:
+        return self.ids(selection)
 
     def meaning(self, scenario: str) -> Meaning:
         return self._meaning.get(scenario, Meaning.CHANGING)

@@ -33,7 +33,7 @@ __all__ = ["EventLevel", "cut_error"]
 
 def cut_error(case: Case) -> str | None:
     """What `close(error)` is given: None for a stream that ended cleanly, else the transport error."""
-    return None if case.response.complete else (case.response.error or "stream cut")
+    return None if case.complete else (case.error or "stream cut")
 
 
 class EventLevel:

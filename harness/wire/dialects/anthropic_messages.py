@@ -39,7 +39,6 @@ Reference accumulator, keying rules:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Hashable, Sequence
 from typing import Any
 from urllib.parse import urlparse
@@ -61,6 +60,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
     Violation,
+    copy_json,
 )
 from harness.wire.dialects.blocks import (
     BlockAccumulator,
@@ -294,7 +294,7 @@ class AnthropicMessages(Dialect, Requesting):
 
     def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
         _check_slot(slot)
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         if not isinstance(payload, dict):
             raise DialectError(f"anthropic: event {event.name!r} has no JSON object to set {field} in")
         if field is Field.INDEX:
@@ -326,7 +326,7 @@ class AnthropicMessages(Dialect, Requesting):
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         if event_type(event) != "message_delta" or not isinstance(event.payload, dict):
             raise DialectError(f"anthropic: only message_delta has a stop_reason, not {event_type(event)}")
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         delta = payload.get("delta")
         if not isinstance(delta, dict):
             delta = payload["delta"] = {}
@@ -494,7 +494,7 @@ def _step(event: Event) -> BlockStep:
 
 
 def _with_index(event: Event, index: int) -> Event:
-    payload = copy.deepcopy(event.payload)
+    payload = copy_json(event.payload)
     payload["index"] = index
     return event.with_payload(payload)
 

@@ -10,6 +10,7 @@ A dialect that can ask its provider for a stream also has the `Requesting` role 
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import re
@@ -46,6 +47,22 @@ class Event:
         # An eventstream frame names itself in its `:event-type` header too: keep the two in step.
         headers = tuple((h, t, name if h == ":event-type" else v) for h, t, v in self.wire.headers)
         return replace(self, wire=replace(self.wire, name=name, headers=headers))
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of decoded JSON (dicts, lists, atoms), several times faster than
+    `copy.deepcopy`, which dialects pay on every edited payload; anything else is deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {key: item if type(item) in _ATOMS else copy_json(item) for key, item in value.items()}
+    if kind is list:
+        return [item if type(item) in _ATOMS else copy_json(item) for item in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
 
 
 class Kind(StrEnum):

@@ -30,7 +30,6 @@ Reference accumulator, keying rules:
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import re
 from collections.abc import Hashable, Mapping, Sequence
@@ -55,6 +54,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
     Violation,
+    copy_json,
 )
 from harness.wire.dialects.blocks import (
     BlockAccumulator,
@@ -278,7 +278,7 @@ class BedrockConverse(Dialect, Requesting):
 
     def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
         _check_slot(slot)
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         if not isinstance(payload, dict):
             raise DialectError(f"bedrock-converse: event {event.name!r} has no JSON object to set {field} in")
         if field is Field.INDEX:
@@ -318,7 +318,7 @@ class BedrockConverse(Dialect, Requesting):
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         if event.name != "messageStop" or not isinstance(event.payload, dict):
             raise DialectError(f"bedrock-converse: only messageStop has a stopReason, not {event.name}")
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         if reason is MISSING:
             payload.pop("stopReason", None)
         else:
@@ -498,7 +498,7 @@ def _step(event: Event) -> BlockStep:
 
 
 def _with_index(event: Event, index: int) -> Event:
-    payload = copy.deepcopy(event.payload)
+    payload = copy_json(event.payload)
     payload["contentBlockIndex"] = index
     return event.with_payload(payload)
 

@@ -34,7 +34,6 @@ is `cut` (after `message-end` too: its calls stay final) and reports the calls a
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,6 +57,7 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     contradiction,
+    copy_json,
 )
 from harness.wire.dialects.requesting import Requesting, chat_body
 
@@ -371,7 +371,7 @@ class CohereDialect(Dialect, Requesting):
 
     def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
         self._check(event, slot)
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         if field == Field.ITEM_ID:
             if value is MISSING:
                 return event.with_payload(payload)
@@ -414,7 +414,7 @@ class CohereDialect(Dialect, Requesting):
             if reason is MISSING:
                 return event
             raise DialectError("cohere: only a message-end event carries a finish_reason")
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         delta = payload.setdefault("delta", {})
         if reason is MISSING:
             delta.pop("finish_reason", None)

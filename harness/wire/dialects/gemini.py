@@ -41,7 +41,6 @@ have one, else to the latest call without a result. Server calls are final when 
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import string
@@ -67,6 +66,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
     Violation,
+    copy_json,
 )
 from harness.wire.dialects.requesting import Requesting
 
@@ -190,9 +190,9 @@ class _Call:
     def apply(self, fc: dict[str, Any]) -> None:
         if isinstance(fc.get("args"), dict):
             if self.streamed:
-                self.args.update(copy.deepcopy(fc["args"]))
+                self.args.update(copy_json(fc["args"]))
             else:
-                self.args = copy.deepcopy(fc["args"])
+                self.args = copy_json(fc["args"])
         for arg in fc.get("partialArgs") or ():
             if not isinstance(arg, dict) or not isinstance(arg.get("jsonPath"), str):
                 continue
@@ -201,7 +201,7 @@ class _Call:
                 continue
             steps = json_path(arg["jsonPath"])
             key = tuple(steps)
-            _assign(self.args, steps, copy.deepcopy(value), append=key in self.pending)
+            _assign(self.args, steps, copy_json(value), append=key in self.pending)
             if arg.get("willContinue") is True and isinstance(value, str):
                 self.pending.add(key)
             else:
@@ -436,7 +436,7 @@ class GeminiDialect(Dialect, Requesting):
         return fc.get(str(field), MISSING)
 
     def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         fc = self._call_of(Event(event.wire, payload), slot)
         if field in _NO_INDEX_FIELDS:
             if value is MISSING:
@@ -468,7 +468,7 @@ class GeminiDialect(Dialect, Requesting):
 
     def remove(self, event: Event, slot: int) -> Event | None:
         self._call_of(event, slot)
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         cand = candidate(payload)
         if cand is None:  # unreachable: _call_of found the part in this candidate
             return event
@@ -482,7 +482,7 @@ class GeminiDialect(Dialect, Requesting):
         return cand.get("finishReason", MISSING) if cand is not None else MISSING
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         cand = candidate(payload)
         if cand is None:
             if reason is MISSING:
@@ -498,7 +498,7 @@ class GeminiDialect(Dialect, Requesting):
         """Several functionCall parts in one chunk, shaped like the first one's chunk."""
         if not parts:
             return None
-        collected = [copy.deepcopy(content_parts(event.payload)[slot]) for event, slot in parts]
+        collected = [copy_json(content_parts(event.payload)[slot]) for event, slot in parts]
         return self._chunk_like(parts[0][0], collected)
 
     # -- building ----------------------------------------------------------------------------
@@ -512,7 +512,7 @@ class GeminiDialect(Dialect, Requesting):
         source = like.payload if like is not None and isinstance(like.payload, dict) else {}
         for key in ("usageMetadata", "modelVersion", "responseId"):
             if key in source:
-                payload[key] = copy.deepcopy(source[key])
+                payload[key] = copy_json(source[key])
         return _new_event(self, payload, like)
 
     # -- validation -----------------------------------------------------------------------------

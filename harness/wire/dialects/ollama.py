@@ -23,7 +23,6 @@ state with no calls. Text is `message.content` joined; `message.thinking` is rea
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -46,6 +45,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
     Violation,
+    copy_json,
 )
 from harness.wire.dialects.requesting import Requesting, chat_body
 
@@ -91,7 +91,7 @@ class _Router:
         name = fn.get("name") if isinstance(fn.get("name"), str) else None
         raw_id = entry.get("id") if isinstance(entry, dict) else None
         call_id = raw_id if isinstance(raw_id, str) and raw_id else None
-        arguments = copy.deepcopy(fn.get("arguments"))
+        arguments = copy_json(fn.get("arguments"))
         if call_id is not None:
             for number, earlier in enumerate(self.calls):
                 if earlier.id == call_id and earlier.name == name:
@@ -228,7 +228,7 @@ class OllamaDialect(Dialect, Requesting):
         return MISSING
 
     def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         entry = self._entry(payload, slot)
         if field in (Field.ID, Field.TYPE):
             target, key = entry, str(field)
@@ -251,7 +251,7 @@ class OllamaDialect(Dialect, Requesting):
         )
 
     def remove(self, event: Event, slot: int) -> Event | None:
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         self._entry(payload, slot)
         msg = message(payload)
         if msg is None:
@@ -270,7 +270,7 @@ class OllamaDialect(Dialect, Requesting):
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         if not isinstance(event.payload, dict):
             raise DialectError("ollama: this line is not a JSON object")
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         if reason is MISSING:
             payload.pop("done_reason", None)
             return event.with_payload(payload)
@@ -288,7 +288,7 @@ class OllamaDialect(Dialect, Requesting):
         """Several whole tool calls in one line, shaped like the first one's line."""
         if not parts:
             return None
-        entries = [copy.deepcopy(tool_calls(event.payload)[slot]) for event, slot in parts]
+        entries = [copy_json(tool_calls(event.payload)[slot]) for event, slot in parts]
         return self._line(parts[0][0], {"role": "assistant", "content": "", "tool_calls": entries})
 
     # -- building ----------------------------------------------------------------------------

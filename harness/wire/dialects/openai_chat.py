@@ -49,7 +49,6 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections.abc import Hashable, Mapping, Sequence
@@ -75,6 +74,7 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     contradiction,
+    copy_json,
 )
 from harness.wire.dialects.requesting import Requesting, chat_body
 
@@ -426,7 +426,7 @@ class OpenAIChat(Dialect, Requesting):
         path = _FIELD_PATHS.get(field)
         if path is None:
             raise DialectError(f"openai-chat: a tool_calls entry has no {field} field")
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         target = self._entry(payload, slot)
         for key in path[:-1]:
             if not isinstance(target.get(key), dict):
@@ -447,7 +447,7 @@ class OpenAIChat(Dialect, Requesting):
         return _make(_chunk(event.payload, {"tool_calls": [piece]}, choice_number=choice.get("index", 0)))
 
     def remove(self, event: Event, slot: int) -> Event | None:
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         self._entry(payload, slot)
         choice = _choice(payload)
         assert choice is not None  # _entry found the entry in it
@@ -470,16 +470,16 @@ class OpenAIChat(Dialect, Requesting):
         choice = _choice(event.payload)
         if choice is None:
             return None
-        other = {**copy.deepcopy(choice), "index": number}
+        other = {**copy_json(choice), "index": number}
         if into is None:
-            payload = copy.deepcopy(event.payload)
+            payload = copy_json(event.payload)
             payload["choices"] = [other]
             if payload.get("usage") is not None:
                 payload["usage"] = None
             return event.with_payload(payload)
         if not isinstance(_dict(into.payload).get("choices"), list):
             return None
-        payload = copy.deepcopy(into.payload)
+        payload = copy_json(into.payload)
         payload["choices"].append(other)
         return into.with_payload(payload)
 
@@ -487,8 +487,8 @@ class OpenAIChat(Dialect, Requesting):
         """The first part's chunk with every part's entry, in order, in one `tool_calls` list."""
         if not parts:
             return None
-        entries = [copy.deepcopy(self._entry(event.payload, slot)) for event, slot in parts]
-        payload = copy.deepcopy(parts[0][0].payload)
+        entries = [copy_json(self._entry(event.payload, slot)) for event, slot in parts]
+        payload = copy_json(parts[0][0].payload)
         choice = _choice(payload)
         assert choice is not None
         choice["delta"]["tool_calls"] = entries
@@ -504,7 +504,7 @@ class OpenAIChat(Dialect, Requesting):
         choice 0 (usage-only) gets one with an empty delta."""
         if not isinstance(event.payload, dict):
             raise DialectError(f"openai-chat: {event.payload!r} is not a chunk, it has no finish_reason")
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         choice = _choice(payload)
         if choice is None:
             if reason is MISSING:
@@ -698,7 +698,7 @@ def _chunk(
         "model": "harness",
     }
     if source:
-        out = {key: copy.deepcopy(value) for key, value in source.items() if key != "error"}
+        out = {key: copy_json(value) for key, value in source.items() if key != "error"}
     out["choices"] = []
     if delta is not None:
         out["choices"] = [

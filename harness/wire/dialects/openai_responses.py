@@ -36,7 +36,6 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import re
 from collections.abc import Hashable, Mapping, Sequence
@@ -61,6 +60,7 @@ from harness.wire.dialects.base import (
     ReferenceAccumulator,
     Role,
     Violation,
+    copy_json,
     payload_type,
 )
 from harness.wire.dialects.requesting import Requesting
@@ -533,7 +533,7 @@ class _Items:
             elif "item_id" in payload or "output_index" in payload:
                 number = self.find(payload)
             if number is not None and "output_index" in payload and payload["output_index"] != number:
-                payload = copy.deepcopy(payload)
+                payload = copy_json(payload)
                 payload["output_index"] = number
                 event = event.with_payload(payload)
             out.append(event)
@@ -609,7 +609,7 @@ class OpenAIResponses(Dialect, Requesting):
         target, key = self._place(event, slot, field)
         if key is None:
             raise DialectError(f"openai-responses: a {event_type(event)} event has no {field} field")
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         target = payload.setdefault("item", {}) if field in _ITEM_FIELDS and _is_call_item(event) else payload
         if value is MISSING:
             target.pop(key, None)
@@ -645,7 +645,7 @@ class OpenAIResponses(Dialect, Requesting):
             raise DialectError(
                 f"openai-responses: only a terminal response has a status, not {event_type(event)}"
             )
-        payload = copy.deepcopy(event.payload)
+        payload = copy_json(event.payload)
         response = payload.setdefault("response", {})
         if reason is MISSING:
             response.pop("status", None)
