@@ -15,8 +15,10 @@ import pprint
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness.cassettes.format import Request
 from harness.check import repro_templates as templates
-from harness.check.accumulators.client import recorded_request, request_body
+from harness.check.accumulators.client import base_url, recorded_request, request_body
+from harness.check.expectation import classify
 from harness.errors import UsageError
 from harness.transports.replay import served_headers
 
@@ -78,6 +80,7 @@ def template_for(spec: str, dialect: str) -> Template:
 def repro_script(case: Case, spec: str, *, command: str) -> str:
     """The standalone script reproducing `case` with the library behind `spec`."""
     template = template_for(spec, case.dialect)
+    expectation = classify(case)
     request = recorded_request(case)
     body = request_body(case)
     response = case.response
@@ -99,6 +102,7 @@ def repro_script(case: Case, spec: str, *, command: str) -> str:
         "#!/usr/bin/env python3",
         f'"""{case.id} through {spec}: a standalone reproduction.',
         "",
+        f"Stream: {expectation.case_class} ({expectation.reason}).",
         f"Needs only: pip install {template.library}",
         "Run: python this file. It serves the recorded (and mutated) stream below through the",
         "library's own HTTP mocking point, prints what the library returned and what the stream",
@@ -109,8 +113,6 @@ def repro_script(case: Case, spec: str, *, command: str) -> str:
         "import json",
         "import sys",
         "",
-        "import httpx2",
-        "",
         "# The response, one bytes literal per network read, exactly as the client received it.",
         "READS = [",
         *(f"    {chunk.data!r}," for chunk in response.chunks),
@@ -118,14 +120,12 @@ def repro_script(case: Case, spec: str, *, command: str) -> str:
     ]
     for key, value in data.items():
         lines.append(f"{key} = {_literal(value)}")
-    lines += ["", "", templates.TRANSPORT.strip(), "", "", template.code.strip(), "", "", templates.MAIN.strip()]
+    for part in (templates.TRANSPORT, templates.HELPERS, template.code, templates.MAIN):
+        lines += ["", "", part.strip()]
     return "\n".join(lines) + "\n"
 
 
 def _base_url(url: str, endpoint: str) -> str:
-    from harness.check.accumulators.client import base_url
-    from harness.cassettes.format import Request
-
     return base_url(Request(method="POST", url=url), endpoint)
 
 

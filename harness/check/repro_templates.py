@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "ANTHROPIC",
+    "HELPERS",
     "LANGCHAIN_ANTHROPIC",
     "LANGCHAIN_OPENAI",
     "LITELLM",
@@ -43,6 +44,7 @@ def mock_transport(httpx):
 '''
 
 OPENAI = '''
+import httpx2
 import openai
 from openai.lib.streaming.chat import ChatCompletionStreamState
 
@@ -94,6 +96,7 @@ def run():
 
 ANTHROPIC = '''
 import anthropic
+import httpx2
 
 
 def run():
@@ -133,6 +136,7 @@ def run():
 PYDANTIC_AI = '''
 import asyncio
 
+import httpx2
 from pydantic_ai.exceptions import ModelAPIError, ModelConnectionError
 from pydantic_ai.messages import ModelRequest, UserPromptPart
 from pydantic_ai.models import ModelRequestParameters
@@ -195,16 +199,208 @@ def run():
     return asyncio.run(stream_response())
 '''
 
-LITELLM = """
-"""
+LITELLM = '''
+import os
 
-LANGCHAIN_OPENAI = """
-"""
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else litellm fetches a cost map at import
 
-LANGCHAIN_ANTHROPIC = """
-"""
+import httpx
+import litellm
+import openai
+from litellm.litellm_core_utils.core_helpers import map_finish_reason
+from litellm.llms.custom_httpx.http_handler import HTTPHandler
 
-MAIN = '''
+
+def expected_as_reported(expected):
+    """litellm reports an Anthropic stop_reason in OpenAI's words (`map_finish_reason`: tool_use is
+    tool_calls): the expected one is translated with litellm's own map, so only a wrong one differs."""
+    if DIALECT == "anthropic" and expected["finish_reason"] is not None:
+        return {**expected, "finish_reason": map_finish_reason(expected["finish_reason"])}
+    return expected
+
+
+def tools():
+    out = []
+    for tool in REQUEST.get("tools") or []:
+        if "function" in tool:
+            out.append(tool)
+        else:  # an Anthropic tool, in the OpenAI form a litellm user writes
+            schema = tool.get("input_schema") or {"type": "object"}
+            out.append({"type": "function", "function": {"name": tool["name"], "parameters": schema}})
+    return out
+
+
+def run():
+    """`litellm.completion(stream=True)` with the mock transport given through `client=` (litellm's
+    `HTTPHandler` for anthropic/, an `openai.OpenAI` client for openai/), the chunks then built into
+    one message by `litellm.stream_chunk_builder`, as litellm documents. Tool calls need `mcp`."""
+    http_client = httpx.Client(transport=mock_transport(httpx))
+    if DIALECT == "anthropic":
+        provider = {"model": "anthropic/" + REQUEST["model"], "client": HTTPHandler(client=http_client)}
+    else:
+        client = openai.OpenAI(api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0)
+        provider = {"model": "openai/" + REQUEST["model"], "client": client}
+    chunks = []
+    try:
+        for chunk in litellm.completion(
+            messages=[{"role": "user", "content": "toolstream"}],
+            tools=tools() or None,
+            stream=True,
+            api_key="sk-test",
+            api_base=URL,
+            max_retries=0,
+            **provider,
+        ):
+            chunks.append(chunk)
+    except openai.APIError as exc:  # the user of a stream that raised gets no message, only its text so far
+        cause = getattr(exc, "original_exception", None) or exc
+        built = litellm.stream_chunk_builder(chunks) if chunks else None
+        return outcome(
+            text=(built.choices[0].message.content or "") if built is not None else "",
+            state="cut" if isinstance(cause, openai.APIConnectionError) else "error",
+            error=str(exc),
+        )
+    if not chunks:
+        return outcome()
+    final = litellm.stream_chunk_builder(chunks)
+    choice = final.choices[0]
+    return outcome(
+        calls=[call(c.function.name, c.function.arguments or "", c.id) for c in choice.message.tool_calls or []],
+        text=choice.message.content or "",
+        finish_reason=choice.finish_reason,
+    )
+'''
+
+LANGCHAIN_OPENAI = '''
+import httpx2
+import openai
+from langchain_openai import ChatOpenAI
+
+
+def summed(model, error_types, cut_types):
+    """`.stream(...)` of the model with the recorded tools bound, its chunks summed with `+`. If it
+    raises, langchain's user has no message: the text and finish reason streamed so far, no call."""
+    tools = REQUEST.get("tools")
+    runnable = model.bind_tools(tools) if tools else model
+    total = None
+    try:
+        for chunk in runnable.stream("toolstream"):
+            total = chunk if total is None else total + chunk
+    except error_types as exc:
+        got = message_outcome(total)
+        return outcome(text=got["text"], finish_reason=got["finish_reason"],
+                       state="cut" if isinstance(exc, cut_types) else "error", error=str(exc))
+    return message_outcome(total)
+
+
+def message_outcome(message):
+    """The summed message's `tool_calls` and `invalid_tool_calls`, in the order of its chunks."""
+    if message is None:
+        return outcome()
+    from langchain_core.utils.json import parse_partial_json
+
+    valid, invalid = iter(message.tool_calls), iter(message.invalid_tool_calls)
+    calls = []
+    for chunk in message.tool_call_chunks:
+        try:
+            is_valid = isinstance(parse_partial_json(chunk["args"]) if chunk["args"] else {}, dict)
+        except Exception:
+            is_valid = False
+        found = next(valid, None) if is_valid else next(invalid, None)
+        if found is not None:
+            calls.append(call(found["name"], found["args"] or ({} if is_valid else ""), found["id"]))
+            if not is_valid:
+                calls[-1] = {**calls[-1], "arguments": found["args"] or "", "invalid": True}
+    metadata = message.response_metadata or {}
+    content = message.content
+    text = content if isinstance(content, str) else "".join(
+        b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+    finish = metadata.get("finish_reason") or metadata.get("stop_reason")
+    return outcome(calls=calls, text=text, finish_reason=finish if isinstance(finish, str) else None)
+
+
+def run():
+    \"\"\"`ChatOpenAI(...).stream(...)` (its `openai` client on the mock transport), chunks summed.\"\"\"
+    model = ChatOpenAI(
+        model=REQUEST["model"],
+        api_key="sk-test",
+        base_url=URL,
+        http_client=httpx2.Client(transport=mock_transport(httpx2)),
+        max_retries=0,
+    )
+    return summed(model, (httpx2.RequestError, openai.APIError), (httpx2.RequestError, openai.APIConnectionError))
+'''
+
+LANGCHAIN_ANTHROPIC = '''
+import anthropic
+import httpx2
+from langchain_anthropic import ChatAnthropic
+
+
+def summed(model, error_types, cut_types):
+    """`.stream(...)` of the model with the recorded tools bound, its chunks summed with `+`. If it
+    raises, langchain's user has no message: the text and finish reason streamed so far, no call."""
+    tools = REQUEST.get("tools")
+    runnable = model.bind_tools(tools) if tools else model
+    total = None
+    try:
+        for chunk in runnable.stream("toolstream"):
+            total = chunk if total is None else total + chunk
+    except error_types as exc:
+        got = message_outcome(total)
+        return outcome(text=got["text"], finish_reason=got["finish_reason"],
+                       state="cut" if isinstance(exc, cut_types) else "error", error=str(exc))
+    return message_outcome(total)
+
+
+def message_outcome(message):
+    """The summed message's `tool_calls` and `invalid_tool_calls`, in the order of its chunks."""
+    if message is None:
+        return outcome()
+    from langchain_core.utils.json import parse_partial_json
+
+    valid, invalid = iter(message.tool_calls), iter(message.invalid_tool_calls)
+    calls = []
+    for chunk in message.tool_call_chunks:
+        try:
+            is_valid = isinstance(parse_partial_json(chunk["args"]) if chunk["args"] else {}, dict)
+        except Exception:
+            is_valid = False
+        found = next(valid, None) if is_valid else next(invalid, None)
+        if found is not None:
+            calls.append(call(found["name"], found["args"] or ({} if is_valid else ""), found["id"]))
+            if not is_valid:
+                calls[-1] = {**calls[-1], "arguments": found["args"] or "", "invalid": True}
+    metadata = message.response_metadata or {}
+    content = message.content
+    text = content if isinstance(content, str) else "".join(
+        b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+    finish = metadata.get("finish_reason") or metadata.get("stop_reason")
+    return outcome(calls=calls, text=text, finish_reason=finish if isinstance(finish, str) else None)
+
+
+def run():
+    \"\"\"`ChatAnthropic(...).stream(...)` (its `anthropic` client on the mock transport), chunks summed.\"\"\"
+    model = ChatAnthropic(
+        model=REQUEST["model"], api_key="sk-test", base_url=URL, max_tokens=REQUEST["max_tokens"], max_retries=0
+    )
+    # ChatAnthropic keeps its SDK client in the cached property `_client`: give it one on the mock transport.
+    http_client = httpx2.Client(transport=mock_transport(httpx2))
+    model.__dict__["_client"] = anthropic.Anthropic(
+        api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0
+    )
+    errors = (httpx2.RequestError, anthropic.APIConnectionError, anthropic.APIStatusError)
+    return summed(model, errors, (httpx2.RequestError, anthropic.APIConnectionError))
+'''
+
+HELPERS = '''
+def expected_as_reported(expected):
+    """The expectation in the library's own vocabulary (the same outcome, spelled its way)."""
+    return expected
+
+
 def call(name, arguments, id=None):
     """A call as the harness reports it: JSON text parsed ("" is {}), text that does not parse kept as invalid."""
     if isinstance(arguments, str):
@@ -255,11 +451,13 @@ def differences(expected, actual):
         if expected[field] != actual[field]:
             out.append(f"{field}: {expected[field]!r} expected, got {actual[field]!r}")
     return out
+'''
 
-
+MAIN = '''
 def main():
+    expected = expected_as_reported(EXPECTED)
     print("What the stream means (the outcome a correct client reaches):")
-    print(json.dumps(EXPECTED, indent=2, ensure_ascii=False))
+    print(json.dumps(expected, indent=2, ensure_ascii=False))
     try:
         actual = run()
     except Exception:
@@ -270,7 +468,7 @@ def main():
         return 1
     print("What the library returned:")
     print(json.dumps(actual, indent=2, ensure_ascii=False))
-    problems = differences(EXPECTED, actual)
+    problems = differences(expected, actual)
     if problems:
         print("\\nBUG: the library's result differs from what the stream means:")
         for line in problems:

@@ -29,6 +29,7 @@ COMMANDS = {
     "compare": "compare",
     "serve-accumulator": "serve_accumulator",
     "serve": "serve",
+    "repro": "repro",
 }
 
 
