@@ -426,7 +426,7 @@ def same_json(a, b):
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
     return a == b
 
 
@@ -436,7 +436,7 @@ def differences(expected, actual):
     want, got = expected["tool_calls"], actual["tool_calls"]
     if len(want) != len(got):
         out.append(f"tool_calls: {len(want)} expected, got {len(got)}")
-    for n, (w, g) in enumerate(zip(want, got), start=1):
+    for n, (w, g) in enumerate(zip(want, got, strict=False), start=1):
         if w["name"] != g["name"]:
             out.append(f"call {n}: name {w['name']!r} expected, got {g['name']!r}")
         if w.get("id") is not None and w["id"] != g.get("id"):

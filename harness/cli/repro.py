@@ -28,7 +28,9 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("case_id", metavar="CASE_ID", help="a case id as `check` prints it")
     parser.add_argument("--accumulator", required=True, metavar="SPEC", help="the library's adapter")
-    parser.add_argument("-o", "--output", type=output_file, metavar="FILE", help="write here (default: stdout)")
+    parser.add_argument(
+        "-o", "--output", type=output_file, metavar="FILE", help="write here (default: stdout)"
+    )
     parser.add_argument(
         "--cassettes", nargs="+", default=[], metavar="PATH", help="cassettes (default: the bundled corpus)"
     )
@@ -40,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         case = build_case(args.case_id, Selection(cassettes=args.cassettes, scenarios_dir=args.scenarios_dir))
     except HarnessError as exc:
-        raise UsageError(f"{exc} (usage: toolstream repro CASSETTE::SCENARIO::s<SEED> --accumulator SPEC)") from None
+        raise UsageError(
+            f"{exc} (usage: toolstream repro CASSETTE::SCENARIO::s<SEED> --accumulator SPEC)"
+        ) from None
     command = shlex.join(["toolstream", "repro", args.case_id, "--accumulator", args.accumulator])
     script = repro_script(case, args.accumulator, command=command)
     if args.output is None:
