@@ -87,7 +87,8 @@ def _tools(case: Case) -> list[Any]:
     for tool in request_body(case).get("tools") or []:
         if not isinstance(tool, dict):
             continue
-        spec = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        function = tool.get("function")
+        spec: dict[str, Any] = function if isinstance(function, dict) else tool
         name = spec.get("name")
         schema = spec.get("parameters") or spec.get("input_schema") or {"type": "object"}
         if isinstance(name, str) and isinstance(schema, dict):
