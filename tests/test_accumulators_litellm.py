@@ -43,4 +43,4 @@ def test_parallel_calls_in_order_pass() -> None:
     run = check("anthropic/parallel-calls::original::s0", "openai-chat/parallel-2::original::s0")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "2 cases: 1 pass, 0 fail, 1 warn" in run.stdout
-    assert "finish_reason: 'tool_use' expected, got 'tool_calls'" in run.stdout
+    assert "cosmetic finish_reason differs" in run.stdout
