@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
-from _side_venvs import ROOT, served
+from _side_venvs import ROOT, served, side_python
+from test_accumulators_prepare import FIRST_CASE
 
 pytestmark = pytest.mark.slow  # the library's import and warm-up take tens of seconds on a loaded machine
 
@@ -44,3 +46,11 @@ def test_parallel_calls_in_order_pass() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     assert "2 cases: 1 pass, 0 fail, 1 warn" in run.stdout
     assert "cosmetic finish_reason differs" in run.stdout
+
+
+def test_after_prepare_the_first_case_loads_no_module() -> None:
+    """`prepare()` pays the library's imports (its warm-up case) before the first case's clock."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [str(side_python("litellm")), "-c", FIRST_CASE, "litellm=openai-chat", "litellm=anthropic"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True, env=env).stdout
+    assert out.count("litellm []") == 2, out

@@ -4,11 +4,13 @@ through `serve-accumulator`: the seed shapes issue 15 names, each confirmed in p
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
-from _side_venvs import ROOT, served
+from _side_venvs import ROOT, served, side_python
+from test_accumulators_prepare import FIRST_CASE
 
 pytestmark = pytest.mark.slow  # the library's import and warm-up take tens of seconds on a loaded machine
 
@@ -54,3 +56,12 @@ def test_well_formed_and_anthropic_streams_pass() -> None:
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "3 cases: 3 pass" in run.stdout
+
+
+def test_after_prepare_the_first_case_loads_no_module() -> None:
+    """`prepare()` pays the library's imports (its warm-up case) before the first case's clock."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    pairs = ["pydantic-ai=openai-chat", "pydantic-ai=anthropic"]
+    argv = [str(side_python("pydantic-ai")), "-c", FIRST_CASE, *pairs]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True, env=env).stdout
+    assert out.count("pydantic-ai []") == 2, out
