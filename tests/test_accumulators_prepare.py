@@ -153,7 +153,9 @@ def test_after_prepare_the_first_case_of_each_builtin_loads_no_module() -> None:
         "langchain-openai": "openai-chat",
         "langchain-anthropic": "anthropic",
     }
-    assert set(pairs) == set(builtin_names())
+    # pydantic-ai and litellm live in side environments: test_accumulators_{pydantic_ai,litellm}.py
+    # run this same check there.
+    assert set(pairs) == set(builtin_names()) - {"pydantic-ai", "litellm"}
     args = [f"{name}={dialect}" for name, dialect in pairs.items()]
     out = subprocess.run(
         [sys.executable, "-c", FIRST_CASE, *args], capture_output=True, text=True, timeout=300, check=True

@@ -101,6 +101,8 @@ def test_builtin_names() -> None:
         "langchain-core",
         "langchain-openai",
         "langchain-anthropic",
+        "pydantic-ai",
+        "litellm",
     ]
 
 

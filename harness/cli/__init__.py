@@ -32,6 +32,7 @@ COMMANDS = {
     "serve-accumulator": "serve_accumulator",
     "serve": "serve",
     "report-card": "report_card",
+    "repro": "repro",
 }
 
 

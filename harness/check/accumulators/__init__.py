@@ -2,7 +2,7 @@
 
 - `reference`: each dialect's reference accumulator (event level).
 - a built-in adapter: `openai-sdk`, `anthropic-sdk`, `langchain-core`, `langchain-openai`,
-  `langchain-anthropic` (each behind an extra of the same family).
+  `langchain-anthropic`, `pydantic-ai`, `litellm` (each behind an extra of the same family).
 - `module.path:attr`: a Python object, by the rule in `resolve`.
 - `cmd:COMMAND` / `cmd-bytes:COMMAND`: a process speaking the stdio protocol, fed events / bytes.
 - a name another package registers under the entry-point group `toolstream.accumulators`
@@ -60,6 +60,8 @@ _BUILTINS: Final = {
     "langchain-core": "langchain_core",
     "langchain-openai": "langchain_openai",
     "langchain-anthropic": "langchain_anthropic",
+    "pydantic-ai": "pydantic_ai",
+    "litellm": "litellm",
 }
 _FORMS: Final = "reference, a built-in name ({}), module.path:attr, cmd:COMMAND or cmd-bytes:COMMAND"
 

@@ -1,0 +1,59 @@
+"""`toolstream repro CASE_ID --accumulator SPEC`: a standalone script reproducing one case."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.check.repro import SPECS, repro_script
+from harness.check.selection import Selection, build_case
+from harness.cli.arguments import output_file
+from harness.errors import HarnessError, UsageError
+
+
+def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help="write a standalone script reproducing one case with only the library under test",
+        description=(
+            "Write a Python script that needs only the library under test: the case's stream inlined "
+            "as bytes and served by the library's own HTTP mocking point, what the library returns "
+            "printed next to what the stream means, exit 1 while they differ and 0 once they agree. "
+            "SPEC: " + ", ".join([*SPECS, "langchain-core"]) + "."
+        ),
+    )
+    parser.add_argument("case_id", metavar="CASE_ID", help="a case id as `check` prints it")
+    parser.add_argument("--accumulator", required=True, metavar="SPEC", help="the library's adapter")
+    parser.add_argument(
+        "-o", "--output", type=output_file, metavar="FILE", help="write here (default: stdout)"
+    )
+    parser.add_argument(
+        "--cassettes", nargs="+", default=[], metavar="PATH", help="cassettes (default: the bundled corpus)"
+    )
+    parser.add_argument("--scenarios-dir", metavar="DIR", help="the scenarios the id's scenario is found in")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        case = build_case(args.case_id, Selection(cassettes=args.cassettes, scenarios_dir=args.scenarios_dir))
+    except HarnessError as exc:
+        raise UsageError(
+            f"{exc} (usage: toolstream repro CASSETTE::SCENARIO::s<SEED> --accumulator SPEC)"
+        ) from None
+    command = shlex.join(["toolstream", "repro", args.case_id, "--accumulator", args.accumulator])
+    script = repro_script(case, args.accumulator, command=command)
+    if args.output is None:
+        sys.stdout.write(script)
+        return 0
+    path: Path = args.output
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(script, encoding="utf-8")
+    os.replace(temporary, path)
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
