@@ -5,6 +5,8 @@
   `langchain-anthropic` (each behind an extra of the same family).
 - `module.path:attr`: a Python object, by the rule in `resolve`.
 - `cmd:COMMAND` / `cmd-bytes:COMMAND`: a process speaking the stdio protocol, fed events / bytes.
+- `client:COMMAND`: a program run unchanged once per case against the replay server, judged by
+  the follow-up request it sends (`harness.serve.clients.ClientProgram`).
 - a name another package registers under the entry-point group `toolstream.accumulators`
   (its object is resolved like `module.path:attr`).
 """
@@ -56,7 +58,9 @@ _BUILTINS: Final = {
     "langchain-openai": "langchain_openai",
     "langchain-anthropic": "langchain_anthropic",
 }
-_FORMS: Final = "reference, a built-in name ({}), module.path:attr, cmd:COMMAND or cmd-bytes:COMMAND"
+_FORMS: Final = (
+    "reference, a built-in name ({}), module.path:attr, cmd:COMMAND, cmd-bytes:COMMAND or client:COMMAND"
+)
 
 
 def builtin_names() -> list[str]:
@@ -86,6 +90,10 @@ def resolve(spec: str | Any) -> Accumulator:
             if not command:
                 raise UsageError(f"accumulator {spec!r}: {prefix} needs a command")
             return Stdio(command, "bytes" if feed == "bytes" else "events", name=spec)
+    if spec.startswith("client:"):
+        from harness.serve.clients import ClientProgram  # the server is loaded only when asked for
+
+        return ClientProgram(spec[len("client:") :].strip(), name=spec)
     if spec in _BUILTINS:
         module = importlib.import_module(f"{__name__}.{_BUILTINS[spec]}")
         built: Accumulator = module.accumulator()
