@@ -196,7 +196,7 @@ def test_bad_specs_are_one_line_usage_errors(spec: str, message: str) -> None:
 
 
 def test_unknown_lists_every_form() -> None:
-    with pytest.raises(UsageError, match=r"module\.path:attr, cmd:COMMAND or cmd-bytes:COMMAND"):
+    with pytest.raises(UsageError, match=r"module\.path:attr, cmd:COMMAND, cmd-bytes:COMMAND or client:COMMAND"):
         resolve("nonsense")
 
 
