@@ -204,7 +204,8 @@ def test_bad_specs_are_one_line_usage_errors(spec: str, message: str) -> None:
 
 
 def test_unknown_lists_every_form() -> None:
-    with pytest.raises(UsageError, match=r"module\.path:attr, cmd:COMMAND or cmd-bytes:COMMAND"):
+    forms = r"module\.path:attr, cmd:COMMAND, cmd-bytes:COMMAND or client:COMMAND"
+    with pytest.raises(UsageError, match=forms):
         resolve("nonsense")
 
 

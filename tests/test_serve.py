@@ -24,6 +24,7 @@ from harness.cassettes.format import Chunk, Response
 from harness.check.outcome import State, ToolCall
 from harness.check.selection import Selection
 from harness.check.selection import cases as selected_cases
+from harness.check.severity import Severity
 from harness.check.verdict import Verdict
 from harness.cli import main
 from harness.mutate.scenario import Case
@@ -462,7 +463,11 @@ def test_a_responses_followup_by_previous_response_id_is_judged_on_call_ids() ->
     from harness.serve import compare_turn
 
     lines = compare_turn([ToolCall("f", {}, "c1")], turn)
-    assert [line.split(":")[0] for line in lines] == ["unsafe", "lost"]
+    # The result for c2 is something run under an id never finished (unsafe); c1's result is lost.
+    assert lines == [
+        ("call 1: name 'f' expected, got '<unknown>'", Severity.UNSAFE),
+        ("call 1: id 'c1' expected, got 'c2'", Severity.LOST),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,7 +481,7 @@ def test_a_followup_carrying_a_call_the_cut_stream_never_finished_is_unsafe(case
         (ToolCall("web_search", {"query": "rust"}, "call_x"),), (ToolResult("call_x", None, "r"),)
     )
     result = judge_client(case, "x", Evidence(followup=unfinished))
-    assert result.verdict is Verdict.FAIL and result.diff[0].startswith("unsafe:")
+    assert result.verdict is Verdict.FAIL and result.severities[0] is Severity.UNSAFE
     assert judge_client(case, "x", Evidence(exit_code=1)).verdict is Verdict.PASS
     assert judge_client(case, "x", Evidence(timed_out=True)).verdict is Verdict.TIMEOUT
 
@@ -486,9 +491,10 @@ def test_a_program_that_drops_finished_calls_loses_them(cases: dict[str, Case]) 
     first = case.expected.tool_calls[0]
     half = Turn((first,), (ToolResult(first.id, None, "r"),))
     result = judge_client(case, "x", Evidence(followup=half))
-    assert result.verdict is Verdict.FAIL and [line.split(":")[0] for line in result.diff] == ["lost"]
+    assert result.verdict is Verdict.FAIL and result.severities == (Severity.LOST, Severity.LOST)
     silent = judge_client(case, "x", Evidence(exit_code=0))
-    assert silent.verdict is Verdict.FAIL and len(silent.diff) == 2 and "no follow-up" in (silent.error or "")
+    assert silent.verdict is Verdict.FAIL and silent.severities == (Severity.LOST,) * 3
+    assert "no follow-up" in (silent.error or "")
     crashed = judge_client(case, "x", Evidence(exit_code=3, stderr="Traceback\nValueError: boom\n"))
     assert crashed.verdict is Verdict.ERROR and "ValueError: boom" in (crashed.error or "")
 
@@ -555,17 +561,16 @@ def test_an_agent_loop_merges_parallel_calls_that_share_index_0(
     shared = [r for r in report.results if r.scenario == "parallel-calls-share-index-0"]
     assert shared and all(r.verdict is Verdict.FAIL for r in shared)
     # Both calls under the first one's id: the merged call is unsafe, the second call is lost.
-    merged = by_id[SHARED_INDEX].diff
-    assert merged[0] == "unsafe: call 1: name 'get_weather' expected, got 'get_weatherget_time'"
-    assert merged[-1].startswith("lost: call 'get_time'")
+    merged = dict(zip(by_id[SHARED_INDEX].diff, by_id[SHARED_INDEX].severities, strict=True))
+    assert merged["call 1: name 'get_weather' expected, got 'get_weatherget_time'"] is Severity.UNSAFE
+    assert merged['call 2: \'get_time\' {"timezone":"Europe/Paris"} expected, missing'] is Severity.LOST
     originals = {r.id: r.verdict for r in report.results if r.scenario == "original"}
     assert originals[PARALLEL] is Verdict.PASS and originals[SINGLE] is Verdict.PASS
     # Iterating an http.client response by lines ends quietly where the connection was cut: this
     # loop runs the half-streamed call, and its follow-up shows it.
     assert originals[CUT] is Verdict.FAIL
-    assert (
-        by_id[CUT].diff[0].startswith("unsafe: call 1 'web_search'")
-        and "never finished" in by_id[CUT].diff[0]
+    assert by_id[CUT].severity is Severity.UNSAFE and by_id[CUT].diff[0].startswith(
+        "tool_calls: 0 expected, got 1"
     )
     # Served as recorded, the litellm bridge's shared index fools this loop too.
     assert originals["openai-chat/litellm-bridge-parallel-index0::original::s0"] is Verdict.FAIL

@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 from harness.check.runner import run_matrix
-from harness.check.selection import Selection
+from harness.check.selection import Matrix, Selection
+from harness.check.verdict import Report
 from harness.cli import arguments
 from harness.errors import UsageError
 from harness.report.html import write_html
@@ -91,9 +92,16 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
             "included with --strict), 1 when one does, 2 on a usage or input error."
         ),
     )
-    parser.add_argument(
-        "--accumulator", required=True, metavar="SPEC",
-        help="reference, a built-in name (openai-sdk, ...), module.path:attr, cmd:COMMAND, cmd-bytes:COMMAND",
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--accumulator", metavar="SPEC",
+        help="reference, a built-in name (openai-sdk, ...), module.path:attr, cmd:COMMAND, cmd-bytes:COMMAND"
+        " or client:COMMAND",
+    )  # fmt: skip
+    what.add_argument(
+        "--client", metavar="CMD",
+        help="a program run unchanged once per case against the replay server (its SDK's base URL pointing"
+        " at the case), judged by the follow-up request it sends; -j N runs N at once (docs/serve.md)",
     )  # fmt: skip
     add_selection_options(parser)
     add_strict_option(parser)
@@ -118,13 +126,16 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
-    progress = Progress(0, label="check")
-    try:
-        report = run_matrix(
-            args.accumulator, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress
-        )
-    finally:
-        progress.close()
+    if args.client is not None:
+        report = _run_client(args.client, selection, args)
+    else:
+        progress = Progress(0, label="check")
+        try:
+            report = run_matrix(
+                args.accumulator, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress
+            )
+        finally:
+            progress.close()
     report.strict = args.strict
     if args.json:
         write_json(report_to_dict(report, selection), args.json)
@@ -134,3 +145,18 @@ def run(args: argparse.Namespace) -> int:
     if not report.results:
         print("no cases selected", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _run_client(command: str, selection: Selection, args: argparse.Namespace) -> Report:
+    """`--client CMD`: the cases on one replay server, `-j` programs at once (threads: each program
+    is its own process group, killed at its deadline), judged like `--accumulator client:CMD`."""
+    from harness.serve.clients import run_clients  # the server is loaded only when asked for
+
+    if not command.strip():
+        raise UsageError("--client: needs a command")
+    if args.timeout <= 0:
+        raise UsageError("--timeout: a client needs a timeout of more than 0 seconds")
+    matrix = Matrix(selection)
+    return run_clients(
+        list(matrix.all()), command, jobs=args.jobs, timeout=args.timeout, scenarios=matrix.by_name
+    )

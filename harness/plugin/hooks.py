@@ -28,6 +28,8 @@ from harness.plugin.items import (
 from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
 from harness.report.results import session_to_dict, write_json
 
+pytest_plugins = ("harness.plugin.client",)  # --toolstream-client: client:CMD accumulators
+
 _SETTINGS = pytest.StashKey[Settings]()
 _CATALOG = pytest.StashKey[CaseCatalog]()
 _RESULTS = pytest.StashKey[MatrixResults]()

@@ -6,6 +6,10 @@ Each run gets the environment provider SDKs read for their endpoint and key, poi
 when it exits, or when the timeout passes, the whole process group is killed, so nothing it started
 outlives it. `jobs` programs run at once against the one server; results come back in case order,
 so the report does not depend on `jobs`.
+
+`ClientProgram` is the same run as an `Accumulator` (the spec `client:CMD` resolves to it), so a
+program goes wherever an accumulator does: `compare`, `explore`, the pytest matrix. It serves the
+cases it is given on a server of its own, started by `prepare`.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import tempfile
@@ -24,14 +29,18 @@ from pathlib import Path
 from harness.check.outcome import Outcome
 from harness.check.verdict import Report, Result
 from harness.errors import OutcomeFormatError, UsageError
-from harness.mutate.scenario import Case
-from harness.serve.oracle import Evidence, judge_client
+from harness.mutate.scenario import Case, Scenario
+from harness.serve.oracle import Evidence, judge_client, outcome_of
 from harness.serve.routes import client_environment
 from harness.serve.server import CaseLog, ReplayServer
 
-__all__ = ["run_client", "run_clients"]
+__all__ = ["DEFAULT_TIMEOUT", "PREFIX", "ClientProgram", "run_client", "run_clients"]
 
 GRACE_S = 0.5  # after its follow-up, how long a program may take to exit by itself
+PREFIX = "client:"  # the accumulator spec of a program: `client:CMD`
+# Under the matrix runner a program gets this long per case: less than the runner's default
+# deadline (30 s), so the program's own deadline, which also kills what it started, comes first.
+DEFAULT_TIMEOUT = 25.0
 
 
 def run_clients(
@@ -42,36 +51,33 @@ def run_clients(
     timeout: float = 30.0,
     pace: bool = False,
     server: ReplayServer | None = None,
+    scenarios: dict[str, Scenario] | None = None,
 ) -> Report:
-    """Run `command` once per case (a string runs through the shell) and judge each run."""
+    """Run `command` once per case (a string runs through the shell) and judge each run
+    (`scenarios`: by name, the scenarios that made the cases, for their class)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
         raise UsageError(f"timeout: must be more than 0 seconds, not {timeout:g}")
-    label = command if isinstance(command, str) else " ".join(command)
+    label = PREFIX + (command if isinstance(command, str) else shlex.join(command))
+    by_name = scenarios or {}
     start = time.perf_counter()
-    if server is None:
-        with ReplayServer(cases, pace=pace).running() as own:
-            results = _run_all(own, cases, command, label, jobs, timeout)
-    else:
-        results = _run_all(server, cases, command, label, jobs, timeout)
-    return Report(f"client:{label}", results, seconds=time.perf_counter() - start)
 
-
-def _run_all(
-    server: ReplayServer,
-    cases: Sequence[Case],
-    command: str | Sequence[str],
-    label: str,
-    jobs: int,
-    timeout: float,
-) -> list[Result]:
-    if jobs == 1:
-        return [run_client(server, case, command, timeout=timeout, label=label) for case in cases]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(
-            pool.map(lambda case: run_client(server, case, command, timeout=timeout, label=label), cases)
+    def one(running: ReplayServer, case: Case) -> Result:
+        return run_client(
+            running, case, command, timeout=timeout, label=label, scenario=by_name.get(case.scenario)
         )
+
+    with contextlib.ExitStack() as stack:
+        running = (
+            server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
+        )
+        if jobs == 1:
+            results = [one(running, case) for case in cases]
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                results = list(pool.map(lambda case: one(running, case), cases))
+    return Report(label, results, seconds=time.perf_counter() - start)
 
 
 def run_client(
@@ -81,8 +87,17 @@ def run_client(
     *,
     timeout: float,
     label: str | None = None,
+    scenario: Scenario | None = None,
 ) -> Result:
     """One run of `command` against one case of a running server, judged."""
+    evidence = run_evidence(server, case, command, timeout=timeout)
+    return judge_client(case, label or PREFIX + str(command), evidence, scenario)
+
+
+def run_evidence(
+    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
+) -> Evidence:
+    """Run `command` once against `case` and collect what it showed (see `Evidence`)."""
     log = server.log(case.id)
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
@@ -106,7 +121,7 @@ def run_client(
     report = log.reports[0] if log.reports else _stdout_report(stdout)
     followup = log.followups[0] if log.followups else None
     ended = heard_at if heard_at is not None else time.monotonic()
-    evidence = Evidence(
+    return Evidence(
         followup=followup,
         report=report,
         exit_code=exit_code,
@@ -114,7 +129,42 @@ def run_client(
         seconds=ended - start,
         stderr=stderr,
     )
-    return judge_client(case, label or str(command), evidence)
+
+
+class ClientProgram:
+    """A program run once per case against the replay server, as an `Accumulator` (`client:CMD`).
+
+    `run(case)` serves the case (added to the server on first use), runs the command with the
+    case's environment, and returns the outcome its follow-up or report shows; a program that
+    cannot be judged raises the runner's timeout or crash errors (see `harness.serve.oracle`)."""
+
+    def __init__(self, command: str, *, name: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if not command.strip():
+            raise UsageError(f"accumulator {name or PREFIX!r}: {PREFIX} needs a command")
+        self.command = command
+        self.name = name or PREFIX + command
+        self.timeout = timeout
+        self._stack: contextlib.ExitStack | None = None
+        self._server: ReplayServer | None = None
+
+    def prepare(self, timeout: float | None = None) -> None:
+        if self._server is None:
+            stack = contextlib.ExitStack()
+            self._server = stack.enter_context(ReplayServer([]).running())
+            self._stack = stack
+
+    def run(self, case: Case) -> Outcome:
+        self.prepare()
+        assert self._server is not None
+        # The server looks cases up by id on each request: one added here is served from now on.
+        self._server.cases[case.id] = case
+        self._server.logs.setdefault(case.id, CaseLog())
+        return outcome_of(case, run_evidence(self._server, case, self.command, timeout=self.timeout))
+
+    def shutdown(self) -> None:
+        if self._stack is not None:
+            self._stack.close()
+        self._stack = self._server = None
 
 
 def _watch(

@@ -1,28 +1,42 @@
 """The verdict on a client program: what its follow-up request (or its own report) says it made of
-a case, compared with the case's expectation, as the runner's `Result`.
+a case, as an `Outcome`, judged by the same machinery as any accumulator's (`classify`,
+`differences`, `verdict_for`: classes spec / quirk / policy, severities unsafe / lost / cosmetic).
 
-- A follow-up is judged on its tool calls: each call it carries back must be one the stream
-  finished (else `unsafe`: the program ran something the stream never gave it, or with other
-  arguments), and every finished call must be there (else `lost`). Text, finish reason and state
-  are not on the wire of a follow-up and are not judged.
+- A follow-up gives the calls the program ran: the assistant turn's calls (put in the stream's
+  order by id, since a follow-up's order is the program's), plus, as a call of its own, any tool
+  result that answers an id the turn does not carry. Text, finish reason and state are not on the
+  wire of a follow-up: they are taken from the expectation (noted), so only the calls are judged.
+  A call the stream never finished, or with other arguments, is `unsafe`; a finished call missing
+  is `lost`.
 - With no follow-up, an outcome the program reported (POST `/report`, or one JSON line on
   stdout) is judged like an accumulator's, on every compared field.
-- With neither: a cut or error case passes when the program ended (it surfaced the error and ran
-  nothing); a case whose stream finished calls fails, since the program never sent them back.
+- With neither, when the program exited (with any code): on a cut or error case it surfaced the
+  error and ran nothing, which is right (the expectation is its outcome). On a complete case, a
+  non-zero exit is an `error` (with its last error line) and exit 0 means it ran none of the calls
+  the stream finished (each one `lost`). Still running at the timeout: a `timeout`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.check.verdict import Result, Verdict
-from harness.mutate.scenario import Case
-from harness.serve.followup import Turn
+from harness.check.expectation import classify
+from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.severity import Severity, differences
+from harness.check.verdict import Result, Verdict, describe_error, verdict_for
+from harness.errors import AccumulatorCrashed, AccumulatorTimeout
+from harness.mutate.scenario import Case, Scenario
+from harness.serve.followup import ToolResult, Turn
 
-__all__ = ["Evidence", "compare_turn", "judge_client"]
+__all__ = ["Evidence", "compare_turn", "judge_client", "outcome_of", "turn_outcome"]
+
+FROM_FOLLOWUP = (
+    "read from the follow-up request (text, finish reason and state: not on its wire, taken as expected)"
+)
+SURFACED = "no follow-up or report: the program ended on a cut or error case, having run nothing"
+UNKNOWN = "<unknown>"  # the name of a call known only by a tool result's id
+SILENT = "no follow-up or report: the program exited 0 without sending any call back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,62 +51,81 @@ class Evidence:
     stderr: str = ""
 
 
-def _render(call: ToolCall) -> str:
-    if call.invalid:
-        return repr(call.arguments)
-    return json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-def _same(want: ToolCall, got: ToolCall) -> list[str]:
-    return diff(Outcome(tool_calls=(want,)), Outcome(tool_calls=(got,)), fields=("tool_calls",))
-
-
-def compare_turn(expected: Sequence[ToolCall], turn: Turn) -> list[str]:
-    """Differences between the calls a stream finished and the calls a follow-up carries, each
-    line led by its severity (`unsafe` or `lost`); empty when they agree."""
-    out: list[str] = []
+def turn_outcome(expected: Outcome, turn: Turn) -> Outcome:
+    """The outcome a follow-up shows: the calls the program ran, the rest as expected."""
     if turn.by_reference:
+        # Only the results' call ids: a known id is that call, an unknown one a call never finished.
+        known = {c.id: c for c in expected.tool_calls if c.id is not None}
         ran = [r.call_id for r in turn.results]
-        known = {c.id for c in expected}
-        out += [
-            f"unsafe: a tool result answers call id {i!r}, which the stream never finished"
-            for i in ran
-            if i not in known
+        calls = [c for c in expected.tool_calls if c.id in ran]
+        calls += [_orphan(r) for r in turn.results if r.call_id not in known]
+    else:
+        order = {c.id: n for n, c in enumerate(expected.tool_calls) if c.id is not None}
+        echoed = sorted(
+            turn.calls, key=lambda c: order.get(c.id, len(order)) if c.id is not None else len(order)
+        )
+        carried = {c.id for c in turn.calls if c.id is not None}
+        orphans = [
+            _orphan(r) for r in turn.results if carried and r.call_id is not None and r.call_id not in carried
         ]
-        out += [
-            f"lost: call {c.name!r} ({c.id}) finished in the stream, no result for it"
-            for c in expected
-            if c.id not in ran
-        ]
-        return out
-    left = list(expected)
-    for n, got in enumerate(turn.calls, start=1):
-        match = next((c for c in left if got.id is not None and c.id == got.id), None)
-        if match is None:
-            match = next((c for c in left if c.name == got.name and (c.id is None or got.id is None)), None)
-        if match is None:
-            out.append(
-                f"unsafe: call {n} {got.name!r} {_render(got)} ran, but the stream never finished such a call"
-            )
-            continue
-        left.remove(match)
-        out += [f"unsafe: {line.replace('call 1:', f'call {n}:', 1)}" for line in _same(match, got)]
-    out += [
-        f"lost: call {c.name!r} {_render(c)} finished in the stream, missing from the follow-up" for c in left
-    ]
-    known_ids = {c.id for c in turn.calls if c.id is not None}
-    if known_ids:
-        out += [
-            f"unsafe: a tool result answers call id {r.call_id!r}, which the follow-up does not carry"
-            for r in turn.results
-            if r.call_id is not None and r.call_id not in known_ids
-        ]
-    return out
+        calls = [*echoed, *orphans]
+    return Outcome(
+        tool_calls=tuple(calls),
+        text=expected.text,
+        finish_reason=expected.finish_reason,
+        state=expected.state,
+        notes=(FROM_FOLLOWUP,),
+    )
 
 
-def judge_client(case: Case, client: str, evidence: Evidence) -> Result:
-    """The verdict on one client run against one case (see the module docstring)."""
+def _orphan(result: ToolResult) -> ToolCall:
+    """A result for a call id the stream never finished: something ran, under a name we may not know."""
+    return ToolCall(name=result.name or UNKNOWN, arguments={}, id=result.call_id)
+
+
+def compare_turn(expected: Sequence[ToolCall], turn: Turn) -> list[tuple[str, Severity]]:
+    """Differences between the calls a stream finished and the calls a follow-up shows ran, each
+    with its severity; empty when they agree."""
+    want = Outcome(tool_calls=tuple(expected))
+    return differences(want, turn_outcome(want, turn))
+
+
+def outcome_of(case: Case, evidence: Evidence) -> Outcome:
+    """What one run of a program made of `case`, by the rules of the module docstring; raises
+    `AccumulatorTimeout` or `AccumulatorCrashed` when it cannot be judged."""
     expected = case.expected
+    if evidence.followup is not None:
+        return turn_outcome(expected, evidence.followup)
+    if evidence.report is not None:
+        return evidence.report
+    if evidence.timed_out or evidence.exit_code is None:
+        raise AccumulatorTimeout("no follow-up request or report within the timeout")
+    if expected.state is not State.COMPLETE:
+        return Outcome(
+            tool_calls=expected.tool_calls,
+            text=expected.text,
+            finish_reason=expected.finish_reason,
+            state=expected.state,
+            error=expected.error,
+            notes=(SURFACED,),
+        )
+    if evidence.exit_code != 0:
+        raise AccumulatorCrashed(
+            _tail(f"the program exited with code {evidence.exit_code} and sent no follow-up", evidence.stderr)
+        )
+    return Outcome(
+        tool_calls=(),
+        text=expected.text,
+        finish_reason=expected.finish_reason,
+        state=expected.state,
+        notes=(SILENT,),
+    )
+
+
+def judge_client(case: Case, client: str, evidence: Evidence, scenario: Scenario | None = None) -> Result:
+    """The verdict on one client run against one case, as `harness.check.verdict.judge` gives it
+    for an accumulator (same classes, severities and verdict rule)."""
+    expectation = classify(case, scenario)
     base = Result(
         case.id,
         case.cassette,
@@ -101,47 +134,38 @@ def judge_client(case: Case, client: str, evidence: Evidence) -> Result:
         case.dialect,
         client,
         Verdict.ERROR,
-        expected,
+        case.expected,
         seconds=evidence.seconds,
+        case_class=expectation.case_class,
+        class_reason=expectation.reason,
     )
-    turn = evidence.followup
-    if turn is not None:
-        actual = Outcome(
-            tool_calls=turn.calls,
-            text=turn.text,
-            finish_reason=expected.finish_reason,
-            state=expected.state,
-            notes=("read from the follow-up request",),
-        )
-        lines = tuple(compare_turn(expected.tool_calls, turn))
-        return _with(base, Verdict.FAIL if lines else Verdict.PASS, actual=actual, diff=lines)
-    if evidence.report is not None:
-        lines = tuple(diff(expected, evidence.report))
-        return _with(base, Verdict.FAIL if lines else Verdict.PASS, actual=evidence.report, diff=lines)
-    if evidence.timed_out:
-        return _with(base, Verdict.TIMEOUT, error="no follow-up request or report within the timeout")
-    ended = f"the program exited with code {evidence.exit_code}"
-    if expected.state is not State.COMPLETE:
-        # It surfaced the cut or error and sent nothing on: nothing it ran came from an unfinished call.
-        return _with(base, Verdict.PASS, error=None)
-    if not expected.tool_calls:
-        verdict = Verdict.PASS if evidence.exit_code == 0 else Verdict.ERROR
-        return _with(base, verdict, error=None if verdict is Verdict.PASS else _tail(ended, evidence.stderr))
-    lines = tuple(
-        f"lost: call {c.name!r} {_render(c)} finished in the stream, never sent back"
-        for c in expected.tool_calls
+    try:
+        actual = outcome_of(case, evidence)
+    except AccumulatorTimeout as exc:
+        return _with(base, verdict=Verdict.TIMEOUT, error=describe_error(exc))
+    except AccumulatorCrashed as exc:
+        return _with(base, verdict=Verdict.ERROR, error=describe_error(exc))
+    found = differences(case.expected, actual)
+    severities = tuple(severity for _, severity in found)
+    error = SILENT if actual.notes == (SILENT,) and found else None
+    return _with(
+        base,
+        verdict=verdict_for(expectation.case_class, severities),
+        actual=actual,
+        diff=tuple(line for line, _ in found),
+        severities=severities,
+        error=error,
     )
-    if evidence.exit_code != 0:
-        return _with(
-            base, Verdict.ERROR, diff=lines, error=_tail(f"{ended} and sent no follow-up", evidence.stderr)
-        )
-    return _with(base, Verdict.FAIL, diff=lines, error=f"{ended} and sent no follow-up request")
 
 
-def _with(base: Result, verdict: Verdict, **changes: object) -> Result:
-    return replace(base, verdict=verdict, **changes)  # type: ignore[arg-type]
+def _with(base: Result, **changes: object) -> Result:
+    return replace(base, **changes)  # type: ignore[arg-type]
 
 
 def _tail(text: str, stderr: str) -> str:
-    last = [line for line in stderr.strip().splitlines() if line.strip()][-1:]
+    """`text` and the stderr line that says most: the last one naming an error, else the last."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith(("Node.js v", "at "))]
+    named = [line for line in lines if "Error" in line or "Exception" in line or "error:" in line]
+    last = (named or lines)[-1:]
     return f"{text}: {last[0][:300]}" if last else text

@@ -5,6 +5,8 @@
   `langchain-anthropic`, `pydantic-ai`, `litellm` (each behind an extra of the same family).
 - `module.path:attr`: a Python object, by the rule in `resolve`.
 - `cmd:COMMAND` / `cmd-bytes:COMMAND`: a process speaking the stdio protocol, fed events / bytes.
+- `client:COMMAND`: a program run unchanged once per case against the replay server, judged by
+  the follow-up request it sends (`harness.serve.clients.ClientProgram`).
 - a name another package registers under the entry-point group `toolstream.accumulators`
   (its object is resolved like `module.path:attr`).
 """
@@ -63,7 +65,9 @@ _BUILTINS: Final = {
     "pydantic-ai": "pydantic_ai",
     "litellm": "litellm",
 }
-_FORMS: Final = "reference, a built-in name ({}), module.path:attr, cmd:COMMAND or cmd-bytes:COMMAND"
+_FORMS: Final = (
+    "reference, a built-in name ({}), module.path:attr, cmd:COMMAND, cmd-bytes:COMMAND or client:COMMAND"
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -104,6 +108,10 @@ def resolve(spec: str | Any) -> Accumulator:
                 raise UsageError(f"accumulator {spec!r}: {prefix} needs a command")
             _check_program(spec, command)
             return Stdio(command, "bytes" if feed == "bytes" else "events", name=spec)
+    if spec.startswith("client:"):
+        from harness.serve.clients import ClientProgram  # the server is loaded only when asked for
+
+        return ClientProgram(spec[len("client:") :].strip(), name=spec)
     if spec in _BUILTINS:
         module = importlib.import_module(f"{__name__}.{_BUILTINS[spec]}")
         built: Accumulator = module.accumulator()

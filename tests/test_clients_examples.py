@@ -1,0 +1,110 @@
+"""The real clients of examples/clients/, unchanged, run by `toolstream check --client` over their
+dialect's cases (the Node ones where `npm ci` installed them, skipped with that command where
+not), and the README table of what each gets wrong, which must match the stored results."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = runpy.run_path(str(ROOT / "examples" / "clients" / "table.py"))
+STORED: dict[str, Any] = json.loads((ROOT / "examples" / "clients" / "results.json").read_text())
+# Per dialect, the scenarios run here: the recorded streams and the quirk that merges parallel calls.
+HERE = {
+    "openai-chat": ("original", "parallel-calls-share-index-0"),
+    "anthropic": ("original", "D7-truncated-mid-args", "D10-duplicate-start-events"),
+}
+SHARED = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"
+PARALLEL = "openai-chat/parallel-2::original::s0"
+CUT = "openai-chat/cut-mid-arguments::original::s0"
+
+
+def need(name: str) -> None:
+    if not TABLE["installed"](name):
+        pytest.skip(f"{name} is not installed: {TABLE['install_command'](name)}")
+
+
+def check(name: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """`toolstream check --client` over this test's selection; the JSON report's cases by id."""
+    dialect = TABLE["CLIENTS"][name][2]
+    out = tmp_path / "report.json"
+    code = main(
+        ["check", "--client", TABLE["command"](name), "--dialect", dialect, "--scenarios", *HERE[dialect],
+         "--seeds", "1", "-j", "2", "--timeout", "30", "--json", str(out)]
+    )  # fmt: skip
+    cases = {c["id"]: c for c in json.loads(out.read_text())["cases"]}
+    assert code == (1 if any(c["verdict"] in ("fail", "error", "timeout") for c in cases.values()) else 0)
+    return cases
+
+
+def agrees_with_stored(name: str, cases: dict[str, dict[str, Any]]) -> None:
+    """Each case run here has the verdict the README table was written from."""
+    from harness.check.verdict import signature
+
+    stored = {row["id"]: row for row in STORED[name]["cases"]}
+    seen = [(i, c["verdict"], signature(c)) for i, c in cases.items() if i in stored]
+    assert len(seen) == len(cases)
+    assert seen == [(i, stored[i]["verdict"], stored[i]["signature"]) for i, _, _ in seen]
+
+
+@pytest.mark.slow
+def test_the_node_openai_sdk_loop_merges_parallel_calls_sharing_index_0(tmp_path: Path) -> None:
+    need("node-openai")
+    cases = check("node-openai", tmp_path)
+    agrees_with_stored("node-openai", cases)
+    assert cases[PARALLEL]["verdict"] == "pass"
+    # The SDK's stream helper keys calls by index: one call, the second one's name and id, both
+    # argument objects glued together; the loop tells the model, and the follow-up shows it all.
+    merged = cases[SHARED]
+    assert merged["verdict"] == "fail" and merged["severity"] == "unsafe" and merged["class"] == "quirk"
+    assert "call 1: name 'get_weather' expected, got 'get_time'" in merged["diff"]
+    assert any('got invalid {"city":"Paris"}{"timezone"' in line for line in merged["diff"])
+    # A stream cut mid-arguments: the SDK throws (no finish_reason) and nothing runs: right.
+    assert cases[CUT]["verdict"] == "pass"
+
+
+@pytest.mark.slow
+def test_the_vercel_ai_sdk_loops_over_several_steps(tmp_path: Path) -> None:
+    need("vercel-ai")
+    streamed = check("vercel-ai-stream", tmp_path)
+    agrees_with_stored("vercel-ai-stream", streamed)
+    # streamText keys calls by id: parallel calls sharing index 0 come back whole...
+    assert streamed[SHARED]["verdict"] == "pass"
+    # ...but a stream cut mid-arguments still runs the half-streamed call.
+    assert streamed[CUT]["verdict"] == "fail" and streamed[CUT]["severity"] == "unsafe"
+    # generateText asks for no stream: it gets each case's outcome whole, and the loop follows up.
+    whole = check("vercel-ai", tmp_path)
+    agrees_with_stored("vercel-ai", whole)
+    assert {c["verdict"] for c in whole.values()} == {"pass"}
+
+
+@pytest.mark.slow
+def test_the_node_anthropic_sdk_loop(tmp_path: Path) -> None:
+    need("node-anthropic")
+    cases = check("node-anthropic", tmp_path)
+    agrees_with_stored("node-anthropic", cases)
+    by_scenario: dict[str, set[str]] = {}
+    for case in cases.values():
+        by_scenario.setdefault(case["scenario"], set()).add(case["verdict"])
+    assert by_scenario["original"] == by_scenario["D7-truncated-mid-args"] == {"pass"}
+    # A repeated message_start makes the SDK throw ("Unexpected event order"): on every stream that
+    # ended cleanly the loop dies with the calls unrun.
+    duplicated = [c for c in cases.values() if c["scenario"] == "D10-duplicate-start-events"]
+    complete = [c for c in duplicated if c["expected"]["state"] == "complete"]
+    assert complete and {c["verdict"] for c in complete} == {"error"}
+    assert all("Unexpected event order" in c["error"] for c in complete)
+
+
+def test_the_readme_table_is_the_stored_results() -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(TABLE["BEGIN"], 1)[1].split(TABLE["END"], 1)[0].strip()
+    stored = {name: STORED[name] for name in TABLE["CLIENTS"] if name in STORED}
+    assert block == TABLE["table"](stored)
+    assert set(stored) == set(TABLE["CLIENTS"])  # every client has results in the table
