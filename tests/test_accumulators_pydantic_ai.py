@@ -12,7 +12,7 @@ import pytest
 from _side_venvs import ROOT, served, side_python
 from test_accumulators_prepare import FIRST_CASE
 
-pytestmark = pytest.mark.slow  # the library's import and warm-up take tens of seconds on a loaded machine
+SLOW = pytest.mark.slow  # the library's import and warm-up take tens of seconds on a loaded machine
 
 PARALLEL_INDEX0 = "openai-chat/litellm-bridge-parallel-index0::original::s0"
 NAME_REPEATED = "openai-chat/groq-whole-calls::B3-name-repeated-in-full::s0"
@@ -25,6 +25,7 @@ def check(*cases: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
 
 
+@SLOW
 def test_merges_parallel_calls_that_share_index_0() -> None:
     """The OpenAI chat stream keys a call's part by its index alone (`models/openai/_chat_streaming.py`,
     `_map_tool_call_delta`: `vendor_part_id=dtc.index,`), so a second call at index 0 extends the
@@ -37,6 +38,7 @@ def test_merges_parallel_calls_that_share_index_0() -> None:
     assert 'call 2: \'search_text\' {"query":"bar"} expected, missing' in run.stdout
 
 
+@SLOW
 def test_concatenates_a_name_repeated_on_every_chunk() -> None:
     """`ToolCallPartDelta._apply_to_part` (`messages.py`): `tool_name = part.tool_name +
     self.tool_name_delta`, so a name sent in full on each of three chunks is tripled."""
@@ -45,6 +47,7 @@ def test_concatenates_a_name_repeated_on_every_chunk() -> None:
     assert "call 1: name 'get_weather' expected, got 'get_weatherget_weatherget_weather'" in run.stdout
 
 
+@SLOW
 def test_well_formed_and_anthropic_streams_pass() -> None:
     """The same adapter passes streams pydantic-ai handles: two parallel OpenAI calls on their own
     indexes, and seed 004's interleaved Anthropic deltas (`vendor_part_id=event.index` in
@@ -58,6 +61,7 @@ def test_well_formed_and_anthropic_streams_pass() -> None:
     assert "3 cases: 3 pass" in run.stdout
 
 
+@SLOW
 def test_after_prepare_the_first_case_loads_no_module() -> None:
     """`prepare()` pays the library's imports (its warm-up case) before the first case's clock."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -65,3 +69,17 @@ def test_after_prepare_the_first_case_loads_no_module() -> None:
     argv = [str(side_python("pydantic-ai")), "-c", FIRST_CASE, *pairs]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True, env=env).stdout
     assert out.count("pydantic-ai []") == 2, out
+
+
+def test_without_the_library_the_spec_is_one_usage_error_naming_the_extra() -> None:
+    """Where the library is absent (this test environment), `pydantic-ai` is refused before any case, in
+    one line that says what to install."""
+    import importlib.util
+
+    if importlib.util.find_spec("pydantic_ai") is not None:
+        pytest.skip("pydantic-ai is installed here")
+    case = "openai-chat/parallel-2::original::s0"
+    command = [sys.executable, "-m", "harness", "check", "--accumulator", "pydantic-ai", "--case", case]
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "pip install 'toolstream-harness[pydantic-ai]'" in run.stderr

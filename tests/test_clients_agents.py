@@ -30,8 +30,6 @@ INSTALL = (
 SELECT = ["--dialect", "openai-chat", "--scenarios", "original", "parallel-calls-share-index-0",
           "A5-id-on-every-chunk", "B3-name-repeated-in-full", "--seeds", "1"]  # fmt: skip
 
-pytestmark = pytest.mark.slow
-
 GLM = "openai-chat/glm5-openrouter-idless-continuation"
 REFUSED = {
     f"{GLM}::A5-id-on-every-chunk::s0": "ModelBehaviorError: Tool  not found",
@@ -54,6 +52,7 @@ def calls_verdict(case: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
     return verdict, lines
 
 
+@pytest.mark.slow
 def test_the_agents_sdk_loop_gets_the_verdicts_of_its_own_stream_handler(tmp_path: Path) -> None:
     if not (SIDE / "bin" / "python").exists():
         pytest.skip(f"the Agents SDK side environment is not installed: {INSTALL}")
@@ -83,3 +82,13 @@ def test_the_agents_sdk_loop_gets_the_verdicts_of_its_own_stream_handler(tmp_pat
     # What both see: parallel calls a gateway puts at index 0 are merged into one call.
     merged = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"
     assert client[merged]["verdict"] == "fail" and client[merged]["severity"] == "unsafe"
+
+
+def test_the_selection_holds_the_cases_the_comparison_names() -> None:
+    """The scenarios the comparison selects still exist and still make the two cases it excuses."""
+    from harness import Selection
+    from harness.check.selection import cases
+
+    selection = Selection(dialects=("openai-chat",), scenarios=tuple(SELECT[3:-2]), seeds=1)
+    ids = {case.id for case in cases(selection)}
+    assert set(REFUSED) <= ids and len(ids) > len(REFUSED)

@@ -118,3 +118,17 @@ def test_a_new_users_first_hour(tmp_path: Path) -> None:
     assert "what each step did:" in said and "marks: ~ changed, - removed, + added" in said
     assert re.search(r"class:\s+(spec|quirk|policy): ", said)
     assert re.search(r"situation [a-z-]+ \(docs/oracle\.md", said)
+
+
+def test_the_users_accumulator_declares_its_dialect_to_the_resolver(tmp_path: Path) -> None:
+    """The one resolver reads the accumulator's `dialects`, which is what makes pytest skip the
+    other dialects' cases in the slow path above."""
+    from harness.check.accumulators import dialects_of, resolve
+
+    (tmp_path / "myagent_acc.py").write_text(ACCUMULATOR)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        assert dialects_of(resolve("myagent_acc:Naive")) == ("openai-chat",)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("myagent_acc", None)

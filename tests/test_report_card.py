@@ -61,7 +61,7 @@ def test_openai_row_merges_concatenates_and_raises(issue_card: Path) -> None:
     assert row["adapter"] == "openai-sdk" and row["cases"] == 3
     merged = [s for s in row["signatures"] if s["worst"] == ISSUE_CASES[0]]
     assert merged and "name concatenated" in merged[0]["signature"] and merged[0]["severity"] == "unsafe"
-    assert merged[0]["classes"] == {"spec": 1}  # the unmutated gateway stream: a plain bug
+    assert merged[0]["classes"] == {"quirk": 1}  # a gateway's deviation (A1)
     assert "error: IndexError: list index out of range" in [s["signature"] for s in row["signatures"]]
     cases = _cases(issue_card, "openai", row["version"])
     assert "'get_weatherget_weather" in " ".join(cases[ISSUE_CASES[1]]["diff"])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """anthropic/seed004-interleaved-input-json::original::s0 through litellm: a standalone reproduction.
 
-Stream: spec (the recorded stream).
+Stream: quirk (C1 tool blocks interleaved (docker-agent PR #3009)).
 Needs only: pip install litellm mcp
 Run: python this file. It serves the recorded (and mutated) stream below through the
 library's own HTTP mocking point, prints what the library returned and what the stream

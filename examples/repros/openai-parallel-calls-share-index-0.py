@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """openai-chat/litellm-bridge-parallel-index0::original::s0 through openai-sdk: a standalone reproduction.
 
-Stream: spec (the recorded stream).
+Stream: quirk (A1 two parallel calls at index 0 (langchain#34807, litellm#21331)).
 Needs only: pip install openai
 Run: python this file. It serves the recorded (and mutated) stream below through the
 library's own HTTP mocking point, prints what the library returned and what the stream

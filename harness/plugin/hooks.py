@@ -28,14 +28,15 @@ from harness.plugin.items import (
 from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
 from harness.report.results import session_to_dict, write_json
 
-pytest_plugins = ("harness.plugin.client",)  # --toolstream-client: client:CMD accumulators
-
 _SETTINGS = pytest.StashKey[Settings]()
 _CATALOG = pytest.StashKey[CaseCatalog]()
 _RESULTS = pytest.StashKey[MatrixResults]()
 _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, said once after it
 
-pytest_plugins = ("harness.plugin.record",)  # the `toolstream` fixture: recording in a test suite
+pytest_plugins = (
+    "harness.plugin.record",  # the `toolstream` fixture: recording in a test suite
+    "harness.plugin.client",  # --toolstream-client: client:CMD accumulators
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
