@@ -31,6 +31,7 @@ from harness.mutate.scenario import Case
 from harness.serve import answers, routes
 from harness.serve.followup import Turn, read_followup
 from harness.serve.oracle import Evidence, judge_client
+from harness.serve.upstream import Recorder, UpstreamError
 
 __all__ = ["CaseLog", "ReplayServer"]
 
@@ -113,9 +114,16 @@ class ReplayServer:
     `with server.running():` to run it on a thread of its own."""
 
     def __init__(
-        self, cases: Iterable[Case], *, pace: bool = False, host: str = "127.0.0.1", port: int = 0
+        self,
+        cases: Iterable[Case],
+        *,
+        pace: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        recorder: Recorder | None = None,
     ) -> None:
         self.cases = {case.id: case for case in cases}
+        self.recorder = recorder  # set: every request goes upstream and is recorded (no cases served)
         self.pace = pace
         self.host = host
         self.port = port
@@ -210,6 +218,10 @@ class ReplayServer:
                     return
                 if request is None:
                     return
+                if self.recorder is not None:
+                    if not await _forward(self.recorder, request, writer):
+                        return
+                    continue
                 answer = self._answer(request)
                 keep = await _write(writer, answer, keep_alive=request.keep_alive, pace=self.pace)
                 if not keep:
@@ -434,6 +446,38 @@ async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: b
         writer.write(b"0\r\n\r\n")
         await writer.drain()
     return keep
+
+
+async def _forward(recorder: Recorder, request: _Request, writer: asyncio.StreamWriter) -> bool:
+    """Forward a request upstream and stream its response back read by read, as one HTTP chunk
+    each; an upstream that breaks mid-body breaks the client's response the same way (no
+    terminating chunk, connection closed). Whether the connection can take another request."""
+    try:
+        forwarded = await recorder.forward(request.method, request.target, request.headers, request.body)
+    except UpstreamError as exc:
+        await _write(
+            writer, _json_answer(502, {"error": {"message": str(exc)}}), keep_alive=False, pace=False
+        )
+        return False
+    head = [*forwarded.headers, ("transfer-encoding", "chunked")]
+    head.append(("connection", "keep-alive" if request.keep_alive else "close"))
+    complete = False
+    try:
+        writer.write(_status_line(forwarded.status) + _header_block(head))
+        await writer.drain()
+        try:
+            async for data in forwarded.reads:
+                if data:
+                    writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    await writer.drain()
+        except Exception:  # the upstream broke mid-body (recorded as cut): so does the client's response
+            return False
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        complete = True
+    finally:
+        await forwarded.close()
+    return complete and request.keep_alive
 
 
 def _header_block(headers: Iterable[tuple[str, str]]) -> bytes:
