@@ -14,6 +14,7 @@ a case, compared with the case's expectation, as the runner's `Result`.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -64,7 +65,7 @@ def compare_turn(expected: Sequence[ToolCall], turn: Turn) -> list[str]:
             for c in expected
             if c.id not in ran
         ]
-        return out
+        return out + _ran_twice(turn)
     left = list(expected)
     for n, got in enumerate(turn.calls, start=1):
         match = next((c for c in left if got.id is not None and c.id == got.id), None)
@@ -80,6 +81,7 @@ def compare_turn(expected: Sequence[ToolCall], turn: Turn) -> list[str]:
     out += [
         f"lost: call {c.name!r} {_render(c)} finished in the stream, missing from the follow-up" for c in left
     ]
+    out += _ran_twice(turn)
     known_ids = {c.id for c in turn.calls if c.id is not None}
     if known_ids:
         out += [
@@ -88,6 +90,14 @@ def compare_turn(expected: Sequence[ToolCall], turn: Turn) -> list[str]:
             if r.call_id is not None and r.call_id not in known_ids
         ]
     return out
+
+
+def _ran_twice(turn: Turn) -> list[str]:
+    """A call id answered by more than one tool result ran more than once (a retry ran it again)."""
+    counts = Counter(r.call_id for r in turn.results if r.call_id is not None)
+    return [
+        f"unsafe: call id {i!r} has {n} tool results: it ran {n} times" for i, n in counts.items() if n > 1
+    ]
 
 
 def judge_client(case: Case, client: str, evidence: Evidence) -> Result:
