@@ -19,6 +19,7 @@ from harness.check.outcome import State
 from harness.check.selection import Selection
 from harness.check.selection import cases as selected_cases
 from harness.check.verdict import Verdict
+from harness.cli import main
 from harness.mutate.scenario import Case
 from harness.serve import ReplayServer, base_urls, run_clients
 from harness.serve.attempts import PLANS, first_attempt
@@ -245,3 +246,17 @@ def test_a_case_page_shows_the_cut_first_attempt(server: ReplayServer, retry_cas
     first = page["first_attempt"]
     assert first["cut"] and first["expected"]["state"] == "cut"
     assert 0 < len(first["expected"]["tool_calls"]) < len(retry_cases[FINISHED_CALL].expected.tool_calls)
+
+
+def test_serve_selects_retry_cases_like_any_and_judges_a_program_by_them(
+    loop: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.json"
+    argv = ["serve", "--scenarios-dir", str(RETRIES), "--case", AFTER_FINISH, "--case", MID_CALL]
+    argv += ["--timeout", "20", "--json", str(out), "--client"]
+    assert main([*argv, f"{sys.executable} {loop} careful"]) == 0
+    assert main([*argv, f"{sys.executable} {loop} eager"]) == 1
+    report = json.loads(out.read_text())
+    text = json.dumps(report)
+    assert "ran 2 times" in text and AFTER_FINISH in text
+    capsys.readouterr()
