@@ -2,6 +2,7 @@
 
     toolstream serve --dialect openai-chat --scenarios parallel-calls-share-index-0
     toolstream serve --dialect openai-chat --client 'python my_agent.py' -j 8
+    toolstream serve --record --upstream https://api.openai.com --cassette-dir cassettes/recorded
 
 Without `--client` it serves until interrupted; with it, it runs the program once per case (its
 SDK's base URL pointing at the case) and judges each run by the follow-up request it sends.
@@ -22,6 +23,7 @@ from harness.mutate.scenario import Case
 from harness.report.results import render_check, report_to_dict, write_json
 from harness.serve import ReplayServer, base_urls, run_clients
 from harness.serve.routes import case_prefix
+from harness.serve.upstream import Recorder
 
 # What to set, per dialect, for its SDK to reach a case.
 _VARIABLES = {
@@ -66,10 +68,25 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         metavar="N",
         help="failures printed in full (default 50; 0: all)",
     )
+    record = parser.add_argument_group("recording through the server")
+    record.add_argument(
+        "--record",
+        action="store_true",
+        help="forward every request to --upstream and save each exchange as a redacted cassette",
+    )
+    record.add_argument("--upstream", metavar="URL", help="with --record: the provider's root URL")
+    record.add_argument(
+        "--cassette-dir",
+        default="cassettes/recorded",
+        metavar="DIR",
+        help="with --record: where the cassettes go, one per request (default cassettes/recorded)",
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.record or args.upstream:
+        return _record(args)
     selection = selection_of(args)
     selected = list(cases(selection))
     if not selected:
@@ -92,6 +109,33 @@ async def _serve(cases: list[Case], args: argparse.Namespace) -> int:
     server = ReplayServer(cases, pace=args.pace, host=args.host, port=args.port)
     await server.start()
     print(_banner(server, cases), flush=True)
+    try:
+        await asyncio.Event().wait()  # until interrupted
+    finally:
+        await server.close()
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    if not (args.record and args.upstream):
+        raise UsageError("--record and --upstream URL go together")
+    if args.client:
+        raise UsageError("--record: run your program yourself, its base URL pointing at the printed one")
+    recorder = Recorder(args.upstream, args.cassette_dir)
+    return asyncio.run(_serve_recording(recorder, args))
+
+
+async def _serve_recording(recorder: Recorder, args: argparse.Namespace) -> int:
+    server = ReplayServer((), host=args.host, port=args.port, recorder=recorder)
+    await server.start()
+    print(
+        f"toolstream serve: recording {recorder.upstream} through {server.url}"
+        f" into {recorder.cassette_dir}/\n"
+        f"  point the SDK's base URL at {server.url} plus the upstream's path"
+        f" (e.g. OPENAI_BASE_URL={server.url}/v1)\n"
+        "Ctrl-C stops it.",
+        flush=True,
+    )
     try:
         await asyncio.Event().wait()  # until interrupted
     finally:

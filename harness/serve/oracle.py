@@ -18,6 +18,7 @@ a case, as an `Outcome`, judged by the same machinery as any accumulator's (`cla
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -56,8 +57,8 @@ def turn_outcome(expected: Outcome, turn: Turn) -> Outcome:
     if turn.by_reference:
         # Only the results' call ids: a known id is that call, an unknown one a call never finished.
         known = {c.id: c for c in expected.tool_calls if c.id is not None}
-        ran = [r.call_id for r in turn.results]
-        calls = [c for c in expected.tool_calls if c.id in ran]
+        # Each result is a run: a call answered twice (a retry ran it again) is there twice.
+        calls = [known[r.call_id] for r in turn.results if r.call_id in known]
         calls += [_orphan(r) for r in turn.results if r.call_id not in known]
     else:
         order = {c.id: n for n, c in enumerate(expected.tool_calls) if c.id is not None}
@@ -68,14 +69,22 @@ def turn_outcome(expected: Outcome, turn: Turn) -> Outcome:
         orphans = [
             _orphan(r) for r in turn.results if carried and r.call_id is not None and r.call_id not in carried
         ]
-        calls = [*echoed, *orphans]
+        runs = Counter(r.call_id for r in turn.results if r.call_id is not None)
+        again = [c for c in echoed if c.id is not None for _ in range(runs[c.id] - 1)]  # ran n times
+        calls = [*echoed, *again, *orphans]
     return Outcome(
         tool_calls=tuple(calls),
         text=expected.text,
         finish_reason=expected.finish_reason,
         state=expected.state,
-        notes=(FROM_FOLLOWUP,),
+        notes=(FROM_FOLLOWUP, *_ran_again(turn)),
     )
+
+
+def _ran_again(turn: Turn) -> tuple[str, ...]:
+    """A note per call id answered by more than one tool result: it ran more than once."""
+    runs = Counter(r.call_id for r in turn.results if r.call_id is not None)
+    return tuple(f"call id {i!r} has {n} tool results: it ran {n} times" for i, n in runs.items() if n > 1)
 
 
 def _orphan(result: ToolResult) -> ToolCall:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import html
 import json
 import socket
@@ -29,8 +30,10 @@ from harness.check.outcome import Outcome, State
 from harness.errors import OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case
 from harness.serve import answers, routes
+from harness.serve.attempts import first_attempt
 from harness.serve.followup import Turn, read_followup
 from harness.serve.oracle import Evidence, judge_client
+from harness.serve.upstream import Recorder, UpstreamError
 
 __all__ = ["CaseLog", "ReplayServer"]
 
@@ -48,10 +51,19 @@ class CaseLog:
         self.attempts = 0
         self.followups: list[Turn] = []
         self.reports: list[Outcome] = []
+        self.seen: dict[str, int] = {}  # first requests by path and body hash: which attempt each is
 
     def clear(self) -> None:
         with self._changed:
-            self.attempts, self.followups, self.reports = 0, [], []
+            self.attempts, self.followups, self.reports, self.seen = 0, [], [], {}
+
+    def attempt(self, request_key: str) -> int:
+        """Count a first request; which attempt of this same request (path and body) it is, from 1."""
+        with self._changed:
+            self.attempts += 1
+            self.seen[request_key] = number = self.seen.get(request_key, 0) + 1
+            self._changed.notify_all()
+            return number
 
     def add(
         self, *, attempt: bool = False, followup: Turn | None = None, report: Outcome | None = None
@@ -113,13 +125,24 @@ class ReplayServer:
     `with server.running():` to run it on a thread of its own."""
 
     def __init__(
-        self, cases: Iterable[Case], *, pace: bool = False, host: str = "127.0.0.1", port: int = 0
+        self,
+        cases: Iterable[Case],
+        *,
+        pace: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        recorder: Recorder | None = None,
     ) -> None:
         self.cases = {case.id: case for case in cases}
+        self.recorder = recorder  # set: every request goes upstream and is recorded (no cases served)
         self.pace = pace
         self.host = host
         self.port = port
         self.logs = {case_id: CaseLog() for case_id in self.cases}
+        # Retry cases: what the first attempt of each request gets (see harness.serve.attempts).
+        self.first_attempts = {
+            case.id: first for case in self.cases.values() if (first := first_attempt(case)) is not None
+        }
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -210,6 +233,10 @@ class ReplayServer:
                     return
                 if request is None:
                     return
+                if self.recorder is not None:
+                    if not await _forward(self.recorder, request, writer):
+                        return
+                    continue
                 answer = self._answer(request)
                 keep = await _write(writer, answer, keep_alive=request.keep_alive, pace=self.pace)
                 if not keep:
@@ -259,7 +286,11 @@ class ReplayServer:
             if stream:
                 return _Answer(200, [("content-type", media)], chunks=[(data, None)])
             return _Answer(200, [("content-type", media)], data)
-        self.logs[case.id].add(attempt=True)
+        key = hashlib.sha256(request.target.encode() + b"\0" + request.body).hexdigest()
+        number = self.logs[case.id].attempt(key)
+        first = self.first_attempts.get(case.id)
+        if first is not None and number == 1:
+            return _stream_answer(case, first.response) if stream else _whole_answer(case, first.expected)
         return _stream_answer(case) if stream else _whole_answer(case)
 
     # -- pages ---------------------------------------------------------------------------------
@@ -276,10 +307,14 @@ class ReplayServer:
             "expected": case.expected.to_dict(),
             "received": {
                 "requests": log.attempts,
+                "retried": sum(n - 1 for n in log.seen.values()),
                 "followups": len(log.followups),
                 "reports": len(log.reports),
             },
         }
+        first = self.first_attempts.get(case_id)
+        if first is not None:
+            out["first_attempt"] = {"cut": True, "expected": first.expected.to_dict()}
         if log.followups or log.reports:
             evidence = Evidence(
                 followup=log.followups[0] if log.followups else None,
@@ -321,14 +356,14 @@ def _headers_of(response: Response, case: Case) -> list[tuple[str, str]]:
     return [*out, ("x-toolstream-case", routes.quoted(case.id))]
 
 
-def _stream_answer(case: Case) -> _Answer:
-    response = case.response
+def _stream_answer(case: Case, response: Response | None = None) -> _Answer:
+    response = case.response if response is None else response
     chunks = [(chunk.data, chunk.offset_ms) for chunk in response.chunks]
     return _Answer(response.status, _headers_of(response, case), chunks=chunks, complete=response.complete)
 
 
-def _whole_answer(case: Case) -> _Answer:
-    expected = case.expected
+def _whole_answer(case: Case, expected: Outcome | None = None) -> _Answer:
+    expected = case.expected if expected is None else expected
     headers = [("content-type", answers.JSON), ("x-toolstream-case", routes.quoted(case.id))]
     if expected.state is State.ERROR:
         status, media, body = answers.error_response(
@@ -434,6 +469,38 @@ async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: b
         writer.write(b"0\r\n\r\n")
         await writer.drain()
     return keep
+
+
+async def _forward(recorder: Recorder, request: _Request, writer: asyncio.StreamWriter) -> bool:
+    """Forward a request upstream and stream its response back read by read, as one HTTP chunk
+    each; an upstream that breaks mid-body breaks the client's response the same way (no
+    terminating chunk, connection closed). Whether the connection can take another request."""
+    try:
+        forwarded = await recorder.forward(request.method, request.target, request.headers, request.body)
+    except UpstreamError as exc:
+        await _write(
+            writer, _json_answer(502, {"error": {"message": str(exc)}}), keep_alive=False, pace=False
+        )
+        return False
+    head = [*forwarded.headers, ("transfer-encoding", "chunked")]
+    head.append(("connection", "keep-alive" if request.keep_alive else "close"))
+    complete = False
+    try:
+        writer.write(_status_line(forwarded.status) + _header_block(head))
+        await writer.drain()
+        try:
+            async for data in forwarded.reads:
+                if data:
+                    writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    await writer.drain()
+        except Exception:  # the upstream broke mid-body (recorded as cut): so does the client's response
+            return False
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        complete = True
+    finally:
+        await forwarded.close()
+    return complete and request.keep_alive
 
 
 def _header_block(headers: Iterable[tuple[str, str]]) -> bytes:
