@@ -21,6 +21,11 @@ class Library:
     name: str  # the PyPI distribution, also the name on the command line
     adapter: str  # the accumulator spec `serve-accumulator` is given in the side environment
     dialects: tuple[str, ...]  # the cassettes that adapter reads (others are not sent to it)
+    also: tuple[str, ...] = ()  # other distributions of the same code (a "slim" release)
+
+    @property
+    def distributions(self) -> tuple[str, ...]:
+        return (self.name, *self.also)
 
 
 LIBRARIES: dict[str, Library] = {
@@ -31,7 +36,7 @@ LIBRARIES: dict[str, Library] = {
         Library("langchain-core", "langchain-core", ("openai-chat", "anthropic")),
         Library("langchain-openai", "langchain-openai", ("openai-chat", "openai-responses")),
         Library("langchain-anthropic", "langchain-anthropic", ("anthropic",)),
-        Library("pydantic-ai", "pydantic-ai", ("openai-chat", "anthropic")),
+        Library("pydantic-ai", "pydantic-ai", ("openai-chat", "anthropic"), also=("pydantic-ai-slim",)),
         Library("litellm", "litellm", ("openai-chat", "anthropic")),
     )
 }

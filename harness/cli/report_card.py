@@ -173,15 +173,17 @@ def _targets(args: argparse.Namespace, libraries: list[Library]) -> list[SideEnv
             raise UsageError(f"--env: {env}: no bin/python (not a virtualenv)")
         pythons.append(str(Path(env) / "bin" / "python"))
     targets: list[SideEnvironment | grading.Graded] = []
-    for python in pythons:
-        for lib in libraries:
-            version = environments.installed_version(python, lib.name)
-            if version is None:
-                targets.append(
-                    grading.Graded(lib.name, "-", lib.adapter, problem=f"not installed in {python}")
-                )
-            else:
+    for lib in libraries:
+        graded: set[str] = set()  # a release found in several environments is graded once, in the first
+        for python in pythons:
+            found = (environments.installed_version(python, d) for d in lib.distributions)
+            version = next((v for v in found if v is not None), None)
+            if version is not None and version not in graded:
+                graded.add(version)
                 targets.append(SideEnvironment(lib, version, python))
+        if pythons and not graded:
+            where = ", ".join(pythons)
+            targets.append(grading.Graded(lib.name, "-", lib.adapter, problem=f"not installed in {where}"))
     if pythons and not args.versions:
         return targets
     for lib in libraries:
