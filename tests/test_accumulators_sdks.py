@@ -251,5 +251,16 @@ def test_openai_sdk_reports_object_arguments_as_the_user_gets_them() -> None:
     pytest.importorskip("openai")
     outcome = resolve("openai-sdk").run(build_case("openai-chat/azure-prompt-filter::B8-args-as-object::s0"))
     (call,) = outcome.tool_calls
-    assert call.invalid and call.arguments == "{'city': 'Seattle', 'unit': 'fahrenheit'}"
+    assert call.invalid and call.arguments == "dict {'city': 'Seattle', 'unit': 'fahrenheit'}"
     assert outcome.state is State.COMPLETE
+
+
+def test_openai_sdk_reports_an_empty_object_as_a_dict_not_as_the_text_it_equals() -> None:
+    """B8 on a call without arguments: the SDK user gets the dict `{}`, not the string `{}`, so the
+    call is lost for a user who parses it; the difference must not read `{}` expected, got `{}`."""
+    pytest.importorskip("openai")
+    case = build_case("openai-chat/no-arguments::B8-args-as-object::s0")
+    outcome = resolve("openai-sdk").run(case)
+    (call,) = outcome.tool_calls
+    assert call.invalid and call.arguments == "dict {}"
+    assert diff(case.expected, outcome) == ["call 1: arguments {} expected, got invalid 'dict {}'"]

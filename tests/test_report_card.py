@@ -61,7 +61,8 @@ def test_openai_row_merges_concatenates_and_raises(issue_card: Path) -> None:
     assert row["adapter"] == "openai-sdk" and row["cases"] == 3
     merged = [s for s in row["signatures"] if s["worst"] == ISSUE_CASES[0]]
     assert merged and "name concatenated" in merged[0]["signature"] and merged[0]["severity"] == "unsafe"
-    assert merged[0]["classes"] == {"quirk": 1}  # a gateway's deviation (A1)
+    # The unmutated gateway recording is itself a deviation (A1, expectation.RECORDINGS): a quirk case.
+    assert merged[0]["classes"] == {"quirk": 1}
     assert "error: IndexError: list index out of range" in [s["signature"] for s in row["signatures"]]
     cases = _cases(issue_card, "openai", row["version"])
     assert "'get_weatherget_weather" in " ".join(cases[ISSUE_CASES[1]]["diff"])
@@ -186,8 +187,8 @@ def test_every_known_signature_is_in_the_stored_card() -> None:
     assert sorted(key for key in known_issues() if key not in found) == []
 
 
-# Libraries whose every signature has its line read and quoted (langchain-core and -openai: not yet).
-ATTRIBUTED = ("openai", "anthropic", "langchain-anthropic")
+# Libraries whose every signature has its line read and quoted (every library with an adapter here).
+ATTRIBUTED = ("openai", "anthropic", "langchain-anthropic", "langchain-core", "langchain-openai")
 
 
 def test_every_signature_of_the_adapter_table_names_its_library_line() -> None:

@@ -196,3 +196,39 @@ def test_the_check_catches_sequence_numbers_that_are_not_counted_anew(
     monkeypatch.setattr(type(recording.dialect), "resequence", lambda self, events: list(events))
     found = " ".join(undeclared(chosen, recording, 0))
     assert "openai-responses.sequence-not-increasing" in found or "openai-responses.sequence-skipped" in found
+
+
+@pytest.mark.parametrize(
+    ("scenario", "cassette"),
+    [
+        ("later-call-has-shorter-id", "openai-responses/llamacpp-interleaved-parallel"),  # call_id
+        ("A10-missing-id-entirely", "openai-responses/args-only-in-done"),  # call_id removed
+        ("E5-name-only-in-added", "openai-responses/args-only-in-done"),  # name removed
+        ("E2-done-corrects-deltas", "openai-responses/parallel-2"),  # arguments
+    ],
+)
+def test_the_check_catches_a_final_output_that_is_not_rebuilt(
+    monkeypatch: pytest.MonkeyPatch, scenario: str, cassette: str
+) -> None:
+    chosen, recording = find_scenario(scenario, SCENARIOS), _recording(cassette)
+    assert cases_for(recording, chosen, 0), "the scenario must apply for this check to mean anything"
+    assert undeclared(chosen, recording, 0) == []
+    monkeypatch.setattr(type(recording.dialect), "restate", lambda self, events: list(events))
+    assert "openai-responses.output-disagrees-with-items" in " ".join(undeclared(chosen, recording, 0))
+
+
+def test_an_inserted_item_is_listed_in_the_final_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    chosen, recording = (
+        find_scenario("C6-text-mixed-with-tool-calls", SCENARIOS),
+        _recording("openai-responses/single-call"),
+    )
+    (case,) = cases_for(recording, chosen, 0)
+    streamed = [
+        e.payload["item"] for e in case.events if e.payload.get("type") == "response.output_item.done"
+    ]
+    (final,) = [e.payload for e in case.events if e.payload.get("type") == "response.completed"]
+    assert [item["type"] for item in streamed] == ["message", "function_call", "message"]
+    assert final["response"]["output"] == streamed
+    # Without the rebuild the insertion would contradict the final output, so it is refused.
+    monkeypatch.setattr(type(recording.dialect), "restate", lambda self, events: list(events))
+    assert cases_for(recording, chosen, 0) == []

@@ -94,10 +94,11 @@ class Stream:
     def with_events(self, events: Sequence[Event], expected: Outcome | None = None) -> Stream:
         """New events (rendered one per read from now on), and the expectation when it changed.
         Sequence numbers are counted anew (`Editing.resequence`): inserted, dropped or moved events
-        keep them strictly increasing."""
+        keep them strictly increasing; a final summary of the items (Responses `response.output`) is
+        rebuilt from the items streamed (`Editing.restate`), so it never contradicts them."""
         return replace(
             self,
-            events=tuple(self.dialect.resequence(events)),
+            events=tuple(self.dialect.resequence(self.dialect.restate(events))),
             reads=None,
             expected=self.expected if expected is None else expected,
         )

@@ -47,7 +47,7 @@ def _insert(stream: Stream, at: int, built: list[Event]) -> list[Event]:
     d = stream.dialect
     if any(at > i for i in _finishes(stream)):
         raise NotApplicable("the finish comes before this point: a provider sends nothing after it")
-    events = d.resequence(d.renumber([*stream.events[:at], *built, *stream.events[at:]]))
+    events = d.resequence(d.restate(d.renumber([*stream.events[:at], *built, *stream.events[at:]])))
     was = {v.code for v in d.invariants(stream.events)}
     new = sorted(
         code

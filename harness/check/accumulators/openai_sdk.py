@@ -142,10 +142,12 @@ def _chat(transport: Any, case: Case) -> Outcome:
 def _call(name: str | None, arguments: Any, call_id: str | None) -> ToolCall:
     """A call as the SDK's user gets it. The SDK copies a delta's `arguments` unchecked, so a
     gateway that sends an object (B8) hands the user a dict where the type says str: that is not
-    an argument string a user can parse, so it is reported invalid, as the text it prints as."""
+    an argument string a user can parse (`json.loads` raises TypeError), so it is reported invalid,
+    named by its type: `dict {}` is not mistaken for the text `{}`."""
     if arguments is None or isinstance(arguments, str):
         return ToolCall.from_text(name, arguments or "", call_id)
-    return ToolCall(name=name, arguments=str(arguments), id=call_id, invalid=True)
+    shown = f"{type(arguments).__name__} {arguments!r}"
+    return ToolCall(name=name, arguments=shown, id=call_id, invalid=True)
 
 
 def _choice(choices: Any) -> Any:

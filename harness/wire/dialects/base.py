@@ -315,6 +315,12 @@ class Editing(ABC):
         mutations that insert, move or drop blocks; the same events where the wire numbers none."""
         return list(events)
 
+    def restate(self, events: Sequence[Event]) -> list[Event]:
+        """The events with any final summary that repeats the streamed items (Responses
+        `response.output` in `response.completed`) rebuilt from the items streamed, applied to every
+        mutated stream; the same events where the wire repeats nothing."""
+        return list(events)
+
     def resequence(self, events: Sequence[Event]) -> list[Event]:
         """The events with every per-event sequence number counted anew (Responses
         `sequence_number`), applied to every mutated stream; the same events where the wire has none."""

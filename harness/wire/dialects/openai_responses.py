@@ -415,7 +415,12 @@ _CODES = {
     "event-after-terminal": "nothing follows response.completed, response.incomplete or response.failed",
     "sequence-not-increasing": "every event's sequence_number is greater than the previous event's",
     "sequence-skipped": "sequence_number counts the events: each is one more than the previous event's",
+    "output-disagrees-with-items": (
+        "the terminal response's `output` holds the items streamed, in order, each as its"
+        " `output_item.done` gave it (id, call_id, name, arguments)"
+    ),
 }
+_SUMMARISED = frozenset({COMPLETED, INCOMPLETE})  # terminal events whose `response.output` repeats the items
 
 
 class _Items:
@@ -427,6 +432,8 @@ class _Items:
         self.indexes: list[Any] = []  # each item's output_index as added
         self.open: set[int] = set()
         self.done: set[int] = set()  # items whose arguments or whole item are done
+        self.added_items: list[dict[str, Any]] = []  # each item as `output_item.added` gave it
+        self.done_items: dict[int, dict[str, Any]] = {}  # each item as its `output_item.done` gave it
 
     def find(self, payload: dict[str, Any]) -> int | None:
         item_id = _str(payload.get("item_id")) or _str(_item(payload).get("id"))
@@ -439,6 +446,7 @@ class _Items:
         number = len(self.indexes)
         index = payload.get("output_index")
         self.indexes.append(index)
+        self.added_items.append(_item(payload))
         item_id = _str(_item(payload).get("id"))
         if item_id is not None:
             self.by_id.setdefault(item_id, number)
@@ -516,10 +524,57 @@ class _Items:
                     self.done.add(number)
                 if kind == ITEM_DONE:
                     self.open.discard(number)
+                    self.done_items[number] = item
+            if kind in _SUMMARISED and isinstance(_dict(payload.get("response")).get("output"), list):
+                disagreement = self.disagreement(payload["response"]["output"])
+                if disagreement:
+                    flag("output-disagrees-with-items", pos, disagreement)
             if kind in TERMINAL:
                 if self.open and kind != FAILED:
                     flag("item-not-done", pos, f"{len(self.open)} item(s) not done")
                 ended = True
+        return out
+
+    def disagreement(self, output: list[Any]) -> str | None:
+        """What in a terminal response's `output` differs from the items streamed, else None."""
+        if len(output) != len(self.added_items):
+            return f"output holds {len(output)} item(s), {len(self.added_items)} streamed"
+        for number, (listed, added) in enumerate(zip(output, self.added_items, strict=True)):
+            streamed = self.done_items.get(number)
+            listed = _dict(listed)
+            if streamed is None:  # not done (item-not-done says so): only its id can be compared
+                if listed.get("id") != added.get("id"):
+                    return f"output item {number} has id {listed.get('id')!r}, streamed {added.get('id')!r}"
+            elif listed != streamed:
+                keys = sorted(k for k in {*listed, *streamed} if listed.get(k) != streamed.get(k))
+                return (
+                    f"output item {number} differs from its output_item.done in {', '.join(keys) or 'type'}"
+                )
+        return None
+
+    def restate(self, events: Sequence[Event]) -> list[Event]:
+        """The events with each terminal response's `output` rebuilt from the items streamed before
+        it (an item not done keeps its entry in the old output, else its `output_item.added` form)."""
+        out: list[Event] = []
+        for event in events:
+            kind, payload = event_type(event), _dict(event.payload)
+            if kind == ADDED:
+                self.add(payload)
+            elif kind == ITEM_DONE:
+                number = self.find(payload)
+                if number is not None:
+                    self.done_items[number] = _item(payload)
+            old = _dict(payload.get("response")).get("output")
+            if kind in _SUMMARISED and isinstance(old, list) and self.disagreement(old) is not None:
+                by_id = {
+                    entry.get("id"): entry for entry in old if isinstance(entry, dict) and entry.get("id")
+                }
+                output = [
+                    copy.deepcopy(self.done_items.get(n) or by_id.get(added.get("id")) or added)
+                    for n, added in enumerate(self.added_items)
+                ]
+                event = event.with_payload({**payload, "response": {**payload["response"], "output": output}})
+            out.append(event)
         return out
 
     def renumber(self, events: Sequence[Event]) -> list[Event]:
@@ -668,6 +723,12 @@ class OpenAIResponses(Dialect, Requesting):
 
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         return _Items().renumber(events)
+
+    def restate(self, events: Sequence[Event]) -> list[Event]:
+        """`response.completed` / `response.incomplete` list the streamed items again in
+        `response.output` (and openai-python's final response reads them there): rebuilt from the
+        items' `output_item.done` so a mutated stream never contradicts itself."""
+        return _Items().restate(events)
 
     def resequence(self, events: Sequence[Event]) -> list[Event]:
         """Every `sequence_number` counted up from the first one's, so inserted, dropped or moved
