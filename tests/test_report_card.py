@@ -227,3 +227,17 @@ def test_cache_is_under_toolstream_cache(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert cache_root() == tmp_path / "report-card"
     monkeypatch.delenv("TOOLSTREAM_CACHE")
     assert cache_root() == Path(os.path.expanduser("~")) / ".cache" / "toolstream" / "report-card"
+
+
+def test_side_environments_install_the_checkout_the_command_runs_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed from a wheel (the README's `pip install .`), the checkout is found from where the
+    command runs; elsewhere there is none and building says so."""
+    from harness.card import environments
+
+    monkeypatch.setattr(environments.harness, "__file__", str(tmp_path / "site" / "harness" / "__init__.py"))
+    monkeypatch.chdir(ROOT / "harness")
+    assert environments.source_root() == ROOT
+    monkeypatch.chdir(tmp_path)
+    assert environments.source_root() is None

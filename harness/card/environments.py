@@ -71,10 +71,20 @@ def cache_root() -> Path:
 
 
 def source_root() -> Path | None:
-    """The checkout this harness runs from (what side environments install), or None when it was
-    installed from a wheel."""
-    root = Path(harness.__file__).resolve().parent.parent
-    return root if (root / "pyproject.toml").is_file() else None
+    """The checkout side environments install: the one this harness runs from, else (installed
+    from a wheel, as `pip install .` does) the checkout the command runs in; None without one."""
+    here = Path.cwd().resolve()
+    for root in (Path(harness.__file__).resolve().parent.parent, here, *here.parents):
+        if _is_checkout(root):
+            return root
+    return None
+
+
+def _is_checkout(root: Path) -> bool:
+    pyproject = root / "pyproject.toml"
+    if not (pyproject.is_file() and (root / "harness" / "__init__.py").is_file()):
+        return False
+    return 'name = "toolstream-harness"' in pyproject.read_text(encoding="utf-8", errors="replace")
 
 
 def _source_hash(root: Path) -> str:
@@ -142,8 +152,8 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
     root = source_root()
     if root is None:
         raise EnvironmentProblem(
-            "this harness was installed from a wheel: building side environments needs a source "
-            "checkout (or pass --env PATH / --use-current-env)"
+            "this harness was installed from a wheel and no checkout is here: run it in the "
+            "toolstream-harness checkout (or pass --env PATH / --use-current-env)"
         )
     where = cache_root() / f"{library.name}-{version}"
     python = str(where / "bin" / "python")

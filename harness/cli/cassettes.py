@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     for _, dialect, n in found:
         streams[dialect] += n
     print(f"bundled corpus: {root}")
-    rows = [(d, per_dialect[d], streams[d], f"{root / d}") for d in sorted(per_dialect)]
-    print(table(["dialect", "cassettes", "interactions", "folder"], rows))
+    print(f"(each dialect's cassettes are in its folder: {root / 'DIALECT'})")  # whole, never clipped
+    rows = [(d, per_dialect[d], streams[d]) for d in sorted(per_dialect)]
+    print(table(["dialect", "cassettes", "interactions"], rows))
     print(f"\n{len(found)} cassettes: `--list` names each; `toolstream show NAME` shows one")
     return 0

@@ -570,7 +570,7 @@ class _Items:
                     entry.get("id"): entry for entry in old if isinstance(entry, dict) and entry.get("id")
                 }
                 output = [
-                    copy.deepcopy(self.done_items.get(n) or by_id.get(added.get("id")) or added)
+                    copy_json(self.done_items.get(n) or by_id.get(added.get("id")) or added)
                     for n, added in enumerate(self.added_items)
                 ]
                 event = event.with_payload({**payload, "response": {**payload["response"], "output": output}})
