@@ -77,7 +77,8 @@ def test_openai_sdk_records_through_the_server_read_for_read_and_the_cassette_re
     assert cassette.dialect == "openai-chat"
     (interaction,) = cassette.interactions
     assert interaction.request.headers["authorization"] == "REDACTED"
-    assert interaction.request.url == upstream.url + PATH
+    # A loopback upstream is written without its port (a re-record on another port changes nothing).
+    assert interaction.request.url == "http://127.0.0.1" + PATH and upstream.url.startswith("http://127.0.0.1:")
     assert interaction.response.complete
     assert [chunk.data for chunk in interaction.response.chunks] == chunks  # each read kept as read
     calls = [c for e in live for choice in e["choices"] for c in (choice["delta"].get("tool_calls") or [])]
