@@ -271,13 +271,8 @@ def run():
     )
 '''
 
-LANGCHAIN_OPENAI = '''
-import httpx2
-import openai
-from langchain_openai import ChatOpenAI
-
-
-def summed(model, error_types, cut_types):
+# What both langchain templates do with the model: `.stream()` summed, and the summed message read.
+LANGCHAIN_SUMMED = '''def summed(model, error_types, cut_types):
     """`.stream(...)` of the model with the recorded tools bound, its chunks summed with `+`. If it
     raises, langchain's user has no message: the text and finish reason streamed so far, no call."""
     tools = REQUEST.get("tools")
@@ -320,7 +315,16 @@ def message_outcome(message):
     return outcome(calls=calls, text=text, finish_reason=finish if isinstance(finish, str) else None)
 
 
-def run():
+'''
+
+
+LANGCHAIN_OPENAI = '''
+import httpx2
+import openai
+from langchain_openai import ChatOpenAI
+
+
+''' + LANGCHAIN_SUMMED + '''def run():
     \"\"\"`ChatOpenAI(...).stream(...)` (its `openai` client on the mock transport), chunks summed.\"\"\"
     model = ChatOpenAI(
         model=REQUEST["model"],
@@ -338,50 +342,7 @@ import httpx2
 from langchain_anthropic import ChatAnthropic
 
 
-def summed(model, error_types, cut_types):
-    """`.stream(...)` of the model with the recorded tools bound, its chunks summed with `+`. If it
-    raises, langchain's user has no message: the text and finish reason streamed so far, no call."""
-    tools = REQUEST.get("tools")
-    runnable = model.bind_tools(tools) if tools else model
-    total = None
-    try:
-        for chunk in runnable.stream("toolstream"):
-            total = chunk if total is None else total + chunk
-    except error_types as exc:
-        got = message_outcome(total)
-        return outcome(text=got["text"], finish_reason=got["finish_reason"],
-                       state="cut" if isinstance(exc, cut_types) else "error", error=str(exc))
-    return message_outcome(total)
-
-
-def message_outcome(message):
-    """The summed message's `tool_calls` and `invalid_tool_calls`, in the order of its chunks."""
-    if message is None:
-        return outcome()
-    from langchain_core.utils.json import parse_partial_json
-
-    valid, invalid = iter(message.tool_calls), iter(message.invalid_tool_calls)
-    calls = []
-    for chunk in message.tool_call_chunks:
-        try:
-            is_valid = isinstance(parse_partial_json(chunk["args"]) if chunk["args"] else {}, dict)
-        except Exception:
-            is_valid = False
-        found = next(valid, None) if is_valid else next(invalid, None)
-        if found is not None:
-            calls.append(call(found["name"], found["args"] or ({} if is_valid else ""), found["id"]))
-            if not is_valid:
-                calls[-1] = {**calls[-1], "arguments": found["args"] or "", "invalid": True}
-    metadata = message.response_metadata or {}
-    content = message.content
-    text = content if isinstance(content, str) else "".join(
-        b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
-    finish = metadata.get("finish_reason") or metadata.get("stop_reason")
-    return outcome(calls=calls, text=text, finish_reason=finish if isinstance(finish, str) else None)
-
-
-def run():
+''' + LANGCHAIN_SUMMED + '''def run():
     \"\"\"`ChatAnthropic(...).stream(...)` (its `anthropic` client on the mock transport), chunks summed.\"\"\"
     model = ChatAnthropic(
         model=REQUEST["model"], api_key="sk-test", base_url=URL, max_tokens=REQUEST["max_tokens"], max_retries=0
