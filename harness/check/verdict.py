@@ -42,7 +42,9 @@ __all__ = [
     "diff_signature",
     "error_signature",
     "judge",
+    "judged",
     "signature",
+    "unjudged",
     "verdict_for",
 ]
 
@@ -199,9 +201,10 @@ def judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | 
     return replace(result, output=output.text) if output.total else result
 
 
-def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None) -> Result:
+def unjudged(case: Case, spec: str, scenario: Scenario | None = None) -> Result:
+    """A case's result before its outcome is known: its identity and class, verdict `error`."""
     expectation: Expectation = classify(case, scenario)
-    base = Result(
+    return Result(
         case.id,
         case.cassette,
         case.scenario,
@@ -213,6 +216,24 @@ def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario |
         case_class=expectation.case_class,
         class_reason=expectation.reason,
     )
+
+
+def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
+    """`base` with the outcome it got: differences, their severities and the verdict they give."""
+    found = differences(base.expected, actual)
+    severities = tuple(severity for _, severity in found)
+    return replace(
+        base,
+        verdict=verdict_for(base.case_class, severities),
+        actual=actual,
+        diff=tuple(line for line, _ in found),
+        severities=severities,
+        **changes,
+    )
+
+
+def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None) -> Result:
+    base = unjudged(case, spec, scenario)
     start = time.perf_counter()
     try:
         actual = accumulator.run(case)
@@ -230,16 +251,7 @@ def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario |
     seconds = time.perf_counter() - start
     if not isinstance(actual, Outcome):
         return replace(base, verdict=Verdict.ERROR, error=f"returned {type(actual).__name__}, not an Outcome")
-    found = differences(case.expected, actual)
-    severities = tuple(severity for _, severity in found)
-    return replace(
-        base,
-        verdict=verdict_for(expectation.case_class, severities),
-        actual=actual,
-        diff=tuple(line for line, _ in found),
-        severities=severities,
-        seconds=seconds,
-    )
+    return judged(base, actual, seconds=seconds)
 
 
 def describe_error(exc: BaseException) -> str:

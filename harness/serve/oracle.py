@@ -22,10 +22,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from harness.check.expectation import classify
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.check.severity import Severity, differences
-from harness.check.verdict import Result, Verdict, describe_error, verdict_for
+from harness.check.verdict import Result, Verdict, describe_error, judged, unjudged
 from harness.errors import AccumulatorCrashed, AccumulatorTimeout
 from harness.mutate.scenario import Case, Scenario
 from harness.serve.followup import ToolResult, Turn
@@ -134,41 +133,15 @@ def outcome_of(case: Case, evidence: Evidence) -> Outcome:
 def judge_client(case: Case, client: str, evidence: Evidence, scenario: Scenario | None = None) -> Result:
     """The verdict on one client run against one case, as `harness.check.verdict.judge` gives it
     for an accumulator (same classes, severities and verdict rule)."""
-    expectation = classify(case, scenario)
-    base = Result(
-        case.id,
-        case.cassette,
-        case.scenario,
-        case.seed,
-        case.dialect,
-        client,
-        Verdict.ERROR,
-        case.expected,
-        seconds=evidence.seconds,
-        case_class=expectation.case_class,
-        class_reason=expectation.reason,
-    )
+    base = replace(unjudged(case, client, scenario), seconds=evidence.seconds)
     try:
         actual = outcome_of(case, evidence)
     except AccumulatorTimeout as exc:
-        return _with(base, verdict=Verdict.TIMEOUT, error=describe_error(exc))
+        return replace(base, verdict=Verdict.TIMEOUT, error=describe_error(exc))
     except AccumulatorCrashed as exc:
-        return _with(base, verdict=Verdict.ERROR, error=describe_error(exc))
-    found = differences(case.expected, actual)
-    severities = tuple(severity for _, severity in found)
-    error = SILENT if actual.notes == (SILENT,) and found else None
-    return _with(
-        base,
-        verdict=verdict_for(expectation.case_class, severities),
-        actual=actual,
-        diff=tuple(line for line, _ in found),
-        severities=severities,
-        error=error,
-    )
-
-
-def _with(base: Result, **changes: object) -> Result:
-    return replace(base, **changes)  # type: ignore[arg-type]
+        return replace(base, verdict=Verdict.ERROR, error=describe_error(exc))
+    result = judged(base, actual)
+    return replace(result, error=SILENT) if actual.notes == (SILENT,) and result.diff else result
 
 
 def _tail(text: str, stderr: str) -> str:
