@@ -20,7 +20,7 @@ from harness.check.selection import Selection, build_case
 from harness.cli import arguments
 from harness.cli.check import add_selection_options, selection_of, timeout_of
 from harness.errors import UsageError
-from harness.report.results import report_to_dict, write_json
+from harness.report.results import report_to_dict, selection_dict, write_json
 from harness.report.terminal import Progress
 
 DEFAULT_VERSIONS = ("oldest", "newest")
@@ -227,14 +227,7 @@ def _cases_read(selection: Selection, dialects: list[str]) -> tuple[str, ...]:
 
 def _said(selection: Selection) -> dict[str, Any]:
     """The options that narrowed the matrix (none: the whole bundled matrix)."""
-    fields = {
-        "cassettes": list(selection.cassettes),
-        "scenarios": list(selection.scenarios),
-        "scenarios_dir": selection.scenarios_dir,
-        "dialects": list(selection.dialects),
-        "seeds": selection.seeds,
-        "cases": list(selection.cases),
-    }
+    fields = selection_dict(selection)
     return {key: value for key, value in fields.items() if value}
 
 

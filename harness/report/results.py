@@ -51,7 +51,7 @@ def report_to_dict(report: Report, selection: Selection | None = None) -> dict[s
     """The JSON report: a summary object and every case, in run order."""
     out: dict[str, Any] = {"version": REPORT_VERSION, "summary": report.summary()}
     if selection is not None:
-        out["selection"] = _selection_dict(selection)
+        out["selection"] = selection_dict(selection)
     out["cases"] = [result.to_dict() for result in report.results]
     return out
 
@@ -111,7 +111,8 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     return path
 
 
-def _selection_dict(selection: Selection) -> dict[str, Any]:
+def selection_dict(selection: Selection) -> dict[str, Any]:
+    """The options that chose a matrix, as the JSON report gives them."""
     return {
         "cassettes": list(selection.cassettes),
         "scenarios": list(selection.scenarios),
