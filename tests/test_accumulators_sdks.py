@@ -71,9 +71,12 @@ def test_openai_sdk_merges_parallel_calls_sharing_index_0() -> None:
     assert [call.name for call in outcome.tool_calls] == ["read_filesearch_text"]
 
 
-def test_openai_sdk_raises_on_null_index() -> None:
-    with pytest.raises(TypeError):
-        resolve("openai-sdk").run(recorded_case("openai-chat/glm5-openrouter-idless-continuation"))
+def test_openai_sdk_raising_on_a_null_index_is_the_outcome_its_user_gets() -> None:
+    # The SDK raises TypeError on `index: null`: its user gets that raise and no completion.
+    outcome = resolve("openai-sdk").run(recorded_case("openai-chat/glm5-openrouter-idless-continuation"))
+    assert outcome.state is State.ERROR
+    assert outcome.error is not None and outcome.error.startswith("TypeError: ")
+    assert outcome.tool_calls == ()
 
 
 def test_sdk_adapters_refuse_other_dialects() -> None:

@@ -63,10 +63,12 @@ def test_openai_row_merges_concatenates_and_raises(issue_card: Path) -> None:
     assert merged and "name concatenated" in merged[0]["signature"] and merged[0]["severity"] == "unsafe"
     # The unmutated gateway recording is itself a deviation (A1, expectation.RECORDINGS): a quirk case.
     assert merged[0]["classes"] == {"quirk": 1}
-    assert "error: IndexError: list index out of range" in [s["signature"] for s in row["signatures"]]
+    # The SDK raises IndexError: its user gets that raise and no call (`client.raised`).
+    raises = [s for s in row["signatures"] if "got error (IndexError: list index out of range)" in s["signature"]]
+    assert raises and raises[0]["worst"] == ISSUE_CASES[2] and raises[0]["severity"] == "lost"
     cases = _cases(issue_card, "openai", row["version"])
     assert "'get_weatherget_weather" in " ".join(cases[ISSUE_CASES[1]]["diff"])
-    assert cases[ISSUE_CASES[2]]["verdict"] == "error"
+    assert cases[ISSUE_CASES[2]]["verdict"] == "fail" and cases[ISSUE_CASES[2]]["actual"]["state"] == "error"
 
 
 def test_anthropic_row_resets_stop_reason_and_keeps_an_unfinished_call(issue_card: Path) -> None:

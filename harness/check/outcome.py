@@ -185,7 +185,10 @@ def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED
     if "finish_reason" in fields and expected.finish_reason != actual.finish_reason:
         out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
     if "state" in fields and expected.state != actual.state:
-        out.append(f"state: {expected.state} expected, got {actual.state}")
+        # An unexpected error says which: a library's raise is the failure a maintainer looks for.
+        raise_ = actual.error.splitlines()[0][:80] if actual.state is State.ERROR and actual.error else ""
+        said = f" ({raise_})" if raise_ else ""
+        out.append(f"state: {expected.state} expected, got {actual.state}{said}")
     return out
 
 

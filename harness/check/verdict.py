@@ -304,7 +304,9 @@ def _line_signature(line: str) -> str:
     if line.startswith("tool_calls:"):
         return "tool_calls count"
     if line.startswith("state:"):
-        return line.replace(":", "", 1)  # three states only: keeping them says more than hiding them
+        # three states only: keeping them says more than hiding them; an error's text, abstracted
+        state, _, error = line.replace(":", "", 1).partition(" (")
+        return f"{state} ({shorten(_VALUES.sub('…', error.removesuffix(')')), 60)})" if error else state
     if line.startswith(("text:", "finish_reason:")):
         return line.split(":", 1)[0] + " differs"
     name = _NAME.match(body)

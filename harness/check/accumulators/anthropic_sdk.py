@@ -2,10 +2,10 @@
 then `get_final_message()`: the SDK's own SSE parsing and `accumulate_event` decide the outcome.
 
 When the SDK raises mid-stream (a transport error on a cut; an `APIStatusError` for an `error`
-event) the outcome is cut or error and holds only the tool_use blocks the SDK reported stopped,
-with the text it streamed and the stop reason and usage of the message it had built.
-Anything else it raises (`RuntimeError("Unexpected event order")`, a JSON `ValueError`)
-propagates: that is the SDK failing the case. Needs `pip install 'toolstream-harness[anthropic]'`.
+event; anything else, such as `RuntimeError("Unexpected event order")` or a JSON `ValueError`:
+`client.raised`) the outcome is cut or error and holds only the tool_use blocks the SDK reported
+stopped, with the text it streamed and the stop reason and usage of the message it had built.
+Needs `pip install 'toolstream-harness[anthropic]'`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    raised,
+    raised_error,
     recorded_request,
     request_body,
     require,
@@ -67,10 +69,9 @@ def run(transport: Any, case: Case) -> Outcome:
                 elif event.type == "content_block_delta" and event.delta.type == "text_delta":
                     text.append(event.delta.text)
             final = stream.get_final_message()
-    except (httpx2.RequestError, anthropic.APIConnectionError) as exc:
-        return _partial(stopped, text, _snapshot(stream), State.CUT, exc)
-    except anthropic.APIStatusError as exc:
-        return _partial(stopped, text, _snapshot(stream), State.ERROR, exc)
+    except Exception as exc:  # whatever the SDK raises: `client.raised`
+        state = raised(exc, (httpx2.RequestError, anthropic.APIConnectionError))
+        return _partial(stopped, text, _snapshot(stream), state, exc)
     calls = tuple(_call(block) for block in final.content if block.type == "tool_use")
     final_text = "".join(block.text for block in final.content if block.type == "text")
     return Outcome(tool_calls=calls, text=final_text, finish_reason=final.stop_reason, usage=_usage(final))
@@ -101,6 +102,6 @@ def _partial(stopped: list[Any], text: list[str], snapshot: Any, state: State, e
         text="".join(text),
         finish_reason=getattr(snapshot, "stop_reason", None),
         state=state,
-        error=str(exc),
+        error=raised_error(exc),
         usage=_usage(snapshot),
     )

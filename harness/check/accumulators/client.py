@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from harness.cassettes.format import Cassette, Interaction, Request, Source
 from harness.check.accumulators import warmup
-from harness.check.outcome import Outcome
+from harness.check.outcome import Outcome, State
 from harness.errors import AccumulatorProtocolError, NotApplicable, UsageError
 from harness.transports import ReplayTransport
 from harness.wire import dialects
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientLevel",
     "base_url",
+    "raised",
+    "raised_error",
     "recorded_request",
     "replay_transport",
     "request_body",
@@ -80,6 +83,30 @@ class ClientLevel:
 
     def shutdown(self) -> None:
         """Nothing is held across cases."""
+
+
+_HARNESS = Path(__file__).resolve().parents[2]  # the `harness` package
+
+
+def raised(exc: BaseException, cut: tuple[type[BaseException], ...] = ()) -> State:
+    """The state of a case whose library raised `exc` while streaming: CUT for the transport's
+    errors (`cut`), ERROR for anything else the library raised. Raised in the harness's own code
+    (an adapter that builds a library's objects badly, the replay refusing a retry), it is ours:
+    re-raised, so it is reported as the adapter's error, never as the library's behaviour."""
+    if isinstance(exc, cut):
+        return State.CUT
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(_HARNESS):
+        raise exc
+    return State.ERROR
+
+
+def raised_error(exc: BaseException) -> str:
+    """What a raise says, as the outcome's `error`: its type and first line."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def recorded_request(case: Case) -> Request:

@@ -4,9 +4,10 @@
 so the adapter puts a client on the replay transport in that slot before the first call (the
 same client `anthropic-sdk` uses). The recorded tools are bound so the request, and
 langchain's choice of list content, match the recording. When the stream raises (a transport
-error on a cut, `APIStatusError` for an `error` event) the outcome is cut or error with the
-text and finish reason of the chunks given until then and no call: langchain re-raises, so its
-user never gets a message whose calls are final (see `langchain_core.raised_outcome`).
+error on a cut, `APIStatusError` for an `error` event, anything else: `client.raised`) the
+outcome is cut or error with the text and finish reason of the chunks given until then and no
+call: langchain re-raises, so its user never gets a message whose calls are final (see
+`langchain_core.raised_outcome`).
 Needs `pip install 'toolstream-harness[langchain-anthropic]'`.
 """
 
@@ -18,6 +19,8 @@ from harness.check.accumulators.anthropic_sdk import client_for
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    raised,
+    raised_error,
     recorded_request,
     request_body,
     require,
@@ -64,8 +67,7 @@ def run(transport: Any, case: Case) -> Outcome:
     try:
         for chunk in runnable.stream("toolstream"):
             total = chunk if total is None else total + chunk
-    except (httpx2.RequestError, anthropic.APIConnectionError) as exc:
-        return raised_outcome(total, State.CUT, str(exc))
-    except anthropic.APIStatusError as exc:
-        return raised_outcome(total, State.ERROR, str(exc))
+    except Exception as exc:  # whatever langchain or the SDK raises: `client.raised`
+        state = raised(exc, (httpx2.RequestError, anthropic.APIConnectionError))
+        return raised_outcome(total, state, raised_error(exc))
     return outcome_of(total, State.COMPLETE, None)

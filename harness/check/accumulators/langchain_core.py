@@ -8,9 +8,9 @@ the `index` as given, and no chunks at all when an entry lacks `index`) or langc
 an `input_json_delta` gives args at the block index while the last started block is a tool_use)
 would make of it; the chunks are summed with `+`. The outcome is the summed message's
 `tool_calls` and `invalid_tool_calls`, in the order of its `tool_call_chunks`.
-Where the SDK underneath would raise (an in-band error, a cut), langchain's `stream` raises too:
-the outcome is that error with the text and finish reason streamed so far and no call
-(`raised_outcome`).
+Where the SDK underneath would raise (an in-band error, a cut), or langchain itself raises (an
+`AIMessageChunk` that fails validation), langchain's `stream` raises: the outcome is that error
+with the text and finish reason streamed so far and no call (`raised_outcome`).
 Needs `pip install 'toolstream-harness[langchain]'`.
 """
 
@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from harness.check.accumulators.base import EventAccumulator
-from harness.check.accumulators.client import require
+from harness.check.accumulators.client import raised, raised_error, require
 from harness.check.accumulators.event_level import EventLevel
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import NotApplicable
@@ -59,11 +59,17 @@ class LangchainCoreAccumulator(EventAccumulator):
         if self.error is not None:
             return  # the SDK underneath raised: nothing after it reaches langchain
         payload = event.payload
-        chunk = (
-            self._openai(payload) if self.dialect == "openai-chat" else self._anthropic(event.name, payload)
-        )
-        if chunk is not None:
-            self.total = chunk if self.total is None else self.total + chunk
+        try:
+            chunk = (
+                self._openai(payload)
+                if self.dialect == "openai-chat"
+                else self._anthropic(event.name, payload)
+            )
+            if chunk is not None:
+                self.total = chunk if self.total is None else self.total + chunk
+        except Exception as exc:  # langchain raised building or adding a chunk: `client.raised`
+            raised(exc)
+            self.error = raised_error(exc)
 
     def close(self, error: str | None) -> Outcome:
         # Where the SDK underneath raises, `BaseChatModel.stream` re-raises: its user gets no message.

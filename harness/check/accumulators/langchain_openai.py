@@ -4,9 +4,10 @@ The model gets an `httpx2` client on the replay transport (langchain-openai hand
 to the `openai` SDK, which is built on httpx2), so the SDK's SSE parsing and langchain's chunk
 conversion both run. Chat streams use Chat Completions, Responses streams `use_responses_api`.
 The recorded tools are bound so the request looks like the recorded one. When the stream raises
-(a transport error on a cut, `APIError` for an in-band error) the outcome is cut or error with the
-text and finish reason of the chunks given until then and no call: langchain re-raises, so its
-user never gets a message whose calls are final (see `langchain_core.raised_outcome`).
+(a transport error on a cut, `APIError` for an in-band error, the `ValueError` langchain-openai
+raises for a Responses `error` event, anything else: `client.raised`) the outcome is cut or error
+with the text and finish reason of the chunks given until then and no call: langchain re-raises,
+so its user never gets a message whose calls are final (see `langchain_core.raised_outcome`).
 Needs `pip install 'toolstream-harness[langchain-openai]'`.
 """
 
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    raised,
+    raised_error,
     recorded_request,
     request_body,
     require,
@@ -64,8 +67,7 @@ def run(transport: Any, case: Case) -> Outcome:
     try:
         for chunk in runnable.stream("toolstream"):
             total = chunk if total is None else total + chunk
-    except (httpx2.RequestError, openai.APIConnectionError) as exc:
-        return raised_outcome(total, State.CUT, str(exc))
-    except openai.APIError as exc:
-        return raised_outcome(total, State.ERROR, str(exc))
+    except Exception as exc:  # whatever langchain or the SDK raises: `client.raised`
+        state = raised(exc, (httpx2.RequestError, openai.APIConnectionError))
+        return raised_outcome(total, state, raised_error(exc))
     return outcome_of(total, State.COMPLETE, None)

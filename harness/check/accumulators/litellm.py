@@ -7,7 +7,8 @@ on the replay transport (litellm parses Anthropic's SSE itself, `ModelResponseIt
 `llms/anthropic/chat/handler.py`); for `openai/...` models an `openai.OpenAI` client on it. The
 recorded Anthropic tools are given in OpenAI form, as a litellm user writes them. The outcome is
 the built message's `tool_calls`, content, finish reason and usage. Where litellm raises mid-stream
-(it wraps a cut in `MidStreamFallbackError` around an `APIConnectionError`) its user has no final
+(it wraps a cut in `MidStreamFallbackError` around an `APIConnectionError`; anything else:
+`client.raised`) its user has no final
 message: the outcome is that error with the text of the chunks so far and no call.
 
 Environment traps, handled in `accumulator()` before the first case: litellm fetches a remote
@@ -23,12 +24,14 @@ from typing import TYPE_CHECKING, Any
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    raised,
+    raised_error,
     recorded_request,
     request_body,
     require,
     require_dialect,
 )
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ToolCall
 
 if TYPE_CHECKING:
     from harness.mutate.scenario import Case
@@ -66,15 +69,17 @@ def run(transport: Any, case: Case) -> Outcome:
             **_provider(transport, case, model),
         ):
             chunks.append(chunk)
-    except openai.APIError as exc:
+    except Exception as exc:  # whatever litellm raises: `client.raised`
         # litellm's exceptions subclass openai's; a cut arrives as `MidStreamFallbackError` around
         # an `APIConnectionError`
         cause = getattr(exc, "original_exception", None) or exc
-        cut = isinstance(cause, openai.APIConnectionError)
+        state = raised(
+            cause if isinstance(cause, openai.APIConnectionError) else exc, (openai.APIConnectionError,)
+        )
         return Outcome(
             text=_content(litellm.stream_chunk_builder(chunks)) if chunks else "",
-            state=State.CUT if cut else State.ERROR,
-            error=str(exc),
+            state=state,
+            error=raised_error(exc),
         )
     if not chunks:
         return Outcome()

@@ -6,11 +6,11 @@
 - Responses: `responses.stream(...)`, then `get_final_response()`.
 
 The SDK's own SSE parsing runs on the case's bytes. When the SDK raises (a transport error on a
-cut, `APIError` on an in-band error, `get_final_response` without `response.completed`) the
-outcome is cut or error and holds only the calls the SDK had announced as done
-(`tool_calls.function.arguments.done`, `response.output_item.done`), with the text, finish reason
-and usage it had given its user (the chat snapshot; the Responses text `snapshot`s, a terminal
-`response.incomplete` / `response.failed`, an in-band `error` event).
+cut, `APIError` on an in-band error, `get_final_response` without `response.completed`, anything
+else it raises: `client.raised`) the outcome is cut or error and holds only the calls the SDK had
+announced as done (`tool_calls.function.arguments.done`, `response.output_item.done`), with the
+text, finish reason and usage it had given its user (the chat snapshot; the Responses text
+`snapshot`s, a terminal `response.incomplete` / `response.failed`, an in-band `error` event).
 Needs `pip install 'toolstream-harness[openai]'`.
 """
 
@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    raised,
+    raised_error,
     recorded_request,
     request_body,
     require,
@@ -75,15 +77,11 @@ def split_kwargs(method: Callable[..., Any], body: dict[str, Any]) -> dict[str, 
     return kwargs
 
 
-def _failure(exc: BaseException) -> State | None:
-    """Cut or error for what the SDK raises mid-stream; None for anything else (it propagates)."""
+def _failure(exc: BaseException) -> State:
+    """Cut or error for what the SDK raised mid-stream (`client.raised`)."""
     openai = require("openai", "openai")
     httpx2 = require("httpx2", "openai")
-    if isinstance(exc, httpx2.RequestError | openai.APIConnectionError):
-        return State.CUT
-    if isinstance(exc, openai.APIError):
-        return State.ERROR
-    return None
+    return raised(exc, (httpx2.RequestError, openai.APIConnectionError))
 
 
 def _chat(transport: Any, case: Case) -> Outcome:
@@ -104,11 +102,10 @@ def _chat(transport: Any, case: Case) -> Outcome:
                         done[event.index] = event
     except Exception as exc:
         failed = _failure(exc)
-        if failed is None:
-            raise
-        if chunks == 0:
-            return Outcome(state=failed, error=str(exc))
-        choice = _choice(state.current_completion_snapshot.choices)
+        snapshot = _snapshot(state) if chunks else None
+        if snapshot is None:
+            return Outcome(state=failed, error=raised_error(exc))
+        choice = _choice(snapshot.choices)
         tool_calls = list(choice.message.tool_calls or []) if choice is not None else []
         calls = tuple(
             _call(event.name, event.arguments, tool_calls[i].id if i < len(tool_calls) else None)
@@ -119,8 +116,8 @@ def _chat(transport: Any, case: Case) -> Outcome:
             text=(choice.message.content or "") if choice is not None else "",
             finish_reason=choice.finish_reason if choice is not None else None,
             state=failed,
-            error=str(exc),
-            usage=_usage(state.current_completion_snapshot),
+            error=raised_error(exc),
+            usage=_usage(snapshot),
         )
     if chunks == 0:
         return Outcome()
@@ -137,6 +134,14 @@ def _chat(transport: Any, case: Case) -> Outcome:
         finish_reason=choice.finish_reason,
         usage=_usage(final),
     )
+
+
+def _snapshot(state: Any) -> Any:
+    """The completion the SDK had built, None when it raised on the first chunk (it asserts one exists)."""
+    try:
+        return state.current_completion_snapshot
+    except AssertionError:
+        return None
 
 
 def _call(name: str | None, arguments: Any, call_id: str | None) -> ToolCall:
@@ -170,16 +175,11 @@ def _responses(transport: Any, case: Case) -> Outcome:
             for event in stream:
                 seen.add(event)
             final = stream.get_final_response()
-    except RuntimeError as exc:
-        # `get_final_response`: "Didn't receive a `response.completed` event." (the stream ended early)
-        if "response.completed" not in str(exc):
-            raise
-        return seen.outcome(State.CUT, str(exc))
     except Exception as exc:
-        failed = _failure(exc)
-        if failed is None:
-            raise
-        return seen.outcome(failed, str(exc))
+        if isinstance(exc, RuntimeError) and "response.completed" in str(exc):
+            # `get_final_response`: "Didn't receive a `response.completed` event." (the stream ended early)
+            return seen.outcome(State.CUT, str(exc))
+        return seen.outcome(_failure(exc), raised_error(exc))
     calls = tuple(
         _call(item.name, item.arguments, item.call_id)
         for item in final.output

@@ -7,9 +7,9 @@ turns into tool calls). The recorded tools are passed as `function_tools`. The o
 response's `ToolCallPart`s (string arguments parsed, as `args_as_dict()` does), its text parts
 joined, the provider's own finish reason (`provider_details["finish_reason"]`, else pydantic-ai's
 normalised one) and usage. Where pydantic-ai raises (`ModelConnectionError` on a cut, another
-`ModelAPIError` for an in-band error) its user gets no response: the outcome is that error with
-the text streamed so far and no call. Anything else it raises (`UnexpectedModelBehavior`)
-propagates: that is the library failing the case.
+`ModelAPIError` for an in-band error, anything else such as `UnexpectedModelBehavior`:
+`client.raised`) its user gets no response: the outcome is that error with the text streamed so
+far and no call.
 Needs `pip install 'toolstream-harness[pydantic-ai]'`.
 """
 
@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    raised,
+    raised_error,
     recorded_request,
     request_body,
     require,
     require_dialect,
 )
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, ToolCall
 
 if TYPE_CHECKING:
     from harness.mutate.scenario import Case
@@ -109,10 +111,10 @@ async def _stream(transport: Any, case: Case) -> Outcome:
             async for _event in stream:
                 pass
             response = stream.get()
-    except exceptions.ModelAPIError as exc:
-        state = State.CUT if isinstance(exc, exceptions.ModelConnectionError) else State.ERROR
+    except Exception as exc:  # whatever pydantic-ai raises: `client.raised`
+        state = raised(exc, (exceptions.ModelConnectionError,))
         text = _text(stream.get().parts) if stream is not None else ""
-        return Outcome(text=text, state=state, error=str(exc))
+        return Outcome(text=text, state=state, error=raised_error(exc))
     details = response.provider_details or {}
     finish = details.get("finish_reason") or response.finish_reason
     usage = response.usage

@@ -1,0 +1,84 @@
+"""One rule for what a library raises while it streams a case (`client.raised`): the outcome is
+that raise with what the library had handed over; a raise in the harness's own code stays the
+adapter's error. Each case here was an adapter error before the rule (issue 10, item 9)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.check.accumulators import resolve
+from harness.check.accumulators.client import raised, raised_error, require_dialect
+from harness.check.outcome import Outcome, State, diff
+from harness.check.selection import build_case
+from harness.check.verdict import diff_signature
+from harness.errors import NotApplicable
+
+
+def _library_raise() -> BaseException:
+    try:
+        json.loads("{")  # raised inside the standard library's json, not in harness code
+    except ValueError as exc:
+        return exc
+    raise AssertionError("json.loads accepted '{'")
+
+
+def _harness_raise() -> BaseException:
+    try:
+        require_dialect(build_case("anthropic/single-call::original::s0"), "x", ("openai-chat",))
+    except NotApplicable as exc:  # raised in harness/check/accumulators/client.py
+        return exc
+    raise AssertionError("require_dialect accepted a dialect it does not read")
+
+
+def test_a_library_raise_is_an_error_and_a_transport_error_a_cut() -> None:
+    exc = _library_raise()
+    assert raised(exc) is State.ERROR
+    assert raised(exc, (ValueError,)) is State.CUT
+    assert raised_error(exc).startswith("JSONDecodeError: Expecting property name")
+
+
+def test_a_raise_in_harness_code_is_the_adapters_own_error() -> None:
+    exc = _harness_raise()
+    with pytest.raises(NotApplicable):
+        raised(exc)
+
+
+@pytest.mark.parametrize("adapter", ["langchain-core", "langchain-openai"])
+def test_langchain_validation_error_on_object_arguments_is_the_raise_its_user_gets(adapter: str) -> None:
+    pytest.importorskip("langchain_openai")
+    case = build_case("openai-chat/parallel-2::B8-args-as-object::s0")
+    outcome = resolve(adapter).run(case)
+    assert outcome.state is State.ERROR
+    assert outcome.error is not None and outcome.error.startswith("ValidationError: ")
+    assert outcome.tool_calls == ()  # langchain re-raises: no message, no call
+
+
+def test_langchain_openai_responses_error_event_is_the_raise_its_user_gets() -> None:
+    pytest.importorskip("langchain_openai")
+    case = build_case("openai-responses/parallel-2::D8-mid-stream-error::s0")
+    outcome = resolve("langchain-openai").run(case)
+    assert outcome.state is State.ERROR
+    assert outcome.error is not None and outcome.error.startswith("ValueError: ")
+    assert outcome.tool_calls == ()
+
+
+def test_openai_sdk_json_error_on_truncated_strict_arguments_keeps_the_calls_it_announced() -> None:
+    pytest.importorskip("openai")
+    case = build_case("openai-responses/no-arguments::B10-truncated-args::s0")
+    outcome = resolve("openai-sdk").run(case)
+    assert outcome.state is State.ERROR
+    assert outcome.error is not None and outcome.error.startswith("JSONDecodeError: ")
+    # the function_call item was announced done before the final parse raised: its user had it
+    assert [c.name for c in outcome.tool_calls] == [c.name for c in case.expected.tool_calls]
+
+
+def test_an_unexpected_raise_names_itself_in_the_difference_and_the_signature() -> None:
+    expected = Outcome(state=State.COMPLETE)
+    actual = Outcome(state=State.ERROR, error="IndexError: list index out of range\nmore")
+    lines = diff(expected, actual)
+    assert lines == ["state: complete expected, got error (IndexError: list index out of range)"]
+    assert diff_signature(lines) == "state complete expected, got error (IndexError: list index out of range)"
+    cut = diff(expected, Outcome(state=State.CUT, error="ReadError: peer closed"))
+    assert cut == ["state: complete expected, got cut"]
