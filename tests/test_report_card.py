@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from harness.card import render
-from harness.card.known import known_issues
+from harness.card.known import find_known, known_issues, raise_key
 from harness.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,7 +64,8 @@ def test_openai_row_merges_concatenates_and_raises(issue_card: Path) -> None:
     # The unmutated gateway recording is itself a deviation (A1, expectation.RECORDINGS): a quirk case.
     assert merged[0]["classes"] == {"quirk": 1}
     # The SDK raises IndexError: its user gets that raise and no call (`client.raised`).
-    raises = [s for s in row["signatures"] if "got error (IndexError: list index out of range)" in s["signature"]]
+    raise_ = "got error (IndexError: list index out of range)"
+    raises = [s for s in row["signatures"] if raise_ in s["signature"]]
     assert raises and raises[0]["worst"] == ISSUE_CASES[2] and raises[0]["severity"] == "lost"
     cases = _cases(issue_card, "openai", row["version"])
     assert "'get_weatherget_weather" in " ".join(cases[ISSUE_CASES[1]]["diff"])
@@ -186,7 +187,19 @@ def test_rerendering_the_stored_card_rewrites_the_readme_identically(tmp_path: P
 def test_every_known_signature_is_in_the_stored_card() -> None:
     card = json.loads(STORED.read_text(encoding="utf-8"))
     found = {(r["library"], s["signature"]) for r in card["rows"] for s in r.get("signatures", [])}
+    found |= {(library, raise_key(sig)) for library, sig in found if raise_key(sig)}
     assert sorted(key for key in known_issues() if key not in found) == []
+
+
+def test_a_raise_entry_covers_every_signature_carrying_that_raise() -> None:
+    sig = "missing call; state complete expected, got error (IndexError: list index out of range); tool_calls"
+    assert raise_key(sig) == "raises IndexError: list index out of range"
+    assert raise_key("state complete expected, got error (JSONDecodeError: x (char …))") == (
+        "raises JSONDecodeError: x (char …)"
+    )
+    assert raise_key("state complete expected, got cut") is None
+    issue = find_known("openai", sig)
+    assert issue is not None and issue.signature == "raises IndexError: list index out of range"
 
 
 # Libraries whose every signature has its line read and quoted (every library with an adapter here).

@@ -4,11 +4,15 @@ responsible (read in the installed release, file:line and the line's text).
 
 The list is `known.yaml` beside this module, keyed by library and exact signature (the
 `harness.check.verdict.signature` of the failing case): a signature the matrix no longer
-produces shows up in `tests/test_report_card.py`, not silently.
+produces shows up in `tests/test_report_card.py`, not silently. A library that raises gives one
+signature per set of differences around its raise (`...; state complete expected, got error
+(IndexError: list index out of range); ...`); an entry whose signature is `raises <the error>`
+covers every signature carrying that raise, unless one of them has an entry of its own.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -18,10 +22,11 @@ import yaml
 
 from harness.errors import UsageError
 
-__all__ = ["KNOWN_FILE", "KnownIssue", "LibraryLine", "find_known", "known_issues"]
+__all__ = ["KNOWN_FILE", "KnownIssue", "LibraryLine", "find_known", "known_issues", "raise_key"]
 
 KNOWN_FILE = Path(__file__).with_name("known.yaml")
 KINDS = ("bug", "robustness")
+_RAISE = re.compile(r"got error \((?P<error>.*?)\)(?=; |$)")
 
 
 @dataclass(frozen=True)
@@ -76,5 +81,16 @@ def known_issues(path: Path = KNOWN_FILE) -> dict[tuple[str, str], KnownIssue]:
 
 
 def find_known(library: str, sig: str) -> KnownIssue | None:
-    """What we know of this signature in this library, if anything."""
-    return known_issues().get((library, sig))
+    """What we know of this signature in this library, if anything: its own entry, else the entry
+    of the raise it carries (`raises <error>`)."""
+    known = known_issues()
+    if (library, sig) in known:
+        return known[(library, sig)]
+    raise_ = raise_key(sig)
+    return known.get((library, raise_)) if raise_ else None
+
+
+def raise_key(sig: str) -> str | None:
+    """`raises <error>` for a signature with an unexpected error state, else None."""
+    found = _RAISE.search(sig)
+    return f"raises {found['error']}" if found else None

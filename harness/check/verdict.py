@@ -306,7 +306,7 @@ def _line_signature(line: str) -> str:
     if line.startswith("state:"):
         # three states only: keeping them says more than hiding them; an error's text, abstracted
         state, _, error = line.replace(":", "", 1).partition(" (")
-        return f"{state} ({shorten(_VALUES.sub('…', error.removesuffix(')')), 60)})" if error else state
+        return f"{state} ({shorten(_VALUES.sub('…', error.removesuffix(')')), 80)})" if error else state
     if line.startswith(("text:", "finish_reason:")):
         return line.split(":", 1)[0] + " differs"
     name = _NAME.match(body)
