@@ -325,7 +325,7 @@ def test_botocore_parses_every_bedrock_frame() -> None:
 
 def script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(
-        f"synthesize_{name}", ROOT / "tools" / "synthesize" / f"{name}.py"
+        f"synthesize_{name}", ROOT / "cassettes" / "synthesize" / f"{name}.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

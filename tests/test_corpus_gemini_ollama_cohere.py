@@ -182,7 +182,7 @@ def test_vertex_cassettes_use_crlf_and_the_developer_api_lf() -> None:
 
 
 def _script(dialect: str) -> ModuleType:
-    path = ROOT / "tools" / "synthesize" / f"{dialect}.py"
+    path = ROOT / "cassettes" / "synthesize" / f"{dialect}.py"
     spec = importlib.util.spec_from_file_location(f"synthesize_{dialect}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -194,4 +194,4 @@ def _script(dialect: str) -> ModuleType:
 def test_cassettes_are_what_their_script_makes(dialect: str) -> None:
     for made in _script(dialect).build():
         saved = (CASSETTES / dialect / f"{made.name}.yaml").read_text(encoding="utf-8")
-        assert cassettes.dumps(made) == saved, f"{dialect}/{made.name}: rerun tools/synthesize/{dialect}.py"
+        assert cassettes.dumps(made) == saved, f"{dialect}/{made.name}: rerun cassettes/synthesize/{dialect}.py"

@@ -239,7 +239,7 @@ def test_body_round_trip(dialect: str, name: str) -> None:
 
 
 def _script(dialect: str) -> ModuleType:
-    path = ROOT / "tools" / "synthesize" / f"{dialect.replace('-', '_')}.py"
+    path = ROOT / "cassettes" / "synthesize" / f"{dialect.replace('-', '_')}.py"
     spec = importlib.util.spec_from_file_location(f"_synthesize_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

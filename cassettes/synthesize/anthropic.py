@@ -1,6 +1,6 @@
 """Synthesize the bundled Anthropic Messages cassettes into `cassettes/anthropic/`.
 
-Run from the repo root: `python tools/synthesize/anthropic.py`. Output is deterministic (ids and
+Run from the repo root: `python cassettes/synthesize/anthropic.py`. Output is deterministic (ids and
 timings come from a generator seeded with the cassette name), so a rerun rewrites the same files.
 The streams follow real `/v1/messages` recordings: `msg_01`/`toolu_01` ids, a `message_start`
 with model and usage, an empty first `input_json_delta`, `ping` after the first block start,

@@ -1,4 +1,4 @@
-"""Synthesize the Ollama cassettes: `python tools/synthesize/ollama.py` from the repo root.
+"""Synthesize the Ollama cassettes: `python cassettes/synthesize/ollama.py` from the repo root.
 
 Shapes follow Ollama's native `/api/chat` NDJSON stream as Go serialises it: `created_at` in
 RFC 3339 with nanoseconds, `done_reason` before `done`, duration counters in nanoseconds on the
@@ -25,7 +25,7 @@ from harness.cassettes.format import Cassette  # noqa: E402
 DIALECT = "ollama"
 OUT = ROOT / "cassettes" / "ollama"
 URL = "http://localhost:11434/api/chat"
-PROVENANCE = "synthesized by tools/synthesize/ollama.py from the documented and observed /api/chat shapes"
+PROVENANCE = "synthesized by cassettes/synthesize/ollama.py from the documented and observed /api/chat shapes"
 REQUEST_HEADERS = {"user-agent": "ollama-python/0.6.0 (x86_64 linux) Python/3.11.9"}
 
 

@@ -1,6 +1,6 @@
 """Synthesize the bundled OpenAI Responses cassettes into `cassettes/openai-responses/`.
 
-Run from the repo root: `python tools/synthesize/openai_responses.py`. Output is deterministic (ids,
+Run from the repo root: `python cassettes/synthesize/openai_responses.py`. Output is deterministic (ids,
 padding and timings come from a generator seeded with the cassette name). The streams follow real
 `/v1/responses` recordings: `event:` names repeated in `type`, keys after `type` in alphabetical
 order, a `sequence_number` from 0, `resp_`/`msg_`/`rs_`/`fc_` + hex item ids and `call_` + 24

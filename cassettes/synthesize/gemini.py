@@ -1,4 +1,4 @@
-"""Synthesize the Gemini cassettes: `python tools/synthesize/gemini.py` from the repo root.
+"""Synthesize the Gemini cassettes: `python cassettes/synthesize/gemini.py` from the repo root.
 
 Shapes follow recorded Gemini Developer API and Vertex AI streams (`alt=sse`): whole
 `GenerateContentResponse` chunks with Gemini's JSON spacing, `responseId` / `modelVersion` on
@@ -24,7 +24,7 @@ from harness.wire.dialects import reference_outcome  # noqa: E402
 
 DIALECT = "gemini"
 OUT = ROOT / "cassettes" / "gemini"
-PROVENANCE = "synthesized by tools/synthesize/gemini.py from the documented and observed alt=sse shapes"
+PROVENANCE = "synthesized by cassettes/synthesize/gemini.py from the documented and observed alt=sse shapes"
 
 DEV_URL = "https://generativelanguage.googleapis.com/v1beta/models/{model}:streamGenerateContent?alt=sse"
 VERTEX_URL = (

@@ -1,4 +1,4 @@
-"""Synthesize the Cohere cassettes: `python tools/synthesize/cohere.py` from the repo root.
+"""Synthesize the Cohere cassettes: `python cassettes/synthesize/cohere.py` from the repo root.
 
 Shapes follow Cohere's v2 chat stream: `event:` named SSE events whose data repeats the name in
 `type`, a `message-start` carrying the generation id, a streamed `tool_plan`, one
@@ -24,7 +24,7 @@ from harness.cassettes.format import Cassette  # noqa: E402
 DIALECT = "cohere"
 OUT = ROOT / "cassettes" / "cohere"
 URL = "https://api.cohere.com/v2/chat"
-PROVENANCE = "synthesized by tools/synthesize/cohere.py from the documented v2 chat stream shapes"
+PROVENANCE = "synthesized by cassettes/synthesize/cohere.py from the documented v2 chat stream shapes"
 REQUEST_HEADERS = {
     "user-agent": "cohere/5.16.1",
     "x-fern-language": "Python",

@@ -1,6 +1,6 @@
 """Synthesize the bundled OpenAI Chat Completions cassettes into `cassettes/openai-chat/`.
 
-Run from the repo root: `python tools/synthesize/openai_chat.py`. Output is deterministic (ids,
+Run from the repo root: `python cassettes/synthesize/openai_chat.py`. Output is deterministic (ids,
 padding and timings come from a generator seeded with the cassette name), so a rerun rewrites the
 same files. The streams follow real recordings: OpenAI's `chatcmpl-` + 29 characters and `call_`
 + 24 characters ids, `service_tier`, `system_fingerprint`, the random-length `obfuscation`

@@ -1,6 +1,6 @@
 """Synthesize the bundled Bedrock ConverseStream cassettes into `cassettes/bedrock-converse/`.
 
-Run from the repo root: `python tools/synthesize/bedrock_converse.py`. Output is deterministic
+Run from the repo root: `python cassettes/synthesize/bedrock_converse.py`. Output is deterministic
 (ids, padding and timings come from a generator seeded with the cassette name). The streams follow
 real ConverseStream recordings of Claude on Bedrock: eventstream frames with `:event-type`,
 `:content-type`, `:message-type` headers; compact payloads with keys in alphabetical order and
