@@ -8,11 +8,13 @@ bytes keeps only what the whole events before it make final.
 from __future__ import annotations
 
 import bisect
+import copy
 import json
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal, cast
 
 from harness.check.outcome import State
 from harness.errors import NotApplicable
@@ -26,7 +28,7 @@ CUT_ERROR_TYPE = "RemoteProtocolError"
 
 
 def _body(stream: Stream) -> bytes:
-    return b"".join(stream.current_reads())
+    return stream.body()
 
 
 def split_at(body: bytes, offsets: Sequence[int]) -> list[bytes]:
@@ -40,20 +42,18 @@ def split_at(body: bytes, offsets: Sequence[int]) -> list[bytes]:
     return [piece for piece in out if piece]
 
 
+_LEAD_BYTE = re.compile(rb"[\xc0-\xff]")
+_LONG_LINE = re.compile(rb"[^\r\n]{2,}")
+
+
 def _utf8_inner_offsets(body: bytes) -> list[int]:
     """One offset inside every multi-byte UTF-8 character (after its lead byte)."""
-    return [i + 1 for i, byte in enumerate(body) if byte >= 0xC0]
+    return [found.start() + 1 for found in _LEAD_BYTE.finditer(body)]
 
 
 def _line_inner_offsets(body: bytes) -> list[int]:
-    """The middle of every non-empty line."""
-    out, start = [], 0
-    for end in range(len(body) + 1):
-        if end == len(body) or body[end] in (0x0A, 0x0D):
-            if end - start > 1:
-                out.append(start + (end - start) // 2)
-            start = end + 1
-    return out
+    """The middle of every line of two bytes or more (between any two line-end bytes)."""
+    return [(found.start() + found.end()) // 2 for found in _LONG_LINE.finditer(body)]
 
 
 def _field_inner_offsets(body: bytes) -> list[int]:
@@ -121,7 +121,7 @@ class Rechunk(Mutation):
         return stream.with_reads(reads, same_events=True)
 
     def _by_event(self, stream: Stream, rng: random.Random) -> list[bytes]:
-        pieces = [stream.encode([stream.dialect.render(e)]) for e in stream.events]
+        pieces = stream.pieces()
         if stream.reads is not None and b"".join(pieces) != b"".join(stream.reads):
             raise NotApplicable("the reads no longer line up with events")
         if self.how == "pack":
@@ -152,7 +152,7 @@ class LineEnds(Mutation):
             return replace(stream, newline=newline, reads=None)
         if self.style == "cr":
             raise NotApplicable("NDJSON lines cannot end in a lone CR")
-        reads = [stream.encode([stream.dialect.render(e)]).replace(b"\n", b"\r\n") for e in stream.events]
+        reads = [piece.replace(b"\n", b"\r\n") for piece in stream.pieces()]
         return stream.with_reads(reads, same_events=True)
 
 
@@ -225,8 +225,8 @@ class NoSpace(Mutation):
 def _event_ends(stream: Stream) -> list[int] | None:
     """The byte offset where each event ends, when the reads are the rendered events."""
     ends, pos = [], 0
-    for event in stream.events:
-        pos += len(stream.encode([stream.dialect.render(event)]))
+    for piece in stream.pieces():
+        pos += len(piece)
         ends.append(pos)
     if stream.reads is not None and pos != sum(len(r) for r in stream.reads):
         return None
@@ -241,6 +241,20 @@ def _meaning_is_clear(stream: Stream, body: bytes, ends: Sequence[int], offset: 
         return True
     current = bisect.bisect_right(ends, offset)
     return current == len(ends) or body[offset : ends[current]].strip(b"\r\n") != b""
+
+
+def _clear_points(stream: Stream, body: bytes, ends: Sequence[int], limit: int) -> list[int]:
+    """The offsets 1..`limit` where `_meaning_is_clear`, found event by event: the unclear ones
+    are the line ends each SSE event closes with (from its last non-line-end byte on)."""
+    if stream.dialect.codec_name != "sse":
+        return list(range(1, limit + 1))
+    unclear: set[int] = set()
+    start = 0
+    for end in ends:
+        text_end = start + len(body[start:end].rstrip(b"\r\n"))
+        unclear.update(range(text_end, end))
+        start = max(start, end)
+    return [p for p in range(1, limit + 1) if p not in unclear]
 
 
 @mutation("cut-bytes")
@@ -283,7 +297,7 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
         reads.append(read[: offset - pos])
         pos += len(read)
     message = CUT_ERROR if error else None
-    out = stream.with_reads(reads or [body[:0]])
+    out = replace(stream, reads=tuple(reads or [body[:0]]), events=_decoded_prefix(stream, offset))
     whole = 0
     for got, was in zip(out.events, stream.events, strict=False):
         if got.wire != stream.dialect.render(was):
@@ -304,6 +318,45 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
     )
 
 
+def _decoded_prefix(stream: Stream, offset: int) -> tuple[Event, ...]:
+    """The events a client decodes from the first `offset` bytes of the body: what `with_reads`
+    gives for the cut reads, found once per stream for the whole events (a codec decodes the same
+    bytes alike however they are split) and anew for the rest only."""
+    prefixes = stream.memo.get("prefixes")
+    if prefixes is None:
+        prefixes = stream.memo["prefixes"] = _EventPrefixes(stream)
+    return cast(_EventPrefixes, prefixes).decoded(offset)
+
+
+class _EventPrefixes:
+    """A stream's body decoded once, with the decoder's state at each event boundary: the
+    events of any prefix are the whole events' plus what the rest of the prefix decodes to."""
+
+    def __init__(self, stream: Stream) -> None:
+        self.dialect = stream.dialect
+        self.body = _body(stream)
+        decoder = self.dialect.codec().decoder()
+        # (offset, decoder state there, events decoded up to there), at each event's end
+        self.marks: list[tuple[int, object, int]] = [(0, copy.deepcopy(decoder), 0)]
+        self.events: list[Event] = []
+        start = 0
+        try:
+            for end in _event_ends(stream) or ():
+                if end > start:
+                    self.events.extend(self.dialect.parse(w) for w in decoder.feed(self.body[start:end]))
+                    self.marks.append((end, copy.deepcopy(decoder), len(self.events)))
+                    start = end
+        except Exception:  # the whole body does not decode: stop at the last good mark
+            pass
+        self.offsets = [mark[0] for mark in self.marks]
+
+    def decoded(self, offset: int) -> tuple[Event, ...]:
+        at, state, count = self.marks[bisect.bisect_right(self.offsets, offset) - 1]
+        decoder = cast(Any, copy.deepcopy(state))
+        rest = [*decoder.feed(self.body[at:offset]), *decoder.close()]
+        return (*self.events[:count], *(self.dialect.parse(w) for w in rest))
+
+
 @mutation("cut-at-every-byte")
 @dataclass(frozen=True)
 class CutAtEveryByte(Mutation):
@@ -322,8 +375,7 @@ class CutAtEveryByte(Mutation):
             raise NotApplicable("cannot place a byte cut on these reads")
         terminal = terminal_index(stream)
         limit = ends[terminal] - 1 if terminal < len(ends) else ends[-1] - 1
-        body = _body(stream)
-        points = [p for p in range(1, limit + 1) if _meaning_is_clear(stream, body, ends, p)]
+        points = _clear_points(stream, _body(stream), ends, limit)
         if len(points) > self.max_points:
             points = sorted(rng.sample(points, self.max_points))
         return [(f"b{p}", _CutAt(p, self.error)) for p in points]
