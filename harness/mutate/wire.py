@@ -297,12 +297,16 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
         reads.append(read[: offset - pos])
         pos += len(read)
     message = CUT_ERROR if error else None
-    out = replace(stream, reads=tuple(reads or [body[:0]]), events=_decoded_prefix(stream, offset))
-    whole = 0
-    for got, was in zip(out.events, stream.events, strict=False):
-        if got.wire != stream.dialect.render(was):
-            break
-        whole += 1
+    prefixes = _prefixes(stream)
+    events, decoded = prefixes.decoded(offset)
+    out = replace(stream, reads=tuple(reads or [body[:0]]), events=events)
+    # How many events came through as they were sent (those decoded at a mark, known per stream).
+    whole = min(prefixes.agreeing, decoded)
+    if whole == decoded:
+        for got, was in zip(out.events[whole:], stream.events[whole:], strict=False):
+            if got.wire != stream.dialect.render(was):
+                break
+            whole += 1
     # A cut that still delivered the whole terminal signal: the dialect says what that means.
     partial = out.events[whole] if len(out.events) > whole else None
     said_terminal = partial is not None and Kind.SENTINEL in stream.dialect.kinds(partial)
@@ -318,43 +322,79 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
     )
 
 
-def _decoded_prefix(stream: Stream, offset: int) -> tuple[Event, ...]:
-    """The events a client decodes from the first `offset` bytes of the body: what `with_reads`
-    gives for the cut reads, found once per stream for the whole events (a codec decodes the same
-    bytes alike however they are split) and anew for the rest only."""
-    prefixes = stream.memo.get("prefixes")
-    if prefixes is None:
-        prefixes = stream.memo["prefixes"] = _EventPrefixes(stream)
-    return cast(_EventPrefixes, prefixes).decoded(offset)
+def _prefixes(stream: Stream) -> _EventPrefixes:
+    """The stream's `_EventPrefixes`, made once per stream (a sweep cuts one stream many times)."""
+    found = stream.memo.get("prefixes")
+    if found is None:
+        found = stream.memo["prefixes"] = _EventPrefixes(stream)
+    return cast(_EventPrefixes, found)
+
+
+_ATOMS = (str, bytes, int, float, bool, type(None))
+_SLOTS: dict[type, tuple[str, ...]] = {}
+_UNSET = object()
+
+
+def _state_of(decoder: object) -> object:
+    """A copy of a decoder to go on from: a slotted one of plain values and flat containers of
+    them (every codec of ours) field by field, anything else by `copy.deepcopy`."""
+    cls = type(decoder)
+    slots = _SLOTS.get(cls)
+    if slots is None:
+        slots = _SLOTS[cls] = tuple(name for klass in cls.__mro__ for name in getattr(klass, "__slots__", ()))
+    if not slots or hasattr(decoder, "__dict__"):
+        return copy.deepcopy(decoder)
+    new = object.__new__(cls)
+    for name in slots:
+        value = getattr(decoder, name, _UNSET)
+        if value is _UNSET:
+            continue
+        if type(value) in (bytearray, list):
+            if type(value) is list and not all(isinstance(item, _ATOMS) for item in value):
+                return copy.deepcopy(decoder)
+            value = cast(Any, value).copy()
+        elif not isinstance(value, _ATOMS):
+            return copy.deepcopy(decoder)
+        setattr(new, name, value)
+    return new
 
 
 class _EventPrefixes:
     """A stream's body decoded once, with the decoder's state at each event boundary: the
-    events of any prefix are the whole events' plus what the rest of the prefix decodes to."""
+    events a client decodes from a prefix of the body (what `with_reads` gives for the cut reads)
+    are those decoded up to the last boundary in it plus what the rest decodes to, since a codec
+    decodes the same bytes alike however they are split."""
 
     def __init__(self, stream: Stream) -> None:
         self.dialect = stream.dialect
         self.body = _body(stream)
         decoder = self.dialect.codec().decoder()
         # (offset, decoder state there, events decoded up to there), at each event's end
-        self.marks: list[tuple[int, object, int]] = [(0, copy.deepcopy(decoder), 0)]
+        self.marks: list[tuple[int, object, int]] = [(0, _state_of(decoder), 0)]
         self.events: list[Event] = []
         start = 0
         try:
             for end in _event_ends(stream) or ():
                 if end > start:
                     self.events.extend(self.dialect.parse(w) for w in decoder.feed(self.body[start:end]))
-                    self.marks.append((end, copy.deepcopy(decoder), len(self.events)))
+                    self.marks.append((end, _state_of(decoder), len(self.events)))
                     start = end
         except Exception:  # the whole body does not decode: stop at the last good mark
             pass
         self.offsets = [mark[0] for mark in self.marks]
+        # How many of those events decode to what the stream sent (its events rendered).
+        self.agreeing = 0
+        for got, was in zip(self.events, stream.events, strict=False):
+            if got.wire != self.dialect.render(was):
+                break
+            self.agreeing += 1
 
-    def decoded(self, offset: int) -> tuple[Event, ...]:
+    def decoded(self, offset: int) -> tuple[tuple[Event, ...], int]:
+        """The events of the first `offset` bytes, and how many of them were decoded at a mark."""
         at, state, count = self.marks[bisect.bisect_right(self.offsets, offset) - 1]
-        decoder = cast(Any, copy.deepcopy(state))
+        decoder = cast(Any, _state_of(state))
         rest = [*decoder.feed(self.body[at:offset]), *decoder.close()]
-        return (*self.events[:count], *(self.dialect.parse(w) for w in rest))
+        return (*self.events[:count], *(self.dialect.parse(w) for w in rest)), count
 
 
 @mutation("cut-at-every-byte")
