@@ -79,3 +79,28 @@ def test_the_size_drawer_draws_what_randint_draws(largest: int) -> None:
     ours, theirs = random.Random(f"seed/{largest}"), random.Random(f"seed/{largest}")
     draw = size_drawer(ours, largest)
     assert [draw() for _ in range(500)] == [theirs.randint(1, largest) for _ in range(500)]
+
+
+@pytest.mark.parametrize("largest", [1, 2, 7, 64, 1000])
+def test_random_sizes_are_what_randint_draws(largest: int) -> None:
+    import random
+
+    from harness.mutate.wire import random_sizes
+
+    class Subclassed(random.Random):  # another `_randbelow`: drawn through `size_drawer`
+        pass
+
+    theirs = random.Random(f"seed/{largest}")
+    expected: list[int] = []
+    while sum(expected) < 5000:
+        expected.append(theirs.randint(1, largest))
+    assert random_sizes(random.Random(f"seed/{largest}"), largest, 5000) == expected
+    assert random_sizes(Subclassed(f"seed/{largest}"), largest, 5000) == expected
+
+
+def test_every_multibyte_character_and_line_has_a_cut_inside() -> None:
+    from harness.mutate.wire import _line_inner_offsets, _utf8_inner_offsets
+
+    body = "data: é☀\r\n\r\nx\nab\rabc\n".encode()
+    assert _utf8_inner_offsets(body) == [7, 9]
+    assert _line_inner_offsets(body) == [5, 18, 21]

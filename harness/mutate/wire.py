@@ -78,6 +78,33 @@ def size_drawer(rng: random.Random, largest: int) -> Callable[[], int]:
     return lambda: 1 + below(largest)
 
 
+_STANDARD_RANDBELOW = getattr(random.Random, "_randbelow_with_getrandbits", None)
+
+
+def random_sizes(rng: random.Random, largest: int, total: int) -> list[int]:
+    """Read sizes drawn as `rng.randint(1, largest)` until they cover `total` bytes: the very
+    values `size_drawer` draws, with CPython's `_randbelow` loop inlined when `rng` uses it."""
+    sizes: list[int] = []
+    covered = 0
+    if getattr(type(rng), "_randbelow", None) is not _STANDARD_RANDBELOW:
+        draw = size_drawer(rng, largest)
+        while covered < total:
+            sizes.append(draw())
+            covered += sizes[-1]
+        return sizes
+    getrandbits, bits = rng.getrandbits, largest.bit_length()
+    while covered < total:
+        r = getrandbits(bits)
+        while r >= largest:
+            r = getrandbits(bits)
+        sizes.append(r + 1)
+        covered += r + 1
+    return sizes
+
+
+_ANY_BYTE = re.compile(rb".", re.DOTALL)
+
+
 @mutation("rechunk")
 @dataclass(frozen=True)
 class Rechunk(Mutation):
@@ -105,11 +132,10 @@ class Rechunk(Mutation):
         if self.how == "whole":
             reads = [body]
         elif self.how == "byte":
-            reads = [body[i : i + 1] for i in range(len(body))]
+            reads = _ANY_BYTE.findall(body)
         elif self.how == "random":
-            reads, pos, draw = [], 0, size_drawer(rng, max(1, self.max_size))
-            while pos < len(body):
-                size = draw()
+            reads, pos = [], 0
+            for size in random_sizes(rng, max(1, self.max_size), len(body)):
                 reads.append(body[pos : pos + size])
                 pos += size
         else:
