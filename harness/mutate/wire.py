@@ -274,13 +274,14 @@ def _clear_points(stream: Stream, body: bytes, ends: Sequence[int], limit: int) 
     are the line ends each SSE event closes with (from its last non-line-end byte on)."""
     if stream.dialect.codec_name != "sse":
         return list(range(1, limit + 1))
-    unclear: set[int] = set()
+    points: list[int] = []
     start = 0
-    for end in ends:
+    for end in ends:  # each event's bytes up to its closing line ends
         text_end = start + len(body[start:end].rstrip(b"\r\n"))
-        unclear.update(range(text_end, end))
+        points.extend(range(max(start, 1), min(text_end, limit + 1)))
         start = max(start, end)
-    return [p for p in range(1, limit + 1) if p not in unclear]
+    points.extend(range(max(start, 1), limit + 1))  # past the last event: nothing left to lose
+    return points
 
 
 @mutation("cut-bytes")
