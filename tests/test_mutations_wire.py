@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
@@ -79,3 +81,45 @@ def test_the_size_drawer_draws_what_randint_draws(largest: int) -> None:
     ours, theirs = random.Random(f"seed/{largest}"), random.Random(f"seed/{largest}")
     draw = size_drawer(ours, largest)
     assert [draw() for _ in range(500)] == [theirs.randint(1, largest) for _ in range(500)]
+
+
+@pytest.mark.parametrize("largest", [1, 2, 7, 64, 1000])
+def test_random_sizes_are_what_randint_draws(largest: int) -> None:
+    import random
+
+    from harness.mutate.wire import random_sizes
+
+    class Subclassed(random.Random):  # another `_randbelow`: drawn through `size_drawer`
+        pass
+
+    theirs = random.Random(f"seed/{largest}")
+    expected: list[int] = []
+    while sum(expected) < 5000:
+        expected.append(theirs.randint(1, largest))
+    assert random_sizes(random.Random(f"seed/{largest}"), largest, 5000) == expected
+    assert random_sizes(Subclassed(f"seed/{largest}"), largest, 5000) == expected
+
+
+def test_every_multibyte_character_and_line_has_a_cut_inside() -> None:
+    from harness.mutate.wire import _line_inner_offsets, _utf8_inner_offsets
+
+    body = "data: é☀\r\n\r\nx\nab\rabc\n".encode()
+    assert _utf8_inner_offsets(body) == [7, 9]
+    assert _line_inner_offsets(body) == [5, 18, 21]
+
+
+def test_sweep_points_are_the_offsets_whose_meaning_is_clear() -> None:
+    import random
+    from types import SimpleNamespace
+
+    from harness.mutate.wire import _clear_points, _meaning_is_clear
+
+    sse: Any = SimpleNamespace(dialect=SimpleNamespace(codec_name="sse"))
+    rng = random.Random("clear-points")
+    for _ in range(2000):
+        sizes = [rng.randint(0, 8) for _ in range(rng.randint(1, 6))]
+        parts = [bytes(rng.choice(b"ab\r\n") for _ in range(size)) for size in sizes]
+        body, ends = b"".join(parts), [sum(map(len, parts[: i + 1])) for i in range(len(parts))]
+        limit = rng.randint(0, max(0, len(body) - 1))
+        one_by_one = [p for p in range(1, limit + 1) if _meaning_is_clear(sse, body, ends, p)]
+        assert _clear_points(sse, body, ends, limit) == one_by_one, (parts, limit)

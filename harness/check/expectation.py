@@ -289,9 +289,24 @@ def _seen(case: Case, kinds: frozenset[Kind], before: Kind | None = None) -> boo
     event of kind `before`): a finish or terminal event says the turn may be over."""
     d = dialects.get(case.dialect)
     for event in case.events:
-        found = d.kinds(event)
+        found = _kinds(d, event)
         if before is not None and before in found:
             return False
         if kinds & found:
             return True
     return False
+
+
+# What each recent event carries: a recording's cases share most of their events (a cut keeps a
+# prefix), so each event is asked once, not once per case. Keyed by identity, the event kept alive.
+_KINDS: dict[tuple[str, int], tuple[object, frozenset[Kind]]] = {}
+
+
+def _kinds(d: dialects.Dialect, event: dialects.Event) -> frozenset[Kind]:
+    found = _KINDS.get((d.name, id(event)))
+    if found is not None and found[0] is event:
+        return found[1]
+    if len(_KINDS) >= 65536:
+        _KINDS.clear()
+    kinds = _KINDS[(d.name, id(event))] = (event, d.kinds(event))
+    return kinds[1]

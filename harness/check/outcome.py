@@ -201,11 +201,12 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
             out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
         if want.id is not None and want.id != got.id:
             out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
-        left, right = _alike(_render(want), _render(got))
         if want.invalid != got.invalid:
+            left, right = _alike(_render(want), _render(got))
             state = "invalid" if got.invalid else "valid"
             out.append(f"call {n}: arguments {_short(left)} expected, got {state} {_short(right)}")
         elif not _same_json(want.arguments, got.arguments):
+            left, right = _alike(_render(want), _render(got))  # rendered only to be shown
             out.append(f"call {n}: arguments {_short(left)} expected, got {_short(right)}")
     for n, extra in enumerate(actual[len(expected) :], start=len(expected) + 1):
         out.append(f"call {n}: unexpected {extra.name!r} {_short(_render(extra))}")

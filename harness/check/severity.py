@@ -47,6 +47,8 @@ def worst(severities: Iterable[Severity]) -> Severity | None:
 
 def differences(expected: Outcome, actual: Outcome) -> list[tuple[str, Severity]]:
     """`diff(expected, actual)`, line for line, each with its severity."""
+    if not diff(expected, actual):
+        return []  # the usual case: nothing to weigh
     by_expected, by_actual, by_field = _analysis(expected.tool_calls, actual.tool_calls)
     calls_worst = worst([*by_expected.values(), *by_actual.values()]) or Severity.COSMETIC
     out: list[tuple[str, Severity]] = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -222,7 +222,7 @@ def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
     """`base` with the outcome it got: differences, their severities and the verdict they give."""
     found = differences(base.expected, actual)
     severities = tuple(severity for _, severity in found)
-    return replace(
+    return _copy(
         base,
         verdict=verdict_for(base.case_class, severities),
         actual=actual,
@@ -230,6 +230,20 @@ def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
         severities=severities,
         **changes,
     )
+
+
+def _copy(base: Result, **changes: Any) -> Result:
+    """`replace(base, **changes)` without re-running `__init__` (paid once per case, it showed)."""
+    unknown = changes.keys() - _RESULT_FIELDS
+    if unknown:
+        raise TypeError(f"Result has no field {sorted(unknown)[0]!r}")
+    copied = object.__new__(Result)
+    copied.__dict__.update(base.__dict__)
+    copied.__dict__.update(changes)
+    return copied
+
+
+_RESULT_FIELDS = frozenset(f.name for f in fields(Result))
 
 
 def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None) -> Result:

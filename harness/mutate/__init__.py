@@ -23,10 +23,10 @@ import types
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from importlib import metadata
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from harness.cassettes.format import Chunk, Response
 from harness.check.outcome import Outcome
@@ -73,6 +73,9 @@ class Stream:
     error_type: str | None = None
     newline: str = "\n"  # the SSE line end events are rendered with
     space: bool = True  # whether SSE fields are written `data: x` (True) or `data:x`
+    # What this very stream rendered or decoded once (`pieces`, `body`, ...): never copied by
+    # `replace`, so a changed stream starts empty; not compared.
+    memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def of(cls, response: Response, dialect: Dialect, expected: Outcome) -> Stream:
@@ -113,12 +116,15 @@ class Stream:
             if same_events
             else tuple(self.dialect.parse(w) for w in decode_all(self.dialect.codec(), reads))
         )
-        return replace(
+        out = replace(
             self,
             reads=tuple(reads),
             events=events,
             expected=self.expected if expected is None else expected,
         )
+        if same_events and "pieces" in self.memo:  # the same events render the same
+            out.memo["pieces"] = self.memo["pieces"]
+        return out
 
     def encode(self, wire: Sequence[WireEvent]) -> bytes:
         """Encode wire events the way this stream renders them."""
@@ -126,11 +132,26 @@ class Stream:
             return SSECodec(newline=self.newline, space=self.space).encode(wire)
         return self.dialect.codec().encode(wire)
 
+    def pieces(self) -> tuple[bytes, ...]:
+        """Each event encoded on its own, the way this stream renders it (worked out once)."""
+        found = self.memo.get("pieces")
+        if found is None:
+            render, encode = self.dialect.render, self.encode
+            found = self.memo["pieces"] = tuple(encode([render(event)]) for event in self.events)
+        return cast(tuple[bytes, ...], found)
+
     def current_reads(self) -> tuple[bytes, ...]:
         """The reads a client receives: the fixed ones, or one read per event."""
         if self.reads is not None:
             return self.reads
-        return tuple(self.encode([self.dialect.render(event)]) for event in self.events)
+        return self.pieces()
+
+    def body(self) -> bytes:
+        """The bytes a client receives, whole (worked out once)."""
+        found = self.memo.get("body")
+        if found is None:
+            found = self.memo["body"] = b"".join(self.current_reads())
+        return cast(bytes, found)
 
     def response(self, like: Response) -> Response:
         """A `Response` carrying this stream, with status and headers taken from `like`."""

@@ -8,11 +8,13 @@ bytes keeps only what the whole events before it make final.
 from __future__ import annotations
 
 import bisect
+import copy
 import json
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal, cast
 
 from harness.check.outcome import State
 from harness.errors import NotApplicable
@@ -26,7 +28,7 @@ CUT_ERROR_TYPE = "RemoteProtocolError"
 
 
 def _body(stream: Stream) -> bytes:
-    return b"".join(stream.current_reads())
+    return stream.body()
 
 
 def split_at(body: bytes, offsets: Sequence[int]) -> list[bytes]:
@@ -40,20 +42,18 @@ def split_at(body: bytes, offsets: Sequence[int]) -> list[bytes]:
     return [piece for piece in out if piece]
 
 
+_LEAD_BYTE = re.compile(rb"[\xc0-\xff]")
+_LONG_LINE = re.compile(rb"[^\r\n]{2,}")
+
+
 def _utf8_inner_offsets(body: bytes) -> list[int]:
     """One offset inside every multi-byte UTF-8 character (after its lead byte)."""
-    return [i + 1 for i, byte in enumerate(body) if byte >= 0xC0]
+    return [found.start() + 1 for found in _LEAD_BYTE.finditer(body)]
 
 
 def _line_inner_offsets(body: bytes) -> list[int]:
-    """The middle of every non-empty line."""
-    out, start = [], 0
-    for end in range(len(body) + 1):
-        if end == len(body) or body[end] in (0x0A, 0x0D):
-            if end - start > 1:
-                out.append(start + (end - start) // 2)
-            start = end + 1
-    return out
+    """The middle of every line of two bytes or more (between any two line-end bytes)."""
+    return [(found.start() + found.end()) // 2 for found in _LONG_LINE.finditer(body)]
 
 
 def _field_inner_offsets(body: bytes) -> list[int]:
@@ -76,6 +76,33 @@ def size_drawer(rng: random.Random, largest: int) -> Callable[[], int]:
     if below is None:
         return lambda: rng.randint(1, largest)
     return lambda: 1 + below(largest)
+
+
+_STANDARD_RANDBELOW = getattr(random.Random, "_randbelow_with_getrandbits", None)
+
+
+def random_sizes(rng: random.Random, largest: int, total: int) -> list[int]:
+    """Read sizes drawn as `rng.randint(1, largest)` until they cover `total` bytes: the very
+    values `size_drawer` draws, with CPython's `_randbelow` loop inlined when `rng` uses it."""
+    sizes: list[int] = []
+    covered = 0
+    if getattr(type(rng), "_randbelow", None) is not _STANDARD_RANDBELOW:
+        draw = size_drawer(rng, largest)
+        while covered < total:
+            sizes.append(draw())
+            covered += sizes[-1]
+        return sizes
+    getrandbits, bits = rng.getrandbits, largest.bit_length()
+    while covered < total:
+        r = getrandbits(bits)
+        while r >= largest:
+            r = getrandbits(bits)
+        sizes.append(r + 1)
+        covered += r + 1
+    return sizes
+
+
+_ANY_BYTE = re.compile(rb".", re.DOTALL)
 
 
 @mutation("rechunk")
@@ -105,11 +132,10 @@ class Rechunk(Mutation):
         if self.how == "whole":
             reads = [body]
         elif self.how == "byte":
-            reads = [body[i : i + 1] for i in range(len(body))]
+            reads = _ANY_BYTE.findall(body)
         elif self.how == "random":
-            reads, pos, draw = [], 0, size_drawer(rng, max(1, self.max_size))
-            while pos < len(body):
-                size = draw()
+            reads, pos = [], 0
+            for size in random_sizes(rng, max(1, self.max_size), len(body)):
                 reads.append(body[pos : pos + size])
                 pos += size
         else:
@@ -121,7 +147,7 @@ class Rechunk(Mutation):
         return stream.with_reads(reads, same_events=True)
 
     def _by_event(self, stream: Stream, rng: random.Random) -> list[bytes]:
-        pieces = [stream.encode([stream.dialect.render(e)]) for e in stream.events]
+        pieces = stream.pieces()
         if stream.reads is not None and b"".join(pieces) != b"".join(stream.reads):
             raise NotApplicable("the reads no longer line up with events")
         if self.how == "pack":
@@ -152,7 +178,7 @@ class LineEnds(Mutation):
             return replace(stream, newline=newline, reads=None)
         if self.style == "cr":
             raise NotApplicable("NDJSON lines cannot end in a lone CR")
-        reads = [stream.encode([stream.dialect.render(e)]).replace(b"\n", b"\r\n") for e in stream.events]
+        reads = [piece.replace(b"\n", b"\r\n") for piece in stream.pieces()]
         return stream.with_reads(reads, same_events=True)
 
 
@@ -225,8 +251,8 @@ class NoSpace(Mutation):
 def _event_ends(stream: Stream) -> list[int] | None:
     """The byte offset where each event ends, when the reads are the rendered events."""
     ends, pos = [], 0
-    for event in stream.events:
-        pos += len(stream.encode([stream.dialect.render(event)]))
+    for piece in stream.pieces():
+        pos += len(piece)
         ends.append(pos)
     if stream.reads is not None and pos != sum(len(r) for r in stream.reads):
         return None
@@ -241,6 +267,21 @@ def _meaning_is_clear(stream: Stream, body: bytes, ends: Sequence[int], offset: 
         return True
     current = bisect.bisect_right(ends, offset)
     return current == len(ends) or body[offset : ends[current]].strip(b"\r\n") != b""
+
+
+def _clear_points(stream: Stream, body: bytes, ends: Sequence[int], limit: int) -> list[int]:
+    """The offsets 1..`limit` where `_meaning_is_clear`, found event by event: the unclear ones
+    are the line ends each SSE event closes with (from its last non-line-end byte on)."""
+    if stream.dialect.codec_name != "sse":
+        return list(range(1, limit + 1))
+    points: list[int] = []
+    start = 0
+    for end in ends:  # each event's bytes up to its closing line ends
+        text_end = start + len(body[start:end].rstrip(b"\r\n"))
+        points.extend(range(max(start, 1), min(text_end, limit + 1)))
+        start = max(start, end)
+    points.extend(range(max(start, 1), limit + 1))  # past the last event: nothing left to lose
+    return points
 
 
 @mutation("cut-bytes")
@@ -283,12 +324,16 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
         reads.append(read[: offset - pos])
         pos += len(read)
     message = CUT_ERROR if error else None
-    out = stream.with_reads(reads or [body[:0]])
-    whole = 0
-    for got, was in zip(out.events, stream.events, strict=False):
-        if got.wire != stream.dialect.render(was):
-            break
-        whole += 1
+    prefixes = _prefixes(stream)
+    events, decoded = prefixes.decoded(offset)
+    out = replace(stream, reads=tuple(reads or [body[:0]]), events=events)
+    # How many events came through as they were sent (those decoded at a mark, known per stream).
+    whole = min(prefixes.agreeing, decoded)
+    if whole == decoded:
+        for got, was in zip(out.events[whole:], stream.events[whole:], strict=False):
+            if got.wire != stream.dialect.render(was):
+                break
+            whole += 1
     # A cut that still delivered the whole terminal signal: the dialect says what that means.
     partial = out.events[whole] if len(out.events) > whole else None
     said_terminal = partial is not None and Kind.SENTINEL in stream.dialect.kinds(partial)
@@ -302,6 +347,81 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
         error=message,
         error_type=CUT_ERROR_TYPE if error else None,
     )
+
+
+def _prefixes(stream: Stream) -> _EventPrefixes:
+    """The stream's `_EventPrefixes`, made once per stream (a sweep cuts one stream many times)."""
+    found = stream.memo.get("prefixes")
+    if found is None:
+        found = stream.memo["prefixes"] = _EventPrefixes(stream)
+    return cast(_EventPrefixes, found)
+
+
+_ATOMS = (str, bytes, int, float, bool, type(None))
+_SLOTS: dict[type, tuple[str, ...]] = {}
+_UNSET = object()
+
+
+def _state_of(decoder: object) -> object:
+    """A copy of a decoder to go on from: a slotted one of plain values and flat containers of
+    them (every codec of ours) field by field, anything else by `copy.deepcopy`."""
+    cls = type(decoder)
+    slots = _SLOTS.get(cls)
+    if slots is None:
+        slots = _SLOTS[cls] = tuple(name for klass in cls.__mro__ for name in getattr(klass, "__slots__", ()))
+    if not slots or hasattr(decoder, "__dict__"):
+        return copy.deepcopy(decoder)
+    new = object.__new__(cls)
+    for name in slots:
+        value = getattr(decoder, name, _UNSET)
+        if value is _UNSET:
+            continue
+        if type(value) in (bytearray, list):
+            if type(value) is list and not all(isinstance(item, _ATOMS) for item in value):
+                return copy.deepcopy(decoder)
+            value = cast(Any, value).copy()
+        elif not isinstance(value, _ATOMS):
+            return copy.deepcopy(decoder)
+        setattr(new, name, value)
+    return new
+
+
+class _EventPrefixes:
+    """A stream's body decoded once, with the decoder's state at each event boundary: the
+    events a client decodes from a prefix of the body (what `with_reads` gives for the cut reads)
+    are those decoded up to the last boundary in it plus what the rest decodes to, since a codec
+    decodes the same bytes alike however they are split."""
+
+    def __init__(self, stream: Stream) -> None:
+        self.dialect = stream.dialect
+        self.body = _body(stream)
+        decoder = self.dialect.codec().decoder()
+        # (offset, decoder state there, events decoded up to there), at each event's end
+        self.marks: list[tuple[int, object, int]] = [(0, _state_of(decoder), 0)]
+        self.events: list[Event] = []
+        start = 0
+        try:
+            for end in _event_ends(stream) or ():
+                if end > start:
+                    self.events.extend(self.dialect.parse(w) for w in decoder.feed(self.body[start:end]))
+                    self.marks.append((end, _state_of(decoder), len(self.events)))
+                    start = end
+        except Exception:  # the whole body does not decode: stop at the last good mark
+            pass
+        self.offsets = [mark[0] for mark in self.marks]
+        # How many of those events decode to what the stream sent (its events rendered).
+        self.agreeing = 0
+        for got, was in zip(self.events, stream.events, strict=False):
+            if got.wire != self.dialect.render(was):
+                break
+            self.agreeing += 1
+
+    def decoded(self, offset: int) -> tuple[tuple[Event, ...], int]:
+        """The events of the first `offset` bytes, and how many of them were decoded at a mark."""
+        at, state, count = self.marks[bisect.bisect_right(self.offsets, offset) - 1]
+        decoder = cast(Any, _state_of(state))
+        rest = [*decoder.feed(self.body[at:offset]), *decoder.close()]
+        return (*self.events[:count], *(self.dialect.parse(w) for w in rest)), count
 
 
 @mutation("cut-at-every-byte")
@@ -322,8 +442,7 @@ class CutAtEveryByte(Mutation):
             raise NotApplicable("cannot place a byte cut on these reads")
         terminal = terminal_index(stream)
         limit = ends[terminal] - 1 if terminal < len(ends) else ends[-1] - 1
-        body = _body(stream)
-        points = [p for p in range(1, limit + 1) if _meaning_is_clear(stream, body, ends, p)]
+        points = _clear_points(stream, _body(stream), ends, limit)
         if len(points) > self.max_points:
             points = sorted(rng.sample(points, self.max_points))
         return [(f"b{p}", _CutAt(p, self.error)) for p in points]

@@ -41,7 +41,7 @@ class Event:
         return self.wire.name
 
     def with_payload(self, payload: Any) -> Event:
-        return replace(self, payload=payload, edited=True)
+        return Event(self.wire, payload, True)  # not `replace`: paid on every edit
 
     def with_name(self, name: str | None) -> Event:
         # An eventstream frame names itself in its `:event-type` header too: keep the two in step.

@@ -426,14 +426,25 @@ class OpenAIChat(Dialect, Requesting):
         path = _FIELD_PATHS.get(field)
         if path is None:
             raise DialectError(f"openai-chat: a tool_calls entry has no {field} field")
-        payload = copy_json(event.payload)
-        target = self._entry(payload, slot)
+        self._entry(event.payload, slot)  # there is such an entry
+        # Copy on write: only the containers on the way to the field are new, the rest is shared
+        # with the event's payload (payloads are never edited in place).
+        payload = dict(event.payload)
+        choices = payload["choices"] = list(payload["choices"])
+        pos = _choice_position(payload)
+        assert pos is not None  # _entry found choice 0
+        choice = choices[pos] = dict(choices[pos])
+        delta = choice["delta"] = dict(choice["delta"])
+        entries = delta["tool_calls"] = list(delta["tool_calls"])
+        target = entries[slot] = dict(entries[slot])
         for key in path[:-1]:
-            if not isinstance(target.get(key), dict):
+            inner = target.get(key)
+            if not isinstance(inner, dict):
                 if value is MISSING:
                     return event
-                target[key] = {}
-            target = target[key]
+                inner = {}
+            target[key] = inner = dict(inner)
+            target = inner
         _assign(target, path[-1], value)
         return event.with_payload(payload)
 

@@ -1,0 +1,59 @@
+"""The bundled matrix pinned: every case id with its expected outcome, and the bytes every case
+sends, hashed as they were before the case-building work was made lazy and copy-on-write
+(issue 12). A change to a scenario, a cassette or a mutation's meaning changes these on purpose:
+recompute them with `python tests/test_matrix_pin.py` and say why in the commit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+OPENAI_CHAT = str(ROOT / "cassettes" / "openai-chat")
+
+# (selection, digest of (id, expected) pairs, digest of every case's response)
+PINNED = {
+    "openai-chat": (
+        "a71c389b672f9c0994a2789f5292c124253304c6c267434982d04d23e2690d99",
+        "71d4a1c5095ab0ebbec403cf80dcf4bcb5467bf942767e90c8ec3c39522643b3",
+    ),
+    "all": (
+        "260efa48690f5f530138c3bde5634acf494fb77473384e2b2a5e9a76cdfd5e3f",
+        "6ce47b49a371d057b4230abbf8984d18ce4658d7bfefa718dc912fcab61d00d2",
+    ),
+}
+
+
+def digests(cassettes: tuple[str, ...]) -> tuple[str, str]:
+    from harness import Selection
+    from harness.check.selection import Matrix
+
+    expected, sent = hashlib.sha256(), hashlib.sha256()
+    for case in Matrix(Selection(cassettes=cassettes)).all():
+        pair = json.dumps([case.id, case.expected.to_dict()], sort_keys=True, default=str)
+        expected.update(pair.encode() + b"\n")
+        response = case.response
+        head = (case.id, response.status, sorted(response.headers.items()), response.complete,
+                response.error, response.error_type, len(response.chunks))  # fmt: skip
+        sent.update(repr(head).encode() + b"\n")
+        for chunk in response.chunks:
+            sent.update(len(chunk.data).to_bytes(8, "big") + chunk.data)
+    return expected.hexdigest(), sent.hexdigest()
+
+
+def test_openai_chat_cases_ids_expectations_and_bytes_are_pinned() -> None:
+    assert digests((OPENAI_CHAT,)) == PINNED["openai-chat"]
+
+
+@pytest.mark.slow
+def test_every_bundled_case_id_expectation_and_bytes_are_pinned() -> None:
+    assert digests(()) == PINNED["all"]
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    print(json.dumps({"openai-chat": digests((OPENAI_CHAT,)), "all": digests(())}, indent=4))
