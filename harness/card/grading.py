@@ -178,7 +178,10 @@ def card(
     graded: Sequence[Graded], *, date: str, selection: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """The whole card as plain data (what `report-card.json` holds and every rendering reads)."""
-    ordered = sorted(graded, key=lambda g: (g.library, version_key(g.version)))
+    # Python libraries first, then the programs run through the replay server (`client:...`).
+    ordered = sorted(
+        graded, key=lambda g: (g.adapter.startswith("client:"), g.library, version_key(g.version))
+    )
     return {
         "version": CARD_VERSION,
         "date": date,
