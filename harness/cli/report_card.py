@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import sys
 import threading
 import time
@@ -115,8 +116,9 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     write_json(card, out / "report-card.json")
-    (out / "report-card.md").write_text(render.markdown(card), encoding="utf-8")
-    (out / "report-card.html").write_text(render.page(card), encoding="utf-8")
+    base = _base(out)
+    (out / "report-card.md").write_text(render.markdown(card, base), encoding="utf-8")
+    (out / "report-card.html").write_text(render.page(card, base), encoding="utf-8")
     if args.readme is not None:
         render.update_readme(args.readme, card)
     print(render.card_block(card))
@@ -125,6 +127,14 @@ def run(args: argparse.Namespace) -> int:
         + (f"; updated {args.readme}" if args.readme else "")
     )
     return 0
+
+
+def _base(out: Path) -> str:
+    """The checkout as a relative link from OUT (for the links to examples/repros/), or ''."""
+    root = environments.source_root()
+    if root is None:
+        return ""
+    return Path(os.path.relpath(root, out.resolve())).as_posix() + "/"
 
 
 def _load_card(path: Path) -> dict[str, Any]:
