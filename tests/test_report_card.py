@@ -271,3 +271,21 @@ def test_the_readme_card_links_every_repro_of_a_graded_library() -> None:
     assert len(scripts) >= 5  # openai's three and anthropic's two at least
     for path in sorted(scripts):
         assert f"]({path})" in block, f"{path} is not linked from the README's report card"
+
+
+def test_upstream_reports_are_issue_links_shown_in_the_card() -> None:
+    import re
+
+    linked = {key: issue for key, issue in known_issues().items() if issue.upstream}
+    assert linked, "some known signatures have an upstream report"
+    card = json.loads(STORED.read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = render.page(card)
+    for (library, sig), issue in linked.items():
+        assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+", str(issue.upstream))
+        rows = [r for r in card["rows"] if r["library"] == library]
+        found = [s for r in rows for s in r.get("signatures", []) if s["signature"] == sig]
+        assert found and all((s["known"] or {}).get("upstream") == issue.upstream for s in found)
+        assert f"href='{issue.upstream}'" in page
+        if any(s in rows[-1].get("signatures", []) for s in found):  # the README shows the newest row
+            assert f"[upstream]({issue.upstream})" in _between(readme, "adapters")
