@@ -256,3 +256,51 @@ def test_side_environments_install_the_checkout_the_command_runs_in(
     assert environments.source_root() == ROOT
     monkeypatch.chdir(tmp_path)
     assert environments.source_root() is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Links to the standalone reproductions (examples/repros/)
+
+
+def test_a_signature_links_the_repro_scripts_of_its_cases(issue_card: Path) -> None:
+    row = _row(_card(issue_card), "openai")
+    by_worst = {s["worst"]: s for s in row["signatures"]}
+    script = "examples/repros/openai-parallel-calls-share-index-0.py"
+    assert by_worst[ISSUE_CASES[0]]["repros"] == [script]
+    # The IndexError script reproduces single-call's case; the card ran parallel-2's: no link.
+    assert by_worst[ISSUE_CASES[2]]["repros"] == []
+    markdown = (issue_card / "report-card.md").read_text(encoding="utf-8")
+    base = Path(os.path.relpath(ROOT, issue_card)).as_posix()
+    assert f"[openai-parallel-calls-share-index-0]({base}/{script})" in markdown
+    assert (issue_card / base / script).is_file()  # the link resolves from where the card is
+    assert f"href='{base}/{script}'" in (issue_card / "report-card.html").read_text(encoding="utf-8")
+
+
+def test_the_readme_card_links_every_repro_of_a_graded_library() -> None:
+    from harness.card.repros import repro_scripts
+
+    card = json.loads(STORED.read_text(encoding="utf-8"))
+    graded = {r["library"] for r in card["rows"] if not r.get("problem")}
+    block = _between((ROOT / "README.md").read_text(encoding="utf-8"), "card")
+    scripts = {path for (library, _), path in repro_scripts(ROOT).items() if library in graded}
+    assert len(scripts) >= 5  # openai's three and anthropic's two at least
+    for path in sorted(scripts):
+        assert f"]({path})" in block, f"{path} is not linked from the README's report card"
+
+
+def test_upstream_reports_are_issue_links_shown_in_the_card() -> None:
+    import re
+
+    linked = {key: issue for key, issue in known_issues().items() if issue.upstream}
+    assert linked, "some known signatures have an upstream report"
+    card = json.loads(STORED.read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = render.page(card)
+    for (library, sig), issue in linked.items():
+        assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+", str(issue.upstream))
+        rows = [r for r in card["rows"] if r["library"] == library]
+        found = [s for r in rows for s in r.get("signatures", []) if s["signature"] == sig]
+        assert found and all((s["known"] or {}).get("upstream") == issue.upstream for s in found)
+        assert f"href='{issue.upstream}'" in page
+        if any(s in rows[-1].get("signatures", []) for s in found):  # the README shows the newest row
+            assert f"[upstream]({issue.upstream})" in _between(readme, "adapters")

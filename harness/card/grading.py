@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.card.environments import source_root
 from harness.card.known import KnownIssue, find_known
+from harness.card.repros import repro_scripts
 from harness.check.verdict import FAILING, Verdict, signature
 
 __all__ = ["CARD_VERSION", "Graded", "card", "changes", "row", "version_key"]
@@ -78,8 +80,14 @@ def _example(case: Mapping[str, Any]) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def row(graded: Graded, known: Callable[[str, str], KnownIssue | None] = find_known) -> dict[str, Any]:
-    """The card's row for one library version."""
+def row(
+    graded: Graded,
+    known: Callable[[str, str], KnownIssue | None] = find_known,
+    repros: Mapping[tuple[str, str], str] | None = None,
+) -> dict[str, Any]:
+    """The card's row for one library version. `repros`: (library, case id) -> a standalone
+    script reproducing that case (default: examples/repros/ of this checkout)."""
+    scripts = repro_scripts(source_root()) if repros is None else repros
     out: dict[str, Any] = {
         "library": graded.library,
         "version": graded.version,
@@ -117,6 +125,9 @@ def row(graded: Graded, known: Callable[[str, str], KnownIssue | None] = find_kn
                 "worst": worst["id"],
                 "example": _example(worst),
                 "known": issue.to_dict() if issue is not None else None,
+                "repros": sorted(
+                    {scripts[key] for c in members if (key := (graded.library, str(c["id"]))) in scripts}
+                ),
             }
         )
     signatures.sort(
@@ -178,7 +189,10 @@ def card(
     graded: Sequence[Graded], *, date: str, selection: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """The whole card as plain data (what `report-card.json` holds and every rendering reads)."""
-    ordered = sorted(graded, key=lambda g: (g.library, version_key(g.version)))
+    # Python libraries first, then the programs run through the replay server (`client:...`).
+    ordered = sorted(
+        graded, key=lambda g: (g.adapter.startswith("client:"), g.library, version_key(g.version))
+    )
     return {
         "version": CARD_VERSION,
         "date": date,

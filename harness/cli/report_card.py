@@ -6,17 +6,23 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import sys
+import threading
+import time
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from harness.card import environments, grading, render
+from harness.card import clients, environments, grading, render
+from harness.card.clients import NODE_CLIENTS, NodeClient
 from harness.card.environments import EnvironmentProblem, SideEnvironment
 from harness.card.libraries import LIBRARIES, Library, library
 from harness.check.accumulators import builtin_names
 from harness.check.runner import run_matrix
-from harness.check.selection import Selection, build_case
+from harness.check.selection import Matrix, Selection, build_case
+from harness.check.verdict import Report, Verdict
 from harness.cli import arguments
 from harness.cli.check import add_selection_options, selection_of, timeout_of
 from harness.errors import UsageError
@@ -24,6 +30,7 @@ from harness.report.results import report_to_dict, selection_dict, write_json
 from harness.report.terminal import Progress
 
 DEFAULT_VERSIONS = ("oldest", "newest")
+CLIENT_TIMEOUT = 30.0  # seconds per case for a Node client when --timeout is 0 (a client needs one)
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -41,7 +48,13 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--libraries", type=_names, metavar="A,B",
-        help=f"libraries to grade (known: {', '.join(LIBRARIES)}; default: those with an adapter here)",
+        help=f"libraries to grade (known: {', '.join(LIBRARIES)}) and Node clients run through the replay "
+        f"server ({', '.join(NODE_CLIENTS)}; each graded at the version in its node_modules); default: "
+        "every library with an adapter here and every Node client",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-clients", action="store_true",
+        help="leave the Node clients out (their rows take minutes: each case starts a node process)",
     )  # fmt: skip
     parser.add_argument(
         "--versions", type=_names, metavar="V,...",
@@ -103,8 +116,9 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     write_json(card, out / "report-card.json")
-    (out / "report-card.md").write_text(render.markdown(card), encoding="utf-8")
-    (out / "report-card.html").write_text(render.page(card), encoding="utf-8")
+    base = _base(out)
+    (out / "report-card.md").write_text(render.markdown(card, base), encoding="utf-8")
+    (out / "report-card.html").write_text(render.page(card, base), encoding="utf-8")
     if args.readme is not None:
         render.update_readme(args.readme, card)
     print(render.card_block(card))
@@ -113,6 +127,14 @@ def run(args: argparse.Namespace) -> int:
         + (f"; updated {args.readme}" if args.readme else "")
     )
     return 0
+
+
+def _base(out: Path) -> str:
+    """The checkout as a relative link from OUT (for the links to examples/repros/), or ''."""
+    root = environments.source_root()
+    if root is None:
+        return ""
+    return Path(os.path.relpath(root, out.resolve())).as_posix() + "/"
 
 
 def _load_card(path: Path) -> dict[str, Any]:
@@ -128,19 +150,25 @@ def _load_card(path: Path) -> dict[str, Any]:
 def _regrade(folder: Path) -> dict[str, Any]:
     """A card from stored reports named `LIBRARY-VERSION.json` (what `--out DIR/reports` holds)."""
     graded = []
-    names = sorted(LIBRARIES, key=len, reverse=True)  # `langchain-core-1.2.13` is langchain-core's
+    known = [*LIBRARIES, *NODE_CLIENTS]
+    names = sorted(known, key=len, reverse=True)  # `langchain-core-1.2.13` is langchain-core's
     for path in sorted(folder.glob("*.json")):
         name = next((n for n in names if path.stem.startswith(n + "-")), None)
         if name is None:
-            raise UsageError(f"{path}: not named LIBRARY-VERSION.json (libraries: {', '.join(LIBRARIES)})")
+            raise UsageError(f"{path}: not named LIBRARY-VERSION.json (libraries: {', '.join(known)})")
         try:
             report = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise UsageError(f"{path}: not JSON ({exc})") from None
         if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
             raise UsageError(f"{path}: cases: not a report of `toolstream check --json`")
+        release = path.stem[len(name) + 1 :]
+        if name in NODE_CLIENTS:
+            adapter = str(report.get("card_adapter") or f"client:{name}")
+            graded.append(grading.Graded(NODE_CLIENTS[name].library, release, adapter, report=report))
+            continue
         lib = LIBRARIES[name]
-        graded.append(grading.Graded(lib.name, path.stem[len(name) + 1 :], lib.adapter, report=report))
+        graded.append(grading.Graded(lib.name, release, lib.adapter, report=report))
     if not graded:
         raise UsageError(f"{folder}: no LIBRARY-VERSION.json report in it")
     selections = [g.report.get("selection") or {} for g in graded if g.report is not None]
@@ -150,8 +178,17 @@ def _regrade(folder: Path) -> dict[str, Any]:
 
 def _libraries(args: argparse.Namespace) -> list[Library]:
     if args.libraries:
-        return [library(name) for name in dict.fromkeys(args.libraries)]
+        return [library(name) for name in dict.fromkeys(args.libraries) if name not in NODE_CLIENTS]
     return [lib for lib in LIBRARIES.values() if lib.adapter in builtin_names()]
+
+
+def _clients(args: argparse.Namespace) -> list[NodeClient]:
+    """The Node clients to grade: those named in --libraries, else all (none with --no-clients)."""
+    if args.no_clients:
+        return []
+    if args.libraries:
+        return [NODE_CLIENTS[name] for name in dict.fromkeys(args.libraries) if name in NODE_CLIENTS]
+    return list(NODE_CLIENTS.values())
 
 
 def _versions(args: argparse.Namespace, lib: Library) -> list[str]:
@@ -204,18 +241,60 @@ def _grade(args: argparse.Namespace) -> dict[str, Any]:
     selection = selection_of(args)
     timeout = timeout_of(args)
     libraries = _libraries(args)
-    targets = _targets(args, libraries)
+    node = _clients(args)
+    targets: list[SideEnvironment | grading.Graded | NodeClient] = [*_targets(args, libraries), *node]
     reports = args.out / "reports"
     graded: list[grading.Graded] = []
     for n, target in enumerate(targets, start=1):
+        step = f"[{n}/{len(targets)}]"
         if isinstance(target, grading.Graded):
-            _say(f"[{n}/{len(targets)}] {target.library} {target.version}: {target.problem}")
+            _say(f"{step} {target.library} {target.version}: {target.problem}")
             graded.append(target)
             continue
+        if isinstance(target, NodeClient):
+            graded.append(_grade_client(target, selection, args, reports, step))
+            continue
         lib = target.library
-        _say(f"[{n}/{len(targets)}] {lib.name} {target.version}: {lib.adapter} in {target.python}")
-        graded.append(_grade_one(target, selection, timeout, args.jobs, reports))
+        _say(f"{step} {lib.name} {target.version}: {lib.adapter} in {target.python}")
+        graded.append(_grade_one(target, selection, timeout, args.jobs, reports, step))
     return grading.card(graded, date=datetime.date.today().isoformat(), selection=_said(selection))
+
+
+class CaseProgress(Progress):
+    """A bar counting cases. `run_matrix` advances its progress once per unit of work (one
+    cassette x scenario x seed, which holds any number of cases, often none) and sets `total` to
+    the number of units: this bar knows each unit's cases and counts those instead."""
+
+    def __init__(self, per_unit: Mapping[str, int], label: str, stream: TextIO | None = None) -> None:
+        self.cases = sum(per_unit.values())
+        self._per_unit = dict(per_unit)
+        self._lock = threading.Lock()  # a Node client's cases finish on several threads
+        super().__init__(self.cases, label=label, stream=stream or sys.stderr)
+
+    @property
+    def total(self) -> int:
+        return max(self.cases, 1)
+
+    @total.setter
+    def total(self, units: int) -> None:
+        """Ignored: the total is the number of cases, known from the start."""
+
+    def advance(self, n: int = 1, note: str = "") -> None:
+        with self._lock:
+            super().advance(self._per_unit.get(note, n), note)
+
+
+def _case_counts(selection: Selection) -> dict[str, int]:
+    """Each unit of work's number of cases, by `Unit.describe()` (what the runner's note says)."""
+    matrix = Matrix(selection)
+    return {unit.describe(): len(matrix.cases(unit)) for unit in matrix.units()}
+
+
+def _finished(step: str, name: str, report: Report) -> None:
+    """One line per environment when it is done (what a log keeps; the bar is for terminals)."""
+    counts = ", ".join(f"{v} {n:,}" for v in Verdict if (n := report.count(v)))
+    n = len(report.results)
+    _say(f"{step} {name}: {n:,} case{'' if n == 1 else 's'} in {report.seconds:.0f} s ({counts or 'none'})")
 
 
 def _cases_read(selection: Selection, dialects: list[str]) -> tuple[str, ...]:
@@ -232,7 +311,12 @@ def _said(selection: Selection) -> dict[str, Any]:
 
 
 def _grade_one(
-    env: SideEnvironment, selection: Selection, timeout: float | None, jobs: int, reports: Path
+    env: SideEnvironment,
+    selection: Selection,
+    timeout: float | None,
+    jobs: int,
+    reports: Path,
+    step: str = "",
 ) -> grading.Graded:
     lib = env.library
     dialects = [d for d in lib.dialects if not selection.dialects or d in selection.dialects]
@@ -247,13 +331,58 @@ def _grade_one(
     mine = replace(selection, dialects=tuple(dialects), cases=_cases_read(selection, dialects))
     if selection.cases and not mine.cases:
         return grading.Graded(lib.name, env.version, lib.adapter, problem="no selected case is one it reads")
-    progress = Progress(0, label=f"{lib.name} {env.version}")
+    name = f"{lib.name} {env.version}"
     try:
-        report = run_matrix(env.spec(), mine, timeout=timeout, jobs=jobs, progress=progress)
+        progress = CaseProgress(_case_counts(mine), label=f"{step} {name}".strip())
+        try:
+            report = run_matrix(env.spec(), mine, timeout=timeout, jobs=jobs, progress=progress)
+        finally:
+            progress.close()
     except UsageError as exc:
         return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
-    finally:
-        progress.close()
+    _finished(step, name, report)
     document = report_to_dict(report, mine)
     write_json(document, reports / f"{lib.name}-{env.version}.json")
     return grading.Graded(lib.name, env.version, lib.adapter, report=document)
+
+
+def _grade_client(
+    client: NodeClient, selection: Selection, args: argparse.Namespace, reports: Path, step: str
+) -> grading.Graded:
+    """One Node client through the replay server: the selected cases of its dialect, each a run
+    of the program judged by its follow-up request (what `check --client` does)."""
+    library_name = client.library
+    try:
+        table = clients.client_table(environments.source_root())
+        version = clients.installed_version(table, client)
+        adapter = clients.adapter(table, client)
+        dialect = clients.dialect(table, client)
+    except EnvironmentProblem as exc:
+        _say(f"{step} {client.name}: {exc}")
+        return grading.Graded(library_name, "-", f"client:{client.name}", problem=str(exc))
+    if selection.dialects and dialect not in selection.dialects:
+        return grading.Graded(library_name, version, adapter, problem="no selected dialect is one it reads")
+    mine = replace(selection, dialects=(dialect,), cases=_cases_read(selection, [dialect]))
+    if selection.cases and not mine.cases:
+        return grading.Graded(library_name, version, adapter, problem="no selected case is one it reads")
+    timeout = args.timeout if args.timeout > 0 else CLIENT_TIMEOUT
+    name = f"{library_name} {version}"
+    _say(f"{step} {name}: {client.name} through the replay server")
+    matrix = Matrix(mine)
+    cases = list(matrix.all())
+    progress = CaseProgress({case.id: 1 for case in cases}, label=f"{step} {name}")
+    start = time.perf_counter()
+    try:
+        label, results = clients.run_cases(
+            table, client, cases, matrix.by_name, jobs=args.jobs or 1, timeout=timeout,
+            advance=lambda case_id: progress.advance(note=case_id),
+        )  # fmt: skip
+    except (OSError, UsageError) as exc:
+        return grading.Graded(library_name, version, adapter, problem=f"the replay server failed: {exc}")
+    finally:
+        progress.close()
+    report = Report(label, results, seconds=time.perf_counter() - start)
+    _finished(step, name, report)
+    document = {**report_to_dict(report, mine), "card_adapter": adapter}
+    write_json(document, reports / f"{client.name}-{version}.json")
+    return grading.Graded(library_name, version, adapter, report=document)
