@@ -584,21 +584,18 @@ def _spec_numbers(spec: str) -> tuple[list[int], list[float | None]] | None:
     numbers = _json_numbers(spec)
     if numbers is not None:
         return numbers
-    # Any spelling `int` and `float` read (`1_000`, two spaces): the general path.
-    tokens = spec.split()
-    timed = spec.count("@")
+    # Any spelling `int` and `float` read (`1_000`, two spaces): the general path, token by token
+    # as `bad_reads` reads them (`1@2@3` is no read, even where `@` counts happen to pair up).
+    tokens = [token.partition("@") for token in spec.split()]
+    timed = sum(1 for _, at, _ in tokens if at)
+    if timed and timed != len(tokens):
+        return None  # a mix: the slow walk says which read is wrong
     try:
-        if timed == 0:
-            sizes = list(map(int, tokens))
-            return sizes, [None] * len(sizes)
-        if timed != len(tokens):
-            return None  # a mix: the slow walk says which read is wrong
-        flat = spec.replace("@", " ").split()
-        sizes = list(map(int, flat[0::2]))
-        offsets: list[float | None] = list(map(float, flat[1::2]))
+        sizes = [int(size) for size, _, _ in tokens]
+        offsets: list[float | None] = [float(offset) if at else None for _, at, offset in tokens]
     except ValueError:
         return None
-    if len(offsets) != len(sizes) or not all(0 <= o <= MAX_OFFSET_MS for o in offsets):  # type: ignore[operator]
+    if timed and not all(0 <= o <= MAX_OFFSET_MS for o in offsets):  # type: ignore[operator]
         return None
     return sizes, offsets
 
