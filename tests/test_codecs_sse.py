@@ -105,7 +105,7 @@ def test_a_comment_inside_an_event_does_not_split_it() -> None:
 
 
 def test_multi_line_data_joins_with_lf() -> None:
-    assert decode_every_split(b"data: {\ndata:   \"a\": 1\ndata: }\n\n") == data('{\n  "a": 1\n}')
+    assert decode_every_split(b'data: {\ndata:   "a": 1\ndata: }\n\n') == data('{\n  "a": 1\n}')
 
 
 @pytest.mark.parametrize(
@@ -155,8 +155,16 @@ def test_id_belongs_to_its_event_and_is_ignored_with_nul() -> None:
 
 @pytest.mark.parametrize(
     ("value", "retry"),
-    [(b"3000", 3000), (b"0", 0), (b"10a", None), (b"-1", None), (b"", None), (b" 5", None),
-     (b"1.5", None), ("\u0663".encode(), None)],
+    [
+        (b"3000", 3000),
+        (b"0", 0),
+        (b"10a", None),
+        (b"-1", None),
+        (b"", None),
+        (b" 5", None),
+        (b"1.5", None),
+        ("\u0663".encode(), None),
+    ],
 )
 def test_retry_only_when_all_ascii_digits(value: bytes, retry: int | None) -> None:
     assert decode(b"retry: " + value + b"\ndata: x\n\n") == [WireEvent(data="x", retry=retry)]
@@ -248,9 +256,9 @@ def test_agrees_with_httpx_sse_on_a_provider_stream() -> None:
     from httpx_sse._decoders import SSELineDecoder
 
     body = (
-        b"event: message_start\r\ndata: {\"type\":\"message_start\"}\r\n\r\n"
-        b"event: ping\r\ndata: {\"type\": \"ping\"}\r\n\r\n"
-        b"data: {\"choices\":[{\"delta\":{\"content\":\"h\xc3\xa9\"}}]}\n\n"
+        b'event: message_start\r\ndata: {"type":"message_start"}\r\n\r\n'
+        b'event: ping\r\ndata: {"type": "ping"}\r\n\r\n'
+        b'data: {"choices":[{"delta":{"content":"h\xc3\xa9"}}]}\n\n'
         b"data: [DONE]\n\n"
         # Last: httpx-sse carries an id over to later events, as a browser's lastEventId does.
         b"id: 42\nretry: 100\ndata: line1\ndata: line2\n\n"
@@ -421,9 +429,9 @@ SSE_PIECES = [
 ]  # fmt: skip
 sse_bodies = st.lists(st.sampled_from(SSE_PIECES), max_size=60).map(b"".join)
 # Many `data: ` events with something else mixed in: a read holds many events, some not bulk-shaped.
-many_events = st.lists(
-    st.sampled_from([b"data: x\n\n"] * 6 + SSE_PIECES), min_size=20, max_size=200
-).map(b"".join)
+many_events = st.lists(st.sampled_from([b"data: x\n\n"] * 6 + SSE_PIECES), min_size=20, max_size=200).map(
+    b"".join
+)
 reads = st.lists(st.integers(min_value=0, max_value=10_000), max_size=20)
 sse_settings = settings(max_examples=300, deadline=None)
 
@@ -449,7 +457,8 @@ def test_bulk_framing_of_a_read_holding_many_events_keeps_each_one() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(body) == data(*(str(i) for i in range(500)))
     assert decoder.feed(b"\n: between\n\ndata: a\n\ndata:b\n\ndata: c\n\n") == [
-        WireEvent(comment=" between"), *data("open", "a", "b", "c")
+        WireEvent(comment=" between"),
+        *data("open", "a", "b", "c"),
     ]
     assert decoder.close() == []
 
@@ -458,3 +467,32 @@ def test_reference_agrees_with_the_unit_cases_above() -> None:
     assert reference_decode(b"\xef\xbb\xbfdata: a\r\rdata: b\ndata: c") == data("a")
     assert reference_decode(b"data: a\r\n\r\ndata: b", dispatch_unterminated=True) == data("a", "b")
     assert reference_decode(b"data: a\n\n: bye") == [*data("a"), WireEvent(comment=" bye")]
+
+
+# Provider-shaped bodies: many one-line `data: ` events (framed in bulk), the `event: ` + `data: `
+# shape, blocks without data (`event: ping`, `retry: 10`), comments and multi-line data, each with
+# its own line ends (LF, CRLF, CR), read whole, in random reads and one byte at a time.
+PROVIDER_BLOCKS = [
+    "data: {\"a\":1}", "data: {\"b\":[2,3]}", "data: [DONE]", "data:", "data: é€", "event: ping",
+    "retry: 10", "id: 7", "event: message_delta\ndata: {\"d\":1}", ": keep-alive",
+    "data: one\ndata: two", "event: x\nid: 1\nretry: 5", "data: a\n: inside\ndata: b",
+]  # fmt: skip
+provider_bodies = st.lists(
+    st.tuples(st.sampled_from(PROVIDER_BLOCKS), st.sampled_from(["\n", "\r\n", "\r"])),
+    min_size=1,
+    max_size=80,
+).map(lambda blocks: "".join(block.replace("\n", nl) + nl + nl for block, nl in blocks).encode())
+
+
+@sse_settings
+@given(provider_bodies, reads, st.booleans(), st.booleans())
+def test_provider_shaped_streams_decode_as_the_reference_in_any_reads(
+    body: bytes, at: list[int], bom: bool, cut: bool
+) -> None:
+    body = (b"\xef\xbb\xbf" if bom else b"") + body
+    body = body[: len(body) * 2 // 3] if cut else body
+    expected = reference_decode(body)
+    for reads_ in ([body], split_at(body, at), chunked(body, 1)):
+        events = fed(body, reads_)
+        assert events == expected
+        assert all(type(event) is WireEvent for event in events)
