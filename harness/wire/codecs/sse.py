@@ -197,12 +197,12 @@ class SSEDecoder:
                     out.append(new_event("\n".join(data), name, id_, retry))
                     data = []
                 elif fields:
-                    out.append(WireEvent(block="\n".join(fields)))
+                    out.append(new_event("", None, None, None, None, (), "\n".join(fields)))
                 if fields:
                     fields = []
                 name = id_ = retry = None
             elif line[0] == ":":
-                out.append(WireEvent(comment=line[1:]))
+                out.append(new_event("", None, None, None, line[1:]))
             else:
                 fields.append(line)
                 field, colon, value = line.partition(":")
@@ -220,7 +220,7 @@ class SSEDecoder:
         self._data, self._fields, self._name, self._id, self._retry = data, fields, name, id_, retry
 
     def _dispatch(self, out: list[WireEvent]) -> None:
-        out.append(WireEvent(data="\n".join(self._data), name=self._name, id=self._id, retry=self._retry))
+        out.append(new_event("\n".join(self._data), self._name, self._id, self._retry))
         self._data = []
         self._fields = []
         self._name = self._id = self._retry = None
