@@ -44,7 +44,7 @@ class _Unfrozen:
     of the cost of decoding a typical event; this makes the same object about four times faster.
     """
 
-    __slots__ = WireEvent.__slots__
+    __slots__ = getattr(WireEvent, "__slots__", ())
 
     def __init__(
         self,
@@ -72,7 +72,7 @@ def _event_constructor() -> Callable[..., WireEvent]:
     args = ("d", "n", "i", 7, "c", (("h", 7, "v"),), "b")
     try:
         made = _Unfrozen(*args)
-    except TypeError:  # layouts differ: __class__ cannot be assigned
+    except (TypeError, AttributeError):  # layouts differ: __class__ cannot be assigned
         return WireEvent
     same = type(made) is WireEvent and made == WireEvent(*args)
     return _Unfrozen if same else WireEvent  # type: ignore[return-value]
