@@ -105,7 +105,7 @@ def test_a_comment_inside_an_event_does_not_split_it() -> None:
 
 
 def test_multi_line_data_joins_with_lf() -> None:
-    assert decode_every_split(b'data: {\ndata:   "a": 1\ndata: }\n\n') == data('{\n  "a": 1\n}')
+    assert decode_every_split(b"data: {\ndata:   \"a\": 1\ndata: }\n\n") == data('{\n  "a": 1\n}')
 
 
 @pytest.mark.parametrize(
@@ -155,16 +155,8 @@ def test_id_belongs_to_its_event_and_is_ignored_with_nul() -> None:
 
 @pytest.mark.parametrize(
     ("value", "retry"),
-    [
-        (b"3000", 3000),
-        (b"0", 0),
-        (b"10a", None),
-        (b"-1", None),
-        (b"", None),
-        (b" 5", None),
-        (b"1.5", None),
-        ("\u0663".encode(), None),
-    ],
+    [(b"3000", 3000), (b"0", 0), (b"10a", None), (b"-1", None), (b"", None), (b" 5", None),
+     (b"1.5", None), ("\u0663".encode(), None)],
 )
 def test_retry_only_when_all_ascii_digits(value: bytes, retry: int | None) -> None:
     assert decode(b"retry: " + value + b"\ndata: x\n\n") == [WireEvent(data="x", retry=retry)]
@@ -256,9 +248,9 @@ def test_agrees_with_httpx_sse_on_a_provider_stream() -> None:
     from httpx_sse._decoders import SSELineDecoder
 
     body = (
-        b'event: message_start\r\ndata: {"type":"message_start"}\r\n\r\n'
-        b'event: ping\r\ndata: {"type": "ping"}\r\n\r\n'
-        b'data: {"choices":[{"delta":{"content":"h\xc3\xa9"}}]}\n\n'
+        b"event: message_start\r\ndata: {\"type\":\"message_start\"}\r\n\r\n"
+        b"event: ping\r\ndata: {\"type\": \"ping\"}\r\n\r\n"
+        b"data: {\"choices\":[{\"delta\":{\"content\":\"h\xc3\xa9\"}}]}\n\n"
         b"data: [DONE]\n\n"
         # Last: httpx-sse carries an id over to later events, as a browser's lastEventId does.
         b"id: 42\nretry: 100\ndata: line1\ndata: line2\n\n"
@@ -429,9 +421,9 @@ SSE_PIECES = [
 ]  # fmt: skip
 sse_bodies = st.lists(st.sampled_from(SSE_PIECES), max_size=60).map(b"".join)
 # Many `data: ` events with something else mixed in: a read holds many events, some not bulk-shaped.
-many_events = st.lists(st.sampled_from([b"data: x\n\n"] * 6 + SSE_PIECES), min_size=20, max_size=200).map(
-    b"".join
-)
+many_events = st.lists(
+    st.sampled_from([b"data: x\n\n"] * 6 + SSE_PIECES), min_size=20, max_size=200
+).map(b"".join)
 reads = st.lists(st.integers(min_value=0, max_value=10_000), max_size=20)
 sse_settings = settings(max_examples=300, deadline=None)
 
@@ -457,8 +449,7 @@ def test_bulk_framing_of_a_read_holding_many_events_keeps_each_one() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(body) == data(*(str(i) for i in range(500)))
     assert decoder.feed(b"\n: between\n\ndata: a\n\ndata:b\n\ndata: c\n\n") == [
-        WireEvent(comment=" between"),
-        *data("open", "a", "b", "c"),
+        WireEvent(comment=" between"), *data("open", "a", "b", "c")
     ]
     assert decoder.close() == []
 
