@@ -6,7 +6,9 @@
     `EventSource.iter_sse()` over an `httpx.Response` streaming those chunks (how it is used).
 (b) The same stream in 64 KiB reads against a bare `split(b"\n\n")` framer: the floor for
     framing in Python (no fields, no line-end rules, no events built, bytes out).
-(c) SSE decode of a 1 MB stream in 1-byte reads against one 1 MB read: seconds per MB and ratio.
+(c) SSE decode of a 1 MB stream in 1-byte reads against one 1 MB read: seconds per MB and ratio;
+    against a decoder whose `feed` does nothing (the floor a Python call per read sets); and
+    against a sixteenth of the stream in 1-byte reads (linear: the same cost per MB).
 (d) AWS eventstream decode of a Bedrock ConverseStream-shaped stream in 16 KiB reads (and
     botocore's `EventStreamBuffer` on the same bytes, for scale).
 
@@ -139,6 +141,26 @@ def ours_sse(chunks: list[bytes]) -> int:
     return len(decode_all(SSECodec(), chunks))
 
 
+class NoOpDecoder:
+    """The floor for 1-byte reads: a `feed` call per read that does nothing at all."""
+
+    def feed(self, data: bytes) -> list[WireEvent]:
+        return []
+
+    def close(self) -> list[WireEvent]:
+        return []
+
+
+def no_op_feeds(chunks: list[bytes]) -> int:
+    """`decode_all`'s loop over `NoOpDecoder`: what any decoder pays per read before its own work."""
+    decoder = NoOpDecoder()
+    events: list[WireEvent] = []
+    for chunk in chunks:
+        events.extend(decoder.feed(chunk))
+    events.extend(decoder.close())
+    return len(events)
+
+
 def bare_framer(chunks: list[bytes]) -> int:
     """Blank-line framing and nothing else: what any SSE decoder in Python must at least do."""
     buffer = b""
@@ -224,18 +246,30 @@ def measure(scale: Scale) -> list[Figure]:
     ]  # fmt: skip
 
     small = openai_stream(small_size)
-    one_read, byte_reads = [small], reads(small, 1)
-    timed = best_of(runs, {"one read": lambda: ours_sse(one_read), "bytes": lambda: ours_sse(byte_reads)})
-    (whole, n_whole), (bytewise, n_bytes) = timed.values()
+    # A sixteenth of the stream, whole events, to show the cost per byte does not grow with length.
+    smaller = small[: small.index(b"\n\n", len(small) // 16) + 2]
+    one_read, byte_reads, fewer_byte_reads = [small], reads(small, 1), reads(smaller, 1)
+    timed = best_of(runs, {
+        "one read": lambda: ours_sse(one_read),
+        "bytes": lambda: ours_sse(byte_reads),
+        "fewer bytes": lambda: ours_sse(fewer_byte_reads),
+        "no-op": lambda: no_op_feeds(byte_reads),
+    })  # fmt: skip
+    whole, n_whole = timed["one read"]
+    bytewise, n_bytes = timed["bytes"]
     # One read takes milliseconds: give it more tries to find its quiet best.
     whole = min(whole, best_of(runs * 4, {"one read": lambda: ours_sse(one_read)})["one read"][0])
     if n_whole != n_bytes:
         raise SystemExit(f"event counts differ: one read {n_whole}, 1-byte reads {n_bytes}")
-    per_mb = MB / len(small)
-    figures.append(
-        cost(NAME, f"SSE decode, {megabytes(len(small))} in 1-byte reads", bytewise * per_mb, whole * per_mb,
-             "one read", "s/MB", goal=3.0)
-    )  # fmt: skip
+    per_mb, per_mb_smaller = MB / len(small), MB / len(smaller)
+    what = f"SSE decode, {megabytes(len(small))} in 1-byte reads"
+    figures += [
+        cost(NAME, what, bytewise * per_mb, whole * per_mb, "one read", "s/MB", goal=3.0),
+        cost(NAME, what, bytewise * per_mb, timed["no-op"][0] * per_mb,
+             "a decoder whose `feed` does nothing", "s/MB"),
+        cost(NAME, what, bytewise * per_mb, timed["fewer bytes"][0] * per_mb_smaller,
+             f"the same for {megabytes(len(smaller))}", "s/MB", goal=1.2),
+    ]  # fmt: skip
 
     frames = bedrock_stream(es_size)
     es_chunks = reads(frames, READ_SIZE)

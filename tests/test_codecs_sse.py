@@ -458,3 +458,32 @@ def test_reference_agrees_with_the_unit_cases_above() -> None:
     assert reference_decode(b"\xef\xbb\xbfdata: a\r\rdata: b\ndata: c") == data("a")
     assert reference_decode(b"data: a\r\n\r\ndata: b", dispatch_unterminated=True) == data("a", "b")
     assert reference_decode(b"data: a\n\n: bye") == [*data("a"), WireEvent(comment=" bye")]
+
+
+# Provider-shaped bodies: many one-line `data: ` events (framed in bulk), the `event: ` + `data: `
+# shape, blocks without data (`event: ping`, `retry: 10`), comments and multi-line data, each with
+# its own line ends (LF, CRLF, CR), read whole, in random reads and one byte at a time.
+PROVIDER_BLOCKS = [
+    "data: {\"a\":1}", "data: {\"b\":[2,3]}", "data: [DONE]", "data:", "data: é€", "event: ping",
+    "retry: 10", "id: 7", "event: message_delta\ndata: {\"d\":1}", ": keep-alive",
+    "data: one\ndata: two", "event: x\nid: 1\nretry: 5", "data: a\n: inside\ndata: b",
+]  # fmt: skip
+provider_bodies = st.lists(
+    st.tuples(st.sampled_from(PROVIDER_BLOCKS), st.sampled_from(["\n", "\r\n", "\r"])),
+    min_size=1,
+    max_size=80,
+).map(lambda blocks: "".join(block.replace("\n", nl) + nl + nl for block, nl in blocks).encode())
+
+
+@sse_settings
+@given(provider_bodies, reads, st.booleans(), st.booleans())
+def test_provider_shaped_streams_decode_as_the_reference_in_any_reads(
+    body: bytes, at: list[int], bom: bool, cut: bool
+) -> None:
+    body = (b"\xef\xbb\xbf" if bom else b"") + body
+    body = body[: len(body) * 2 // 3] if cut else body
+    expected = reference_decode(body)
+    for reads_ in ([body], split_at(body, at), chunked(body, 1)):
+        events = fed(body, reads_)
+        assert events == expected
+        assert all(type(event) is WireEvent for event in events)

@@ -13,6 +13,7 @@ import base64
 import binascii
 import contextlib
 import fcntl
+import gc
 import json
 import os
 import secrets
@@ -108,29 +109,29 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 def load(path: str | os.PathLike[str]) -> Cassette:
     """Read and validate a cassette file."""
     path = Path(path)
-    cassette = loads(_read_text(path), path=path)  # the text is loads' alone: freed once composed
+    cassette = loads(_read_bytes(path), path=path)  # the bytes are loads' alone: freed once composed
     cassette.path = path
     return cassette
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, bounded; UTF-8 is checked by the parser reading them (`compose_safe`)."""
     try:
         with open(path, "rb") as handle:
             # Bounded: a device or a pipe (`/dev/zero`) never ends; one byte over says "too big".
             data = handle.read(MAX_YAML_CHARS + 1)
         if len(data) > MAX_YAML_CHARS:
             raise CassetteError(path, f"over the {MAX_YAML_CHARS:,} bytes a cassette file may have")
-        return data.decode("utf-8")
+        return data
     except FileNotFoundError:
         raise CassetteError(path, "no such cassette file") from None
-    except UnicodeDecodeError:
-        raise CassetteError(path, "not a UTF-8 text file") from None
     except OSError as exc:
         raise CassetteError(path, f"cannot read: {exc.strerror}") from None
 
 
-def loads(text: str, *, path: str | os.PathLike[str] | None = None) -> Cassette:
-    """Parse cassette YAML text; `path` is only used in error messages."""
+def loads(text: str | bytes, *, path: str | os.PathLike[str] | None = None) -> Cassette:
+    """Parse cassette YAML, as text or as the UTF-8 bytes of a file; `path` is only used in error
+    messages."""
     where = str(path) if path is not None else "<cassette>"
     node = compose_safe(text, where)
     del text  # a big file's text is not kept beside what is built from it
@@ -140,14 +141,35 @@ def loads(text: str, *, path: str | os.PathLike[str] | None = None) -> Cassette:
 
 
 def compose_safe(
-    text: str, where: str | Path, *, tags: frozenset[str] | None = None, why: str | None = None
+    text: str | bytes, where: str | Path, *, tags: frozenset[str] | None = None, why: str | None = None
 ) -> yaml.Node | None:
     """YAML as nodes, nothing constructed yet: broken YAML, or a tag outside `tags` (plain data by
     default; `!!python/...` never), is one `CassetteError` naming the line and the field.
 
     Bounded before anything is built: text over `MAX_YAML_CHARS`, an alias or anchor, or nesting
     deeper than `MAX_DEPTH` is refused, so no file can hang, exhaust memory or overflow the stack.
+    Bytes that are not UTF-8 are "not a UTF-8 text file".
     """
+    if isinstance(text, bytes):
+        # libyaml reads UTF-8 bytes itself: no decode to str for it to encode back (a quarter of
+        # loading a big cassette). Its UTF-16 (by BOM) is not ours, and any failure is said
+        # exactly as for the decoded text, below: failures are rare, parsing twice is cheap then.
+        if len(text) <= MAX_YAML_CHARS and text[:2] not in _UTF16_BOMS:
+            with contextlib.suppress(CassetteError, UnicodeDecodeError):
+                return _compose(text, where, tags, why)
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CassetteError(where, "not a UTF-8 text file") from None
+    return _compose(text, where, tags, why)
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _compose(
+    text: str | bytes, where: str | Path, tags: frozenset[str] | None, why: str | None
+) -> yaml.Node | None:
     if len(text) > MAX_YAML_CHARS:
         limit = f"{len(text):,} characters is over the {MAX_YAML_CHARS:,} a YAML file may have"
         raise CassetteError(where, limit)
@@ -535,29 +557,78 @@ class _Reader:
 def _cut(data: bytes, spec: str) -> list[Chunk] | None:
     """`data` cut into reads by `spec` (`SIZE[@OFFSET_MS] ...`), or None when it does not fit.
 
-    In bulk (one split, `map`, `accumulate`): a 100k-read body is cut in tens of milliseconds.
+    In bulk (numbers parsed by one `json.loads`, reads cut by `map` and `accumulate`), with the
+    cycle collector paused while 100k chunks are made: it would otherwise walk the young chunks
+    over and over, which costs more than making them.
     """
-    tokens = spec.split()
-    timed = spec.count("@")
-    try:
-        if timed == 0:
-            sizes = list(map(int, tokens))
-            offsets: list[float | None] = [None] * len(sizes)
-        elif timed == len(tokens):
-            flat = spec.replace("@", " ").split()
-            sizes = list(map(int, flat[0::2]))
-            offsets = list(map(float, flat[1::2]))
-            if len(offsets) != len(sizes) or not all(0 <= o <= MAX_OFFSET_MS for o in offsets):  # type: ignore[operator]
-                return None
-        else:
-            return None  # a mix: the slow walk says which read is wrong
-    except ValueError:
+    numbers = _spec_numbers(spec)
+    if numbers is None:
         return None
+    sizes, offsets = numbers
     if (sizes and min(sizes) < 0) or sum(sizes) != len(data):
         return None
     ends = list(accumulate(sizes))
     starts = [0, *ends[:-1]]
-    return list(map(Chunk, map(data.__getitem__, map(slice, starts, ends)), offsets))
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return list(map(Chunk, map(data.__getitem__, map(slice, starts, ends)), offsets))
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _spec_numbers(spec: str) -> tuple[list[int], list[float | None]] | None:
+    """The sizes and offsets `reads` spells, or None when it is not every read `SIZE` or every read
+    `SIZE@OFFSET_MS` (in range)."""
+    numbers = _json_numbers(spec)
+    if numbers is not None:
+        return numbers
+    # Any spelling `int` and `float` read (`1_000`, two spaces): the general path, token by token
+    # as `bad_reads` reads them (`1@2@3` is no read, even where `@` counts happen to pair up).
+    tokens = [token.partition("@") for token in spec.split()]
+    timed = sum(1 for _, at, _ in tokens if at)
+    if timed and timed != len(tokens):
+        return None  # a mix: the slow walk says which read is wrong
+    try:
+        sizes = [int(size) for size, _, _ in tokens]
+        offsets: list[float | None] = [float(offset) if at else None for _, at, offset in tokens]
+    except ValueError:
+        return None
+    if timed and not all(0 <= o <= MAX_OFFSET_MS for o in offsets):  # type: ignore[operator]
+        return None
+    return sizes, offsets
+
+
+# What a number in `reads` may hold besides digits: left out, `SIZE@MS SIZE@MS` is `@ @`.
+_NUMBER_BYTES = b"0123456789.eE+-"
+
+
+def _json_numbers(spec: str) -> tuple[list[int], list[float | None]] | None:
+    """`_spec_numbers` for the spelling `save` writes (one space between reads, each `SIZE@MS` or
+    each `SIZE`), in C: what is left of it without the numbers' characters must be exactly
+    `@ @ ... @` (or spaces alone), and the numbers are one JSON array."""
+    try:
+        skeleton = spec.encode("ascii").translate(None, _NUMBER_BYTES)
+    except UnicodeEncodeError:
+        return None
+    gaps = skeleton.count(b" ")
+    timed = skeleton == b"@ " * gaps + b"@"
+    if not timed and skeleton != b" " * gaps:
+        return None
+    try:
+        flat = json.loads(f"[{spec.replace('@', ',').replace(' ', ',')}]")
+    except ValueError:
+        return None
+    sizes = flat[0::2] if timed else flat
+    if sizes and set(map(type, sizes)) != {int}:
+        return None  # `1.5` or `1e3` as a size: the general path says no
+    if not timed:
+        return sizes, [None] * len(sizes)
+    offsets = list(map(float, flat[1::2]))
+    if len(offsets) != len(sizes) or (offsets and not (min(offsets) >= 0 and max(offsets) <= MAX_OFFSET_MS)):
+        return None
+    return sizes, offsets  # type: ignore[return-value]
 
 
 _STR = "tag:yaml.org,2002:str"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -35,6 +35,51 @@ class WireEvent:
     def is_comment(self) -> bool:
         """Not an event, only bytes kept in place: an SSE comment, or a block without data."""
         return self.comment is not None or self.block is not None
+
+
+class _Unfrozen:
+    """`WireEvent`'s slot layout without its frozen `__setattr__`: filled with plain slot stores,
+    then turned into a `WireEvent` by `__class__` assignment (allowed between classes whose slots
+    are the same). A frozen dataclass's `__init__` pays an `object.__setattr__` call per field, most
+    of the cost of decoding a typical event; this makes the same object about four times faster.
+    """
+
+    __slots__ = getattr(WireEvent, "__slots__", ())
+
+    def __init__(
+        self,
+        data: str = "",
+        name: str | None = None,
+        id: str | None = None,
+        retry: int | None = None,
+        comment: str | None = None,
+        headers: tuple[EventHeader, ...] = (),
+        block: str | None = None,
+    ) -> None:
+        self.data = data
+        self.name = name
+        self.id = id
+        self.retry = retry
+        self.comment = comment
+        self.headers = headers
+        self.block = block
+        self.__class__ = WireEvent  # type: ignore[assignment]
+
+
+def _event_constructor() -> Callable[..., WireEvent]:
+    """`_Unfrozen` when it builds exactly what `WireEvent(...)` does, else `WireEvent` itself
+    (should `WireEvent` change shape, decoders stay right, only slower)."""
+    args = ("d", "n", "i", 7, "c", (("h", 7, "v"),), "b")
+    try:
+        made = _Unfrozen(*args)
+    except (TypeError, AttributeError):  # layouts differ: __class__ cannot be assigned
+        return WireEvent
+    same = type(made) is WireEvent and made == WireEvent(*args)
+    return _Unfrozen if same else WireEvent  # type: ignore[return-value]
+
+
+new_event: Callable[..., WireEvent] = _event_constructor()
+"""`WireEvent(data, name, id, retry, comment, headers, block)` by position, built faster."""
 
 
 class Decoder(Protocol):

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.errors import CodecError
-from harness.wire.codecs.base import EventHeader, WireEvent
+from harness.wire.codecs.base import EventHeader, WireEvent, new_event
 
 PRELUDE = struct.Struct(">III")
 PRELUDE_LEN = 12
@@ -109,8 +109,8 @@ class EventStreamDecoder:
             raise CodecError(f"eventstream frame {self._frames + 1}: message CRC mismatch (corrupted)")
         headers = self._headers(frame[PRELUDE_LEN : PRELUDE_LEN + headers_len])
         payload = frame[PRELUDE_LEN + headers_len : -4]
-        return WireEvent(
-            data=payload.decode("utf-8", "surrogateescape"), name=_event_name(headers), headers=headers
+        return new_event(
+            payload.decode("utf-8", "surrogateescape"), _event_name(headers), None, None, None, headers
         )
 
     def _headers(self, section: bytes) -> tuple[EventHeader, ...]:

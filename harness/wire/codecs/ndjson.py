@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.errors import CodecError
-from harness.wire.codecs.base import WireEvent
+from harness.wire.codecs.base import WireEvent, new_event
 
 LF = 10  # `int in bytes` is a bare memchr, cheaper than `b"\n" in bytes` on short reads
 
@@ -51,7 +51,7 @@ class NDJSONDecoder:
             if not line.strip():
                 continue
             try:
-                out.append(WireEvent(data=line.decode("utf-8")))
+                out.append(new_event(line.decode("utf-8")))
             except UnicodeDecodeError as exc:
                 raise CodecError(
                     f"NDJSON line {self._line} is not UTF-8 at byte {exc.start}: {bytes(line[:60])!r}"
