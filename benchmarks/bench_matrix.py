@@ -12,9 +12,11 @@ and over two workers (`-j 2`). From the same runs:
 - over stdio (`cmd:python -m harness.cli serve-accumulator reference`, one child process speaking
   JSON Lines) against in process, per case, on openai-chat x 4 scenarios;
 - the pytest plugin (`pytest --toolstream-accumulator reference`) with two xdist workers against
-  serial (wall clock, same cassettes; the case ids are listed once into a scratch pytest cache
-  first, as any earlier session of the same matrix leaves them, so neither run builds a case
-  only to name it).
+  serial (wall clock, same cassettes), each with a cold pytest cache (a fresh clone): the items
+  come from the case ids shipped in `harness/check/case-ids.json.gz`, so each worker builds only
+  the cases it runs. Run with bytecode caches written, as an installed package has them: with
+  PYTHONDONTWRITEBYTECODE set, pytest rewrites the asserts of every plugin's modules again in
+  each process (about 3 s of CPU per worker here), which is what this figure would measure.
 """
 
 from __future__ import annotations
@@ -87,8 +89,12 @@ def run_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...], cache: Pa
         command += ["--toolstream-cassette-dir", item]
     for item in scenarios:
         command += ["--toolstream-scenarios", item]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cache.parent, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, cwd=cache.parent, capture_output=True, text=True, check=False, env=environment
+    )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
@@ -97,12 +103,11 @@ def run_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...], cache: Pa
 
 
 def measure_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...]) -> tuple[float, float]:
-    """(serial, two workers) wall seconds, with the ids listed once beforehand."""
+    """(serial, two workers) wall seconds, each from a cold pytest cache."""
     with tempfile.TemporaryDirectory(prefix="toolstream-bench-") as scratch:
-        cache = Path(scratch) / ".cache"
-        run_pytest(cassettes, scenarios, cache, "--collect-only")
-        serial = run_pytest(cassettes, scenarios, cache)
-        two = run_pytest(cassettes, scenarios, cache, "-n", "2")
+        run_pytest(cassettes, scenarios, Path(scratch) / "warm-up" / ".cache", "--collect-only")  # bytecode
+        serial = run_pytest(cassettes, scenarios, Path(scratch) / "serial" / ".cache")
+        two = run_pytest(cassettes, scenarios, Path(scratch) / "two" / ".cache", "-n", "2")
     return serial, two
 
 

@@ -11,6 +11,7 @@ import pytest
 from _runner_accumulators import PARALLEL, SINGLE
 
 from harness.cassettes.corpus import bundled
+from harness.check.catalog import file_key, scenario_key
 from harness.check.runner import run_matrix
 from harness.check.selection import ORIGINAL, Matrix, Selection, build_case, cases
 from harness.errors import ScenarioError, UsageError
@@ -130,7 +131,7 @@ class _Cache:
         self.values[key] = value
 
 
-def test_ids_alone_are_the_built_cases_ids_and_each_case_is_built_when_asked() -> None:
+def test_ids_alone_are_the_built_cases_ids_and_each_case_is_built_when_asked(tmp_path: Path) -> None:
     selection = Selection(
         cassettes=(PARALLEL, SINGLE, str(bundled("cassettes") / "anthropic")),
         scenarios=("original", "cut-at-every-event", "F3-single-read", "parallel-calls-share-index-0"),
@@ -140,14 +141,28 @@ def test_ids_alone_are_the_built_cases_ids_and_each_case_is_built_when_asked() -
     expected = {case.id: case for case in built}
     cache = _Cache()
     first = CaseCatalog(cache)
-    assert list(first.ids(selection)) == list(expected) and len(cache.values) == 1  # listed by building
+    files = Matrix(selection).cassette_files()
+    # Listed by building (seeds=2 is not what the shipped ids hold), one entry per cassette file.
+    assert list(first.ids(selection)) == list(expected) and len(cache.values) == len(files) > 1
     later = CaseCatalog(cache)  # another session or xdist worker: the ids without any pipeline
-    assert list(later.ids(selection)) == list(expected) and not later._cases
+    assert list(later.ids(selection)) == list(expected) and not later._built[selection]
     assert later.ids(selection) == {i: c.dialect for i, c in expected.items()}  # each id with its dialect
     for case_id in list(expected)[::7]:
         assert later.case(selection, case_id) == expected[case_id]  # same events, reads, expectation
     with pytest.raises(UsageError, match="not in the selected matrix"):
         later.case(selection, "openai-chat/single-call::F3-single-read::s9")
-    # Another cassette byte gives another fingerprint, so a stale list is never used.
-    assert Matrix(selection).fingerprint() != Matrix(replace(selection, seeds=1)).fingerprint()
+    # Other seeds, another dialect filter or another cassette byte give another key: a stale
+    # list is never used.
+    scenario = Matrix(selection).scenarios[0]
+    assert scenario_key(scenario, range(2)) != scenario_key(scenario, range(1))
+    matrix = Matrix(selection)
+    only_anthropic = Matrix(replace(selection, dialects=("anthropic",)))
+    assert file_key(matrix, files[0]) != file_key(only_anthropic, files[0])
+    copy = tmp_path / "openai-chat" / files[0].name
+    copy.parent.mkdir()
+    copy.write_bytes(files[0].read_bytes())
+    same = file_key(Matrix(Selection(cassettes=(str(copy.parent),))), copy)
+    assert same == file_key(matrix, files[0])  # the same bytes and name anywhere: the same key
+    copy.write_bytes(files[0].read_bytes() + b"\n")
+    assert file_key(Matrix(Selection(cassettes=(str(copy.parent),))), copy) != same
 

@@ -15,9 +15,6 @@ The rules, once:
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -139,30 +136,6 @@ class Matrix:
             self._files = list({p.resolve(): p for p in cassette_paths(self.roots)}.values())
         return list(self._files)
 
-    def fingerprint(self) -> str:
-        """A digest of everything the case ids depend on: the code (the harness's and each
-        registered mutation's module files, by size and modification time), the selection, the
-        scenarios and each cassette file's bytes. Equal fingerprints, equal case ids."""
-        import harness
-        from harness.mutate import registry
-
-        digest = hashlib.sha256()
-        code = {Path(f) for f in Path(harness.__file__).parent.rglob("*.py")}
-        code |= {Path(f) for cls in registry().values() if (f := inspect.getsourcefile(cls))}
-        stats = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(code) if f.exists()]
-        parts = [
-            harness.__version__,
-            repr(stats),
-            repr(self.selection),
-            json.dumps(self.scenario_data(), sort_keys=True, default=str),
-        ]
-        for part in parts:
-            digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-        for path in self.cassette_files():
-            digest.update(str(path).encode("utf-8", "surrogatepass") + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        return digest.hexdigest()
-
     def case_ids(self) -> list[str]:
         """Every case id, in matrix order, each once (what `all` yields the ids of)."""
         return [case.id for case in self.all()]
@@ -196,6 +169,19 @@ class Matrix:
     def case(self, case_id: str) -> Case:
         """The case a `cassette::scenario::s<seed>[::point]` id names, rebuilt from this selection's
         cassettes; the scenario is a selected one, else one of the library."""
+        source, scenario, seed, point = self._named_unit(case_id)
+        found = cases_for(source, scenario, seed, point)
+        if not found:
+            raise ScenarioError(f"case id {case_id!r}: scenario {scenario.name} does not apply to it")
+        return found[0]
+
+    def unit_cases(self, case_id: str) -> list[Case]:
+        """Every case of the recorded stream x scenario x seed a case id names (each point of a
+        sweep): one pipeline run for all of them, where `case` runs one per id."""
+        source, scenario, seed, _ = self._named_unit(case_id)
+        return cases_for(source, scenario, seed)
+
+    def _named_unit(self, case_id: str) -> tuple[RecordedStream, Scenario, int, str | None]:
         parts = case_id.split(SEPARATOR)
         if len(parts) not in (3, 4) or not parts[2].startswith("s") or not parts[2][1:].isdigit():
             raise ScenarioError(f"case id {case_id!r}: expected cassette::scenario::s<seed>[::point]")
@@ -210,12 +196,8 @@ class Matrix:
                     self._named.setdefault(name, []).append(path)
         for path in self._named.get(base, []):
             for source in self.sources(path):
-                if source.id.partition("#")[2] != number:
-                    continue
-                found = cases_for(source, scenario, int(seed_text[1:]), point)
-                if not found:
-                    raise ScenarioError(f"case id {case_id!r}: scenario {scenario_name} does not apply to it")
-                return found[0]
+                if source.id.partition("#")[2] == number:
+                    return source, scenario, int(seed_text[1:]), point
         raise ScenarioError(f"case id {case_id!r}: no cassette {cassette_name!r} in the selection")
 
     def _library_scenario(self, name: str) -> Scenario:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ import pytest
 
 from harness.check.accumulators import Accumulator, dialects_of, resolve
 from harness.check.capture import captured_output
+from harness.check.catalog import list_ids
 from harness.check.compare import Comparison, Difference, outcome_difference
 from harness.check.outcome import Outcome
 from harness.check.selection import ORIGINAL, Matrix, Selection
@@ -42,6 +43,7 @@ __all__ = [
     "snapshot_key",
 ]
 
+_UNITS_KEPT: Final = 8  # units (stream x scenario x seed) built by id and kept for their other points
 RESULT_KEY: Final = "toolstream_result"  # user_properties key: one verdict (crosses xdist as plain data)
 COMPARE_KEY: Final = "toolstream_compare"  # user_properties key: an A/B pair
 
@@ -53,17 +55,18 @@ COMPARE_KEY: Final = "toolstream_compare"  # user_properties key: an A/B pair
 class CaseCatalog:
     """The cases of each selection asked for in a session, kept by id.
 
-    Items are collected from the ids alone (`ids`): with a `cache` (pytest's), a selection's ids
-    are stored under its `Matrix.fingerprint`, so a later session, or each xdist worker, lists
-    them without running a pipeline, and a case is built when its item runs (`case`; the parsed
-    cassette and its decoded stream kept per cassette). Without a stored list the ids come from
-    building every case, and those cases are kept."""
+    Items are collected from the ids alone (`ids`, from `harness.check.catalog`: the ids shipped
+    for the bundled corpus, else those a `cache` (pytest's) holds from an earlier session, else
+    computed by building the cases, which are then kept), so each xdist worker builds only the
+    cases it runs: a case is built when its item runs (`case`), with the other points of its
+    sweep, which the items after it ask for."""
 
     def __init__(self, cache: Any = None) -> None:
         self.cache = cache  # pytest's `config.cache` (get/set of JSON values), or None
         self._matrices: dict[Selection, Matrix] = {}
         self._ids: dict[Selection, dict[str, str]] = {}
-        self._cases: dict[Selection, dict[str, Case]] = {}
+        self._built: dict[Selection, dict[str, Case]] = {}
+        self._units: OrderedDict[tuple[Selection, str], dict[str, Case]] = OrderedDict()
         self._meaning: dict[str, Meaning] = {ORIGINAL.name: ORIGINAL.meaning}
         self._scenarios: dict[str, Scenario] = {ORIGINAL.name: ORIGINAL}
         self._accumulators: dict[str, Accumulator] = {}
@@ -80,40 +83,33 @@ class CaseCatalog:
     def ids(self, selection: Selection) -> dict[str, str]:
         """Case id -> its dialect's name, in matrix order (cassette, scenario, seed), each id once."""
         if selection not in self._ids:
-            matrix = self.matrix(selection)
-            key = f"toolstream/case-ids/{matrix.fingerprint()}" if self.cache is not None else None
-            stored = self.cache.get(key, None) if key is not None else None
-            if isinstance(stored, list) and all(
-                isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
-                for pair in stored
-            ):
-                self._ids[selection] = dict(stored)
-            else:
-                self._ids[selection] = {i: case.dialect for i, case in self.cases(selection).items()}
-                if key is not None:
-                    self.cache.set(key, [list(pair) for pair in self._ids[selection].items()])
+            built = self._built.setdefault(selection, {})
+            self._ids[selection] = list_ids(self.matrix(selection), self.cache, built)
         return self._ids[selection]
 
     def cases(self, selection: Selection) -> dict[str, Case]:
         """Case id -> case, in matrix order (cassette, scenario, seed), each id once: all built."""
-        if selection not in self._cases:
-            self._cases[selection] = {case.id: case for case in self.matrix(selection).all()}
-            self._ids.setdefault(selection, {i: c.dialect for i, c in self._cases[selection].items()})
-        return self._cases[selection]
+        return {case_id: self.case(selection, case_id) for case_id in self.ids(selection)}
 
     def case(self, selection: Selection, case_id: str) -> Case:
-        """One case of the selection, built now unless it was built with the id list."""
-        built = self._cases.get(selection)
-        if built is not None:
-            found = built.get(case_id)
-        else:
-            found = self.matrix(selection).case(case_id) if case_id in self._listed(selection) else None
-        if found is None:
+        """One case of the selection: kept from listing the ids, else built now with the rest of
+        its unit (the few units built last are kept, items arriving in matrix order)."""
+        if case_id not in self.ids(selection):
             raise UsageError(f"case id {case_id!r} is not in the selected matrix")
-        return found
-
-    def _listed(self, selection: Selection) -> dict[str, str]:
-        return self.ids(selection)
+        found = self._built.get(selection, {}).get(case_id)
+        if found is not None:
+            return found
+        for key, unit in self._units.items():
+            if key[0] == selection and case_id in unit:
+                self._units.move_to_end(key)
+                return unit[case_id]
+        unit = {case.id: case for case in self.matrix(selection).unit_cases(case_id)}
+        if case_id not in unit:  # listed, yet the pipeline no longer makes it: say so
+            return self.matrix(selection).case(case_id)
+        self._units[(selection, case_id)] = unit
+        while len(self._units) > _UNITS_KEPT:
+            self._units.popitem(last=False)
+        return unit[case_id]
 
     def meaning(self, scenario: str) -> Meaning:
         return self._meaning.get(scenario, Meaning.CHANGING)

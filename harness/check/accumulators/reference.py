@@ -16,6 +16,16 @@ def _make(dialect: str) -> EventAccumulator:
     return cast(EventAccumulator, dialects.get(dialect).accumulator())
 
 
+class _Reference(EventLevel):
+    def prepare(self, timeout: float | None = None) -> None:
+        """Load each dialect's accumulator, which is all there is to warm up: no stream is run,
+        so a `serve-accumulator reference` child is ready without loading a cassette."""
+        import harness.mutate.scenario  # noqa: F401  (what running a case imports; any server has it)
+
+        for name in self.dialects or dialects.names():
+            _make(name)
+
+
 def accumulator() -> EventLevel:
     """The reference accumulators as one event-level accumulator named `reference`."""
-    return EventLevel(_make, "reference")
+    return _Reference(_make, "reference")
