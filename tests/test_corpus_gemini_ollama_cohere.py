@@ -194,4 +194,5 @@ def _script(dialect: str) -> ModuleType:
 def test_cassettes_are_what_their_script_makes(dialect: str) -> None:
     for made in _script(dialect).build():
         saved = (CASSETTES / dialect / f"{made.name}.yaml").read_text(encoding="utf-8")
-        assert cassettes.dumps(made) == saved, f"{dialect}/{made.name}: rerun cassettes/synthesize/{dialect}.py"
+        rerun = f"{dialect}/{made.name}: rerun cassettes/synthesize/{dialect}.py"
+        assert cassettes.dumps(made) == saved, rerun
