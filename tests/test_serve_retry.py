@@ -121,7 +121,9 @@ def test_a_retry_case_is_classed_by_the_retry_rule_and_what_the_retried_attempt_
     gateway = retry_cases["openai-chat/litellm-bridge-parallel-index0::retry-cut-mid-call::s0"]
     assert classify(gateway).case_class is CaseClass.QUIRK
     # Not a retry: the same empty scenario under another name is the plain recorded stream.
-    assert classify(replace(case, scenario="plain"), Scenario("plain", "", ())).reason == "the recorded stream"
+    assert (
+        classify(replace(case, scenario="plain"), Scenario("plain", "", ())).reason == "the recorded stream"
+    )
 
 
 def test_the_first_attempt_is_cut_and_the_same_request_again_gets_the_whole_stream(
