@@ -26,7 +26,7 @@ from harness.serve import ReplayServer, base_urls, run_clients
 from harness.serve.attempts import PLANS, first_attempt
 
 ROOT = Path(__file__).resolve().parents[1]
-RETRIES = ROOT / "scenarios" / "retry"
+RETRIES = RETRIES_DIR = ROOT / "scenarios" / "retry"
 AFTER_FINISH = "openai-chat/parallel-2::retry-cut-after-finish::s0"
 NEW_IDS = "openai-chat/parallel-2::retry-cut-after-finish-new-ids::s0"
 MID_CALL = "openai-chat/parallel-2::retry-cut-mid-call::s0"
@@ -90,6 +90,40 @@ def test_every_retry_scenario_has_a_plan_and_cuts_its_first_attempt(retry_cases:
             assert ran == whole
     # Where no call ends before the finish (openai-chat, one call), no cut falls after a finished call.
     assert checked >= 80 and len(skipped) < checked / 4
+
+
+def test_a_retry_case_is_classed_by_the_retry_rule_and_what_the_retried_attempt_gets(
+    retry_cases: dict[str, Case],
+) -> None:
+    from dataclasses import replace
+
+    from harness.check.expectation import RETRIES, CaseClass, classify
+    from harness.mutate import registry
+    from harness.mutate.scenario import Scenario
+
+    assert set(RETRIES) == set(PLANS) == {path.stem for path in RETRIES_DIR.glob("*.yaml")}
+    # Found by name alone (the bundled retry folder), with the retry rule's reason.
+    for name in PLANS:
+        case = retry_cases.get(f"openai-chat/parallel-2::{name}::s0") or retry_cases[FINISHED_CALL]
+        found = classify(case)
+        assert found.case_class is CaseClass.SPEC and found.reason.startswith("a retry:"), case.id
+    # A first attempt cut after the finish is still spec: the program gave that attempt up itself
+    # (a plain cut there, without a retry, is policy).
+    after = classify(retry_cases[AFTER_FINISH])
+    assert after.case_class is CaseClass.SPEC and "after the finish, same ids" in after.reason
+    # The retried attempt decides the rest: the recorded stream is spec, a recording that imitates
+    # a real deviation (A1) quirk, and so is a retried stream mutated into one.
+    recorded = Scenario("retry-cut-mid-call", "", ())
+    case = retry_cases[MID_CALL]
+    assert classify(case, recorded).case_class is CaseClass.SPEC
+    quirky = Scenario("retry-cut-mid-call", "", (registry()["set-field"](),))
+    assert classify(case, quirky).case_class is CaseClass.QUIRK
+    gateway = retry_cases["openai-chat/litellm-bridge-parallel-index0::retry-cut-mid-call::s0"]
+    assert classify(gateway).case_class is CaseClass.QUIRK
+    # Not a retry: the same empty scenario under another name is the plain recorded stream.
+    assert (
+        classify(replace(case, scenario="plain"), Scenario("plain", "", ())).reason == "the recorded stream"
+    )
 
 
 def test_the_first_attempt_is_cut_and_the_same_request_again_gets_the_whole_stream(

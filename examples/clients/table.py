@@ -4,9 +4,16 @@
     python examples/clients/table.py           # write the table from the stored results
 
 `--run` runs each client with `toolstream check --client`'s machinery (`run_clients`, one replay
-server, `-j` programs at once) over its dialect's representative selection below, stores the
-verdicts in `results.json` beside this file, and writes the table between the markers in
-README.md. A client whose toolchain is not installed keeps its stored results.
+server, `-j` programs at once, 8 by default) over its dialect's whole matrix (every bundled
+cassette of that dialect under every shipped scenario: 1685 openai-chat cases, 1268 anthropic),
+stores the verdicts and what the run cost (wall and CPU seconds) in `results.json` beside this
+file, and writes the table between the markers in README.md. A client whose toolchain is not
+installed keeps its stored results.
+
+Where the time goes: each case starts the program afresh, so a run costs the program's start-up
+(Node and its SDK, or Python and its framework) once per case, which is CPU; on top of that, wall
+time the program spends waiting (an SDK's retry backoff, a deadline) costs no CPU, so running
+`-j` programs at once fills it. The cost column says both, as measured on the machine that ran it.
 """
 
 from __future__ import annotations
@@ -25,20 +32,22 @@ RESULTS = HERE / "results.json"
 README = ROOT / "README.md"
 BEGIN, END = "<!-- clients-table:begin -->", "<!-- clients-table:end -->"
 
-# A representative selection per dialect: the recorded streams, then the quirks that break loops
-# (one seed each; the whole openai-chat matrix is 1685 cases, about 25 minutes per Node client).
-SCENARIOS = {
+# `--selection`: one seed of these scenarios per dialect, for a client whose whole matrix costs
+# too much on the machine at hand (the stored entry says so, and the table shows it).
+SELECTION = {
     "openai-chat": (
         "original", "parallel-calls-share-index-0", "A2-index-restarts-per-chunk", "A5-id-on-every-chunk",
         "B3-name-repeated-in-full", "D6-missing-finish-reason", "D7-truncated-mid-args",
-        "D8-mid-stream-error",
-        "F3-one-byte-reads", "idless-continuation-after-empty-args",
+        "D8-mid-stream-error", "F3-one-byte-reads", "idless-continuation-after-empty-args",
     ),
     "anthropic": (
         "original", "interleaved-tool-blocks", "B7-empty-args-fragment", "D10-duplicate-start-events",
         "D7-truncated-mid-args", "D8-mid-stream-error", "F3-one-byte-reads", "C5-text-blocks-without-start",
     ),
 }  # fmt: skip
+
+# The side environment the OpenAI Agents SDK runs in (`.ci/run` builds it).
+AGENTS_PYTHON = ROOT / ".venv-openai-agents" / "bin" / "python"
 
 # name -> (folder, program, dialect, extra environment, what it is)
 CLIENTS: dict[str, tuple[str, list[str], str, dict[str, str], str]] = {
@@ -60,46 +69,76 @@ CLIENTS: dict[str, tuple[str, list[str], str, dict[str, str], str]] = {
         "python-stdlib", [sys.executable, "agent.py"], "openai-chat", {},
         "standard library, calls keyed by `index`",
     ),
+    "openai-agents": (
+        "openai-agents", [str(AGENTS_PYTHON), "agent.py"], "openai-chat", {},
+        "OpenAI Agents SDK (Python), `Runner.run_streamed`",
+    ),
 }  # fmt: skip
 
 
 def install_command(name: str) -> str | None:
     """The command that installs a client's toolchain, or None when it needs none."""
     folder = HERE / CLIENTS[name][0]
-    return f"npm ci --prefix {folder.relative_to(ROOT)}" if (folder / "package-lock.json").exists() else None
+    if (folder / "package-lock.json").exists():
+        return f"npm ci --prefix {folder.relative_to(ROOT)}"
+    if (folder / "requirements.txt").exists():
+        side, requirements = AGENTS_PYTHON.parent.parent.name, (folder / "requirements.txt").relative_to(ROOT)
+        return f"python3 -m venv {side} && {side}/bin/pip install . -r {requirements}"
+    return None
 
 
 def installed(name: str) -> bool:
     folder, program, *_ = CLIENTS[name]
     if program[0] == "node":
         return shutil.which("node") is not None and (HERE / folder / "node_modules").is_dir()
-    return True
+    return Path(program[0]).exists()
 
 
 def command(name: str) -> str:
-    """The shell command `check --client` runs for a client (its environment extras included)."""
+    """The shell command `check --client` runs for a client (its environment extras included). It
+    `exec`s the program, so the program is the run's own child and its CPU time is counted even
+    when it is killed after its follow-up (a shell in between would die first and lose it)."""
     import shlex
 
     folder, program, _, extra, _ = CLIENTS[name]
     path = HERE / folder
-    words = [*(f"{k}={shlex.quote(v)}" for k, v in extra.items()), program[0], str(path / program[1])]
+    words = [*(f"{k}={shlex.quote(v)}" for k, v in extra.items()), "exec", program[0], str(path / program[1])]
     return " ".join(words)
 
 
-def run(
-    name: str, jobs: int = 2, timeout: float = 30.0, scenarios: tuple[str, ...] | None = None
-) -> list[dict[str, Any]]:
-    """Run one client over its selection; one plain row per case."""
+def matrix_of(dialect: str, scenarios: tuple[str, ...] | None = None, seeds: int | None = None) -> Any:
+    """The dialect's whole matrix, or the cases of these scenarios (`seeds`: the first N seeds)."""
     from harness.check.selection import Matrix, Selection
+
+    return Matrix(Selection(dialects=(dialect,), scenarios=scenarios or (), seeds=seeds))
+
+
+def run(
+    name: str,
+    jobs: int = 8,
+    timeout: float = 30.0,
+    scenarios: tuple[str, ...] | None = None,
+    seeds: int | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run one client over its dialect's whole matrix (or these scenarios' cases): one plain row per
+    case, and what the run cost (`wall_s`; `cpu_s`, the CPU time of the programs and of this process)."""
+    import resource
+
     from harness.check.verdict import signature
     from harness.serve import run_clients
 
+    def cpu() -> float:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
     dialect = CLIENTS[name][2]
-    matrix = Matrix(Selection(dialects=(dialect,), scenarios=scenarios or SCENARIOS[dialect], seeds=1))
+    matrix = matrix_of(dialect, scenarios, seeds)
+    cpu_start = cpu()
     report = run_clients(
         list(matrix.all()), command(name), jobs=jobs, timeout=timeout, scenarios=matrix.by_name
     )
-    return [
+    cost = {"jobs": jobs, "wall_s": round(report.seconds, 1), "cpu_s": round(cpu() - cpu_start, 1)}
+    rows = [
         {
             "id": r.id,
             "scenario": r.scenario,
@@ -109,24 +148,38 @@ def run(
         }
         for r in report.results
     ]
+    return rows, cost
 
 
 def versions(name: str) -> str:
     folder = HERE / CLIENTS[name][0]
     lock = folder / "package-lock.json"
-    if not lock.exists():
-        return "Python " + ".".join(map(str, sys.version_info[:2]))
-    packages = json.loads(lock.read_text())["packages"]
-    wanted = packages[""].get("dependencies", {})
-    return ", ".join(f"{p} {packages[f'node_modules/{p}']['version']}" for p in wanted if p != "zod")
+    if lock.exists():
+        packages = json.loads(lock.read_text())["packages"]
+        wanted = packages[""].get("dependencies", {})
+        return ", ".join(f"{p} {packages[f'node_modules/{p}']['version']}" for p in wanted if p != "zod")
+    python = CLIENTS[name][1][0]
+    if (folder / "requirements.txt").exists():
+        import subprocess
+
+        wanted = ("openai-agents", "openai")
+        script = "import importlib.metadata as m, sys; print(', '.join(p + ' ' + m.version(p) for p in sys.argv[1:]))"  # noqa: E501
+        return subprocess.run(
+            [python, "-c", script, *wanted], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    return "Python " + ".".join(map(str, sys.version_info[:2]))
+
+
+def minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
 def table(stored: dict[str, Any]) -> str:
     """The README table from stored results."""
     lines = [
         "| client | dialect | cases | pass | fail | error | timeout "
-        "| what it gets wrong (cases, scenarios) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| what it gets wrong (cases, scenarios) | wall / CPU |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, entry in stored.items():
         rows = entry["cases"]
@@ -148,9 +201,24 @@ def table(stored: dict[str, Any]) -> str:
             said.append(f"{len(kinds) - 4} more kinds")
         counts = " | ".join(str(verdicts[v]) for v in ("pass", "fail", "error", "timeout"))
         client = f"{name}: {entry['what']}; {entry['versions']}"
+        if entry.get("selection"):
+            chosen = entry["selection"]
+            client += f" (not the whole matrix: {len(chosen['scenarios'])} scenarios, {chosen['seeds']} seed)"
         wrong_text = "<br>".join(said) or "nothing"
-        lines.append(f"| {client} | {entry['dialect']} | {len(rows)} | {counts} | {wrong_text} |")
+        cost = entry.get("cost")
+        spent = f"{minutes(cost['wall_s'])} / {minutes(cost['cpu_s'])} (-j {cost['jobs']})" if cost else "?"
+        lines.append(f"| {client} | {entry['dialect']} | {len(rows)} | {counts} | {wrong_text} | {spent} |")
     return "\n".join(lines)
+
+
+def dump(stored: dict[str, Any]) -> str:
+    """`results.json`'s text: one line per case row, so a rerun's diff is one line per changed case."""
+    parts = []
+    for name, entry in stored.items():
+        head = json.dumps({k: v for k, v in entry.items() if k != "cases"}, ensure_ascii=False)[:-1]
+        rows = ",\n".join("  " + json.dumps(row, ensure_ascii=False) for row in entry["cases"])
+        parts.append(f'{json.dumps(name)}: {head}, "cases": [\n{rows}\n]}}')
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def write_readme(stored: dict[str, Any]) -> None:
@@ -164,7 +232,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", action="store_true", help="run the installed clients first")
     parser.add_argument("--only", nargs="+", choices=list(CLIENTS), help="run only these clients")
-    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("-j", "--jobs", type=int, default=8, help="programs at once (default 8)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case (default 30)")
+    parser.add_argument(
+        "--selection", action="store_true", help="one seed of a few scenarios instead of the whole matrix"
+    )
     args = parser.parse_args()
     stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if args.run:
@@ -174,15 +246,23 @@ def main() -> int:
                     f"{name}: not installed ({install_command(name)}); stored results kept", file=sys.stderr
                 )
                 continue
-            rows = run(name, jobs=args.jobs)
+            dialect = CLIENTS[name][2]
+            chosen = (SELECTION[dialect], 1) if args.selection else (None, None)
+            rows, cost = run(name, jobs=args.jobs, timeout=args.timeout, scenarios=chosen[0], seeds=chosen[1])
             stored[name] = {
                 "what": CLIENTS[name][4],
                 "versions": versions(name),
-                "dialect": CLIENTS[name][2],
+                "dialect": dialect,
+                "cost": cost,
+                **({"selection": {"scenarios": list(chosen[0]), "seeds": 1}} if args.selection else {}),
                 "cases": rows,
             }
-            RESULTS.write_text(json.dumps(stored, indent=1) + "\n")
-            print(f"{name}: {len(rows)} cases", file=sys.stderr)
+            RESULTS.write_text(dump(stored))
+            print(
+                f"{name}: {len(rows)} cases, {cost['wall_s']:.0f} s wall, {cost['cpu_s']:.0f} s CPU "
+                f"(-j {cost['jobs']})",
+                file=sys.stderr,
+            )
     stored = {name: stored[name] for name in CLIENTS if name in stored}
     write_readme(stored)
     return 0

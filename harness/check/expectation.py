@@ -11,22 +11,29 @@ step's parameters and the case's dialect); a mutation without a row that declare
 quirk, one that declares nothing is spec. A cut, or an error, that falls after the stream already
 said its turn may be over is policy wherever it is. A bundled recording that is itself a deviation
 (`RECORDINGS`) makes every case made from it at least `quirk`.
+
+A retry case (`scenarios/retry`, served by `toolstream serve`: the first attempt of a request is
+cut, the retried one gets the case's stream) is classed by `RETRIES`, by scenario name: the retry
+itself is spec, and the case takes the class of what the retried attempt gets (its recording and
+its steps, as any case): the recorded stream is `spec`, one imitating a real deviation `quirk`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 
+from harness.cassettes.corpus import bundled
 from harness.errors import HarnessError
 from harness.mutate import Mutation
 from harness.mutate.scenario import Case, Scenario, load_scenarios
 from harness.wire import dialects
 from harness.wire.dialects import Kind
 
-__all__ = ["RECORDINGS", "STEPS", "CaseClass", "Expectation", "Rule", "classify", "rule_for"]
+__all__ = ["RECORDINGS", "RETRIES", "STEPS", "CaseClass", "Expectation", "Rule", "classify", "rule_for"]
 
 
 class CaseClass(StrEnum):
@@ -208,6 +215,21 @@ RECORDINGS: Mapping[str, Rule] = {
     "openai-responses/llamacpp-interleaved-parallel": _quirk("E7", "items interleaved (llama.cpp)"),
 }
 
+# Retry cases by scenario name (`harness.serve.attempts.PLANS` says how each cuts the first
+# attempt; a test keeps the two the same). A program that retried a request has itself given up
+# the cut attempt: running that attempt's calls, or the retried one's more than once, is wrong
+# whatever the protocol says about the cut, so where the first attempt is cut (even after the
+# finish, which alone would be policy) does not make the case more lenient.
+_RETRY = (
+    "a retry: the retried attempt replaces the cut one, whose calls must not run; each of its calls runs once"
+)
+RETRIES: Mapping[str, Rule] = {
+    "retry-cut-mid-call": _spec(f"{_RETRY} (first attempt cut mid-call)"),
+    "retry-cut-after-finished-call": _spec(f"{_RETRY} (first attempt cut after a finished call)"),
+    "retry-cut-after-finish": _spec(f"{_RETRY} (first attempt cut after the finish, same ids)"),
+    "retry-cut-after-finish-new-ids": _spec(f"{_RETRY} (first attempt cut after the finish, other ids)"),
+}
+
 _CUTS = frozenset({"cut", "cut-at-every-event", "cut-mid-args", "cut-bytes", "cut-at-every-byte"})
 _ENDING = frozenset({Kind.FINISH, Kind.SENTINEL})
 _WHOLE = frozenset({Kind.TOOL_CALL, Kind.TOOL_END})  # a call that arrived whole, or its close
@@ -254,11 +276,12 @@ def classify(case: Case, scenario: Scenario | None = None) -> Expectation:
     if steps is None:
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
     recording = RECORDINGS.get(case.cassette)
-    if not steps:
+    retry = RETRIES.get(case.scenario if scenario is None else scenario.name)
+    if not steps and retry is None:
         if recording is not None:
             return Expectation(recording.case_class, recording.text())
         return Expectation(CaseClass.SPEC, "the recorded stream")
-    rules = [] if recording is None else [recording]
+    rules = [rule for rule in (retry, recording) if rule is not None]
     for step in steps:
         rule = rule_for(step, case)
         if case.dialect in rule.spec_in:
@@ -271,10 +294,12 @@ def classify(case: Case, scenario: Scenario | None = None) -> Expectation:
 
 @cache
 def _library() -> dict[str, Scenario]:
-    try:
-        return {s.name: s for s in load_scenarios()}
-    except HarnessError:
-        return {}
+    """The bundled scenarios, and the retry ones (served by `toolstream serve` only)."""
+    found: dict[str, Scenario] = {}
+    for paths in (None, [bundled("scenarios") / "retry"]):
+        with contextlib.suppress(HarnessError):
+            found.update({s.name: s for s in load_scenarios(paths)})
+    return found
 
 
 def _steps(name: str) -> Sequence[Mutation] | None:

@@ -352,7 +352,7 @@ class ReplayServer:
 def _headers_of(response: Response, case: Case) -> list[tuple[str, str]]:
     out = [(k, v) for k, v in response.headers.items() if k.lower() not in _FRAMING]
     if not any(k.lower() == "content-type" for k, _ in out):
-        out.append(("content-type", answers.MEDIA_TYPES[case.dialect]))
+        out.append(("content-type", answers.media_type(case.dialect)))
     return [*out, ("x-toolstream-case", routes.quoted(case.id))]
 
 

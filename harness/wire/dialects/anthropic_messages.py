@@ -39,12 +39,12 @@ Reference accumulator, keying rules:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.format import Request, header
-from harness.check.outcome import State
+from harness.check.outcome import Outcome, State
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
@@ -69,7 +69,22 @@ from harness.wire.dialects.blocks import (
     block_invariants,
     renumber_blocks,
 )
-from harness.wire.dialects.requesting import Requesting, user_message
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    REPLAY_MODEL,
+    Requesting,
+    ToolResult,
+    Turn,
+    as_dict,
+    as_list,
+    as_str,
+    call_from_object,
+    call_id,
+    split_turn,
+    sse,
+    text_of,
+    user_message,
+)
 
 TOOL_BLOCK_TYPES = frozenset({"tool_use"})  # client calls: server tool blocks are no fragment to edit
 # Blocks of calls the provider runs itself (the oracle keeps them apart from client calls).
@@ -448,6 +463,87 @@ class AnthropicMessages(Dialect, Requesting):
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key, "anthropic-version": "2023-06-01"}
+
+    # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        messages = as_list(body.get("messages"))
+        last, after = split_turn(messages, lambda m: m.get("role") == "assistant")
+        results = tuple(
+            ToolResult(as_str(block.get("tool_use_id")), None, block.get("content"))
+            for m in after
+            if isinstance(m, Mapping)
+            for block in as_list(m.get("content"))
+            if isinstance(block, Mapping) and block.get("type") == "tool_result"
+        )
+        if not results:
+            return None
+        content = as_dict(messages[last]).get("content") if last >= 0 else None
+        blocks = [as_dict(b) for b in as_list(content)]
+        calls = tuple(
+            call_from_object(b.get("name"), b.get("input"), b.get("id"))
+            for b in blocks
+            if b.get("type") == "tool_use"
+        )
+        return Turn(calls, results, text_of([b for b in blocks if b.get("type") == "text"] or content))
+
+    def final_stream(self) -> bytes:
+        message: dict[str, Any] = {
+            "id": "msg_final",
+            "type": "message",
+            "role": "assistant",
+            "model": REPLAY_MODEL,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        text_delta = {"type": "text_delta", "text": FINAL_TEXT}
+        return sse(
+            [
+                ("message_start", {"type": "message_start", "message": message}),
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                ),
+                ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": text_delta}),
+                ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                        "usage": {"output_tokens": 2},
+                    },
+                ),
+                ("message_stop", {"type": "message_stop"}),
+            ]
+        )
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        content: list[Any] = [{"type": "text", "text": outcome.text}] if outcome.text else []
+        content += [
+            {"type": "tool_use", "id": call_id(c, n, "toolu_"), "name": c.name or "", "input": c.arguments}
+            for n, c in enumerate(outcome.tool_calls)
+        ]
+        stop = outcome.finish_reason or ("tool_use" if outcome.tool_calls else "end_turn")
+        return {
+            "id": "msg_replay",
+            "type": "message",
+            "role": "assistant",
+            "model": REPLAY_MODEL,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+
+    def error_body(self, message: str) -> Mapping[str, Any]:
+        return {"type": "error", "error": {"type": "api_error", "message": message}}
 
 
 _DELTA_KINDS: dict[Any, Kind] = {

@@ -37,11 +37,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlparse, urlsplit
 
 from harness.cassettes.format import Request
-from harness.check.outcome import State
+from harness.check.outcome import Outcome, State
 from harness.errors import DialectError, UsageError
 from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.record.sigv4 import sign_sigv4
 from harness.wire.codecs import EventHeader, WireEvent
+from harness.wire.codecs.eventstream import encode_frame
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -66,7 +67,20 @@ from harness.wire.dialects.blocks import (
 
 if TYPE_CHECKING:
     from harness.record.providers import PreparedRequest
-from harness.wire.dialects.requesting import Requesting, required_variable
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    Requesting,
+    ToolResult,
+    Turn,
+    as_dict,
+    as_list,
+    as_str,
+    call_from_object,
+    call_id,
+    dumps,
+    required_variable,
+    split_turn,
+)
 
 _PATH = re.compile(r"/model/[^/]+/converse-stream$")
 _START_FIELDS = {Field.ID: "toolUseId", Field.NAME: "name", Field.TYPE: "type"}
@@ -452,6 +466,62 @@ class BedrockConverse(Dialect, Requesting):
             service="bedrock",
             now=now,
         )
+
+    # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    media_type = "application/vnd.amazon.eventstream"
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        messages = as_list(body.get("messages"))
+        last, after = split_turn(messages, lambda m: m.get("role") == "assistant")
+        results = tuple(
+            ToolResult(as_str(result.get("toolUseId")), None, result.get("content"))
+            for m in after
+            if isinstance(m, Mapping)
+            for block in as_list(m.get("content"))
+            for result in [as_dict(as_dict(block).get("toolResult"))]
+            if result
+        )
+        if not results:
+            return None
+        blocks = [as_dict(b) for b in as_list(as_dict(messages[last]).get("content"))] if last >= 0 else []
+        calls = tuple(
+            call_from_object(use.get("name"), use.get("input"), use.get("toolUseId"))
+            for block in blocks
+            for use in [as_dict(block.get("toolUse"))]
+            if use
+        )
+        return Turn(calls, results, "".join(b["text"] for b in blocks if isinstance(b.get("text"), str)))
+
+    def final_stream(self) -> bytes:
+        frames = [
+            ("messageStart", {"role": "assistant"}),
+            ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": FINAL_TEXT}}),
+            ("contentBlockStop", {"contentBlockIndex": 0}),
+            ("messageStop", {"stopReason": "end_turn"}),
+            (
+                "metadata",
+                {
+                    "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+                    "metrics": {"latencyMs": 1},
+                },
+            ),
+        ]
+        return b"".join(encode_frame(WireEvent(data=dumps(payload), name=name)) for name, payload in frames)
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        content: list[Any] = [{"text": outcome.text}] if outcome.text else []
+        content += [
+            {"toolUse": {"toolUseId": call_id(c, n, "tooluse_"), "name": c.name or "", "input": c.arguments}}
+            for n, c in enumerate(outcome.tool_calls)
+        ]
+        stop = outcome.finish_reason or ("tool_use" if outcome.tool_calls else "end_turn")
+        return {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": stop,
+            "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+            "metrics": {"latencyMs": 1},
+        }
 
 
 _DELTA_KINDS = {

@@ -35,7 +35,7 @@ is `cut` (after `message-end` too: its calls stay final) and reports the calls a
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,7 +59,17 @@ from harness.wire.dialects.base import (
     contradiction,
     copy_json,
 )
-from harness.wire.dialects.requesting import Requesting, chat_body
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    Requesting,
+    Turn,
+    args_text,
+    call_from_text,
+    call_id,
+    chat_body,
+    read_chat_messages,
+    sse,
+)
 
 SENTINEL = "[DONE]"
 _ROLES = {"tool-call-start": Role.START, "tool-call-delta": Role.ARGS, "tool-call-end": Role.END}
@@ -536,6 +546,69 @@ class CohereDialect(Dialect, Requesting):
 
     def request_path(self, model: str) -> str:
         return "/v2/chat"
+
+    # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        return read_chat_messages(body, ("tool",), lambda m: None, call_from_text)
+
+    def final_stream(self) -> bytes:
+        usage = {
+            "billed_units": {"input_tokens": 1, "output_tokens": 1},
+            "tokens": {"input_tokens": 1, "output_tokens": 1},
+        }
+        start = {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}
+        return sse(
+            [
+                ("message-start", {"type": "message-start", "id": "final", "delta": {"message": start}}),
+                (
+                    "content-start",
+                    {
+                        "type": "content-start",
+                        "index": 0,
+                        "delta": {"message": {"content": {"type": "text", "text": ""}}},
+                    },
+                ),
+                (
+                    "content-delta",
+                    {
+                        "type": "content-delta",
+                        "index": 0,
+                        "delta": {"message": {"content": {"text": FINAL_TEXT}}},
+                    },
+                ),
+                ("content-end", {"type": "content-end", "index": 0}),
+                (
+                    "message-end",
+                    {"type": "message-end", "delta": {"finish_reason": "COMPLETE", "usage": usage}},
+                ),
+                (None, "[DONE]"),
+            ]
+        )
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant"}
+        if outcome.text:
+            message["content"] = [{"type": "text", "text": outcome.text}]
+        if outcome.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call_id(c, n, "call_"),
+                    "type": "function",
+                    "function": {"name": c.name or "", "arguments": args_text(c)},
+                }
+                for n, c in enumerate(outcome.tool_calls)
+            ]
+        finish = outcome.finish_reason or ("TOOL_CALL" if outcome.tool_calls else "COMPLETE")
+        return {
+            "id": "replay",
+            "finish_reason": finish,
+            "message": message,
+            "usage": {
+                "billed_units": {"input_tokens": 1, "output_tokens": 1},
+                "tokens": {"input_tokens": 1, "output_tokens": 1},
+            },
+        }
 
 
 # The documented `finish_reason` values of a message-end.

@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -68,7 +68,19 @@ from harness.wire.dialects.base import (
     Violation,
     copy_json,
 )
-from harness.wire.dialects.requesting import Requesting
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    REPLAY_MODEL,
+    Requesting,
+    ToolResult,
+    Turn,
+    as_dict,
+    as_list,
+    as_str,
+    call_from_object,
+    split_turn,
+    sse,
+)
 
 _NO_INDEX_FIELDS = (Field.INDEX, Field.TYPE, Field.ITEM_ID)
 
@@ -609,6 +621,56 @@ class GeminiDialect(Dialect, Requesting):
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"x-goog-api-key": key}
+
+    # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        contents = as_list(body.get("contents"))
+        last, after = split_turn(contents, lambda m: m.get("role") == "model")
+        results = tuple(
+            ToolResult(as_str(response.get("id")), as_str(response.get("name")), response.get("response"))
+            for m in after
+            if isinstance(m, Mapping)
+            for part in as_list(m.get("parts"))
+            for response in [as_dict(as_dict(part).get("functionResponse"))]
+            if response
+        )
+        if not results:
+            return None
+        parts = [as_dict(p) for p in as_list(as_dict(contents[last]).get("parts"))] if last >= 0 else []
+        calls = tuple(
+            call_from_object(call.get("name"), call.get("args"), call.get("id"))
+            for part in parts
+            for call in [as_dict(part.get("functionCall"))]
+            if call
+        )
+        text = "".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
+        return Turn(calls, results, text)
+
+    def final_stream(self) -> bytes:
+        return sse([(None, self.whole_response(Outcome(text=FINAL_TEXT, finish_reason="STOP")))])
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        parts: list[Any] = [{"text": outcome.text}] if outcome.text else []
+        for c in outcome.tool_calls:
+            call: dict[str, Any] = {"name": c.name or "", "args": c.arguments}
+            if c.id:
+                call["id"] = c.id
+            parts.append({"functionCall": call})
+        return {
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": parts},
+                    "finishReason": outcome.finish_reason or "STOP",
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+            "modelVersion": REPLAY_MODEL,
+        }
+
+    def error_body(self, message: str) -> Mapping[str, Any]:
+        return {"error": {"code": 500, "message": message, "status": "INTERNAL"}}
 
 
 def _call_kind(fc: dict[str, Any]) -> Kind:

@@ -24,7 +24,7 @@ state with no calls. Text is `message.content` joined; `message.thinking` is rea
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -47,7 +47,17 @@ from harness.wire.dialects.base import (
     Violation,
     copy_json,
 )
-from harness.wire.dialects.requesting import Requesting, chat_body
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    REPLAY_MODEL,
+    Requesting,
+    Turn,
+    as_str,
+    call_from_object,
+    chat_body,
+    dumps,
+    read_chat_messages,
+)
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -371,6 +381,45 @@ class OllamaDialect(Dialect, Requesting):
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {}  # a local server: a key given with --api-key-env is read but not sent
+
+    # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    media_type = "application/x-ndjson"
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        # Ollama sends arguments as an object and names the tool in `tool_name`.
+        return read_chat_messages(
+            body, ("tool",), lambda m: as_str(m.get("tool_name") or m.get("name")), call_from_object
+        )
+
+    def final_stream(self) -> bytes:
+        head = {"model": REPLAY_MODEL, "created_at": "2025-01-01T00:00:00Z"}
+        lines = [
+            {**head, "message": {"role": "assistant", "content": FINAL_TEXT}, "done": False},
+            {**head, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"},
+        ]
+        return "".join(dumps(line) + "\n" for line in lines).encode()
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": outcome.text}
+        if outcome.tool_calls:
+            message["tool_calls"] = [
+                {
+                    **({"id": c.id} if c.id else {}),
+                    "function": {"name": c.name or "", "arguments": c.arguments},
+                }
+                for c in outcome.tool_calls
+            ]
+        return {
+            "model": REPLAY_MODEL,
+            "created_at": "2025-01-01T00:00:00Z",
+            "message": message,
+            "done": True,
+            "done_reason": outcome.finish_reason or "stop",
+        }
+
+    def error_body(self, message: str) -> Mapping[str, Any]:
+        return {"error": message}
 
 
 # The `done_reason` values the server writes.

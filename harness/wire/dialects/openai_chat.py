@@ -76,7 +76,19 @@ from harness.wire.dialects.base import (
     contradiction,
     copy_json,
 )
-from harness.wire.dialects.requesting import Requesting, chat_body
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    REPLAY_MODEL,
+    Requesting,
+    Turn,
+    args_text,
+    as_str,
+    call_from_text,
+    call_id,
+    chat_body,
+    read_chat_messages,
+    sse,
+)
 
 DONE = "[DONE]"
 
@@ -663,6 +675,52 @@ class OpenAIChat(Dialect, Requesting):
 
     def request_path(self, model: str) -> str:
         return "/chat/completions"
+
+    # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        return read_chat_messages(body, ("tool", "function"), lambda m: as_str(m.get("name")), call_from_text)
+
+    def final_stream(self) -> bytes:
+        head = {
+            "id": "chatcmpl-final",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": REPLAY_MODEL,
+        }
+        first = {"index": 0, "delta": {"role": "assistant", "content": FINAL_TEXT}, "finish_reason": None}
+        return sse(
+            [
+                (None, {**head, "choices": [first]}),
+                (None, {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+                (None, "[DONE]"),
+            ]
+        )
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        calls = [
+            {
+                "id": call_id(c, n, "call_"),
+                "type": "function",
+                "function": {"name": c.name or "", "arguments": args_text(c)},
+            }
+            for n, c in enumerate(outcome.tool_calls)
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": outcome.text or None}
+        if calls:
+            message["tool_calls"] = calls
+        finish = outcome.finish_reason or ("tool_calls" if calls else "stop")
+        return {
+            "id": "chatcmpl-replay",
+            "object": "chat.completion",
+            "created": 0,
+            "model": REPLAY_MODEL,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+
+    def error_body(self, message: str) -> Mapping[str, Any]:
+        return {"error": {"message": message, "type": "server_error", "code": None, "param": None}}
 
 
 def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:

@@ -63,7 +63,20 @@ from harness.wire.dialects.base import (
     copy_json,
     payload_type,
 )
-from harness.wire.dialects.requesting import Requesting
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    REPLAY_MODEL,
+    Requesting,
+    ToolResult,
+    Turn,
+    args_text,
+    as_dict,
+    as_str,
+    call_from_text,
+    call_id,
+    sse,
+    text_of,
+)
 
 ADDED = "response.output_item.added"
 ITEM_DONE = "response.output_item.done"
@@ -859,6 +872,86 @@ class OpenAIResponses(Dialect, Requesting):
     def request_path(self, model: str) -> str:
         return "/responses"
 
+    # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        items = body.get("input")
+        if not isinstance(items, list):
+            return None
+        # The assistant turn is the run of output items (messages, reasoning, calls) before the outputs.
+        outputs_at = [
+            i for i, item in enumerate(items) if as_dict(item).get("type") == "function_call_output"
+        ]
+        if not outputs_at:
+            return None
+        end = outputs_at[0]
+        start = end
+        while start > 0 and as_dict(items[start - 1]).get("type") in (
+            "function_call",
+            "reasoning",
+            "message",
+        ):
+            if (
+                as_dict(items[start - 1]).get("type") == "message"
+                and as_dict(items[start - 1]).get("role") != "assistant"
+            ):
+                break
+            start -= 1
+        turn = [as_dict(item) for item in items[start:end]]
+        calls = tuple(
+            call_from_text(item.get("name"), item.get("arguments"), item.get("call_id"))
+            for item in turn
+            if item.get("type") == "function_call"
+        )
+        text = "".join(text_of(item.get("content")) for item in turn if item.get("type") == "message")
+        results = tuple(
+            ToolResult(as_str(as_dict(item).get("call_id")), None, as_dict(item).get("output"))
+            for item in items[end:]
+            if as_dict(item).get("type") == "function_call_output"
+        )
+        by_reference = not calls and body.get("previous_response_id") is not None
+        return Turn(calls, results, text, by_reference)
+
+    def final_stream(self) -> bytes:
+        part = {"type": "output_text", "text": "", "annotations": []}
+        where = {"item_id": "msg_final", "output_index": 0, "content_index": 0}
+        events: list[tuple[str, dict[str, Any]]] = [
+            ("response.created", {"response": _replay_response("in_progress", [])}),
+            ("response.output_item.added", {"output_index": 0, "item": _replay_message("", "in_progress")}),
+            ("response.content_part.added", {**where, "part": part}),
+            ("response.output_text.delta", {**where, "delta": FINAL_TEXT}),
+            ("response.output_text.done", {**where, "text": FINAL_TEXT}),
+            ("response.content_part.done", {**where, "part": {**part, "text": FINAL_TEXT}}),
+            ("response.output_item.done", {"output_index": 0, "item": _replay_message(FINAL_TEXT)}),
+            (
+                "response.completed",
+                {"response": _replay_response("completed", [_replay_message(FINAL_TEXT)])},
+            ),
+        ]
+        return sse(
+            (name, {"type": name, **payload, "sequence_number": n})
+            for n, (name, payload) in enumerate(events)
+        )
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        output: list[Any] = [_replay_message(outcome.text)] if outcome.text else []
+        for n, c in enumerate(outcome.tool_calls):
+            identifier = call_id(c, n, "call_")
+            output.append(
+                {
+                    "id": f"fc_{identifier}",
+                    "type": "function_call",
+                    "status": "completed",
+                    "call_id": identifier,
+                    "name": c.name or "",
+                    "arguments": args_text(c),
+                }
+            )
+        return _replay_response("completed", output)
+
+    def error_body(self, message: str) -> Mapping[str, Any]:
+        return {"error": {"message": message, "type": "server_error", "code": None, "param": None}}
+
 
 def _check_slot(slot: int) -> None:
     if slot != 0:
@@ -910,6 +1003,33 @@ def _text_item(kind: Kind, text: str, index: int, seq: int, item_id: str | None)
         {"type": ITEM_DONE, "item": done_item, "output_index": index},
     ]
     return [_make({**payload, "sequence_number": seq}) for payload in payloads]
+
+
+def _replay_response(status: str, output: list[Any]) -> dict[str, Any]:
+    """A whole response object of the replay server's own (its final answer, an outcome served whole)."""
+    return {
+        "id": "resp_final",
+        "object": "response",
+        "created_at": 0,
+        "status": status,
+        "model": REPLAY_MODEL,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": 1,
+            "output_tokens": 1,
+            "total_tokens": 2,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
+def _replay_message(text: str, status: str = "completed") -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text, "annotations": []}] if status == "completed" else []
+    return {"id": "msg_final", "type": "message", "role": "assistant", "status": status, "content": content}
 
 
 DIALECT = OpenAIResponses()
