@@ -12,8 +12,9 @@ the built message's `tool_calls`, content, finish reason and usage. Where litell
 message: the outcome is that error with the text of the chunks so far and no call.
 
 Environment traps, handled in `accumulator()` before the first case: litellm fetches a remote
-model cost map at import unless `LITELLM_LOCAL_MODEL_COST_MAP=True`, and any call with tools
-needs `mcp` installed. Needs `pip install 'toolstream-harness[litellm]'`.
+model cost map at import unless `LITELLM_LOCAL_MODEL_COST_MAP=True`, downloads a Hugging Face
+tokenizer for llama-named models unless `HF_HUB_OFFLINE=1`, and any call with tools needs `mcp`
+installed. Needs `pip install 'toolstream-harness[litellm]'`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ DIALECTS = ("openai-chat", "anthropic")
 def accumulator() -> ClientLevel:
     """The adapter, after checking litellm (and `mcp`, which its tool calls import) is installed."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
+    # For a llama-named model litellm counts usage with a tokenizer it downloads from Hugging Face,
+    # retrying for ~30 s where there is no network: offline, it falls back to its bundled one.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     require("litellm", EXTRA)
     require("mcp", EXTRA)
     return ClientLevel(run, NAME, dialects=DIALECTS)
@@ -76,14 +80,13 @@ def run(transport: Any, case: Case) -> Outcome:
         state = raised(
             cause if isinstance(cause, openai.APIConnectionError) else exc, (openai.APIConnectionError,)
         )
-        return Outcome(
-            text=_content(litellm.stream_chunk_builder(chunks)) if chunks else "",
-            state=state,
-            error=raised_error(exc),
-        )
+        return Outcome(text=_streamed_text(chunks), state=state, error=raised_error(exc))
     if not chunks:
         return Outcome()
-    final = litellm.stream_chunk_builder(chunks)
+    try:
+        final = litellm.stream_chunk_builder(chunks)
+    except Exception as exc:  # the documented final step raised: its user has no message
+        return Outcome(text=_streamed_text(chunks), state=raised(exc), error=raised_error(exc))
     choice = final.choices[0]
     calls = tuple(
         ToolCall.from_text(call.function.name, call.function.arguments or "", call.id)
@@ -97,6 +100,13 @@ def run(transport: Any, case: Case) -> Outcome:
         usage={"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
         if usage is not None
         else None,
+    )
+
+
+def _streamed_text(chunks: list[Any]) -> str:
+    """The text of the chunks its user was given (their deltas' content, choice 0)."""
+    return "".join(
+        (chunk.choices[0].delta.content or "") for chunk in chunks if chunk.choices and chunk.choices[0].delta
     )
 
 
