@@ -203,7 +203,15 @@ def test_a_raise_entry_covers_every_signature_carrying_that_raise() -> None:
 
 
 # Libraries whose every signature has its line read and quoted (every library with an adapter here).
-ATTRIBUTED = ("openai", "anthropic", "langchain-anthropic", "langchain-core", "langchain-openai")
+ATTRIBUTED = (
+    "openai",
+    "anthropic",
+    "langchain-anthropic",
+    "langchain-core",
+    "langchain-openai",
+    "pydantic-ai",
+    "litellm",
+)
 
 
 def test_every_signature_of_the_adapter_table_names_its_library_line() -> None:
