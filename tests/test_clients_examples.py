@@ -1,11 +1,14 @@
 """The real clients of examples/clients/, unchanged, run by `toolstream check --client` over their
-dialect's cases (the Node ones where `npm ci` installed them, skipped with that command where
-not), and the README table of what each gets wrong, which must match the stored results."""
+dialect's cases (each Node one installed by its own `npm ci --offline` in a temp folder, from the
+npm cache the README's install filled; skipped with the install command where that cannot be
+done), and the README table of what each gets wrong, which must match the stored results."""
 
 from __future__ import annotations
 
 import json
 import runpy
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +29,40 @@ PARALLEL = "openai-chat/parallel-2::original::s0"
 CUT = "openai-chat/cut-mid-arguments::original::s0"
 
 
-def need(name: str) -> None:
-    if not TABLE["installed"](name):
-        pytest.skip(f"{name} is not installed: {TABLE['install_command'](name)}")
+INSTALLED: dict[str, Path] = {}  # client folder -> this session's copy with its own `npm ci`
+
+
+def need(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Install a Node client from its pinned lockfile in a folder of this test session's own
+    (`npm ci --offline`: from the npm cache the README's install filled, never the network);
+    skipped with the install command where node or the cached packages are missing."""
+    folder = TABLE["CLIENTS"][name][0]
+    if folder in INSTALLED:
+        return
+    skip = f"{name} is not installed: {TABLE['install_command'](name)}"
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip(skip)
+    copy = tmp_path_factory.mktemp(folder)
+    source = ROOT / "examples" / "clients" / folder
+    for path in source.iterdir():
+        if path.is_file():
+            shutil.copy2(path, copy / path.name)
+    done = subprocess.run(
+        ["npm", "ci", "--offline", "--no-audit", "--no-fund", "--silent"],
+        cwd=copy, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"{skip} ({done.stderr.strip().splitlines()[-1:] or 'npm ci failed'})")
+    INSTALLED[folder] = copy
 
 
 def check(name: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
     """`toolstream check --client` over this test's selection; the JSON report's cases by id."""
     dialect = TABLE["CLIENTS"][name][2]
     out = tmp_path / "report.json"
+    program = TABLE["command"](name, INSTALLED.get(TABLE["CLIENTS"][name][0]))
     code = main(
-        ["check", "--client", TABLE["command"](name), "--dialect", dialect, "--scenarios", *HERE[dialect],
+        ["check", "--client", program, "--dialect", dialect, "--scenarios", *HERE[dialect],
          "--seeds", "1", "-j", "2", "--timeout", "30", "--json", str(out)]
     )  # fmt: skip
     cases = {c["id"]: c for c in json.loads(out.read_text())["cases"]}
@@ -55,8 +81,10 @@ def agrees_with_stored(name: str, cases: dict[str, dict[str, Any]]) -> None:
 
 
 @pytest.mark.slow
-def test_the_node_openai_sdk_loop_merges_parallel_calls_sharing_index_0(tmp_path: Path) -> None:
-    need("node-openai")
+def test_the_node_openai_sdk_loop_merges_parallel_calls_sharing_index_0(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    need("node-openai", tmp_path_factory)
     cases = check("node-openai", tmp_path)
     agrees_with_stored("node-openai", cases)
     assert cases[PARALLEL]["verdict"] == "pass"
@@ -71,8 +99,10 @@ def test_the_node_openai_sdk_loop_merges_parallel_calls_sharing_index_0(tmp_path
 
 
 @pytest.mark.slow
-def test_the_vercel_ai_sdk_loops_over_several_steps(tmp_path: Path) -> None:
-    need("vercel-ai")
+def test_the_vercel_ai_sdk_loops_over_several_steps(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    need("vercel-ai", tmp_path_factory)
     streamed = check("vercel-ai-stream", tmp_path)
     agrees_with_stored("vercel-ai-stream", streamed)
     # streamText keys calls by id: parallel calls sharing index 0 come back whole...
@@ -86,8 +116,10 @@ def test_the_vercel_ai_sdk_loops_over_several_steps(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_node_anthropic_sdk_loop(tmp_path: Path) -> None:
-    need("node-anthropic")
+def test_the_node_anthropic_sdk_loop(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    need("node-anthropic", tmp_path_factory)
     cases = check("node-anthropic", tmp_path)
     agrees_with_stored("node-anthropic", cases)
     by_scenario: dict[str, set[str]] = {}

@@ -94,14 +94,15 @@ def installed(name: str) -> bool:
     return Path(program[0]).exists()
 
 
-def command(name: str) -> str:
+def command(name: str, where: Path | None = None) -> str:
     """The shell command `check --client` runs for a client (its environment extras included). It
     `exec`s the program, so the program is the run's own child and its CPU time is counted even
-    when it is killed after its follow-up (a shell in between would die first and lose it)."""
+    when it is killed after its follow-up (a shell in between would die first and lose it).
+    `where`: a copy of the client's folder to run it from (a test's own `npm ci`)."""
     import shlex
 
     folder, program, _, extra, _ = CLIENTS[name]
-    path = HERE / folder
+    path = where or HERE / folder
     words = [*(f"{k}={shlex.quote(v)}" for k, v in extra.items()), "exec", program[0], str(path / program[1])]
     return " ".join(words)
 
