@@ -17,7 +17,13 @@ import harness
 
 def _import_harness() -> None:
     """Import every harness module before any in-process run: pytester drops the modules first
-    imported inside a run, which leaves yaml's C loader and the mutations' type hints broken."""
+    imported inside a run, which leaves yaml's C loader and the mutations' type hints broken. The
+    HTTP cores too: httpx and httpx2 cache httpcore's exception classes on first use, and a core
+    dropped and imported again raises classes that cache no longer maps (an unmapped
+    `httpcore2.ConnectError` in a later test of the same worker)."""
+    for name in ("httpcore", "httpcore2"):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     for info in pkgutil.walk_packages(harness.__path__, "harness."):
         if info.name.endswith("__main__"):
             continue  # running it would start the CLI
