@@ -62,8 +62,16 @@ def openai_stream(target: int) -> bytes:
         }
         deltas: list[dict[str, object]] = [
             {"role": "assistant", "content": None, "refusal": None},
-            {"tool_calls": [{"index": 0, "id": f"call_{call:020d}", "type": "function",
-                             "function": {"name": "get_weather", "arguments": ""}}]},
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": f"call_{call:020d}",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": ""},
+                    }
+                ]
+            },
         ]
         deltas += [{"tool_calls": [{"index": 0, "function": {"arguments": word}}]} for word in words * 4]
         for delta in deltas:
@@ -90,8 +98,13 @@ def bedrock_stream(target: int) -> bytes:
     while size < target:
         turn_events = [
             ("messageStart", {"role": "assistant"}),
-            ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
-                "toolUseId": f"tooluse_{turn:022d}", "name": "get_weather"}}}),
+            (
+                "contentBlockStart",
+                {
+                    "contentBlockIndex": 0,
+                    "start": {"toolUse": {"toolUseId": f"tooluse_{turn:022d}", "name": "get_weather"}},
+                },
+            ),
         ]
         turn_events += [
             ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": piece}}})
@@ -100,8 +113,13 @@ def bedrock_stream(target: int) -> bytes:
         turn_events += [
             ("contentBlockStop", {"contentBlockIndex": 0}),
             ("messageStop", {"stopReason": "tool_use"}),
-            ("metadata", {"usage": {"inputTokens": 125, "outputTokens": 45, "totalTokens": 170},
-                          "metrics": {"latencyMs": 234}}),
+            (
+                "metadata",
+                {
+                    "usage": {"inputTokens": 125, "outputTokens": 45, "totalTokens": 170},
+                    "metrics": {"latencyMs": 234},
+                },
+            ),
         ]
         for i, (name, body) in enumerate(turn_events):
             # Bedrock pads each payload with a "p" field of varying length.

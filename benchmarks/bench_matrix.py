@@ -14,7 +14,10 @@ and over two workers (`-j 2`). From the same runs:
 - the pytest plugin (`pytest --toolstream-accumulator reference`) with two xdist workers against
   serial (wall clock, same cassettes), each with a cold pytest cache (a fresh clone): the items
   come from the case ids shipped in `harness/check/case-ids.json.gz`, so each worker builds only
-  the cases it runs. Run with bytecode caches written, as an installed package has them: with
+  the cases it runs; and the same against a peer that does no work at all, a file of as many
+  empty tests (`pytest -n 2` against serial, and our item against an empty one, serial): what
+  pytest and xdist cost per item whatever the test does, the ceiling for the plugin's `-n 2`
+  figure on this machine. Run with bytecode caches written, as an installed package has them: with
   PYTHONDONTWRITEBYTECODE set, pytest rewrites the asserts of every plugin's modules again in
   each process (about 3 s of CPU per worker here), which is what this figure would measure.
 """
@@ -81,14 +84,29 @@ def stdio_spec() -> str:
     return f"cmd:{sys.executable} -m harness.cli serve-accumulator reference"
 
 
+EMPTY_TESTS = """import pytest
+
+
+@pytest.mark.parametrize("i", range({count}))
+def test_nothing(i):
+    pass
+"""
+
+
 def run_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...], cache: Path, *extra: str) -> float:
     """Wall seconds of one plugin session over the matrix (no test files: the matrix items only)."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--rootdir", str(cache.parent),
-               "-o", f"cache_dir={cache}", "--toolstream-accumulator", "reference", *extra]  # fmt: skip
+    command = ["--toolstream-accumulator", "reference", *extra]
     for item in cassettes:
         command += ["--toolstream-cassette-dir", item]
     for item in scenarios:
         command += ["--toolstream-scenarios", item]
+    return run_session(cache, command)
+
+
+def run_session(cache: Path, arguments: list[str]) -> float:
+    """Wall seconds of one pytest session in `cache`'s parent folder."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--rootdir", str(cache.parent),
+               "-o", f"cache_dir={cache}", *arguments]  # fmt: skip
     cache.parent.mkdir(parents=True, exist_ok=True)
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
@@ -98,7 +116,7 @@ def run_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...], cache: Pa
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
-        print(f"  warning: pytest {' '.join(extra)} exited {done.returncode}: {' / '.join(tail)}")
+        print(f"  warning: pytest {' '.join(arguments)} exited {done.returncode}: {' / '.join(tail)}")
     return seconds
 
 
@@ -111,6 +129,18 @@ def measure_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...]) -> tu
     return serial, two
 
 
+def measure_empty_tests(count: int) -> tuple[float, float]:
+    """(serial, two workers) wall seconds of a file of `count` empty tests, each from a cold cache."""
+    with tempfile.TemporaryDirectory(prefix="toolstream-bench-") as scratch:
+        seconds = []
+        for name, extra in (("warm-up", ["--collect-only"]), ("serial", []), ("two", ["-n", "2"])):
+            folder = Path(scratch) / name
+            folder.mkdir()
+            (folder / "test_empty.py").write_text(EMPTY_TESTS.format(count=count))
+            seconds.append(run_session(folder / ".cache", [*extra, str(folder / "test_empty.py")]))
+    return seconds[1], seconds[2]
+
+
 def measure(scale: Scale) -> list[Figure]:
     cassettes, scenarios = SELECTIONS[scale]
     serial = run_reference("reference", cassettes, scenarios)
@@ -120,6 +150,7 @@ def measure(scale: Scale) -> list[Figure]:
     in_process = run_reference("reference", (OPENAI,), few)
     over_stdio = run_reference(stdio_spec(), (OPENAI,), few)
     serial_pytest, two_pytest = measure_pytest(cassettes, scenarios)
+    serial_empty, two_empty = measure_empty_tests(serial.cases)
     which = "all bundled cassettes" if not cassettes else "openai-chat cassettes"
     label = f"{serial.cases:,} cases ({which})"
     own = serial.accumulator_seconds / serial.cases * 1e6
@@ -131,6 +162,10 @@ def measure(scale: Scale) -> list[Figure]:
                 one.cases / one.seconds, "1 worker", "cases/s", goal=1.6),
         speedup(NAME, f"pytest plugin, {label}, `-n 2`", serial.cases / two_pytest,
                 serial.cases / serial_pytest, "serial", "cases/s", goal=1.6),
+        speedup(NAME, f"{serial.cases:,} empty pytest tests, `-n 2`", serial.cases / two_empty,
+                serial.cases / serial_empty, "serial", "tests/s"),
+        cost(NAME, "pytest plugin, serial, wall time per item (start-up included)",
+             serial_pytest / serial.cases * 1e3, serial_empty / serial.cases * 1e3, "an empty test", "ms"),
         cost(NAME, "harness time per case (building + judging), in process", harness, own,
              "the accumulator's own time", "µs", goal=1.0),
         cost(NAME, f"over stdio (`serve-accumulator`), {in_process.cases} cases, per case",

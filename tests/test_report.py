@@ -223,11 +223,11 @@ def test_large_matrix_says_each_signature_once() -> None:
 
 
 def test_pytest_summary_names_each_kind_once_and_scenarios_by_number() -> None:
-    from harness.plugin.items import RESULT_KEY, MatrixResults
+    from harness.plugin.items import MatrixResults, result_property
 
     collected = MatrixResults()
     results = [*_cut_results(), _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED)]
-    collected.take((RESULT_KEY, r.to_dict()) for r in results)
+    collected.take(result_property(r) for r in results)
     lines = collected.summary_lines()
     assert lines[:5] == [
         "mine:Acc: 4 cases: 4 fail",
@@ -239,7 +239,7 @@ def test_pytest_summary_names_each_kind_once_and_scenarios_by_number() -> None:
     # Was "cut-mid-args: state cut expected, got complete; extra call; state cut expected, ...".
     assert lines[5:] == ["by scenario:", "      3  cut-mid-args: kinds 1, 2", "      1  A1: kind 3"]
     one = MatrixResults()
-    one.take([(RESULT_KEY, _result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED).to_dict())])
+    one.take([result_property(_result(scenario="A1", verdict=Verdict.FAIL, actual=MERGED))])
     assert one.summary_lines()[1:] == [
         "1 failures, all: missing call; name concatenated; tool_calls count",
         "by scenario:",

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import shlex
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
@@ -40,12 +41,16 @@ __all__ = [
     "MatrixResults",
     "compare_text",
     "failure_text",
+    "result_property",
     "snapshot_key",
 ]
 
 _UNITS_KEPT: Final = 8  # units (stream x scenario x seed) built by id and kept for their other points
-RESULT_KEY: Final = "toolstream_result"  # user_properties key: one verdict (crosses xdist as plain data)
-COMPARE_KEY: Final = "toolstream_compare"  # user_properties key: an A/B pair
+# user_properties keys. Each value is one JSON text, not a mapping: pytest copies an item's
+# user_properties into its setup, call and teardown reports, and xdist pickles every report object
+# by object in Python, so a verdict as nested data cost more to carry than to judge.
+RESULT_KEY: Final = "toolstream_result"  # one verdict
+COMPARE_KEY: Final = "toolstream_compare"  # an A/B pair
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,7 +250,7 @@ class MatrixCase:
         spec = result.accumulator
         self.results.append(result)
         if self.node is not None:
-            self.node.user_properties.append((RESULT_KEY, result.to_dict()))
+            self.node.user_properties.append(result_property(result))
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.error or f"{spec} says case {self.id} is not for it")
         if result.fails(self.strict):
@@ -310,7 +315,7 @@ class CaseItem(_MatrixItem):
     def runtest(self) -> None:
         case = self.catalog.case(self.selection, self.case_id)
         result = self.catalog.judge(self.spec, case)
-        self.user_properties.append((RESULT_KEY, result.to_dict()))
+        self.user_properties.append(result_property(result))
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.error or "the accumulator says this case is not for it")
         if result.fails(self.strict):
@@ -331,12 +336,18 @@ class CompareItem(_MatrixItem):
         case = self.catalog.case(self.selection, self.case_id)
         a, b = (self.catalog.judge(spec, case) for spec in self.specs)
         lines = outcome_difference(a, b)
-        self.user_properties.append((COMPARE_KEY, {"a": a.to_dict(), "b": b.to_dict(), "lines": lines}))
+        pair = {"a": a.to_dict(), "b": b.to_dict(), "lines": lines}
+        self.user_properties.append((COMPARE_KEY, json.dumps(pair)))
         if lines and counts(Difference(a, b, tuple(lines)), self.strict):
             raise CaseFailed(compare_text(a, b, lines, self.selection, strict=self.strict))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, 0, f"toolstream compare {self.case_id}"
+
+
+def result_property(result: Result) -> tuple[str, str]:
+    """A verdict as the user property its item's reports carry to the session's results."""
+    return RESULT_KEY, json.dumps(result.to_dict())
 
 
 def item_name(spec: str) -> str:
@@ -360,8 +371,9 @@ class MatrixResults:
     def take(self, user_properties: Iterable[tuple[str, Any]]) -> None:
         for key, value in user_properties:
             if key == RESULT_KEY:
-                self.results.append(Result.from_dict(value))
+                self.results.append(Result.from_dict(json.loads(value)))
             elif key == COMPARE_KEY:
+                value = json.loads(value)
                 a, b = Result.from_dict(value["a"]), Result.from_dict(value["b"])
                 self.pairs.append((a, b, tuple(value["lines"])))
 
