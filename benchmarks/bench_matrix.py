@@ -93,9 +93,11 @@ def test_nothing(i):
 """
 
 
-def run_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...], cache: Path, *extra: str) -> float:
+def run_pytest(
+    cassettes: tuple[str, ...], scenarios: tuple[str, ...], cache: Path, *extra: str, spec: str = "reference"
+) -> float:
     """Wall seconds of one plugin session over the matrix (no test files: the matrix items only)."""
-    command = ["--toolstream-accumulator", "reference", *extra]
+    command = ["--toolstream-accumulator", spec, *extra]
     for item in cassettes:
         command += ["--toolstream-cassette-dir", item]
     for item in scenarios:
@@ -120,12 +122,15 @@ def run_session(cache: Path, arguments: list[str]) -> float:
     return seconds
 
 
-def measure_pytest(cassettes: tuple[str, ...], scenarios: tuple[str, ...]) -> tuple[float, float]:
+def measure_pytest(
+    cassettes: tuple[str, ...], scenarios: tuple[str, ...], spec: str = "reference"
+) -> tuple[float, float]:
     """(serial, two workers) wall seconds, each from a cold pytest cache."""
     with tempfile.TemporaryDirectory(prefix="toolstream-bench-") as scratch:
-        run_pytest(cassettes, scenarios, Path(scratch) / "warm-up" / ".cache", "--collect-only")  # bytecode
-        serial = run_pytest(cassettes, scenarios, Path(scratch) / "serial" / ".cache")
-        two = run_pytest(cassettes, scenarios, Path(scratch) / "two" / ".cache", "-n", "2")
+        folder = Path(scratch)
+        run_pytest(cassettes, scenarios, folder / "warm-up" / ".cache", "--collect-only", spec=spec)
+        serial = run_pytest(cassettes, scenarios, folder / "serial" / ".cache", spec=spec)
+        two = run_pytest(cassettes, scenarios, folder / "two" / ".cache", "-n", "2", spec=spec)
     return serial, two
 
 
@@ -151,6 +156,9 @@ def measure(scale: Scale) -> list[Figure]:
     over_stdio = run_reference(stdio_spec(), (OPENAI,), few)
     serial_pytest, two_pytest = measure_pytest(cassettes, scenarios)
     serial_empty, two_empty = measure_empty_tests(serial.cases)
+    # An adapter whose cases cost more than pytest's items: the openai SDK on its own dialect.
+    sdk_cases = run_reference("openai-sdk", (OPENAI,), scenarios).cases
+    serial_sdk, two_sdk = measure_pytest((OPENAI,), scenarios, spec="openai-sdk")
     which = "all bundled cassettes" if not cassettes else "openai-chat cassettes"
     label = f"{serial.cases:,} cases ({which})"
     own = serial.accumulator_seconds / serial.cases * 1e6
@@ -162,6 +170,8 @@ def measure(scale: Scale) -> list[Figure]:
                 one.cases / one.seconds, "1 worker", "cases/s", goal=1.6),
         speedup(NAME, f"pytest plugin, {label}, `-n 2`", serial.cases / two_pytest,
                 serial.cases / serial_pytest, "serial", "cases/s", goal=1.6),
+        speedup(NAME, f"pytest plugin, the openai SDK's adapter, {sdk_cases:,} cases (openai-chat "
+                "cassettes), `-n 2`", sdk_cases / two_sdk, sdk_cases / serial_sdk, "serial", "cases/s"),
         speedup(NAME, f"{serial.cases:,} empty pytest tests, `-n 2`", serial.cases / two_empty,
                 serial.cases / serial_empty, "serial", "tests/s"),
         cost(NAME, "pytest plugin, serial, wall time per item (start-up included)",
