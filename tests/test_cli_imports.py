@@ -13,7 +13,7 @@ import pytest
 
 from harness.check.accumulators.stdio import case_messages
 from harness.check.accumulators.warmup import warmup_cases
-from harness.cli import COMMANDS, direct, main, wanted
+from harness.cli import COMMANDS, build_parser, direct, main, wanted
 
 PROBE = """
 import contextlib, io, json, sys
@@ -46,6 +46,19 @@ def test_version_imports_no_subcommand_and_no_hypothesis() -> None:
     assert "hypothesis" not in modules
     assert command_modules(modules) == set()
     assert "yaml" not in modules
+    assert "argparse" not in modules and "harness.cli.parser" not in modules
+
+
+def test_version_without_the_parser_prints_what_the_parser_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    printed = []
+    for run in (lambda: main(["--version"]), lambda: build_parser(()).parse_args(["--version"])):
+        with pytest.raises(SystemExit) as exit_info:
+            run()
+        printed.append((exit_info.value.code, capsys.readouterr()))
+    assert printed[0] == printed[1]
+    assert printed[0][0] == 0 and printed[0][1].out.startswith("toolstream ")
 
 
 def test_serve_accumulator_imports_only_its_own_subcommand() -> None:
@@ -133,7 +146,9 @@ def test_serve_accumulator_reference_answers_a_case_without_what_it_does_not_use
         (["serve-accumulator", "-h"], False),
         (["serve-accumulator", "reference", "extra"], False),
         (["serve-accumulator", "--", "reference"], False),
+        (["--version"], True),
         (["--version", "serve-accumulator", "reference"], False),
+        (["--version", "--help"], False),
         (["check", "reference"], False),
     ],
 )

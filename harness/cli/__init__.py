@@ -4,9 +4,9 @@ Each command module has `add_parser(subparsers)` and `run(args) -> int`. Errors 
 (`HarnessError`) print as one line on stderr and exit with their `exit_code` (2 for input the user
 can fix); exit 1 is reserved for "checks failed".
 
-`toolstream serve-accumulator SPEC`, the command every `cmd:` child runs, skips argparse
-(`direct`): its start-up is what the harness waits for. Any other form of it (an option, `--help`,
-a missing SPEC) goes through the parser, so its help and usage errors are the parser's.
+`toolstream serve-accumulator SPEC`, the command every `cmd:` child runs, and `toolstream --version`
+skip argparse (`direct`): their start-up is what a harness or a script waits for. Any other form
+(an option, `--help`, a missing SPEC) goes through the parser, so help and usage errors are its own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import importlib
 import io
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError
 
@@ -77,14 +77,24 @@ def wanted(argv: Sequence[str]) -> tuple[str, ...] | None:
 
 
 def direct(argv: Sequence[str]) -> Callable[[], int] | None:
-    """The command `argv` runs without the parser, when it is `serve-accumulator SPEC` exactly;
-    None for anything else (the parser then reads it)."""
+    """The command `argv` runs without the parser, when it is `serve-accumulator SPEC` or
+    `--version` exactly; None for anything else (the parser then reads it)."""
     if len(argv) == 2 and argv[0] == "serve-accumulator" and not argv[1].startswith("-"):
         from harness.cli.serve_accumulator import serve_spec
 
         spec = argv[1]
         return lambda: serve_spec(spec)
+    if list(argv) == ["--version"]:
+        return _print_version
     return None
+
+
+def _print_version() -> NoReturn:
+    """What argparse's `version` action does: the version on stdout, then exit 0."""
+    from harness import __version__
+
+    print(f"toolstream {__version__}")
+    sys.exit(EXIT_OK)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
