@@ -95,7 +95,7 @@ print(json.dumps([code, answers.getvalue(), sorted(sys.modules)]), file=sys.stde
 
 # What answering an OpenAI chat case has no use for: the cassette YAML reader and writer, entry
 # points (importlib.metadata, and email through it), the argument parser, the harness's side of the
-# stdio protocol (processes, the subreaper), the other dialects, and the recording side.
+# stdio protocol (processes, threads, the subreaper), the other dialects, and the recording side.
 NOT_FOR_ANSWERING = (
     "yaml",
     "importlib.metadata",
@@ -105,6 +105,7 @@ NOT_FOR_ANSWERING = (
     "argparse",
     "harness.cli.parser",
     "subprocess",
+    "threading",
     "ctypes",
     "shutil",
     "harness.cassettes.format",

@@ -87,8 +87,6 @@ _CONTENT_TYPES: Final = {
 }
 
 
-
-
 def __getattr__(name: str) -> Any:
     # The harness's side (processes, threads, the subreaper) is its own module, so a
     # `serve-accumulator` child, which only answers, does not load it.
