@@ -21,16 +21,19 @@ the user can fix, 1 for "the accumulator under test failed" (as for a failing ch
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
-from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def did_you_mean(given: str, known: Iterable[str]) -> str:
     """`; did you mean 'x'?` for the closest of `known` to a misspelt `given`, else ``."""
+    import difflib  # only on an error path: kept out of a `serve-accumulator` child's start-up
+
     close = difflib.get_close_matches(given, list(known), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.cassettes.model import Cassette, Chunk, Interaction, Request, Response, Source
 from harness.errors import UsageError
 from harness.wire.codecs import WireEvent
 

@@ -18,88 +18,31 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
 import yaml
 
+from harness.cassettes.model import (  # the model, re-exported: `format.Cassette` is where users found it
+    SOURCE_KINDS,
+    VERSION,
+    Cassette,
+    Chunk,
+    Interaction,
+    Request,
+    Response,
+    Source,
+)
+from harness.cassettes.model import (
+    header as header,
+)
 from harness.check.outcome import Outcome
 from harness.errors import CassetteError, HarnessError, OutcomeFormatError, UsageError
 
-VERSION = 1
-SOURCE_KINDS = ("recorded", "synthesized")
-
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-@dataclass(slots=True)
-class Chunk:
-    """One network read, as it arrived, with its time since the response began."""
-
-    data: bytes
-    offset_ms: float | None = None
-
-
-@dataclass(slots=True)
-class Request:
-    method: str
-    url: str
-    headers: dict[str, str] = field(default_factory=dict)
-    body: Any = None  # a mapping (or list) when the body was JSON, else text, None when empty
-
-
-@dataclass(slots=True)
-class Response:
-    status: int
-    headers: dict[str, str] = field(default_factory=dict)
-    chunks: list[Chunk] = field(default_factory=list)
-    complete: bool = True
-    error: str | None = None  # what the client saw when the stream was cut
-    error_type: str | None = None  # the transport exception's class name, to raise the same kind on replay
-
-    @property
-    def body(self) -> bytes:
-        return b"".join(chunk.data for chunk in self.chunks)
-
-    @property
-    def content_type(self) -> str | None:
-        return header(self.headers, "content-type")
-
-
-@dataclass(slots=True)
-class Interaction:
-    request: Request
-    response: Response
-    expected: Outcome | None = None  # what a correct accumulator makes of this response
-
-
-@dataclass(slots=True)
-class Source:
-    kind: Literal["recorded", "synthesized"]
-    provenance: str
-
-
-@dataclass(slots=True)
-class Cassette:
-    name: str
-    source: Source
-    interactions: list[Interaction] = field(default_factory=list)
-    dialect: str | None = None
-    version: int = VERSION
-    path: Path | None = field(default=None, compare=False)
-
-
-def header(headers: Mapping[str, str], name: str) -> str | None:
-    """Case-insensitive header lookup."""
-    lowered = name.lower()
-    for key, value in headers.items():
-        if key.lower() == lowered:
-            return value
-    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,18 +3,24 @@
 Each command module has `add_parser(subparsers)` and `run(args) -> int`. Errors of ours
 (`HarnessError`) print as one line on stderr and exit with their `exit_code` (2 for input the user
 can fix); exit 1 is reserved for "checks failed".
+
+`toolstream serve-accumulator SPEC`, the command every `cmd:` child runs, and `toolstream --version`
+skip argparse (`direct`): their start-up is what a harness or a script waits for. Any other form
+(an option, `--help`, a missing SPEC) goes through the parser, so help and usage errors are its own.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import io
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
-from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError, UsageError, did_you_mean
+from harness.errors import EXIT_OK, EXIT_USAGE, HarnessError
+
+if TYPE_CHECKING:
+    import argparse
 
 # Subcommand -> module in this package. One that cannot be imported is a broken install: it fails
 # loudly rather than disappearing from the help.
@@ -36,39 +42,12 @@ COMMANDS = {
 }
 
 
-class _ArgumentError(UsageError):
-    """A bad option value or a missing argument, found by argparse."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports a bad argument as one line (`prog: what; see prog --help`), exit 2."""
-
-    def error(self, message: str) -> NoReturn:
-        hint = ""
-        if message.startswith("unrecognized arguments: "):
-            given = [a.split("=")[0] for a in message.split(": ", 1)[1].split() if a.startswith("--")]
-            hint = next((h for h in (did_you_mean(a, self._every_option()) for a in given) if h), "")
-        raise _ArgumentError(f"{self.prog}: {message}{hint} (see {self.prog} --help)")
-
-    def _every_option(self) -> list[str]:
-        """Option strings of this parser and of its subcommands (argparse reports an unknown
-        option on the top parser)."""
-        found: list[str] = []
-        parsers: list[argparse.ArgumentParser] = [self]
-        while parsers:
-            parser = parsers.pop()
-            for action in parser._actions:
-                found += [o for o in action.option_strings if o.startswith("--")]
-                if isinstance(action, argparse._SubParsersAction):
-                    parsers += list(action.choices.values())
-        return found
-
-
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser with the subcommands `names` (every one by default)."""
     from harness import __version__
+    from harness.cli.parser import Parser
 
-    parser = _Parser(
+    parser = Parser(
         prog="toolstream",
         description="Record, mutate and replay streamed LLM tool calls; check accumulators against them.",
     )
@@ -97,25 +76,56 @@ def wanted(argv: Sequence[str]) -> tuple[str, ...] | None:
     return None
 
 
+def direct(argv: Sequence[str]) -> Callable[[], int] | None:
+    """The command `argv` runs without the parser, when it is `serve-accumulator SPEC` or
+    `--version` exactly; None for anything else (the parser then reads it)."""
+    if len(argv) == 2 and argv[0] == "serve-accumulator" and not argv[1].startswith("-"):
+        from harness.cli.serve_accumulator import serve_spec
+
+        spec = argv[1]
+        return lambda: serve_spec(spec)
+    if list(argv) == ["--version"]:
+        return _print_version
+    return None
+
+
+def _print_version() -> NoReturn:
+    """What argparse's `version` action does: the version on stdout, then exit 0."""
+    from harness import __version__
+
+    print(f"toolstream {__version__}")
+    sys.exit(EXIT_OK)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         # Accumulators can report text no encoding holds (a lone surrogate, F2): print it escaped.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
     arguments = sys.argv[1:] if argv is None else list(argv)
+    command = direct(arguments)
+    if command is not None:
+        return _run(arguments[0], command)
+    from harness.cli.parser import ArgumentError
+
     parser = build_parser(wanted(arguments))
     try:
         args = parser.parse_args(arguments)
-    except _ArgumentError as exc:
+    except ArgumentError as exc:
         print(exc, file=sys.stderr)
         return exc.exit_code
     if not getattr(args, "run", None):
         parser.print_help()
         return EXIT_USAGE
+    return _run(args.command, lambda: int(args.run(args)))
+
+
+def _run(name: str, command: Callable[[], int]) -> int:
+    """Run a subcommand; our errors and a path the user gave that cannot be read print as one line."""
     try:
-        return int(args.run(args))
+        return int(command())
     except HarnessError as exc:
-        print(f"toolstream {args.command}: {exc}", file=sys.stderr)
+        print(f"toolstream {name}: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("toolstream: interrupted", file=sys.stderr)
@@ -126,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.filename is None:
             raise
         # A path the user gave that cannot be read or written: their input, not our bug.
-        print(f"toolstream {args.command}: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"toolstream {name}: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
 
 

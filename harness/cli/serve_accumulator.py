@@ -7,11 +7,13 @@ runs the langchain-core of another environment side by side with this one's.
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.check.accumulators import builtin_names, resolve
+from harness.check.accumulators import builtin_names
 from harness.check.accumulators.stdio import serve
+
+if TYPE_CHECKING:
+    import argparse  # the parser is built only for `--help` and usage errors (`harness.cli.direct`)
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -31,4 +33,10 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    return serve(resolve(args.spec))
+    return serve_spec(args.spec)
+
+
+def serve_spec(spec: str) -> int:
+    """Serve `spec` until stdin closes; what `toolstream serve-accumulator SPEC` runs, with or
+    without the parser (`harness.cli.direct`)."""
+    return serve(spec)

@@ -25,10 +25,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from importlib import metadata
 from typing import Any, ClassVar, TypeVar, cast
 
-from harness.cassettes.format import Chunk, Response
+from harness.cassettes.model import Chunk, Response
 from harness.check.outcome import Outcome
 from harness.errors import MutationError, NotApplicable
 from harness.wire.codecs import WireEvent, decode_all
@@ -254,6 +253,8 @@ def registry() -> dict[str, type[Mutation]]:
         _loaded = True
         for module in _BUILTIN_MODULES:
             importlib.import_module(f"{__name__}.{module}")
+        from importlib import metadata  # costly: only when the registry is first read
+
         for entry in metadata.entry_points(group="toolstream.mutations"):
             entry.load()
     return _REGISTRY

@@ -25,10 +25,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import yaml
-
 from harness.cassettes.corpus import bundled
-from harness.cassettes.format import Cassette, Chunk, Interaction, Response, Source, load, plain_data
+from harness.cassettes.model import Cassette, Chunk, Interaction, Response, Source
 from harness.check.outcome import Outcome
 from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean
 from harness.mutate import Meaning, Mutation, Stream, build
@@ -151,6 +149,10 @@ class Case:
 
 
 def load_scenario(path: str | Path) -> Scenario:
+    import yaml  # the YAML reader is loaded by what reads files, not by what only runs cases
+
+    from harness.cassettes.format import plain_data
+
     path = Path(path)
     try:
         data = plain_data(path.read_text(encoding="utf-8"), path, error=ScenarioError)
@@ -371,6 +373,8 @@ def _bundled_cassettes() -> Path | None:
 
 def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
     """The streamed interactions of one cassette file, named for case ids by `cassette_id`."""
+    from harness.cassettes.format import load  # the YAML reader, loaded when a file is read
+
     cassette = load(path)
     base = cassette_id(path, roots)
     out = []

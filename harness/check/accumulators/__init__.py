@@ -14,12 +14,8 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
-import shlex
-import shutil
 import sys
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.check.accumulators.base import (
@@ -31,11 +27,13 @@ from harness.check.accumulators.base import (
     client_level,
 )
 from harness.check.accumulators.event_level import EventLevel
-from harness.check.accumulators.stdio import Stdio
 from harness.errors import UsageError, did_you_mean
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from harness.check.accumulators.client import ClientLevel
+    from harness.check.accumulators.stdio_process import Stdio
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -71,13 +69,25 @@ _FORMS: Final = (
 
 
 def __getattr__(name: str) -> Any:
-    # Client level needs the replay transports (httpx, asyncio): loaded when first asked for, so a
-    # `serve-accumulator reference` child does not pay for them.
+    # Client level needs the replay transports (httpx, asyncio), the stdio client processes and
+    # threads: loaded when first asked for, so a `serve-accumulator reference` child pays for neither.
     if name == "ClientLevel":
         from harness.check.accumulators.client import ClientLevel
 
         return ClientLevel
+    if name == "Stdio":
+        from harness.check.accumulators.stdio_process import Stdio
+
+        return Stdio
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """`importlib.metadata.entry_points`, imported when a spec is none of ours: it costs a fresh
+    `serve-accumulator` child more than the rest of its start-up."""
+    from importlib.metadata import entry_points as read
+
+    return list(read(group=group))
 
 
 def builtin_names() -> list[str]:
@@ -107,6 +117,8 @@ def resolve(spec: str | Any) -> Accumulator:
             if not command:
                 raise UsageError(f"accumulator {spec!r}: {prefix} needs a command")
             _check_program(spec, command)
+            from harness.check.accumulators.stdio_process import Stdio
+
             return Stdio(command, "bytes" if feed == "bytes" else "events", name=spec)
     if spec.startswith("client:"):
         from harness.serve.clients import ClientProgram  # the server is loaded only when asked for
@@ -164,7 +176,7 @@ def _from_object(obj: Any, name: str) -> Accumulator:
             "mark a client-level function with @client_level, leave an event-level factory unmarked"
         )
     if (
-        not inspect.isclass(obj)
+        not isinstance(obj, type)
         and callable(getattr(obj, "run", None))
         and callable(getattr(obj, "shutdown", None))
     ):
@@ -221,6 +233,9 @@ def _declared_dialects(obj: Any, name: str) -> tuple[str, ...] | None:
 def _check_program(spec: str, command: str) -> None:
     """A `cmd:` whose program is not there is a usage error before the first case, not an error
     in every case."""
+    import shlex
+    import shutil
+
     try:
         program = shlex.split(command)[0]
     except (ValueError, IndexError):
@@ -235,6 +250,8 @@ def _nothing_to_prepare(timeout: float | None = None) -> None:
 
 
 def _check_call(fn: Any, name: str, args: tuple[str, ...], rule: str) -> None:
+    import inspect
+
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # builtins without a signature: leave it to the call

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from harness.cassettes.format import Cassette, Interaction, Request, Source
+from harness.cassettes.model import Cassette, Interaction, Request, Source
 from harness.check.accumulators import warmup
 from harness.check.outcome import Outcome, State
 from harness.errors import AccumulatorProtocolError, NotApplicable, UsageError

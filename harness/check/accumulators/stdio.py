@@ -32,8 +32,8 @@ case, the only time it is unambiguous.
 `Stdio` is the harness's side: garbage, a dead process and a hang each fail only their case
 (`AccumulatorProtocolError`, `AccumulatorCrashed`, `AccumulatorTimeout`) and the next case gets a
 fresh process; on Linux the process runs under `subreaper`, so whatever it starts ends with it.
-`serve` is the other side: it turns any accumulator into such a process
-(`toolstream serve-accumulator SPEC`).
+It lives in `stdio_process` (processes and threads), so that `serve`, the other side, loads none
+of that: it turns any accumulator into such a process (`toolstream serve-accumulator SPEC`).
 """
 
 from __future__ import annotations
@@ -41,30 +41,17 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
-import queue
-import shlex
-import shutil
-import signal
-import subprocess
 import sys
-import threading
-import time
-from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
-from harness.cassettes.format import Chunk, Request, Response
-from harness.check.accumulators import reference, subreaper
+from harness.cassettes.model import Chunk, Request, Response
+from harness.check.accumulators import reference
 from harness.check.accumulators.event_level import cut_error
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import (
-    AccumulatorCrashed,
-    AccumulatorFailure,
     AccumulatorProtocolError,
-    AccumulatorTimeout,
     HarnessError,
     NotApplicable,
     OutcomeFormatError,
@@ -75,6 +62,7 @@ from harness.wire.codecs import CodecError, WireEvent
 
 if TYPE_CHECKING:
     from harness.check.accumulators.base import Accumulator
+    from harness.check.accumulators.stdio_process import Stdio
     from harness.mutate.scenario import Case
 
 __all__ = [
@@ -90,13 +78,6 @@ __all__ = [
 PROTOCOL_VERSION: Final = 2
 Feed = Literal["events", "bytes"]
 FEEDS: Final = ("events", "bytes")
-_STDERR_KEPT = 4096  # bytes of the child's stderr kept for crash messages
-_MAX_LINE = 64 * 1024 * 1024
-_SUBREAPER: Final = str(Path(subreaper.__file__))
-# The subreaper needs Linux's prctl and /proc; elsewhere the process group is what is killed.
-_CONTAINED: Final = sys.platform == "linux" and os.path.isdir("/proc/self")
-_TREE_END = 10.0  # seconds the subreaper gets to end a tree before its group gets SIGKILL
-_UNNAMED: Final = object()
 WARMUP_CASE: Final = "toolstream:warm-up"
 _REFERENCE: Final = reference.accumulator()
 _CONTENT_TYPES: Final = {
@@ -104,6 +85,16 @@ _CONTENT_TYPES: Final = {
     "ndjson": "application/x-ndjson",
     "eventstream": "application/vnd.amazon.eventstream",
 }
+
+
+def __getattr__(name: str) -> Any:
+    # The harness's side (processes, threads, the subreaper) is its own module, so a
+    # `serve-accumulator` child, which only answers, does not load it.
+    if name == "Stdio":
+        from harness.check.accumulators.stdio_process import Stdio
+
+        return Stdio
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,304 +203,6 @@ def _outcome_answer(outcome: Outcome) -> dict[str, Any]:
     return answer
 
 
-def _line(message: Mapping[str, Any]) -> bytes:
-    # A payload may hold a lone surrogate (F2 on the wire): in a JSON string `\udXXX` is exactly that.
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return text.encode("utf-8", "backslashreplace")
-
-
-# ---------------------------------------------------------------------------------------------
-# The harness side
-
-
-class _Child:
-    """One running accumulator process, its stdout lines on a queue, its stderr tail kept.
-
-    On Linux the command runs under `subreaper`, so killing a case's process also ends whatever it
-    started, even what left its session, and a harness process that dies takes them all along.
-    """
-
-    def __init__(self, argv: list[str]) -> None:
-        self.argv = argv
-        self.contained = _CONTAINED
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", _SUBREAPER, *argv] if self.contained else argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=os.name == "posix",  # so a kill reaches what the command started
-            )
-        except OSError as exc:
-            raise AccumulatorCrashed(f"cannot start {shlex.join(argv)}: {exc.strerror or exc}") from None
-        self.lines: queue.Queue[list[bytes] | None] = queue.Queue()  # the lines of each read
-        self._ready: deque[bytes] = deque()  # lines of a read taken off the queue, not yet used
-        self.stray: list[bytes] = []  # lines printed after the last answer, not read yet
-        self.eof = False
-        self.answered: str | None = None  # the case the last answer was for
-        self.names_cases = False  # has answered with a case id (protocol v2): one is now required
-        self.stderr: deque[bytes] = deque()
-        self._stderr_size = 0
-        self._lock = threading.Lock()
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
-        self._stderr_reader.start()
-
-    def _read_stdout(self) -> None:
-        # The lines of one read go on the queue together, so a line printed with an answer is
-        # already known when the answer is taken: an extra line is caught on the next case, always.
-        assert self.proc.stdout is not None
-        fd, partial = self.proc.stdout.fileno(), b""
-        with contextlib.suppress(OSError, ValueError):
-            while data := os.read(fd, 1 << 16):
-                *whole, partial = (partial + data).split(b"\n")
-                batch = [line + b"\n" for line in whole]
-                if len(partial) >= _MAX_LINE:
-                    batch.append(partial)
-                    partial = b""
-                if batch:
-                    self.lines.put(batch)
-        if partial:
-            self.lines.put([partial])
-        self.lines.put(None)
-
-    def next_line(self, timeout: float | None) -> bytes | None:
-        """The next line the process printed (None: its stdout closed); `queue.Empty` on timeout."""
-        if not self._ready:
-            batch = self.lines.get(timeout=timeout)
-            if batch is None:
-                self.eof = True
-                return None
-            self._ready.extend(batch)
-        return self._ready.popleft()
-
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        with contextlib.suppress(OSError, ValueError):
-            while data := os.read(self.proc.stderr.fileno(), 4096):
-                with self._lock:
-                    self.stderr.append(data)
-                    self._stderr_size += len(data)
-                    while self._stderr_size > _STDERR_KEPT and len(self.stderr) > 1:
-                        self._stderr_size -= len(self.stderr.popleft())
-
-    def collect_pending(self) -> None:
-        """Move what the process printed since its last answer into `stray`, noting end of file."""
-        while not self.eof:
-            try:
-                line = self.next_line(timeout=0)
-            except queue.Empty:
-                return
-            if line is not None and line.strip():
-                self.stray.append(line)
-
-    def stderr_tail(self, *, drain: float = 0.0) -> str:
-        """The last lines of the child's stderr; `drain` waits that long for a dead child's
-        last words to be read (its reader ends at EOF), so a crash message is not missing them."""
-        if drain:
-            self._stderr_reader.join(timeout=drain)
-        with self._lock:
-            text = b"".join(self.stderr)[-_STDERR_KEPT:].decode("utf-8", "replace").strip()
-        return " | ".join(text.splitlines()[-5:])
-
-    def send(self, data: bytes) -> None:
-        """Write in a thread of its own: a child that stops reading must not block the harness."""
-
-        def write() -> None:
-            assert self.proc.stdin is not None
-            with contextlib.suppress(OSError, ValueError):
-                self.proc.stdin.write(data)
-                self.proc.stdin.flush()
-
-        threading.Thread(target=write, daemon=True).start()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None and not self.eof
-
-    def kill(self) -> None:
-        """End the process and everything it started."""
-        if self.proc.poll() is None and self.contained:
-            # SIGTERM lets the subreaper end the whole tree; SIGKILL would orphan what left the group.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                self.proc.send_signal(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=_TREE_END)
-        if self.proc.poll() is None:
-            try:
-                if os.name == "posix":
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                else:
-                    self.proc.kill()
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                if pipe is not None:
-                    pipe.close()
-
-    def finish(self) -> None:
-        """Close stdin (the end of the session) and give the child a moment to exit, then kill it."""
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError, ValueError):
-                self.proc.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=2)
-        self.kill()
-
-
-class Stdio:
-    """An accumulator process speaking the stdio protocol v2 (`cmd:` / `cmd-bytes:` specs).
-
-    `timeout` (seconds, None for none) bounds each case; a case that fails in any way kills the
-    process (and everything it started), and the next case starts a new one: after a protocol
-    error nobody can say how many more lines the old process still owes, a new one owes none.
-    Cases run one at a time (a lock serialises them).
-    """
-
-    def __init__(
-        self,
-        command: str | list[str],
-        feed: Feed = "events",
-        *,
-        name: str | None = None,
-        timeout: float | None = 60.0,
-    ) -> None:
-        if feed not in FEEDS:
-            raise UsageError(f"stdio feed must be one of {', '.join(FEEDS)}, not {feed!r}")
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if not self.argv:
-            raise UsageError("stdio accumulator: empty command")
-        self.command = shlex.join(self.argv)
-        self.feed: Feed = feed
-        self.name = name or ("cmd-bytes:" if feed == "bytes" else "cmd:") + self.command
-        self.timeout = timeout
-        self.started = 0  # processes started so far, for tests and reports
-        self._child: _Child | None = None
-        self._lock = threading.Lock()
-
-    def prepare(self, timeout: float | None = None) -> None:
-        """Start the process, unless one is running, and wait for its answer to a warm-up case,
-        so that its start-up is not counted in a case's time. Never raises for the process's
-        misbehaviour: one that does not answer is killed, and the next case starts it again and
-        reports what happens."""
-        limit = self.timeout if timeout is None else timeout
-        with self._lock:
-            if self._child is not None and self._child.alive():
-                return
-            try:
-                self._exchange(self._live_child(), warmup_case(), limit, warmup=True)
-            except AccumulatorFailure:
-                self._discard()
-
-    def run(self, case: Case, timeout: float | None = None) -> Outcome:
-        """Send one case, return the process's answer as an `Outcome` (its notes included)."""
-        limit = self.timeout if timeout is None else timeout
-        with self._lock:
-            try:
-                answer = self._exchange(self._live_child(), case, limit)
-            except AccumulatorFailure:
-                self._discard()
-                raise
-        if isinstance(answer.get("failure"), str):
-            raise AccumulatorCrashed(f"{self.name}: case {case.id}: {answer['failure']}")
-        if isinstance(answer.get("skip"), str):
-            raise NotApplicable(answer["skip"])
-        try:
-            return answer_outcome(answer, cut=not case.response.complete)
-        except AccumulatorProtocolError as exc:
-            raise AccumulatorProtocolError(f"{self.name}: case {case.id}: answer {exc}") from None
-
-    def _live_child(self) -> _Child:
-        child = self._child
-        if child is not None:
-            child.collect_pending()
-            # A dead process's stray lines are still reported (by `_exchange`) before it is replaced.
-            if child.alive() or child.stray:
-                return child
-        self._discard()
-        if shutil.which(self.argv[0]) is None:
-            raise AccumulatorCrashed(f"cannot start {self.command}: no such program")
-        self._child = _Child(self.argv)
-        self.started += 1
-        return self._child
-
-    def _discard(self) -> None:
-        if self._child is not None:
-            self._child.kill()
-            self._child = None
-
-    def _exchange(
-        self, child: _Child, case: Case, limit: float | None, *, warmup: bool = False
-    ) -> dict[str, Any]:
-        where = f"{self.name}: case {case.id}"
-        stray, child.stray = child.stray, []
-        if stray and not warmup:
-            after = f"case {child.answered}" if child.answered else "the warm-up case"
-            raise AccumulatorProtocolError(
-                f"{where}: before this case was sent, the process printed a line after its answer to "
-                f"{after}: {_trimmed(stray[0])!r}; process restarted"
-            )
-        child.send(b"".join(_line(message) for message in case_messages(case, self.feed, warmup=warmup)))
-        deadline = None if limit is None else time.monotonic() + limit
-        while True:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                raw = child.next_line(wait)
-            except queue.Empty:
-                raise AccumulatorTimeout(f"{where}: no answer within {limit:g} s; process killed") from None
-            if raw is None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.proc.wait(timeout=1)
-                code = child.proc.poll()
-                how = f"exited with status {code}" if code is not None else "closed its stdout"
-                tail = child.stderr_tail(drain=1.0)
-                raise AccumulatorCrashed(
-                    f"{where}: the process {how} before answering" + (f"; stderr: {tail}" if tail else "")
-                )
-            if not raw.strip():
-                continue
-            shown = _trimmed(raw)
-            try:
-                answer = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                raise AccumulatorProtocolError(
-                    f"{where}: answered a line that is not JSON: {shown!r}"
-                ) from None
-            if not isinstance(answer, dict):
-                raise AccumulatorProtocolError(f"{where}: the answer must be a JSON object: {shown!r}")
-            named = answer.get("case", _UNNAMED)
-            if named is _UNNAMED:
-                # A v1 answer: it can only be this case's while the process has never named one.
-                if child.names_cases:
-                    raise AccumulatorProtocolError(f"{where}: answered a line without its case id: {shown!r}")
-            elif named != case.id:
-                raise AccumulatorProtocolError(f"{where}: answered case {named!r}, not this one: {shown!r}")
-            else:
-                child.names_cases = True
-            child.answered = None if warmup else case.id
-            return answer
-
-    def shutdown(self) -> None:
-        """End the session: close the process's stdin, then make sure it and its children are gone."""
-        with self._lock:
-            if self._child is not None:
-                self._child.finish()
-                self._child = None
-
-    def __enter__(self) -> Stdio:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-
-
-def _trimmed(raw: bytes) -> str:
-    shown = raw.decode("utf-8", "replace").strip()
-    return shown if len(shown) <= 80 else shown[:77] + "..."
-
-
 # ---------------------------------------------------------------------------------------------
 # The accumulator side
 
@@ -597,7 +290,10 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
     from harness.check.accumulators import resolve
 
     acc = resolve(accumulator)
-    acc.prepare()  # before the first line is read: the harness's warm-up case waits for it
+    # Before the first line is read: the harness's warm-up case waits for it. Not the reference's,
+    # which is loading every dialect: here each dialect is loaded when its first case arrives.
+    if not isinstance(acc, type(_REFERENCE)):
+        acc.prepare()
     source = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     pending: _Pending | None = None

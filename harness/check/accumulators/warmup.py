@@ -9,7 +9,6 @@ there hangs on the cases too, where the runner's timeout reports it.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -60,6 +59,8 @@ def warm_up(
     run: Callable[[Case], object], names: Iterable[str] | None, timeout: float | None = DEFAULT_TIMEOUT
 ) -> bool:
     """Run `run` on the warm-up case of each dialect (default: all); True when it finished in time."""
+    import threading  # only here: event-level modules import this one for DEFAULT_TIMEOUT
+
     cases = warmup_cases(dialects.names() if names is None else names)
 
     def each() -> None:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from importlib.metadata import EntryPoint, entry_points
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from harness.cassettes.format import Request, Response
+from harness.cassettes.model import Request, Response
 from harness.check.outcome import Outcome
 from harness.errors import CodecError, DialectError, did_you_mean
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec, sniff_newline
@@ -38,6 +37,9 @@ from harness.wire.dialects.base import (
     Wire,
 )
 from harness.wire.dialects.requesting import Requesting
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -88,6 +90,14 @@ _BUILTINS: Final = {
 _GENERIC: Final = "openai-chat"
 _registered: dict[str, EntryPoint] | None = None  # read once: detection runs for every case
 _loaded: dict[str, Dialect] = {}
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """`importlib.metadata.entry_points`, imported when first needed: it costs a fresh
+    `serve-accumulator` child more than the rest of its start-up."""
+    from importlib.metadata import entry_points as read
+
+    return list(read(group=group))
 
 
 def registered() -> dict[str, EntryPoint]:

@@ -43,7 +43,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-from harness.cassettes.format import Request, header
+from harness.cassettes.model import Request, header
 from harness.check.outcome import Outcome, State
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, ClassVar, Final
 
-from harness.cassettes.format import Request
+from harness.cassettes.model import Request
 from harness.check.outcome import Outcome
 from harness.wire.codecs import Codec, WireEvent, get_codec
 

@@ -30,13 +30,12 @@ Reference accumulator, keying rules:
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlparse, urlsplit
 
-from harness.cassettes.format import Request
+from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State
 from harness.errors import DialectError, UsageError
 from harness.record.recipes import THINKING_BUDGET, Recipe
@@ -66,6 +65,8 @@ from harness.wire.dialects.blocks import (
 )
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from harness.record.providers import PreparedRequest
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,

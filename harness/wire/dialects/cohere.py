@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.cassettes.format import Request
+from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe

@@ -26,13 +26,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from harness.cassettes.format import Request
+from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
-from harness.record.recipes import Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -58,6 +57,9 @@ from harness.wire.dialects.requesting import (
     dumps,
     read_chat_messages,
 )
+
+if TYPE_CHECKING:
+    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 

@@ -53,13 +53,12 @@ import json
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from harness.cassettes.format import Request
+from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
-from harness.record.recipes import Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -89,6 +88,9 @@ from harness.wire.dialects.requesting import (
     read_chat_messages,
     sse,
 )
+
+if TYPE_CHECKING:
+    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 DONE = "[DONE]"
 

@@ -40,13 +40,12 @@ import hashlib
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from harness.cassettes.format import Request
+from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
-from harness.record.recipes import Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -77,6 +76,9 @@ from harness.wire.dialects.requesting import (
     sse,
     text_of,
 )
+
+if TYPE_CHECKING:
+    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 ADDED = "response.output_item.added"
 ITEM_DONE = "response.output_item.done"

@@ -16,7 +16,6 @@ oracle) is in `harness.serve`.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,10 +24,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.check.outcome import Outcome, ToolCall
 from harness.errors import UsageError
-from harness.record.recipes import Recipe
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from harness.record.providers import PreparedRequest
+    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 
 FINAL_TEXT = "Done."  # the text of the final answer the replay server gives a follow-up
