@@ -339,7 +339,9 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
     said_terminal = partial is not None and Kind.SENTINEL in stream.dialect.kinds(partial)
     judged = not error or whole > first_signal(stream) or said_terminal
     # The reference judges what the client really decoded, the partial last event included.
-    expected = expect_prefix(stream, out.events, state=None if judged else State.CUT, error=message)
+    expected = expect_prefix(
+        stream, out.events, state=None if judged else State.CUT, error=message, base=prefixes.events
+    )
     return replace(
         out,
         expected=expected,
