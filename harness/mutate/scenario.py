@@ -301,7 +301,48 @@ def find_scenario(name: str, scenarios: Sequence[Scenario] | None = None) -> Sce
 
 def step_rng(seed: int, position: int, step: Mutation) -> random.Random:
     """The RNG of one step of one case: the same seed and position always draw the same values."""
-    return random.Random(f"toolstream/{seed}/{position}/{step.name}")
+    return _SeededOnUse(f"toolstream/{seed}/{position}/{step.name}")
+
+
+class _SeededOnUse(random.Random):
+    """`random.Random(text)`, seeded at its first draw: seeding (a SHA-512 and the whole Mersenne
+    Twister state) costs more than most steps' whole work, and most steps draw nothing. Every draw
+    goes through `random` or `getrandbits`; once seeded, those are the base class's own again."""
+
+    def __init__(self, text: str | None = None) -> None:  # not super().__init__: it seeds at once
+        self.gauss_next = None
+        self._pending = True
+        self._text = text
+
+    def _seed_now(self) -> None:
+        if self._pending:
+            self.seed(self._text)
+
+    def random(self) -> float:
+        self._seed_now()
+        return super().random()
+
+    def getrandbits(self, k: int, /) -> int:
+        self._seed_now()  # a caller may hold this method from before the first draw: seed once
+        return super().getrandbits(k)
+
+    def seed(self, a: Any = None, version: int = 2) -> None:
+        super().seed(a, version)
+        self._seeded()
+
+    def getstate(self) -> tuple[Any, ...]:
+        self._seed_now()
+        return super().getstate()
+
+    def setstate(self, state: tuple[Any, ...]) -> None:
+        super().setstate(state)
+        self._seeded()
+
+    def _seeded(self) -> None:
+        self._pending = False
+        # Instance attributes shadow the methods above: later draws pay nothing for the laziness.
+        self.random = super().random  # type: ignore[method-assign]
+        self.getrandbits = super().getrandbits  # type: ignore[method-assign]
 
 
 def run_pipeline(

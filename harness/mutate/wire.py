@@ -92,6 +92,7 @@ def random_sizes(rng: random.Random, largest: int, total: int) -> list[int]:
             sizes.append(draw())
             covered += sizes[-1]
         return sizes
+    rng.getrandbits(0)  # draws nothing, but seeds a step's RNG (seeded on first use): the loop calls C
     getrandbits, bits = rng.getrandbits, largest.bit_length()
     while covered < total:
         r = getrandbits(bits)
