@@ -10,12 +10,11 @@ import copy
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import NotApplicable
-from harness.mutate import Stream
+from harness.mutate import Stream, evolve
 from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, ReferenceAccumulator, Role
 
 T = TypeVar("T")
@@ -242,7 +241,7 @@ def expect_prefix(
         kept = tuple(call for call in before if call.id in ids)
     else:
         kept = before[: len(seen.tool_calls)]
-    return replace(
+    return evolve(
         stream.expected,
         tool_calls=kept,
         server_calls=seen.server_calls,  # the provider's own calls final in the prefix

@@ -352,10 +352,12 @@ def run_pipeline(
     given). Raises `NotApplicable` when a step has nothing to work on."""
     current: list[tuple[str | None, Stream]] = [(None, stream)]
     for position, step in enumerate(steps):
-        rng = step_rng(seed, position, step)
         step.check_codec(stream)
         nxt: list[tuple[str | None, Stream]] = []
         for label, item in current:
+            # One RNG per stream: each point of an earlier sweep draws what it draws when its case
+            # is rebuilt alone from its id, and a step may draw late (`Stream.with_split`).
+            rng = step_rng(seed, position, step)
             points = step.sweep(item, rng)
             if points is None:
                 nxt.append((label, step.apply(item, rng)))
