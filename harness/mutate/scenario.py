@@ -346,11 +346,19 @@ class _SeededOnUse(random.Random):
 
 
 def run_pipeline(
-    steps: Sequence[Mutation], stream: Stream, seed: int, point: str | None = None
+    steps: Sequence[Mutation],
+    stream: Stream,
+    seed: int,
+    point: str | None = None,
+    *,
+    known: Known | None = None,
 ) -> list[tuple[str | None, Stream]]:
     """Apply steps in order; a sweep step fans out into one stream per point (only `point` when
-    given). Raises `NotApplicable` when a step has nothing to work on."""
+    given). Raises `NotApplicable` when a step has nothing to work on. `known`: what first steps
+    that drew nothing made of this very `stream` before (`_applied`), kept by the caller for one
+    run, so scenarios and seeds that begin alike share the work."""
     current: list[tuple[str | None, Stream]] = [(None, stream)]
+    seeded = False  # whether a step so far drew from its RNG: the streams then depend on the seed
     for position, step in enumerate(steps):
         step.check_codec(stream)
         nxt: list[tuple[str | None, Stream]] = []
@@ -360,8 +368,14 @@ def run_pipeline(
             rng = step_rng(seed, position, step)
             points = step.sweep(item, rng)
             if points is None:
-                nxt.append((label, step.apply(item, rng)))
+                if known is not None and not seeded:
+                    out = _applied(known, tuple(steps[: position + 1]), item, rng)
+                    seeded = not _drew_nothing(rng) or out.split is not item.split
+                else:
+                    out = step.apply(item, rng)
+                nxt.append((label, out))
                 continue
+            seeded = True  # points apart: none is shared
             chosen = [(p, m) for p, m in points if point is None or p == point]
             if point is not None and not chosen:
                 raise NotApplicable(f"no sweep point {point!r} in this stream")
@@ -369,6 +383,44 @@ def run_pipeline(
                 nxt.append((p, m.apply(item, step_rng(seed, position, step))))
         current = nxt
     return current
+
+
+# What a pipeline's first steps made of one recorded stream, by those steps (`run_pipeline`).
+Known = dict[tuple[Mutation, ...], Stream | NotApplicable]
+
+
+def _applied(known: Known, steps: tuple[Mutation, ...], stream: Stream, rng: random.Random) -> Stream:
+    """`steps[-1].apply(stream, rng)`, where `stream` is what `steps[:-1]` made of a recording
+    without drawing from their RNGs; kept in `known` when this step drew nothing either: the result
+    then depends on the steps' parameters and the recording alone, and the next scenario or seed
+    with the same first steps gets it again. Not kept: a step that left work for later
+    (`Stream.with_split` keeps its RNG to draw from), or a user's (it may keep state)."""
+    step = steps[-1]
+    try:
+        found = known.get(steps)
+    except TypeError:  # a parameter that cannot be hashed (a list): not kept
+        return step.apply(stream, rng)
+    if isinstance(found, NotApplicable):
+        raise NotApplicable(*found.args)
+    if found is not None:
+        return found
+    ours = type(step).__module__.startswith(_OWN_MUTATIONS)
+    try:
+        out = step.apply(stream, rng)
+    except NotApplicable as exc:
+        if ours and _drew_nothing(rng):
+            known[steps] = NotApplicable(*exc.args)
+        raise
+    if ours and _drew_nothing(rng) and (out.split is None or out.split is stream.split):
+        known[steps] = out
+    return out
+
+
+_OWN_MUTATIONS = "harness.mutate."
+
+
+def _drew_nothing(rng: random.Random) -> bool:
+    return isinstance(rng, _SeededOnUse) and rng._pending
 
 
 # ---------------------------------------------------------------------------------------------
@@ -428,12 +480,20 @@ def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
     return out
 
 
-def cases_for(source: RecordedStream, scenario: Scenario, seed: int, point: str | None = None) -> list[Case]:
-    """The cases of one recorded stream under one scenario and seed (empty when skipped)."""
+def cases_for(
+    source: RecordedStream,
+    scenario: Scenario,
+    seed: int,
+    point: str | None = None,
+    *,
+    known: Known | None = None,
+) -> list[Case]:
+    """The cases of one recorded stream under one scenario and seed (empty when skipped); `known`:
+    what earlier pipelines made of this source, kept by the caller for one run (`run_pipeline`)."""
     if not scenario.applies_to(source.dialect.name):
         return []
     try:
-        results = run_pipeline(scenario.steps, source.stream, seed, point)
+        results = run_pipeline(scenario.steps, source.stream, seed, point, known=known)
     except NotApplicable:
         return []
     return [case_of_stream(source, mutated, scenario.name, seed, label) for label, mutated in results]
