@@ -122,6 +122,13 @@ def set_at(events: list[Event], dialect: Dialect, fragment: Fragment, field: Fie
 
 def terminal_index(stream: Stream) -> int:
     """Where the stream's terminal signal sits: the sentinel, else the finish event, else the end."""
+    found = stream.memo.get("terminal")  # a sweep asks once per point
+    if found is None:
+        found = stream.memo["terminal"] = _terminal_index(stream)
+    return cast(int, found)
+
+
+def _terminal_index(stream: Stream) -> int:
     kinds = kinds_of(stream)
     for wanted in ({Kind.SENTINEL, Kind.ERROR}, {Kind.FINISH}):
         for i, found in enumerate(kinds):
@@ -133,11 +140,15 @@ def terminal_index(stream: Stream) -> int:
 def first_signal(stream: Stream) -> int:
     """The first event that may end the turn (finish, sentinel or error): a cut up to here is a
     cut by every dialect's rules; after it, whether the turn was over is the dialect's to say."""
-    ending = {Kind.FINISH, Kind.SENTINEL, Kind.ERROR}
-    for i, found in enumerate(kinds_of(stream)):
-        if ending & found:
-            return i
-    return len(stream.events)
+    found = stream.memo.get("first_signal")  # a sweep asks once per point
+    if found is None:
+        found = stream.memo["first_signal"] = next(
+            (i for i, kinds in enumerate(kinds_of(stream)) if _ENDING & kinds), len(stream.events)
+        )
+    return cast(int, found)
+
+
+_ENDING = frozenset({Kind.FINISH, Kind.SENTINEL, Kind.ERROR})
 
 
 def routing_keys_apart(dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> bool:
