@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -123,3 +124,44 @@ def test_sweep_points_are_the_offsets_whose_meaning_is_clear() -> None:
         limit = rng.randint(0, max(0, len(body) - 1))
         one_by_one = [p for p in range(1, limit + 1) if _meaning_is_clear(sse, body, ends, p)]
         assert _clear_points(sse, body, ends, limit) == one_by_one, (parts, limit)
+
+
+def test_a_split_left_for_later_gives_the_reads_the_split_gives_now() -> None:
+    from harness.mutate.wire import random_sizes
+
+    for name in (
+        "openai-chat/parallel-2",
+        "anthropic/parallel-calls",
+        "bedrock-converse/seed000-parallel-read-search",
+    ):
+        stream = stream_of(name).with_events(stream_of(name).events)  # one read per event
+
+        def split(body: bytes) -> list[bytes]:
+            sizes, reads, pos = random_sizes(random.Random(7), 16, len(body)), [], 0
+            for size in sizes:
+                reads.append(body[pos : pos + size])
+                pos += size
+            return reads
+
+        later, now = stream.with_split(split), stream.with_reads(split(stream.body()), same_events=True)
+        assert later.fixed_reads and later.events is stream.events
+        assert later.current_reads() == now.current_reads() and later.body() == now.body()
+        # What a later step makes of it is what it makes of the reads cut at once.
+        for step in ("cut-bytes", "rechunk"):
+            assert apply(step, later, 3).current_reads() == apply(step, now, 3).current_reads()
+
+
+def test_rechunk_draws_its_sizes_only_when_the_reads_are_asked_for() -> None:
+    from harness.mutate.scenario import step_rng
+
+    stream = stream_of("openai-chat/parallel-2")
+    step = build("rechunk", {"how": "random", "max_size": 8})
+    rng = step_rng(0, 0, step)
+    out = step.apply(stream, rng)
+    assert (
+        out.reads is None
+        and out.split is not None
+        and rng.getstate() == random.Random(f"toolstream/0/0/{step.name}").getstate()
+    ), "nothing drawn yet"
+    eager = step.apply(stream, step_rng(0, 0, step)).current_reads()
+    assert out.current_reads() == eager and len(eager) > len(stream.events)
