@@ -185,7 +185,9 @@ class _PrefixOracle:
     def __init__(self, dialect: Dialect, base: Sequence[Event]) -> None:
         self.dialect = dialect
         self.base = base
-        self.acc: ReferenceAccumulator | None = None  # made at the second question: most get one
+        # None until the second question: most streams are asked once, and feeding a fresh
+        # accumulator costs less than copying one.
+        self.acc: ReferenceAccumulator | None = None
         self.fed = 0
 
     def outcome(self, events: Sequence[Event], error: str | None) -> Outcome:

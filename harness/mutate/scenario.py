@@ -369,8 +369,8 @@ def run_pipeline(
             points = step.sweep(item, rng)
             if points is None:
                 if known is not None and not seeded:
-                    out = _applied(known, tuple(steps[: position + 1]), item, rng)
-                    seeded = not _drew_nothing(rng) or out.split is not item.split
+                    out, kept = _applied(known, tuple(steps[: position + 1]), item, rng)
+                    seeded = not kept  # what comes next no longer follows from the steps alone
                 else:
                     out = step.apply(item, rng)
                 nxt.append((label, out))
@@ -389,21 +389,23 @@ def run_pipeline(
 Known = dict[tuple[Mutation, ...], Stream | NotApplicable]
 
 
-def _applied(known: Known, steps: tuple[Mutation, ...], stream: Stream, rng: random.Random) -> Stream:
+def _applied(
+    known: Known, steps: tuple[Mutation, ...], stream: Stream, rng: random.Random
+) -> tuple[Stream, bool]:
     """`steps[-1].apply(stream, rng)`, where `stream` is what `steps[:-1]` made of a recording
-    without drawing from their RNGs; kept in `known` when this step drew nothing either: the result
-    then depends on the steps' parameters and the recording alone, and the next scenario or seed
-    with the same first steps gets it again. Not kept: a step that left work for later
-    (`Stream.with_split` keeps its RNG to draw from), or a user's (it may keep state)."""
+    (kept in `known`), and whether the result is kept there too: when this step drew nothing from
+    its RNG, the result depends on the steps' parameters and the recording alone, and the next
+    scenario or seed with the same first steps gets it again. Not kept: a step that left work for
+    later (`Stream.with_split` keeps its RNG to draw from), or a user's (it may keep state)."""
     step = steps[-1]
     try:
         found = known.get(steps)
     except TypeError:  # a parameter that cannot be hashed (a list): not kept
-        return step.apply(stream, rng)
+        return step.apply(stream, rng), False
     if isinstance(found, NotApplicable):
         raise NotApplicable(*found.args)
     if found is not None:
-        return found
+        return found, True
     ours = type(step).__module__.startswith(_OWN_MUTATIONS)
     try:
         out = step.apply(stream, rng)
@@ -411,9 +413,10 @@ def _applied(known: Known, steps: tuple[Mutation, ...], stream: Stream, rng: ran
         if ours and _drew_nothing(rng):
             known[steps] = NotApplicable(*exc.args)
         raise
-    if ours and _drew_nothing(rng) and (out.split is None or out.split is stream.split):
+    kept = ours and _drew_nothing(rng) and (out.split is None or out.split is stream.split)
+    if kept:
         known[steps] = out
-    return out
+    return out, kept
 
 
 _OWN_MUTATIONS = "harness.mutate."
