@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -210,3 +211,35 @@ def test_clip_and_printable() -> None:
     }
     assert printable("\x1b[2J\a\rok\n\tnext\x9b") == "\\x1b[2J\\x07\\x0dok\n\tnext\\x9b"
     assert shorten("\x1b[31m" + "a" * 3_000_000, 12) == "\\x1b[31maaa…"
+
+
+def test_only_an_accumulator_that_cannot_print_runs_without_the_capture(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The built-in reference says it prints nothing (a capture cost about what its case does);
+    a user's accumulator, which may print, is captured; one that says it cannot is taken at its word."""
+    from harness.check.accumulators import resolve
+    from harness.check.accumulators.event_level import EventLevel
+    from harness.check.selection import build_case
+    from harness.check.verdict import judge
+    from harness.wire import dialects
+
+    case = build_case("openai-chat/parallel-2::original::s0")
+    reference = resolve("reference")
+    assert reference.prints_nothing(case)  # type: ignore[attr-defined]
+
+    def noisy(dialect: str) -> Any:
+        print("from the accumulator")
+        return dialects.get(dialect).accumulator()
+
+    captured = EventLevel(noisy, "noisy")
+    assert not captured.prints_nothing(case)
+    assert judge(captured, "noisy", case).output == "from the accumulator\n"
+    assert capfd.readouterr().out == ""
+
+    class Trusted(EventLevel):
+        def prints_nothing(self, case: Any) -> bool:
+            return True
+
+    assert judge(Trusted(noisy, "trusted"), "trusted", case).output == ""
+    assert capfd.readouterr().out == "from the accumulator\n"

@@ -71,3 +71,28 @@ def test_move_finish_keeps_meaning(to: str) -> None:
 @pytest.mark.parametrize("name", ["drop-sentinel", "duplicate-sentinel", "duplicate-finish", "drop-calls"])
 def test_sentinel_and_calls(name: str) -> None:
     assert_oracle(apply(name, stream_of("anthropic/parallel-calls")))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "openai-chat/parallel-2",
+        "anthropic/parallel-calls",
+        "openai-responses/parallel-2",
+        "bedrock-converse/seed000-parallel-read-search",
+        "gemini/parallel-one-per-chunk",
+    ],
+)
+def test_the_prefix_oracle_judges_every_prefix_as_the_reference_fed_from_the_start(name: str) -> None:
+    from harness.mutate.calls import _PrefixOracle, reference_on
+
+    stream = stream_of(name)
+    d, events = stream.dialect, stream.events
+    oracle = _PrefixOracle(d, events)
+    tail = events[len(events) // 2 :]  # events that are not the base's own objects: fed to a copy
+    # Forwards, then backwards (it starts again), with and without a cut, with a foreign tail.
+    for n in [*range(len(events) + 1), *reversed(range(len(events) + 1))]:
+        for error in (None, "cut"):
+            assert oracle.outcome(events[:n], error) == reference_on(d, events[:n], error)
+            mixed = (*events[:n], *tail)
+            assert oracle.outcome(mixed, error) == reference_on(d, mixed, error)

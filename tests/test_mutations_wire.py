@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -123,3 +124,67 @@ def test_sweep_points_are_the_offsets_whose_meaning_is_clear() -> None:
         limit = rng.randint(0, max(0, len(body) - 1))
         one_by_one = [p for p in range(1, limit + 1) if _meaning_is_clear(sse, body, ends, p)]
         assert _clear_points(sse, body, ends, limit) == one_by_one, (parts, limit)
+
+
+def test_a_split_left_for_later_gives_the_reads_the_split_gives_now() -> None:
+    from harness.mutate.wire import random_sizes
+
+    for name in (
+        "openai-chat/parallel-2",
+        "anthropic/parallel-calls",
+        "bedrock-converse/seed000-parallel-read-search",
+    ):
+        stream = stream_of(name).with_events(stream_of(name).events)  # one read per event
+
+        def split(body: bytes) -> list[bytes]:
+            sizes, reads, pos = random_sizes(random.Random(7), 16, len(body)), [], 0
+            for size in sizes:
+                reads.append(body[pos : pos + size])
+                pos += size
+            return reads
+
+        later, now = stream.with_split(split), stream.with_reads(split(stream.body()), same_events=True)
+        assert later.fixed_reads and later.events is stream.events
+        assert later.current_reads() == now.current_reads() and later.body() == now.body()
+        # What a later step makes of it is what it makes of the reads cut at once.
+        for step in ("cut-bytes", "rechunk"):
+            assert apply(step, later, 3).current_reads() == apply(step, now, 3).current_reads()
+
+
+def test_rechunk_draws_its_sizes_only_when_the_reads_are_asked_for() -> None:
+    from harness.mutate.scenario import step_rng
+
+    stream = stream_of("openai-chat/parallel-2")
+    step = build("rechunk", {"how": "random", "max_size": 8})
+    rng = step_rng(0, 0, step)
+    out = step.apply(stream, rng)
+    assert (
+        out.reads is None
+        and out.split is not None
+        and rng.getstate() == random.Random(f"toolstream/0/0/{step.name}").getstate()
+    ), "nothing drawn yet"
+    eager = step.apply(stream, step_rng(0, 0, step)).current_reads()
+    assert out.current_reads() == eager and len(eager) > len(stream.events)
+
+
+@pytest.mark.parametrize("indent", [0, 1, 4])
+def test_pretty_json_writes_what_json_dumps_writes(indent: int) -> None:
+    import json
+
+    from harness.mutate.wire import pretty_json
+
+    payloads = [
+        event.payload
+        for name in ("openai-chat/parallel-2", "anthropic/parallel-calls", "openai-responses/parallel-2")
+        for event in stream_of(name).events
+        if isinstance(event.payload, (dict, list))
+    ]
+    odd = [
+        {"a": [1, 2.5, float("nan"), True, None, {"b": 'é\u2028"x\n\ud800'}], "": {}, "l": []},
+        [[[]]],
+        {"k": -0.0, "big": 10**30, "inf": float("-inf")},
+        {1: "a non-str key"},  # the json module's own way: through it
+        {"t": (1, 2)},
+    ]
+    for value in [*payloads, *odd]:
+        assert pretty_json(value, indent) == json.dumps(value, ensure_ascii=False, indent=indent)

@@ -117,3 +117,19 @@ def test_usage_errors() -> None:
         run_matrix("no-such-accumulator", Selection(cassettes=(SINGLE,), scenarios=("original",)), jobs=2)
     with pytest.raises(HarnessError, match="no accumulator"):
         run_matrix([], Selection(cassettes=(SINGLE,)))
+
+
+def test_an_in_process_run_leaves_the_collector_as_it_found_it() -> None:
+    import gc
+
+    selection = Selection(cassettes=(PARALLEL,), scenarios=("original",))
+    assert gc.get_freeze_count() == 0
+    assert run_matrix("reference", selection).ok
+    assert gc.get_freeze_count() == 0  # what it froze for the run is back with the collector
+    gc.freeze()  # a caller's own freeze (a forking server's) is left alone
+    try:
+        frozen = gc.get_freeze_count()
+        assert run_matrix("reference", selection).ok
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -179,3 +179,52 @@ def test_every_scenario_meets_the_reference_on_every_cassette(name: str) -> None
 def test_the_library_and_the_corpus_are_the_ones_the_matrix_covers() -> None:
     assert len(LIBRARY_NAMES) == len(set(LIBRARY_NAMES)) > 40
     assert len(cassette_paths()) > 40
+
+
+@pytest.mark.parametrize("seed,position", [(0, 0), (3, 1), (2**63 - 1, 7)])
+def test_a_step_rng_draws_what_a_random_seeded_with_its_text_draws(seed: int, position: int) -> None:
+    import pickle
+    import random
+
+    from harness.mutate import build
+    from harness.mutate.scenario import step_rng
+
+    step = build("rechunk")
+    text = f"toolstream/{seed}/{position}/{step.name}"
+
+    def draws(rng: random.Random) -> list[object]:
+        items = list(range(30))
+        rng.shuffle(items)
+        return [
+            *(rng.randint(1, 64), rng.choice("abcdef"), rng.sample(range(100), 5), items, rng.random()),
+            *(rng.getrandbits(70), rng.gauss(0, 1), rng.uniform(0, 1), rng.randbytes(5), rng.getstate()),
+        ]
+
+    assert draws(step_rng(seed, position, step)) == draws(random.Random(text))
+    held = step_rng(seed, position, step).getrandbits  # held before the first draw, as loops do
+    plain = random.Random(text)
+    assert [held(9) for _ in range(20)] == [plain.getrandbits(9) for _ in range(20)]
+    copied = pickle.loads(pickle.dumps(step_rng(seed, position, step)))
+    assert copied.random() == random.Random(text).random()
+
+
+def test_a_matrix_shares_first_steps_and_builds_what_each_pipeline_builds_alone() -> None:
+    """`known`: what steps that drew nothing made of a recording is reused by later scenarios and
+    seeds; every case, its events, expectation and bytes, is the one a lone pipeline builds."""
+    from harness.mutate.scenario import cases_for
+
+    matrix = Matrix(Selection(cassettes=[str(Path("cassettes/openai-chat").resolve())]))
+    for unit in matrix.units():
+        assert unit.cassette is not None and unit.scenario is not None and unit.seed is not None
+        built = matrix.cases(unit)
+        alone = [
+            case
+            for source in matrix.sources(unit.cassette)
+            for case in cases_for(source, matrix.by_name[unit.scenario], unit.seed)
+        ]
+        assert [c.id for c in built] == [c.id for c in alone]
+        for a, b in zip(built, alone, strict=True):
+            assert (a.events, a.expected) == (b.events, b.expected)
+            assert [c.data for c in a.response.chunks] == [c.data for c in b.response.chunks], a.id
+    shared = sum(len(known) for _, known in matrix._known.values())
+    assert shared > 0, "some first steps must have been kept for this to mean anything"

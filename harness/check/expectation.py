@@ -272,7 +272,27 @@ def rule_for(step: Mutation, case: Case | None = None) -> Rule:
 def classify(case: Case, scenario: Scenario | None = None) -> Expectation:
     """The class of `case`, from the steps of `scenario` (default: the shipped scenario of that
     name; a scenario that cannot be found leaves the case `spec`, the strictest)."""
+    # Only cuts and injected errors look at the case's events: the rest is the same for every case
+    # of a scenario, recording and dialect (a sweep's points, a scenario's seeds), found once.
+    key = (case.scenario if scenario is None else id(scenario), case.cassette, case.dialect)
+    found = _CLASSES.get(key)
+    if found is not None and found[0] is scenario:
+        return found[1]
     steps = _steps(case.scenario) if scenario is None else scenario.steps
+    expectation = _classify(case, scenario, steps)
+    if steps is not None and not any(step.name in _BY_EVENTS for step in steps):
+        if len(_CLASSES) >= 65536:
+            _CLASSES.clear()
+        _CLASSES[key] = (scenario, expectation)
+    return expectation
+
+
+_BY_EVENTS = _CUTS | {"inject-error"}  # the steps whose rule asks the case's events (`rule_for`)
+# (scenario or its name, recording, dialect) -> (the scenario, kept alive for its id; the class)
+_CLASSES: dict[tuple[object, str, str], tuple[Scenario | None, Expectation]] = {}
+
+
+def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] | None) -> Expectation:
     if steps is None:
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
     recording = RECORDINGS.get(case.cassette)

@@ -25,6 +25,7 @@ from harness.errors import ScenarioError
 from harness.mutate.scenario import (
     SEPARATOR,
     Case,
+    Known,
     RecordedStream,
     Scenario,
     cases_for,
@@ -118,6 +119,7 @@ class Matrix:
         self._sources: dict[str, list[RecordedStream]] = {}
         self._files: list[Path] | None = None
         self._named: dict[str, list[Path]] | None = None
+        self._known: dict[int, tuple[RecordedStream, Known]] = {}
 
     def units(self) -> list[Unit]:
         """The units of work, in matrix order (cassette, scenario, seed)."""
@@ -155,7 +157,19 @@ class Matrix:
             return [self.case(unit.case_id)]
         assert unit.cassette is not None and unit.scenario is not None and unit.seed is not None
         scenario = self.by_name[unit.scenario]
-        return [case for s in self.sources(unit.cassette) for case in cases_for(s, scenario, unit.seed)]
+        return [
+            case
+            for s in self.sources(unit.cassette)
+            for case in cases_for(s, scenario, unit.seed, known=self._known_for(s))
+        ]
+
+    def _known_for(self, source: RecordedStream) -> Known:
+        """What earlier pipelines made of `source` in this matrix (see `run_pipeline`): kept for
+        the matrix's life, so a dialect changed in between (a test's monkeypatch) is seen anew."""
+        found = self._known.get(id(source))
+        if found is None or found[0] is not source:
+            found = self._known[id(source)] = (source, {})
+        return found[1]
 
     def all(self) -> Iterator[Case]:
         """Every case, in matrix order, each id once."""

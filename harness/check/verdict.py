@@ -195,7 +195,11 @@ class Report:
 def judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None = None) -> Result:
     """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict,
     whatever it prints (file descriptors 1 and 2) its `output`. `scenario` is the one that made
-    the case (its steps give the class; default: by name)."""
+    the case (its steps give the class; default: by name). An accumulator whose
+    `prints_nothing(case)` is true (the built-in reference) runs without the capture."""
+    quiet = getattr(accumulator, "prints_nothing", None)
+    if quiet is not None and quiet(case):
+        return _judge(accumulator, spec, case, scenario)  # a capture costs about as much as its case
     with captured_output() as output:
         result = _judge(accumulator, spec, case, scenario)
     return replace(result, output=output.text) if output.total else result

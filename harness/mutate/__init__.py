@@ -41,6 +41,7 @@ __all__ = [
     "Quirk",
     "Stream",
     "build",
+    "evolve",
     "get",
     "mutation",
     "names",
@@ -58,6 +59,37 @@ class Level(StrEnum):
     WIRE = "wire"  # works on bytes and how they are split into reads
 
 
+_T = TypeVar("_T")
+# Per dataclass: the fields `__init__` takes, the others with how each is made, the names taken.
+_PLANS: dict[type, tuple[tuple[str, ...], tuple[tuple[str, Any], ...], frozenset[str]]] = {}
+
+
+def evolve(obj: _T, **changes: Any) -> _T:
+    """`dataclasses.replace(obj, **changes)` for a dataclass without `__post_init__` (a `Stream`,
+    an `Outcome`), without running `__init__`: a third of the cost, paid for nearly every step of
+    every case. A field not taken by `__init__` is made afresh, as `replace` does."""
+    cls = type(obj)
+    plan = _PLANS.get(cls)
+    if plan is None:
+        if hasattr(cls, "__post_init__"):
+            return cast(_T, replace(cast(Any, obj), **changes))
+        every = dataclasses.fields(cast(Any, cls))
+        taken = tuple(f.name for f in every if f.init)
+        made = tuple((f.name, f.default_factory if f.default is dataclasses.MISSING else f.default)
+                     for f in every if not f.init)  # fmt: skip
+        plan = _PLANS[cls] = (taken, made, frozenset(taken))
+    taken, made, names = plan
+    if not changes.keys() <= names:
+        raise TypeError(f"{cls.__name__} has no field {sorted(changes.keys() - names)[0]!r} to change")
+    new = object.__new__(cls)
+    put = object.__setattr__  # frozen: what the generated __init__ uses too
+    for name in taken:
+        put(new, name, changes[name] if name in changes else getattr(obj, name))
+    for name, how in made:
+        put(new, name, how() if callable(how) else how)
+    return new
+
+
 @dataclass(frozen=True, slots=True)
 class Stream:
     """One response as mutations see it: events (always), the exact reads when a wire mutation
@@ -72,6 +104,9 @@ class Stream:
     error_type: str | None = None
     newline: str = "\n"  # the SSE line end events are rendered with
     space: bool = True  # whether SSE fields are written `data: x` (True) or `data:x`
+    # Reads not cut yet (`with_split`): made from the body when first asked for, since an
+    # event-level accumulator never reads them; only with `reads` None. Not compared.
+    split: Callable[[], tuple[bytes, ...]] | None = field(default=None, compare=False, repr=False)
     # What this very stream rendered or decoded once (`pieces`, `body`, ...): never copied by
     # `replace`, so a changed stream starts empty; not compared.
     memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
@@ -98,10 +133,11 @@ class Stream:
         Sequence numbers are counted anew (`Editing.resequence`): inserted, dropped or moved events
         keep them strictly increasing; a final summary of the items (Responses `response.output`) is
         rebuilt from the items streamed (`Editing.restate`), so it never contradicts them."""
-        return replace(
+        return evolve(
             self,
             events=tuple(self.dialect.resequence(self.dialect.restate(events))),
             reads=None,
+            split=None,
             expected=self.expected if expected is None else expected,
         )
 
@@ -115,15 +151,30 @@ class Stream:
             if same_events
             else tuple(self.dialect.parse(w) for w in decode_all(self.dialect.codec(), reads))
         )
-        out = replace(
+        out = evolve(
             self,
             reads=tuple(reads),
+            split=None,
             events=events,
             expected=self.expected if expected is None else expected,
         )
         if same_events and "pieces" in self.memo:  # the same events render the same
             out.memo["pieces"] = self.memo["pieces"]
         return out
+
+    def with_split(self, split: Callable[[bytes], Sequence[bytes]]) -> Stream:
+        """The same events and bytes read in other pieces, `split(body)`, cut only when the reads
+        or the body are first asked for (`current_reads`): what `with_reads(split(self.body()),
+        same_events=True)` gives, without rendering the events for an event-level accumulator."""
+        out = evolve(self, reads=None, split=lambda: tuple(split(self.body())))
+        if "pieces" in self.memo:
+            out.memo["pieces"] = self.memo["pieces"]
+        return out
+
+    @property
+    def fixed_reads(self) -> bool:
+        """Whether the reads are set apart from the events (False: one read per event)."""
+        return self.reads is not None or self.split is not None
 
     def encode(self, wire: Sequence[WireEvent]) -> bytes:
         """Encode wire events the way this stream renders them."""
@@ -143,6 +194,11 @@ class Stream:
         """The reads a client receives: the fixed ones, or one read per event."""
         if self.reads is not None:
             return self.reads
+        if self.split is not None:
+            found = self.memo.get("reads")
+            if found is None:
+                found = self.memo["reads"] = self.split()
+            return cast(tuple[bytes, ...], found)
         return self.pieces()
 
     def body(self) -> bytes:

@@ -6,15 +6,16 @@ after another, and what a prefix of the stream makes final (the oracle of cuts a
 
 from __future__ import annotations
 
+import copy
+import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import NotApplicable
-from harness.mutate import Stream
-from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, Role
+from harness.mutate import Stream, evolve
+from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, ReferenceAccumulator, Role
 
 T = TypeVar("T")
 
@@ -121,6 +122,13 @@ def set_at(events: list[Event], dialect: Dialect, fragment: Fragment, field: Fie
 
 def terminal_index(stream: Stream) -> int:
     """Where the stream's terminal signal sits: the sentinel, else the finish event, else the end."""
+    found = stream.memo.get("terminal")  # a sweep asks once per point
+    if found is None:
+        found = stream.memo["terminal"] = _terminal_index(stream)
+    return cast(int, found)
+
+
+def _terminal_index(stream: Stream) -> int:
     kinds = kinds_of(stream)
     for wanted in ({Kind.SENTINEL, Kind.ERROR}, {Kind.FINISH}):
         for i, found in enumerate(kinds):
@@ -132,11 +140,15 @@ def terminal_index(stream: Stream) -> int:
 def first_signal(stream: Stream) -> int:
     """The first event that may end the turn (finish, sentinel or error): a cut up to here is a
     cut by every dialect's rules; after it, whether the turn was over is the dialect's to say."""
-    ending = {Kind.FINISH, Kind.SENTINEL, Kind.ERROR}
-    for i, found in enumerate(kinds_of(stream)):
-        if ending & found:
-            return i
-    return len(stream.events)
+    found = stream.memo.get("first_signal")  # a sweep asks once per point
+    if found is None:
+        found = stream.memo["first_signal"] = next(
+            (i for i, kinds in enumerate(kinds_of(stream)) if _ENDING & kinds), len(stream.events)
+        )
+    return cast(int, found)
+
+
+_ENDING = frozenset({Kind.FINISH, Kind.SENTINEL, Kind.ERROR})
 
 
 def routing_keys_apart(dialect: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> bool:
@@ -165,6 +177,56 @@ def reference_on(dialect: Dialect, events: Sequence[Event], error: str | None) -
     return acc.close(error)
 
 
+class _PrefixOracle:
+    """The reference accumulator fed one events sequence (`base`) once, for every prefix a sweep
+    asks about: events that begin with the very objects of `base` are fed from where it got to,
+    copied, instead of from the start (a sweep of N points costs N copies, not N prefixes fed)."""
+
+    def __init__(self, dialect: Dialect, base: Sequence[Event]) -> None:
+        self.dialect = dialect
+        self.base = base
+        # None until the second question: most streams are asked once, and feeding a fresh
+        # accumulator costs less than copying one.
+        self.acc: ReferenceAccumulator | None = None
+        self.fed = 0
+
+    def outcome(self, events: Sequence[Event], error: str | None) -> Outcome:
+        if self.acc is None:
+            self.acc = self.dialect.accumulator()
+            return reference_on(self.dialect, events, error)
+        base = self.base
+        shared, limit = 0, min(len(events), len(base))
+        while shared < limit and events[shared] is base[shared]:
+            shared += 1
+        if shared < self.fed:  # asked about an earlier point: start again
+            self.acc, self.fed = self.dialect.accumulator(), 0
+        for event in base[self.fed : shared]:
+            self.acc.feed(event)
+        self.fed = shared
+        acc = _copied(self.acc)
+        for event in events[shared:]:
+            acc.feed(event)
+        return acc.close(error)
+
+
+def _copied(acc: ReferenceAccumulator) -> ReferenceAccumulator:
+    """A deep copy of an accumulator's state: through pickle, which copies plain state several
+    times faster than `copy.deepcopy` (a sweep copies once per point); else `copy.deepcopy`."""
+    try:
+        return cast(ReferenceAccumulator, pickle.loads(pickle.dumps(acc, pickle.HIGHEST_PROTOCOL)))
+    except Exception:  # something in it does not pickle (a registered dialect's state)
+        return copy.deepcopy(acc)
+
+
+def _oracle(stream: Stream, base: Sequence[Event]) -> _PrefixOracle:
+    """The stream's oracle for prefixes of `base` (its own events, or a re-decoding of its body)."""
+    key = f"oracle/{id(base)}"
+    found = stream.memo.get(key)
+    if found is None or found.base is not base:
+        found = stream.memo[key] = _PrefixOracle(stream.dialect, base)
+    return cast(_PrefixOracle, found)
+
+
 def expect_prefix(
     stream: Stream,
     events: Sequence[Event],
@@ -172,13 +234,17 @@ def expect_prefix(
     state: State | None,
     error: str | None,
     closed_with: str | None = None,
+    base: Sequence[Event] | None = None,
 ) -> Outcome:
     """The expectation of a stream that stops after `events`: only the calls that were final there
     survive (finality is the dialect's: its reference accumulator run on the prefix says which),
     taken from the previous expectation; text and finish reason are what the prefix carried.
     `state` None: a clean end, whether the prefix was a whole turn is the dialect's to say.
-    `closed_with` is the transport error the stream ends with (default: `error`)."""
-    seen = reference_on(stream.dialect, events, error if closed_with is None else closed_with or None)
+    `closed_with` is the transport error the stream ends with (default: `error`). `events` that
+    begin with those of `base` (default: the stream's) are judged from where the stream's oracle
+    got to (`_PrefixOracle`), the same outcome as feeding them all."""
+    oracle = _oracle(stream, stream.events if base is None else base)
+    seen = oracle.outcome(events, error if closed_with is None else closed_with or None)
     if state is None:
         state, error = seen.state, seen.error
     before = stream.expected.tool_calls
@@ -188,7 +254,7 @@ def expect_prefix(
         kept = tuple(call for call in before if call.id in ids)
     else:
         kept = before[: len(seen.tool_calls)]
-    return replace(
+    return evolve(
         stream.expected,
         tool_calls=kept,
         server_calls=seen.server_calls,  # the provider's own calls final in the prefix

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from harness.check.outcome import diff
 from harness.errors import DialectError, MutationError, NotApplicable
-from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
+from harness.mutate import Meaning, Mutation, Quirk, Stream, evolve, mutation
 from harness.mutate.calls import (
     by_call,
     call_value,
@@ -138,10 +138,10 @@ def expected_ids(stream: Stream, events: Sequence[Event], fragments: Sequence[Fr
         new = call_value(d, events, group, Field.ID)
         new_id = new if isinstance(new, str) else None
         if isinstance(old, str):
-            calls = [replace(c, id=new_id) if c.id == old else c for c in calls]
+            calls = [evolve(c, id=new_id) if c.id == old else c for c in calls]
         elif n < len(calls) and calls[n].id is None and len(calls) == len(by_call(fragments)):
-            calls[n] = replace(calls[n], id=new_id)
-    return replace(stream.expected, tool_calls=tuple(calls))
+            calls[n] = evolve(calls[n], id=new_id)
+    return evolve(stream.expected, tool_calls=tuple(calls))
 
 
 def _named_continuations(stream: Stream) -> bool:

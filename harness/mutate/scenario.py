@@ -303,24 +303,81 @@ def find_scenario(name: str, scenarios: Sequence[Scenario] | None = None) -> Sce
 
 def step_rng(seed: int, position: int, step: Mutation) -> random.Random:
     """The RNG of one step of one case: the same seed and position always draw the same values."""
-    return random.Random(f"toolstream/{seed}/{position}/{step.name}")
+    return _SeededOnUse(f"toolstream/{seed}/{position}/{step.name}")
+
+
+class _SeededOnUse(random.Random):
+    """`random.Random(text)`, seeded at its first draw: seeding (a SHA-512 and the whole Mersenne
+    Twister state) costs more than most steps' whole work, and most steps draw nothing. Every draw
+    goes through `random` or `getrandbits`; once seeded, those are the base class's own again."""
+
+    def __init__(self, text: str | None = None) -> None:  # not super().__init__: it seeds at once
+        self.gauss_next = None
+        self._pending = True
+        self._text = text
+
+    def _seed_now(self) -> None:
+        if self._pending:
+            self.seed(self._text)
+
+    def random(self) -> float:
+        self._seed_now()
+        return super().random()
+
+    def getrandbits(self, k: int, /) -> int:
+        self._seed_now()  # a caller may hold this method from before the first draw: seed once
+        return super().getrandbits(k)
+
+    def seed(self, a: Any = None, version: int = 2) -> None:
+        super().seed(a, version)
+        self._seeded()
+
+    def getstate(self) -> tuple[Any, ...]:
+        self._seed_now()
+        return super().getstate()
+
+    def setstate(self, state: tuple[Any, ...]) -> None:
+        super().setstate(state)
+        self._seeded()
+
+    def _seeded(self) -> None:
+        self._pending = False
+        # Instance attributes shadow the methods above: later draws pay nothing for the laziness.
+        self.random = super().random  # type: ignore[method-assign]
+        self.getrandbits = super().getrandbits  # type: ignore[method-assign]
 
 
 def run_pipeline(
-    steps: Sequence[Mutation], stream: Stream, seed: int, point: str | None = None
+    steps: Sequence[Mutation],
+    stream: Stream,
+    seed: int,
+    point: str | None = None,
+    *,
+    known: Known | None = None,
 ) -> list[tuple[str | None, Stream]]:
     """Apply steps in order; a sweep step fans out into one stream per point (only `point` when
-    given). Raises `NotApplicable` when a step has nothing to work on."""
+    given). Raises `NotApplicable` when a step has nothing to work on. `known`: what first steps
+    that drew nothing made of this very `stream` before (`_applied`), kept by the caller for one
+    run, so scenarios and seeds that begin alike share the work."""
     current: list[tuple[str | None, Stream]] = [(None, stream)]
+    seeded = False  # whether a step so far drew from its RNG: the streams then depend on the seed
     for position, step in enumerate(steps):
-        rng = step_rng(seed, position, step)
         step.check_codec(stream)
         nxt: list[tuple[str | None, Stream]] = []
         for label, item in current:
+            # One RNG per stream: each point of an earlier sweep draws what it draws when its case
+            # is rebuilt alone from its id, and a step may draw late (`Stream.with_split`).
+            rng = step_rng(seed, position, step)
             points = step.sweep(item, rng)
             if points is None:
-                nxt.append((label, step.apply(item, rng)))
+                if known is not None and not seeded:
+                    out, kept = _applied(known, tuple(steps[: position + 1]), item, rng)
+                    seeded = not kept  # what comes next no longer follows from the steps alone
+                else:
+                    out = step.apply(item, rng)
+                nxt.append((label, out))
                 continue
+            seeded = True  # points apart: none is shared
             chosen = [(p, m) for p, m in points if point is None or p == point]
             if point is not None and not chosen:
                 raise NotApplicable(f"no sweep point {point!r} in this stream")
@@ -328,6 +385,47 @@ def run_pipeline(
                 nxt.append((p, m.apply(item, step_rng(seed, position, step))))
         current = nxt
     return current
+
+
+# What a pipeline's first steps made of one recorded stream, by those steps (`run_pipeline`).
+Known = dict[tuple[Mutation, ...], Stream | NotApplicable]
+
+
+def _applied(
+    known: Known, steps: tuple[Mutation, ...], stream: Stream, rng: random.Random
+) -> tuple[Stream, bool]:
+    """`steps[-1].apply(stream, rng)`, where `stream` is what `steps[:-1]` made of a recording
+    (kept in `known`), and whether the result is kept there too: when this step drew nothing from
+    its RNG, the result depends on the steps' parameters and the recording alone, and the next
+    scenario or seed with the same first steps gets it again. Not kept: a step that left work for
+    later (`Stream.with_split` keeps its RNG to draw from), or a user's (it may keep state)."""
+    step = steps[-1]
+    try:
+        found = known.get(steps)
+    except TypeError:  # a parameter that cannot be hashed (a list): not kept
+        return step.apply(stream, rng), False
+    if isinstance(found, NotApplicable):
+        raise NotApplicable(*found.args)
+    if found is not None:
+        return found, True
+    ours = type(step).__module__.startswith(_OWN_MUTATIONS)
+    try:
+        out = step.apply(stream, rng)
+    except NotApplicable as exc:
+        if ours and _drew_nothing(rng):
+            known[steps] = NotApplicable(*exc.args)
+        raise
+    kept = ours and _drew_nothing(rng) and (out.split is None or out.split is stream.split)
+    if kept:
+        known[steps] = out
+    return out, kept
+
+
+_OWN_MUTATIONS = "harness.mutate."
+
+
+def _drew_nothing(rng: random.Random) -> bool:
+    return isinstance(rng, _SeededOnUse) and rng._pending
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,12 +487,20 @@ def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
     return out
 
 
-def cases_for(source: RecordedStream, scenario: Scenario, seed: int, point: str | None = None) -> list[Case]:
-    """The cases of one recorded stream under one scenario and seed (empty when skipped)."""
+def cases_for(
+    source: RecordedStream,
+    scenario: Scenario,
+    seed: int,
+    point: str | None = None,
+    *,
+    known: Known | None = None,
+) -> list[Case]:
+    """The cases of one recorded stream under one scenario and seed (empty when skipped); `known`:
+    what earlier pipelines made of this source, kept by the caller for one run (`run_pipeline`)."""
     if not scenario.applies_to(source.dialect.name):
         return []
     try:
-        results = run_pipeline(scenario.steps, source.stream, seed, point)
+        results = run_pipeline(scenario.steps, source.stream, seed, point, known=known)
     except NotApplicable:
         return []
     return [case_of_stream(source, mutated, scenario.name, seed, label) for label, mutated in results]

@@ -15,7 +15,7 @@ from typing import Literal
 
 from harness.check.outcome import State
 from harness.errors import DialectError, NotApplicable
-from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
+from harness.mutate import Meaning, Mutation, Quirk, Stream, evolve, mutation
 from harness.mutate.calls import by_call, expect_prefix, first_signal, fragments_or_skip, terminal_index
 from harness.mutate.wire import CUT_ERROR, CUT_ERROR_TYPE
 from harness.wire.dialects import MISSING, Event, Field, Finish, Kind, Role
@@ -36,7 +36,7 @@ def cut_after(stream: Stream, n: int, error: bool) -> Stream:
     cut = error and n <= first_signal(stream)
     expected = expect_prefix(stream, events, state=State.CUT if cut else None, error=message)
     out = stream.with_events(events, expected)
-    return replace(out, complete=not error, error=message, error_type=CUT_ERROR_TYPE if error else None)
+    return evolve(out, complete=not error, error=message, error_type=CUT_ERROR_TYPE if error else None)
 
 
 @mutation("cut")

@@ -14,11 +14,12 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Literal, cast
 
 from harness.check.outcome import State
 from harness.errors import NotApplicable
-from harness.mutate import Level, Meaning, Mutation, Stream, mutation
+from harness.mutate import Level, Meaning, Mutation, Stream, evolve, mutation
 from harness.mutate.calls import expect_prefix, first_signal, terminal_index
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects import Event, Kind
@@ -92,6 +93,7 @@ def random_sizes(rng: random.Random, largest: int, total: int) -> list[int]:
             sizes.append(draw())
             covered += sizes[-1]
         return sizes
+    rng.getrandbits(0)  # draws nothing, but seeds a step's RNG (seeded on first use): the loop calls C
     getrandbits, bits = rng.getrandbits, largest.bit_length()
     while covered < total:
         r = getrandbits(bits)
@@ -126,29 +128,22 @@ class Rechunk(Mutation):
             raise NotApplicable(f"rechunk {self.how} needs a text wire")
         if self.how in ("pack", "split"):
             return stream.with_reads(self._by_event(stream, rng), same_events=True)
-        body = _body(stream)
-        if not body:
+        # Every event renders to a byte at least (a line end, a frame's prelude): no events, no body.
+        if not (stream.body() if stream.fixed_reads else stream.events):
             raise NotApplicable("empty body")
-        if self.how == "whole":
-            reads = [body]
-        elif self.how == "byte":
-            reads = _ANY_BYTE.findall(body)
-        elif self.how == "random":
-            reads, pos = [], 0
-            for size in random_sizes(rng, max(1, self.max_size), len(body)):
-                reads.append(body[pos : pos + size])
-                pos += size
-        else:
-            finder = {"utf8": _utf8_inner_offsets, "line": _line_inner_offsets, "field": _field_inner_offsets}
-            offsets = finder[self.how](body)
-            if not offsets:
-                raise NotApplicable(f"no place to rechunk {self.how} in this body")
-            reads = split_at(body, offsets)
-        return stream.with_reads(reads, same_events=True)
+        if self.how in ("whole", "byte", "random"):
+            # Cut when the reads are asked for (the step's RNG is this step's alone: same draws).
+            return stream.with_split(partial(_split, self.how, max(1, self.max_size), rng))
+        body = _body(stream)
+        finder = {"utf8": _utf8_inner_offsets, "line": _line_inner_offsets, "field": _field_inner_offsets}
+        offsets = finder[self.how](body)  # where none is, the step does not apply: found now
+        if not offsets:
+            raise NotApplicable(f"no place to rechunk {self.how} in this body")
+        return stream.with_reads(split_at(body, offsets), same_events=True)
 
     def _by_event(self, stream: Stream, rng: random.Random) -> list[bytes]:
         pieces = stream.pieces()
-        if stream.reads is not None and b"".join(pieces) != b"".join(stream.reads):
+        if stream.fixed_reads and b"".join(pieces) != stream.body():
             raise NotApplicable("the reads no longer line up with events")
         if self.how == "pack":
             n = max(1, self.per_read)
@@ -158,6 +153,19 @@ class Rechunk(Mutation):
             cut = rng.randint(1, len(piece) - 1) if len(piece) > 1 else 1
             out.extend(p for p in (piece[:cut], piece[cut:]) if p)
         return out
+
+
+def _split(how: str, largest: int, rng: random.Random, body: bytes) -> list[bytes]:
+    """The reads of `rechunk` `whole`, `byte` or `random` (sizes 1..`largest`)."""
+    if how == "whole":
+        return [body]
+    if how == "byte":
+        return cast(list[bytes], _ANY_BYTE.findall(body))
+    reads, pos = [], 0
+    for size in random_sizes(rng, largest, len(body)):
+        reads.append(body[pos : pos + size])
+        pos += size
+    return reads
 
 
 @mutation("line-ends")
@@ -175,7 +183,7 @@ class LineEnds(Mutation):
         self.check_codec(stream)
         newline = "\r\n" if self.style == "crlf" else "\r"
         if stream.dialect.codec_name == "sse":
-            return replace(stream, newline=newline, reads=None)
+            return replace(stream, newline=newline, reads=None, split=None)
         if self.style == "cr":
             raise NotApplicable("NDJSON lines cannot end in a lone CR")
         reads = [piece.replace(b"\n", b"\r\n") for piece in stream.pieces()]
@@ -228,10 +236,61 @@ class MultilineData(Mutation):
         for event in stream.events:
             wire = stream.dialect.render(event)
             if isinstance(event.payload, (dict, list)):
-                data = json.dumps(event.payload, ensure_ascii=False, indent=self.indent)
+                data = pretty_json(event.payload, self.indent)
                 event = Event(replace(wire, data=data), event.payload)
             events.append(event)
         return stream.with_events(events)
+
+
+def pretty_json(value: Any, indent: int) -> str:
+    """`json.dumps(value, ensure_ascii=False, indent=indent)`, character for character, about twice
+    as fast: with an indent the json module encodes in Python, value by value (F5 cost more than a
+    millisecond a stream); strings and numbers still go through its C encoder."""
+    parts: list[str] = []
+    try:
+        _pretty(value, " " * indent, "\n", parts)
+    except _NotPlain:
+        return json.dumps(value, ensure_ascii=False, indent=indent)
+    return "".join(parts)
+
+
+class _NotPlain(Exception):
+    """A value the json module would write in its own way (a subclass, a tuple, a non-str key)."""
+
+
+_ENCODE_STR = json.encoder.encode_basestring
+
+
+def _pretty(value: Any, step: str, newline: str, out: list[str]) -> None:
+    kind = type(value)
+    if kind is str:
+        out.append(_ENCODE_STR(value))
+    elif kind is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + step
+        first = True
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            out.append(("{" if first else ",") + inner + _ENCODE_STR(key) + ": ")
+            first = False
+            _pretty(item, step, inner, out)
+        out.append(newline + "}")
+    elif kind is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + step
+        for n, item in enumerate(value):
+            out.append(("[" if n == 0 else ",") + inner)
+            _pretty(item, step, inner, out)
+        out.append(newline + "]")
+    elif value is None or kind is bool or kind is int or kind is float:
+        out.append(json.dumps(value))
+    else:
+        raise _NotPlain
 
 
 @mutation("no-space")
@@ -245,7 +304,7 @@ class NoSpace(Mutation):
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         self.check_codec(stream)
-        return replace(stream, space=False, reads=None)
+        return replace(stream, space=False, reads=None, split=None)
 
 
 def _event_ends(stream: Stream) -> list[int] | None:
@@ -254,7 +313,7 @@ def _event_ends(stream: Stream) -> list[int] | None:
     for piece in stream.pieces():
         pos += len(piece)
         ends.append(pos)
-    if stream.reads is not None and pos != sum(len(r) for r in stream.reads):
+    if stream.fixed_reads and pos != len(stream.body()):
         return None
     return ends
 
@@ -326,7 +385,7 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
     message = CUT_ERROR if error else None
     prefixes = _prefixes(stream)
     events, decoded = prefixes.decoded(offset)
-    out = replace(stream, reads=tuple(reads or [body[:0]]), events=events)
+    out = evolve(stream, reads=tuple(reads or [body[:0]]), split=None, events=events)
     # How many events came through as they were sent (those decoded at a mark, known per stream).
     whole = min(prefixes.agreeing, decoded)
     if whole == decoded:
@@ -339,8 +398,10 @@ def cut_bytes(stream: Stream, offset: int, error: bool) -> Stream:
     said_terminal = partial is not None and Kind.SENTINEL in stream.dialect.kinds(partial)
     judged = not error or whole > first_signal(stream) or said_terminal
     # The reference judges what the client really decoded, the partial last event included.
-    expected = expect_prefix(stream, out.events, state=None if judged else State.CUT, error=message)
-    return replace(
+    expected = expect_prefix(
+        stream, out.events, state=None if judged else State.CUT, error=message, base=prefixes.events
+    )
+    return evolve(
         out,
         expected=expected,
         complete=not error,

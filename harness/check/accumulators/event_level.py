@@ -71,6 +71,11 @@ class EventLevel:
     def shutdown(self) -> None:
         """Nothing is held across cases."""
 
+    def prints_nothing(self, case: Case) -> bool:
+        """Whether running `case` cannot write to stdout or stderr (so the runner need not capture
+        it): never for a user's object."""
+        return False
+
 
 class _PrematureCalls:
     """Compares each `view()` with the calls the stream finally makes."""
