@@ -144,23 +144,29 @@ for name, dialect in [a.split("=") for a in sys.argv[1:]]:
 """
 
 
+# A builtin and a dialect it reads. pydantic-ai and litellm live in side environments:
+# test_accumulators_{pydantic_ai,litellm}.py run this same check there.
+FIRST_CASE_DIALECT = {
+    "reference": "gemini",
+    "openai-sdk": "openai-responses",
+    "anthropic-sdk": "anthropic",
+    "langchain-core": "anthropic",
+    "langchain-openai": "openai-chat",
+    "langchain-anthropic": "anthropic",
+}
+
+
+def test_the_first_case_check_covers_every_builtin_of_this_environment() -> None:
+    assert set(FIRST_CASE_DIALECT) == set(builtin_names()) - {"pydantic-ai", "litellm"}
+
+
 @pytest.mark.slow
-def test_after_prepare_the_first_case_of_each_builtin_loads_no_module() -> None:
-    pairs = {
-        "reference": "gemini",
-        "openai-sdk": "openai-responses",
-        "anthropic-sdk": "anthropic",
-        "langchain-core": "anthropic",
-        "langchain-openai": "openai-chat",
-        "langchain-anthropic": "anthropic",
-    }
-    # pydantic-ai and litellm live in side environments: test_accumulators_{pydantic_ai,litellm}.py
-    # run this same check there.
-    assert set(pairs) == set(builtin_names()) - {"pydantic-ai", "litellm"}
-    args = [f"{name}={dialect}" for name, dialect in pairs.items()]
+@pytest.mark.parametrize("name", list(FIRST_CASE_DIALECT))  # a process each: xdist spreads them
+def test_after_prepare_the_first_case_of_each_builtin_loads_no_module(name: str) -> None:
     out = subprocess.run(
-        [sys.executable, "-c", FIRST_CASE, *args], capture_output=True, text=True, timeout=300, check=True
-    ).stdout
+        [sys.executable, "-c", FIRST_CASE, f"{name}={FIRST_CASE_DIALECT[name]}"],
+        capture_output=True, text=True, timeout=300, check=True,
+    ).stdout  # fmt: skip
     for line in out.splitlines():
         _, _, loaded = line.partition(" ")
         assert loaded == "[]", line

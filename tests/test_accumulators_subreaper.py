@@ -20,24 +20,31 @@ from harness.mutate.scenario import Case
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux only")
 
 # Starts a grandchild in a session of its own (outside any process group the harness could
-# kill), records both pids in argv[1], then reads every case and never answers.
+# kill), records both pids in argv[1], then reads every case and never answers. With argv[2]
+# `answers-warm-up` it answers the warm-up case (so `check`'s workers become ready at once: a
+# warm-up that hangs costs Stdio's 60 s start-up limit, not `--timeout`) and hangs on every case.
 HANGS = """
-import os, subprocess, sys, time
+import json, os, subprocess, sys, time
 grandchild = subprocess.Popen(
     [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
 )
 with open(os.path.join(sys.argv[1], str(os.getpid())), "w") as out:
     out.write(f"{os.getpid()} {grandchild.pid}")
+warm_up = sys.argv[2:] == ["answers-warm-up"]
 for line in sys.stdin:
-    pass
+    message = json.loads(line)
+    if message["op"] == "start":
+        case = message["case"] if message.get("warmup") else None
+    elif message["op"] == "end" and warm_up and case is not None:
+        print(json.dumps({"case": case}), flush=True)
 time.sleep(600)
 """
 
 
-def hangs(folder: Path) -> str:
+def hangs(folder: Path, *, answers_warm_up: bool = False) -> str:
     script = folder / "hangs.py"
     script.write_text(HANGS)
-    return shlex.join([sys.executable, str(script), str(folder)])
+    return shlex.join([sys.executable, str(script), str(folder), *(["answers-warm-up"] * answers_warm_up)])
 
 
 def recorded_pids(folder: Path) -> list[int]:
@@ -73,6 +80,15 @@ def test_a_timed_out_case_ends_the_process_and_its_setsid_grandchild(tmp_path: P
     assert left_running(pids) == []
 
 
+def test_a_warm_up_that_times_out_ends_the_process_and_its_setsid_grandchild(tmp_path: Path) -> None:
+    with Stdio(hangs(tmp_path), "events") as acc:
+        acc.prepare(timeout=1)  # never raises: the process is killed and the next case starts afresh
+        assert acc._child is None
+    pids = recorded_pids(tmp_path)
+    assert len(pids) == 2
+    assert left_running(pids) == []
+
+
 def test_the_tree_ends_when_the_harness_process_is_killed(tmp_path: Path) -> None:
     # A harness process killed with SIGKILL (as the runner kills a worker) cannot clean up itself.
     harness = (
@@ -101,7 +117,7 @@ def test_after_a_check_whose_accumulator_hangs_on_every_case_no_process_of_it_is
         [
             "check",
             "--accumulator",
-            f"cmd:{hangs(tmp_path)}",
+            f"cmd:{hangs(tmp_path, answers_warm_up=True)}",
             "--cassettes",
             *cassettes,
             "--scenarios",

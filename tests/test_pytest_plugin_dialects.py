@@ -200,6 +200,7 @@ def _printed_pytest_line(out: str) -> str:
     return lines[0].strip()
 
 
+@pytest.mark.slow  # runs pytest again in a subprocess per printed line
 def test_the_printed_pytest_replay_line_reproduces_as_printed(project: pytest.Pytester) -> None:
     first = project.runpytest_subprocess(
         *args("--toolstream-accumulator", "accs:ChatFirstCall", "--toolstream-dialect", "openai-chat",
@@ -240,6 +241,7 @@ def test_the_printed_check_replay_line_reproduces_as_printed(project: pytest.Pyt
     assert "FAIL corpus/openai-chat/parallel-2::original::s0" in again.stdout
 
 
+@pytest.mark.slow  # runs pytest again in a subprocess per printed line
 def test_a_written_tests_replay_lines_reproduce_as_printed(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_acc="""

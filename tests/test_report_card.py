@@ -54,6 +54,7 @@ def issue_card(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow  # the module's issue card: `report-card` over two libraries, each in its own process
 def test_openai_row_merges_concatenates_and_raises(issue_card: Path) -> None:
     row = _row(_card(issue_card), "openai")
     assert row["problem"] is None and row["version"] == version("openai")
@@ -71,6 +72,7 @@ def test_openai_row_merges_concatenates_and_raises(issue_card: Path) -> None:
     assert cases[ISSUE_CASES[2]]["verdict"] == "fail" and cases[ISSUE_CASES[2]]["actual"]["state"] == "error"
 
 
+@pytest.mark.slow  # the issue card
 def test_anthropic_row_resets_stop_reason_and_keeps_an_unfinished_call(issue_card: Path) -> None:
     row = _row(_card(issue_card), "anthropic")
     assert row["problem"] is None and row["cases"] == 2
@@ -86,6 +88,7 @@ def test_anthropic_row_resets_stop_reason_and_keeps_an_unfinished_call(issue_car
     assert {ISSUE_CASES[3], ISSUE_CASES[4]} <= worst
 
 
+@pytest.mark.slow  # the issue card
 def test_the_card_is_written_as_markdown_and_html(issue_card: Path) -> None:
     markdown = (issue_card / "report-card.md").read_text(encoding="utf-8")
     page = (issue_card / "report-card.html").read_text(encoding="utf-8")
@@ -94,6 +97,7 @@ def test_the_card_is_written_as_markdown_and_html(issue_card: Path) -> None:
     assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")
 
 
+@pytest.mark.slow  # grades anthropic in a serve-accumulator process
 def test_a_library_that_is_not_there_is_a_row_not_a_crash(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -105,6 +109,7 @@ def test_a_library_that_is_not_there_is_a_row_not_a_crash(
     assert "not graded: not installed in" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # makes a virtualenv for the release
 def test_a_release_that_does_not_install_is_a_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # No index at all: pip fails at once, offline, as it would for a release that does not exist.
     monkeypatch.setenv("PIP_NO_INDEX", "1")
@@ -135,6 +140,7 @@ def _side(release: str) -> Path:
     return side
 
 
+@pytest.mark.slow  # one process per side environment
 def test_langchain_core_fix_shows_as_a_change_between_versions(tmp_path: Path) -> None:
     old, new = _side("1.2.13"), _side("1.2.14")
     case = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"
@@ -282,6 +288,7 @@ def test_side_environments_install_the_checkout_the_command_runs_in(
 # Links to the standalone reproductions (examples/repros/)
 
 
+@pytest.mark.slow  # the issue card
 def test_a_signature_links_the_repro_scripts_of_its_cases(issue_card: Path) -> None:
     row = _row(_card(issue_card), "openai")
     by_worst = {s["worst"]: s for s in row["signatures"]}

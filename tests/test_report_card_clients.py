@@ -90,12 +90,14 @@ def test_a_client_without_node_is_a_row_naming_the_install_command(
     assert "npm ci --prefix examples/clients/vercel-ai" in row["problem"]
 
 
+@pytest.mark.slow  # grades anthropic in a serve-accumulator process
 def test_no_clients_leaves_them_out(tmp_path: Path) -> None:
     argv = ["report-card", "--libraries", "anthropic,node-anthropic", "--no-clients", "--use-current-env"]
     assert main([*argv, "--case", "anthropic/single-call::original::s0", "--out", str(tmp_path)]) == 0
     assert [r["library"] for r in _card(tmp_path)["rows"]] == ["anthropic"]
 
 
+@pytest.mark.slow  # grades openai in a serve-accumulator process
 def test_progress_counts_cases_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
@@ -113,6 +115,7 @@ def test_progress_counts_cases_on_a_terminal(tmp_path: Path, monkeypatch: pytest
     assert f"[1/1] openai {row['version']}: {cases} cases in" in terminal.getvalue()
 
 
+@pytest.mark.slow  # grades openai in a serve-accumulator process
 def test_no_bar_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["report-card", "--libraries", "openai", "--use-current-env", "--timeout", "0"]
     assert main([*argv, "--case", OPENAI_CASES[0], "--out", str(tmp_path)]) == 0

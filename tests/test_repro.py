@@ -84,6 +84,7 @@ def test_a_stream_the_library_handles_exits_0(tmp_path: Path) -> None:
     assert "OK: the library handles this stream." in run.stdout
 
 
+@pytest.mark.slow  # two scripts importing langchain
 def test_a_fixed_release_exits_0_and_an_open_bug_1(tmp_path: Path) -> None:
     """langchain-core (through langchain-openai) fixed seed 000 in 1.2.14; seed 001 is still open."""
     fixed = execute(
