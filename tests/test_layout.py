@@ -1,8 +1,10 @@
-"""The README's Layout table matches the tree: every path it names exists, every stage package is named."""
+"""The README's Layout table matches the tree: every path it names exists, every stage package is
+named; the wheel bundles the corpus folders."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,3 +31,13 @@ def test_every_package_of_harness_is_in_the_layout_table() -> None:
     }
     # A package is named itself (`harness/check/`) or through its sub-packages (`harness/wire/codecs/`).
     assert sorted(p for p in packages if not any(n == p or n.startswith(p + "/") for n in named)) == []
+
+
+def test_the_wheel_bundles_every_corpus_folder_and_no_script() -> None:
+    """Each folder of cassettes/ holding YAML is force-included; cassettes/synthesize is not (its
+    scripts, named after SDKs, would make pytest rewrite those SDKs in an editable install)."""
+    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    bundled = set(wheel["force-include"])
+    corpus = {f"cassettes/{p.name}" for p in (ROOT / "cassettes").iterdir() if any(p.glob("*.yaml"))}
+    assert corpus <= bundled
+    assert not any(key.startswith("cassettes/synthesize") or key == "cassettes" for key in bundled)
