@@ -127,11 +127,12 @@ def test_the_node_anthropic_sdk_loop(
         by_scenario.setdefault(case["scenario"], set()).add(case["verdict"])
     assert by_scenario["original"] == by_scenario["D7-truncated-mid-args"] == {"pass"}
     # A repeated message_start makes the SDK throw ("Unexpected event order"): on every stream that
-    # ended cleanly the loop dies with the calls unrun.
+    # ended cleanly the loop dies with the calls unrun, its user gets the raise (a failure).
     duplicated = [c for c in cases.values() if c["scenario"] == "D10-duplicate-start-events"]
     complete = [c for c in duplicated if c["expected"]["state"] == "complete"]
-    assert complete and {c["verdict"] for c in complete} == {"error"}
-    assert all("Unexpected event order" in c["error"] for c in complete)
+    assert complete and {c["verdict"] for c in complete} == {"fail"}
+    raised = "state: complete expected, got error (AnthropicError: Unexpected event order"
+    assert all(any(line.startswith(raised) for line in c["diff"]) for c in complete)
 
 
 def test_the_readme_table_is_the_stored_results() -> None:
