@@ -171,3 +171,23 @@ def test_table_run_gives_the_stored_verdicts_and_what_it_cost() -> None:
     stored = {row["id"]: row for row in STORED["python-stdlib"]["cases"]}
     assert len(rows) >= 15 and all(row == stored[row["id"]] for row in rows)
     assert cost["jobs"] == 2 and cost["wall_s"] > 0 and cost["cpu_s"] > 0
+
+
+def test_rerun_errors_rejudges_only_the_error_cases_and_keeps_the_cost() -> None:
+    # `--rerun-errors` on a copy of the stdlib loop's row where one raising case (a `\r` line end
+    # breaks its `json.loads`) is stored as the old `error`: that case alone runs again and gets
+    # what the stored run says now; a case not stored as an error is not run (a pass stored as a
+    # made-up fail stays so); the cost is the recorded run's, and the row says what was re-judged.
+    stored = {row["id"]: row for row in STORED["python-stdlib"]["cases"]}
+    raising, other = "openai-chat/azure-prompt-filter::F4-cr-line-ends::s0", PARALLEL
+    old = {**stored[raising], "verdict": "error", "severity": None, "signature": "error: exited"}
+    made_up = {**stored[other], "verdict": "fail"}
+    entry = {**STORED["python-stdlib"], "cases": [old, made_up]}
+    entry.pop("rejudged", None)
+    cost = dict(entry["cost"])
+    assert TABLE["rerun_errors"]("python-stdlib", entry, 2, 30.0, "2026-01-02") == 1
+    assert entry["cases"] == [stored[raising], made_up]
+    assert "got error (JSONDecodeError: Extra data" in stored[raising]["signature"]
+    assert entry["cost"] == cost and [n["cases"] for n in entry["rejudged"]] == [1]
+    assert "1 `error` cases re-judged 2026-01-02" in TABLE["table"]({"python-stdlib": entry})
+    assert TABLE["rerun_errors"]("python-stdlib", entry, 2, 30.0, "2026-01-03") == 0  # nothing left
