@@ -74,10 +74,13 @@ def test_the_agents_sdk_loop_gets_the_verdicts_of_its_own_stream_handler(tmp_pat
     differ = {i: (calls_verdict(client[i]), calls_verdict(events[i])) for i in both}
     differ = {i: pair for i, pair in differ.items() if pair[0] != pair[1]}
     # Where they differ, the Runner refuses to execute a call the handler left without a name or an
-    # id (ModelBehaviorError): the program ran nothing and errors, the handler's outcome fails.
+    # id (ModelBehaviorError): the program ran nothing and raised (its user's outcome: a failure
+    # with the raise), the handler's outcome fails on the call itself.
     assert set(differ) == set(REFUSED)
     for case_id, reason in REFUSED.items():
-        assert client[case_id]["verdict"] == "error" and reason in client[case_id]["error"]
+        raised = f"state: complete expected, got error ({reason}"
+        assert client[case_id]["verdict"] == "fail"
+        assert any(line.startswith(raised) for line in client[case_id]["diff"])
         assert events[case_id]["verdict"] == "fail"
     # What both see: parallel calls a gateway puts at index 0 are merged into one call.
     merged = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"

@@ -97,14 +97,17 @@ def test_the_client_spec_resolves_and_refuses_an_empty_command() -> None:
 
 def test_a_program_that_cannot_be_judged_gets_a_stated_verdict(cases: dict[str, Case]) -> None:
     """Exit 0 with nothing sent back on a case that finished calls: every call lost, and said why;
-    a crash there is an error; on a cut or error case, ending (any code) is right."""
-    silent = judge_client(cases[PARALLEL], "x", Evidence(exit_code=0))
+    a crash there after asking for the stream is the raise its user gets (judged), before asking
+    an error (nothing to judge); on a cut or error case, ending (any code) is right."""
+    silent = judge_client(cases[PARALLEL], "x", Evidence(exit_code=0, requests=1))
     assert silent.verdict is Verdict.FAIL and set(silent.severities) == {Severity.LOST}
     assert "exited 0 without sending any call back" in (silent.error or "")
-    crashed = judge_client(
-        cases[PARALLEL], "x", Evidence(exit_code=1, stderr="x\nTypeError: boom\n\nNode.js v20\n")
-    )
-    assert crashed.verdict is Verdict.ERROR and (crashed.error or "").endswith("TypeError: boom")
+    stderr = "x\nTypeError: boom\n\nNode.js v20\n"
+    crashed = judge_client(cases[PARALLEL], "x", Evidence(exit_code=1, stderr=stderr, requests=1))
+    assert crashed.verdict is Verdict.FAIL and crashed.severity is Severity.LOST
+    assert "state: complete expected, got error (TypeError: boom)" in crashed.diff
+    unstarted = judge_client(cases[PARALLEL], "x", Evidence(exit_code=1, stderr=stderr))
+    assert unstarted.verdict is Verdict.ERROR and (unstarted.error or "").endswith("TypeError: boom")
     for cut in (CUT, ANTHROPIC_ERROR):
         assert cases[cut].expected.state is not State.COMPLETE
         assert judge_client(cases[cut], "x", Evidence(exit_code=1)).verdict is Verdict.PASS

@@ -20,12 +20,13 @@ from typing import Any
 
 import pytest
 
+from harness.card.known import raise_key
 from harness.cassettes.format import Chunk, Response
 from harness.check.outcome import State, ToolCall
 from harness.check.selection import Selection
 from harness.check.selection import cases as selected_cases
 from harness.check.severity import Severity
-from harness.check.verdict import Verdict
+from harness.check.verdict import Verdict, signature
 from harness.cli import main
 from harness.mutate.scenario import Case
 from harness.serve import (
@@ -495,8 +496,18 @@ def test_a_program_that_drops_finished_calls_loses_them(cases: dict[str, Case]) 
     silent = judge_client(case, "x", Evidence(exit_code=0))
     assert silent.verdict is Verdict.FAIL and silent.severities == (Severity.LOST,) * 3
     assert "no follow-up" in (silent.error or "")
-    crashed = judge_client(case, "x", Evidence(exit_code=3, stderr="Traceback\nValueError: boom\n"))
-    assert crashed.verdict is Verdict.ERROR and "ValueError: boom" in (crashed.error or "")
+    # A raise after asking for the stream is what the program's user gets: judged, like a library's.
+    raised = judge_client(
+        case, "x", Evidence(exit_code=3, stderr="Traceback\nValueError: boom\n", requests=1)
+    )
+    assert (
+        raised.verdict is Verdict.FAIL
+        and "state: complete expected, got error (ValueError: boom)" in raised.diff
+    )
+    # Exiting without ever asking for it says nothing of the stream: the harness could not judge.
+    unstarted = judge_client(case, "x", Evidence(exit_code=3, stderr="Traceback\nValueError: boom\n"))
+    assert unstarted.verdict is Verdict.ERROR and "without asking for the stream" in (unstarted.error or "")
+    assert "ValueError: boom" in (unstarted.error or "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -587,6 +598,46 @@ def test_eight_clients_in_parallel_give_the_same_report_as_one(
         return [(r.id, str(r.verdict), r.diff) for r in report.results]
 
     assert plain(parallel) == plain(serial)  # (speed is the benchmarks' business, not a test's)
+
+
+RAISER = textwrap.dedent(
+    """
+    import json, os, urllib.request
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True})
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    request = urllib.request.Request(url, body.encode(), {"content-type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).read()
+    raise json.JSONDecodeError("the stream is not what I expected", "doc", 3)
+    """
+)
+
+
+def test_a_program_that_raises_after_its_stream_fails_with_the_raise(tmp_path: Path) -> None:
+    """The raise rule of the in-process libraries: on a complete case, what the program raised is
+    its user's outcome (state error, no calls), judged and signed like a library's raise; on a cut
+    case it ended, which is right. One that never asks for its stream (it cannot start) is an
+    error: nothing it did says anything of the case."""
+    program = tmp_path / "raiser.py"
+    program.write_text(RAISER)
+    args = ["check", "--case", SINGLE, "--case", CUT, "--timeout", "20", "-j", "2"]
+    code = main([*args, "--client", f"{sys.executable} {program}", "--json", str(tmp_path / "r.json")])
+    by_id = {c["id"]: c for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    assert code == 1 and by_id[CUT]["verdict"] == "pass"
+    raised = by_id[SINGLE]
+    assert raised["verdict"] == "fail" and raised["severity"] == "lost"
+    error = "JSONDecodeError: the stream is not what I expected: line 1 column 4 (char 3)"
+    assert f"state: complete expected, got error ({error})" in raised["diff"]
+    # Signed like an in-process raise: `known.yaml`'s `raises <error>` entries cover it.
+    assert raise_key(signature(raised)) == (
+        "raises JSONDecodeError: the stream is not what I expected: line … column … (char …)"
+    )
+    missing = tmp_path / "missing.py"
+    missing.write_text("import toolstream_no_such_module\n")
+    for command in (f"{sys.executable} {missing}", f"exec {tmp_path / 'no-such-program'}"):
+        code = main([*args, "--client", command, "--json", str(tmp_path / "n.json")])
+        by_id = {c["id"]: c for c in json.loads((tmp_path / "n.json").read_text())["cases"]}
+        assert code == 1 and by_id[SINGLE]["verdict"] == "error", command
+        assert "without asking for the stream" in by_id[SINGLE]["error"]
 
 
 def test_a_program_that_hangs_is_killed_with_everything_it_started(

@@ -2,6 +2,7 @@
 
     python examples/clients/table.py --run     # run every installed client, store, write the table
     python examples/clients/table.py           # write the table from the stored results
+    python examples/clients/table.py --rerun-errors   # re-judge only the stored `error` cases
 
 `--run` runs each client with `toolstream check --client`'s machinery (`run_clients`, one replay
 server, `-j` programs at once, 8 by default) over its dialect's whole matrix (every bundled
@@ -9,6 +10,12 @@ cassette of that dialect under every shipped scenario: 1685 openai-chat cases, 1
 stores the verdicts and what the run cost (wall and CPU seconds) in `results.json` beside this
 file, and writes the table between the markers in README.md. A client whose toolchain is not
 installed keeps its stored results.
+
+`--rerun-errors` runs again only the cases of each stored row whose verdict is `error` (after a
+change to the oracle that can only move those, such as the raise rule of `harness.serve.oracle`),
+replaces their entries, and keeps the row's recorded cost (its run is still the one measured): the
+row says how many cases were re-judged and when (`rejudged`, shown in the cost column). A row whose
+installed versions are not the stored ones is left as it is (re-judge it with `--run`).
 
 Where the time goes: each case starts the program afresh, so a run costs the program's start-up
 (Node and its SDK, or Python and its framework) once per case, which is CPU; on top of that, wall
@@ -107,11 +114,17 @@ def command(name: str, where: Path | None = None) -> str:
     return " ".join(words)
 
 
-def matrix_of(dialect: str, scenarios: tuple[str, ...] | None = None, seeds: int | None = None) -> Any:
-    """The dialect's whole matrix, or the cases of these scenarios (`seeds`: the first N seeds)."""
+def matrix_of(
+    dialect: str,
+    scenarios: tuple[str, ...] | None = None,
+    seeds: int | None = None,
+    cases: tuple[str, ...] = (),
+) -> Any:
+    """The dialect's whole matrix, or the cases of these scenarios (`seeds`: the first N seeds), or
+    exactly these case ids."""
     from harness.check.selection import Matrix, Selection
 
-    return Matrix(Selection(dialects=(dialect,), scenarios=scenarios or (), seeds=seeds))
+    return Matrix(Selection(dialects=(dialect,), scenarios=scenarios or (), seeds=seeds, cases=cases))
 
 
 def run(
@@ -120,9 +133,11 @@ def run(
     timeout: float = 30.0,
     scenarios: tuple[str, ...] | None = None,
     seeds: int | None = None,
+    cases: tuple[str, ...] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Run one client over its dialect's whole matrix (or these scenarios' cases): one plain row per
-    case, and what the run cost (`wall_s`; `cpu_s`, the CPU time of the programs and of this process)."""
+    """Run one client over its dialect's whole matrix (or these scenarios' cases, or these cases):
+    one plain row per case, and what the run cost (`wall_s`; `cpu_s`, the CPU time of the programs
+    and of this process)."""
     import resource
 
     from harness.check.verdict import signature
@@ -133,7 +148,7 @@ def run(
         return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
     dialect = CLIENTS[name][2]
-    matrix = matrix_of(dialect, scenarios, seeds)
+    matrix = matrix_of(dialect, scenarios, seeds, cases)
     cpu_start = cpu()
     report = run_clients(
         list(matrix.all()), command(name), jobs=jobs, timeout=timeout, scenarios=matrix.by_name
@@ -150,6 +165,20 @@ def run(
         for r in report.results
     ]
     return rows, cost
+
+
+def rerun_errors(name: str, entry: dict[str, Any], jobs: int, timeout: float, today: str) -> int:
+    """Run the client again on the cases of its stored row whose verdict is `error`, replacing their
+    entries in `entry` (its cost kept, a `rejudged` note added); how many were re-judged."""
+    ids = tuple(row["id"] for row in entry["cases"] if row["verdict"] == "error")
+    if not ids:
+        return 0
+    rows, cost = run(name, jobs=jobs, timeout=timeout, cases=ids)
+    fresh = {row["id"]: row for row in rows}
+    entry["cases"] = [fresh.get(row["id"], row) for row in entry["cases"]]
+    note = {"cases": len(ids), "on": today, "wall_s": cost["wall_s"], "cpu_s": cost["cpu_s"], "jobs": jobs}
+    entry["rejudged"] = [*entry.get("rejudged", []), note]
+    return len(ids)
 
 
 def versions(name: str) -> str:
@@ -208,6 +237,8 @@ def table(stored: dict[str, Any]) -> str:
         wrong_text = "<br>".join(said) or "nothing"
         cost = entry.get("cost")
         spent = f"{minutes(cost['wall_s'])} / {minutes(cost['cpu_s'])} (-j {cost['jobs']})" if cost else "?"
+        for note in entry.get("rejudged", []):
+            spent += f"; {note['cases']} `error` cases re-judged {note['on']}"
         lines.append(f"| {client} | {entry['dialect']} | {len(rows)} | {counts} | {wrong_text} | {spent} |")
     return "\n".join(lines)
 
@@ -238,8 +269,38 @@ def main() -> int:
     parser.add_argument(
         "--selection", action="store_true", help="one seed of a few scenarios instead of the whole matrix"
     )
+    parser.add_argument(
+        "--rerun-errors",
+        action="store_true",
+        help="run again only each stored row's `error` cases, keeping the row's recorded cost",
+    )
     args = parser.parse_args()
+    if args.run and args.rerun_errors:
+        parser.error("--run and --rerun-errors: choose one")
     stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    if args.rerun_errors:
+        import datetime
+
+        today = datetime.datetime.now(datetime.UTC).date().isoformat()
+        for name in args.only or CLIENTS:
+            entry = stored.get(name)
+            if entry is None:
+                continue
+            if not installed(name):
+                print(
+                    f"{name}: not installed ({install_command(name)}); stored results kept", file=sys.stderr
+                )
+                continue
+            if versions(name) != entry["versions"]:
+                print(
+                    f"{name}: installed {versions(name)}, stored {entry['versions']}: left as it is "
+                    "(run it again with --run)",
+                    file=sys.stderr,
+                )
+                continue
+            done = rerun_errors(name, entry, args.jobs, args.timeout, today)
+            RESULTS.write_text(dump(stored))
+            print(f"{name}: {done} `error` cases re-judged", file=sys.stderr)
     if args.run:
         for name in args.only or CLIENTS:
             if not installed(name):

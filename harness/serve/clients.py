@@ -128,6 +128,7 @@ def run_evidence(
         timed_out=timed_out and followup is None and report is None,
         seconds=ended - start,
         stderr=stderr,
+        requests=log.attempts,
     )
 
 

@@ -11,13 +11,26 @@ a case, as an `Outcome`, judged by the same machinery as any accumulator's (`cla
 - With no follow-up, an outcome the program reported (POST `/report`, or one JSON line on
   stdout) is judged like an accumulator's, on every compared field.
 - With neither, when the program exited (with any code): on a cut or error case it surfaced the
-  error and ran nothing, which is right (the expectation is its outcome). On a complete case, a
-  non-zero exit is an `error` (with its last error line) and exit 0 means it ran none of the calls
-  the stream finished (each one `lost`). Still running at the timeout: a `timeout`.
+  error and ran nothing, which is right (the expectation is its outcome). On a complete case, exit
+  0 means it ran none of the calls the stream finished (each one `lost`), and a non-zero exit is
+  the raise rule every in-process library gets (`harness.check.accumulators.client.raised`):
+  what the program raised is what its user got, an outcome with state `error`, no calls (text
+  and finish reason taken as expected, as for a follow-up), and the
+  raise as its error (`Type: message` from the stderr line that names the thrown error, the type
+  without its module, as `raised_error` writes it), judged like any outcome (`state: complete
+  expected, got error (Type: message)`). Still running at the timeout: a `timeout`.
+- Except a program that exits non-zero on a complete case without ever asking for the case's
+  stream: it never got to the case (the command is not found, a module is missing, it fails on its
+  own arguments), so nothing it did says anything of the stream or a library: an `error`, the
+  verdict for "could not judge", never a failure. Asking is what the server counts for the case
+  (`Evidence.requests`), so the rule needs no other case to compare with (and no guess from exit
+  codes: 127 from a shell, 1 from node or python, all mean the same here). On a cut or error case
+  the rule above stands (ending is right there, asked or not).
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -29,7 +42,7 @@ from harness.errors import AccumulatorCrashed, AccumulatorTimeout
 from harness.mutate.scenario import Case, Scenario
 from harness.serve.followup import ToolResult, Turn
 
-__all__ = ["Evidence", "compare_turn", "judge_client", "outcome_of", "turn_outcome"]
+__all__ = ["Evidence", "compare_turn", "judge_client", "outcome_of", "thrown", "turn_outcome"]
 
 FROM_FOLLOWUP = (
     "read from the follow-up request (text, finish reason and state: not on its wire, taken as expected)"
@@ -37,6 +50,11 @@ FROM_FOLLOWUP = (
 SURFACED = "no follow-up or report: the program ended on a cut or error case, having run nothing"
 UNKNOWN = "<unknown>"  # the name of a call known only by a tool result's id
 SILENT = "no follow-up or report: the program exited 0 without sending any call back"
+RAISED = "no follow-up or report: the program exited with code {code} after asking for the stream (a raise)"
+# A line naming a thrown error, unindented: `Type: message`, `pkg.mod.Type: message` (Python),
+# `Type [CODE]: message` (Node). Indented lines (a Node error's `cause:` and other properties, a
+# traceback's frames) are not the raise.
+_THROWN = re.compile(r"^(?:[A-Za-z_$][\w$]*\.)*(?P<type>[A-Za-z_$][\w$]*)(?: \[[\w.]+\])?: (?P<message>.*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +67,7 @@ class Evidence:
     timed_out: bool = False
     seconds: float = 0.0
     stderr: str = ""
+    requests: int = 0  # first requests the case's stream got from the program (0: it never asked)
 
 
 def turn_outcome(expected: Outcome, turn: Turn) -> Outcome:
@@ -117,9 +136,21 @@ def outcome_of(case: Case, evidence: Evidence) -> Outcome:
             error=expected.error,
             notes=(SURFACED,),
         )
-    if evidence.exit_code != 0:
+    if evidence.exit_code != 0 and evidence.requests == 0:
         raise AccumulatorCrashed(
-            _tail(f"the program exited with code {evidence.exit_code} and sent no follow-up", evidence.stderr)
+            _tail(
+                f"the program exited with code {evidence.exit_code} without asking for the stream",
+                evidence.stderr,
+            )
+        )
+    if evidence.exit_code != 0:
+        return Outcome(
+            tool_calls=(),
+            text=expected.text,  # not on any wire the program used: taken as expected, so only the
+            finish_reason=expected.finish_reason,  # calls and the state are judged
+            state=State.ERROR,
+            error=thrown(evidence.stderr) or f"exit code {evidence.exit_code}",
+            notes=(RAISED.format(code=evidence.exit_code),),
         )
     return Outcome(
         tool_calls=(),
@@ -144,10 +175,32 @@ def judge_client(case: Case, client: str, evidence: Evidence, scenario: Scenario
     return replace(result, error=SILENT) if actual.notes == (SILENT,) and result.diff else result
 
 
+def thrown(stderr: str) -> str | None:
+    """What a program raised, as `raised_error` writes an in-process raise (`Type: message`): the
+    last unindented stderr line naming a thrown error (Node prints the thrown error there, its
+    `cause` indented below; Python's traceback ends with it), else the line `_tail` picks; None
+    when stderr says nothing."""
+    named = [
+        m
+        for line in stderr.splitlines()
+        if (m := _THROWN.match(line.rstrip())) and m["type"].endswith(("Error", "Exception"))
+    ]
+    if not named:
+        return _telling(stderr)
+    message = named[-1]["message"].strip()
+    return f"{named[-1]['type']}: {message[:300]}" if message else named[-1]["type"]
+
+
 def _tail(text: str, stderr: str) -> str:
-    """`text` and the stderr line that says most: the last one naming an error, else the last."""
+    """`text` and the stderr line that says most (`_telling`)."""
+    line = _telling(stderr)
+    return f"{text}: {line}" if line else text
+
+
+def _telling(stderr: str) -> str | None:
+    """The stderr line that says most: the last one naming an error, else the last."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     lines = [line for line in lines if not line.startswith(("Node.js v", "at "))]
     named = [line for line in lines if "Error" in line or "Exception" in line or "error:" in line]
     last = (named or lines)[-1:]
-    return f"{text}: {last[0][:300]}" if last else text
+    return last[0][:300] if last else None
