@@ -128,27 +128,30 @@ def run_session(cache: Path, arguments: list[str], *, failures_expected: bool = 
 
 
 def measure_pytest(
-    cassettes: tuple[str, ...], scenarios: tuple[str, ...], spec: str = "reference"
+    cassettes: tuple[str, ...], scenarios: tuple[str, ...], spec: str = "reference", *, warm: bool = True
 ) -> tuple[float, float]:
-    """(serial, two workers) wall seconds, each from a cold pytest cache."""
+    """(serial, two workers) wall seconds, each from a cold pytest cache (`warm`: after a session
+    that only collects, so the bytecode caches are written before either is timed)."""
     with tempfile.TemporaryDirectory(prefix="toolstream-bench-") as scratch:
         folder = Path(scratch)
-        run_pytest(cassettes, scenarios, folder / "warm-up" / ".cache", "--collect-only", spec=spec)
+        if warm:
+            run_pytest(cassettes, scenarios, folder / "warm-up" / ".cache", "--collect-only", spec=spec)
         serial = run_pytest(cassettes, scenarios, folder / "serial" / ".cache", spec=spec)
         two = run_pytest(cassettes, scenarios, folder / "two" / ".cache", "-n", "2", spec=spec)
     return serial, two
 
 
-def measure_empty_tests(count: int) -> tuple[float, float]:
+def measure_empty_tests(count: int, *, warm: bool = True) -> tuple[float, float]:
     """(serial, two workers) wall seconds of a file of `count` empty tests, each from a cold cache."""
+    sessions = [("serial", []), ("two", ["-n", "2"])]
     with tempfile.TemporaryDirectory(prefix="toolstream-bench-") as scratch:
         seconds = []
-        for name, extra in (("warm-up", ["--collect-only"]), ("serial", []), ("two", ["-n", "2"])):
+        for name, extra in [("warm-up", ["--collect-only"])] * warm + sessions:
             folder = Path(scratch) / name
             folder.mkdir()
             (folder / "test_empty.py").write_text(EMPTY_TESTS.format(count=count))
             seconds.append(run_session(folder / ".cache", [*extra, str(folder / "test_empty.py")]))
-    return seconds[1], seconds[2]
+    return seconds[-2], seconds[-1]
 
 
 def measure(scale: Scale) -> list[Figure]:
@@ -160,11 +163,12 @@ def measure(scale: Scale) -> list[Figure]:
     few = FEW[:2] if scale == "smoke" else FEW
     in_process = run_reference("reference", (OPENAI,), few)
     over_stdio = run_reference(stdio_spec(), (OPENAI,), few)
-    serial_pytest, two_pytest = measure_pytest(cassettes, scenarios)
-    serial_empty, two_empty = measure_empty_tests(serial.cases)
+    sessions_warm = scale != "smoke"  # a smoke run's timings mean nothing: no warm-up sessions
+    serial_pytest, two_pytest = measure_pytest(cassettes, scenarios, warm=sessions_warm)
+    serial_empty, two_empty = measure_empty_tests(serial.cases, warm=sessions_warm)
     # An adapter whose cases cost more than pytest's items: the openai SDK on its own dialect.
     sdk_cases = run_reference("openai-sdk", (OPENAI,), scenarios).cases
-    serial_sdk, two_sdk = measure_pytest((OPENAI,), scenarios, spec="openai-sdk")
+    serial_sdk, two_sdk = measure_pytest((OPENAI,), scenarios, spec="openai-sdk", warm=sessions_warm)
     which = "all bundled cassettes" if not cassettes else "openai-chat cassettes"
     label = f"{serial.cases:,} cases ({which})"
     own = warm.accumulator_seconds / warm.cases * 1e6
