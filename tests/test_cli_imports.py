@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -25,15 +26,16 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 
-def modules_after(argv: list[str]) -> set[str]:
+def probe(code: str) -> Any:
+    """What a fresh interpreter running `code` prints as JSON on its last line of stderr."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(argv=argv)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
-    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def modules_after(argv: list[str]) -> set[str]:
+    return set(probe(PROBE.format(argv=argv)))
 
 
 def command_modules(modules: set[str]) -> set[str]:
@@ -122,14 +124,7 @@ NOT_FOR_ANSWERING = (
 def test_serve_accumulator_reference_answers_a_case_without_what_it_does_not_use() -> None:
     (case,) = warmup_cases(["openai-chat"])
     lines = "".join(json.dumps(m) + "\n" for m in case_messages(case, "events"))
-    done = subprocess.run(
-        [sys.executable, "-c", ANSWER_PROBE.format(case=lines)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    code, answers, modules = json.loads(done.stderr.strip().splitlines()[-1])
+    code, answers, modules = probe(ANSWER_PROBE.format(case=lines))
     (answer,) = [json.loads(line) for line in answers.splitlines()]
     assert code == 0
     assert answer["case"] == case.id and [c["name"] for c in answer["tool_calls"]] == ["get_weather"]
