@@ -97,8 +97,9 @@ def test_the_client_spec_resolves_and_refuses_an_empty_command() -> None:
 
 def test_a_program_that_cannot_be_judged_gets_a_stated_verdict(cases: dict[str, Case]) -> None:
     """Exit 0 with nothing sent back on a case that finished calls: every call lost, and said why;
-    a crash there after asking for the stream is the raise its user gets (judged), before asking
-    an error (nothing to judge); on a cut or error case, ending (any code) is right."""
+    a crash there after asking for the stream is the raise its user gets (judged); on a cut or
+    error case, ending (any code) after asking is right. Never asking is an error (nothing to
+    judge) on every case, whatever the exit code: a program that cannot start passes nothing."""
     silent = judge_client(cases[PARALLEL], "x", Evidence(exit_code=0, requests=1))
     assert silent.verdict is Verdict.FAIL and set(silent.severities) == {Severity.LOST}
     assert "exited 0 without sending any call back" in (silent.error or "")
@@ -110,8 +111,12 @@ def test_a_program_that_cannot_be_judged_gets_a_stated_verdict(cases: dict[str, 
     assert unstarted.verdict is Verdict.ERROR and (unstarted.error or "").endswith("TypeError: boom")
     for cut in (CUT, ANTHROPIC_ERROR):
         assert cases[cut].expected.state is not State.COMPLETE
-        assert judge_client(cases[cut], "x", Evidence(exit_code=1)).verdict is Verdict.PASS
-        assert judge_client(cases[cut], "x", Evidence(exit_code=0)).verdict is Verdict.PASS
+        for code in (0, 1):
+            assert judge_client(cases[cut], "x", Evidence(exit_code=code, requests=1)).verdict is Verdict.PASS
+            never = judge_client(cases[cut], "x", Evidence(exit_code=code))
+            assert never.verdict is Verdict.ERROR and "without asking for the stream" in (never.error or "")
+    never = judge_client(cases[PARALLEL], "x", Evidence(exit_code=0))
+    assert never.verdict is Verdict.ERROR
     timed_out = judge_client(cases[PARALLEL], "x", Evidence(timed_out=True))
     assert timed_out.verdict is Verdict.TIMEOUT
 

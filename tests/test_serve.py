@@ -199,7 +199,9 @@ def test_anthropic_sdk_surfaces_an_error_case_and_passes_without_a_followup(
         client.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]) as s,
     ):
         s.get_final_message()
-    result = judge_client(cases[ANTHROPIC_ERROR], "anthropic-sdk", Evidence(exit_code=1))
+    asked = server.log(ANTHROPIC_ERROR).attempts
+    assert asked == 1  # the server counted the SDK's request for the case's stream
+    result = judge_client(cases[ANTHROPIC_ERROR], "anthropic-sdk", Evidence(exit_code=1, requests=asked))
     assert result.verdict is Verdict.PASS
 
 
@@ -483,7 +485,7 @@ def test_a_followup_carrying_a_call_the_cut_stream_never_finished_is_unsafe(case
     )
     result = judge_client(case, "x", Evidence(followup=unfinished))
     assert result.verdict is Verdict.FAIL and result.severities[0] is Severity.UNSAFE
-    assert judge_client(case, "x", Evidence(exit_code=1)).verdict is Verdict.PASS
+    assert judge_client(case, "x", Evidence(exit_code=1, requests=1)).verdict is Verdict.PASS
     assert judge_client(case, "x", Evidence(timed_out=True)).verdict is Verdict.TIMEOUT
 
 
@@ -493,7 +495,7 @@ def test_a_program_that_drops_finished_calls_loses_them(cases: dict[str, Case]) 
     half = Turn((first,), (ToolResult(first.id, None, "r"),))
     result = judge_client(case, "x", Evidence(followup=half))
     assert result.verdict is Verdict.FAIL and result.severities == (Severity.LOST, Severity.LOST)
-    silent = judge_client(case, "x", Evidence(exit_code=0))
+    silent = judge_client(case, "x", Evidence(exit_code=0, requests=1))
     assert silent.verdict is Verdict.FAIL and silent.severities == (Severity.LOST,) * 3
     assert "no follow-up" in (silent.error or "")
     # A raise after asking for the stream is what the program's user gets: judged, like a library's.

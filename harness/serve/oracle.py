@@ -19,13 +19,13 @@ a case, as an `Outcome`, judged by the same machinery as any accumulator's (`cla
   raise as its error (`Type: message` from the stderr line that names the thrown error, the type
   without its module, as `raised_error` writes it), judged like any outcome (`state: complete
   expected, got error (Type: message)`). Still running at the timeout: a `timeout`.
-- Except a program that exits non-zero on a complete case without ever asking for the case's
-  stream: it never got to the case (the command is not found, a module is missing, it fails on its
-  own arguments), so nothing it did says anything of the stream or a library: an `error`, the
-  verdict for "could not judge", never a failure. Asking is what the server counts for the case
-  (`Evidence.requests`), so the rule needs no other case to compare with (and no guess from exit
-  codes: 127 from a shell, 1 from node or python, all mean the same here). On a cut or error case
-  the rule above stands (ending is right there, asked or not).
+- Except a program that exits without ever asking for the case's stream, whatever its exit code
+  and the case: it never got to the case (the command is not found, a module is missing, it fails
+  on its own arguments, it asked another server), so nothing it did says anything of the stream
+  or a library: an `error`, the verdict for "could not judge", never a failure, and never a pass
+  (on a cut case, ending is right only when the program saw the cut). Asking is what the server
+  counts for the case (`Evidence.requests`), so the rule needs no other case to compare with (and
+  no guess from exit codes: 127 from a shell, 1 from node or python, all mean the same here).
 """
 
 from __future__ import annotations
@@ -127,6 +127,13 @@ def outcome_of(case: Case, evidence: Evidence) -> Outcome:
         return evidence.report
     if evidence.timed_out or evidence.exit_code is None:
         raise AccumulatorTimeout("no follow-up request or report within the timeout")
+    if evidence.requests == 0:
+        raise AccumulatorCrashed(
+            _tail(
+                f"the program exited with code {evidence.exit_code} without asking for the stream",
+                evidence.stderr,
+            )
+        )
     if expected.state is not State.COMPLETE:
         return Outcome(
             tool_calls=expected.tool_calls,
@@ -135,13 +142,6 @@ def outcome_of(case: Case, evidence: Evidence) -> Outcome:
             state=expected.state,
             error=expected.error,
             notes=(SURFACED,),
-        )
-    if evidence.exit_code != 0 and evidence.requests == 0:
-        raise AccumulatorCrashed(
-            _tail(
-                f"the program exited with code {evidence.exit_code} without asking for the stream",
-                evidence.stderr,
-            )
         )
     if evidence.exit_code != 0:
         return Outcome(
