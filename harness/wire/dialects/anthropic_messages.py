@@ -75,12 +75,10 @@ from harness.wire.dialects.requesting import (
     Requesting,
     ToolResult,
     Turn,
-    as_dict,
-    as_list,
     as_str,
     call_from_object,
     call_id,
-    split_turn,
+    read_block_messages,
     sse,
     text_of,
     user_message,
@@ -467,25 +465,22 @@ class AnthropicMessages(Dialect, Requesting):
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        messages = as_list(body.get("messages"))
-        last, after = split_turn(messages, lambda m: m.get("role") == "assistant")
-        results = tuple(
-            ToolResult(as_str(block.get("tool_use_id")), None, block.get("content"))
-            for m in after
-            if isinstance(m, Mapping)
-            for block in as_list(m.get("content"))
-            if isinstance(block, Mapping) and block.get("type") == "tool_result"
+        return read_block_messages(
+            body.get("messages"),
+            "assistant",
+            "content",
+            lambda b: (
+                ToolResult(as_str(b.get("tool_use_id")), None, b.get("content"))
+                if b.get("type") == "tool_result"
+                else None
+            ),
+            lambda b: (
+                call_from_object(b.get("name"), b.get("input"), b.get("id"))
+                if b.get("type") == "tool_use"
+                else None
+            ),
+            lambda blocks, content: text_of([b for b in blocks if b.get("type") == "text"] or content),
         )
-        if not results:
-            return None
-        content = as_dict(messages[last]).get("content") if last >= 0 else None
-        blocks = [as_dict(b) for b in as_list(content)]
-        calls = tuple(
-            call_from_object(b.get("name"), b.get("input"), b.get("id"))
-            for b in blocks
-            if b.get("type") == "tool_use"
-        )
-        return Turn(calls, results, text_of([b for b in blocks if b.get("type") == "text"] or content))
 
     def final_stream(self) -> bytes:
         message: dict[str, Any] = {

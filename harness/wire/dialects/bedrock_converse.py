@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlparse, urlsplit
 
 from harness.cassettes.model import Request
-from harness.check.outcome import Outcome, State
+from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError, UsageError
 from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.record.sigv4 import sign_sigv4
@@ -74,13 +74,12 @@ from harness.wire.dialects.requesting import (
     ToolResult,
     Turn,
     as_dict,
-    as_list,
     as_str,
     call_from_object,
     call_id,
     dumps,
+    read_block_messages,
     required_variable,
-    split_turn,
 )
 
 _PATH = re.compile(r"/model/[^/]+/converse-stream$")
@@ -473,26 +472,22 @@ class BedrockConverse(Dialect, Requesting):
     media_type = "application/vnd.amazon.eventstream"
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        messages = as_list(body.get("messages"))
-        last, after = split_turn(messages, lambda m: m.get("role") == "assistant")
-        results = tuple(
-            ToolResult(as_str(result.get("toolUseId")), None, result.get("content"))
-            for m in after
-            if isinstance(m, Mapping)
-            for block in as_list(m.get("content"))
-            for result in [as_dict(as_dict(block).get("toolResult"))]
-            if result
+        def result(block: Mapping[str, Any]) -> ToolResult | None:
+            found = as_dict(block.get("toolResult"))
+            return ToolResult(as_str(found.get("toolUseId")), None, found.get("content")) if found else None
+
+        def call(block: Mapping[str, Any]) -> ToolCall | None:
+            use = as_dict(block.get("toolUse"))
+            return call_from_object(use.get("name"), use.get("input"), use.get("toolUseId")) if use else None
+
+        return read_block_messages(
+            body.get("messages"),
+            "assistant",
+            "content",
+            result,
+            call,
+            lambda blocks, _: "".join(b["text"] for b in blocks if isinstance(b.get("text"), str)),
         )
-        if not results:
-            return None
-        blocks = [as_dict(b) for b in as_list(as_dict(messages[last]).get("content"))] if last >= 0 else []
-        calls = tuple(
-            call_from_object(use.get("name"), use.get("input"), use.get("toolUseId"))
-            for block in blocks
-            for use in [as_dict(block.get("toolUse"))]
-            if use
-        )
-        return Turn(calls, results, "".join(b["text"] for b in blocks if isinstance(b.get("text"), str)))
 
     def final_stream(self) -> bytes:
         frames = [

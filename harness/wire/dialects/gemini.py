@@ -75,10 +75,9 @@ from harness.wire.dialects.requesting import (
     ToolResult,
     Turn,
     as_dict,
-    as_list,
     as_str,
     call_from_object,
-    split_turn,
+    read_block_messages,
     sse,
 )
 
@@ -625,27 +624,22 @@ class GeminiDialect(Dialect, Requesting):
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        contents = as_list(body.get("contents"))
-        last, after = split_turn(contents, lambda m: m.get("role") == "model")
-        results = tuple(
-            ToolResult(as_str(response.get("id")), as_str(response.get("name")), response.get("response"))
-            for m in after
-            if isinstance(m, Mapping)
-            for part in as_list(m.get("parts"))
-            for response in [as_dict(as_dict(part).get("functionResponse"))]
-            if response
-        )
-        if not results:
-            return None
-        parts = [as_dict(p) for p in as_list(as_dict(contents[last]).get("parts"))] if last >= 0 else []
-        calls = tuple(
-            call_from_object(call.get("name"), call.get("args"), call.get("id"))
-            for part in parts
-            for call in [as_dict(part.get("functionCall"))]
-            if call
-        )
-        text = "".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
-        return Turn(calls, results, text)
+        def result(part: Mapping[str, Any]) -> ToolResult | None:
+            found = as_dict(part.get("functionResponse"))
+            if not found:
+                return None
+            return ToolResult(as_str(found.get("id")), as_str(found.get("name")), found.get("response"))
+
+        def call(part: Mapping[str, Any]) -> ToolCall | None:
+            found = as_dict(part.get("functionCall"))
+            return call_from_object(found.get("name"), found.get("args"), found.get("id")) if found else None
+
+        def text(parts: list[Mapping[str, Any]], _: Any) -> str:  # a thought's text is not the answer's
+            return "".join(
+                p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
+            )
+
+        return read_block_messages(body.get("contents"), "model", "parts", result, call, text)
 
     def final_stream(self) -> bytes:
         return sse([(None, self.whole_response(Outcome(text=FINAL_TEXT, finish_reason="STOP")))])

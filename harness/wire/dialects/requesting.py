@@ -224,6 +224,35 @@ def split_turn(
     return last, list(messages[last + 1 :])
 
 
+def read_block_messages(
+    messages: Any,
+    assistant: str,
+    blocks_key: str,
+    result: Callable[[Mapping[str, Any]], ToolResult | None],
+    call: Callable[[Mapping[str, Any]], ToolCall | None],
+    text: Callable[[list[Mapping[str, Any]], Any], str],
+) -> Turn | None:
+    """A list of messages whose content is a list of typed blocks (Anthropic and Bedrock `content`,
+    Gemini `parts`): the call blocks of the last `assistant` turn and the result blocks after it.
+    The three differ only in what makes a block a result (`result`) or a call (`call`), and in the
+    turn's text (`text`, from its blocks and its raw content, which Anthropic allows as a string)."""
+    items = as_list(messages)
+    last, after = split_turn(items, lambda m: m.get("role") == assistant)
+    results = tuple(
+        found
+        for m in after
+        if isinstance(m, Mapping)
+        for block in as_list(m.get(blocks_key))
+        if (found := result(as_dict(block))) is not None
+    )
+    if not results:
+        return None
+    content = as_dict(items[last]).get(blocks_key) if last >= 0 else None
+    blocks = [as_dict(b) for b in as_list(content)]
+    calls = tuple(made for block in blocks if (made := call(block)) is not None)
+    return Turn(calls, results, text(blocks, content))
+
+
 def read_chat_messages(
     body: Mapping[str, Any],
     result_roles: tuple[str, ...],
