@@ -165,26 +165,3 @@ def test_rechunk_draws_its_sizes_only_when_the_reads_are_asked_for() -> None:
     ), "nothing drawn yet"
     eager = step.apply(stream, step_rng(0, 0, step)).current_reads()
     assert out.current_reads() == eager and len(eager) > len(stream.events)
-
-
-@pytest.mark.parametrize("indent", [0, 1, 4])
-def test_pretty_json_writes_what_json_dumps_writes(indent: int) -> None:
-    import json
-
-    from harness.mutate.wire import pretty_json
-
-    payloads = [
-        event.payload
-        for name in ("openai-chat/parallel-2", "anthropic/parallel-calls", "openai-responses/parallel-2")
-        for event in stream_of(name).events
-        if isinstance(event.payload, (dict, list))
-    ]
-    odd = [
-        {"a": [1, 2.5, float("nan"), True, None, {"b": 'é\u2028"x\n\ud800'}], "": {}, "l": []},
-        [[[]]],
-        {"k": -0.0, "big": 10**30, "inf": float("-inf")},
-        {1: "a non-str key"},  # the json module's own way: through it
-        {"t": (1, 2)},
-    ]
-    for value in [*payloads, *odd]:
-        assert pretty_json(value, indent) == json.dumps(value, ensure_ascii=False, indent=indent)
