@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from harness.cassettes.corpus import bundled
 from harness.errors import HarnessError
 from harness.wire import dialects
 
@@ -27,6 +26,7 @@ _CASSETTE = "single-call.yaml"
 
 def warmup_cases(names: Iterable[str]) -> list[Case]:
     """The unmutated `single-call` case of each named dialect that has one in the bundled corpus."""
+    from harness.cassettes.corpus import bundled  # pathlib and the corpus: only when warming up
     from harness.mutate.scenario import Case, recorded_streams
 
     cases: list[Case] = []

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 import re
 import string
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome
 from harness.wire.codecs import Codec, WireEvent, get_codec
+
+if TYPE_CHECKING:
+    import random  # only a type here: the mutations that draw ids import it
 
 
 @dataclass(frozen=True, slots=True)
