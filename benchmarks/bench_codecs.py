@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -96,7 +97,7 @@ def bedrock_stream(target: int) -> bytes:
     size = 0
     turn = 0
     while size < target:
-        turn_events = [
+        turn_events: list[tuple[str, dict[str, Any]]] = [
             ("messageStart", {"role": "assistant"}),
             (
                 "contentBlockStart",

@@ -309,14 +309,20 @@ def main() -> int:
                 )
                 continue
             dialect = CLIENTS[name][2]
-            chosen = (SELECTION[dialect], 1) if args.selection else (None, None)
-            rows, cost = run(name, jobs=args.jobs, timeout=args.timeout, scenarios=chosen[0], seeds=chosen[1])
+            scenarios = SELECTION[dialect] if args.selection else None
+            rows, cost = run(
+                name,
+                jobs=args.jobs,
+                timeout=args.timeout,
+                scenarios=scenarios,
+                seeds=1 if scenarios else None,
+            )
             stored[name] = {
                 "what": CLIENTS[name][4],
                 "versions": versions(name),
                 "dialect": dialect,
                 "cost": cost,
-                **({"selection": {"scenarios": list(chosen[0]), "seeds": 1}} if args.selection else {}),
+                **({"selection": {"scenarios": list(scenarios), "seeds": 1}} if scenarios else {}),
                 "cases": rows,
             }
             RESULTS.write_text(dump(stored))
