@@ -104,6 +104,7 @@ def list_ids(
     for path in matrix.cassette_files():
         for case_id, dialect in _file_ids(matrix, path, cache, built, shipped):
             out.setdefault(case_id, dialect)
+    matrix.flush()
     return out
 
 

@@ -141,6 +141,7 @@ def _run_in_process(
                 progress.advance(note=unit.describe())
         return out
     finally:
+        matrix.flush()  # the cases built here, for the next run
         if freeze:
             gc.unfreeze()
         for acc in accumulators:

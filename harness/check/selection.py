@@ -15,12 +15,16 @@ The rules, once:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from harness.cassettes.corpus import bundled, cassette_paths
+from harness.cassettes.model import Response
+from harness.check.casecache import CaseStore, Decoder, Encoder, default_store
 from harness.errors import ScenarioError
 from harness.mutate.scenario import (
     SEPARATOR,
@@ -106,10 +110,23 @@ class Unit:
         return self.case_id or f"{self.cassette} x {self.scenario} s{self.seed}"
 
 
-class Matrix:
-    """A selection made concrete in this process: its scenarios, its cassettes, its cases."""
+_DEFAULT_STORE: Any = object()  # `Matrix(store=...)` not given: the store `casecache.default_store` says
 
-    def __init__(self, selection: Selection, scenarios: Sequence[Scenario] | None = None) -> None:
+
+class Matrix:
+    """A selection made concrete in this process: its scenarios, its cassettes, its cases.
+
+    `store`: where built cases are kept between runs (`harness.check.casecache`; default: the
+    user's cache folder unless turned off; None: build every case). Call `flush()` when done
+    building (the runner does; what is left unflushed is written when the matrix is collected)."""
+
+    def __init__(
+        self,
+        selection: Selection,
+        scenarios: Sequence[Scenario] | None = None,
+        *,
+        store: CaseStore | None = _DEFAULT_STORE,
+    ) -> None:
         for name in selection.dialects:
             dialects.get(name)  # an unknown dialect is a usage error, before any work
         self.selection = selection
@@ -120,6 +137,11 @@ class Matrix:
         self._files: list[Path] | None = None
         self._named: dict[str, list[Path]] | None = None
         self._known: dict[int, tuple[RecordedStream, Known]] = {}
+        self.store: CaseStore | None = default_store() if store is _DEFAULT_STORE else store
+        self._stored = _StoredFiles(self.store, self._rebuilt_response)
+        weakref.finalize(self, self._stored.flush)  # not a method of self: it must not keep self alive
+        self._unit_keys: dict[str, str] = {}
+        self._rebuilt: OrderedDict[Unit, dict[str, Case]] = OrderedDict()
 
     def units(self) -> list[Unit]:
         """The units of work, in matrix order (cassette, scenario, seed)."""
@@ -152,9 +174,26 @@ class Matrix:
         return self._sources[key]
 
     def cases(self, unit: Unit) -> list[Case]:
-        """The cases of one unit of work."""
+        """The cases of one unit of work: from the store when it holds them, else built (and
+        stored when the matrix is flushed)."""
         if unit.case_id is not None:
             return [self.case(unit.case_id)]
+        assert unit.cassette is not None and unit.scenario is not None and unit.seed is not None
+        if self.store is None:
+            return self._built(unit)
+        file_key, unit_key = self._keys(unit)
+        found = self._stored.get(file_key, unit_key, unit)
+        if found is not None:
+            return found
+        built = self._built(unit)
+        self._stored.put(file_key, unit_key, built)
+        return built
+
+    def flush(self) -> None:
+        """Write the cases built since the last flush to the store."""
+        self._stored.flush()
+
+    def _built(self, unit: Unit) -> list[Case]:
         assert unit.cassette is not None and unit.scenario is not None and unit.seed is not None
         scenario = self.by_name[unit.scenario]
         return [
@@ -162,6 +201,32 @@ class Matrix:
             for s in self.sources(unit.cassette)
             for case in cases_for(s, scenario, unit.seed, known=self._known_for(s))
         ]
+
+    def _keys(self, unit: Unit) -> tuple[str, str]:
+        """The store keys of a unit: its cassette file's (`catalog.file_key`) and its own in it."""
+        from harness.check.catalog import file_key, scenario_key  # the catalog imports this module
+
+        assert unit.cassette is not None and unit.scenario is not None
+        fkey = self._unit_keys.get(unit.cassette)
+        if fkey is None:
+            fkey = self._unit_keys[unit.cassette] = file_key(self, Path(unit.cassette))
+        skey = self._unit_keys.get(SEPARATOR + unit.scenario)
+        if skey is None:
+            skey = scenario_key(self.by_name[unit.scenario], ())
+            self._unit_keys[SEPARATOR + unit.scenario] = skey
+        return fkey, f"{skey}:{unit.seed}"
+
+    def _rebuilt_response(self, unit: Unit, case_id: str) -> Response:
+        """The response of a case read back from the store without it: its unit built again
+        (the last few such units are kept, as a run reads a unit's cases one after another)."""
+        cases = self._rebuilt.get(unit)
+        if cases is None:
+            cases = self._rebuilt[unit] = {c.id: c for c in self._built(unit)}
+            while len(self._rebuilt) > _REBUILT_KEPT:
+                self._rebuilt.popitem(last=False)
+        if case_id not in cases:
+            raise ScenarioError(f"case id {case_id!r}: its unit no longer makes it; clear the case cache")
+        return cases[case_id].response
 
     def _known_for(self, source: RecordedStream) -> Known:
         """What earlier pipelines made of `source` in this matrix (see `run_pipeline`): kept for
@@ -179,10 +244,14 @@ class Matrix:
                 if case.id not in seen:
                     seen.add(case.id)
                     yield case
+        self.flush()
 
     def case(self, case_id: str) -> Case:
         """The case a `cassette::scenario::s<seed>[::point]` id names, rebuilt from this selection's
-        cassettes; the scenario is a selected one, else one of the library."""
+        cassettes (or read from the store); the scenario is a selected one, else one of the library."""
+        for case in self._stored_unit(case_id) or ():
+            if case.id == case_id:
+                return case
         source, scenario, seed, point = self._named_unit(case_id)
         found = cases_for(source, scenario, seed, point)
         if not found:
@@ -192,8 +261,39 @@ class Matrix:
     def unit_cases(self, case_id: str) -> list[Case]:
         """Every case of the recorded stream x scenario x seed a case id names (each point of a
         sweep): one pipeline run for all of them, where `case` runs one per id."""
+        stored = self._stored_unit(case_id)
+        if stored is not None:
+            return stored
         source, scenario, seed, _ = self._named_unit(case_id)
+        if self.store is not None and self.by_name.get(scenario.name) is scenario:
+            # built as the whole unit, so it is stored: the same cases, the other recordings' too
+            unit = Unit(str(source.path), scenario.name, seed)
+            return [c for c in self.cases(unit) if c.cassette == source.id]
         return cases_for(source, scenario, seed)
+
+    def _stored_unit(self, case_id: str) -> list[Case] | None:
+        """The cases of the recording x scenario x seed an id names, when the store holds its unit
+        (found without reading a cassette: the files an id may name, by name alone)."""
+        parts = case_id.split(SEPARATOR)
+        if self.store is None or len(parts) not in (3, 4) or parts[1] not in self.by_name:
+            return None
+        if not parts[2].startswith("s") or not parts[2][1:].isdigit():
+            return None
+        cassette_name = parts[0]
+        for path in self._named_paths().get(cassette_name.partition("#")[0], []):
+            unit = Unit(str(path), parts[1], int(parts[2][1:]))
+            found = self._stored.get(*self._keys(unit), unit)
+            if found is not None and any(c.cassette == cassette_name for c in found):
+                return [c for c in found if c.cassette == cassette_name]
+        return None
+
+    def _named_paths(self) -> dict[str, list[Path]]:
+        if self._named is None:  # each file under the names an id may give it, in file order
+            self._named = {}
+            for path in self.cassette_files():
+                for name in dict.fromkeys((cassette_id(path, self.roots), path.with_suffix("").name)):
+                    self._named.setdefault(name, []).append(path)
+        return self._named
 
     def _named_unit(self, case_id: str) -> tuple[RecordedStream, Scenario, int, str | None]:
         parts = case_id.split(SEPARATOR)
@@ -203,12 +303,7 @@ class Matrix:
         point = parts[3] if len(parts) == 4 else None
         scenario = self.by_name.get(scenario_name) or self._library_scenario(scenario_name)
         base, _, number = cassette_name.partition("#")
-        if self._named is None:  # each file under the names an id may give it, in file order
-            self._named = {}
-            for path in self.cassette_files():
-                for name in dict.fromkeys((cassette_id(path, self.roots), path.with_suffix("").name)):
-                    self._named.setdefault(name, []).append(path)
-        for path in self._named.get(base, []):
+        for path in self._named_paths().get(base, []):
             for source in self.sources(path):
                 if source.id.partition("#")[2] == number:
                     return source, scenario, int(seed_text[1:]), point
@@ -225,6 +320,72 @@ class Matrix:
         return [
             {"data": s.to_data(), "path": None if s.path is None else str(s.path)} for s in self.scenarios
         ]
+
+
+_REBUILT_KEPT = 4  # units built again for their responses (`Matrix._rebuilt_response`)
+_FILES_KEPT = 2  # cassette files whose stored cases are held in memory at once
+
+
+class _StoredFiles:
+    """The store's files a matrix reads and writes, a few at a time: read when first asked for,
+    written (with the units built since) when left for another or flushed."""
+
+    def __init__(self, store: CaseStore | None, rebuild: Callable[[Unit, str], Response]) -> None:
+        self.store = store
+        self.rebuild = rebuild
+        # file key -> (stored records by unit key, the decoder of those, built cases not yet written)
+        self.files: OrderedDict[str, tuple[dict[str, Any], Decoder, dict[str, list[Case]]]] = OrderedDict()
+
+    def _file(self, key: str) -> tuple[dict[str, Any], Decoder, dict[str, list[Case]]]:
+        found = self.files.get(key)
+        if found is None:
+            assert self.store is not None
+            found = self.files[key] = (self.store.read(key), Decoder(), {})
+            while len(self.files) > _FILES_KEPT:
+                old, entry = self.files.popitem(last=False)
+                self._write(old, entry[2])
+        else:
+            self.files.move_to_end(key)
+        return found
+
+    def get(self, file_key: str, unit_key: str, unit: Unit) -> list[Case] | None:
+        stored, decoder, pending = self._file(file_key)
+        built = pending.get(unit_key)
+        if built is not None:
+            return list(built)
+        records = stored.get(unit_key)
+        if records is None:
+            if self.store is not None:
+                self.store.misses += 1
+            return None
+        rebuild = self.rebuild
+        try:
+            cases = decoder.cases(records, lambda case_id: rebuild(unit, case_id))
+        except Exception:  # not shaped as ours (a foreign file that passed its checksum): rebuilt
+            del stored[unit_key]
+            return None
+        if self.store is not None:
+            self.store.hits += 1
+        return cases
+
+    def put(self, file_key: str, unit_key: str, cases: list[Case]) -> None:
+        self._file(file_key)[2][unit_key] = list(cases)
+
+    def flush(self) -> None:
+        for key, (_, _, pending) in self.files.items():
+            self._write(key, pending)
+
+    def _write(self, key: str, pending: dict[str, list[Case]]) -> None:
+        if not pending or self.store is None:
+            return
+        encoder = Encoder()
+        try:
+            records = {unit_key: tuple(encoder.case(c) for c in cases) for unit_key, cases in pending.items()}
+        except Exception:  # something a case holds that the store does not: not stored
+            records = {}
+        pending.clear()
+        if records:
+            self.store.write(key, records)
 
 
 def rebuilt_scenarios(items: Sequence[Mapping[str, Any]]) -> list[Scenario]:

@@ -19,7 +19,7 @@ another dialect) is skipped for it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -37,6 +37,7 @@ __all__ = [
     "MAX_SEED",
     "MAX_SEEDS",
     "Case",
+    "DeferredResponse",
     "RecordedStream",
     "Scenario",
     "case_cassette",
@@ -88,9 +89,22 @@ def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
 
 
+class DeferredResponse:
+    """A `Case.response` known only by how it ended until it is read; then `render()` gives it
+    (a case read back from the built-case store, `harness.check.casecache`, whose bytes were not kept)."""
+
+    __slots__ = ("complete", "error", "render")
+
+    def __init__(self, complete: bool, error: str | None, render: Callable[[], Response]) -> None:
+        self.complete = complete
+        self.error = error
+        self.render = render
+
+
 class _BuiltOnRead:
-    """A `Case.response` given as a `Stream` and the recorded response it is `like`: its bytes and
-    reads are rendered when first read (an event-level accumulator never reads them), then kept."""
+    """A `Case.response` given as a `Stream` and the recorded response it is `like` (or as a
+    `DeferredResponse`): its bytes and reads are rendered when first read (an event-level
+    accumulator never reads them), then kept."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_{name}"
@@ -103,9 +117,12 @@ class _BuiltOnRead:
             stream, like = value
             value = stream.response(like)
             case.__dict__[self.slot] = value
+        elif type(value) is DeferredResponse:
+            value = value.render()
+            case.__dict__[self.slot] = value
         return value
 
-    def __set__(self, case: Any, value: Response | tuple[Stream, Response]) -> None:
+    def __set__(self, case: Any, value: Response | tuple[Stream, Response] | DeferredResponse) -> None:
         case.__dict__[self.slot] = value
 
 
