@@ -100,16 +100,17 @@ class CaseStore:
             return {}
         return _unpacked(data)
 
-    def write(self, key: str, units: dict[str, Any]) -> None:
-        """Store the units of one file key, merged with what another process stored meanwhile;
-        any failure leaves the store as it was (a cache never fails a run)."""
+    def write(self, key: str, units: dict[str, Any], *, merge: bool = True) -> None:
+        """Store the units of one file key, merged with what is stored (another process may have
+        added some meanwhile; `merge` False: replaced); any failure leaves the store as it was
+        (a cache never fails a run)."""
         folder = self.folder()
         if folder is None:
             return
         try:
             folder.mkdir(parents=True, exist_ok=True)
             _drop_other_digests(folder)
-            merged = {**self.read(key), **units}
+            merged = {**self.read(key), **units} if merge else units
             body = marshal.dumps(merged, 4)
             data = _MAGIC + hashlib.sha256(body).digest() + body
             fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")

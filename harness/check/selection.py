@@ -335,6 +335,7 @@ class _StoredFiles:
         self.rebuild = rebuild
         # file key -> (stored records by unit key, the decoder of those, built cases not yet written)
         self.files: OrderedDict[str, tuple[dict[str, Any], Decoder, dict[str, list[Case]]]] = OrderedDict()
+        self.foreign: set[str] = set()  # file keys whose stored file is not ours
 
     def _file(self, key: str) -> tuple[dict[str, Any], Decoder, dict[str, list[Case]]]:
         found = self.files.get(key)
@@ -362,7 +363,10 @@ class _StoredFiles:
         try:
             cases = decoder.cases(records, lambda case_id: rebuild(unit, case_id))
         except Exception:  # not shaped as ours (a foreign file that passed its checksum): rebuilt
-            del stored[unit_key]
+            stored.clear()  # none of it is trusted, and it is replaced, not merged, when written
+            self.foreign.add(file_key)
+            if self.store is not None:
+                self.store.misses += 1
             return None
         if self.store is not None:
             self.store.hits += 1
@@ -385,7 +389,8 @@ class _StoredFiles:
             records = {}
         pending.clear()
         if records:
-            self.store.write(key, records)
+            self.store.write(key, records, merge=key not in self.foreign)
+            self.foreign.discard(key)
 
 
 def rebuilt_scenarios(items: Sequence[Mapping[str, Any]]) -> list[Scenario]:
