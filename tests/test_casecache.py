@@ -15,6 +15,7 @@ from _pytester_support import copy_cassettes, plugin_args, prepare
 
 from harness.check import casecache
 from harness.check.casecache import CaseStore
+from harness.check.expectation import classify
 from harness.check.selection import Matrix, Selection
 from harness.cli import main
 from harness.mutate.scenario import Case, DeferredResponse
@@ -45,6 +46,7 @@ def _same(got: list[Case], want: list[Case]) -> None:
         assert a.expected == b.expected and a.expected.to_dict() == b.expected.to_dict()
         assert (a.complete, a.error) == (b.complete, b.error)
         assert a.response == b.response
+        assert classify(a) == classify(b)  # a read-back case carries its class (`a.expectation`)
 
 
 def _files(root: Path) -> list[Path]:
@@ -62,6 +64,7 @@ def test_cases_read_back_are_the_cases_built_and_their_bytes_are_built_again_on_
     again = _cases(cassette, store)
     assert store.hits == filled.misses and not store.misses
     assert all(type(c.__dict__["_response"]) is DeferredResponse for c in again)  # no bytes stored
+    assert all(c.expectation is not None for c in again) and not any(c.expectation for c in built)
     assert [(c.complete, c.error) for c in again] == [(c.complete, c.error) for c in built]
     assert all(type(c.__dict__["_response"]) is DeferredResponse for c in again)  # read without rendering
     _same(again, built)

@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.cassettes.model import Chunk, Request, Response
+from harness.check import expectation
+from harness.check.expectation import CaseClass, Expectation
 from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.mutate.scenario import Case, DeferredResponse
 from harness.wire.codecs.base import WireEvent
@@ -135,7 +137,8 @@ def _code_digest() -> str | None:
     from harness.check.catalog import code_digest  # the catalog imports selection, which imports us
     from harness.wire import dialects
 
-    digest = hashlib.sha256(code_digest().encode() + b"\0" + Path(__file__).read_bytes())
+    own = Path(__file__).read_bytes() + Path(expectation.__file__).read_bytes()  # format, classes
+    digest = hashlib.sha256(code_digest().encode() + b"\0" + own)
     try:
         for name in dialects.names():
             cls = type(dialects.get(name))
@@ -211,7 +214,8 @@ class Encoder:
             found = self._memo[id(obj)] = (obj, make(obj))
         return found[1]
 
-    def case(self, case: Case) -> tuple[Any, ...]:
+    def case(self, case: Case, expectation: Expectation) -> tuple[Any, ...]:
+        """A case's record, with its class (`classify`), which a run reads back instead."""
         value = case.__dict__["_response"]
         response = self._once(value, _response_record) if isinstance(value, Response) else None
         return (
@@ -227,6 +231,7 @@ class Encoder:
             case.complete,
             case.error,
             response,
+            self._shared((str(expectation.case_class), expectation.reason)),
         )
 
     def _events(self, events: tuple[Event, ...]) -> tuple[Any, ...]:
@@ -305,8 +310,11 @@ class Decoder:
 
     def case(self, record: tuple[Any, ...], rebuild: Callable[[str], Response]) -> Case:
         (case_id, dialect, cassette, scenario, seed, point, events, expected, request, complete, error,
-         response) = record  # fmt: skip
+         response, judged) = record  # fmt: skip
         memo = self._memo
+        expectation = memo.get(id(judged))
+        if expectation is None:
+            expectation = memo[id(judged)] = (judged, Expectation(CaseClass(judged[0]), judged[1]))
         found = memo.get(id(events))
         if found is None:
             found = memo[id(events)] = (events, self._events(events))
@@ -334,6 +342,7 @@ class Decoder:
             expected=outcome[1],
             request=request,
             _response=response,
+            expectation=expectation[1],
         )
         return case
 

@@ -25,6 +25,7 @@ from typing import Any
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.cassettes.model import Response
 from harness.check.casecache import CaseStore, Decoder, Encoder, default_store
+from harness.check.expectation import classify
 from harness.errors import ScenarioError
 from harness.mutate.scenario import (
     SEPARATOR,
@@ -138,7 +139,7 @@ class Matrix:
         self._named: dict[str, list[Path]] | None = None
         self._known: dict[int, tuple[RecordedStream, Known]] = {}
         self.store: CaseStore | None = default_store() if store is _DEFAULT_STORE else store
-        self._stored = _StoredFiles(self.store, self._rebuilt_response)
+        self._stored = _StoredFiles(self.store, self._rebuilt_response, self.by_name)
         weakref.finalize(self, self._stored.flush)  # not a method of self: it must not keep self alive
         self._unit_keys: dict[str, str] = {}
         self._rebuilt: OrderedDict[Unit, dict[str, Case]] = OrderedDict()
@@ -330,9 +331,15 @@ class _StoredFiles:
     """The store's files a matrix reads and writes, a few at a time: read when first asked for,
     written (with the units built since) when left for another or flushed."""
 
-    def __init__(self, store: CaseStore | None, rebuild: Callable[[Unit, str], Response]) -> None:
+    def __init__(
+        self,
+        store: CaseStore | None,
+        rebuild: Callable[[Unit, str], Response],
+        scenarios: Mapping[str, Scenario],
+    ) -> None:
         self.store = store
         self.rebuild = rebuild
+        self.scenarios = scenarios
         # file key -> (stored records by unit key, the decoder of those, built cases not yet written)
         self.files: OrderedDict[str, tuple[dict[str, Any], Decoder, dict[str, list[Case]]]] = OrderedDict()
         self.foreign: set[str] = set()  # file keys whose stored file is not ours
@@ -384,7 +391,10 @@ class _StoredFiles:
             return
         encoder = Encoder()
         try:
-            records = {unit_key: tuple(encoder.case(c) for c in cases) for unit_key, cases in pending.items()}
+            records = {
+                unit_key: tuple(encoder.case(c, classify(c, self.scenarios[c.scenario])) for c in cases)
+                for unit_key, cases in pending.items()
+            }
         except Exception:  # something a case holds that the store does not: not stored
             records = {}
         pending.clear()

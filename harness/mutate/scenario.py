@@ -146,6 +146,9 @@ class Case:
     seed: int
     point: str | None = None
     request: Any = None  # the recorded `Request`, for writing the case as a cassette
+    # Its class (`harness.check.expectation.Expectation`) when already known: set only on a case
+    # read back from the built-case store; not an argument, so `replace` drops it with the events.
+    expectation: Any = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def complete(self) -> bool:
