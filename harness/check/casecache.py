@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hashlib
 import inspect
 import marshal
@@ -33,7 +34,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Final
@@ -46,7 +47,17 @@ from harness.mutate.scenario import Case, DeferredResponse
 from harness.wire.codecs.base import WireEvent
 from harness.wire.dialects.base import Event
 
-__all__ = ["ENV", "MAX_BYTES", "CaseStore", "cache_dir", "default_store", "turn_off"]
+__all__ = [
+    "ENV",
+    "MAX_BYTES",
+    "CaseStore",
+    "Decoder",
+    "Encoder",
+    "cache_dir",
+    "collector_paused",
+    "default_store",
+    "turn_off",
+]
 
 ENV: Final = "TOOLSTREAM_CACHE_DIR"
 MAX_BYTES: Final = 512 * 1024 * 1024  # the whole bundled matrix takes a few MB
@@ -157,7 +168,8 @@ def _unpacked(data: bytes) -> dict[str, Any]:
     if hashlib.sha256(body).digest() != data[head : head + _DIGEST]:
         return {}
     try:
-        units = marshal.loads(body)
+        with collector_paused():
+            units = marshal.loads(body)
     except (EOFError, ValueError, TypeError):
         return {}
     if not isinstance(units, dict) or not all(
@@ -165,6 +177,20 @@ def _unpacked(data: bytes) -> dict[str, Any]:
     ):
         return {}
     return units
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while plain data is read back: it makes tens of thousands of
+    containers at once, none in a cycle, and the collector's passes over them (the older
+    generations included) cost more than the reading itself, it showed."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _drop_other_digests(folder: Path) -> None:

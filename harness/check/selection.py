@@ -15,12 +15,13 @@ The rules, once:
 
 from __future__ import annotations
 
+import gc
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.cassettes.model import Response
@@ -98,9 +99,9 @@ class Selection:
         return out
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One cassette file x scenario x seed, or one case id; plain strings only."""
+class Unit(NamedTuple):
+    """One cassette file x scenario x seed, or one case id; plain strings only (a named tuple:
+    a full matrix makes thousands, and a frozen dataclass's `__init__` showed in its time)."""
 
     cassette: str | None = None
     scenario: str | None = None
@@ -362,22 +363,27 @@ class _StoredFiles:
         if built is not None:
             return list(built)
         records = stored.get(unit_key)
+        assert self.store is not None
         if records is None:
-            if self.store is not None:
-                self.store.misses += 1
+            self.store.misses += 1
             return None
+        self.store.hits += 1
+        if not records:  # the scenario does not apply to this file's recordings
+            return []
         rebuild = self.rebuild
+        collecting = gc.isenabled()  # not `collector_paused`: paid per unit, a context manager showed
+        gc.disable()
         try:
-            cases = decoder.cases(records, lambda case_id: rebuild(unit, case_id))
+            return decoder.cases(records, lambda case_id: rebuild(unit, case_id))
         except Exception:  # not shaped as ours (a foreign file that passed its checksum): rebuilt
             stored.clear()  # none of it is trusted, and it is replaced, not merged, when written
             self.foreign.add(file_key)
-            if self.store is not None:
-                self.store.misses += 1
+            self.store.hits -= 1
+            self.store.misses += 1
             return None
-        if self.store is not None:
-            self.store.hits += 1
-        return cases
+        finally:
+            if collecting:
+                gc.enable()
 
     def put(self, file_key: str, unit_key: str, cases: list[Case]) -> None:
         self._file(file_key)[2][unit_key] = list(cases)
