@@ -4,13 +4,12 @@ temporary folder (`harness.check.casecache`), so tests see both built and stored
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
 
 import pytest
-
-_CREATED = pytest.StashKey[str]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -18,10 +17,6 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # a worker: the controller chose the folder, and the environment carries it
     folder = tempfile.mkdtemp(prefix="toolstream-cases-")
     os.environ["TOOLSTREAM_CACHE_DIR"] = folder
-    config.stash[_CREATED] = folder
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    folder = config.stash.get(_CREATED, None)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
+    # At exit, not at unconfigure: a matrix still alive writes what it built when the
+    # interpreter ends (its finalizer, registered later, runs first).
+    atexit.register(shutil.rmtree, folder, True)
