@@ -50,7 +50,8 @@ def _same(got: list[Case], want: list[Case]) -> None:
 
 
 def _files(root: Path) -> list[Path]:
-    return sorted((root / "cases").glob("*/*.bin"))
+    """The files of built cases (beside them: the parsed scenario files, `scenarios.bin`)."""
+    return sorted(p for p in (root / "cases").glob("*/*.bin") if p.name != "scenarios.bin")
 
 
 def test_cases_read_back_are_the_cases_built_and_their_bytes_are_built_again_on_read(tmp_path: Path) -> None:
@@ -192,3 +193,20 @@ def test_the_plugin_option_turns_it_off(pytester: pytest.Pytester, monkeypatch: 
     assert not _files(store)
     pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
     assert _files(store)
+
+
+def test_scenario_files_are_read_back_as_parsed(tmp_path: Path) -> None:
+    from harness.check.catalog import scenario_key
+    from harness.mutate.scenario import load_scenarios
+
+    parsed = load_scenarios()
+    first = casecache.ScenarioFiles(CaseStore(tmp_path))
+    assert load_scenarios(load=first) == parsed
+    first.save()
+    files = casecache.ScenarioFiles(CaseStore(tmp_path))
+    assert len(files.known) == len(parsed)
+    again = load_scenarios(load=files)
+    assert not files.new  # every one read back
+    assert again == parsed and [s.path for s in again] == [s.path for s in parsed]
+    assert [scenario_key(s, s.seeds) for s in again] == [scenario_key(s, s.seeds) for s in parsed]
+    assert [s.meaning for s in again] == [s.meaning for s in parsed]

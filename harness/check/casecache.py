@@ -43,7 +43,7 @@ from harness.cassettes.model import Chunk, Request, Response
 from harness.check import expectation
 from harness.check.expectation import CaseClass, Expectation
 from harness.check.outcome import Outcome, ServerCall, State, ToolCall
-from harness.mutate.scenario import Case, DeferredResponse
+from harness.mutate.scenario import Case, DeferredResponse, Scenario, load_scenario, scenario_from_data
 from harness.wire.codecs.base import WireEvent
 from harness.wire.dialects.base import Event
 
@@ -53,6 +53,7 @@ __all__ = [
     "CaseStore",
     "Decoder",
     "Encoder",
+    "ScenarioFiles",
     "cache_dir",
     "collector_paused",
     "default_store",
@@ -158,6 +159,37 @@ def _code_digest() -> str | None:
     except Exception:  # a registration that does not load, a source not to be found: no store
         return None
     return digest.hexdigest()
+
+
+_SCENARIOS: Final = "scenarios"  # the file of parsed scenario files, by their bytes
+
+
+class ScenarioFiles:
+    """Scenario files read through the store: parsed once (YAML is most of their cost), kept as
+    `Scenario.to_data()` under a digest of the file's bytes, checked again when read back."""
+
+    def __init__(self, store: CaseStore) -> None:
+        self.store = store
+        self.known = store.read(_SCENARIOS)
+        self.new: dict[str, Any] = {}
+
+    def __call__(self, path: Path) -> Scenario:
+        try:
+            key = hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+        except OSError:
+            return load_scenario(path)  # its own error
+        found = self.known.get(key)
+        if found is not None:
+            with contextlib.suppress(Exception):  # not ours after all: read from the file
+                return scenario_from_data(found[0], where=str(path), path=path)
+        scenario = load_scenario(path)
+        self.new[key] = (scenario.to_data(),)
+        return scenario
+
+    def save(self) -> None:
+        if self.new:
+            self.store.write(_SCENARIOS, self.new)
+            self.new = {}
 
 
 def _unpacked(data: bytes) -> dict[str, Any]:

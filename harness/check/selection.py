@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.cassettes.model import Response
-from harness.check.casecache import CaseStore, Decoder, Encoder, default_store
+from harness.check.casecache import CaseStore, Decoder, Encoder, ScenarioFiles, default_store
 from harness.check.expectation import classify
 from harness.errors import ScenarioError
 from harness.mutate.scenario import (
@@ -133,13 +133,13 @@ class Matrix:
             dialects.get(name)  # an unknown dialect is a usage error, before any work
         self.selection = selection
         self.roots = [Path(p) for p in selection.cassettes] or [bundled("cassettes")]
-        self.scenarios = _selected_scenarios(selection) if scenarios is None else list(scenarios)
+        self.store: CaseStore | None = default_store() if store is _DEFAULT_STORE else store
+        self.scenarios = _selected_scenarios(selection, self.store) if scenarios is None else list(scenarios)
         self.by_name = {s.name: s for s in self.scenarios}
         self._sources: dict[str, list[RecordedStream]] = {}
         self._files: list[Path] | None = None
         self._named: dict[str, list[Path]] | None = None
         self._known: dict[int, tuple[RecordedStream, Known]] = {}
-        self.store: CaseStore | None = default_store() if store is _DEFAULT_STORE else store
         self._stored = _StoredFiles(self.store, self._rebuilt_response, self.by_name)
         weakref.finalize(self, self._stored.flush)  # not a method of self: it must not keep self alive
         self._unit_keys: dict[str, str] = {}
@@ -433,8 +433,17 @@ def build_case(case_id: str, selection: Selection | None = None) -> Case:
     return Matrix(selection or Selection()).case(case_id)
 
 
-def _selected_scenarios(selection: Selection) -> list[Scenario]:
-    library = load_scenarios([selection.scenarios_dir] if selection.scenarios_dir else None)
+def _selected_scenarios(selection: Selection, store: CaseStore | None = None) -> list[Scenario]:
+    files = None if store is None else ScenarioFiles(store)
+    try:
+        return _chosen_scenarios(selection, files)
+    finally:
+        if files is not None:
+            files.save()
+
+
+def _chosen_scenarios(selection: Selection, files: ScenarioFiles | None) -> list[Scenario]:
+    library = load_scenarios([selection.scenarios_dir] if selection.scenarios_dir else None, load=files)
     if not selection.scenarios:
         return library if any(s.name == ORIGINAL.name for s in library) else [ORIGINAL, *library]
     chosen: dict[str, Scenario] = {}
@@ -442,7 +451,7 @@ def _selected_scenarios(selection: Selection) -> list[Scenario]:
         if item == ORIGINAL.name and not any(s.name == item for s in library):
             found = [ORIGINAL]
         elif is_scenario_path(item):
-            found = load_scenarios([item])
+            found = load_scenarios([item], load=files)
         else:
             found = [find_scenario(item, library)]
         for scenario in found:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -208,18 +208,21 @@ def judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | 
 def unjudged(case: Case, spec: str, scenario: Scenario | None = None) -> Result:
     """A case's result before its outcome is known: its identity and class, verdict `error`."""
     expectation: Expectation = classify(case, scenario)
-    return Result(
-        case.id,
-        case.cassette,
-        case.scenario,
-        case.seed,
-        case.dialect,
-        spec,
-        Verdict.ERROR,
-        case.expected,
+    result = object.__new__(Result)  # not `Result(...)`: its frozen `__init__` showed, once a case
+    result.__dict__.update(
+        _RESULT_DEFAULTS,
+        id=case.id,
+        cassette=case.cassette,
+        scenario=case.scenario,
+        seed=case.seed,
+        dialect=case.dialect,
+        accumulator=spec,
+        verdict=Verdict.ERROR,
+        expected=case.expected,
         case_class=expectation.case_class,
         class_reason=expectation.reason,
     )
+    return result
 
 
 def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
@@ -248,6 +251,7 @@ def _copy(base: Result, **changes: Any) -> Result:
 
 
 _RESULT_FIELDS = frozenset(f.name for f in fields(Result))
+_RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
 
 
 def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None) -> Result:

@@ -284,11 +284,14 @@ def scenario_paths(paths: Iterable[str | Path] | None = None) -> list[Path]:
     return out
 
 
-def load_scenarios(paths: Iterable[str | Path] | None = None) -> list[Scenario]:
-    """Scenarios from files and folders (default: the bundled library), checked for unique names."""
+def load_scenarios(
+    paths: Iterable[str | Path] | None = None, *, load: Callable[[Path], Scenario] | None = None
+) -> list[Scenario]:
+    """Scenarios from files and folders (default: the bundled library), checked for unique names.
+    `load`: reads one file (default `load_scenario`; the built-case store keeps them parsed)."""
     out: dict[str, Scenario] = {}
     for path in scenario_paths(paths):
-        found = load_scenario(path)
+        found = (load or load_scenario)(path)
         if found.name in out:
             raise ScenarioError(f"{path}: name: {found.name!r} is also the name of {out[found.name].path}")
         out[found.name] = found
