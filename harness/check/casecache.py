@@ -36,6 +36,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import fields
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -350,8 +351,8 @@ def _response_record(response: Response) -> tuple[Any, ...]:
     )
 
 
-# Slots set directly: `Event(...)` and `WireEvent(...)` are frozen dataclasses, whose `__init__`
-# goes through `object.__setattr__` once a field (most of a warm run's decoding, it showed).
+# Slots set directly: `Event(...)`, `WireEvent(...)`, `Outcome(...)` are frozen dataclasses, whose
+# `__init__` goes through `object.__setattr__` once a field (most of a warm run's decoding, it showed).
 _EVENT_SET: Final = tuple(Event.__dict__[name].__set__ for name in ("wire", "payload", "edited"))
 _WIRE_SET: Final = tuple(WireEvent.__dict__[name].__set__ for name in _WIRE_FIELDS)
 
@@ -385,7 +386,7 @@ class Decoder:
                 asked = memo[id(request)] = (request, Request(*request))
             request = asked[1]
         if response is None:
-            response = DeferredResponse(complete, error, lambda: rebuild(case_id))
+            response = DeferredResponse(complete, error, partial(rebuild, case_id))
         else:
             response = _response(response)  # mutable: one per case, as built
         case = object.__new__(Case)  # not `Case(...)`: its checks were made when it was built
@@ -428,12 +429,31 @@ class Decoder:
         return tuple(out)
 
 
+def _made(cls: type, setters: tuple[Callable[[Any, Any], None], ...], values: Iterable[Any]) -> Any:
+    """An instance of a frozen slots dataclass (none has a `__post_init__`) from its field values."""
+    made: Any = object.__new__(cls)
+    for set_field, value in zip(setters, values, strict=True):
+        set_field(made, value)
+    return made
+
+
+def _setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+
+
+_OUTCOME_SET: Final = _setters(Outcome)
+_TOOL_CALL_SET: Final = _setters(ToolCall)
+_SERVER_CALL_SET: Final = _setters(ServerCall)
+_STATES: Final = {str(state): state for state in State}
+
+
 def _outcome(record: tuple[Any, ...]) -> Outcome:
     values = dict(zip(_OUTCOME_FIELDS, record, strict=True))
-    values["tool_calls"] = tuple(ToolCall(*c) for c in values["tool_calls"])
-    values["server_calls"] = tuple(ServerCall(*c) for c in values["server_calls"])
-    values["state"] = State(values["state"])
-    return Outcome(**values)
+    values["tool_calls"] = tuple(_made(ToolCall, _TOOL_CALL_SET, c) for c in values["tool_calls"])
+    values["server_calls"] = tuple(_made(ServerCall, _SERVER_CALL_SET, c) for c in values["server_calls"])
+    values["state"] = _STATES[values["state"]]
+    made: Outcome = _made(Outcome, _OUTCOME_SET, values.values())
+    return made
 
 
 def _response(record: tuple[Any, ...]) -> Response:

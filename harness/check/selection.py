@@ -36,6 +36,7 @@ from harness.mutate.scenario import (
     Scenario,
     cases_for,
     cassette_id,
+    cassette_ids,
     find_scenario,
     is_scenario_path,
     load_scenarios,
@@ -139,10 +140,12 @@ class Matrix:
         self._sources: dict[str, list[RecordedStream]] = {}
         self._files: list[Path] | None = None
         self._named: dict[str, list[Path]] | None = None
+        self._names: dict[str, str] | None = None  # cassette file -> its name in case ids
         self._known: dict[int, tuple[RecordedStream, Known]] = {}
         self._stored = _StoredFiles(self.store, self._rebuilt_response, self.by_name)
         weakref.finalize(self, self._stored.flush)  # not a method of self: it must not keep self alive
-        self._unit_keys: dict[str, str] = {}
+        self._file_keys: dict[str, str] = {}  # cassette file -> `catalog.file_key`
+        self._scenario_keys: dict[str, str] = {}  # scenario name -> `catalog.scenario_key`
         self._rebuilt: OrderedDict[Unit, dict[str, Case]] = OrderedDict()
 
     def units(self) -> list[Unit]:
@@ -161,6 +164,14 @@ class Matrix:
         if self._files is None:
             self._files = list({p.resolve(): p for p in cassette_paths(self.roots)}.values())
         return list(self._files)
+
+    def cassette_name(self, path: Path) -> str:
+        """A selected cassette file's name in case ids (`cassette_id`), found once per matrix."""
+        if self._names is None:
+            files = self.cassette_files()
+            self._names = dict(zip(map(str, files), cassette_ids(files, self.roots), strict=True))
+        found = self._names.get(str(path))
+        return found if found is not None else cassette_id(path, self.roots)
 
     def case_ids(self) -> list[str]:
         """Every case id, in matrix order, each once (what `all` yields the ids of)."""
@@ -208,15 +219,15 @@ class Matrix:
         """The store keys of a unit: its cassette file's (`catalog.file_key`) and its own in it."""
         from harness.check.catalog import file_key, scenario_key  # the catalog imports this module
 
-        assert unit.cassette is not None and unit.scenario is not None
-        fkey = self._unit_keys.get(unit.cassette)
+        cassette, scenario, seed, _ = unit
+        assert cassette is not None and scenario is not None
+        fkey = self._file_keys.get(cassette)
         if fkey is None:
-            fkey = self._unit_keys[unit.cassette] = file_key(self, Path(unit.cassette))
-        skey = self._unit_keys.get(SEPARATOR + unit.scenario)
+            fkey = self._file_keys[cassette] = file_key(self, Path(cassette))
+        skey = self._scenario_keys.get(scenario)
         if skey is None:
-            skey = scenario_key(self.by_name[unit.scenario], ())
-            self._unit_keys[SEPARATOR + unit.scenario] = skey
-        return fkey, f"{skey}:{unit.seed}"
+            skey = self._scenario_keys[scenario] = scenario_key(self.by_name[scenario], ())
+        return fkey, f"{skey}:{seed}"
 
     def _rebuilt_response(self, unit: Unit, case_id: str) -> Response:
         """The response of a case read back from the store without it: its unit built again
@@ -293,7 +304,7 @@ class Matrix:
         if self._named is None:  # each file under the names an id may give it, in file order
             self._named = {}
             for path in self.cassette_files():
-                for name in dict.fromkeys((cassette_id(path, self.roots), path.with_suffix("").name)):
+                for name in dict.fromkeys((self.cassette_name(path), path.with_suffix("").name)):
                     self._named.setdefault(name, []).append(path)
         return self._named
 

@@ -228,6 +228,8 @@ def unjudged(case: Case, spec: str, scenario: Scenario | None = None) -> Result:
 def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
     """`base` with the outcome it got: differences, their severities and the verdict they give."""
     found = differences(base.expected, actual)
+    if not found:  # the usual case, paid once per case: nothing to weigh
+        return _copy(base, verdict=Verdict.PASS, actual=actual, diff=(), severities=(), **changes)
     severities = tuple(severity for _, severity in found)
     return _copy(
         base,
@@ -241,12 +243,12 @@ def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
 
 def _copy(base: Result, **changes: Any) -> Result:
     """`replace(base, **changes)` without re-running `__init__` (paid once per case, it showed)."""
-    unknown = changes.keys() - _RESULT_FIELDS
-    if unknown:
-        raise TypeError(f"Result has no field {sorted(unknown)[0]!r}")
+    if not _RESULT_FIELDS.issuperset(changes):
+        raise TypeError(f"Result has no field {sorted(changes.keys() - _RESULT_FIELDS)[0]!r}")
     copied = object.__new__(Result)
-    copied.__dict__.update(base.__dict__)
-    copied.__dict__.update(changes)
+    state = copied.__dict__
+    state.update(base.__dict__)
+    state.update(changes)
     return copied
 
 

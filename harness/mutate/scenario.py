@@ -45,6 +45,7 @@ __all__ = [
     "case_with_events",
     "cases_for",
     "cassette_id",
+    "cassette_ids",
     "find_scenario",
     "is_scenario_path",
     "load_scenario",
@@ -476,9 +477,18 @@ def cassette_id(path: Path, roots: Sequence[Path]) -> str:
     """A cassette's name in case ids: its path below the bundled corpus (`openai-chat/parallel-2`),
     else below the parent of the folder it was found in, so that `--cassettes cassettes/openai-chat`
     still says `openai-chat/...` and two dialects' `single-call` never share an id."""
-    resolved = path.resolve()
+    return cassette_ids([path], roots)[0]
+
+
+def cassette_ids(paths: Sequence[Path], roots: Sequence[Path]) -> list[str]:
+    """`cassette_id` of each path, the folders they are named below resolved once for all."""
     bases = [corpus_root] if (corpus_root := _bundled_cassettes()) else []
     bases += [(root.resolve() if root.is_dir() else root.resolve().parent).parent for root in roots]
+    return [_cassette_name(path, bases) for path in paths]
+
+
+def _cassette_name(path: Path, bases: Sequence[Path]) -> str:
+    resolved = path.resolve()
     for base in bases:
         if resolved.is_relative_to(base):
             return resolved.relative_to(base).with_suffix("").as_posix()
