@@ -210,3 +210,17 @@ def test_scenario_files_are_read_back_as_parsed(tmp_path: Path) -> None:
     assert again == parsed and [s.path for s in again] == [s.path for s in parsed]
     assert [scenario_key(s, s.seeds) for s in again] == [scenario_key(s, s.seeds) for s in parsed]
     assert [s.meaning for s in again] == [s.meaning for s in parsed]
+
+
+def test_a_matrix_goes_when_dropped_and_what_it_built_is_written(tmp_path: Path) -> None:
+    import gc
+    import weakref
+
+    cassette = _copy(tmp_path)
+    matrix = Matrix(Selection(cassettes=(cassette,), scenarios=SCENARIOS), store=CaseStore(tmp_path))
+    assert matrix.cases(matrix.units()[0])  # built, not yet flushed
+    gone = weakref.ref(matrix)
+    del matrix
+    gc.collect()
+    assert gone() is None  # its finalizer holds nothing of it
+    assert _files(tmp_path)  # and wrote what it built

@@ -34,7 +34,8 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
@@ -42,7 +43,7 @@ from typing import Any, Final
 
 from harness.cassettes.model import Chunk, Request, Response
 from harness.check import expectation
-from harness.check.expectation import CaseClass, Expectation
+from harness.check.expectation import CaseClass, Expectation, classify
 from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.mutate.scenario import Case, DeferredResponse, Scenario, load_scenario, scenario_from_data
 from harness.wire.codecs.base import WireEvent
@@ -55,6 +56,7 @@ __all__ = [
     "Decoder",
     "Encoder",
     "ScenarioFiles",
+    "StoredUnits",
     "cache_dir",
     "collector_paused",
     "default_store",
@@ -459,3 +461,87 @@ def _outcome(record: tuple[Any, ...]) -> Outcome:
 def _response(record: tuple[Any, ...]) -> Response:
     status, headers, chunks, complete, error, error_type = record
     return Response(status, dict(headers), [Chunk(*c) for c in chunks], complete, error, error_type)
+
+
+# ---------------------------------------------------------------------------------------------
+# A matrix's files
+
+_FILES_KEPT: Final = 2  # cassette files whose stored cases one matrix holds in memory at once
+
+
+class StoredUnits:
+    """The store's files one matrix reads and writes, a few at a time: read when first asked
+    for, written (with the units built since) when left for another or flushed. Holds nothing
+    of the matrix (a finalizer flushes it when the matrix goes): `scenarios` by name classify the
+    cases written."""
+
+    def __init__(self, store: CaseStore | None, scenarios: Mapping[str, Scenario]) -> None:
+        self.store = store
+        self.scenarios = scenarios
+        # file key -> (stored records by unit key, the decoder of those, built cases not yet written)
+        self.files: OrderedDict[str, tuple[dict[str, Any], Decoder, dict[str, list[Case]]]] = OrderedDict()
+        self.foreign: set[str] = set()  # file keys whose stored file is not ours
+
+    def _file(self, key: str) -> tuple[dict[str, Any], Decoder, dict[str, list[Case]]]:
+        found = self.files.get(key)
+        if found is None:
+            assert self.store is not None
+            found = self.files[key] = (self.store.read(key), Decoder(), {})
+            while len(self.files) > _FILES_KEPT:
+                old, entry = self.files.popitem(last=False)
+                self._write(old, entry[2])
+        else:
+            self.files.move_to_end(key)
+        return found
+
+    def get(self, file_key: str, unit_key: str, rebuild: Callable[[str], Response]) -> list[Case] | None:
+        """The cases of a unit, read back (`rebuild(case_id)`: the response of one that has no
+        bytes stored) or built since; None when neither."""
+        stored, decoder, pending = self._file(file_key)
+        built = pending.get(unit_key)
+        if built is not None:
+            return list(built)
+        records = stored.get(unit_key)
+        assert self.store is not None
+        if records is None:
+            self.store.misses += 1
+            return None
+        self.store.hits += 1
+        if not records:  # the scenario does not apply to this file's recordings
+            return []
+        collecting = gc.isenabled()  # not `collector_paused`: paid per unit, a context manager showed
+        gc.disable()
+        try:
+            return decoder.cases(records, rebuild)
+        except Exception:  # not shaped as ours (a foreign file that passed its checksum): rebuilt
+            stored.clear()  # none of it is trusted, and it is replaced, not merged, when written
+            self.foreign.add(file_key)
+            self.store.hits -= 1
+            self.store.misses += 1
+            return None
+        finally:
+            if collecting:
+                gc.enable()
+
+    def put(self, file_key: str, unit_key: str, cases: list[Case]) -> None:
+        self._file(file_key)[2][unit_key] = list(cases)
+
+    def flush(self) -> None:
+        for key, (_, _, pending) in self.files.items():
+            self._write(key, pending)
+
+    def _write(self, key: str, pending: dict[str, list[Case]]) -> None:
+        if not pending or self.store is None:
+            return
+        encoder = Encoder()
+        try:
+            records = {
+                unit_key: tuple(encoder.case(c, classify(c, self.scenarios[c.scenario])) for c in cases)
+                for unit_key, cases in pending.items()
+            }
+        except Exception:  # something a case holds that the store does not: not stored
+            records = {}
+        pending.clear()
+        if records:
+            self.store.write(key, records, merge=key not in self.foreign)
+            self.foreign.discard(key)

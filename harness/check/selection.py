@@ -15,18 +15,17 @@ The rules, once:
 
 from __future__ import annotations
 
-import gc
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.cassettes.model import Response
-from harness.check.casecache import CaseStore, Decoder, Encoder, ScenarioFiles, default_store
-from harness.check.expectation import classify
+from harness.check.casecache import CaseStore, ScenarioFiles, StoredUnits, default_store
 from harness.errors import ScenarioError
 from harness.mutate.scenario import (
     SEPARATOR,
@@ -142,8 +141,8 @@ class Matrix:
         self._named: dict[str, list[Path]] | None = None
         self._names: dict[str, str] | None = None  # cassette file -> its name in case ids
         self._known: dict[int, tuple[RecordedStream, Known]] = {}
-        self._stored = _StoredFiles(self.store, self._rebuilt_response, self.by_name)
-        weakref.finalize(self, self._stored.flush)  # not a method of self: it must not keep self alive
+        self._stored = StoredUnits(self.store, self.by_name)
+        weakref.finalize(self, self._stored.flush)  # holds no reference to this matrix: it may go
         self._file_keys: dict[str, str] = {}  # cassette file -> `catalog.file_key`
         self._scenario_keys: dict[str, str] = {}  # scenario name -> `catalog.scenario_key`
         self._rebuilt: OrderedDict[Unit, dict[str, Case]] = OrderedDict()
@@ -195,7 +194,7 @@ class Matrix:
         if self.store is None:
             return self._built(unit)
         file_key, unit_key = self._keys(unit)
-        found = self._stored.get(file_key, unit_key, unit)
+        found = self._stored.get(file_key, unit_key, partial(self._rebuilt_response, unit))
         if found is not None:
             return found
         built = self._built(unit)
@@ -295,7 +294,7 @@ class Matrix:
         cassette_name = parts[0]
         for path in self._named_paths().get(cassette_name.partition("#")[0], []):
             unit = Unit(str(path), parts[1], int(parts[2][1:]))
-            found = self._stored.get(*self._keys(unit), unit)
+            found = self._stored.get(*self._keys(unit), partial(self._rebuilt_response, unit))
             if found is not None and any(c.cassette == cassette_name for c in found):
                 return [c for c in found if c.cassette == cassette_name]
         return None
@@ -336,88 +335,6 @@ class Matrix:
 
 
 _REBUILT_KEPT = 4  # units built again for their responses (`Matrix._rebuilt_response`)
-_FILES_KEPT = 2  # cassette files whose stored cases are held in memory at once
-
-
-class _StoredFiles:
-    """The store's files a matrix reads and writes, a few at a time: read when first asked for,
-    written (with the units built since) when left for another or flushed."""
-
-    def __init__(
-        self,
-        store: CaseStore | None,
-        rebuild: Callable[[Unit, str], Response],
-        scenarios: Mapping[str, Scenario],
-    ) -> None:
-        self.store = store
-        self.rebuild = rebuild
-        self.scenarios = scenarios
-        # file key -> (stored records by unit key, the decoder of those, built cases not yet written)
-        self.files: OrderedDict[str, tuple[dict[str, Any], Decoder, dict[str, list[Case]]]] = OrderedDict()
-        self.foreign: set[str] = set()  # file keys whose stored file is not ours
-
-    def _file(self, key: str) -> tuple[dict[str, Any], Decoder, dict[str, list[Case]]]:
-        found = self.files.get(key)
-        if found is None:
-            assert self.store is not None
-            found = self.files[key] = (self.store.read(key), Decoder(), {})
-            while len(self.files) > _FILES_KEPT:
-                old, entry = self.files.popitem(last=False)
-                self._write(old, entry[2])
-        else:
-            self.files.move_to_end(key)
-        return found
-
-    def get(self, file_key: str, unit_key: str, unit: Unit) -> list[Case] | None:
-        stored, decoder, pending = self._file(file_key)
-        built = pending.get(unit_key)
-        if built is not None:
-            return list(built)
-        records = stored.get(unit_key)
-        assert self.store is not None
-        if records is None:
-            self.store.misses += 1
-            return None
-        self.store.hits += 1
-        if not records:  # the scenario does not apply to this file's recordings
-            return []
-        rebuild = self.rebuild
-        collecting = gc.isenabled()  # not `collector_paused`: paid per unit, a context manager showed
-        gc.disable()
-        try:
-            return decoder.cases(records, lambda case_id: rebuild(unit, case_id))
-        except Exception:  # not shaped as ours (a foreign file that passed its checksum): rebuilt
-            stored.clear()  # none of it is trusted, and it is replaced, not merged, when written
-            self.foreign.add(file_key)
-            self.store.hits -= 1
-            self.store.misses += 1
-            return None
-        finally:
-            if collecting:
-                gc.enable()
-
-    def put(self, file_key: str, unit_key: str, cases: list[Case]) -> None:
-        self._file(file_key)[2][unit_key] = list(cases)
-
-    def flush(self) -> None:
-        for key, (_, _, pending) in self.files.items():
-            self._write(key, pending)
-
-    def _write(self, key: str, pending: dict[str, list[Case]]) -> None:
-        if not pending or self.store is None:
-            return
-        encoder = Encoder()
-        try:
-            records = {
-                unit_key: tuple(encoder.case(c, classify(c, self.scenarios[c.scenario])) for c in cases)
-                for unit_key, cases in pending.items()
-            }
-        except Exception:  # something a case holds that the store does not: not stored
-            records = {}
-        pending.clear()
-        if records:
-            self.store.write(key, records, merge=key not in self.foreign)
-            self.foreign.discard(key)
 
 
 def rebuilt_scenarios(items: Sequence[Mapping[str, Any]]) -> list[Scenario]:
