@@ -152,10 +152,13 @@ class Matrix:
         if self.selection.cases:
             return [Unit(case_id=c) for c in self.selection.cases]
         out: list[Unit] = []
+        make = tuple.__new__  # `Unit(...)` without its keyword handling: a full matrix makes 8,142
         for path in self.cassette_files():
+            cassette = str(path)
             for scenario in self.scenarios:
                 seeds = range(self.selection.seeds) if self.selection.seeds is not None else scenario.seeds
-                out.extend(Unit(str(path), scenario.name, seed) for seed in seeds)
+                name = scenario.name
+                out.extend([make(Unit, (cassette, name, seed, None)) for seed in seeds])
         return out
 
     def cassette_files(self) -> list[Path]:
