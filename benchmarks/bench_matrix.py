@@ -3,14 +3,17 @@
 The reference accumulator over the matrix (bundled cassettes x shipped scenarios, plus `original`;
 `--quick`: the openai-chat cassettes only), run with `run_matrix` three ways: in process (`-j 1`,
 no timeout), in one worker process with a per-case timeout (what `check -j 1` does by default),
-and over two workers (`-j 2`). From the same runs:
+and over two workers (`-j 2`). Every run reads its cases from a built-case store in a temporary
+folder (never the user's), filled by a first run that is not timed. From the same runs:
 
 - in process against one worker, and two workers against one (wall clock);
-- the harness's time per case (building the cases and judging them: the in-process run's wall
+- the harness's time per case (getting the cases and judging them: the in-process run's wall
   time less what the accumulator itself took, which each result records) against the
-  accumulator's own time per case, from a second in-process run: the first also pays for
-  importing the mutations and dialects, once per process (each run still loads its cassettes
-  and scenarios);
+  accumulator's own time per case in the same run, twice: warm, the cases read back from the
+  built-case store (`harness.check.casecache`), what every run after the first one pays; and
+  cold, the store turned off, every case built by its pipeline (what a first run pays, less
+  writing the store). Both after a first run that imports the mutations and dialects (once per
+  process) and fills the store; each run still loads its scenarios;
 - over stdio (`cmd:python -m harness.cli serve-accumulator reference`, one child process speaking
   JSON Lines) against in process, per case, on openai-chat x 4 scenarios;
 - the pytest plugin (`pytest --toolstream-accumulator reference`) with two xdist workers against
@@ -26,11 +29,13 @@ and over two workers (`-j 2`). From the same runs:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,10 +159,32 @@ def measure_empty_tests(count: int, *, warm: bool = True) -> tuple[float, float]
     return seconds[-2], seconds[-1]
 
 
+@contextlib.contextmanager
+def case_store(folder: str) -> Iterator[None]:
+    """Runs in this process and the processes it starts read built cases from `folder` ("": off)."""
+    before = os.environ.get("TOOLSTREAM_CACHE_DIR")
+    os.environ["TOOLSTREAM_CACHE_DIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TOOLSTREAM_CACHE_DIR"]
+        else:
+            os.environ["TOOLSTREAM_CACHE_DIR"] = before
+
+
 def measure(scale: Scale) -> list[Figure]:
+    with tempfile.TemporaryDirectory(prefix="toolstream-bench-cases-") as store, case_store(store):
+        return _measure(scale)
+
+
+def _measure(scale: Scale) -> list[Figure]:
     cassettes, scenarios = SELECTIONS[scale]
+    run_reference("reference", cassettes, scenarios)  # imports the modules, fills the case store
+    with case_store(""):
+        cold = run_reference("reference", cassettes, scenarios)  # every case built
     serial = run_reference("reference", cassettes, scenarios)
-    warm = run_reference("reference", cassettes, scenarios)  # the same, its modules imported
+    warm = run_reference("reference", cassettes, scenarios)  # the same again: the figure's run
     one = run_reference("reference", cassettes, scenarios, timeout=30.0)
     two = run_reference("reference", cassettes, scenarios, jobs=2, timeout=30.0)
     few = FEW[:2] if scale == "smoke" else FEW
@@ -186,8 +213,11 @@ def measure(scale: Scale) -> list[Figure]:
                 serial.cases / serial_empty, "serial", "tests/s"),
         cost(NAME, "pytest plugin, serial, wall time per item (start-up included)",
              serial_pytest / serial.cases * 1e3, serial_empty / serial.cases * 1e3, "an empty test", "ms"),
-        cost(NAME, "harness time per case (building + judging), in process, modules imported", harness, own,
+        cost(NAME, "harness time per case (reading + judging), in process, case store warm", harness, own,
              "the accumulator's own time", "µs", goal=1.0),
+        cost(NAME, "harness time per case (building + judging), in process, case store off",
+             (cold.seconds - cold.accumulator_seconds) / cold.cases * 1e6,
+             cold.accumulator_seconds / cold.cases * 1e6, "the accumulator's own time", "µs"),
         cost(NAME, f"over stdio (`serve-accumulator`), {in_process.cases} cases, per case",
              over_stdio.seconds / over_stdio.cases * 1000, in_process.seconds / in_process.cases * 1000,
              "in process", "ms"),

@@ -1,7 +1,11 @@
 """The bundled matrix pinned: every case id with its expected outcome, and the bytes every case
 sends, hashed as they were before the case-building work was made lazy and copy-on-write
 (issue 12). A change to a scenario, a cassette or a mutation's meaning changes these on purpose:
-recompute them with `python tests/test_matrix_pin.py` and say why in the commit."""
+recompute them with `python tests/test_matrix_pin.py` and say why in the commit.
+
+Each is checked with no built-case store (every case built), and warm: from a store
+(`harness.check.casecache`) filled by a run that never read the bytes (each case's bytes built
+again when read), and from one filled by a run that read them (the bytes stored)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,12 +33,12 @@ PINNED = {
 }
 
 
-def digests(cassettes: tuple[str, ...]) -> tuple[str, str]:
+def digests(cassettes: tuple[str, ...], store: Any = None) -> tuple[str, str]:
     from harness import Selection
     from harness.check.selection import Matrix
 
     expected, sent = hashlib.sha256(), hashlib.sha256()
-    for case in Matrix(Selection(cassettes=cassettes)).all():
+    for case in Matrix(Selection(cassettes=cassettes), store=store).all():
         pair = json.dumps([case.id, case.expected.to_dict()], sort_keys=True, default=str)
         expected.update(pair.encode() + b"\n")
         response = case.response
@@ -45,13 +50,39 @@ def digests(cassettes: tuple[str, ...]) -> tuple[str, str]:
     return expected.hexdigest(), sent.hexdigest()
 
 
-def test_openai_chat_cases_ids_expectations_and_bytes_are_pinned() -> None:
-    assert digests((OPENAI_CHAT,)) == PINNED["openai-chat"]
+def _pinned(name: str, cassettes: tuple[str, ...], cache: str, tmp_path: Path) -> None:
+    from harness.check.casecache import CaseStore
+
+    if cache == "cold":
+        assert digests(cassettes, None) == PINNED[name]
+        return
+    from harness import Selection
+    from harness.check.selection import Matrix
+
+    # Stored by a run that never read the bytes: read back, each case's bytes are built again.
+    filled = CaseStore(tmp_path / "events")
+    assert [c.id for c in Matrix(Selection(cassettes=cassettes), store=filled).all()]
+    assert filled.misses and not filled.hits
+    again = CaseStore(tmp_path / "events")
+    assert digests(cassettes, again) == PINNED[name]
+    assert again.hits == filled.misses and not again.misses
+    # Stored by a run that read them (`digests` does): read back with the bytes kept.
+    store = CaseStore(tmp_path / "bytes")
+    assert digests(cassettes, store) == PINNED[name]
+    bare = CaseStore(tmp_path / "bytes")
+    assert digests(cassettes, bare) == PINNED[name]
+    assert bare.hits == store.misses and not bare.misses
+
+
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+def test_openai_chat_cases_ids_expectations_and_bytes_are_pinned(cache: str, tmp_path: Path) -> None:
+    _pinned("openai-chat", (OPENAI_CHAT,), cache, tmp_path)
 
 
 @pytest.mark.slow
-def test_every_bundled_case_id_expectation_and_bytes_are_pinned() -> None:
-    assert digests(()) == PINNED["all"]
+@pytest.mark.parametrize("cache", ["cold", "warm"])
+def test_every_bundled_case_id_expectation_and_bytes_are_pinned(cache: str, tmp_path: Path) -> None:
+    _pinned("all", (), cache, tmp_path)
 
 
 if __name__ == "__main__":

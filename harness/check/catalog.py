@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.check.selection import Matrix, Selection, Unit
-from harness.mutate.scenario import Case, Scenario, cassette_id
+from harness.mutate.scenario import Case, Scenario
 
 __all__ = ["SHIPPED", "code_digest", "file_key", "list_ids", "scenario_key", "write_shipped"]
 
@@ -60,7 +60,7 @@ def file_key(matrix: Matrix, path: Path) -> str:
     """The key of one cassette file's ids: the code, the file's bytes, its name in case ids and
     the dialect filter (not its location, so any checkout of the same corpus shares it)."""
     digest = hashlib.sha256(code_digest().encode())
-    digest.update(cassette_id(path, matrix.roots).encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(matrix.cassette_name(path).encode("utf-8", "surrogatepass") + b"\0")
     digest.update(repr(matrix.selection.dialects).encode() + b"\0")
     digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:32]
@@ -104,6 +104,7 @@ def list_ids(
     for path in matrix.cassette_files():
         for case_id, dialect in _file_ids(matrix, path, cache, built, shipped):
             out.setdefault(case_id, dialect)
+    matrix.flush()
     return out
 
 

@@ -109,6 +109,8 @@ def _worker_main(
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
     finally:
+        with contextlib.suppress(Exception):
+            matrix.flush()  # the cases this worker built, for the next run (it exits without finalizers)
         for acc in accumulators:
             with contextlib.suppress(Exception):
                 acc.shutdown()

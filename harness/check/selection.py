@@ -15,12 +15,17 @@ The rules, once:
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.cassettes.corpus import bundled, cassette_paths
+from harness.cassettes.model import Response
+from harness.check.casecache import CaseStore, ScenarioFiles, StoredUnits, default_store
 from harness.errors import ScenarioError
 from harness.mutate.scenario import (
     SEPARATOR,
@@ -30,6 +35,7 @@ from harness.mutate.scenario import (
     Scenario,
     cases_for,
     cassette_id,
+    cassette_ids,
     find_scenario,
     is_scenario_path,
     load_scenarios,
@@ -93,9 +99,9 @@ class Selection:
         return out
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One cassette file x scenario x seed, or one case id; plain strings only."""
+class Unit(NamedTuple):
+    """One cassette file x scenario x seed, or one case id; plain strings only (a named tuple:
+    a full matrix makes thousands, and a frozen dataclass's `__init__` showed in its time)."""
 
     cassette: str | None = None
     scenario: str | None = None
@@ -106,30 +112,53 @@ class Unit:
         return self.case_id or f"{self.cassette} x {self.scenario} s{self.seed}"
 
 
-class Matrix:
-    """A selection made concrete in this process: its scenarios, its cassettes, its cases."""
+_DEFAULT_STORE: Any = object()  # `Matrix(store=...)` not given: the store `casecache.default_store` says
 
-    def __init__(self, selection: Selection, scenarios: Sequence[Scenario] | None = None) -> None:
+
+class Matrix:
+    """A selection made concrete in this process: its scenarios, its cassettes, its cases.
+
+    `store`: where built cases are kept between runs (`harness.check.casecache`; default: the
+    user's cache folder unless turned off; None: build every case). Call `flush()` when done
+    building (the runner does; what is left unflushed is written when the matrix is collected)."""
+
+    def __init__(
+        self,
+        selection: Selection,
+        scenarios: Sequence[Scenario] | None = None,
+        *,
+        store: CaseStore | None = _DEFAULT_STORE,
+    ) -> None:
         for name in selection.dialects:
             dialects.get(name)  # an unknown dialect is a usage error, before any work
         self.selection = selection
         self.roots = [Path(p) for p in selection.cassettes] or [bundled("cassettes")]
-        self.scenarios = _selected_scenarios(selection) if scenarios is None else list(scenarios)
+        self.store: CaseStore | None = default_store() if store is _DEFAULT_STORE else store
+        self.scenarios = _selected_scenarios(selection, self.store) if scenarios is None else list(scenarios)
         self.by_name = {s.name: s for s in self.scenarios}
         self._sources: dict[str, list[RecordedStream]] = {}
         self._files: list[Path] | None = None
         self._named: dict[str, list[Path]] | None = None
+        self._names: dict[str, str] | None = None  # cassette file -> its name in case ids
         self._known: dict[int, tuple[RecordedStream, Known]] = {}
+        self._stored = StoredUnits(self.store, self.by_name)
+        weakref.finalize(self, self._stored.flush)  # holds no reference to this matrix: it may go
+        self._file_keys: dict[str, str] = {}  # cassette file -> `catalog.file_key`
+        self._scenario_keys: dict[str, str] = {}  # scenario name -> `catalog.scenario_key`
+        self._rebuilt: OrderedDict[Unit, dict[str, Case]] = OrderedDict()
 
     def units(self) -> list[Unit]:
         """The units of work, in matrix order (cassette, scenario, seed)."""
         if self.selection.cases:
             return [Unit(case_id=c) for c in self.selection.cases]
         out: list[Unit] = []
+        make = tuple.__new__  # `Unit(...)` without its keyword handling: a full matrix makes 8,142
         for path in self.cassette_files():
+            cassette = str(path)
             for scenario in self.scenarios:
                 seeds = range(self.selection.seeds) if self.selection.seeds is not None else scenario.seeds
-                out.extend(Unit(str(path), scenario.name, seed) for seed in seeds)
+                name = scenario.name
+                out.extend([make(Unit, (cassette, name, seed, None)) for seed in seeds])
         return out
 
     def cassette_files(self) -> list[Path]:
@@ -137,6 +166,14 @@ class Matrix:
         if self._files is None:
             self._files = list({p.resolve(): p for p in cassette_paths(self.roots)}.values())
         return list(self._files)
+
+    def cassette_name(self, path: Path) -> str:
+        """A selected cassette file's name in case ids (`cassette_id`), found once per matrix."""
+        if self._names is None:
+            files = self.cassette_files()
+            self._names = dict(zip(map(str, files), cassette_ids(files, self.roots), strict=True))
+        found = self._names.get(str(path))
+        return found if found is not None else cassette_id(path, self.roots)
 
     def case_ids(self) -> list[str]:
         """Every case id, in matrix order, each once (what `all` yields the ids of)."""
@@ -152,9 +189,26 @@ class Matrix:
         return self._sources[key]
 
     def cases(self, unit: Unit) -> list[Case]:
-        """The cases of one unit of work."""
+        """The cases of one unit of work: from the store when it holds them, else built (and
+        stored when the matrix is flushed)."""
         if unit.case_id is not None:
             return [self.case(unit.case_id)]
+        assert unit.cassette is not None and unit.scenario is not None and unit.seed is not None
+        if self.store is None:
+            return self._built(unit)
+        file_key, unit_key = self._keys(unit)
+        found = self._stored.get(file_key, unit_key, partial(self._rebuilt_response, unit))
+        if found is not None:
+            return found
+        built = self._built(unit)
+        self._stored.put(file_key, unit_key, built)
+        return built
+
+    def flush(self) -> None:
+        """Write the cases built since the last flush to the store."""
+        self._stored.flush()
+
+    def _built(self, unit: Unit) -> list[Case]:
         assert unit.cassette is not None and unit.scenario is not None and unit.seed is not None
         scenario = self.by_name[unit.scenario]
         return [
@@ -162,6 +216,32 @@ class Matrix:
             for s in self.sources(unit.cassette)
             for case in cases_for(s, scenario, unit.seed, known=self._known_for(s))
         ]
+
+    def _keys(self, unit: Unit) -> tuple[str, str]:
+        """The store keys of a unit: its cassette file's (`catalog.file_key`) and its own in it."""
+        from harness.check.catalog import file_key, scenario_key  # the catalog imports this module
+
+        cassette, scenario, seed, _ = unit
+        assert cassette is not None and scenario is not None
+        fkey = self._file_keys.get(cassette)
+        if fkey is None:
+            fkey = self._file_keys[cassette] = file_key(self, Path(cassette))
+        skey = self._scenario_keys.get(scenario)
+        if skey is None:
+            skey = self._scenario_keys[scenario] = scenario_key(self.by_name[scenario], ())
+        return fkey, f"{skey}:{seed}"
+
+    def _rebuilt_response(self, unit: Unit, case_id: str) -> Response:
+        """The response of a case read back from the store without it: its unit built again
+        (the last few such units are kept, as a run reads a unit's cases one after another)."""
+        cases = self._rebuilt.get(unit)
+        if cases is None:
+            cases = self._rebuilt[unit] = {c.id: c for c in self._built(unit)}
+            while len(self._rebuilt) > _REBUILT_KEPT:
+                self._rebuilt.popitem(last=False)
+        if case_id not in cases:
+            raise ScenarioError(f"case id {case_id!r}: its unit no longer makes it; clear the case cache")
+        return cases[case_id].response
 
     def _known_for(self, source: RecordedStream) -> Known:
         """What earlier pipelines made of `source` in this matrix (see `run_pipeline`): kept for
@@ -179,10 +259,14 @@ class Matrix:
                 if case.id not in seen:
                     seen.add(case.id)
                     yield case
+        self.flush()
 
     def case(self, case_id: str) -> Case:
         """The case a `cassette::scenario::s<seed>[::point]` id names, rebuilt from this selection's
-        cassettes; the scenario is a selected one, else one of the library."""
+        cassettes (or read from the store); the scenario is a selected one, else one of the library."""
+        for case in self._stored_unit(case_id) or ():
+            if case.id == case_id:
+                return case
         source, scenario, seed, point = self._named_unit(case_id)
         found = cases_for(source, scenario, seed, point)
         if not found:
@@ -192,8 +276,39 @@ class Matrix:
     def unit_cases(self, case_id: str) -> list[Case]:
         """Every case of the recorded stream x scenario x seed a case id names (each point of a
         sweep): one pipeline run for all of them, where `case` runs one per id."""
+        stored = self._stored_unit(case_id)
+        if stored is not None:
+            return stored
         source, scenario, seed, _ = self._named_unit(case_id)
+        if self.store is not None and self.by_name.get(scenario.name) is scenario:
+            # built as the whole unit, so it is stored: the same cases, the other recordings' too
+            unit = Unit(str(source.path), scenario.name, seed)
+            return [c for c in self.cases(unit) if c.cassette == source.id]
         return cases_for(source, scenario, seed)
+
+    def _stored_unit(self, case_id: str) -> list[Case] | None:
+        """The cases of the recording x scenario x seed an id names, when the store holds its unit
+        (found without reading a cassette: the files an id may name, by name alone)."""
+        parts = case_id.split(SEPARATOR)
+        if self.store is None or len(parts) not in (3, 4) or parts[1] not in self.by_name:
+            return None
+        if not parts[2].startswith("s") or not parts[2][1:].isdigit():
+            return None
+        cassette_name = parts[0]
+        for path in self._named_paths().get(cassette_name.partition("#")[0], []):
+            unit = Unit(str(path), parts[1], int(parts[2][1:]))
+            found = self._stored.get(*self._keys(unit), partial(self._rebuilt_response, unit))
+            if found is not None and any(c.cassette == cassette_name for c in found):
+                return [c for c in found if c.cassette == cassette_name]
+        return None
+
+    def _named_paths(self) -> dict[str, list[Path]]:
+        if self._named is None:  # each file under the names an id may give it, in file order
+            self._named = {}
+            for path in self.cassette_files():
+                for name in dict.fromkeys((self.cassette_name(path), path.with_suffix("").name)):
+                    self._named.setdefault(name, []).append(path)
+        return self._named
 
     def _named_unit(self, case_id: str) -> tuple[RecordedStream, Scenario, int, str | None]:
         parts = case_id.split(SEPARATOR)
@@ -203,12 +318,7 @@ class Matrix:
         point = parts[3] if len(parts) == 4 else None
         scenario = self.by_name.get(scenario_name) or self._library_scenario(scenario_name)
         base, _, number = cassette_name.partition("#")
-        if self._named is None:  # each file under the names an id may give it, in file order
-            self._named = {}
-            for path in self.cassette_files():
-                for name in dict.fromkeys((cassette_id(path, self.roots), path.with_suffix("").name)):
-                    self._named.setdefault(name, []).append(path)
-        for path in self._named.get(base, []):
+        for path in self._named_paths().get(base, []):
             for source in self.sources(path):
                 if source.id.partition("#")[2] == number:
                     return source, scenario, int(seed_text[1:]), point
@@ -225,6 +335,9 @@ class Matrix:
         return [
             {"data": s.to_data(), "path": None if s.path is None else str(s.path)} for s in self.scenarios
         ]
+
+
+_REBUILT_KEPT = 4  # units built again for their responses (`Matrix._rebuilt_response`)
 
 
 def rebuilt_scenarios(items: Sequence[Mapping[str, Any]]) -> list[Scenario]:
@@ -251,8 +364,17 @@ def build_case(case_id: str, selection: Selection | None = None) -> Case:
     return Matrix(selection or Selection()).case(case_id)
 
 
-def _selected_scenarios(selection: Selection) -> list[Scenario]:
-    library = load_scenarios([selection.scenarios_dir] if selection.scenarios_dir else None)
+def _selected_scenarios(selection: Selection, store: CaseStore | None = None) -> list[Scenario]:
+    files = None if store is None else ScenarioFiles(store)
+    try:
+        return _chosen_scenarios(selection, files)
+    finally:
+        if files is not None:
+            files.save()
+
+
+def _chosen_scenarios(selection: Selection, files: ScenarioFiles | None) -> list[Scenario]:
+    library = load_scenarios([selection.scenarios_dir] if selection.scenarios_dir else None, load=files)
     if not selection.scenarios:
         return library if any(s.name == ORIGINAL.name for s in library) else [ORIGINAL, *library]
     chosen: dict[str, Scenario] = {}
@@ -260,7 +382,7 @@ def _selected_scenarios(selection: Selection) -> list[Scenario]:
         if item == ORIGINAL.name and not any(s.name == item for s in library):
             found = [ORIGINAL]
         elif is_scenario_path(item):
-            found = load_scenarios([item])
+            found = load_scenarios([item], load=files)
         else:
             found = [find_scenario(item, library)]
         for scenario in found:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -208,23 +208,28 @@ def judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | 
 def unjudged(case: Case, spec: str, scenario: Scenario | None = None) -> Result:
     """A case's result before its outcome is known: its identity and class, verdict `error`."""
     expectation: Expectation = classify(case, scenario)
-    return Result(
-        case.id,
-        case.cassette,
-        case.scenario,
-        case.seed,
-        case.dialect,
-        spec,
-        Verdict.ERROR,
-        case.expected,
+    result = object.__new__(Result)  # not `Result(...)`: its frozen `__init__` showed, once a case
+    result.__dict__.update(
+        _RESULT_DEFAULTS,
+        id=case.id,
+        cassette=case.cassette,
+        scenario=case.scenario,
+        seed=case.seed,
+        dialect=case.dialect,
+        accumulator=spec,
+        verdict=Verdict.ERROR,
+        expected=case.expected,
         case_class=expectation.case_class,
         class_reason=expectation.reason,
     )
+    return result
 
 
 def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
     """`base` with the outcome it got: differences, their severities and the verdict they give."""
     found = differences(base.expected, actual)
+    if not found:  # the usual case, paid once per case: nothing to weigh
+        return _copy(base, verdict=Verdict.PASS, actual=actual, diff=(), severities=(), **changes)
     severities = tuple(severity for _, severity in found)
     return _copy(
         base,
@@ -238,16 +243,17 @@ def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
 
 def _copy(base: Result, **changes: Any) -> Result:
     """`replace(base, **changes)` without re-running `__init__` (paid once per case, it showed)."""
-    unknown = changes.keys() - _RESULT_FIELDS
-    if unknown:
-        raise TypeError(f"Result has no field {sorted(unknown)[0]!r}")
+    if not _RESULT_FIELDS.issuperset(changes):
+        raise TypeError(f"Result has no field {sorted(changes.keys() - _RESULT_FIELDS)[0]!r}")
     copied = object.__new__(Result)
-    copied.__dict__.update(base.__dict__)
-    copied.__dict__.update(changes)
+    state = copied.__dict__
+    state.update(base.__dict__)
+    state.update(changes)
     return copied
 
 
 _RESULT_FIELDS = frozenset(f.name for f in fields(Result))
+_RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
 
 
 def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None) -> Result:

@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from harness.check import casecache
 from harness.check.runner import run_matrix
 from harness.check.selection import Matrix, Selection
 from harness.check.verdict import Report
@@ -52,6 +53,11 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
         "-j", "--jobs", type=arguments.JOBS, default=None, metavar="N",
         help="worker processes (default 1; the built-in accumulators run in this process unless -j is given)",
     )
+    parser.add_argument(
+        "--no-case-cache", action="store_true",
+        help="build every case instead of reading it from the built-case store "
+        "(same as TOOLSTREAM_CACHE_DIR set empty)",
+    )  # fmt: skip
 
 
 def add_strict_option(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +69,8 @@ def add_strict_option(parser: argparse.ArgumentParser) -> None:
 
 
 def selection_of(args: argparse.Namespace) -> Selection:
+    if getattr(args, "no_case_cache", False):
+        casecache.turn_off()  # in the environment, so worker processes agree
     if args.seeds is not None and args.seeds < 1:
         raise UsageError(f"--seeds: must be at least 1, not {args.seeds}")
     return Selection(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 import importlib
 import random
 import types
@@ -336,7 +337,7 @@ def build(name: str, params: Mapping[str, Any] | None = None) -> Mutation:
         if key not in fields:
             known = ", ".join(fields) or "none"
             raise MutationError(f"{name}: unknown parameter {key!r} (parameters: {known})")
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     for key, value in params.items():
         if not _fits(value, hints.get(key, Any)):
             raise MutationError(f"{name}: parameter {key!r} must be {_type_name(hints[key])}, not {value!r}")
@@ -344,6 +345,12 @@ def build(name: str, params: Mapping[str, Any] | None = None) -> Mutation:
         return cls(**params)
     except (TypeError, ValueError) as exc:
         raise MutationError(f"{name}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=256)
+def _hints(cls: type[Mutation]) -> dict[str, Any]:
+    """A mutation class's parameter types, resolved once (resolving costs more than the check)."""
+    return typing.get_type_hints(cls)
 
 
 def _fits(value: Any, hint: Any) -> bool:

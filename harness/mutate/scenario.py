@@ -19,7 +19,7 @@ another dialect) is skipped for it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -37,6 +37,7 @@ __all__ = [
     "MAX_SEED",
     "MAX_SEEDS",
     "Case",
+    "DeferredResponse",
     "RecordedStream",
     "Scenario",
     "case_cassette",
@@ -44,6 +45,7 @@ __all__ = [
     "case_with_events",
     "cases_for",
     "cassette_id",
+    "cassette_ids",
     "find_scenario",
     "is_scenario_path",
     "load_scenario",
@@ -88,9 +90,22 @@ def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
 
 
+class DeferredResponse:
+    """A `Case.response` known only by how it ended until it is read; then `render()` gives it
+    (a case read back from the built-case store, `harness.check.casecache`, whose bytes were not kept)."""
+
+    __slots__ = ("complete", "error", "render")
+
+    def __init__(self, complete: bool, error: str | None, render: Callable[[], Response]) -> None:
+        self.complete = complete
+        self.error = error
+        self.render = render
+
+
 class _BuiltOnRead:
-    """A `Case.response` given as a `Stream` and the recorded response it is `like`: its bytes and
-    reads are rendered when first read (an event-level accumulator never reads them), then kept."""
+    """A `Case.response` given as a `Stream` and the recorded response it is `like` (or as a
+    `DeferredResponse`): its bytes and reads are rendered when first read (an event-level
+    accumulator never reads them), then kept."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.slot = f"_{name}"
@@ -103,9 +118,12 @@ class _BuiltOnRead:
             stream, like = value
             value = stream.response(like)
             case.__dict__[self.slot] = value
+        elif type(value) is DeferredResponse:
+            value = value.render()
+            case.__dict__[self.slot] = value
         return value
 
-    def __set__(self, case: Any, value: Response | tuple[Stream, Response]) -> None:
+    def __set__(self, case: Any, value: Response | tuple[Stream, Response] | DeferredResponse) -> None:
         case.__dict__[self.slot] = value
 
 
@@ -129,6 +147,9 @@ class Case:
     seed: int
     point: str | None = None
     request: Any = None  # the recorded `Request`, for writing the case as a cassette
+    # Its class (`harness.check.expectation.Expectation`) when already known: set only on a case
+    # read back from the built-case store; not an argument, so `replace` drops it with the events.
+    expectation: Any = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -264,11 +285,14 @@ def scenario_paths(paths: Iterable[str | Path] | None = None) -> list[Path]:
     return out
 
 
-def load_scenarios(paths: Iterable[str | Path] | None = None) -> list[Scenario]:
-    """Scenarios from files and folders (default: the bundled library), checked for unique names."""
+def load_scenarios(
+    paths: Iterable[str | Path] | None = None, *, load: Callable[[Path], Scenario] | None = None
+) -> list[Scenario]:
+    """Scenarios from files and folders (default: the bundled library), checked for unique names.
+    `load`: reads one file (default `load_scenario`; the built-case store keeps them parsed)."""
     out: dict[str, Scenario] = {}
     for path in scenario_paths(paths):
-        found = load_scenario(path)
+        found = (load or load_scenario)(path)
         if found.name in out:
             raise ScenarioError(f"{path}: name: {found.name!r} is also the name of {out[found.name].path}")
         out[found.name] = found
@@ -453,9 +477,18 @@ def cassette_id(path: Path, roots: Sequence[Path]) -> str:
     """A cassette's name in case ids: its path below the bundled corpus (`openai-chat/parallel-2`),
     else below the parent of the folder it was found in, so that `--cassettes cassettes/openai-chat`
     still says `openai-chat/...` and two dialects' `single-call` never share an id."""
-    resolved = path.resolve()
+    return cassette_ids([path], roots)[0]
+
+
+def cassette_ids(paths: Sequence[Path], roots: Sequence[Path]) -> list[str]:
+    """`cassette_id` of each path, the folders they are named below resolved once for all."""
     bases = [corpus_root] if (corpus_root := _bundled_cassettes()) else []
     bases += [(root.resolve() if root.is_dir() else root.resolve().parent).parent for root in roots]
+    return [_cassette_name(path, bases) for path in paths]
+
+
+def _cassette_name(path: Path, bases: Sequence[Path]) -> str:
+    resolved = path.resolve()
     for base in bases:
         if resolved.is_relative_to(base):
             return resolved.relative_to(base).with_suffix("").as_posix()

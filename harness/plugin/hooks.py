@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness.check import casecache
 from harness.check.selection import Selection
 from harness.errors import HarnessError
 from harness.plugin.items import (
@@ -64,6 +65,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_SETTINGS] = Settings.from_config(config)
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if config.getoption("toolstream_no_case_cache", False):
+        casecache.turn_off()  # in the environment, so xdist workers started after this agree
     config.stash[_USAGE] = []
     config.stash[_CATALOG] = CaseCatalog(getattr(config, "cache", None))
     config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)

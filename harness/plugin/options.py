@@ -90,6 +90,10 @@ def add_options(parser: pytest.Parser) -> None:
         "--toolstream-strict", dest="toolstream_strict", action="store_true", default=None,
         help="matrix warnings fail too: cosmetic differences and policy cases",
     )  # fmt: skip
+    group.addoption(
+        "--toolstream-no-case-cache", dest="toolstream_no_case_cache", action="store_true", default=False,
+        help="build every matrix case instead of reading it from the built-case store",
+    )  # fmt: skip
     parser.addini("toolstream_record_mode", "default record mode of the toolstream fixture", default=None)
     parser.addini(
         "toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None

@@ -1,0 +1,547 @@
+"""The built-case store: the cases of each unit of work, built once and read back from disk.
+
+A case is a pure function of the code that builds it, the cassette file's bytes and name in case
+ids, the dialect filter, and the scenario's steps and seed: the keys `harness.check.catalog` gives
+case ids by (`file_key`, `scenario_key`). The store keeps one file per cassette file key, holding
+the cases of every unit (scenario x seed) built from it so far, as plain data in `marshal` form
+(which builds no objects but plain ones and runs no code on load). What comes back is what the
+pipeline made: id, dialect, events, expectation, request, cassette, scenario, seed, point. The
+wire bytes are kept when the run that built the case rendered them (a byte-level accumulator read
+them); otherwise the case's `response` is rebuilt through the pipeline when first read, so an
+event-level run neither pays for rendering bytes nor stores them.
+
+Where: `$TOOLSTREAM_CACHE_DIR`, else `$XDG_CACHE_HOME/toolstream-harness`, else
+`~/.cache/toolstream-harness`; `TOOLSTREAM_CACHE_DIR` set empty turns the store off (what
+`--no-case-cache` and `--toolstream-no-case-cache` do, so worker processes agree).
+
+Safety: a file is a magic line, a SHA-256 of its body, and the body; a damaged, truncated or
+foreign file (or one whose data is not shaped as ours) reads as missing and is rebuilt and
+rewritten. Writes go to a temporary file renamed over the old one, so two processes writing the
+same key leave one whole file (the other's units are rebuilt next time). Bounded: only the current
+code digest's folder is kept (older ones are removed when writing), and at most `MAX_BYTES` in it
+(the oldest files go first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import hashlib
+import inspect
+import marshal
+import os
+import shutil
+import sys
+import tempfile
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import fields
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+from harness.cassettes.model import Chunk, Request, Response
+from harness.check import expectation
+from harness.check.expectation import CaseClass, Expectation, classify
+from harness.check.outcome import Outcome, ServerCall, State, ToolCall
+from harness.mutate.scenario import Case, DeferredResponse, Scenario, load_scenario, scenario_from_data
+from harness.wire.codecs.base import WireEvent
+from harness.wire.dialects.base import Event
+
+__all__ = [
+    "ENV",
+    "MAX_BYTES",
+    "CaseStore",
+    "Decoder",
+    "Encoder",
+    "ScenarioFiles",
+    "StoredUnits",
+    "cache_dir",
+    "collector_paused",
+    "default_store",
+    "turn_off",
+]
+
+ENV: Final = "TOOLSTREAM_CACHE_DIR"
+MAX_BYTES: Final = 512 * 1024 * 1024  # the whole bundled matrix takes a few MB
+_MAGIC: Final = b"toolstream-cases 1\n"
+_DIGEST: Final = 32
+_FOLDER: Final = "cases"  # below the cache dir: one folder per code digest
+
+
+def cache_dir() -> Path | None:
+    """Where the store lives; None when `TOOLSTREAM_CACHE_DIR` is set empty (off)."""
+    chosen = os.environ.get(ENV)
+    if chosen is not None:
+        return Path(chosen).expanduser() if chosen.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
+    return Path(base) / "toolstream-harness"
+
+
+def turn_off() -> None:
+    """No store for this process and the processes it starts (sets `TOOLSTREAM_CACHE_DIR` empty)."""
+    os.environ[ENV] = ""
+
+
+def default_store() -> CaseStore | None:
+    """The store at `cache_dir()`, or None when it is off."""
+    root = cache_dir()
+    return None if root is None else CaseStore(root)
+
+
+class CaseStore:
+    """Files of built cases under `root`, one per cassette file key, in the current code's folder."""
+
+    def __init__(self, root: str | Path, max_bytes: int = MAX_BYTES) -> None:
+        self.root = Path(root)
+        self.max_bytes = max_bytes
+        self.hits = 0  # units read back (for tests and benchmarks)
+        self.misses = 0  # units built
+
+    def folder(self) -> Path | None:
+        """The current code's folder (older code's folders are removed when writing); None when
+        the code cannot be told apart (a dialect plugin whose source is not found)."""
+        digest = _code_digest()
+        return None if digest is None else self.root / _FOLDER / digest[:24]
+
+    def read(self, key: str) -> dict[str, Any]:
+        """The stored units of one file key (unit key -> plain case records); empty when missing
+        or unreadable."""
+        folder = self.folder()
+        if folder is None:
+            return {}
+        try:
+            data = (folder / f"{key}.bin").read_bytes()
+        except OSError:
+            return {}
+        return _unpacked(data)
+
+    def write(self, key: str, units: dict[str, Any], *, merge: bool = True) -> None:
+        """Store the units of one file key, merged with what is stored (another process may have
+        added some meanwhile; `merge` False: replaced); any failure leaves the store as it was
+        (a cache never fails a run)."""
+        folder = self.folder()
+        if folder is None:
+            return
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            _drop_other_digests(folder)
+            merged = {**self.read(key), **units} if merge else units
+            body = marshal.dumps(merged, 4)
+            data = _MAGIC + hashlib.sha256(body).digest() + body
+            fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                os.replace(temp, folder / f"{key}.bin")
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+            _bound(folder, self.max_bytes, keep=folder / f"{key}.bin")
+        except (OSError, ValueError):  # no room, no permission, something marshal cannot hold
+            return
+
+
+@functools.cache
+def _code_digest() -> str | None:
+    """The case-id code's digest (`catalog.code_digest`) with this module's bytes (the record
+    format) and the source of every dialect registered from outside this package: a case of a
+    plugin's dialect is stored under that plugin's code."""
+    from harness.check.catalog import code_digest  # the catalog imports selection, which imports us
+    from harness.wire import dialects
+
+    own = Path(__file__).read_bytes() + Path(expectation.__file__).read_bytes()  # format, classes
+    digest = hashlib.sha256(code_digest().encode() + b"\0" + own)
+    try:
+        for name in dialects.names():
+            cls = type(dialects.get(name))
+            if not cls.__module__.startswith("harness."):
+                digest.update(name.encode() + b"\0" + Path(inspect.getfile(cls)).read_bytes())
+    except Exception:  # a registration that does not load, a source not to be found: no store
+        return None
+    return digest.hexdigest()
+
+
+_SCENARIOS: Final = "scenarios"  # the file of parsed scenario files, by their bytes
+
+
+class ScenarioFiles:
+    """Scenario files read through the store: parsed once (YAML is most of their cost), kept as
+    `Scenario.to_data()` under a digest of the file's bytes, checked again when read back."""
+
+    def __init__(self, store: CaseStore) -> None:
+        self.store = store
+        self.known = store.read(_SCENARIOS)
+        self.new: dict[str, Any] = {}
+
+    def __call__(self, path: Path) -> Scenario:
+        try:
+            key = hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+        except OSError:
+            return load_scenario(path)  # its own error
+        found = self.known.get(key)
+        if found is not None:
+            with contextlib.suppress(Exception):  # not ours after all: read from the file
+                return scenario_from_data(found[0], where=str(path), path=path)
+        scenario = load_scenario(path)
+        self.new[key] = (scenario.to_data(),)
+        return scenario
+
+    def save(self) -> None:
+        if self.new:
+            self.store.write(_SCENARIOS, self.new)
+            self.new = {}
+
+
+def _unpacked(data: bytes) -> dict[str, Any]:
+    head = len(_MAGIC)
+    if not data.startswith(_MAGIC) or len(data) < head + _DIGEST:
+        return {}
+    body = data[head + _DIGEST :]
+    if hashlib.sha256(body).digest() != data[head : head + _DIGEST]:
+        return {}
+    try:
+        with collector_paused():
+            units = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(units, dict) or not all(
+        isinstance(k, str) and isinstance(v, tuple) for k, v in units.items()
+    ):
+        return {}
+    return units
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while plain data is read back: it makes tens of thousands of
+    containers at once, none in a cycle, and the collector's passes over them (the older
+    generations included) cost more than the reading itself, it showed."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _drop_other_digests(folder: Path) -> None:
+    for other in folder.parent.iterdir():
+        if other != folder and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
+
+
+def _bound(folder: Path, max_bytes: int, keep: Path) -> None:
+    """Remove the oldest files of `folder` (not `keep`) until it holds at most `max_bytes`."""
+    found = []
+    for path in folder.iterdir():
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            found.append((stat.st_mtime, stat.st_size, path))
+    total = sum(size for _, size, _ in found)
+    for _, size, path in sorted(found):
+        if total <= max_bytes:
+            break
+        if path != keep:
+            with contextlib.suppress(OSError):
+                path.unlink()
+            total -= size
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases as plain data: tuples, lists, dicts, strings, numbers, bytes. Objects shared between
+# cases (events, expectations, the request) become one tuple each, which marshal writes once and
+# reads back as one object, which is decoded into one object again. Dict keys and short strings
+# are interned when written, so marshal writes each once per file and reads back one string.
+
+_OUTCOME_FIELDS: Final = tuple(f.name for f in fields(Outcome))
+_WIRE_FIELDS: Final = tuple(f.name for f in fields(WireEvent))
+_SHORT: Final = 40  # strings up to this long are interned (names, roles, types, ids)
+
+
+class Encoder:
+    """Cases to plain records; one encoder per file written, so shared objects are written once."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[Any, Any]] = {}  # id -> (the object, kept alive; its record)
+        self._same: dict[bytes, Any] = {}  # a record's bytes -> the first record of those bytes
+
+    def _once(self, obj: Any, make: Callable[[Any], Any]) -> Any:
+        found = self._memo.get(id(obj))
+        if found is None:
+            found = self._memo[id(obj)] = (obj, make(obj))
+        return found[1]
+
+    def case(self, case: Case, expectation: Expectation) -> tuple[Any, ...]:
+        """A case's record, with its class (`classify`), which a run reads back instead."""
+        value = case.__dict__["_response"]
+        response = self._once(value, _response_record) if isinstance(value, Response) else None
+        return (
+            case.id,
+            _intern(case.dialect),
+            _intern(case.cassette),
+            _intern(case.scenario),
+            case.seed,
+            case.point,
+            self._once(case.events, self._events),
+            self._once(case.expected, self._outcome),
+            None if case.request is None else self._once(case.request, _request_record),
+            case.complete,
+            case.error,
+            response,
+            self._shared((str(expectation.case_class), expectation.reason)),
+        )
+
+    def _events(self, events: tuple[Event, ...]) -> tuple[Any, ...]:
+        return self._shared(tuple(self._once(event, self._event) for event in events))
+
+    def _event(self, event: Event) -> tuple[Any, ...]:
+        wire = self._once(event.wire, lambda w: tuple(_plain(getattr(w, n)) for n in _WIRE_FIELDS))
+        return self._shared((wire, self._once(event.payload, _plain), event.edited))
+
+    def _shared(self, record: tuple[Any, ...]) -> tuple[Any, ...]:
+        """One record for equal ones (mutations copy events that end up equal): marshal's bytes
+        are equal only for values that read back equal, types and key order included."""
+        return self._same.setdefault(marshal.dumps(record, 4), record)
+
+    def _outcome(self, outcome: Outcome) -> tuple[Any, ...]:
+        out = {name: getattr(outcome, name) for name in _OUTCOME_FIELDS}
+        out["tool_calls"] = tuple((c.name, _plain(c.arguments), c.id, c.invalid) for c in outcome.tool_calls)
+        out["server_calls"] = tuple(
+            (c.name, _plain(c.arguments), c.id, c.result) for c in outcome.server_calls
+        )
+        out["state"] = str(outcome.state)
+        out["usage"] = None if outcome.usage is None else _plain(dict(outcome.usage))
+        return tuple(out.values())
+
+
+def _intern(text: Any) -> Any:
+    return sys.intern(text) if type(text) is str and len(text) <= _SHORT else text
+
+
+def _plain(value: Any) -> Any:
+    """Decoded JSON with its keys and short strings interned; anything else as it is (marshal
+    refuses what it cannot hold, and the unit is then not stored)."""
+    kind = type(value)
+    if kind is dict:
+        return {_intern(k): _plain(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain(v) for v in value]
+    if kind is tuple:
+        return tuple(_plain(v) for v in value)
+    if kind is str:
+        return _intern(value)
+    return value
+
+
+def _request_record(request: Request) -> tuple[Any, ...]:
+    return (request.method, request.url, dict(request.headers), request.body)
+
+
+def _response_record(response: Response) -> tuple[Any, ...]:
+    chunks = tuple((c.data, c.offset_ms) for c in response.chunks)
+    return (
+        response.status,
+        dict(response.headers),
+        chunks,
+        response.complete,
+        response.error,
+        response.error_type,
+    )
+
+
+# Slots set directly: `Event(...)`, `WireEvent(...)`, `Outcome(...)` are frozen dataclasses, whose
+# `__init__` goes through `object.__setattr__` once a field (most of a warm run's decoding, it showed).
+_EVENT_SET: Final = tuple(Event.__dict__[name].__set__ for name in ("wire", "payload", "edited"))
+_WIRE_SET: Final = tuple(WireEvent.__dict__[name].__set__ for name in _WIRE_FIELDS)
+
+
+class Decoder:
+    """Plain records back to cases; one per file read, so what was shared is shared again."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[Any, Any]] = {}
+
+    def cases(self, records: Iterable[Any], rebuild: Callable[[str], Response]) -> list[Case]:
+        """The cases of records; `rebuild(case_id)` gives a response that was not stored."""
+        return [self.case(r, rebuild) for r in records]
+
+    def case(self, record: tuple[Any, ...], rebuild: Callable[[str], Response]) -> Case:
+        (case_id, dialect, cassette, scenario, seed, point, events, expected, request, complete, error,
+         response, judged) = record  # fmt: skip
+        memo = self._memo
+        expectation = memo.get(id(judged))
+        if expectation is None:
+            expectation = memo[id(judged)] = (judged, Expectation(CaseClass(judged[0]), judged[1]))
+        found = memo.get(id(events))
+        if found is None:
+            found = memo[id(events)] = (events, self._events(events))
+        outcome = memo.get(id(expected))
+        if outcome is None:
+            outcome = memo[id(expected)] = (expected, _outcome(expected))
+        if request is not None:
+            asked = memo.get(id(request))
+            if asked is None:
+                asked = memo[id(request)] = (request, Request(*request))
+            request = asked[1]
+        if response is None:
+            response = DeferredResponse(complete, error, partial(rebuild, case_id))
+        else:
+            response = _response(response)  # mutable: one per case, as built
+        case = object.__new__(Case)  # not `Case(...)`: its checks were made when it was built
+        case.__dict__.update(
+            id=case_id,
+            dialect=dialect,
+            cassette=cassette,
+            scenario=scenario,
+            seed=seed,
+            point=point,
+            events=found[1],
+            expected=outcome[1],
+            request=request,
+            _response=response,
+            expectation=expectation[1],
+        )
+        return case
+
+    def _events(self, records: tuple[Any, ...]) -> tuple[Event, ...]:
+        memo = self._memo
+        out = []
+        new = object.__new__
+        set_wire, set_payload, set_edited = _EVENT_SET
+        for record in records:
+            found = memo.get(id(record))
+            if found is None:
+                wire, payload, edited = record
+                known = memo.get(id(wire))
+                if known is None:
+                    made = new(WireEvent)
+                    for set_field, value in zip(_WIRE_SET, wire, strict=True):
+                        set_field(made, value)
+                    known = memo[id(wire)] = (wire, made)
+                event = new(Event)
+                set_wire(event, known[1])
+                set_payload(event, payload)
+                set_edited(event, edited)
+                found = memo[id(record)] = (record, event)
+            out.append(found[1])
+        return tuple(out)
+
+
+def _made(cls: type, setters: tuple[Callable[[Any, Any], None], ...], values: Iterable[Any]) -> Any:
+    """An instance of a frozen slots dataclass (none has a `__post_init__`) from its field values."""
+    made: Any = object.__new__(cls)
+    for set_field, value in zip(setters, values, strict=True):
+        set_field(made, value)
+    return made
+
+
+def _setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+
+
+_OUTCOME_SET: Final = _setters(Outcome)
+_TOOL_CALL_SET: Final = _setters(ToolCall)
+_SERVER_CALL_SET: Final = _setters(ServerCall)
+_STATES: Final = {str(state): state for state in State}
+
+
+def _outcome(record: tuple[Any, ...]) -> Outcome:
+    values = dict(zip(_OUTCOME_FIELDS, record, strict=True))
+    values["tool_calls"] = tuple(_made(ToolCall, _TOOL_CALL_SET, c) for c in values["tool_calls"])
+    values["server_calls"] = tuple(_made(ServerCall, _SERVER_CALL_SET, c) for c in values["server_calls"])
+    values["state"] = _STATES[values["state"]]
+    made: Outcome = _made(Outcome, _OUTCOME_SET, values.values())
+    return made
+
+
+def _response(record: tuple[Any, ...]) -> Response:
+    status, headers, chunks, complete, error, error_type = record
+    return Response(status, dict(headers), [Chunk(*c) for c in chunks], complete, error, error_type)
+
+
+# ---------------------------------------------------------------------------------------------
+# A matrix's files
+
+_FILES_KEPT: Final = 2  # cassette files whose stored cases one matrix holds in memory at once
+
+
+class StoredUnits:
+    """The store's files one matrix reads and writes, a few at a time: read when first asked
+    for, written (with the units built since) when left for another or flushed. Holds nothing
+    of the matrix (a finalizer flushes it when the matrix goes): `scenarios` by name classify the
+    cases written."""
+
+    def __init__(self, store: CaseStore | None, scenarios: Mapping[str, Scenario]) -> None:
+        self.store = store
+        self.scenarios = scenarios
+        # file key -> (stored records by unit key, the decoder of those, built cases not yet written)
+        self.files: OrderedDict[str, tuple[dict[str, Any], Decoder, dict[str, list[Case]]]] = OrderedDict()
+        self.foreign: set[str] = set()  # file keys whose stored file is not ours
+
+    def _file(self, key: str) -> tuple[dict[str, Any], Decoder, dict[str, list[Case]]]:
+        found = self.files.get(key)
+        if found is None:
+            assert self.store is not None
+            found = self.files[key] = (self.store.read(key), Decoder(), {})
+            while len(self.files) > _FILES_KEPT:
+                old, entry = self.files.popitem(last=False)
+                self._write(old, entry[2])
+        else:
+            self.files.move_to_end(key)
+        return found
+
+    def get(self, file_key: str, unit_key: str, rebuild: Callable[[str], Response]) -> list[Case] | None:
+        """The cases of a unit, read back (`rebuild(case_id)`: the response of one that has no
+        bytes stored) or built since; None when neither."""
+        stored, decoder, pending = self._file(file_key)
+        built = pending.get(unit_key)
+        if built is not None:
+            return list(built)
+        records = stored.get(unit_key)
+        assert self.store is not None
+        if records is None:
+            self.store.misses += 1
+            return None
+        self.store.hits += 1
+        if not records:  # the scenario does not apply to this file's recordings
+            return []
+        collecting = gc.isenabled()  # not `collector_paused`: paid per unit, a context manager showed
+        gc.disable()
+        try:
+            return decoder.cases(records, rebuild)
+        except Exception:  # not shaped as ours (a foreign file that passed its checksum): rebuilt
+            stored.clear()  # none of it is trusted, and it is replaced, not merged, when written
+            self.foreign.add(file_key)
+            self.store.hits -= 1
+            self.store.misses += 1
+            return None
+        finally:
+            if collecting:
+                gc.enable()
+
+    def put(self, file_key: str, unit_key: str, cases: list[Case]) -> None:
+        self._file(file_key)[2][unit_key] = list(cases)
+
+    def flush(self) -> None:
+        for key, (_, _, pending) in self.files.items():
+            self._write(key, pending)
+
+    def _write(self, key: str, pending: dict[str, list[Case]]) -> None:
+        if not pending or self.store is None:
+            return
+        encoder = Encoder()
+        try:
+            records = {
+                unit_key: tuple(encoder.case(c, classify(c, self.scenarios[c.scenario])) for c in cases)
+                for unit_key, cases in pending.items()
+            }
+        except Exception:  # something a case holds that the store does not: not stored
+            records = {}
+        pending.clear()
+        if records:
+            self.store.write(key, records, merge=key not in self.foreign)
+            self.foreign.discard(key)

@@ -1,0 +1,226 @@
+"""The built-case store: cases read back are the cases built; a damaged, truncated or foreign
+file is rebuilt, never an error; writes are atomic and bounded; the off switches work."""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import multiprocessing
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from _pytester_support import copy_cassettes, plugin_args, prepare
+
+from harness.check import casecache
+from harness.check.casecache import CaseStore
+from harness.check.expectation import classify
+from harness.check.selection import Matrix, Selection
+from harness.cli import main
+from harness.mutate.scenario import Case, DeferredResponse
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+PARALLEL = ROOT / "cassettes" / "openai-chat" / "parallel-2.yaml"
+SCENARIOS = ("original", "cut-at-every-event", "parallel-calls-share-index-0", "F3-one-byte-reads")
+
+
+def _copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus" / "openai-chat"
+    folder.mkdir(parents=True)
+    return Path(shutil.copy(PARALLEL, folder / "parallel-2.yaml"))
+
+
+def _cases(cassette: Path, store: CaseStore | None) -> list[Case]:
+    return list(Matrix(Selection(cassettes=(cassette,), scenarios=SCENARIOS), store=store).all())
+
+
+def _same(got: list[Case], want: list[Case]) -> None:
+    assert [c.id for c in got] == [c.id for c in want]
+    for a, b in zip(got, want, strict=True):
+        fields = ("dialect", "cassette", "scenario", "seed", "point")
+        assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+        assert a.events == b.events and a.request == b.request
+        assert a.expected == b.expected and a.expected.to_dict() == b.expected.to_dict()
+        assert (a.complete, a.error) == (b.complete, b.error)
+        assert a.response == b.response
+        assert classify(a) == classify(b)  # a read-back case carries its class (`a.expectation`)
+
+
+def _files(root: Path) -> list[Path]:
+    """The files of built cases (beside them: the parsed scenario files, `scenarios.bin`)."""
+    return sorted(p for p in (root / "cases").glob("*/*.bin") if p.name != "scenarios.bin")
+
+
+def test_cases_read_back_are_the_cases_built_and_their_bytes_are_built_again_on_read(tmp_path: Path) -> None:
+    cassette = _copy(tmp_path)
+    built = _cases(cassette, None)
+    filled = CaseStore(tmp_path / "store")
+    assert [c.id for c in _cases(cassette, filled)] == [c.id for c in built]
+    assert filled.misses and not filled.hits
+    assert len(_files(tmp_path / "store")) == 1  # one file per cassette file
+    store = CaseStore(tmp_path / "store")
+    again = _cases(cassette, store)
+    assert store.hits == filled.misses and not store.misses
+    assert all(type(c.__dict__["_response"]) is DeferredResponse for c in again)  # no bytes stored
+    assert all(c.expectation is not None for c in again) and not any(c.expectation for c in built)
+    assert [(c.complete, c.error) for c in again] == [(c.complete, c.error) for c in built]
+    assert all(type(c.__dict__["_response"]) is DeferredResponse for c in again)  # read without rendering
+    _same(again, built)
+
+
+def test_bytes_rendered_before_storing_are_stored(tmp_path: Path) -> None:
+    cassette = _copy(tmp_path)
+    matrix = Matrix(Selection(cassettes=(cassette,), scenarios=SCENARIOS), store=CaseStore(tmp_path))
+    rendered = [c for c in matrix.all() if c.response.status]  # read, as a byte-level accumulator does
+    again = _cases(cassette, CaseStore(tmp_path))
+    assert not any(type(c.__dict__["_response"]) is DeferredResponse for c in again)
+    _same(again, rendered)
+
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "flipped":
+        path.write_bytes(data[:-10] + bytes([data[-10] ^ 0xFF]) + data[-9:])
+    elif how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        path.write_bytes(b"")
+    elif how == "foreign":
+        path.write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(200))
+    else:  # well-formed, checksum right, not shaped as our records
+        body = marshal.dumps({key: ("junk", 1) for key in marshal.loads(data[51:])}, 4)
+        path.write_bytes(b"toolstream-cases 1\n" + hashlib.sha256(body).digest() + body)
+
+
+@pytest.mark.parametrize("how", ["flipped", "truncated", "empty", "foreign", "misshapen"])
+def test_a_damaged_file_is_rebuilt_never_an_error_nor_a_wrong_case(tmp_path: Path, how: str) -> None:
+    cassette = _copy(tmp_path)
+    built = _cases(cassette, CaseStore(tmp_path / "store"))
+    (path,) = _files(tmp_path / "store")
+    _damage(path, how)
+    store = CaseStore(tmp_path / "store")
+    _same(_cases(cassette, store), built)
+    assert store.misses and not store.hits
+    healed = CaseStore(tmp_path / "store")  # rewritten whole
+    _same(_cases(cassette, healed), built)
+    assert healed.hits and not healed.misses
+
+
+def test_a_changed_cassette_is_built_again(tmp_path: Path) -> None:
+    cassette = _copy(tmp_path)
+    _cases(cassette, CaseStore(tmp_path / "store"))
+    text = cassette.read_text()
+    assert "get_weather" in text
+    cassette.write_text(text.replace("get_weather", "get_wether"))
+    store = CaseStore(tmp_path / "store")
+    cases = _cases(cassette, store)
+    assert store.misses and not store.hits
+    assert cases[0].expected.tool_calls[0].name == "get_wether"
+    assert len(_files(tmp_path / "store")) == 2  # both versions kept (content-keyed), within the cap
+
+
+def test_only_the_current_codes_folder_is_kept_and_the_size_is_capped(tmp_path: Path) -> None:
+    stale = tmp_path / "store" / "cases" / "0123456789abcdef01234567"
+    stale.mkdir(parents=True)
+    (stale / "x.bin").write_bytes(b"old")
+    cassette = _copy(tmp_path)
+    _cases(cassette, CaseStore(tmp_path / "store"))
+    assert not stale.exists()
+    (path,) = _files(tmp_path / "store")
+    size = path.stat().st_size
+    other = _copy(tmp_path / "other")
+    _cases(other, CaseStore(tmp_path / "store", max_bytes=size + size // 2))  # other name: other key
+    assert len(_files(tmp_path / "store")) == 1  # the older file went to make room
+
+
+def _writer(root: str, key: str, n: int) -> None:
+    store = CaseStore(root)
+    for i in range(40):
+        store.write(key, {f"{n}-{i}": (("x" * 5000, i),)})
+
+
+def test_two_writers_racing_leave_a_whole_file(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    writers = [context.Process(target=_writer, args=(str(tmp_path), "k" * 32, n)) for n in range(2)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(60)
+        assert w.exitcode == 0
+    units = CaseStore(tmp_path).read("k" * 32)
+    assert units and all(v[0][0] == "x" * 5000 for v in units.values())
+    assert not [p for p in (tmp_path / "cases").rglob("*.tmp")]  # no temporary file left behind
+
+
+def test_where_it_lives_and_how_to_turn_it_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(casecache.ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert casecache.cache_dir() == tmp_path / "xdg" / "toolstream-harness"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert casecache.cache_dir() == tmp_path / "home" / ".cache" / "toolstream-harness"
+    monkeypatch.setenv(casecache.ENV, str(tmp_path / "mine"))
+    assert casecache.default_store() is not None and casecache.cache_dir() == tmp_path / "mine"
+    monkeypatch.setenv(casecache.ENV, "")
+    assert casecache.default_store() is None
+    assert Matrix(Selection(cassettes=(PARALLEL,), scenarios=("original",))).store is None
+
+
+@pytest.mark.parametrize("command", ["check", "compare"])
+def test_the_cli_flag_turns_it_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, command: str) -> None:
+    monkeypatch.setenv(casecache.ENV, str(tmp_path))
+    who = ["--accumulator", "reference"] if command == "check" else ["reference", "reference"]
+    argv = [command, *who, "--cassettes", str(PARALLEL), "--scenarios", "original", "--timeout", "0"]
+    argv += ["--out", str(tmp_path / "out.json")] if command == "compare" else []
+    assert main([*argv, "--no-case-cache"]) == 0
+    assert not _files(tmp_path)
+    monkeypatch.setenv(casecache.ENV, str(tmp_path))
+    assert main(argv) == 0
+    assert _files(tmp_path)
+
+
+def test_the_plugin_option_turns_it_off(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    prepare(pytester, monkeypatch)
+    copy_cassettes(pytester, "openai-chat/parallel-2")
+    store = pytester.path / "store"
+    monkeypatch.setenv(casecache.ENV, str(store))
+    args = [*plugin_args(), "--toolstream-cassette-dir", "corpus", "--toolstream-scenarios", "original"]
+    args += ["--toolstream-accumulator", "reference", "-p", "no:randomly"]
+    pytester.runpytest_subprocess(*args, "--toolstream-no-case-cache").assert_outcomes(passed=1)
+    assert not _files(store)
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+    assert _files(store)
+
+
+def test_scenario_files_are_read_back_as_parsed(tmp_path: Path) -> None:
+    from harness.check.catalog import scenario_key
+    from harness.mutate.scenario import load_scenarios
+
+    parsed = load_scenarios()
+    first = casecache.ScenarioFiles(CaseStore(tmp_path))
+    assert load_scenarios(load=first) == parsed
+    first.save()
+    files = casecache.ScenarioFiles(CaseStore(tmp_path))
+    assert len(files.known) == len(parsed)
+    again = load_scenarios(load=files)
+    assert not files.new  # every one read back
+    assert again == parsed and [s.path for s in again] == [s.path for s in parsed]
+    assert [scenario_key(s, s.seeds) for s in again] == [scenario_key(s, s.seeds) for s in parsed]
+    assert [s.meaning for s in again] == [s.meaning for s in parsed]
+
+
+def test_a_matrix_goes_when_dropped_and_what_it_built_is_written(tmp_path: Path) -> None:
+    import gc
+    import weakref
+
+    cassette = _copy(tmp_path)
+    matrix = Matrix(Selection(cassettes=(cassette,), scenarios=SCENARIOS), store=CaseStore(tmp_path))
+    assert matrix.cases(matrix.units()[0])  # built, not yet flushed
+    gone = weakref.ref(matrix)
+    del matrix
+    gc.collect()
+    assert gone() is None  # its finalizer holds nothing of it
+    assert _files(tmp_path)  # and wrote what it built
