@@ -16,7 +16,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return  # a worker: the controller chose the folder, and the environment carries it
     folder = tempfile.mkdtemp(prefix="toolstream-cases-")
-    os.environ["TOOLSTREAM_CACHE_DIR"] = folder
+    os.environ["TOOLSTREAM_CACHE"] = folder  # harness.cache: the case store goes in its cases/
     # At exit, not at unconfigure: a matrix still alive writes what it built when the
     # interpreter ends (its finalizer, registered later, runs first).
     atexit.register(shutil.rmtree, folder, True)

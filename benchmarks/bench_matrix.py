@@ -162,15 +162,25 @@ def measure_empty_tests(count: int, *, warm: bool = True) -> tuple[float, float]
 @contextlib.contextmanager
 def case_store(folder: str) -> Iterator[None]:
     """Runs in this process and the processes it starts read built cases from `folder` ("": off)."""
-    before = os.environ.get("TOOLSTREAM_CACHE_DIR")
-    os.environ["TOOLSTREAM_CACHE_DIR"] = folder
+    from harness import cache
+    from harness.check import casecache
+
+    wanted = {cache.ENV: folder or None, casecache.OFF: None if folder else "1"}
+    before = {name: os.environ.get(name) for name in wanted}
     try:
+        for name, value in wanted.items():
+            _set(name, value)
         yield
     finally:
-        if before is None:
-            del os.environ["TOOLSTREAM_CACHE_DIR"]
-        else:
-            os.environ["TOOLSTREAM_CACHE_DIR"] = before
+        for name, value in before.items():
+            _set(name, value)
+
+
+def _set(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 def measure(scale: Scale) -> list[Figure]:

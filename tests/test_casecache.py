@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from _pytester_support import copy_cassettes, plugin_args, prepare
 
+from harness import cache
 from harness.check import casecache
 from harness.check.casecache import CaseStore
 from harness.check.expectation import classify
@@ -156,28 +157,33 @@ def test_two_writers_racing_leave_a_whole_file(tmp_path: Path) -> None:
 
 
 def test_where_it_lives_and_how_to_turn_it_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv(casecache.ENV)
+    monkeypatch.delenv(cache.ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert casecache.cache_dir() == tmp_path / "xdg" / "toolstream-harness"
+    assert casecache.cache_dir() == tmp_path / "xdg" / "toolstream"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert casecache.cache_dir() == tmp_path / "home" / ".cache" / "toolstream-harness"
-    monkeypatch.setenv(casecache.ENV, str(tmp_path / "mine"))
-    assert casecache.default_store() is not None and casecache.cache_dir() == tmp_path / "mine"
-    monkeypatch.setenv(casecache.ENV, "")
+    assert casecache.cache_dir() == tmp_path / "home" / ".cache" / "toolstream"
+    monkeypatch.setenv(cache.ENV, "")  # empty is unset, as for the report card's environments
+    assert casecache.cache_dir() == tmp_path / "home" / ".cache" / "toolstream"
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "mine"))
+    store = casecache.default_store()
+    assert store is not None and store.root == tmp_path / "mine"
+    monkeypatch.setenv(casecache.OFF, "1")
     assert casecache.default_store() is None
     assert Matrix(Selection(cassettes=(PARALLEL,), scenarios=("original",))).store is None
 
 
 @pytest.mark.parametrize("command", ["check", "compare"])
 def test_the_cli_flag_turns_it_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, command: str) -> None:
-    monkeypatch.setenv(casecache.ENV, str(tmp_path))
+    monkeypatch.setenv(cache.ENV, str(tmp_path))
+    monkeypatch.setenv(casecache.OFF, "")  # the flag sets it for this process: undone after the test
     who = ["--accumulator", "reference"] if command == "check" else ["reference", "reference"]
     argv = [command, *who, "--cassettes", str(PARALLEL), "--scenarios", "original", "--timeout", "0"]
     argv += ["--out", str(tmp_path / "out.json")] if command == "compare" else []
     assert main([*argv, "--no-case-cache"]) == 0
     assert not _files(tmp_path)
-    monkeypatch.setenv(casecache.ENV, str(tmp_path))
+    assert os.environ[casecache.OFF]  # in the environment, so worker processes agree
+    monkeypatch.setenv(casecache.OFF, "")
     assert main(argv) == 0
     assert _files(tmp_path)
 
@@ -186,7 +192,7 @@ def test_the_plugin_option_turns_it_off(pytester: pytest.Pytester, monkeypatch: 
     prepare(pytester, monkeypatch)
     copy_cassettes(pytester, "openai-chat/parallel-2")
     store = pytester.path / "store"
-    monkeypatch.setenv(casecache.ENV, str(store))
+    monkeypatch.setenv(cache.ENV, str(store))
     args = [*plugin_args(), "--toolstream-cassette-dir", "corpus", "--toolstream-scenarios", "original"]
     args += ["--toolstream-accumulator", "reference", "-p", "no:randomly"]
     pytester.runpytest_subprocess(*args, "--toolstream-no-case-cache").assert_outcomes(passed=1)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -65,9 +64,10 @@ def _quote(path: str) -> str:
 
 
 def cache_root() -> Path:
-    """Where side environments are kept: `$TOOLSTREAM_CACHE/report-card`."""
-    base = os.environ.get("TOOLSTREAM_CACHE") or str(Path.home() / ".cache" / "toolstream")
-    return Path(base) / "report-card"
+    """Where side environments are kept: `report-card/` in the harness's cache (`harness.cache`)."""
+    from harness import cache
+
+    return cache.home() / "report-card"
 
 
 def source_root() -> Path | None:

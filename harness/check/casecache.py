@@ -10,9 +10,10 @@ wire bytes are kept when the run that built the case rendered them (a byte-level
 them); otherwise the case's `response` is rebuilt through the pipeline when first read, so an
 event-level run neither pays for rendering bytes nor stores them.
 
-Where: `$TOOLSTREAM_CACHE_DIR`, else `$XDG_CACHE_HOME/toolstream-harness`, else
-`~/.cache/toolstream-harness`; `TOOLSTREAM_CACHE_DIR` set empty turns the store off (what
-`--no-case-cache` and `--toolstream-no-case-cache` do, so worker processes agree).
+Where: `cases/` in the harness's cache folder (`harness.cache`: `$TOOLSTREAM_CACHE`, else
+`$XDG_CACHE_HOME/toolstream`, else `~/.cache/toolstream`); `TOOLSTREAM_NO_CASE_CACHE` set to
+anything but empty turns the store off (what `--no-case-cache` and `--toolstream-no-case-cache` do,
+in the environment, so worker processes agree).
 
 Safety: a file is a magic line, a SHA-256 of its body, and the body; a damaged, truncated or
 foreign file (or one whose data is not shaped as ours) reads as missing and is rebuilt and
@@ -50,8 +51,8 @@ from harness.wire.codecs.base import WireEvent
 from harness.wire.dialects.base import Event
 
 __all__ = [
-    "ENV",
     "MAX_BYTES",
+    "OFF",
     "CaseStore",
     "Decoder",
     "Encoder",
@@ -63,7 +64,7 @@ __all__ = [
     "turn_off",
 ]
 
-ENV: Final = "TOOLSTREAM_CACHE_DIR"
+OFF: Final = "TOOLSTREAM_NO_CASE_CACHE"
 MAX_BYTES: Final = 512 * 1024 * 1024  # the whole bundled matrix takes a few MB
 _MAGIC: Final = b"toolstream-cases 1\n"
 _DIGEST: Final = 32
@@ -71,17 +72,15 @@ _FOLDER: Final = "cases"  # below the cache dir: one folder per code digest
 
 
 def cache_dir() -> Path | None:
-    """Where the store lives; None when `TOOLSTREAM_CACHE_DIR` is set empty (off)."""
-    chosen = os.environ.get(ENV)
-    if chosen is not None:
-        return Path(chosen).expanduser() if chosen.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path("~/.cache").expanduser())
-    return Path(base) / "toolstream-harness"
+    """The cache folder the store keeps its `cases/` folder in; None when the store is off."""
+    from harness import cache
+
+    return None if os.environ.get(OFF, "").strip() else cache.home()
 
 
 def turn_off() -> None:
-    """No store for this process and the processes it starts (sets `TOOLSTREAM_CACHE_DIR` empty)."""
-    os.environ[ENV] = ""
+    """No store for this process and the processes it starts (sets `TOOLSTREAM_NO_CASE_CACHE`)."""
+    os.environ[OFF] = "1"
 
 
 def default_store() -> CaseStore | None:

@@ -56,7 +56,7 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-case-cache", action="store_true",
         help="build every case instead of reading it from the built-case store "
-        "(same as TOOLSTREAM_CACHE_DIR set empty)",
+        "(same as TOOLSTREAM_NO_CASE_CACHE=1)",
     )  # fmt: skip
 
 
