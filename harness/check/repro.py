@@ -23,7 +23,7 @@ from harness.errors import UsageError
 from harness.transports.replay import served_headers
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = ["SPECS", "Template", "repro_script", "template_for"]
 

@@ -26,7 +26,7 @@ from harness.check.accumulators.openai_sdk import split_kwargs
 from harness.check.outcome import Outcome, State, ToolCall
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = ["accumulator", "run"]
 

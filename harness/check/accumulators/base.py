@@ -20,7 +20,7 @@ from harness.check.outcome import Outcome, ToolCall
 from harness.wire.dialects import Event
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = [
     "LEVEL_ATTRIBUTE",

@@ -30,7 +30,7 @@ from harness.transports import ReplayTransport
 from harness.wire import dialects
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = [
     "ClientLevel",

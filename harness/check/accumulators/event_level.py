@@ -26,7 +26,7 @@ from harness.check.outcome import Outcome, ToolCall, diff
 from harness.errors import AccumulatorProtocolError
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = ["EventLevel", "cut_error"]
 

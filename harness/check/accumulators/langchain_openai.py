@@ -29,7 +29,7 @@ from harness.check.accumulators.langchain_core import outcome_of, raised_outcome
 from harness.check.outcome import Outcome, State
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = ["accumulator", "run"]
 

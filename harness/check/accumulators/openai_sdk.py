@@ -33,7 +33,7 @@ from harness.check.accumulators.client import (
 from harness.check.outcome import Outcome, State, ToolCall
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = ["accumulator", "run"]
 

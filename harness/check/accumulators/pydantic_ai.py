@@ -31,7 +31,7 @@ from harness.check.accumulators.client import (
 from harness.check.outcome import Outcome, ToolCall
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = ["accumulator", "run"]
 

@@ -9,7 +9,7 @@ from harness.check.accumulators.event_level import EventLevel
 from harness.wire import dialects
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = ["accumulator"]
 

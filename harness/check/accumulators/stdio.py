@@ -63,7 +63,7 @@ from harness.wire.codecs import CodecError, WireEvent
 if TYPE_CHECKING:
     from harness.check.accumulators.base import Accumulator
     from harness.check.accumulators.stdio_process import Stdio
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -127,7 +127,7 @@ def case_messages(case: Case, feed: Feed, *, warmup: bool = False) -> Iterator[d
 
 def warmup_case() -> Case:
     """The case `Stdio.prepare` sends: an OpenAI chat stream with no events that ended cleanly."""
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
     response = Response(status=200, headers={"content-type": "text/event-stream"}, chunks=[], complete=True)
     return Case(WARMUP_CASE, "openai-chat", response, (), Outcome(), "stdio", "warm-up", 0)
@@ -240,7 +240,7 @@ class _Pending:
             raise UsageError(f"unexpected op {op!r} in a case fed by {self.feed}")
 
     def case(self, error: str | None) -> Case:
-        from harness.mutate.scenario import Case
+        from harness.check.case import Case
 
         response = Response(
             status=200,

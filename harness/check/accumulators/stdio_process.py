@@ -42,8 +42,8 @@ from harness.errors import (
 )
 
 if TYPE_CHECKING:
+    from harness.check.case import Case
     from harness.check.outcome import Outcome
-    from harness.mutate.scenario import Case
 
 __all__ = ["Stdio"]
 

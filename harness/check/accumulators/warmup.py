@@ -16,7 +16,7 @@ from harness.errors import HarnessError
 from harness.wire import dialects
 
 if TYPE_CHECKING:
-    from harness.mutate.scenario import Case
+    from harness.check.case import Case
 
 __all__ = ["DEFAULT_TIMEOUT", "warm_up", "warmup_cases"]
 
