@@ -21,7 +21,13 @@ and over two workers (`-j 2`). From the same runs:
   pytest and xdist cost per item whatever the test does, the ceiling for the plugin's `-n 2`
   figure on this machine. Run with bytecode caches written, as an installed package has them: with
   PYTHONDONTWRITEBYTECODE set, pytest rewrites the asserts of every plugin's modules again in
-  each process (about 3 s of CPU per worker here), which is what this figure would measure.
+  each process (about 3 s of CPU per worker here), which is what this figure would measure. Each
+  session has its own temporary root (`PYTEST_DEBUG_TEMPROOT`), or the `-n 2` controller spends
+  its end deleting older sessions' folders from the shared `/tmp/pytest-of-USER`;
+- the openai SDK's sessions split in two: from the first item's start to the last item's end
+  (what `-n 2` divides between the workers) and the rest (start-up and collection, in each worker
+  too; the workers' ends; the summary), beside two CPU-bound processes run at once against one
+  after the other: how much of a second core the machine gave during this run.
 """
 
 from __future__ import annotations
