@@ -24,12 +24,19 @@ folder (never the user's), filled by a first run that is not timed. From the sam
   pytest and xdist cost per item whatever the test does, the ceiling for the plugin's `-n 2`
   figure on this machine. Run with bytecode caches written, as an installed package has them: with
   PYTHONDONTWRITEBYTECODE set, pytest rewrites the asserts of every plugin's modules again in
-  each process (about 3 s of CPU per worker here), which is what this figure would measure.
+  each process (about 3 s of CPU per worker here), which is what this figure would measure. Each
+  session has its own temporary root (`PYTEST_DEBUG_TEMPROOT`), or the `-n 2` controller spends
+  its end deleting older sessions' folders from the shared `/tmp/pytest-of-USER`;
+- the openai SDK's sessions split in two: from the first item's start to the last item's end
+  (what `-n 2` divides between the workers) and the rest (start-up and collection, in each worker
+  too; the workers' ends; the summary), beside two CPU-bound processes run at once against one
+  after the other: how much of a second core the machine gave during this run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -102,8 +109,62 @@ def test_nothing(i):
 """
 
 
+# Written into a session's folder (its rootdir) by `measure_phases`: each process (the controller,
+# each xdist worker) appends when it saw its first item start and its last item end.
+PHASES_CONFTEST = """import json, os, time
+
+_SPAN = []
+
+
+def pytest_runtest_logstart(nodeid, location):
+    if not _SPAN:
+        _SPAN.append(time.time())
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    del _SPAN[1:]
+    _SPAN.append(time.time())
+
+
+def pytest_unconfigure(config):
+    if len(_SPAN) == 2:
+        with open(os.path.join(str(config.rootpath), "phases.jsonl"), "a") as out:
+            out.write(json.dumps({"worker": hasattr(config, "workerinput"), "span": _SPAN}) + "\\n")
+"""
+
+
+@dataclass(frozen=True)
+class Session:
+    seconds: float  # wall clock of the whole session
+    items_seconds: float  # from the first item's start to the last item's end, any process
+
+
+# The same CPU-bound loop as two processes after one another and at once: how much of the second
+# core the machine gave in this run (the ceiling of any `-n 2` figure beside it).
+SPIN = "sum(i * i for i in range({count}))"
+
+
+def measure_two_cores(count: int) -> tuple[float, float]:
+    """(one after the other, at once) wall seconds of two processes spinning `count` times."""
+    command = [sys.executable, "-c", SPIN.format(count=count)]
+    start = time.perf_counter()
+    for _ in range(2):
+        subprocess.run(command, check=True)
+    serial = time.perf_counter() - start
+    start = time.perf_counter()
+    running = [subprocess.Popen(command) for _ in range(2)]
+    for process in running:
+        process.wait()
+    return serial, time.perf_counter() - start
+
+
 def run_pytest(
-    cassettes: tuple[str, ...], scenarios: tuple[str, ...], cache: Path, *extra: str, spec: str = "reference"
+    cassettes: tuple[str, ...],
+    scenarios: tuple[str, ...],
+    cache: Path,
+    *extra: str,
+    spec: str = "reference",
+    conftest: str | None = None,
 ) -> float:
     """Wall seconds of one plugin session over the matrix (no test files: the matrix items only)."""
     command = ["--toolstream-accumulator", spec, *extra]
@@ -111,16 +172,26 @@ def run_pytest(
         command += ["--toolstream-cassette-dir", item]
     for item in scenarios:
         command += ["--toolstream-scenarios", item]
-    return run_session(cache, command, failures_expected=spec != "reference")
+    return run_session(cache, command, failures_expected=spec != "reference", conftest=conftest)
 
 
-def run_session(cache: Path, arguments: list[str], *, failures_expected: bool = False) -> float:
+def run_session(
+    cache: Path, arguments: list[str], *, failures_expected: bool = False, conftest: str | None = None
+) -> float:
     """Wall seconds of one pytest session in `cache`'s parent folder (exit 1, tests failed, is
     expected of a library's adapter: it fails where the library does)."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--rootdir", str(cache.parent),
                "-o", f"cache_dir={cache}", *arguments]  # fmt: skip
     cache.parent.mkdir(parents=True, exist_ok=True)
+    if conftest is not None:
+        (cache.parent / "conftest.py").write_text(conftest)
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    # pytest's temporary folders under the session's own: an xdist controller makes a base temp for
+    # its workers and, at the end, deletes the older numbered folders it finds (in the shared
+    # /tmp/pytest-of-USER: every earlier test-suite run's). A serial session without `tmp_path`
+    # never does, so without this the `-n 2` figure measured deleting others' files (10 s once).
+    environment["PYTEST_DEBUG_TEMPROOT"] = str(cache.parent / "tmp")
+    (cache.parent / "tmp").mkdir(exist_ok=True)
     start = time.perf_counter()
     done = subprocess.run(
         command, cwd=cache.parent, capture_output=True, text=True, check=False, env=environment
@@ -144,6 +215,32 @@ def measure_pytest(
         serial = run_pytest(cassettes, scenarios, folder / "serial" / ".cache", spec=spec)
         two = run_pytest(cassettes, scenarios, folder / "two" / ".cache", "-n", "2", spec=spec)
     return serial, two
+
+
+def items_seconds(folder: Path) -> float:
+    """From the first item's start to the last item's end, over the processes that ran items (the
+    workers under xdist), as `PHASES_CONFTEST` wrote them in `folder`."""
+    spans = [json.loads(line) for line in (folder / "phases.jsonl").read_text().splitlines()]
+    ran = [s["span"] for s in spans if s["worker"]] or [s["span"] for s in spans]
+    return max(end for _, end in ran) - min(start for start, _ in ran)
+
+
+def measure_phases(
+    cassettes: tuple[str, ...], scenarios: tuple[str, ...], spec: str, *, warm: bool = True
+) -> tuple[Session, Session]:
+    """(serial, two workers) sessions as in `measure_pytest`, each also timed from its first item to
+    its last: what `-n 2` divides, apart from what it adds before (workers starting, each collecting)
+    and after (the workers' ends, the summary)."""
+    sessions = []
+    with tempfile.TemporaryDirectory(prefix="toolstream-bench-") as scratch:
+        folder = Path(scratch)
+        if warm:
+            run_pytest(cassettes, scenarios, folder / "warm-up" / ".cache", "--collect-only", spec=spec)
+        for name, extra in (("serial", ()), ("two", ("-n", "2"))):
+            cache = folder / name / ".cache"
+            seconds = run_pytest(cassettes, scenarios, cache, *extra, spec=spec, conftest=PHASES_CONFTEST)
+            sessions.append(Session(seconds, items_seconds(cache.parent)))
+    return sessions[0], sessions[1]
 
 
 def measure_empty_tests(count: int, *, warm: bool = True) -> tuple[float, float]:
@@ -205,7 +302,8 @@ def _measure(scale: Scale) -> list[Figure]:
     serial_empty, two_empty = measure_empty_tests(serial.cases, warm=sessions_warm)
     # An adapter whose cases cost more than pytest's items: the openai SDK on its own dialect.
     sdk_cases = run_reference("openai-sdk", (OPENAI,), scenarios).cases
-    serial_sdk, two_sdk = measure_pytest((OPENAI,), scenarios, spec="openai-sdk", warm=sessions_warm)
+    serial_sdk, two_sdk = measure_phases((OPENAI,), scenarios, "openai-sdk", warm=sessions_warm)
+    after, at_once = measure_two_cores(10**5 if scale == "smoke" else 10**7)
     which = "all bundled cassettes" if not cassettes else "openai-chat cassettes"
     label = f"{serial.cases:,} cases ({which})"
     own = warm.accumulator_seconds / warm.cases * 1e6
@@ -218,7 +316,15 @@ def _measure(scale: Scale) -> list[Figure]:
         speedup(NAME, f"pytest plugin, {label}, `-n 2`", serial.cases / two_pytest,
                 serial.cases / serial_pytest, "serial", "cases/s", goal=1.6),
         speedup(NAME, f"pytest plugin, the openai SDK's adapter, {sdk_cases:,} cases (openai-chat "
-                "cassettes), `-n 2`", sdk_cases / two_sdk, sdk_cases / serial_sdk, "serial", "cases/s"),
+                "cassettes), `-n 2`", sdk_cases / two_sdk.seconds, sdk_cases / serial_sdk.seconds, "serial",
+                "cases/s"),
+        speedup(NAME, "the same, first item's start to last item's end", sdk_cases / two_sdk.items_seconds,
+                sdk_cases / serial_sdk.items_seconds, "serial", "cases/s"),
+        cost(NAME, "the same, the rest of the session (start-up, collection, workers' ends, summary)",
+             two_sdk.seconds - two_sdk.items_seconds, serial_sdk.seconds - serial_sdk.items_seconds,
+             "serial", "s"),
+        speedup(NAME, "two CPU-bound processes at once (the second core this run had)", 2 / at_once,
+                2 / after, "one after the other", "runs/s"),
         speedup(NAME, f"{serial.cases:,} empty pytest tests, `-n 2`", serial.cases / two_empty,
                 serial.cases / serial_empty, "serial", "tests/s"),
         cost(NAME, "pytest plugin, serial, wall time per item (start-up included)",

@@ -52,3 +52,19 @@ def test_ids_not_shipped_are_computed_once_and_kept_in_the_session_cache(tmp_pat
     assert json.dumps(store.values)  # plain JSON, as pytest's cache keeps it
     later = CaseCatalog(store)
     assert later.ids(selection) == ids and not later._built[selection]
+
+
+def test_a_scenario_shipped_with_no_cases_for_a_file_is_not_built_again() -> None:
+    # A scenario that makes no case of a file is shipped as an empty list: an answer, not a miss
+    # (read as a miss, every session ran those pipelines again and wrote them to its cache).
+    selection = Selection(cassettes=(str(Matrix(Selection()).cassette_files()[0].parent),))
+    matrix = Matrix(selection)
+    empty = [
+        key
+        for path in matrix.cassette_files()
+        for key, pairs in catalog._shipped()[catalog.file_key(matrix, path)].items()
+        if pairs == []
+    ]
+    assert empty, "no shipped scenario without cases for this folder: pick another"
+    store = catalog._Store()
+    assert catalog.list_ids(matrix, store) and store.values == {}

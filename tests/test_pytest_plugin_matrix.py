@@ -215,3 +215,51 @@ def test_warnings_pass_and_fail_only_with_toolstream_strict(project: pytest.Pyte
     )
     project.makeini("[pytest]\ntoolstream_strict = true\n")
     project.runpytest(*args).assert_outcomes(failed=3)
+
+
+def test_a_verdict_taken_in_its_own_process_is_not_parsed_back() -> None:
+    from harness.check.selection import Selection
+    from harness.plugin.items import CaseCatalog, MatrixResults
+
+    selection = Selection(scenarios=("original",), dialects=("openai-chat",))
+    catalog = CaseCatalog()
+    result = catalog.judge("reference", catalog.case(selection, next(iter(catalog.ids(selection)))))
+    serial = MatrixResults()
+    carried = serial.carry(result)
+    serial.take([carried])
+    assert serial.results == [result] and serial.results[0] is result  # the object itself
+    controller = MatrixResults()  # an xdist controller: the text came from a worker
+    controller.take([carried])
+    assert controller.results[0] is not result and controller.results[0].to_dict() == result.to_dict()
+
+
+def test_junitxml_carries_each_verdict_serial(project: pytest.Pytester) -> None:
+    result = project.runpytest(
+        *matrix_args("--toolstream-accumulator", "accs:FirstCallOnly", "--junitxml", "j.xml")
+    )
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["accs:FirstCallOnly: 3 cases: 1 pass, 2 fail"])
+    _assert_junit_verdicts(project, {"pass": 1, "fail": 2})
+
+
+@pytest.mark.slow  # starts two xdist workers
+def test_xdist_workers_leave_the_summary_and_reports_to_the_controller(project: pytest.Pytester) -> None:
+    args = matrix_args("--toolstream-accumulator", "accs:FirstCallOnly", "--junitxml", "j.xml")
+    result = project.runpytest_subprocess(*args, "--toolstream-json", "report.json", "-n", "2")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["accs:FirstCallOnly: 3 cases: 1 pass, 2 fail"])
+    assert result.stdout.str().count("accs:FirstCallOnly: 3 cases") == 1
+    _assert_junit_verdicts(project, {"pass": 1, "fail": 2})
+    report = json.loads((project.path / "report.json").read_text())
+    assert sorted(c["verdict"] for c in report["cases"]) == ["fail", "fail", "pass"]
+
+
+def _assert_junit_verdicts(project: pytest.Pytester, expected: dict[str, int]) -> None:
+    import xml.etree.ElementTree as ET
+
+    found: dict[str, int] = {}
+    for prop in ET.parse(project.path / "j.xml").iter("property"):
+        if prop.get("name") == "toolstream_result":
+            verdict = json.loads(prop.get("value") or "{}")["verdict"]
+            found[verdict] = found.get(verdict, 0) + 1
+    assert found == expected

@@ -119,7 +119,7 @@ def _file_ids(
     for scenario in matrix.scenarios:
         seeds = range(matrix.selection.seeds) if matrix.selection.seeds is not None else scenario.seeds
         skey = scenario_key(scenario, seeds)
-        pairs = shipped.get(skey) or stored.get(skey)
+        pairs = shipped[skey] if skey in shipped else stored.get(skey)  # [] is an answer: no cases
         if pairs is None:
             pairs = []
             for seed in seeds:

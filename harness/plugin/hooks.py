@@ -70,7 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_USAGE] = []
     config.stash[_CATALOG] = CaseCatalog(getattr(config, "cache", None))
     config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)
-    config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
+    if not hasattr(config, "workerinput"):  # an xdist worker's verdicts are taken by the controller
+        config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -128,8 +129,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(str(exc)) from None
     ids = list(dialects)
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
+    # On an xdist worker the controller takes the verdicts: the items make the property text only.
+    results = None if hasattr(config, "workerinput") else config.stash[_RESULTS]
     common: dict[str, Any] = {
-        "parent": parent, "selection": selection, "catalog": catalog, "strict": settings.strict
+        "parent": parent, "selection": selection, "catalog": catalog, "strict": settings.strict,
+        "results": results,
     }  # fmt: skip
     for spec in settings.accumulators:
         name = item_name(spec)
@@ -186,8 +190,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if _RESULTS not in config.stash:
-        return
+    if _RESULTS not in config.stash or hasattr(config, "workerinput"):
+        return  # an xdist worker's terminal is /dev/null; the controller says the summary
     lines = config.stash[_RESULTS].summary_lines()
     settings = config.stash[_SETTINGS]
     if not lines and not (settings.json or settings.html):

@@ -291,13 +291,21 @@ class MatrixCollector(pytest.Collector):
 
 class _MatrixItem(pytest.Item):
     def __init__(
-        self, *, case_id: str, selection: Selection, catalog: CaseCatalog, strict: bool = False, **kwargs: Any
+        self,
+        *,
+        case_id: str,
+        selection: Selection,
+        catalog: CaseCatalog,
+        strict: bool = False,
+        results: MatrixResults | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.case_id = case_id
         self.selection = selection
         self.catalog = catalog
         self.strict = strict  # warnings fail too
+        self.results = results  # the session's, when it takes this process's reports (not an xdist worker)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed | HarnessError):
@@ -315,7 +323,8 @@ class CaseItem(_MatrixItem):
     def runtest(self) -> None:
         case = self.catalog.case(self.selection, self.case_id)
         result = self.catalog.judge(self.spec, case)
-        self.user_properties.append(result_property(result))
+        carried = self.results.carry(result) if self.results is not None else result_property(result)
+        self.user_properties.append(carried)
         if result.verdict is Verdict.SKIPPED:
             pytest.skip(result.error or "the accumulator says this case is not for it")
         if result.fails(self.strict):
@@ -367,11 +376,20 @@ class MatrixResults:
         self.strict = strict
         self.results: list[Result] = []
         self.pairs: list[tuple[Result, Result, tuple[str, ...]]] = []
+        self._made: dict[str, Result] = {}  # property text -> the verdict it was made from (`carry`)
+
+    def carry(self, result: Result) -> tuple[str, str]:
+        """`result_property(result)`, remembered: when its report arrives in this process (a
+        serial run) `take` finds the verdict by its text instead of parsing the JSON back."""
+        prop = result_property(result)
+        self._made[prop[1]] = result
+        return prop
 
     def take(self, user_properties: Iterable[tuple[str, Any]]) -> None:
         for key, value in user_properties:
             if key == RESULT_KEY:
-                self.results.append(Result.from_dict(json.loads(value)))
+                made = self._made.pop(value, None)
+                self.results.append(made if made is not None else Result.from_dict(json.loads(value)))
             elif key == COMPARE_KEY:
                 value = json.loads(value)
                 a, b = Result.from_dict(value["a"]), Result.from_dict(value["b"])

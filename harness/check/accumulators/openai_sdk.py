@@ -16,6 +16,7 @@ Needs `pip install 'toolstream-harness[openai]'`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -69,12 +70,19 @@ def _client(transport: Any, case: Case, endpoint: str) -> Any:
 
 def split_kwargs(method: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]:
     """The recorded body as keyword arguments of an SDK method; keys it does not name go in `extra_body`."""
-    known = inspect.signature(method).parameters
+    known = _parameters(getattr(method, "__func__", method))
     kwargs = {key: value for key, value in body.items() if key in known and not key.startswith("extra_")}
     extra = {key: value for key, value in body.items() if key not in kwargs}
     if extra:
         kwargs["extra_body"] = extra
     return kwargs
+
+
+@functools.cache
+def _parameters(function: Callable[..., Any]) -> frozenset[str]:
+    """The parameter names of an SDK method, once per function: every case builds a new client,
+    whose bound methods share their function, and `inspect.signature` cost 0.1 ms a case."""
+    return frozenset(inspect.signature(function).parameters)
 
 
 def _failure(exc: BaseException) -> State:
