@@ -678,3 +678,22 @@ def test_importing_the_transports_imports_neither_library() -> None:
 def test_a_request_of_an_unknown_library_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="httpx-like"):
         library_named("json")
+
+
+def test_a_library_imported_again_gets_transports_of_its_new_classes() -> None:
+    # pytester's in-process runs drop what a run imported from sys.modules: the next run imports
+    # httpx2 again, and its requests must not meet a transport of the old module's classes.
+    script = """
+import sys
+import httpx2
+from harness.transports._library import library_named
+old = library_named("httpx2")
+for name in [n for n in sys.modules if n == "httpx2" or n.startswith("httpx2.")]:
+    del sys.modules[name]
+import httpx2 as again
+new = library_named("httpx2")
+assert again is not old.module and new.module is again, (old.module, new.module, again)
+assert isinstance(new.transport(asynchronous=False), again.HTTPTransport)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -7,6 +7,7 @@ one of them is installed. Each lookup is cached per request class.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -135,9 +136,11 @@ def library_of(request: object) -> Library:
 
 
 def library_named(name: str) -> Library:
-    """The library imported as `name` (`httpx`, `httpx2`)."""
+    """The library imported as `name` (`httpx`, `httpx2`): the module imported now, so a library
+    imported again (dropped from `sys.modules`, as pytester's in-process runs do) is not served
+    transports of its old classes."""
     found = _BY_MODULE.get(name)
-    if found is not None:
+    if found is not None and sys.modules.get(name) is found.module:
         return found
     try:
         module = importlib.import_module(name)
