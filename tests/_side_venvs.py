@@ -5,8 +5,12 @@ skip, saying how to build them, where they are absent."""
 
 from __future__ import annotations
 
+import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,3 +38,16 @@ def served(extra: str, adapter: str) -> str:
         adapter,
     ]
     return "cmd:" + shlex.join(argv)
+
+
+def side_check(extra: str, adapter: str, cases: list[str], report: Path) -> dict[str, dict[str, Any]]:
+    """`toolstream check` of `cases` through `adapter` served from `.venv-<extra>`, in one run (the
+    library's import and warm-up, seconds of CPU, paid once): the JSON report's cases by id."""
+    options = [option for case in cases for option in ("--case", case)]
+    command = [sys.executable, "-m", "harness", "check", "--accumulator", served(extra, adapter), *options,
+               "--timeout", "300", "--json", str(report)]  # fmt: skip
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    found = {case["id"]: case for case in json.loads(report.read_text())["cases"]}
+    assert sorted(found) == sorted(cases), run.stdout + run.stderr
+    return found

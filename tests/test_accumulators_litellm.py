@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
-from _side_venvs import ROOT, served, side_python
+from _side_venvs import ROOT, side_check, side_python
 from test_accumulators_prepare import FIRST_CASE
 
 SLOW = pytest.mark.slow  # the library's import and warm-up take tens of seconds on a loaded machine
@@ -17,37 +18,41 @@ SLOW = pytest.mark.slow  # the library's import and warm-up take tens of seconds
 SEED_004 = "anthropic/seed004-interleaved-input-json::original::s0"
 
 
-def check(*cases: str) -> subprocess.CompletedProcess[str]:
-    spec = served("litellm", "litellm")
-    options = [option for case in cases for option in ("--case", case)]
-    command = [sys.executable, "-m", "harness", "check", "--accumulator", spec, *options, "--timeout", "300"]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+IN_ORDER = ["anthropic/parallel-calls::original::s0", "openai-chat/parallel-2::original::s0"]
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Every case these tests read, through the adapter in one run."""
+    return side_check(
+        "litellm", "litellm", [SEED_004, *IN_ORDER], tmp_path_factory.mktemp("litellm") / "r.json"
+    )
 
 
 @SLOW
-def test_sends_anthropic_argument_deltas_to_the_latest_tool() -> None:
+def test_sends_anthropic_argument_deltas_to_the_latest_tool(cases: dict[str, dict[str, Any]]) -> None:
     """`ModelResponseIterator._content_block_delta_helper` (`llms/anthropic/chat/handler.py`) gives
     every `input_json_delta` `"index": self.tool_index,` (the last tool block started), not the
     delta's own block index: interleaved deltas of two parallel tool_use blocks (seed 004) are
     joined into the wrong calls."""
-    run = check(SEED_004)
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert (
-        'call 1: arguments {"repo":"acme/widgets","state":"open"} expected, got invalid {"repo": "ac'
-        in run.stdout
+    case = cases[SEED_004]
+    assert case["verdict"] == "fail"
+    first = 'call 1: arguments {"repo":"acme/widgets","state":"open"} expected, got invalid {"repo": "ac'
+    assert any(line.startswith(first) for line in case["diff"]), case["diff"]
+    assert any(
+        line.startswith("call 2: arguments") and "got invalid 'me/widgets" in line for line in case["diff"]
     )
-    assert "call 2: arguments" in run.stdout and "got invalid 'me/widgets" in run.stdout
 
 
 @SLOW
-def test_parallel_calls_in_order_pass() -> None:
+def test_parallel_calls_in_order_pass(cases: dict[str, dict[str, Any]]) -> None:
     """Calls that arrive one after another (each block's deltas before the next starts) come out
     right, through both of litellm's paths (its Anthropic parser and the openai client); the
     Anthropic stop_reason comes back in OpenAI's words (`tool_calls`), a cosmetic warning."""
-    run = check("anthropic/parallel-calls::original::s0", "openai-chat/parallel-2::original::s0")
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "2 cases: 1 pass, 0 fail, 1 warn" in run.stdout
-    assert "cosmetic finish_reason differs" in run.stdout
+    anthropic, openai = (cases[i] for i in IN_ORDER)
+    assert anthropic["verdict"] == "warn" and anthropic["severities"] == ["cosmetic"]
+    assert anthropic["diff"] == ["finish_reason: 'tool_use' expected, got 'tool_calls'"]
+    assert openai["verdict"] == "pass"
 
 
 @SLOW

@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
-from _side_venvs import ROOT, served, side_python
+from _side_venvs import ROOT, side_check, side_python
 from test_accumulators_prepare import FIRST_CASE
 
 SLOW = pytest.mark.slow  # the library's import and warm-up take tens of seconds on a loaded machine
@@ -18,47 +19,50 @@ PARALLEL_INDEX0 = "openai-chat/litellm-bridge-parallel-index0::original::s0"
 NAME_REPEATED = "openai-chat/groq-whole-calls::B3-name-repeated-in-full::s0"
 
 
-def check(*cases: str) -> subprocess.CompletedProcess[str]:
-    spec = served("pydantic-ai", "pydantic-ai")
-    options = [option for case in cases for option in ("--case", case)]
-    command = [sys.executable, "-m", "harness", "check", "--accumulator", spec, *options, "--timeout", "300"]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+HANDLED = [
+    "openai-chat/parallel-2::original::s0",
+    "anthropic/parallel-calls::original::s0",
+    "anthropic/seed004-interleaved-input-json::original::s0",
+]
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Every case these tests read, through the adapter in one run."""
+    chosen = [PARALLEL_INDEX0, NAME_REPEATED, *HANDLED]
+    return side_check("pydantic-ai", "pydantic-ai", chosen, tmp_path_factory.mktemp("pydantic-ai") / "r.json")
 
 
 @SLOW
-def test_merges_parallel_calls_that_share_index_0() -> None:
+def test_merges_parallel_calls_that_share_index_0(cases: dict[str, dict[str, Any]]) -> None:
     """The OpenAI chat stream keys a call's part by its index alone (`models/openai/_chat_streaming.py`,
     `_map_tool_call_delta`: `vendor_part_id=dtc.index,`), so a second call at index 0 extends the
     first: names and arguments joined, the later id kept (`if self.tool_call_id: part = replace(part,
     tool_call_id=self.tool_call_id)` in `messages.py`)."""
-    run = check(PARALLEL_INDEX0)
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert "call 1: name 'read_file' expected, got 'read_filesearch_text'" in run.stdout
-    assert 'call 1: arguments {"path":"foo.txt"} expected, got invalid' in run.stdout
-    assert 'call 2: \'search_text\' {"query":"bar"} expected, missing' in run.stdout
+    case = cases[PARALLEL_INDEX0]
+    assert case["verdict"] == "fail"
+    assert "call 1: name 'read_file' expected, got 'read_filesearch_text'" in case["diff"]
+    assert any(
+        line.startswith('call 1: arguments {"path":"foo.txt"} expected, got invalid') for line in case["diff"]
+    )
+    assert 'call 2: \'search_text\' {"query":"bar"} expected, missing' in case["diff"]
 
 
 @SLOW
-def test_concatenates_a_name_repeated_on_every_chunk() -> None:
+def test_concatenates_a_name_repeated_on_every_chunk(cases: dict[str, dict[str, Any]]) -> None:
     """`ToolCallPartDelta._apply_to_part` (`messages.py`): `tool_name = part.tool_name +
     self.tool_name_delta`, so a name sent in full on each of three chunks is tripled."""
-    run = check(NAME_REPEATED)
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert "call 1: name 'get_weather' expected, got 'get_weatherget_weatherget_weather'" in run.stdout
+    case = cases[NAME_REPEATED]
+    assert case["verdict"] == "fail"
+    assert "call 1: name 'get_weather' expected, got 'get_weatherget_weatherget_weather'" in case["diff"]
 
 
 @SLOW
-def test_well_formed_and_anthropic_streams_pass() -> None:
+def test_well_formed_and_anthropic_streams_pass(cases: dict[str, dict[str, Any]]) -> None:
     """The same adapter passes streams pydantic-ai handles: two parallel OpenAI calls on their own
     indexes, and seed 004's interleaved Anthropic deltas (`vendor_part_id=event.index` in
     `models/anthropic/_streaming.py` routes each by its block index)."""
-    run = check(
-        "openai-chat/parallel-2::original::s0",
-        "anthropic/parallel-calls::original::s0",
-        "anthropic/seed004-interleaved-input-json::original::s0",
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "3 cases: 3 pass" in run.stdout
+    assert [cases[i]["verdict"] for i in HANDLED] == ["pass"] * 3
 
 
 @SLOW
