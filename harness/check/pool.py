@@ -20,16 +20,15 @@ import sys
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
 from harness.check.accumulators import resolve
 from harness.check.capture import captured_output
-from harness.check.expectation import CaseClass, classify
 from harness.check.selection import Matrix, Selection, Unit, rebuilt_scenarios
-from harness.check.verdict import Result, Verdict, describe_error, judge
+from harness.check.verdict import Result, Verdict, describe_error, judge, unjudged
 from harness.errors import HarnessError
 from harness.mutate.scenario import SEPARATOR
 from harness.report.terminal import Progress
@@ -118,21 +117,7 @@ def _worker_main(
 
 def _lost_result(case: Any, scenario: Any, spec: str, verdict: str, error: str, seconds: float) -> Result:
     """The verdict of a case whose worker hung or died on it, with what the case says of itself."""
-    expectation = classify(case, scenario)
-    return Result(
-        id=case.id,
-        cassette=case.cassette,
-        scenario=case.scenario,
-        seed=case.seed,
-        dialect=case.dialect,
-        accumulator=spec,
-        verdict=Verdict(verdict),
-        expected=case.expected,
-        error=error,
-        seconds=seconds,
-        case_class=CaseClass(expectation.case_class),
-        class_reason=expectation.reason,
-    )
+    return replace(unjudged(case, spec, scenario), verdict=Verdict(verdict), error=error, seconds=seconds)
 
 
 @dataclass
