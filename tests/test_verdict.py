@@ -93,3 +93,19 @@ def test_class_and_severities_survive_the_json_form() -> None:
     assert Result.from_dict(data) == result
     passing = judge(_Fixed(case.expected), "fixed", case).to_dict()  # type: ignore[arg-type]
     assert passing["severity"] is None and passing["severities"] == [] and passing["class"] == "policy"
+
+
+def test_a_result_survives_the_record_form_a_worker_sends() -> None:
+    # What crosses from a pool worker: every field back as it was, the outcomes' too (usage and
+    # notes, which outcome equality leaves out, included), types and enums restored.
+    case = build_case("openai-chat/parallel-2::parallel-calls-share-index-0::s0")
+    got = Outcome(case.expected.tool_calls[:1], "hi", "stop", State.CUT, "boom", {"total": 3}, ("late",))
+    failed = replace(judge(_Fixed(got), "fixed", case), output="printed\n")  # type: ignore[arg-type]
+    passed = judge(_Fixed(case.expected), "fixed", case)  # type: ignore[arg-type]
+    errored = replace(failed, verdict=Verdict.ERROR, actual=None, diff=(), severities=(), error="E")
+    for result in (failed, passed, errored):
+        back = Result.from_record(result.to_record())
+        assert back == result and back.to_dict() == result.to_dict()
+        assert type(back.verdict) is Verdict and type(back.case_class) is CaseClass
+        assert all(type(s) is Severity for s in back.severities)
+    assert failed.severities and failed.actual is not None and failed.actual.usage == {"total": 3}

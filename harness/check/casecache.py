@@ -45,7 +45,7 @@ from typing import Any, Final
 from harness.cassettes.model import Chunk, Request, Response
 from harness.check import expectation
 from harness.check.expectation import CaseClass, Expectation, classify
-from harness.check.outcome import Outcome, ServerCall, State, ToolCall
+from harness.check.outcome import Outcome
 from harness.mutate.scenario import Case, DeferredResponse, Scenario, load_scenario, scenario_from_data
 from harness.wire.codecs.base import WireEvent
 from harness.wire.dialects.base import Event
@@ -256,7 +256,6 @@ def _bound(folder: Path, max_bytes: int, keep: Path) -> None:
 # reads back as one object, which is decoded into one object again. Dict keys and short strings
 # are interned when written, so marshal writes each once per file and reads back one string.
 
-_OUTCOME_FIELDS: Final = tuple(f.name for f in fields(Outcome))
 _WIRE_FIELDS: Final = tuple(f.name for f in fields(WireEvent))
 _SHORT: Final = 40  # strings up to this long are interned (names, roles, types, ids)
 
@@ -307,14 +306,8 @@ class Encoder:
         return self._same.setdefault(marshal.dumps(record, 4), record)
 
     def _outcome(self, outcome: Outcome) -> tuple[Any, ...]:
-        out = {name: getattr(outcome, name) for name in _OUTCOME_FIELDS}
-        out["tool_calls"] = tuple((c.name, _plain(c.arguments), c.id, c.invalid) for c in outcome.tool_calls)
-        out["server_calls"] = tuple(
-            (c.name, _plain(c.arguments), c.id, c.result) for c in outcome.server_calls
-        )
-        out["state"] = str(outcome.state)
-        out["usage"] = None if outcome.usage is None else _plain(dict(outcome.usage))
-        return tuple(out.values())
+        plain: tuple[Any, ...] = _plain(outcome.to_record())
+        return plain
 
 
 def _intern(text: Any) -> Any:
@@ -380,7 +373,7 @@ class Decoder:
             found = memo[id(events)] = (events, self._events(events))
         outcome = memo.get(id(expected))
         if outcome is None:
-            outcome = memo[id(expected)] = (expected, _outcome(expected))
+            outcome = memo[id(expected)] = (expected, Outcome.from_record(expected))
         if request is not None:
             asked = memo.get(id(request))
             if asked is None:
@@ -428,33 +421,6 @@ class Decoder:
                 found = memo[id(record)] = (record, event)
             out.append(found[1])
         return tuple(out)
-
-
-def _made(cls: type, setters: tuple[Callable[[Any, Any], None], ...], values: Iterable[Any]) -> Any:
-    """An instance of a frozen slots dataclass (none has a `__post_init__`) from its field values."""
-    made: Any = object.__new__(cls)
-    for set_field, value in zip(setters, values, strict=True):
-        set_field(made, value)
-    return made
-
-
-def _setters(cls: type) -> tuple[Callable[[Any, Any], None], ...]:
-    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
-
-
-_OUTCOME_SET: Final = _setters(Outcome)
-_TOOL_CALL_SET: Final = _setters(ToolCall)
-_SERVER_CALL_SET: Final = _setters(ServerCall)
-_STATES: Final = {str(state): state for state in State}
-
-
-def _outcome(record: tuple[Any, ...]) -> Outcome:
-    values = dict(zip(_OUTCOME_FIELDS, record, strict=True))
-    values["tool_calls"] = tuple(_made(ToolCall, _TOOL_CALL_SET, c) for c in values["tool_calls"])
-    values["server_calls"] = tuple(_made(ServerCall, _SERVER_CALL_SET, c) for c in values["server_calls"])
-    values["state"] = _STATES[values["state"]]
-    made: Outcome = _made(Outcome, _OUTCOME_SET, values.values())
-    return made
 
 
 def _response(record: tuple[Any, ...]) -> Response:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -82,6 +82,41 @@ class Outcome:
             out["notes"] = list(self.notes)
         return out
 
+    def to_record(self) -> tuple[Any, ...]:
+        """The fields in order as plain data (each call as its fields in order, the state as its
+        text): what crosses to and from worker processes and into the built-case store, read
+        back by `from_record`, which trusts it (no checks: `from_dict` is for data from outside)."""
+        return (
+            tuple((c.name, c.arguments, c.id, c.invalid) for c in self.tool_calls),
+            self.text,
+            self.finish_reason,
+            str(self.state),
+            self.error,
+            None if self.usage is None else dict(self.usage),
+            self.notes,
+            tuple((c.name, c.arguments, c.id, c.result) for c in self.server_calls),
+        )
+
+    @classmethod
+    def from_record(cls, record: Sequence[Any]) -> Outcome:
+        """The outcome `to_record` wrote (built without the frozen `__init__`: paid once a case)."""
+        calls, text, finish, state, error, usage, notes, servers = record
+        made: Outcome = _made(
+            cls,
+            _OUTCOME_SET,
+            (
+                tuple(_made(ToolCall, _TOOL_CALL_SET, c) for c in calls),
+                text,
+                finish,
+                _STATES[state],
+                error,
+                usage,
+                tuple(notes),
+                tuple(_made(ServerCall, _SERVER_CALL_SET, c) for c in servers),
+            ),
+        )
+        return made
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Outcome:
         """Build from plain data; raises `OutcomeFormatError` naming the field that is wrong."""
@@ -122,6 +157,24 @@ class Outcome:
             notes=tuple(notes),
             server_calls=server_calls,
         )
+
+
+def _made(cls: type, setters: Sequence[Any], values: Sequence[Any]) -> Any:
+    """An instance of a frozen slots dataclass from its field values, through its slots."""
+    made: Any = object.__new__(cls)
+    for set_field, value in zip(setters, values, strict=True):
+        set_field(made, value)
+    return made
+
+
+def _setters(cls: type) -> tuple[Any, ...]:
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+
+
+_OUTCOME_SET = _setters(Outcome)
+_TOOL_CALL_SET = _setters(ToolCall)
+_SERVER_CALL_SET = _setters(ServerCall)
+_STATES = {str(state): state for state in State}
 
 
 def _call_to_dict(call: ToolCall) -> dict[str, Any]:

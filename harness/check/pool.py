@@ -35,7 +35,8 @@ from harness.report.terminal import Progress
 
 __all__ = ["Pool"]
 
-# Messages a worker sends: ("ready",), ("fatal", text), ("units", [(n, results), ...]).
+# Messages a worker sends: ("ready",), ("fatal", text), ("units", [(n, results), ...]), each
+# result a `Result.to_record()`.
 # The parent sends a batch, ([(n, unit), ...], lost), or None to stop; `lost` maps a
 # (unit, case, accumulator) position to the (verdict, error, seconds) it already has.
 # Shared per worker: [unit, case, accumulator, start] of the case it runs (start 0: none; -1:
@@ -74,7 +75,7 @@ def _worker_main(
             if task is None:
                 break
             batch, lost = task
-            done: list[tuple[int, list[list[dict[str, Any]]]]] = []
+            done: list[tuple[int, list[list[tuple[Any, ...]]]]] = []
             flushed = time.monotonic()
             for n, unit in batch:
                 now[3] = -1.0  # building: a death now is the harness's, not a case's
@@ -91,12 +92,12 @@ def _worker_main(
                     for i, (acc, spec) in enumerate(zip(accumulators, specs, strict=True)):
                         known = lost.get((n, k, i))
                         if known is not None:
-                            row.append(_lost_result(case, scenario, spec, *known).to_dict())
+                            row.append(_lost_result(case, scenario, spec, *known).to_record())
                             continue
                         now[3] = 0.0
                         now[1], now[2] = k, i
                         now[3] = time.monotonic()
-                        row.append(judge(acc, spec, case, scenario).to_dict())
+                        row.append(judge(acc, spec, case, scenario).to_record())
                         now[3] = 0.0
                     per_case.append(row)
                 done.append((n, per_case))
@@ -256,7 +257,7 @@ class Pool:
             raise HarnessError(message[1])
         elif kind == "units":
             for n, per_case in message[1]:
-                results[n] = [[Result.from_dict(data) for data in row] for row in per_case]
+                results[n] = [[Result.from_record(data) for data in row] for row in per_case]
                 worker.batch.remove(n)
                 if progress is not None:
                     progress.advance(note=units[n].describe())

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -129,6 +129,43 @@ class Result:
         if self.output:
             data["output"] = self.output
         return data
+
+    def to_record(self) -> tuple[Any, ...]:
+        """The fields in order as plain data (outcomes as `Outcome.to_record`): what a worker
+        process sends back, read by `from_record`, which trusts it (`from_dict` checks)."""
+        return (
+            self.id,
+            self.cassette,
+            self.scenario,
+            self.seed,
+            self.dialect,
+            self.accumulator,
+            str(self.verdict),
+            self.expected.to_record(),
+            None if self.actual is None else self.actual.to_record(),
+            self.diff,
+            self.error,
+            self.seconds,
+            str(self.case_class),
+            self.class_reason,
+            tuple(str(s) for s in self.severities),
+            self.output,
+        )
+
+    @classmethod
+    def from_record(cls, record: Sequence[Any]) -> Result:
+        """The result `to_record` wrote."""
+        values = dict(zip(_RESULT_ORDER, record, strict=True))
+        values["verdict"] = Verdict(values["verdict"])
+        values["expected"] = Outcome.from_record(values["expected"])
+        if values["actual"] is not None:
+            values["actual"] = Outcome.from_record(values["actual"])
+        values["diff"] = tuple(values["diff"])
+        values["case_class"] = CaseClass(values["case_class"])
+        values["severities"] = tuple(Severity(s) for s in values["severities"])
+        made = object.__new__(cls)  # not `Result(...)`: its frozen `__init__` showed, once a case
+        made.__dict__.update(values)
+        return made
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Result:
@@ -252,7 +289,8 @@ def _copy(base: Result, **changes: Any) -> Result:
     return copied
 
 
-_RESULT_FIELDS = frozenset(f.name for f in fields(Result))
+_RESULT_ORDER = tuple(f.name for f in fields(Result))
+_RESULT_FIELDS = frozenset(_RESULT_ORDER)
 _RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
 
 
