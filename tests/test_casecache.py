@@ -188,6 +188,7 @@ def test_the_cli_flag_turns_it_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert _files(tmp_path)
 
 
+@pytest.mark.slow  # two pytest sessions in subprocesses
 def test_the_plugin_option_turns_it_off(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     prepare(pytester, monkeypatch)
     copy_cassettes(pytester, "openai-chat/parallel-2")

@@ -74,7 +74,7 @@ def _pinned(name: str, cassettes: tuple[str, ...], cache: str, tmp_path: Path) -
     assert bare.hits == store.misses and not bare.misses
 
 
-@pytest.mark.parametrize("cache", ["cold", "warm"])
+@pytest.mark.parametrize("cache", ["cold", pytest.param("warm", marks=pytest.mark.slow)])
 def test_openai_chat_cases_ids_expectations_and_bytes_are_pinned(cache: str, tmp_path: Path) -> None:
     _pinned("openai-chat", (OPENAI_CHAT,), cache, tmp_path)
 
