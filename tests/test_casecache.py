@@ -231,3 +231,39 @@ def test_a_matrix_goes_when_dropped_and_what_it_built_is_written(tmp_path: Path)
     gc.collect()
     assert gone() is None  # its finalizer holds nothing of it
     assert _files(tmp_path)  # and wrote what it built
+
+
+SWITCHED_OFF_BETWEEN_RUNS = """
+import os, pathlib, sys
+from harness import Selection, run_matrix
+from harness.check import casecache
+
+def files(folder):
+    return len(list(pathlib.Path(folder).rglob("*.bin")))
+
+if __name__ == "__main__":
+    first, second, one, other = sys.argv[1:5]
+    os.environ["TOOLSTREAM_CACHE"] = first
+    run_matrix("reference", Selection(cassettes=(one,), scenarios=("original",)), jobs=1, timeout=30.0)
+    before = files(first)
+    casecache.turn_off()
+    os.environ["TOOLSTREAM_CACHE"] = second
+    run_matrix("reference", Selection(cassettes=(other,), scenarios=("original",)), jobs=1, timeout=30.0)
+    print(before, files(first), files(second))
+"""
+
+
+def test_workers_started_after_the_store_is_turned_off_leave_it_alone(tmp_path: Path) -> None:
+    # A pool's workers fork from the forkserver its first pool started, whose environment is the
+    # one of that moment: they are handed the parent's environment as it is at their start.
+    import subprocess
+    import sys
+
+    script = tmp_path / "twice.py"
+    script.write_text(SWITCHED_OFF_BETWEEN_RUNS)
+    single = ROOT / "cassettes" / "openai-chat" / "single-call.yaml"
+    argv = [sys.executable, str(script), str(tmp_path / "a"), str(tmp_path / "b"), str(single), str(PARALLEL)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    before, after, second = map(int, done.stdout.split())
+    assert before > 0 and after == before and second == 0

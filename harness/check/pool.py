@@ -53,11 +53,16 @@ def _worker_main(
     specs: Sequence[str],
     cwd: str,
     path: list[str],
+    environment: dict[str, str],
 ) -> None:
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)  # its own process group: killing it also ends a `cmd:` child it started
+    # The parent's directory, import path and environment as they are now: a worker forks from
+    # the forkserver, which holds them as they were when the parent's first pool started it.
     os.chdir(cwd)
     sys.path[:] = path
+    os.environ.clear()
+    os.environ.update(environment)
     accumulators = []
     try:
         matrix = Matrix(selection, rebuilt_scenarios(scenarios))
@@ -182,7 +187,16 @@ class Pool:
     def _start(self) -> _Worker:
         ours, theirs = self.context.Pipe()
         now = self.context.Array("d", 4, lock=False)
-        args = (theirs, now, self.selection, self.scenarios, self.specs, os.getcwd(), list(sys.path))
+        args = (
+            theirs,
+            now,
+            self.selection,
+            self.scenarios,
+            self.specs,
+            os.getcwd(),
+            list(sys.path),
+            dict(os.environ),
+        )
         process = self.context.Process(target=_worker_main, args=args, daemon=True)  # type: ignore[attr-defined]
         process.start()
         theirs.close()
