@@ -289,14 +289,12 @@ class Matrix:
     def _stored_unit(self, case_id: str) -> list[Case] | None:
         """The cases of the recording x scenario x seed an id names, when the store holds its unit
         (found without reading a cassette: the files an id may name, by name alone)."""
-        parts = case_id.split(SEPARATOR)
-        if self.store is None or len(parts) not in (3, 4) or parts[1] not in self.by_name:
+        parts = _id_parts(case_id)
+        if self.store is None or parts is None or parts[1] not in self.by_name:
             return None
-        if not parts[2].startswith("s") or not parts[2][1:].isdigit():
-            return None
-        cassette_name = parts[0]
+        cassette_name, scenario_name, seed, _ = parts
         for path in self._named_paths().get(cassette_name.partition("#")[0], []):
-            unit = Unit(str(path), parts[1], int(parts[2][1:]))
+            unit = Unit(str(path), scenario_name, seed)
             found = self._stored.get(*self._keys(unit), partial(self._rebuilt_response, unit))
             if found is not None and any(c.cassette == cassette_name for c in found):
                 return [c for c in found if c.cassette == cassette_name]
@@ -311,17 +309,16 @@ class Matrix:
         return self._named
 
     def _named_unit(self, case_id: str) -> tuple[RecordedStream, Scenario, int, str | None]:
-        parts = case_id.split(SEPARATOR)
-        if len(parts) not in (3, 4) or not parts[2].startswith("s") or not parts[2][1:].isdigit():
+        parts = _id_parts(case_id)
+        if parts is None:
             raise ScenarioError(f"case id {case_id!r}: expected cassette::scenario::s<seed>[::point]")
-        cassette_name, scenario_name, seed_text = parts[:3]
-        point = parts[3] if len(parts) == 4 else None
+        cassette_name, scenario_name, seed, point = parts
         scenario = self.by_name.get(scenario_name) or self._library_scenario(scenario_name)
         base, _, number = cassette_name.partition("#")
         for path in self._named_paths().get(base, []):
             for source in self.sources(path):
                 if source.id.partition("#")[2] == number:
-                    return source, scenario, int(seed_text[1:]), point
+                    return source, scenario, seed, point
         raise ScenarioError(f"case id {case_id!r}: no cassette {cassette_name!r} in the selection")
 
     def _library_scenario(self, name: str) -> Scenario:
@@ -338,6 +335,14 @@ class Matrix:
 
 
 _REBUILT_KEPT = 4  # units built again for their responses (`Matrix._rebuilt_response`)
+
+
+def _id_parts(case_id: str) -> tuple[str, str, int, str | None] | None:
+    """A case id's cassette name, scenario name, seed and sweep point; None if it is not shaped as one."""
+    parts = case_id.split(SEPARATOR)
+    if len(parts) not in (3, 4) or not parts[2].startswith("s") or not parts[2][1:].isdigit():
+        return None
+    return parts[0], parts[1], int(parts[2][1:]), parts[3] if len(parts) == 4 else None
 
 
 def rebuilt_scenarios(items: Sequence[Mapping[str, Any]]) -> list[Scenario]:

@@ -70,8 +70,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_USAGE] = []
     config.stash[_CATALOG] = CaseCatalog(getattr(config, "cache", None))
     config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)
-    if not hasattr(config, "workerinput"):  # an xdist worker's verdicts are taken by the controller
+    if not _xdist_worker(config):  # an xdist worker's verdicts are taken by the controller
         config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
+
+
+def _xdist_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker (its controller takes the verdicts and reports)."""
+    return hasattr(config, "workerinput")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -130,7 +135,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     ids = list(dialects)
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
     # On an xdist worker the controller takes the verdicts: the items make the property text only.
-    results = None if hasattr(config, "workerinput") else config.stash[_RESULTS]
+    results = None if _xdist_worker(config) else config.stash[_RESULTS]
     common: dict[str, Any] = {
         "parent": parent, "selection": selection, "catalog": catalog, "strict": settings.strict,
         "results": results,
@@ -175,7 +180,7 @@ class _Listener:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
-    if hasattr(config, "workerinput"):
+    if _xdist_worker(config):
         return  # an xdist worker: the controller writes the reports
     settings, results = config.stash[_SETTINGS], config.stash[_RESULTS]
     comparison = results.comparison()
@@ -190,7 +195,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if _RESULTS not in config.stash or hasattr(config, "workerinput"):
+    if _RESULTS not in config.stash or _xdist_worker(config):
         return  # an xdist worker's terminal is /dev/null; the controller says the summary
     lines = config.stash[_RESULTS].summary_lines()
     settings = config.stash[_SETTINGS]
