@@ -13,6 +13,7 @@ its verdict. Results are put back in unit order, so any number of workers gives 
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -74,6 +75,9 @@ def _worker_main(
         conn.send(("fatal", describe_error(exc)))
         return
     conn.send(("ready",))
+    # As in the runner's own loop: what lives on (modules, the cases, results not yet sent) is
+    # left out of the collector's full passes. A worker ends with its run, so nothing is thawed.
+    gc.freeze()
     try:
         while True:
             task = conn.recv()
@@ -90,6 +94,7 @@ def _worker_main(
                 except Exception as exc:
                     conn.send(("fatal", f"{unit.describe()}: {describe_error(exc)}"))
                     return
+                gc.freeze()
                 per_case = []
                 for k, case in enumerate(cases):
                     scenario = matrix.by_name.get(case.scenario)
@@ -178,8 +183,9 @@ class Pool:
         methods = multiprocessing.get_all_start_methods()
         self.context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if self.context.get_start_method() == "forkserver":
-            # Workers fork from a server that has already imported the harness: fast (re)starts.
-            self.context.set_forkserver_preload([__name__])
+            # Workers fork from a server that has already imported the harness and loaded its
+            # registries: fast (re)starts.
+            self.context.set_forkserver_preload([__name__, "harness.check.pool_preload"])
         self.workers: list[_Worker] = []
         # Positions whose worker hung or died on them, with the verdict they got.
         self.lost: dict[tuple[int, int, int], tuple[str, str, float]] = {}
