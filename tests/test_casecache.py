@@ -8,6 +8,7 @@ import marshal
 import multiprocessing
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -123,18 +124,27 @@ def test_a_changed_cassette_is_built_again(tmp_path: Path) -> None:
     assert len(_files(tmp_path / "store")) == 2  # both versions kept (content-keyed), within the cap
 
 
-def test_only_the_current_codes_folder_is_kept_and_the_size_is_capped(tmp_path: Path) -> None:
-    stale = tmp_path / "store" / "cases" / "0123456789abcdef01234567"
-    stale.mkdir(parents=True)
-    (stale / "x.bin").write_bytes(b"old")
+def test_the_most_recently_used_code_folders_are_kept_and_the_size_is_capped(tmp_path: Path) -> None:
+    codes = tmp_path / "store" / "cases"
+    stale = []
+    for n, age in enumerate((400, 300, 200)):  # other harness versions' folders, the last used most recently
+        folder = codes / f"{n:024x}"
+        folder.mkdir(parents=True)
+        (folder / "x.bin").write_bytes(b"old")
+        os.utime(folder, (time.time() - age, time.time() - age))
+        stale.append(folder)
     cassette = _copy(tmp_path)
     _cases(cassette, CaseStore(tmp_path / "store"))
-    assert not stale.exists()
-    (path,) = _files(tmp_path / "store")
+    assert [folder.exists() for folder in stale] == [False, True, True]  # FOLDERS_KEPT is 3
+    (path,) = [p for p in _files(tmp_path / "store") if p.name != "x.bin"]
     size = path.stat().st_size
-    other = _copy(tmp_path / "other")
-    _cases(other, CaseStore(tmp_path / "store", max_bytes=size + size // 2))  # other name: other key
-    assert len(_files(tmp_path / "store")) == 1  # the older file went to make room
+    other = Path(shutil.copy(PARALLEL, cassette.with_name("again.yaml")))  # another name: another key
+    capped = CaseStore(tmp_path / "store", max_bytes=size + size // 2)
+    _cases(other, capped)
+    assert capped.misses and not capped.hits  # written, so the cap was applied
+    assert not any((folder / "x.bin").exists() for folder in stale)  # other versions' files go first
+    (kept,) = _files(tmp_path / "store")  # then the older file of ours, to make room
+    assert kept != path
 
 
 def _writer(root: str, key: str, n: int) -> None:

@@ -18,9 +18,11 @@ in the environment, so worker processes agree).
 Safety: a file is a magic line, a SHA-256 of its body, and the body; a damaged, truncated or
 foreign file (or one whose data is not shaped as ours) reads as missing and is rebuilt and
 rewritten. Writes go to a temporary file renamed over the old one, so two processes writing the
-same key leave one whole file (the other's units are rebuilt next time). Bounded: only the current
-code digest's folder is kept (older ones are removed when writing), and at most `MAX_BYTES` in it
-(the oldest files go first).
+same key leave one whole file (the other's units are rebuilt next time). Bounded: besides the
+current code digest's folder, only the `FOLDERS_KEPT - 1` most recently used others are kept (two
+harness versions sharing one cache, as two projects' environments do, do not rebuild each other's
+cases on every run), and at most `MAX_BYTES` in all of them (the least recently written files go
+first, the current code's last).
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ __all__ = [
 
 OFF: Final = "TOOLSTREAM_NO_CASE_CACHE"
 MAX_BYTES: Final = 512 * 1024 * 1024  # the whole bundled matrix takes a few MB
+FOLDERS_KEPT: Final = 3  # code digests' folders: the current one and the most recently used others
 _MAGIC: Final = b"toolstream-cases 1\n"
 _DIGEST: Final = 32
 _FOLDER: Final = "cases"  # below the cache dir: one folder per code digest
@@ -99,10 +102,18 @@ class CaseStore:
         self.misses = 0  # units built
 
     def folder(self) -> Path | None:
-        """The current code's folder (older code's folders are removed when writing); None when
-        the code cannot be told apart (a dialect plugin whose source is not found)."""
+        """The current code's folder (marked used, once a process: the least recently used of
+        the others are removed when writing); None when the code cannot be told apart (a dialect
+        plugin whose source is not found)."""
         digest = _code_digest()
-        return None if digest is None else self.root / _FOLDER / digest[:24]
+        if digest is None:
+            return None
+        folder = self.root / _FOLDER / digest[:24]
+        if folder not in _USED:
+            _USED.add(folder)
+            with contextlib.suppress(OSError):
+                os.utime(folder)
+        return folder
 
     def read(self, key: str) -> dict[str, Any]:
         """The stored units of one file key (unit key -> plain case records); empty when missing
@@ -125,7 +136,7 @@ class CaseStore:
             return
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            _drop_other_digests(folder)
+            _drop_unused_digests(folder)
             merged = {**self.read(key), **units} if merge else units
             body = marshal.dumps(merged, 4)
             data = _MAGIC + hashlib.sha256(body).digest() + body
@@ -227,21 +238,31 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _drop_other_digests(folder: Path) -> None:
+_USED: set[Path] = set()  # the code folders this process has marked used
+
+
+def _drop_unused_digests(folder: Path) -> None:
+    """Remove other code digests' folders but the `FOLDERS_KEPT - 1` most recently used."""
+    others = []
     for other in folder.parent.iterdir():
         if other != folder and other.is_dir():
-            shutil.rmtree(other, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                others.append((other.stat().st_mtime, other))
+    for _, other in sorted(others, reverse=True)[FOLDERS_KEPT - 1 :]:
+        shutil.rmtree(other, ignore_errors=True)
 
 
 def _bound(folder: Path, max_bytes: int, keep: Path) -> None:
-    """Remove the oldest files of `folder` (not `keep`) until it holds at most `max_bytes`."""
+    """Remove files of the code folders beside `folder` and then of `folder` (not `keep`), the
+    least recently written first, until they hold at most `max_bytes` in all."""
     found = []
-    for path in folder.iterdir():
-        with contextlib.suppress(OSError):
-            stat = path.stat()
-            found.append((stat.st_mtime, stat.st_size, path))
-    total = sum(size for _, size, _ in found)
-    for _, size, path in sorted(found):
+    for code in folder.parent.iterdir():
+        for path in code.iterdir() if code.is_dir() else ():
+            with contextlib.suppress(OSError):
+                stat = path.stat()
+                found.append((code == folder, stat.st_mtime, stat.st_size, path))
+    total = sum(size for _, _, size, _ in found)
+    for _, _, size, path in sorted(found):
         if total <= max_bytes:
             break
         if path != keep:
