@@ -480,9 +480,11 @@ class StoredUnits:
             self.files.move_to_end(key)
         return found
 
-    def get(self, file_key: str, unit_key: str, rebuild: Callable[[str], Response]) -> list[Case] | None:
-        """The cases of a unit, read back (`rebuild(case_id)`: the response of one that has no
-        bytes stored) or built since; None when neither."""
+    def get(
+        self, file_key: str, unit_key: str, rebuild: Callable[[Any, str], Response], unit: Any
+    ) -> list[Case] | None:
+        """The cases of a unit, read back (`rebuild(unit, case_id)`: the response of one that has
+        no bytes stored) or built since; None when neither."""
         stored, decoder, pending = self._file(file_key)
         built = pending.get(unit_key)
         if built is not None:
@@ -498,7 +500,7 @@ class StoredUnits:
         collecting = gc.isenabled()  # not `collector_paused`: paid per unit, a context manager showed
         gc.disable()
         try:
-            return decoder.cases(records, rebuild)
+            return decoder.cases(records, partial(rebuild, unit))
         except Exception:  # not shaped as ours (a foreign file that passed its checksum): rebuilt
             stored.clear()  # none of it is trusted, and it is replaced, not merged, when written
             self.foreign.add(file_key)

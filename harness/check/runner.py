@@ -129,7 +129,7 @@ def _run_in_process(
         out: list[list[list[Result]]] = []
         for unit in units:
             cases = matrix.cases(unit)
-            if freeze:
+            if freeze and cases:  # most units of a full matrix have none (the scenario does not fit)
                 # Likewise what a unit brings (its cases, the cassette's stored cases read back)
                 # and the results so far: they live to the end of the run, and the collector's
                 # passes over them cost more than reading them (6 µs a case, warm). Garbage in a

@@ -19,7 +19,6 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -197,7 +196,7 @@ class Matrix:
         if self.store is None:
             return self._built(unit)
         file_key, unit_key = self._keys(unit)
-        found = self._stored.get(file_key, unit_key, partial(self._rebuilt_response, unit))
+        found = self._stored.get(file_key, unit_key, self._rebuilt_response, unit)
         if found is not None:
             return found
         built = self._built(unit)
@@ -219,15 +218,18 @@ class Matrix:
 
     def _keys(self, unit: Unit) -> tuple[str, str]:
         """The store keys of a unit: its cassette file's (`catalog.file_key`) and its own in it."""
-        from harness.check.catalog import file_key, scenario_key  # the catalog imports this module
-
         cassette, scenario, seed, _ = unit
         assert cassette is not None and scenario is not None
         fkey = self._file_keys.get(cassette)
         if fkey is None:
+            from harness.check.catalog import file_key  # the catalog imports this module; here
+            # only when a key is first made (an import statement costs as much as the rest, a unit)
+
             fkey = self._file_keys[cassette] = file_key(self, Path(cassette))
         skey = self._scenario_keys.get(scenario)
         if skey is None:
+            from harness.check.catalog import scenario_key
+
             skey = self._scenario_keys[scenario] = scenario_key(self.by_name[scenario], ())
         return fkey, f"{skey}:{seed}"
 
@@ -295,7 +297,7 @@ class Matrix:
         cassette_name, scenario_name, seed, _ = parts
         for path in self._named_paths().get(cassette_name.partition("#")[0], []):
             unit = Unit(str(path), scenario_name, seed)
-            found = self._stored.get(*self._keys(unit), partial(self._rebuilt_response, unit))
+            found = self._stored.get(*self._keys(unit), self._rebuilt_response, unit)
             if found is not None and any(c.cassette == cassette_name for c in found):
                 return [c for c in found if c.cassette == cassette_name]
         return None
