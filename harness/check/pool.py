@@ -34,7 +34,7 @@ from harness.errors import HarnessError
 from harness.mutate.scenario import SEPARATOR
 from harness.report.terminal import Progress
 
-__all__ = ["Pool"]
+__all__ = ["LongLived", "Pool"]
 
 # Messages a worker sends: ("ready",), ("fatal", text), ("units", [(n, results), ...]), each
 # result a `Result.to_record()`.
@@ -44,6 +44,27 @@ __all__ = ["Pool"]
 # building the unit's cases).
 FLUSH_SECONDS = 0.25  # results of finished units go back at least this often
 POLL_SECONDS = 0.05  # how often the parent looks at the running cases' start times
+
+
+class LongLived:
+    """The cyclic garbage collector kept off what a run keeps to its end: what lived before it
+    (modules, the caller's data), each unit's cases and the results so far. The collector's full
+    passes over those cost more than making them (6 µs a case, warm, in process; more in a pool's
+    parent, which decodes every result). `keep()` after making some; `close()` at the end of the
+    run, which thaws them. Not when the caller froze some itself. Garbage in a cycle that is
+    alive at a `keep()` waits for `close()`."""
+
+    def __init__(self) -> None:
+        self.owner = gc.get_freeze_count() == 0
+        self.keep()
+
+    def keep(self) -> None:
+        if self.owner:
+            gc.freeze()
+
+    def close(self) -> None:
+        if self.owner:
+            gc.unfreeze()
 
 
 def _worker_main(
@@ -75,9 +96,7 @@ def _worker_main(
         conn.send(("fatal", describe_error(exc)))
         return
     conn.send(("ready",))
-    # As in the runner's own loop: what lives on (modules, the cases, results not yet sent) is
-    # left out of the collector's full passes. A worker ends with its run, so nothing is thawed.
-    gc.freeze()
+    kept = LongLived()  # a worker ends with its run: never thawed
     try:
         while True:
             task = conn.recv()
@@ -85,6 +104,7 @@ def _worker_main(
                 break
             batch, lost = task
             done: list[tuple[int, list[list[tuple[Any, ...]]]]] = []
+            shared: dict[int, Any] = {}  # for the message `done` becomes (`Result.to_record`)
             flushed = time.monotonic()
             for n, unit in batch:
                 now[3] = -1.0  # building: a death now is the harness's, not a case's
@@ -94,7 +114,8 @@ def _worker_main(
                 except Exception as exc:
                     conn.send(("fatal", f"{unit.describe()}: {describe_error(exc)}"))
                     return
-                gc.freeze()
+                if cases:
+                    kept.keep()
                 per_case = []
                 for k, case in enumerate(cases):
                     scenario = matrix.by_name.get(case.scenario)
@@ -102,18 +123,18 @@ def _worker_main(
                     for i, (acc, spec) in enumerate(zip(accumulators, specs, strict=True)):
                         known = lost.get((n, k, i))
                         if known is not None:
-                            row.append(_lost_result(case, scenario, spec, *known).to_record())
+                            row.append(_lost_result(case, scenario, spec, *known).to_record(shared))
                             continue
                         now[3] = 0.0
                         now[1], now[2] = k, i
                         now[3] = time.monotonic()
-                        row.append(judge(acc, spec, case, scenario).to_record())
+                        row.append(judge(acc, spec, case, scenario).to_record(shared))
                         now[3] = 0.0
                     per_case.append(row)
                 done.append((n, per_case))
                 if time.monotonic() - flushed >= FLUSH_SECONDS:
                     conn.send(("units", done))
-                    done, flushed = [], time.monotonic()
+                    done, shared, flushed = [], {}, time.monotonic()
             now[3] = 0.0
             conn.send(("units", done))  # the batch's last: the parent may send the next one
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
@@ -219,6 +240,7 @@ class Pool:
     def run(self, units: Sequence[Unit], progress: Progress | None) -> list[list[list[Result]]]:
         results: list[list[list[Result]] | None] = [None] * len(units)
         todo: deque[list[int]] = deque(batches(units))
+        kept = LongLived()
         try:
             self.workers = [self._start() for _ in range(min(self.jobs, max(len(todo), 1)))]
             while todo or any(w.batch for w in self.workers):
@@ -233,6 +255,7 @@ class Pool:
                 for conn in wait([w.conn for w in self.workers], wait_for):
                     worker = next(w for w in self.workers if w.conn is conn)
                     self._receive(worker, units, results, todo, progress)
+                    kept.keep()  # the results decoded
                 if self.timeout is not None:
                     now = time.monotonic()
                     for worker in list(self.workers):
@@ -241,6 +264,7 @@ class Pool:
                             text = f"no outcome within {self.timeout:g} s"
                             self._lost(worker, position, Verdict.TIMEOUT, text, self.timeout, todo)
         finally:
+            kept.close()
             for worker in self.workers:
                 with contextlib.suppress(Exception):
                     worker.conn.send(None)
@@ -276,8 +300,9 @@ class Pool:
         elif kind == "fatal":
             raise HarnessError(message[1])
         elif kind == "units":
+            shared: dict[int, Any] = {}  # records several results of this message hold
             for n, per_case in message[1]:
-                results[n] = [[Result.from_record(data) for data in row] for row in per_case]
+                results[n] = [[Result.from_record(data, shared) for data in row] for row in per_case]
                 worker.batch.remove(n)
                 if progress is not None:
                     progress.advance(note=units[n].describe())

@@ -12,7 +12,6 @@ in unit order, so `jobs=N` gives the same report as a serial run.
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
 import time
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ from typing import overload
 
 from harness.check.accumulators import builtin_names, resolve
 from harness.check.capture import captured_output
-from harness.check.pool import Pool
+from harness.check.pool import LongLived, Pool
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
 from harness.errors import UsageError
@@ -120,21 +119,13 @@ def _run_in_process(
     for acc in accumulators:
         with captured_output():  # what the warm-up prints is thrown away with its outcome
             acc.prepare()  # off the clock: what a case's `seconds` counts is the accumulator's own work
-    # What lived before the run (modules, the caller's data) is left out of the collector's full
-    # passes while cases come and go (6% of a run's time here); unless the caller froze some itself.
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
+    kept = LongLived()
     try:
         out: list[list[list[Result]]] = []
         for unit in units:
             cases = matrix.cases(unit)
-            if freeze and cases:  # most units of a full matrix have none (the scenario does not fit)
-                # Likewise what a unit brings (its cases, the cassette's stored cases read back)
-                # and the results so far: they live to the end of the run, and the collector's
-                # passes over them cost more than reading them (6 µs a case, warm). Garbage in a
-                # cycle that is alive now waits for the end of the run.
-                gc.freeze()
+            if cases:  # most units of a full matrix have none (the scenario does not fit)
+                kept.keep()
             out.append(
                 [
                     [
@@ -150,8 +141,7 @@ def _run_in_process(
         return out
     finally:
         matrix.flush()  # the cases built here, for the next run
-        if freeze:
-            gc.unfreeze()
+        kept.close()
         for acc in accumulators:
             with contextlib.suppress(Exception):
                 acc.shutdown()

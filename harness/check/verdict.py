@@ -130,9 +130,20 @@ class Result:
             data["output"] = self.output
         return data
 
-    def to_record(self) -> tuple[Any, ...]:
+    def to_record(self, shared: dict[int, Any] | None = None) -> tuple[Any, ...]:
         """The fields in order as plain data (outcomes as `Outcome.to_record`): what a worker
-        process sends back, read by `from_record`, which trusts it (`from_dict` checks)."""
+        process sends back, read by `from_record`, which trusts it (`from_dict` checks).
+        `shared`, kept for one message: an expected outcome that several results hold (the
+        cases of a recording often expect the same) becomes one record, which pickling sends
+        once and `from_record` reads once."""
+        expected = self.expected
+        if shared is None:
+            expected_record = expected.to_record()
+        else:
+            found = shared.get(id(expected))
+            if found is None:
+                found = shared[id(expected)] = (expected, expected.to_record())
+            expected_record = found[1]
         return (
             self.id,
             self.cassette,
@@ -141,7 +152,7 @@ class Result:
             self.dialect,
             self.accumulator,
             str(self.verdict),
-            self.expected.to_record(),
+            expected_record,
             None if self.actual is None else self.actual.to_record(),
             self.diff,
             self.error,
@@ -153,16 +164,24 @@ class Result:
         )
 
     @classmethod
-    def from_record(cls, record: Sequence[Any]) -> Result:
-        """The result `to_record` wrote."""
+    def from_record(cls, record: Sequence[Any], shared: dict[int, Any] | None = None) -> Result:
+        """The result `to_record` wrote; `shared`, kept for one message, reads a record that
+        several results hold (`to_record`'s `shared`) once."""
         values = dict(zip(_RESULT_ORDER, record, strict=True))
-        values["verdict"] = Verdict(values["verdict"])
-        values["expected"] = Outcome.from_record(values["expected"])
+        values["verdict"] = _VERDICTS[values["verdict"]]
+        expected = values["expected"]
+        if shared is None:
+            values["expected"] = Outcome.from_record(expected)
+        else:
+            found = shared.get(id(expected))
+            if found is None:
+                found = shared[id(expected)] = (expected, Outcome.from_record(expected))
+            values["expected"] = found[1]
         if values["actual"] is not None:
             values["actual"] = Outcome.from_record(values["actual"])
         values["diff"] = tuple(values["diff"])
-        values["case_class"] = CaseClass(values["case_class"])
-        values["severities"] = tuple(Severity(s) for s in values["severities"])
+        values["case_class"] = _CASE_CLASSES[values["case_class"]]
+        values["severities"] = tuple(_SEVERITIES[s] for s in values["severities"])
         made = object.__new__(cls)  # not `Result(...)`: its frozen `__init__` showed, once a case
         made.__dict__.update(values)
         return made
@@ -290,6 +309,10 @@ def _copy(base: Result, **changes: Any) -> Result:
 
 
 _RESULT_ORDER = tuple(f.name for f in fields(Result))
+# By their text, for `from_record` (an enum's own lookup by value costs more than the rest of a field).
+_VERDICTS = {str(v): v for v in Verdict}
+_CASE_CLASSES = {str(c): c for c in CaseClass}
+_SEVERITIES = {str(s): s for s in Severity}
 _RESULT_FIELDS = frozenset(_RESULT_ORDER)
 _RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is not MISSING}
 
