@@ -8,7 +8,10 @@ three rounds (`--quick`: two), the four taking turns each round. Every run reads
 a built-case store in a temporary folder (never the user's), filled by a first run that is not
 timed. From the same runs:
 
-- in process against one worker, and two workers against one (wall clock);
+- in process against one worker, and two workers against one (wall clock); then two workers
+  against one again with the openai SDK's adapter (`openai-sdk`, the SDK parsing each case's
+  stream; cases of other dialects are skipped), an accumulator whose cases cost more than the
+  harness's own work per case, which is what `-j` is for;
 - the harness's time per case (getting the cases and judging them: the in-process run's wall
   time less what the accumulator itself took, which each result records) against the
   accumulator's own time per case in the same run, twice: warm, the cases read back from the
@@ -300,6 +303,12 @@ def _measure(scale: Scale) -> list[Figure]:
         runs["one"].append(run_reference("reference", cassettes, scenarios, timeout=30.0))
         runs["two"].append(run_reference("reference", cassettes, scenarios, jobs=2, timeout=30.0))
     cold, warm, one, two = (min(found, key=lambda run: run.seconds) for found in runs.values())
+    # What `-j` is for: an accumulator whose cases cost more than the harness's own work per case.
+    sdk_jobs: dict[int, list[Run]] = {1: [], 2: []}
+    for _ in range(ROUNDS[scale]):
+        for jobs, found in sdk_jobs.items():
+            found.append(run_reference("openai-sdk", cassettes, scenarios, jobs=jobs, timeout=30.0))
+    sdk_one, sdk_two = (min(found, key=lambda run: run.seconds) for found in sdk_jobs.values())
     few = FEW[:2] if scale == "smoke" else FEW
     in_process = run_reference("reference", (OPENAI,), few)
     over_stdio = run_reference(stdio_spec(), (OPENAI,), few)
@@ -319,6 +328,8 @@ def _measure(scale: Scale) -> list[Figure]:
                 one.cases / one.seconds, "1 worker with a timeout (`check -j 1`)", "cases/s"),
         speedup(NAME, f"reference accumulator, {label}, 2 workers", two.cases / two.seconds,
                 one.cases / one.seconds, "1 worker", "cases/s", goal=1.6),
+        speedup(NAME, f"the openai SDK's adapter, {label}, 2 workers", sdk_two.cases / sdk_two.seconds,
+                sdk_one.cases / sdk_one.seconds, "1 worker", "cases/s"),
         speedup(NAME, f"pytest plugin, {label}, `-n 2`", warm.cases / two_pytest,
                 warm.cases / serial_pytest, "serial", "cases/s", goal=1.6),
         speedup(NAME, f"pytest plugin, the openai SDK's adapter, {sdk_cases:,} cases (openai-chat "
