@@ -118,3 +118,38 @@ def test_a_malformed_server_call_names_its_field() -> None:
         Outcome.from_dict({"server_calls": [{"name": 3}]})
     with pytest.raises(OutcomeFormatError, match="server_calls"):
         Outcome.from_dict({"server_calls": "web_search"})
+
+
+def _variants() -> list[Outcome]:
+    """Outcomes that differ from one another in each way `diff` looks at, one at a time."""
+    base = Outcome((call("f", {"x": 1, "y": [1, 2]}, "c1"),), text="hi", finish_reason="tool_calls")
+    calls = [
+        (call("f", {"y": [1, 2], "x": 1.0}, "c1"),),  # the same JSON
+        (call("f", {"x": True, "y": [1, 2]}, "c1"),),  # True is not 1
+        (call("f", {"x": 1, "y": [2, 1]}, "c1"),),
+        (call("f", {"x": 1}, "c1"),),
+        (call("g", {"x": 1, "y": [1, 2]}, "c1"),),
+        (call("f", {"x": 1, "y": [1, 2]}, None),),  # no id: not compared where none is expected
+        (call("f", {"x": 1, "y": [1, 2]}, "c2"),),
+        (call("f", '{"x": 1', "c1", invalid=True),),
+        (call("f", {"x": 1, "y": [1, 2]}, "c1"), call("f", {}, "c3")),
+        (),
+    ]
+    out = [base, *(Outcome(c, text="hi", finish_reason="tool_calls") for c in calls)]
+    out += [
+        Outcome(base.tool_calls, text="ho", finish_reason="tool_calls"),
+        Outcome(base.tool_calls, text="hi", finish_reason="stop"),
+        Outcome(base.tool_calls, text="hi", finish_reason="tool_calls", state=State.CUT),
+        Outcome(base.tool_calls, text="hi", finish_reason="tool_calls", server_calls=(ServerCall("s", {}),)),
+        Outcome(base.tool_calls, text="hi", finish_reason="tool_calls", server_calls=(ServerCall("t", {}),)),
+    ]
+    return out
+
+
+def test_meets_says_what_an_empty_diff_says() -> None:
+    from harness.check.outcome import meets
+
+    variants = _variants()
+    pairs = [(a, b) for a in variants for b in variants]
+    assert [meets(a, b) for a, b in pairs] == [not diff(a, b) for a, b in pairs]
+    assert sum(meets(a, b) for a, b in pairs) > len(variants)  # some that are not the same object meet

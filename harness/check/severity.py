@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-from harness.check.outcome import COMPARED, Outcome, ToolCall, diff
+from harness.check.outcome import COMPARED, Outcome, ToolCall, diff, meets
 
 __all__ = ["Severity", "call_severities", "differences", "worst"]
 
@@ -47,7 +47,7 @@ def worst(severities: Iterable[Severity]) -> Severity | None:
 
 def differences(expected: Outcome, actual: Outcome) -> list[tuple[str, Severity]]:
     """`diff(expected, actual)`, line for line, each with its severity."""
-    if not diff(expected, actual):
+    if meets(expected, actual):
         return []  # the usual case: nothing to weigh
     by_expected, by_actual, by_field = _analysis(expected.tool_calls, actual.tool_calls)
     calls_worst = worst([*by_expected.values(), *by_actual.values()]) or Severity.COSMETIC
