@@ -204,8 +204,8 @@ class Pool:
         methods = multiprocessing.get_all_start_methods()
         self.context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if self.context.get_start_method() == "forkserver":
-            # Workers fork from a server that has already imported the harness and loaded its
-            # registries: fast (re)starts.
+            # Workers fork from a server that has already imported the harness, its built-in
+            # mutations and dialects and the reference (`pool_preload`): fast (re)starts.
             self.context.set_forkserver_preload([__name__, "harness.check.pool_preload"])
         self.workers: list[_Worker] = []
         # Positions whose worker hung or died on them, with the verdict they got.
