@@ -4,7 +4,7 @@ The reference accumulator over the matrix (bundled cassettes x shipped scenarios
 `--quick`: the openai-chat cassettes only), run with `run_matrix` three ways: in process (`-j 1`,
 no timeout), in one worker process with a per-case timeout (what `check -j 1` does by default),
 and over two workers (`-j 2`), plus in process with the built-case store off; each the best of
-three rounds (`--quick`: two), the four taking turns each round. Every run reads its cases from
+five rounds (`--quick`: two), the four taking turns each round. Every run reads its cases from
 a built-case store in a temporary folder (never the user's), filled by a first run that is not
 timed. From the same runs:
 
@@ -60,7 +60,7 @@ from figures import Figure, Scale, cost, parse_scale, print_figures, speedup  # 
 
 NAME = "matrix"
 OPENAI = str(ROOT / "cassettes/openai-chat")
-ROUNDS: dict[Scale, int] = {"full": 3, "quick": 2, "smoke": 1}
+ROUNDS: dict[Scale, int] = {"full": 5, "quick": 2, "smoke": 1}
 FEW = ("original", "F3-single-read", "F3-one-byte-reads", "parallel-calls-share-index-0")
 # Per scale: the cassettes (empty: all bundled) and scenarios (empty: all) of the throughput runs.
 SELECTIONS: dict[Scale, tuple[tuple[str, ...], tuple[str, ...]]] = {
