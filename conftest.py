@@ -6,9 +6,10 @@ do for this one: ~0.7 s of CPU per process, for nothing this suite uses.
 
 Where PYTHONDONTWRITEBYTECODE is set (many container images set it), every process the suite starts
 (xdist workers, CLI children, `serve-accumulator`, pytester sessions) would compile the harness
-and rewrite the test modules' asserts again: the session's processes share one bytecode folder
-in the same temporary folder instead (PYTHONPYCACHEPREFIX), so nothing is written beside the
-sources, as the setting asks, and nothing outlives the session."""
+and rewrite the test modules' asserts again, seconds of CPU per worker: the suite's processes
+share one bytecode folder in the system's temporary folder instead (PYTHONPYCACHEPREFIX, kept
+between sessions: a .pyc is checked against its source's size and time), so nothing is written
+beside the sources, as the setting asks."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def pytest_configure(config: pytest.Config) -> None:
     folder = tempfile.mkdtemp(prefix="toolstream-cases-")
     os.environ["TOOLSTREAM_CACHE"] = folder  # harness.cache: the case store goes in its cases/
     if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None and not sys.pycache_prefix:
-        bytecode = os.path.join(folder, "bytecode")
+        user = os.getuid() if hasattr(os, "getuid") else "user"
+        bytecode = os.path.join(tempfile.gettempdir(), f"toolstream-tests-bytecode-{user}")
         os.environ["PYTHONPYCACHEPREFIX"] = bytecode
         sys.pycache_prefix, sys.dont_write_bytecode = bytecode, False  # this process's later imports too
     # At exit, not at unconfigure: a matrix still alive writes what it built when the
