@@ -2,13 +2,21 @@
 (its xdist workers included) shares one built-case store in a temporary folder
 (`harness.check.casecache`), so tests see both built and stored cases. The pytest sessions tests
 start (pytester, the benchmarks' smoke runs) leave out langsmith's plugin, as pyproject's addopts
-do for this one: ~0.7 s of CPU per process, for nothing this suite uses."""
+do for this one: ~0.7 s of CPU per process, for nothing this suite uses.
+
+Where PYTHONDONTWRITEBYTECODE is set (many container images set it), every process the suite starts
+(xdist workers, CLI children, `serve-accumulator`, pytester sessions) would compile the harness
+and rewrite the test modules' asserts again, seconds of CPU per worker: the suite's processes
+share one bytecode folder in the system's temporary folder instead (PYTHONPYCACHEPREFIX, kept
+between sessions: a .pyc is checked against its source's size and time), so nothing is written
+beside the sources, as the setting asks."""
 
 from __future__ import annotations
 
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 
 import pytest
@@ -20,6 +28,19 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} -p no:langsmith_plugin".strip()
     folder = tempfile.mkdtemp(prefix="toolstream-cases-")
     os.environ["TOOLSTREAM_CACHE"] = folder  # harness.cache: the case store goes in its cases/
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None and not sys.pycache_prefix:
+        user = os.getuid() if hasattr(os, "getuid") else "user"
+        bytecode = os.path.join(tempfile.gettempdir(), f"toolstream-tests-bytecode-{user}")
+        os.environ["PYTHONPYCACHEPREFIX"] = bytecode
+        sys.pycache_prefix, sys.dont_write_bytecode = bytecode, False  # this process's later imports too
     # At exit, not at unconfigure: a matrix still alive writes what it built when the
     # interpreter ends (its finalizer, registered later, runs first).
     atexit.register(shutil.rmtree, folder, True)
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester, whose sessions (in process, in a subprocess and their xdist workers) also leave out
+    langsmith's plugin: pytester drops PYTEST_ADDOPTS, which carries that for other children."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:langsmith_plugin")
+    return pytester

@@ -106,6 +106,7 @@ def test_builtin_names() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_reference_and_builtins_resolve() -> None:
     assert isinstance(resolve("reference"), EventLevel)
     assert resolve("reference").name == "reference"

@@ -173,6 +173,7 @@ def test_output_round_trips_through_the_result_document() -> None:
 # What the user sees
 
 
+@pytest.mark.slow
 def test_a_flood_is_kept_out_of_the_terminal_and_the_report(noisy: Path) -> None:
     report = noisy / "report.json"
     done = run_cli(
@@ -188,6 +189,7 @@ def test_a_flood_is_kept_out_of_the_terminal_and_the_report(noisy: Path) -> None
     assert case["output"].endswith("LAST LINE\n") and "bytes of output dropped" in case["output"]
 
 
+@pytest.mark.slow
 def test_long_values_are_cut_with_their_length_in_terminal_json_and_html(noisy: Path) -> None:
     report, page = noisy / "report.json", noisy / "report.html"
     for name in ("Long", "Raises"):

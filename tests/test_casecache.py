@@ -153,6 +153,7 @@ def _writer(root: str, key: str, n: int) -> None:
         store.write(key, {f"{n}-{i}": (("x" * 5000, i),)})
 
 
+@pytest.mark.slow
 def test_two_writers_racing_leave_a_whole_file(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     writers = [context.Process(target=_writer, args=(str(tmp_path), "k" * 32, n)) for n in range(2)]

@@ -145,6 +145,7 @@ def test_a_followup_with_other_arguments_is_unsafe_and_a_missing_one_lost(cases:
     ]
 
 
+@pytest.mark.slow
 def test_pytest_runs_a_program_per_matrix_case(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

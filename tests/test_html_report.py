@@ -297,6 +297,7 @@ document.body.dataset.panel = document.getElementById('panel').className;
 </script></body>"""
 
 
+@pytest.mark.slow
 def test_real_report_in_headless_chromium_leads_with_the_summary(tmp_path: Path) -> None:
     cassettes = [
         str(bundled("cassettes") / name)
@@ -337,6 +338,7 @@ def test_real_report_in_headless_chromium_leads_with_the_summary(tmp_path: Path)
     assert 'class="verdict fail"' in dom.stdout and "<li" in dom.stdout  # the worst case and its stream
 
 
+@pytest.mark.slow
 def test_compare_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     page = write_html(tmp_path / "compare.html", comparison=comparison(), title="A vs B")
     shot = tmp_path / "compare.png"

@@ -286,6 +286,8 @@ def test_a_disk_that_fills_during_the_save_is_one_line_and_leaves_no_temp_file(
         text=True,
         preexec_fn=lambda: _fill_disk_at(200),
         cwd=tmp_path,
+        # Nor bytecode: a .pyc cut at the limit would be written whole-looking and break later imports.
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         timeout=120,
     )
     assert done.returncode == 2, done.stderr

@@ -33,18 +33,21 @@ def toolstream(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_1_2_13_merges_parallel_calls_sharing_index_0() -> None:
     run = toolstream("check", "--accumulator", spec("1.2.13"), "--scenarios", "parallel-calls-share-index-0")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "name 'get_weather' expected, got 'get_weatherget_time'" in run.stdout
 
 
+@pytest.mark.slow
 def test_1_2_14_keeps_them_apart() -> None:
     run = toolstream("check", "--accumulator", spec("1.2.14"), "--scenarios", "parallel-calls-share-index-0")
     assert run.returncode == 0, run.stdout + run.stderr
     assert " 0 fail" in run.stdout
 
 
+@pytest.mark.slow
 def test_compare_reports_the_fix(tmp_path: Path) -> None:
     run = toolstream(
         "compare", spec("1.2.13"), spec("1.2.14"), "--scenarios", "parallel-calls-share-index-0",

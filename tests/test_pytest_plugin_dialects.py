@@ -227,6 +227,7 @@ def test_the_printed_pytest_replay_line_reproduces_as_printed(project: pytest.Py
     assert failure.group(1) in again.stdout
 
 
+@pytest.mark.slow
 def test_the_printed_check_replay_line_reproduces_as_printed(project: pytest.Pytester) -> None:
     first = project.runpytest(*args("--toolstream-accumulator", "accs:ChatFirstCall", "--toolstream-strict"))
     out = first.stdout.str()

@@ -23,6 +23,7 @@ def test_the_doc_has_three_examples() -> None:
     assert len(python_blocks()) == 3
 
 
+@pytest.mark.slow
 def test_examples_pass_recording_then_replaying(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -77,6 +77,7 @@ def test_matrix_from_options_alone_names_failure_signatures(project: pytest.Pyte
     )
 
 
+@pytest.mark.slow
 def test_k_selects_one_case_and_lf_reruns_only_the_failed(project: pytest.Pytester) -> None:
     args = matrix_args("--toolstream-accumulator", "accs:FirstCallOnly")
     project.runpytest(*args, "-k", PARALLEL_ORIGINAL).assert_outcomes(failed=1, deselected=2)
@@ -86,6 +87,7 @@ def test_k_selects_one_case_and_lf_reruns_only_the_failed(project: pytest.Pytest
     again.stdout.fnmatch_lines([f"*{PARALLEL_ORIGINAL}*FAILED*"])
 
 
+@pytest.mark.slow
 def test_written_tests_get_one_item_per_case_and_compare_items(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_acc="""
@@ -194,6 +196,7 @@ def test_runs_beside_pytest_recording_and_syrupy(project: pytest.Pytester) -> No
     result.assert_outcomes(passed=3)
 
 
+@pytest.mark.slow
 def test_warnings_pass_and_fail_only_with_toolstream_strict(project: pytest.Pytester) -> None:
     args = matrix_args("--toolstream-accumulator", "accs:WrongFinish")
     lenient = project.runpytest(*args)

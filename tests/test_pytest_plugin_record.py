@@ -96,6 +96,7 @@ def test_record_once_then_replay_in_none_mode(
     replayed.assert_outcomes(passed=3)
 
 
+@pytest.mark.slow
 def test_ci_refuses_to_record_unless_asked_on_the_command_line(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -110,6 +111,7 @@ def test_ci_refuses_to_record_unless_asked_on_the_command_line(
     assert (project.path / "cassettes" / "test_weather" / "test_sync_httpx.toolstream.yaml").is_file()
 
 
+@pytest.mark.slow
 def test_unused_interaction_and_unmatched_request_fail_the_test(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,7 +31,17 @@ def readme_scratch(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
         yield tmp_path, env
 
 
-@pytest.mark.parametrize("block", README_BLOCKS, ids=lambda block: block.id)
+# Examples that run a matrix, a search, a Node or client process, or a Python script importing an
+# SDK take seconds each: the full suite runs them, the fast lane (`-m "not slow"`) the quick ones.
+SLOW_EXAMPLES = ("toolstream check", "toolstream compare", "toolstream explore", "cmd:node", "--client")
+
+
+def _param(block: Block) -> object:
+    slow = block.kind == "python" or any(command in block.text for command in SLOW_EXAMPLES)
+    return pytest.param(block, id=block.id, marks=[pytest.mark.slow] if slow else [])
+
+
+@pytest.mark.parametrize("block", [_param(block) for block in README_BLOCKS])
 def test_readme_example(block: Block, readme_scratch: tuple[Path, dict[str, str]]) -> None:
     kind, text = block.kind, block.text
     cwd, env = readme_scratch

@@ -173,6 +173,7 @@ def test_show_folder_skips_foreign_files(
     assert f"skipped {folder / 'broken.yaml'}: " in out
 
 
+@pytest.mark.slow
 def test_re_recording_unchanged_content_changes_nothing(project: pytest.Pytester) -> None:
     project.makepyfile(
         test_app="""
@@ -210,6 +211,7 @@ def test_re_recording_unchanged_content_changes_nothing(project: pytest.Pytester
     )
 
 
+@pytest.mark.slow
 def test_configuration_precedence_marker_fixture_ini(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

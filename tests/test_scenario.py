@@ -208,6 +208,7 @@ def test_a_step_rng_draws_what_a_random_seeded_with_its_text_draws(seed: int, po
     assert copied.random() == random.Random(text).random()
 
 
+@pytest.mark.slow
 def test_a_matrix_shares_first_steps_and_builds_what_each_pipeline_builds_alone() -> None:
     """`known`: what steps that drew nothing made of a recording is reused by later scenarios and
     seeds; every case, its events, expectation and bytes, is the one a lone pipeline builds."""

@@ -589,6 +589,7 @@ def test_an_agent_loop_merges_parallel_calls_that_share_index_0(
     assert originals["openai-chat/litellm-bridge-parallel-index0::original::s0"] is Verdict.FAIL
 
 
+@pytest.mark.slow
 def test_eight_clients_in_parallel_give_the_same_report_as_one(
     agent: list[str], openai_chat_cases: list[Case]
 ) -> None:

@@ -244,6 +244,7 @@ def openai_retry_cases(retry_cases: dict[str, Case]) -> list[Case]:
     ]
 
 
+@pytest.mark.slow
 def test_a_loop_that_runs_calls_before_the_stream_ends_and_retries_runs_them_twice(
     loop: Path, openai_retry_cases: list[Case]
 ) -> None:
@@ -271,6 +272,7 @@ def retry_cases_calls(cases: list[Case], case_id: str) -> list[Any]:
     return [c for case in cases if case.id == case_id for c in case.expected.tool_calls]
 
 
+@pytest.mark.slow
 def test_a_loop_that_runs_calls_only_from_a_whole_response_passes_every_retry_case(
     loop: Path, openai_retry_cases: list[Case]
 ) -> None:

@@ -41,6 +41,7 @@ def test_the_readme_lists_what_strictness_costs(dialect: str) -> None:
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.slow
 def test_the_strict_accumulator_passes_every_recording_of_its_dialect(dialect: str) -> None:
     # A fixture that fails the clean recordings tells nothing about the harness.
     report = _report(dialect)
