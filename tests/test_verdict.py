@@ -3,7 +3,9 @@ ignore values."""
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
+from typing import Any
 
 from _runner_accumulators import SINGLE
 
@@ -108,4 +110,12 @@ def test_a_result_survives_the_record_form_a_worker_sends() -> None:
         assert back == result and back.to_dict() == result.to_dict()
         assert type(back.verdict) is Verdict and type(back.case_class) is CaseClass
         assert all(type(s) is Severity for s in back.severities)
+    # One message's results, their shared expected outcome sent and read once, through pickling.
+    sent: dict[int, Any] = {}
+    records = pickle.loads(pickle.dumps([r.to_record(sent) for r in (failed, passed, errored)]))
+    assert records[0][7] is records[1][7] is records[2][7]
+    read: dict[int, Any] = {}
+    back_all = [Result.from_record(record, read) for record in records]
+    assert back_all == [failed, passed, errored]
+    assert back_all[0].expected is back_all[1].expected is back_all[2].expected
     assert failed.severities and failed.actual is not None and failed.actual.usage == {"total": 3}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -136,14 +136,6 @@ class Result:
         `shared`, kept for one message: an expected outcome that several results hold (the
         cases of a recording often expect the same) becomes one record, which pickling sends
         once and `from_record` reads once."""
-        expected = self.expected
-        if shared is None:
-            expected_record = expected.to_record()
-        else:
-            found = shared.get(id(expected))
-            if found is None:
-                found = shared[id(expected)] = (expected, expected.to_record())
-            expected_record = found[1]
         return (
             self.id,
             self.cassette,
@@ -152,7 +144,7 @@ class Result:
             self.dialect,
             self.accumulator,
             str(self.verdict),
-            expected_record,
+            _once(shared, self.expected, Outcome.to_record),
             None if self.actual is None else self.actual.to_record(),
             self.diff,
             self.error,
@@ -169,14 +161,7 @@ class Result:
         several results hold (`to_record`'s `shared`) once."""
         values = dict(zip(_RESULT_ORDER, record, strict=True))
         values["verdict"] = _VERDICTS[values["verdict"]]
-        expected = values["expected"]
-        if shared is None:
-            values["expected"] = Outcome.from_record(expected)
-        else:
-            found = shared.get(id(expected))
-            if found is None:
-                found = shared[id(expected)] = (expected, Outcome.from_record(expected))
-            values["expected"] = found[1]
+        values["expected"] = _once(shared, values["expected"], Outcome.from_record)
         if values["actual"] is not None:
             values["actual"] = Outcome.from_record(values["actual"])
         values["diff"] = tuple(values["diff"])
@@ -306,6 +291,17 @@ def _copy(base: Result, **changes: Any) -> Result:
     state.update(base.__dict__)
     state.update(changes)
     return copied
+
+
+def _once(shared: dict[int, Any] | None, value: Any, make: Callable[[Any], Any]) -> Any:
+    """`make(value)`, made once per object while `shared` lives (it keeps `value` alive, so its
+    id is not reused meanwhile); every time when `shared` is None."""
+    if shared is None:
+        return make(value)
+    found = shared.get(id(value))
+    if found is None:
+        found = shared[id(value)] = (value, make(value))
+    return found[1]
 
 
 _RESULT_ORDER = tuple(f.name for f in fields(Result))
