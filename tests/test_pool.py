@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,3 +52,20 @@ def test_parallel_jobs_give_the_serial_report(accs: str) -> None:
     parallel = run_matrix(f"{accs}:IndexOnly", selection, jobs=2, timeout=30)
     assert _key(serial.results) == _key(parallel.results)
     assert serial.count(Verdict.FAIL) >= 2 and serial.count(Verdict.PASS) >= 2
+
+
+def test_the_forkserver_preload_imports_what_a_worker_needs() -> None:
+    # Its imports fail silently (a worker meets the failure itself and says so), so a name it
+    # gets wrong would only make workers slower: check each is loaded, in a process of its own.
+    code = (
+        "import sys, harness.check.pool_preload\n"
+        "from harness.mutate import _BUILTIN_MODULES\n"
+        "from harness.wire.dialects import _BUILTINS\n"
+        "names = ['importlib.metadata', 'harness.check.accumulators.reference']\n"
+        "names += [f'harness.mutate.{n}' for n in _BUILTIN_MODULES]\n"
+        "names += [f'harness.wire.dialects.{n}' for n in _BUILTINS.values()]\n"
+        "print([n for n in names if n not in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
