@@ -13,11 +13,13 @@ import importlib
 from harness.mutate import _BUILTIN_MODULES
 from harness.wire.dialects import _BUILTINS
 
-for _module in (
+MODULES = (
     "importlib.metadata",
     "harness.check.accumulators.reference",
     *(f"harness.mutate.{name}" for name in _BUILTIN_MODULES),
     *(f"harness.wire.dialects.{name}" for name in _BUILTINS.values()),
-):
+)
+
+for _module in MODULES:
     with contextlib.suppress(Exception):
         importlib.import_module(_module)

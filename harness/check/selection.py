@@ -222,8 +222,9 @@ class Matrix:
         assert cassette is not None and scenario is not None
         fkey = self._file_keys.get(cassette)
         if fkey is None:
-            from harness.check.catalog import file_key  # the catalog imports this module; here
-            # only when a key is first made (an import statement costs as much as the rest, a unit)
+            # Imported here (the catalog imports this module), and only when a key is first made:
+            # an import statement costs as much as the rest of a unit's keys.
+            from harness.check.catalog import file_key
 
             fkey = self._file_keys[cassette] = file_key(self, Path(cassette))
         skey = self._scenario_keys.get(scenario)
