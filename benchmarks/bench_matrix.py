@@ -31,7 +31,10 @@ timed. From the same runs:
   PYTHONDONTWRITEBYTECODE set, pytest rewrites the asserts of every plugin's modules again in
   each process (about 3 s of CPU per worker here), which is what this figure would measure. Each
   session has its own temporary root (`PYTEST_DEBUG_TEMPROOT`), or the `-n 2` controller spends
-  its end deleting older sessions' folders from the shared `/tmp/pytest-of-USER`;
+  its end deleting older sessions' folders from the shared `/tmp/pytest-of-USER`. Each session
+  loads only the plugins it measures (`PYTEST_DISABLE_PLUGIN_AUTOLOAD`, then `-p`: xdist, and the
+  toolstream plugin where the session runs the matrix), so whatever else is installed (hypothesis,
+  syrupy, langsmith...) adds its start-up to neither side;
 - the openai SDK's sessions split in two: from the first item's start to the last item's end
   (what `-n 2` divides between the workers) and the rest (start-up and collection, in each worker
   too; the workers' ends; the summary), beside two CPU-bound processes run at once against one
@@ -178,20 +181,32 @@ def run_pytest(
         command += ["--toolstream-cassette-dir", item]
     for item in scenarios:
         command += ["--toolstream-scenarios", item]
-    return run_session(cache, command, failures_expected=spec != "reference", conftest=conftest)
+    return run_session(
+        cache, command, PLUGIN, failures_expected=spec != "reference", conftest=conftest
+    )
+
+
+PLUGIN = "harness.plugin.hooks"  # the toolstream plugin's entry point (pyproject's `pytest11`)
 
 
 def run_session(
-    cache: Path, arguments: list[str], *, failures_expected: bool = False, conftest: str | None = None
+    cache: Path,
+    arguments: list[str],
+    *plugins: str,
+    failures_expected: bool = False,
+    conftest: str | None = None,
 ) -> float:
-    """Wall seconds of one pytest session in `cache`'s parent folder (exit 1, tests failed, is
-    expected of a library's adapter: it fails where the library does)."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--rootdir", str(cache.parent),
+    """Wall seconds of one pytest session in `cache`'s parent folder, with xdist and `plugins` the
+    only plugins loaded (exit 1, tests failed, is expected of a library's adapter: it fails where
+    the library does)."""
+    loaded = [flag for name in ("xdist.plugin", *plugins) for flag in ("-p", name)]
+    command = [sys.executable, "-m", "pytest", "-q", *loaded, "--rootdir", str(cache.parent),
                "-o", f"cache_dir={cache}", *arguments]  # fmt: skip
     cache.parent.mkdir(parents=True, exist_ok=True)
     if conftest is not None:
         (cache.parent / "conftest.py").write_text(conftest)
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    environment["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     # pytest's temporary folders under the session's own: an xdist controller makes a base temp for
     # its workers and, at the end, deletes the older numbered folders it finds (in the shared
     # /tmp/pytest-of-USER: every earlier test-suite run's). A serial session without `tmp_path`
