@@ -44,6 +44,9 @@ __all__ = ["LongLived", "Pool"]
 # building the unit's cases).
 FLUSH_SECONDS = 0.25  # results of finished units go back at least this often
 POLL_SECONDS = 0.05  # how often the parent looks at the running cases' start times
+# Batches a worker holds at once: the next is in its pipe when it ends one, so it never waits for
+# the parent to take its results and send more.
+IN_FLIGHT = 2
 
 
 class LongLived:
@@ -159,6 +162,7 @@ class _Worker:
     now: Any  # shared [unit, case, accumulator, start]
     ready: bool = False
     batch: list[int] = field(default_factory=list)  # the units it has and has not reported yet
+    ends: deque[int] = field(default_factory=deque)  # the last unit of each batch it holds
 
 
 def _cassette_of(unit: Unit) -> str:
@@ -245,11 +249,13 @@ class Pool:
             self.workers = [self._start() for _ in range(min(self.jobs, max(len(todo), 1)))]
             while todo or any(w.batch for w in self.workers):
                 for worker in self.workers:
-                    if worker.ready and not worker.batch and todo:
-                        worker.batch = todo.popleft()
-                        mine = set(worker.batch)
+                    while worker.ready and len(worker.ends) < IN_FLIGHT and todo:
+                        batch = todo.popleft()
+                        worker.batch += batch
+                        worker.ends.append(batch[-1])
+                        mine = set(batch)
                         lost = {p: v for p, v in self.lost.items() if p[0] in mine}
-                        worker.conn.send(([(n, units[n]) for n in worker.batch], lost))
+                        worker.conn.send(([(n, units[n]) for n in batch], lost))
                 busy = [w for w in self.workers if w.batch]
                 wait_for = POLL_SECONDS if self.timeout is not None and busy else None
                 for conn in wait([w.conn for w in self.workers], wait_for):
@@ -304,6 +310,8 @@ class Pool:
             for n, per_case in message[1]:
                 results[n] = [[Result.from_record(data, shared) for data in row] for row in per_case]
                 worker.batch.remove(n)
+                if worker.ends and worker.ends[0] == n:
+                    worker.ends.popleft()  # its batch is done
                 if progress is not None:
                     progress.advance(note=units[n].describe())
 
@@ -322,6 +330,7 @@ class Pool:
         if worker.batch:
             todo.appendleft(list(worker.batch))
         worker.batch = []
+        worker.ends.clear()
         self._kill(worker)
         self.workers[self.workers.index(worker)] = self._start()
 
