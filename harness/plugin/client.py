@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.serve.clients import PREFIX
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolstream")
@@ -30,6 +28,8 @@ def pytest_configure(config: pytest.Config) -> None:
     programs = config.getoption("toolstream_client") or config.getini("toolstream_client") or []
     if not programs:
         return
+    from harness.serve.clients import PREFIX  # the server, imported only when a program is given
+
     specs = [PREFIX + str(command) for command in programs]
     if not all(spec[len(PREFIX) :].strip() for spec in specs):
         raise pytest.UsageError("--toolstream-client: needs a command")

@@ -2,36 +2,31 @@
 
 It wires pytest to `harness.plugin.items`, `harness.plugin.options`, `harness.plugin.snapshot` and the
 report writers. Without a `--toolstream-*` option (or ini key) and without a test asking for its
-fixtures or markers, it changes nothing in a run.
+fixtures or markers, it changes nothing in a run, and costs nothing: every pytest session of a
+project with the package installed loads it, so this module and the ones loaded with it import
+only what registering options, hooks and fixtures needs; the matrix (`items`, `harness.check`) and
+the report writers are imported by the hook or fixture that first needs them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.check import casecache
-from harness.check.selection import Selection
 from harness.errors import HarnessError
-from harness.plugin.items import (
-    CaseCatalog,
-    CaseItem,
-    CompareItem,
-    MatrixCase,
-    MatrixCollector,
-    MatrixResults,
-    item_name,
-    snapshot_key,
-)
+from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
-from harness.report.results import session_to_dict, write_json
+
+if TYPE_CHECKING:
+    from harness.check.selection import Selection
+    from harness.plugin.items import CaseCatalog, MatrixCase, MatrixResults
 
 _SETTINGS = pytest.StashKey[Settings]()
-_CATALOG = pytest.StashKey[CaseCatalog]()
-_RESULTS = pytest.StashKey[MatrixResults]()
+_CATALOG = pytest.StashKey["CaseCatalog"]()  # made by `_catalog` when first needed
+_RESULTS = pytest.StashKey["MatrixResults"]()  # made by `_results` when first needed
 _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, said once after it
 
 pytest_plugins = (
@@ -66,12 +61,30 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("toolstream_no_case_cache", False):
+        from harness.check import casecache
+
         casecache.turn_off()  # in the environment, so xdist workers started after this agree
     config.stash[_USAGE] = []
-    config.stash[_CATALOG] = CaseCatalog(getattr(config, "cache", None))
-    config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)
     if not _xdist_worker(config):  # an xdist worker's verdicts are taken by the controller
-        config.pluginmanager.register(_Listener(config.stash[_RESULTS]), "toolstream-results")
+        config.pluginmanager.register(_Listener(config), "toolstream-results")
+
+
+def _catalog(config: pytest.Config) -> CaseCatalog:
+    """The session's case catalog, made (and the matrix imported) when a hook first needs it."""
+    if _CATALOG not in config.stash:
+        from harness.plugin.items import CaseCatalog
+
+        config.stash[_CATALOG] = CaseCatalog(getattr(config, "cache", None))
+    return config.stash[_CATALOG]
+
+
+def _results(config: pytest.Config) -> MatrixResults:
+    """The session's verdicts, made when the first one arrives or a report is written."""
+    if _RESULTS not in config.stash:
+        from harness.plugin.items import MatrixResults
+
+        config.stash[_RESULTS] = MatrixResults(config.stash[_SETTINGS].strict)
+    return config.stash[_RESULTS]
 
 
 def _xdist_worker(config: pytest.Config) -> bool:
@@ -86,6 +99,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selection:
     """Marker > command line > ini; the cassette dir is the matrix's cassettes when given."""
+    from harness.check.selection import Selection
+
     marked = marked or MatrixOptions()
     if marked.cassettes is not None:
         cassettes = tuple(str(Path(c).resolve()) for c in marked.cassettes)
@@ -107,7 +122,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     try:
         marked = MatrixOptions.from_marker(marker.kwargs) if marker is not None else None
         selection = _selection(config.stash[_SETTINGS], marked)
-        ids = list(config.stash[_CATALOG].ids(selection))
+        ids = list(_catalog(config).ids(selection))
     except HarnessError as exc:
         # Raised here, pytest would show it as a collection error inside a pluggy traceback.
         config.stash[_USAGE].append(f"{metafunc.definition.nodeid}: {exc}")
@@ -124,7 +139,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     settings = config.stash[_SETTINGS]
     if not settings.runs_matrix:
         return
-    catalog = config.stash[_CATALOG]
+    from harness.plugin.items import CaseItem, CompareItem, MatrixCollector, item_name
+
+    catalog = _catalog(config)
     selection = _selection(settings)
     try:
         for spec in (*settings.accumulators, *(settings.compare or ())):
@@ -135,7 +152,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     ids = list(dialects)
     parent = MatrixCollector.from_parent(session, name="toolstream", nodeid="toolstream")
     # On an xdist worker the controller takes the verdicts: the items make the property text only.
-    results = None if _xdist_worker(config) else config.stash[_RESULTS]
+    results = None if _xdist_worker(config) else _results(config)
     common: dict[str, Any] = {
         "parent": parent, "selection": selection, "catalog": catalog, "strict": settings.strict,
         "results": results,
@@ -170,21 +187,28 @@ def _skip_unless_declared(
 class _Listener:
     """Collects verdicts carried by reports (on the xdist controller they come from the workers)."""
 
-    def __init__(self, results: MatrixResults) -> None:
-        self.results = results
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when == "call" and report.user_properties:
-            self.results.take(report.user_properties)
+        if report.when != "call" or not report.user_properties:
+            return
+        if any(key in (RESULT_KEY, COMPARE_KEY) for key, _ in report.user_properties):
+            _results(self.config).take(report.user_properties)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if _xdist_worker(config):
         return  # an xdist worker: the controller writes the reports
-    settings, results = config.stash[_SETTINGS], config.stash[_RESULTS]
+    settings = config.stash[_SETTINGS]
+    if settings.json is None and settings.html is None:
+        return
+    results = _results(config)
     comparison = results.comparison()
     if settings.json is not None:
+        from harness.report.results import session_to_dict, write_json
+
         write_json(session_to_dict(results.reports(), comparison, _selection(settings)), settings.json)
     if settings.html is not None:
         from harness.report.html import write_html
@@ -195,9 +219,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if _RESULTS not in config.stash or _xdist_worker(config):
+    if _SETTINGS not in config.stash or _xdist_worker(config):
         return  # an xdist worker's terminal is /dev/null; the controller says the summary
-    lines = config.stash[_RESULTS].summary_lines()
+    lines = config.stash[_RESULTS].summary_lines() if _RESULTS in config.stash else []
     settings = config.stash[_SETTINGS]
     if not lines and not (settings.json or settings.html):
         return
@@ -216,8 +240,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 @pytest.fixture
 def toolstream_case(request: pytest.FixtureRequest) -> MatrixCase:
     """One case of the conformance matrix (the test is parametrized over all selected cases)."""
+    from harness.plugin.items import MatrixCase
+
     selection, case_id = request.param
-    catalog = request.config.stash[_CATALOG]
+    catalog = _catalog(request.config)
     settings = request.config.stash[_SETTINGS]
     return MatrixCase(
         catalog.case(selection, case_id), selection, catalog, node=request.node, strict=settings.strict,
@@ -233,11 +259,12 @@ def toolstream_snapshot(request: pytest.FixtureRequest) -> Any:
         snapshot = request.getfixturevalue("snapshot")
     except pytest.FixtureLookupError:
         pytest.fail("toolstream_snapshot needs syrupy: pip install syrupy", pytrace=False)
+    from harness.plugin.items import snapshot_key
     from harness.plugin.snapshot import ToolstreamSnapshotExtension
 
     chosen = snapshot.use_extension(ToolstreamSnapshotExtension)
     if "toolstream_case" in request.fixturenames:
         case: MatrixCase = request.getfixturevalue("toolstream_case")
-        meaning = request.config.stash[_CATALOG].meaning(case.case.scenario)
+        meaning = _catalog(request.config).meaning(case.case.scenario)
         return chosen(name=snapshot_key(case.case, meaning))
     return chosen

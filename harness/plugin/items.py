@@ -29,6 +29,7 @@ from harness.check.verdict import Report, Result, Verdict, judge, signature
 from harness.errors import HarnessError, UsageError
 from harness.mutate import Meaning
 from harness.mutate.scenario import Case, Scenario
+from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.report.replay import pytest_command, pytest_item_name, replay_command
 from harness.report.results import counts, group_tags, severity_rank, warning_lines
 
@@ -46,11 +47,6 @@ __all__ = [
 ]
 
 _UNITS_KEPT: Final = 8  # units (stream x scenario x seed) built by id and kept for their other points
-# user_properties keys. Each value is one JSON text, not a mapping: pytest copies an item's
-# user_properties into its setup, call and teardown reports, and xdist pickles every report object
-# by object in Python, so a verdict as nested data cost more to carry than to judge.
-RESULT_KEY: Final = "toolstream_result"  # one verdict
-COMPARE_KEY: Final = "toolstream_compare"  # an A/B pair
 
 
 # ---------------------------------------------------------------------------------------------

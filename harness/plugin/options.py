@@ -4,6 +4,7 @@ Every `--toolstream-*` option is also an ini key (`toolstream_record_mode`, ...)
 arguments become frozen option objects, so a misspelt keyword raises `UsageError` naming it.
 On CI (the `CI` environment variable set) nothing is recorded unless the record mode is given on
 the command line: a marker's or the ini's mode is replaced by `none`, with a note.
+Importing this module imports no transport: every pytest session loads the plugin.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
 from harness.errors import UsageError, did_you_mean
-from harness.record.redaction import Redaction
-from harness.transports.matching import MATCH_FIELDS, Matcher
-from harness.transports.modes import RecordMode
+from harness.plugin.names import MATCH_FIELDS, RECORD_MODES
+
+if TYPE_CHECKING:  # the transports are imported where a record mode or a matcher is parsed
+    from harness.record.redaction import Redaction
+    from harness.transports.modes import RecordMode
 
 __all__ = [
     "MatrixOptions",
@@ -46,7 +49,7 @@ _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
 def add_options(parser: pytest.Parser) -> None:
     """Register the `--toolstream-*` options and their ini keys."""
     group = parser.getgroup("toolstream", "toolstream-harness: record, replay and check tool-call streams")
-    modes = ", ".join(mode.value for mode in RecordMode)
+    modes = ", ".join(RECORD_MODES)
     group.addoption(
         "--toolstream-record-mode", dest="toolstream_record_mode", default=None, metavar="MODE",
         help=f"record mode for the `toolstream` fixture: {modes} (default none; CI=1 forces none "
@@ -163,7 +166,7 @@ class Settings:
         if compare is not None and len(compare) != 2:
             raise UsageError(f"toolstream_compare: needs exactly two accumulator specs, got {len(compare)}")
         return cls(
-            record_mode=None if mode is None else RecordMode.parse(str(mode)),
+            record_mode=None if mode is None else _record_mode(str(mode)),
             record_mode_given=cli_mode is not None,
             cassette_dir=path("toolstream_cassette_dir"),
             accumulators=accumulators,
@@ -180,6 +183,8 @@ class Settings:
     def record_mode_for(self, marked: RecordMode | None) -> tuple[RecordMode, str | None]:
         """The mode a test records in (command line > marker > ini > none), and a note when CI
         turned recording off."""
+        from harness.transports.modes import RecordMode
+
         if self.record_mode_given and self.record_mode is not None:
             return self.record_mode, None
         chosen = marked or self.record_mode or RecordMode.NONE
@@ -221,6 +226,12 @@ def check_ini_keys(config: pytest.Config) -> None:
         if key.startswith("toolstream"):
             hint = did_you_mean(key, known) or f"; known: {', '.join(sorted(known))}"
             raise UsageError(f"ini key {key!r} is not a toolstream setting{hint}")
+
+
+def _record_mode(value: Any) -> RecordMode:
+    from harness.transports.modes import RecordMode
+
+    return RecordMode.parse(value)
 
 
 def _known_dialect(name: str, where: str) -> None:
@@ -276,7 +287,7 @@ class RecordOptions:
         if given.get("cassette") is not None:
             out["cassette"] = os.fspath(given["cassette"])
         if given.get("record_mode") is not None:
-            out["record_mode"] = RecordMode.parse(given["record_mode"])
+            out["record_mode"] = _record_mode(given["record_mode"])
         for name in ("match_on", "ignore_fields", "redact_headers", "redact_body"):
             if given.get(name) is not None:
                 out[name] = _strings(given[name], name, where)
@@ -285,6 +296,8 @@ class RecordOptions:
             if not isinstance(timing, bool):
                 raise UsageError(f"{where}: record_timing= must be True or False, not {timing!r}")
             out["record_timing"] = timing
+        from harness.transports.matching import Matcher
+
         try:  # an unknown match_on or ignore_fields name fails here, naming where it was given
             Matcher(out.get("match_on", MATCH_FIELDS), out.get("ignore_fields", ()))
         except UsageError as exc:
@@ -293,6 +306,8 @@ class RecordOptions:
 
     def redaction(self) -> Redaction:
         """The default redaction plus this test's headers and body paths."""
+        from harness.record.redaction import Redaction
+
         return Redaction.DEFAULT.plus(headers=self.redact_headers, body_paths=self.redact_body)
 
 
