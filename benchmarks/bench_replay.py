@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from figures import Figure, Scale, cost, parse_scale, print_figures
 
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
-from harness.transports import ReplayTransport
+from harness.transports.replay import ReplayTransport
 
 BASE_URL = "http://bench.invalid/v1"
 HEADERS = {"content-type": "text/event-stream; charset=utf-8"}

@@ -10,7 +10,7 @@ from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
 from harness.check.outcome import diff
 from harness.cli import main
-from harness.transports import ReplayTransport
+from harness.transports.replay import ReplayTransport
 from harness.wire.dialects import reference_outcome
 
 CASSETTE = bundled("cassettes") / "openai-chat" / "parallel-2.yaml"

@@ -23,7 +23,7 @@ from harness.check.selection import Selection
 from harness.cli import main
 from harness.errors import CassetteError, ScenarioError, UsageError
 from harness.mutate.scenario import load_scenario
-from harness.transports import ReplayTransport
+from harness.transports.replay import ReplayTransport
 
 ROOT = Path(__file__).resolve().parent.parent
 SINGLE = str(ROOT / "cassettes/openai-chat/single-call.yaml")

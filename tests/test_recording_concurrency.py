@@ -22,7 +22,7 @@ CHILD = """
 import sys, time
 from pathlib import Path
 import httpx
-from harness.transports import RecordingTransport
+from harness.transports.recording import RecordingTransport
 
 path, name, barrier = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 
@@ -59,7 +59,7 @@ def test_two_processes_recording_into_one_cassette_keep_every_interaction(tmp_pa
 def test_a_recording_keeps_interactions_another_writer_saved_meanwhile(tmp_path: Path) -> None:
     import httpx
 
-    from harness.transports import RecordingTransport
+    from harness.transports.recording import RecordingTransport
 
     path = tmp_path / "c.yaml"
 

@@ -16,7 +16,8 @@ from harness.cli import main
 from harness.errors import NoMatchError
 from harness.record.fake_provider import FakeProvider, Script
 from harness.record.volatile import is_volatile, stable_url
-from harness.transports import RecordingTransport, ReplayTransport
+from harness.transports.recording import RecordingTransport
+from harness.transports.replay import ReplayTransport
 
 pytest_plugins = ["pytester"]
 

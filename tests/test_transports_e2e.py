@@ -27,7 +27,8 @@ from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
 from harness.record.fake_provider import FakeProvider, Script, Write
 from harness.record.redaction import Redaction
-from harness.transports import RecordingTransport, ReplayTransport
+from harness.transports.recording import RecordingTransport
+from harness.transports.replay import ReplayTransport
 
 LIBS = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]
 ROUTE = "/v1/chat/completions"

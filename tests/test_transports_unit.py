@@ -21,8 +21,10 @@ from harness.cassettes.corpus import bundled
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, load, save
 from harness.errors import CassetteError, NoMatchError, UsageError
 from harness.record.redaction import Redaction
-from harness.transports import RecordingTransport, ReplayTransport, replay
+from harness.transports import replay
 from harness.transports._library import library_named
+from harness.transports.recording import RecordingTransport
+from harness.transports.replay import ReplayTransport
 
 URL = "https://api.example.test/v1/chat/completions"
 BODY = {"model": "m-1", "stream": True, "messages": [{"role": "user", "content": "hi"}]}

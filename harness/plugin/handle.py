@@ -17,9 +17,9 @@ from harness.errors import HarnessError, UsageError
 from harness.plugin.options import RecordOptions, legacy_cassette_path
 from harness.plugin.record import ToolstreamDeprecationWarning
 from harness.record.importer import default_output, recognise_foreign
-from harness.transports import RecordingTransport
 from harness.transports._library import TransportBase
 from harness.transports.modes import RecordMode
+from harness.transports.recording import RecordingTransport
 
 __all__ = ["CassetteHandle"]
 

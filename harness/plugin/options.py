@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from harness.errors import UsageError, did_you_mean
-from harness.plugin.names import MATCH_FIELDS, RECORD_MODES
+from harness.transports.modes import MATCH_FIELDS, RecordMode
 
-if TYPE_CHECKING:  # the transports are imported where a record mode or a matcher is parsed
+if TYPE_CHECKING:  # the transports are imported where a matcher or a redaction is built
     from harness.record.redaction import Redaction
-    from harness.transports.modes import RecordMode
 
 __all__ = [
     "MatrixOptions",
@@ -49,7 +48,7 @@ _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
 def add_options(parser: pytest.Parser) -> None:
     """Register the `--toolstream-*` options and their ini keys."""
     group = parser.getgroup("toolstream", "toolstream-harness: record, replay and check tool-call streams")
-    modes = ", ".join(RECORD_MODES)
+    modes = ", ".join(RecordMode)
     group.addoption(
         "--toolstream-record-mode", dest="toolstream_record_mode", default=None, metavar="MODE",
         help=f"record mode for the `toolstream` fixture: {modes} (default none; CI=1 forces none "
@@ -183,8 +182,6 @@ class Settings:
     def record_mode_for(self, marked: RecordMode | None) -> tuple[RecordMode, str | None]:
         """The mode a test records in (command line > marker > ini > none), and a note when CI
         turned recording off."""
-        from harness.transports.modes import RecordMode
-
         if self.record_mode_given and self.record_mode is not None:
             return self.record_mode, None
         chosen = marked or self.record_mode or RecordMode.NONE
@@ -229,8 +226,6 @@ def check_ini_keys(config: pytest.Config) -> None:
 
 
 def _record_mode(value: Any) -> RecordMode:
-    from harness.transports.modes import RecordMode
-
     return RecordMode.parse(value)
 
 

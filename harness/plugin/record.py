@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from harness.errors import HarnessError, UsageError
-from harness.plugin.names import MATCH_NAMES
 from harness.plugin.options import RecordOptions, Settings, cassette_path
+from harness.transports.modes import MATCH_NAMES
 
 if TYPE_CHECKING:
     from harness.plugin.handle import CassetteHandle

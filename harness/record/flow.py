@@ -42,7 +42,7 @@ def record(
     import httpx
 
     from harness.cassettes import format as cassettes
-    from harness.transports import RecordingTransport
+    from harness.transports.recording import RecordingTransport
     from harness.wire import dialects
 
     spec = provider(provider_name)

@@ -3,14 +3,7 @@
     client = httpx.Client(transport=RecordingTransport(path="cassettes/chat.yaml", mode="once"))
     client = httpx2.AsyncClient(transport=ReplayTransport("cassettes/chat.yaml", speed=1.0))
 
-Neither library is imported until a request of it arrives.
+Neither library is imported until a request of it arrives. The public names are `harness`'s
+(`harness.RecordingTransport`, ...); this package imports nothing itself, so the pytest plugin can
+read `modes` while every session starts without loading the transports.
 """
-
-from __future__ import annotations
-
-from harness.record.redaction import Redaction
-from harness.transports.modes import RecordMode
-from harness.transports.recording import RecordingTransport
-from harness.transports.replay import ReplayTransport
-
-__all__ = ["RecordMode", "RecordingTransport", "Redaction", "ReplayTransport"]

@@ -22,10 +22,8 @@ from harness.cassettes.format import Interaction, Request
 from harness.errors import NoMatchError, UsageError
 from harness.record.redaction import DROP, REDACTED, JsonPath, parse_path, rewrite_path
 from harness.record.volatile import LOOPBACK_HOSTS
+from harness.transports.modes import MATCH_FIELDS, MATCH_NAMES, URL_PARTS
 
-MATCH_FIELDS: Final = ("method", "url", "body")  # the default
-URL_PARTS: Final = ("scheme", "host", "port", "path", "query")
-MATCH_NAMES: Final = ("method", *URL_PARTS, "url", "body")  # and `body.<path>`
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _SHOWN_DIFFERENCES = 3
 ANY_PORT: Final = -1  # a loopback URL written without a port (see harness.record.volatile): any port matches
@@ -124,7 +122,7 @@ class Matcher:
                         f"ignore_fields: no such field {name!r}{_suggest(name, known)}; "
                         f"choose from {', '.join(known)}, body.<field>"
                     )
-            elif name in ("method", *URL_PARTS, "url", "body"):
+            elif name in MATCH_NAMES:
                 raise UsageError(
                     f"ignore_fields: {name!r} is a whole part of the request; "
                     "leave it out of match_on instead"

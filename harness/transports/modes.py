@@ -1,4 +1,5 @@
-"""Record modes, with vcrpy's meaning, and what each one lets a transport do.
+"""Record modes, with vcrpy's meaning, and what each one lets a transport do; the request fields it
+can match on.
 
 - `none`: replay only; a request nothing matches raises `NoMatchError`.
 - `once`: record when the cassette file does not exist, else behave as `none`.
@@ -11,8 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 from harness.errors import UsageError
+
+MATCH_FIELDS: Final = ("method", "url", "body")  # the default
+URL_PARTS: Final = ("scheme", "host", "port", "path", "query")
+MATCH_NAMES: Final = ("method", *URL_PARTS, "url", "body")  # and `body.<path>`
 
 
 class RecordMode(StrEnum):

@@ -37,8 +37,8 @@ from harness.errors import HarnessError, UsageError
 from harness.record.redaction import Redaction, scrub_cassette, scrub_interaction
 from harness.record.volatile import stable_headers, stable_url
 from harness.transports._library import Library, TransportBase, library_of
-from harness.transports.matching import MATCH_FIELDS, Matcher
-from harness.transports.modes import RecordMode
+from harness.transports.matching import Matcher
+from harness.transports.modes import MATCH_FIELDS, RecordMode
 from harness.transports.replay import Playlist, check_speed, request_record, serve
 from harness.wire import dialects
 

@@ -19,7 +19,8 @@ from harness.cassettes.format import Cassette, Interaction, Request, Response, j
 from harness.errors import NoMatchError, UsageError
 from harness.record.redaction import Redaction
 from harness.transports._library import Library, TransportBase, library_of
-from harness.transports.matching import MATCH_FIELDS, Matcher, Normalized
+from harness.transports.matching import Matcher, Normalized
+from harness.transports.modes import MATCH_FIELDS
 
 # Headers that describe the body on the wire, not the decoded body we serve.
 _WIRE_HEADERS: Final = frozenset({"content-length", "transfer-encoding"})

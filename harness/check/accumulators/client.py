@@ -26,7 +26,7 @@ from harness.cassettes.model import Cassette, Interaction, Request, Source
 from harness.check.accumulators import warmup
 from harness.check.outcome import Outcome, State
 from harness.errors import AccumulatorProtocolError, NotApplicable, UsageError
-from harness.transports import ReplayTransport
+from harness.transports.replay import ReplayTransport
 from harness.wire import dialects
 
 if TYPE_CHECKING:
