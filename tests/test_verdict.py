@@ -118,4 +118,7 @@ def test_a_result_survives_the_record_form_a_worker_sends() -> None:
     back_all = [Result.from_record(record, read) for record in records]
     assert back_all == [failed, passed, errored]
     assert back_all[0].expected is back_all[1].expected is back_all[2].expected
+    # A pass whose actual outcome is the expected one, to the last field, sends it once too.
+    assert records[1][8] is records[1][7] and records[0][8] is not records[0][7]
+    assert back_all[1].actual is back_all[1].expected and back_all[0].actual == failed.actual
     assert failed.severities and failed.actual is not None and failed.actual.usage == {"total": 3}

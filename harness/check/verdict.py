@@ -135,7 +135,11 @@ class Result:
         process sends back, read by `from_record`, which trusts it (`from_dict` checks).
         `shared`, kept for one message: an expected outcome that several results hold (the
         cases of a recording often expect the same) becomes one record, which pickling sends
-        once and `from_record` reads once."""
+        once and `from_record` reads once; so does an actual outcome equal to it (a pass)."""
+        expected = _once(shared, self.expected, Outcome.to_record)
+        actual = None if self.actual is None else self.actual.to_record()
+        if shared is not None and actual == expected:
+            actual = expected
         return (
             self.id,
             self.cassette,
@@ -144,8 +148,8 @@ class Result:
             self.dialect,
             self.accumulator,
             str(self.verdict),
-            _once(shared, self.expected, Outcome.to_record),
-            None if self.actual is None else self.actual.to_record(),
+            expected,
+            actual,
             self.diff,
             self.error,
             self.seconds,
@@ -163,7 +167,7 @@ class Result:
         values["verdict"] = _VERDICTS[values["verdict"]]
         values["expected"] = _once(shared, values["expected"], Outcome.from_record)
         if values["actual"] is not None:
-            values["actual"] = Outcome.from_record(values["actual"])
+            values["actual"] = _once(shared, values["actual"], Outcome.from_record)
         values["diff"] = tuple(values["diff"])
         values["case_class"] = _CASE_CLASSES[values["case_class"]]
         values["severities"] = tuple(_SEVERITIES[s] for s in values["severities"])
