@@ -46,9 +46,9 @@ def case() -> Case:
 
 
 def test_a_slow_starting_process_is_started_and_warmed_up_before_the_first_case(case: Case) -> None:
-    with Stdio(slow_start(2), "events") as cold, pytest.raises(AccumulatorTimeout):
-        cold.run(case, timeout=1)  # without prepare the start counts in the case's time
-    with Stdio(slow_start(2), "events") as acc:
+    with Stdio(slow_start(1), "events") as cold, pytest.raises(AccumulatorTimeout):
+        cold.run(case, timeout=0.5)  # without prepare the start counts in the case's time
+    with Stdio(slow_start(1), "events") as acc:
         acc.prepare(timeout=30)
         assert acc.run(case, timeout=1).text == "good-1"
         acc.prepare()  # running already: nothing to do

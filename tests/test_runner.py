@@ -130,6 +130,8 @@ def test_an_in_process_run_leaves_the_collector_as_it_found_it() -> None:
     try:
         frozen = gc.get_freeze_count()
         assert run_matrix("reference", selection).ok
-        assert gc.get_freeze_count() == frozen
+        # None added, none thawed (that would empty it); a frozen object the run frees (a cache
+        # entry it replaces) leaves the count: one CI run saw 2 of 2,161,158 go.
+        assert frozen - 1000 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
