@@ -124,6 +124,44 @@ def test_a_hang_times_out_kills_the_process_and_the_next_case_works(case: Case) 
         acc.shutdown()
 
 
+def test_a_process_that_cannot_start_fails_every_case_without_starting_one_per_case(
+    case: Case, tmp_path: Path
+) -> None:
+    # A bad import: each process exits before it reads a line. Two tries at the warm-up, then
+    # every case fails at once with the process's own words (not one process per case: the
+    # whole bundled matrix took 4.6 minutes that way).
+    broken = tmp_path / "broken.py"
+    broken.write_text("import no_such_module_here\n")
+    with Stdio(shlex.join([sys.executable, str(broken)]), "events") as acc:
+        acc.prepare()
+        assert acc.started == 2
+        for case_id in ("good-1", "good-2"):
+            with pytest.raises(AccumulatorCrashed) as raised:
+                acc.run(replace(case, id=case_id))
+            said = str(raised.value)
+            assert f"case {case_id}: not run: 2 processes in a row exited before answering" in said
+            assert "status 1" in said and "No module named 'no_such_module_here'" in said
+        assert acc.started == 2
+
+
+def test_a_process_that_fails_its_first_start_only_is_started_again(case: Case, tmp_path: Path) -> None:
+    marker = tmp_path / "started-once"
+    flaky = tmp_path / "flaky.py"
+    flaky.write_text(
+        "import pathlib, runpy, sys\n"
+        f"marker = pathlib.Path({str(marker)!r})\n"
+        "if not marker.exists():\n"
+        "    marker.touch()\n"
+        "    sys.exit(4)\n"
+        f"sys.argv = ['speaker', 'echo']\n"
+        f"exec({SPEAKER!r})\n"
+    )
+    with Stdio(shlex.join([sys.executable, str(flaky)]), "events") as acc:
+        acc.prepare()
+        assert acc.started == 2
+        assert acc.run(case).text == "good-1"
+
+
 def test_a_command_that_cannot_start_is_a_crash(case: Case) -> None:
     with pytest.raises(AccumulatorCrashed, match="cannot start"):
         Stdio("/nonexistent/accumulator --x", "events").run(case)

@@ -75,6 +75,13 @@ def test_signature_abstracts_call_numbers_and_values() -> None:
     one = signature(_result(verdict=Verdict.ERROR, actual=None, error="KeyError: 'index' at 12"))
     two = signature(_result(verdict=Verdict.ERROR, actual=None, error="KeyError: 'id' at 40"))
     assert one == two and one.startswith("error: KeyError")
+    # A stdio process's errors name their case: the same error on two cases is one kind.
+    said = "cmd:acc: case {}: the process exited with status 1 before answering"
+    first, second = (
+        signature(_result(verdict=Verdict.ERROR, actual=None, error=said.format(case_id)))
+        for case_id in ("openai-chat/parallel-2::original::s0", "anthropic/sub/cut-mid-args::D7-x::s3")
+    )
+    assert first == second == "error: cmd:acc: case …: the process exited with status … before answering"
 
 
 def test_small_matrix_prints_a_grid_failures_with_replay_and_summary() -> None:

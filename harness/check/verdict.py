@@ -352,6 +352,7 @@ def describe_error(exc: BaseException) -> str:
 
 _CALL = re.compile(r"^call \d+: ")
 _NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
+_CASE_ID = re.compile(r"\S+::\S+::s\d+")  # `openai-chat/parallel-2::original::s0`
 _VALUES = re.compile(
     r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[{\[].*?[}\]](?=,| expected|$)|-?\b\d+(?:\.\d+)?\b"
 )
@@ -380,8 +381,9 @@ def diff_signature(lines: Iterable[str]) -> str:
 
 
 def error_signature(error: str) -> str:
-    """An error message's first line with its values abstracted."""
-    return "error: " + shorten(_VALUES.sub("…", error.splitlines()[0] if error else "error"), 80)
+    """An error message's first line with its values (and any case id in it) abstracted."""
+    first = _CASE_ID.sub("…", error.splitlines()[0]) if error else "error"
+    return "error: " + shorten(_VALUES.sub("…", first), 80)
 
 
 def _line_signature(line: str) -> str:

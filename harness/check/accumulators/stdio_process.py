@@ -54,6 +54,18 @@ _SUBREAPER: Final = str(Path(subreaper.__file__))
 _CONTAINED: Final = sys.platform == "linux" and os.path.isdir("/proc/self")
 _TREE_END = 10.0  # seconds the subreaper gets to end a tree before its group gets SIGKILL
 _UNNAMED: Final = object()
+# Fresh processes, one after the other, that may exit before answering the warm-up case before
+# the accumulator counts as one that cannot start: its cases then fail at once, none starting a
+# process (a bad import or a typo in the command would otherwise cost a process per case).
+_START_TRIES: Final = 2
+
+
+class _Exited(AccumulatorCrashed):
+    """The process ended (or closed its stdout) before answering; `detail` says how."""
+
+    def __init__(self, where: str, detail: str) -> None:
+        super().__init__(f"{where}: the process {detail}")
+        self.detail = detail
 
 
 def _line(message: Mapping[str, Any]) -> bytes:
@@ -227,24 +239,39 @@ class Stdio:
         self.timeout = timeout
         self.started = 0  # processes started so far, for tests and reports
         self._child: _Child | None = None
+        self._unstartable: str | None = None  # set by `prepare`: why no case starts a process
         self._lock = threading.Lock()
 
     def prepare(self, timeout: float | None = None) -> None:
         """Start the process, unless one is running, and wait for its answer to a warm-up case,
         so that its start-up is not counted in a case's time. Never raises for the process's
         misbehaviour: one that does not answer is killed, and the next case starts it again and
-        reports what happens."""
+        reports what happens. Except one that cannot start: when `_START_TRIES` processes in a
+        row exit before answering the warm-up, every case fails at once saying so."""
         limit = self.timeout if timeout is None else timeout
         with self._lock:
             if self._child is not None and self._child.alive():
                 return
-            try:
-                self._exchange(self._live_child(), warmup_case(), limit, warmup=True)
-            except AccumulatorFailure:
-                self._discard()
+            exited = ""
+            for _ in range(_START_TRIES):
+                try:
+                    self._exchange(self._live_child(), warmup_case(), limit, warmup=True)
+                    return
+                except _Exited as exc:
+                    self._discard()
+                    exited = exc.detail
+                except AccumulatorFailure:
+                    self._discard()
+                    return
+            self._unstartable = (
+                f"not run: {_START_TRIES} processes in a row exited before answering the warm-up "
+                f"case (the last {exited}); none is started for the cases"
+            )
 
     def run(self, case: Case, timeout: float | None = None) -> Outcome:
         """Send one case, return the process's answer as an `Outcome` (its notes included)."""
+        if self._unstartable is not None:
+            raise AccumulatorCrashed(f"{self.name}: case {case.id}: {self._unstartable}")
         limit = self.timeout if timeout is None else timeout
         with self._lock:
             try:
@@ -305,9 +332,7 @@ class Stdio:
                 code = child.proc.poll()
                 how = f"exited with status {code}" if code is not None else "closed its stdout"
                 tail = child.stderr_tail(drain=1.0)
-                raise AccumulatorCrashed(
-                    f"{where}: the process {how} before answering" + (f"; stderr: {tail}" if tail else "")
-                )
+                raise _Exited(where, f"{how} before answering" + (f"; stderr: {tail}" if tail else ""))
             if not raw.strip():
                 continue
             shown = _trimmed(raw)
