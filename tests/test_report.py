@@ -12,7 +12,7 @@ from harness.check.expectation import CaseClass
 from harness.check.outcome import Outcome, State, ToolCall, diff
 from harness.check.selection import Selection
 from harness.check.severity import differences
-from harness.check.verdict import Report, Result, Verdict, verdict_for
+from harness.check.verdict import Report, Result, Verdict, error_signature, verdict_for
 from harness.report.results import (
     comparison_to_dict,
     render_check,
@@ -82,6 +82,10 @@ def test_signature_abstracts_call_numbers_and_values() -> None:
         for case_id in ("openai-chat/parallel-2::original::s0", "anthropic/sub/cut-mid-args::D7-x::s3")
     )
     assert first == second == "error: cmd:acc: case …: the process exited with status … before answering"
+    # Only the head of a message is read: a 3 MB raise (or a line of `a::` that would make the
+    # case-id pattern backtrack for hours) signs as its first 300 characters do.
+    for huge in ("ValueError: " + "x" * 3_000_000, "'a::" * 1_000_000):
+        assert error_signature(huge) == error_signature(huge[:300])
 
 
 def test_small_matrix_prints_a_grid_failures_with_replay_and_summary() -> None:
