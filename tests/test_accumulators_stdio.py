@@ -148,12 +148,12 @@ def test_a_process_that_fails_its_first_start_only_is_started_again(case: Case, 
     marker = tmp_path / "started-once"
     flaky = tmp_path / "flaky.py"
     flaky.write_text(
-        "import pathlib, runpy, sys\n"
+        "import pathlib, sys\n"
         f"marker = pathlib.Path({str(marker)!r})\n"
         "if not marker.exists():\n"
         "    marker.touch()\n"
         "    sys.exit(4)\n"
-        f"sys.argv = ['speaker', 'echo']\n"
+        "sys.argv = ['speaker', 'echo']\n"
         f"exec({SPEAKER!r})\n"
     )
     with Stdio(shlex.join([sys.executable, str(flaky)]), "events") as acc:

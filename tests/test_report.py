@@ -83,7 +83,7 @@ def test_signature_abstracts_call_numbers_and_values() -> None:
     )
     assert first == second == "error: cmd:acc: case …: the process exited with status … before answering"
     # Only the head of a message is read: a 3 MB raise (or a line of `a::` that would make the
-    # case-id pattern backtrack for hours) signs as its first 300 characters do.
+    # case-id pattern backtrack for minutes) signs as its first 300 characters do.
     for huge in ("ValueError: " + "x" * 3_000_000, "'a::" * 1_000_000):
         assert error_signature(huge) == error_signature(huge[:300])
 

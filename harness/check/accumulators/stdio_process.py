@@ -65,7 +65,10 @@ class _Exited(AccumulatorCrashed):
 
     def __init__(self, where: str, detail: str) -> None:
         super().__init__(f"{where}: the process {detail}")
-        self.detail = detail
+        self.where, self.detail = where, detail
+
+    def __reduce__(self) -> tuple[type[_Exited], tuple[str, str]]:
+        return type(self), (self.where, self.detail)  # pickled whole (its args are the message)
 
 
 def _line(message: Mapping[str, Any]) -> bytes:
