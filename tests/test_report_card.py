@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from importlib.metadata import PackageNotFoundError, distribution, version
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,24 @@ def test_a_library_that_is_not_there_is_a_row_not_a_crash(
     assert "not installed in" in _row(card, "litellm")["problem"]
     assert _row(card, "anthropic")["cases"] == 1
     assert "not graded: not installed in" in capsys.readouterr().out
+
+
+def test_an_adapter_that_does_not_load_is_a_row_with_its_own_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The environment's `serve-accumulator` stands in for one whose library fails to import.
+    from harness.card.environments import SideEnvironment
+
+    broken = tmp_path / "broken.py"
+    said = "cannot import name Stream from openai"
+    broken.write_text(f"import sys\nprint('loading', file=sys.stderr)\nraise ImportError({said!r})\n")
+    monkeypatch.setattr(SideEnvironment, "spec", lambda self: f"cmd:{sys.executable} {broken}")
+    out = tmp_path / "out"
+    argv = ["report-card", "--libraries", "openai", "--use-current-env", "--timeout", "0"]
+    assert main([*argv, "--case", ISSUE_CASES[0], "--case", ISSUE_CASES[1], "--out", str(out)]) == 0
+    row = _row(_card(out), "openai")
+    assert row["problem"] == f"adapter openai-sdk does not load: ImportError: {said}"
+    assert not (out / "reports" / f"openai-{row['version']}.json").exists()
 
 
 @pytest.mark.slow  # makes a virtualenv for the release

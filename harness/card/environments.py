@@ -5,8 +5,9 @@ library's adapter over the stdio protocol (`python -m harness.cli serve-accumula
 `.ci/run` does for the two langchain-core releases. Environments live under `$TOOLSTREAM_CACHE`
 (default `~/.cache/toolstream`), in `report-card/<library>-<version>/`; one is reused while its
 stamp matches (the library, its version, and a hash of the harness sources it was given). Whatever
-goes wrong for one environment (no such release, pip fails, the library does not import) is an
-`EnvironmentProblem` that the card shows as that row, never a crash of the run.
+goes wrong for one environment (no such release, pip fails) is an `EnvironmentProblem` that the
+card shows as that row, never a crash of the run; so is an adapter that does not load, told by the
+run itself (`adapter_problem`: its `serve-accumulator` could not start for any case).
 """
 
 from __future__ import annotations
@@ -17,20 +18,21 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import harness
 from harness.card.libraries import Library
+from harness.check.accumulators.stdio_process import start_failure
 
 __all__ = [
     "EnvironmentProblem",
     "SideEnvironment",
+    "adapter_problem",
     "available_versions",
     "build",
     "cache_root",
-    "check_adapter",
     "installed_version",
     "pick_versions",
     "source_root",
@@ -192,13 +194,11 @@ def _read_stamp(path: Path) -> dict[str, str] | None:
     return data if isinstance(data, dict) else None
 
 
-def check_adapter(env: SideEnvironment) -> None:
-    """Load the adapter in its environment (imports the library): a problem if it cannot."""
-    code = (
-        "import sys\n"
-        "from harness.check.accumulators import resolve\n"
-        "acc = resolve(sys.argv[1]); acc.prepare(); acc.shutdown()\n"
-    )
-    run = _run([env.python, "-c", code, env.library.adapter], timeout=300)
-    if run.returncode != 0:
-        raise EnvironmentProblem(f"adapter {env.library.adapter} does not load: {_last_line(run.stderr)}")
+def adapter_problem(env: SideEnvironment, errors: Iterable[str | None]) -> str | None:
+    """A problem when the adapter's `serve-accumulator` could not start for any case of the run
+    (the library does not load in this environment), from its cases' `errors`; None otherwise."""
+    said = [start_failure(error) for error in errors]
+    if not said or None in said:
+        return None
+    words = str(said[-1]).replace(" | ", "\n")  # the stderr tail's lines, as the process wrote them
+    return f"adapter {env.library.adapter} does not load: {_last_line(words)}"

@@ -324,10 +324,6 @@ def _grade_one(
         return grading.Graded(
             lib.name, env.version, lib.adapter, problem="no selected dialect is one it reads"
         )
-    try:
-        environments.check_adapter(env)
-    except EnvironmentProblem as exc:
-        return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
     mine = replace(selection, dialects=tuple(dialects), cases=_cases_read(selection, dialects))
     if selection.cases and not mine.cases:
         return grading.Graded(lib.name, env.version, lib.adapter, problem="no selected case is one it reads")
@@ -340,6 +336,11 @@ def _grade_one(
             progress.close()
     except UsageError as exc:
         return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
+    # Its process started by the run, not by a check of its own (which imported the library
+    # once more): one that cannot start fails every case at once, and the row says why.
+    problem = environments.adapter_problem(env, (result.error for result in report.results))
+    if problem is not None:
+        return grading.Graded(lib.name, env.version, lib.adapter, problem=problem)
     _finished(step, name, report)
     document = report_to_dict(report, mine)
     write_json(document, reports / f"{lib.name}-{env.version}.json")

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shlex
 import shutil
 import signal
@@ -58,6 +59,23 @@ _UNNAMED: Final = object()
 # the accumulator counts as one that cannot start: its cases then fail at once, none starting a
 # process (a bad import or a typo in the command would otherwise cost a process per case).
 _START_TRIES: Final = 2
+
+
+_NOT_STARTED: Final = (
+    "not run: {tries} processes in a row exited before answering the warm-up case (the last "
+    "{exited}); none is started for the cases"
+)
+_READ_NOT_STARTED: Final = re.compile(
+    r"not run: \d+ processes in a row exited before answering the warm-up case \(the last "
+    r"(?P<exited>.*)\); none is started for the cases$"
+)
+
+
+def start_failure(error: str | None) -> str | None:
+    """How the last process exited (with its stderr) when `error`, a case's error, says the stdio
+    accumulator could not start (`Stdio.prepare`); None for any other error."""
+    found = _READ_NOT_STARTED.search(error or "")
+    return found["exited"] if found else None
 
 
 class _Exited(AccumulatorCrashed):
@@ -266,10 +284,7 @@ class Stdio:
                 except AccumulatorFailure:
                     self._discard()
                     return
-            self._unstartable = (
-                f"not run: {_START_TRIES} processes in a row exited before answering the warm-up "
-                f"case (the last {exited}); none is started for the cases"
-            )
+            self._unstartable = _NOT_STARTED.format(tries=_START_TRIES, exited=exited)
 
     def run(self, case: Case, timeout: float | None = None) -> Outcome:
         """Send one case, return the process's answer as an `Outcome` (its notes included)."""
