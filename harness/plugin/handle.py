@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -155,27 +156,19 @@ class CassetteHandle:
 
     def openai_client(self, **kwargs: Any) -> Any:
         """An `openai.OpenAI` client recording through the test's transport."""
-        openai = _require("openai")
-        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "sk-toolstream-replay")
-        return self._keep(openai.OpenAI(http_client=self.httpx2_client(), **kwargs))
+        return self._keep(_sdk_client("openai", "OpenAI", self.httpx2_client, kwargs))
 
     def async_openai_client(self, **kwargs: Any) -> Any:
         """An `openai.AsyncOpenAI` client recording through the test's transport."""
-        openai = _require("openai")
-        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "sk-toolstream-replay")
-        return openai.AsyncOpenAI(http_client=self.async_httpx2_client(), **kwargs)
+        return _sdk_client("openai", "AsyncOpenAI", self.async_httpx2_client, kwargs)
 
     def anthropic_client(self, **kwargs: Any) -> Any:
         """An `anthropic.Anthropic` client recording through the test's transport."""
-        anthropic = _require("anthropic")
-        kwargs.setdefault("api_key", os.environ.get("ANTHROPIC_API_KEY") or "sk-ant-toolstream-replay")
-        return self._keep(anthropic.Anthropic(http_client=self.httpx2_client(), **kwargs))
+        return self._keep(_sdk_client("anthropic", "Anthropic", self.httpx2_client, kwargs))
 
     def async_anthropic_client(self, **kwargs: Any) -> Any:
         """An `anthropic.AsyncAnthropic` client recording through the test's transport."""
-        anthropic = _require("anthropic")
-        kwargs.setdefault("api_key", os.environ.get("ANTHROPIC_API_KEY") or "sk-ant-toolstream-replay")
-        return anthropic.AsyncAnthropic(http_client=self.async_httpx2_client(), **kwargs)
+        return _sdk_client("anthropic", "AsyncAnthropic", self.async_httpx2_client, kwargs)
 
     def problems(self) -> list[str]:
         """What makes the test fail after it ran: unmatched requests, then unused interactions."""
@@ -245,6 +238,22 @@ def _shown(path: Path) -> str:
     with contextlib.suppress(ValueError):
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     return str(path)
+
+
+# Per SDK: the environment variable its key comes from, and the stand-in used on replay without one.
+_API_KEYS: Final = {
+    "openai": ("OPENAI_API_KEY", "sk-toolstream-replay"),
+    "anthropic": ("ANTHROPIC_API_KEY", "sk-ant-toolstream-replay"),
+}
+
+
+def _sdk_client(module: str, name: str, http_client: Callable[[], Any], kwargs: dict[str, Any]) -> Any:
+    """The SDK's client class `name` on a client `http_client()` makes (once the SDK is found to
+    be installed), its key from the environment or a stand-in."""
+    sdk = _require(module)
+    variable, stand_in = _API_KEYS[module]
+    kwargs.setdefault("api_key", os.environ.get(variable) or stand_in)
+    return getattr(sdk, name)(http_client=http_client(), **kwargs)
 
 
 def _require(module: str) -> Any:

@@ -165,7 +165,7 @@ class Settings:
         if compare is not None and len(compare) != 2:
             raise UsageError(f"toolstream_compare: needs exactly two accumulator specs, got {len(compare)}")
         return cls(
-            record_mode=None if mode is None else _record_mode(str(mode)),
+            record_mode=None if mode is None else RecordMode.parse(str(mode)),
             record_mode_given=cli_mode is not None,
             cassette_dir=path("toolstream_cassette_dir"),
             accumulators=accumulators,
@@ -225,10 +225,6 @@ def check_ini_keys(config: pytest.Config) -> None:
             raise UsageError(f"ini key {key!r} is not a toolstream setting{hint}")
 
 
-def _record_mode(value: Any) -> RecordMode:
-    return RecordMode.parse(value)
-
-
 def _known_dialect(name: str, where: str) -> None:
     from harness.wire import dialects
 
@@ -282,7 +278,7 @@ class RecordOptions:
         if given.get("cassette") is not None:
             out["cassette"] = os.fspath(given["cassette"])
         if given.get("record_mode") is not None:
-            out["record_mode"] = _record_mode(given["record_mode"])
+            out["record_mode"] = RecordMode.parse(given["record_mode"])
         for name in ("match_on", "ignore_fields", "redact_headers", "redact_body"):
             if given.get(name) is not None:
                 out[name] = _strings(given[name], name, where)
