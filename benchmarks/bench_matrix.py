@@ -119,10 +119,12 @@ def test_nothing(i):
 
 
 # Written into a session's folder (its rootdir) by `measure_phases`: each process (the controller,
-# each xdist worker) appends when it saw its first item start and its last item end.
+# each xdist worker) appends when it saw its first item start and its last item end, and how many
+# items ended (the controller sees every worker's).
 PHASES_CONFTEST = """import json, os, time
 
 _SPAN = []
+_ENDED = [0]
 
 
 def pytest_runtest_logstart(nodeid, location):
@@ -133,12 +135,14 @@ def pytest_runtest_logstart(nodeid, location):
 def pytest_runtest_logfinish(nodeid, location):
     del _SPAN[1:]
     _SPAN.append(time.time())
+    _ENDED[0] += 1
 
 
 def pytest_unconfigure(config):
     if len(_SPAN) == 2:
+        line = {"worker": hasattr(config, "workerinput"), "span": _SPAN, "items": _ENDED[0]}
         with open(os.path.join(str(config.rootpath), "phases.jsonl"), "a") as out:
-            out.write(json.dumps({"worker": hasattr(config, "workerinput"), "span": _SPAN}) + "\\n")
+            out.write(json.dumps(line) + "\\n")
 """
 
 
@@ -146,6 +150,7 @@ def pytest_unconfigure(config):
 class Session:
     seconds: float  # wall clock of the whole session
     items_seconds: float  # from the first item's start to the last item's end, any process
+    items: int  # how many items ran
 
 
 # The same CPU-bound loop as two processes after one another and at once: how much of the second
@@ -238,12 +243,13 @@ def measure_pytest(
     return serial, two
 
 
-def items_seconds(folder: Path) -> float:
+def items_phase(folder: Path) -> tuple[float, int]:
     """From the first item's start to the last item's end, over the processes that ran items (the
-    workers under xdist), as `PHASES_CONFTEST` wrote them in `folder`."""
+    workers under xdist), and how many items ran, as `PHASES_CONFTEST` wrote them in `folder`."""
     spans = [json.loads(line) for line in (folder / "phases.jsonl").read_text().splitlines()]
     ran = [s["span"] for s in spans if s["worker"]] or [s["span"] for s in spans]
-    return max(end for _, end in ran) - min(start for start, _ in ran)
+    (session,) = [s for s in spans if not s["worker"]]  # the serial session or the controller
+    return max(end for _, end in ran) - min(start for start, _ in ran), session["items"]
 
 
 def measure_phases(
@@ -260,7 +266,7 @@ def measure_phases(
         for name, extra in (("serial", ()), ("two", ("-n", "2"))):
             cache = folder / name / ".cache"
             seconds = run_pytest(cassettes, scenarios, cache, *extra, spec=spec, conftest=PHASES_CONFTEST)
-            sessions.append(Session(seconds, items_seconds(cache.parent)))
+            sessions.append(Session(seconds, *items_phase(cache.parent)))
     return sessions[0], sessions[1]
 
 
@@ -331,8 +337,10 @@ def _measure(scale: Scale) -> list[Figure]:
     serial_pytest, two_pytest = measure_pytest(cassettes, scenarios, warm=sessions_warm)
     serial_empty, two_empty = measure_empty_tests(warm.cases, warm=sessions_warm)
     # An adapter whose cases cost more than pytest's items: the openai SDK on its own dialect.
-    sdk_cases = run_reference("openai-sdk", (OPENAI,), scenarios).cases
     serial_sdk, two_sdk = measure_phases((OPENAI,), scenarios, "openai-sdk", warm=sessions_warm)
+    if serial_sdk.items != two_sdk.items:
+        raise SystemExit(f"pytest ran {serial_sdk.items} items serial and {two_sdk.items} with -n 2")
+    sdk_cases = serial_sdk.items
     after, at_once = measure_two_cores(10**5 if scale == "smoke" else 10**7)
     which = "all bundled cassettes" if not cassettes else "openai-chat cassettes"
     label = f"{warm.cases:,} cases ({which})"

@@ -1,7 +1,8 @@
 """The real clients of examples/clients/, unchanged, run by `toolstream check --client` over their
-dialect's cases (each Node one installed by its own `npm ci --offline` in a temp folder, from the
-npm cache the README's install filled; skipped with the install command where that cannot be
-done), and the README table of what each gets wrong, which must match the stored results."""
+dialect's cases (each Node one from its folder where the README's install put exactly what its
+lockfile pins there, else by its own `npm ci --offline` in a temp folder, from the npm cache that
+install filled; skipped with the install command where that cannot be done), and the README
+table of what each gets wrong, which must match the stored results."""
 
 from __future__ import annotations
 
@@ -46,11 +47,12 @@ PARALLEL = "openai-chat/parallel-2::original::s0"
 CUT = "openai-chat/cut-mid-arguments::original::s0"
 
 
-INSTALLED: dict[str, Path] = {}  # client folder -> this session's copy with its own `npm ci`
+INSTALLED: dict[str, Path] = {}  # client folder -> where it is installed for this session
 
 
 def need(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Install a Node client from its pinned lockfile in a folder of this test session's own
+    """A Node client installed from its pinned lockfile: its own folder where that holds exactly
+    what the lockfile pins (the README's install), else a folder of this test session's own
     (`npm ci --offline`: from the npm cache the README's install filled, never the network);
     skipped with the install command where node or the cached packages are missing."""
     folder = TABLE["CLIENTS"][name][0]
@@ -59,8 +61,11 @@ def need(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     skip = f"{name} is not installed: {TABLE['install_command'](name)}"
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip(skip)
-    copy = tmp_path_factory.mktemp(folder)
     source = ROOT / "examples" / "clients" / folder
+    if _installed_from_lockfile(source):
+        INSTALLED[folder] = source  # the README's install, from this lockfile: nothing to add
+        return
+    copy = tmp_path_factory.mktemp(folder)
     for path in source.iterdir():
         if path.is_file():
             shutil.copy2(path, copy / path.name)
@@ -71,6 +76,17 @@ def need(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     if done.returncode != 0:
         pytest.skip(f"{skip} ({done.stderr.strip().splitlines()[-1:] or 'npm ci failed'})")
     INSTALLED[folder] = copy
+
+
+def _installed_from_lockfile(folder: Path) -> bool:
+    """Whether the folder's node_modules holds exactly what its lockfile pins: npm's record of
+    what it installed (`node_modules/.package-lock.json`) lists the lockfile's packages."""
+    try:
+        pinned = json.loads((folder / "package-lock.json").read_text(encoding="utf-8"))["packages"]
+        installed = json.loads((folder / "node_modules" / ".package-lock.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError):
+        return False
+    return installed.get("packages") == {path: entry for path, entry in pinned.items() if path}
 
 
 def check(name: str, tmp_path: Path) -> dict[str, dict[str, Any]]:

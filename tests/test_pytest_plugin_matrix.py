@@ -138,8 +138,10 @@ def test_a_misspelt_matrix_marker_argument_is_a_usage_error(project: pytest.Pyte
     assert "unknown argument 'scenario'; did you mean 'scenarios'?" in out and "pluggy/" not in out
 
 
-@pytest.mark.slow
-def test_xdist_gives_the_serial_outcomes_and_records_in_parallel(project: pytest.Pytester) -> None:
+@pytest.mark.slow  # a serial session, then one with two xdist workers
+def test_xdist_gives_the_serial_outcomes_records_in_parallel_and_the_controller_reports(
+    project: pytest.Pytester,
+) -> None:
     project.makepyfile(
         test_record="""
         import pytest
@@ -159,12 +161,19 @@ def test_xdist_gives_the_serial_outcomes_and_records_in_parallel(project: pytest
     serial.assert_outcomes(passed=1, failed=2)
     serial_report = json.loads((project.path / "report.json").read_text())
     cassettes = project.path / "corpus" / "test_record"
-    parallel = project.runpytest_subprocess(*args, "--toolstream-record-mode", "once", "-n", "2")
+    parallel = project.runpytest_subprocess(
+        *args, "--toolstream-record-mode", "once", "--junitxml", "j.xml", "-n", "2"
+    )
     parallel.assert_outcomes(passed=5, failed=2)
+    # The workers leave the summary and the reports to the controller: said once, each verdict kept.
+    parallel.stdout.fnmatch_lines(["accs:FirstCallOnly: 3 cases: 1 pass, 2 fail"])
+    assert parallel.stdout.str().count("accs:FirstCallOnly: 3 cases") == 1
+    _assert_junit_verdicts(project, {"pass": 1, "fail": 2})
     parallel_report = json.loads((project.path / "report.json").read_text())
     assert [(c["id"], c["verdict"]) for c in parallel_report["cases"]] == [
         (c["id"], c["verdict"]) for c in serial_report["cases"]
     ]
+    assert sorted(c["verdict"] for c in parallel_report["cases"]) == ["fail", "fail", "pass"]
     recorded = sorted(cassettes.glob("*.yaml"))
     assert len(recorded) == 4
     from harness.cassettes.format import load
@@ -243,18 +252,6 @@ def test_junitxml_carries_each_verdict_serial(project: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["accs:FirstCallOnly: 3 cases: 1 pass, 2 fail"])
     _assert_junit_verdicts(project, {"pass": 1, "fail": 2})
-
-
-@pytest.mark.slow  # starts two xdist workers
-def test_xdist_workers_leave_the_summary_and_reports_to_the_controller(project: pytest.Pytester) -> None:
-    args = matrix_args("--toolstream-accumulator", "accs:FirstCallOnly", "--junitxml", "j.xml")
-    result = project.runpytest_subprocess(*args, "--toolstream-json", "report.json", "-n", "2")
-    result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines(["accs:FirstCallOnly: 3 cases: 1 pass, 2 fail"])
-    assert result.stdout.str().count("accs:FirstCallOnly: 3 cases") == 1
-    _assert_junit_verdicts(project, {"pass": 1, "fail": 2})
-    report = json.loads((project.path / "report.json").read_text())
-    assert sorted(c["verdict"] for c in report["cases"]) == ["fail", "fail", "pass"]
 
 
 def _assert_junit_verdicts(project: pytest.Pytester, expected: dict[str, int]) -> None:
