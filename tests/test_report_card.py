@@ -303,6 +303,28 @@ def test_side_environments_install_the_checkout_the_command_runs_in(
     assert environments.source_root() is None
 
 
+@pytest.mark.parametrize(
+    ("pip", "elsewhere"), [("26.3", True), ("22.3", True), ("22.2.2", False), ("9.0.1", False), (None, False)]
+)
+def test_side_environments_are_made_without_pip_when_this_pip_installs_elsewhere(
+    pip: str | None, elsewhere: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pip --python` (pip 22.3 on) installs into an environment that has no pip of its own, which
+    saves making one (`ensurepip`, ~7 s of CPU); an older pip, or none, leaves each its own."""
+    import importlib.metadata
+
+    from harness.card import environments
+
+    def version(name: str) -> str:
+        assert name == "pip"
+        if pip is None:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return pip
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    assert environments._pip_installs_elsewhere() is elsewhere
+
+
 # ---------------------------------------------------------------------------------------------
 # Links to the standalone reproductions (examples/repros/)
 

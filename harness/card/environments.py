@@ -164,7 +164,11 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
     stamp = _read_stamp(stamp_path)
     if stamp == want and Path(python).exists():
         return SideEnvironment(library, version, python)
-    if stamp is not None and {**stamp, "harness": want["harness"]} == want and Path(python).exists():
+    # Refreshed in place if some pip can install there (one made without its own, by a harness
+    # whose pip installs elsewhere, is rebuilt when this harness's cannot).
+    same_release = stamp is not None and {**stamp, "harness": want["harness"]} == want
+    pip_there = _pip_installs_elsewhere() or (where / "bin" / "pip").exists()
+    if same_release and Path(python).exists() and pip_there:
         say(f"{library.name} {version}: refreshing the harness in {where}")
         _pip(python, ["--no-deps", "--force-reinstall", str(root)])
     else:
@@ -172,7 +176,8 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
         if where.exists():
             shutil.rmtree(where)
         where.parent.mkdir(parents=True, exist_ok=True)
-        made = _run([sys.executable, "-m", "venv", str(where)], timeout=300)
+        bare = ["--without-pip"] if _pip_installs_elsewhere() else []  # `_pip` installs from here
+        made = _run([sys.executable, "-m", "venv", *bare, str(where)], timeout=300)
         if made.returncode != 0:
             raise EnvironmentProblem(f"venv failed: {_last_line(made.stderr + made.stdout)}")
         _pip(python, [str(root), f"{library.name}=={version}"])
@@ -180,8 +185,25 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
     return SideEnvironment(library, version, python)
 
 
+def _pip_installs_elsewhere() -> bool:
+    """Whether this interpreter's pip installs into another one (`pip --python`, pip 22.3 and
+    later): a side environment is then made without a pip of its own, whose install (`ensurepip`)
+    costs about 7 s of CPU, more than creating the rest of it a hundred times over."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = [int(part) for part in re.findall(r"\d+", version("pip"))[:2]]
+    except (PackageNotFoundError, ValueError):
+        return False  # no pip here (an environment uv made, say): each side one gets its own
+    return found >= [22, 3]
+
+
 def _pip(python: str, args: list[str]) -> None:
-    run = _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *args], PIP_TIMEOUT)
+    """`pip install args` into the environment of `python`: by this interpreter's pip where it
+    can (`_pip_installs_elsewhere`), else by the environment's own."""
+    here = _pip_installs_elsewhere()
+    pip = [sys.executable, "-m", "pip", "--python", python] if here else [python, "-m", "pip"]
+    run = _run([*pip, "install", "--quiet", "--disable-pip-version-check", *args], PIP_TIMEOUT)
     if run.returncode != 0:
         raise EnvironmentProblem(f"pip install failed: {_last_line(run.stderr + run.stdout)}")
 
