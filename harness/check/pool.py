@@ -38,7 +38,7 @@ __all__ = ["LongLived", "Pool"]
 
 # Messages a worker sends: ("ready",), ("fatal", text), ("units", [(n, results), ...]), each
 # result a `Result.to_record()`.
-# The parent sends a batch, ([(n, unit), ...], lost), or None to stop; `lost` maps a
+# The parent sends a batch, ([(n, unit's fields), ...], lost), or None to stop; `lost` maps a
 # (unit, case, accumulator) position to the (verdict, error, seconds) it already has.
 # Shared per worker: [unit, case, accumulator, start] of the case it runs (start 0: none; -1:
 # building the unit's cases).
@@ -109,7 +109,8 @@ def _worker_main(
             done: list[tuple[int, list[list[tuple[Any, ...]]]]] = []
             shared: dict[int, Any] = {}  # for the message `done` becomes (`Result.to_record`)
             flushed = time.monotonic()
-            for n, unit in batch:
+            for n, fields in batch:
+                unit = tuple.__new__(Unit, fields)
                 now[3] = -1.0  # building: a death now is the harness's, not a case's
                 now[0], now[1], now[2] = n, 0, 0
                 try:
@@ -255,7 +256,8 @@ class Pool:
                         worker.ends.append(batch[-1])
                         mine = set(batch)
                         lost = {p: v for p, v in self.lost.items() if p[0] in mine}
-                        worker.conn.send(([(n, units[n]) for n in batch], lost))
+                        # Units as plain tuples: a named tuple pickles through its class (8x the cost).
+                        worker.conn.send(([(n, tuple(units[n])) for n in batch], lost))
                 busy = [w for w in self.workers if w.batch]
                 wait_for = POLL_SECONDS if self.timeout is not None and busy else None
                 for conn in wait([w.conn for w in self.workers], wait_for):
