@@ -45,7 +45,6 @@ def case() -> Case:
     return recorded_case(CASSETTES / "openai-chat" / "single-call.yaml", "good-1")
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_a_slow_starting_process_is_started_and_warmed_up_before_the_first_case(case: Case) -> None:
     with Stdio(slow_start(1), "events") as cold, pytest.raises(AccumulatorTimeout):
         cold.run(case, timeout=0.5)  # without prepare the start counts in the case's time

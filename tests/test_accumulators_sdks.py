@@ -79,7 +79,6 @@ def test_openai_sdk_raising_on_a_null_index_is_the_outcome_its_user_gets() -> No
     assert outcome.tool_calls == ()
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_sdk_adapters_refuse_other_dialects() -> None:
     with pytest.raises(NotApplicable, match="not anthropic"):
         resolve("openai-sdk").run(recorded_case("anthropic/single-call"))

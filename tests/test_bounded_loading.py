@@ -170,7 +170,6 @@ _TOKENS = [
 ]
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     edits=st.lists(

@@ -127,7 +127,6 @@ size_spellings = st.one_of(
 separators = st.sampled_from([" ", " ", " ", "  ", "\t", " \n "])
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 @settings(max_examples=400, deadline=None)
 @given(sizes, st.booleans(), st.data())
 def test_the_json_path_and_the_general_path_agree_on_any_spelling(

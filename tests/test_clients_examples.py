@@ -182,7 +182,6 @@ def test_the_readme_table_is_the_stored_results() -> None:
     assert set(stored) == set(TABLE["CLIENTS"])  # every client has results in the table
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_the_stored_results_are_each_clients_whole_dialect_matrix() -> None:
     # The table is over every case of the client's dialect (the issue: "over the openai-chat
     # matrix"), not a selection: a new cassette or scenario needs `python examples/clients/table.py --run`.

@@ -68,7 +68,6 @@ def _heavy(modules: list[str]) -> list[str]:
     return [m for m in modules if m == "httpx" or m.startswith(tuple(f"{p}." for p in HEAVY)) or m in HEAVY]
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_a_session_using_no_feature_imports_no_heavy_module(project: Path) -> None:
     run, seen = _session(project, "-q", *plugin_args())
     assert run.returncode == 0, run.stdout + run.stderr

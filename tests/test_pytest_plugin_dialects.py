@@ -71,7 +71,6 @@ def test_dialect_option_selects_only_that_dialects_cases(project: pytest.Pyteste
     result.assert_outcomes(passed=1, failed=1)  # without the option anthropic/parallel-calls fails too
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_dialect_ini_key_and_marker_argument(project: pytest.Pytester) -> None:
     project.makeini("[pytest]\ntoolstream_dialect = anthropic\n")
     project.runpytest(*args("--toolstream-accumulator", "accs:Undeclared")).assert_outcomes(failed=1)

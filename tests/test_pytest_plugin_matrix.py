@@ -182,7 +182,6 @@ def test_xdist_gives_the_serial_outcomes_records_in_parallel_and_the_controller_
         assert len(load(path).interactions[0].response.chunks) >= 1  # each file whole and loadable
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_runs_beside_pytest_recording_and_syrupy(project: pytest.Pytester) -> None:
     pytest.importorskip("pytest_recording")
     pytest.importorskip("syrupy")

@@ -78,7 +78,6 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_record_once_then_replay_in_none_mode(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -165,7 +164,6 @@ def test_a_misspelt_marker_argument_fails_with_its_name(project: pytest.Pytester
     result.stdout.fnmatch_lines(["*unknown argument 'recordmode'; did you mean 'record_mode'?*"])
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_no_option_no_change(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     prepare(pytester, monkeypatch)
     pytester.makepyfile("def test_plain():\n    pass\n")

@@ -118,7 +118,6 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_migrating_a_pytest_recording_suite(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -282,7 +281,6 @@ def toolstream_config():
     result.stdout.fnmatch_lines(["*'body.usr' is in no recorded request body of *did you mean 'body.user'?"])
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_new_episodes_names_its_stale_interactions(project: pytest.Pytester) -> None:
     save(_cassette(["old", "m"]), project.path / "cassettes" / "test_app" / "test_chat.toolstream.yaml")
     project.makepyfile(
@@ -313,7 +311,6 @@ def test_new_episodes_names_its_stale_interactions(project: pytest.Pytester) -> 
     project.runpytest(*plugin_args(), "-p", "no:recording").assert_outcomes(passed=1)
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_the_readme_configuration_examples_work(project: pytest.Pytester) -> None:
     text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     section = text[text.index("\n## Recording in your test suite\n") :]

@@ -106,7 +106,6 @@ def record(path: Path, canary: str, place: str, reads: list[bytes], error: str |
     cassettes.save(transport.scrub(saved), path)
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     canary=canaries,

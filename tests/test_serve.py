@@ -187,7 +187,6 @@ def test_anthropic_sdk_streams_a_case_and_its_followup_is_judged(
     assert result.verdict is Verdict.PASS, result.diff
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_anthropic_sdk_surfaces_an_error_case_and_passes_without_a_followup(
     server: ReplayServer, cases: dict[str, Case]
 ) -> None:
@@ -616,7 +615,6 @@ RAISER = textwrap.dedent(
 )
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_a_program_that_raises_after_its_stream_fails_with_the_raise(tmp_path: Path) -> None:
     """The raise rule of the in-process libraries: on a complete case, what the program raised is
     its user's outcome (state error, no calls), judged and signed like a library's raise; on a cut

@@ -31,7 +31,6 @@ def test_outcome_yaml_is_readable_and_leaves_usage_out() -> None:
     assert "city: Paris" in outcome_yaml(outcome)
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_update_writes_yaml_snapshots_and_a_later_run_passes(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,7 +57,6 @@ def test_update_writes_yaml_snapshots_and_a_later_run_passes(
     broken.stdout.fnmatch_lines(["*get_wether*"])
 
 
-@pytest.mark.slow  # over 1.5 s: the fast lane keeps this module's quicker tests
 def test_unused_snapshots_are_reported_by_syrupy(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
