@@ -2,7 +2,8 @@
 (its xdist workers included) shares one built-case store in a temporary folder
 (`harness.check.casecache`), so tests see both built and stored cases. The pytest sessions tests
 start (pytester, the benchmarks' smoke runs) leave out langsmith's plugin, as pyproject's addopts
-do for this one: ~0.7 s of CPU per process, for nothing this suite uses.
+do for this one: ~0.7 s of CPU per process, for nothing this suite uses, and ~1 s per in-process
+pytester session, which imports it afresh each time (pytester puts `sys.modules` back after each).
 
 Where PYTHONDONTWRITEBYTECODE is set (many container images set it), every process the suite starts
 (xdist workers, CLI children, `serve-accumulator`, pytester sessions) would compile the harness
@@ -21,6 +22,10 @@ import sys
 import tempfile
 
 import pytest
+
+# Registered here, before this file's `pytester` fixture below is read, so that it wraps pytester's
+# own: a plugin registered later (a test module's `pytest_plugins`) would shadow it at this level.
+pytest_plugins = ["pytester"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
