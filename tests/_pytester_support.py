@@ -36,6 +36,27 @@ _import_harness()
 ROOT = Path(__file__).resolve().parent.parent
 CASSETTES = ROOT / "cassettes"
 
+# A module of accumulators for a session's folder (`pytester.makepyfile(accs=FIRST_CALL_ONLY +
+# ...)`): FirstCallOnly keeps only the first call, so it is wrong wherever a stream has parallel
+# calls.
+FIRST_CALL_ONLY = """
+from dataclasses import replace
+
+from harness.wire import dialects
+
+
+class FirstCallOnly:
+    def __init__(self, dialect):
+        self.inner = dialects.get(dialect).accumulator()
+
+    def feed(self, event):
+        self.inner.feed(event)
+
+    def close(self, error):
+        outcome = self.inner.close(error)
+        return replace(outcome, tool_calls=outcome.tool_calls[:1])
+"""
+
 
 def plugin_args() -> list[str]:
     """`-p harness.plugin.hooks` unless the installed entry point already loads it (CI)."""

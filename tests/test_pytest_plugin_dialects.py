@@ -10,29 +10,15 @@ import subprocess
 import sys
 
 import pytest
-from _pytester_support import copy_cassettes, plugin_args, prepare
+from _pytester_support import FIRST_CALL_ONLY, copy_cassettes, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
 
 # Chat-only, and it says so; keeps the first call only, so parallel streams fail.
-ACCUMULATORS = """
-from dataclasses import replace
+ACCUMULATORS = FIRST_CALL_ONLY + """
 
-from harness.wire import dialects
-
-
-class ChatFirstCall:
+class ChatFirstCall(FirstCallOnly):
     dialects = ("openai-chat",)
-
-    def __init__(self, dialect):
-        self.inner = dialects.get(dialect).accumulator()
-
-    def feed(self, event):
-        self.inner.feed(event)
-
-    def close(self, error):
-        outcome = self.inner.close(error)
-        return replace(outcome, tool_calls=outcome.tool_calls[:1])
 
 
 class Undeclared(ChatFirstCall):

@@ -5,30 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from _pytester_support import copy_cassettes, plugin_args, prepare
+from _pytester_support import FIRST_CALL_ONLY, copy_cassettes, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
 
-# An accumulator that keeps only the first call: wrong wherever a stream has parallel calls.
-ACCUMULATORS = """
-from dataclasses import replace
-
-from harness.wire import dialects
-
-
-class FirstCallOnly:
-    def __init__(self, dialect):
-        self.inner = dialects.get(dialect).accumulator()
-
-    def feed(self, event):
-        self.inner.feed(event)
-
-    def close(self, error):
-        outcome = self.inner.close(error)
-        return replace(outcome, tool_calls=outcome.tool_calls[:1])
-
-
 # Every call right, the finish reason worded its own way: a cosmetic difference.
+ACCUMULATORS = FIRST_CALL_ONLY + """
+
 class WrongFinish(FirstCallOnly):
 
     def close(self, error):

@@ -10,28 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _pytester_support import CASSETTES, plugin_args, prepare
+from _pytester_support import CASSETTES, FIRST_CALL_ONLY, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
-
-# Wrong wherever a stream has parallel calls, so the whole run has both verdicts to compare.
-ACCUMULATORS = """
-from dataclasses import replace
-
-from harness.wire import dialects
-
-
-class FirstCallOnly:
-    def __init__(self, dialect):
-        self.inner = dialects.get(dialect).accumulator()
-
-    def feed(self, event):
-        self.inner.feed(event)
-
-    def close(self, error):
-        outcome = self.inner.close(error)
-        return replace(outcome, tool_calls=outcome.tool_calls[:1])
-"""
 
 SCENARIOS = "original,parallel-calls-share-index-0,F3-one-byte-reads,A5-id-on-every-chunk"
 SHARDS = 3
@@ -48,7 +29,7 @@ def test_shards_run_every_case_once_with_the_whole_runs_verdicts(
 ) -> None:
     pytest.importorskip(plugin)  # installed, its entry point loads it
     prepare(pytester, monkeypatch)
-    pytester.makepyfile(accs=ACCUMULATORS)
+    pytester.makepyfile(accs=FIRST_CALL_ONLY)  # wrong on parallel calls: both verdicts to compare
     # `--option=value`: a path given as its own word, before the plugin that reads it is loaded,
     # counts as a test path to pytest, which would take this repository's ini file as the session's.
     folder = CASSETTES / "openai-chat"
