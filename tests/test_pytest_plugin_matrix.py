@@ -9,7 +9,8 @@ from _pytester_support import FIRST_CALL_ONLY, copy_cassettes, plugin_args, prep
 
 pytest_plugins = ["pytester"]
 
-# Every call right, the finish reason worded its own way: a cosmetic difference.
+# FirstCallOnly, and WrongFinish: every call right, the finish reason worded its own way (a
+# cosmetic difference).
 ACCUMULATORS = FIRST_CALL_ONLY + """
 
 class WrongFinish(FirstCallOnly):
