@@ -65,9 +65,12 @@ _NOT_STARTED: Final = (
     "not run: {tries} processes in a row exited before answering the warm-up case (the last "
     "{exited}); none is started for the cases"
 )
+# The same words read back (`start_failure`), made from them so the two cannot drift apart.
 _READ_NOT_STARTED: Final = re.compile(
-    r"not run: \d+ processes in a row exited before answering the warm-up case \(the last "
-    r"(?P<exited>.*)\); none is started for the cases$"
+    re.escape(_NOT_STARTED)
+    .replace(re.escape("{tries}"), r"\d+")
+    .replace(re.escape("{exited}"), "(?P<exited>.*)")
+    + "$"
 )
 
 
