@@ -3,12 +3,15 @@ file is rebuilt, never an error; writes are atomic and bounded; the off switches
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import marshal
 import multiprocessing
 import os
 import shutil
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,7 @@ from _pytester_support import copy_cassettes, plugin_args, prepare
 
 from harness import cache
 from harness.check import casecache
-from harness.check.casecache import CaseStore
+from harness.check.casecache import CaseStore, Encoder
 from harness.check.expectation import classify
 from harness.check.selection import Matrix, Selection
 from harness.cli import main
@@ -80,6 +83,32 @@ def test_bytes_rendered_before_storing_are_stored(tmp_path: Path) -> None:
     again = _cases(cassette, CaseStore(tmp_path))
     assert not any(type(c.__dict__["_response"]) is DeferredResponse for c in again)
     _same(again, rendered)
+
+
+def test_equal_events_are_written_once_and_their_copies_are_not_kept_while_writing() -> None:
+    # Mutations copy payloads that end up equal: a big recording's file held a copy of each until
+    # it was written (1.9 GB for 20,000 events through the bundled scenarios).
+    case = _cases(PARALLEL, None)[0]
+
+    def copied() -> Case:
+        twin = copy.copy(case)
+        twin.__dict__["events"] = tuple(
+            dataclasses.replace(e, payload=copy.deepcopy(e.payload)) for e in case.events
+        )
+        return twin
+
+    sizes = {}
+    for n in (1, 50):
+        twins = [copied() for _ in range(n)]
+        tracemalloc.start()
+        try:
+            encoder = Encoder()
+            records = [encoder.case(c, classify(c)) for c in twins]
+            sizes[n] = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        assert len({id(r[6]) for r in records}) == 1  # one record of the events for all
+    assert sizes[50] < 10 * sizes[1]  # per copy, a reference to the shared record (was 24x)
 
 
 def _damage(path: Path, how: str) -> None:

@@ -286,7 +286,7 @@ class Encoder:
 
     def __init__(self) -> None:
         self._memo: dict[int, tuple[Any, Any]] = {}  # id -> (the object, kept alive; its record)
-        self._same: dict[bytes, Any] = {}  # a record's bytes -> the first record of those bytes
+        self._same: dict[bytes, Any] = {}  # digest of a record's bytes -> the first record of those
 
     def _once(self, obj: Any, make: Callable[[Any], Any]) -> Any:
         found = self._memo.get(id(obj))
@@ -318,13 +318,21 @@ class Encoder:
         return self._shared(tuple(self._once(event, self._event) for event in events))
 
     def _event(self, event: Event) -> tuple[Any, ...]:
-        wire = self._once(event.wire, lambda w: tuple(_plain(getattr(w, n)) for n in _WIRE_FIELDS))
-        return self._shared((wire, self._once(event.payload, _plain), event.edited))
+        # The payload copied here is dropped when an equal record is kept already: what the memo
+        # keeps is the shared record (mutations copy payloads that end up equal; each copy kept
+        # took most of a big recording's memory while its file was written).
+        wire = self._once(event.wire, self._wire)
+        return self._shared((wire, _plain(event.payload), event.edited))
+
+    def _wire(self, wire: WireEvent) -> tuple[Any, ...]:
+        return self._shared(tuple(_plain(getattr(wire, n)) for n in _WIRE_FIELDS))
 
     def _shared(self, record: tuple[Any, ...]) -> tuple[Any, ...]:
         """One record for equal ones (mutations copy events that end up equal): marshal's bytes
-        are equal only for values that read back equal, types and key order included."""
-        return self._same.setdefault(marshal.dumps(record, 4), record)
+        are equal only for values that read back equal, types and key order included. Kept by a
+        digest of those bytes (a whole stream's record is as long as the stream)."""
+        digest = hashlib.blake2b(marshal.dumps(record, 4), digest_size=16).digest()
+        return self._same.setdefault(digest, record)
 
     def _outcome(self, outcome: Outcome) -> tuple[Any, ...]:
         plain: tuple[Any, ...] = _plain(outcome.to_record())
