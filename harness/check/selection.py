@@ -15,6 +15,7 @@ The rules, once:
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
@@ -140,6 +141,9 @@ class Matrix:
         self._named: dict[str, list[Path]] | None = None
         self._names: dict[str, str] | None = None  # cassette file -> its name in case ids
         self._known: dict[int, tuple[RecordedStream, Known]] = {}
+        self._last_users: dict[Any, int] | None = None  # first steps -> the last scenario they begin
+        self._order: dict[str, int] = {}  # scenario name -> its place
+        self._scenario_at = 0  # the place of the scenario of the last unit built
         self._stored = StoredUnits(self.store, self.by_name)
         weakref.finalize(self, self._stored.flush)  # holds no reference to this matrix: it may go
         self._file_keys: dict[str, str] = {}  # cassette file -> `catalog.file_key`
@@ -210,6 +214,7 @@ class Matrix:
     def _built(self, unit: Unit) -> list[Case]:
         assert unit.cassette is not None and unit.scenario is not None and unit.seed is not None
         scenario = self.by_name[unit.scenario]
+        self._forget_before(unit.scenario)
         return [
             case
             for s in self.sources(unit.cassette)
@@ -245,6 +250,28 @@ class Matrix:
         if case_id not in cases:
             raise ScenarioError(f"case id {case_id!r}: its unit no longer makes it; clear the case cache")
         return cases[case_id].response
+
+    def _forget_before(self, name: str) -> None:
+        """Drop from `_known` what no scenario from `name` on begins with: units come in matrix
+        order, so it would not be asked for again (if it is, as when units come in another order,
+        it is made again, the same). Most first steps begin one scenario; a big recording's
+        streams kept for none took most of a run's memory."""
+        if self._last_users is None:
+            self._last_users = {}
+            for n, scenario in enumerate(self.scenarios):
+                for end in range(1, len(scenario.steps) + 1):
+                    with contextlib.suppress(TypeError):  # a parameter that cannot be hashed: not kept
+                        self._last_users[tuple(scenario.steps[:end])] = n
+            self._order = {s.name: n for n, s in enumerate(self.scenarios)}
+        at = self._order.get(name, 0)
+        if at <= self._scenario_at:  # the same scenario, or the next cassette's first ones
+            self._scenario_at = at
+            return
+        self._scenario_at = at
+        last = self._last_users
+        for _, known in self._known.values():
+            for steps in [k for k in known if last.get(k, at) < at]:
+                del known[steps]
 
     def _known_for(self, source: RecordedStream) -> Known:
         """What earlier pipelines made of `source` in this matrix (see `run_pipeline`): kept for
