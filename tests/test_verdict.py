@@ -10,7 +10,7 @@ from typing import Any
 from _runner_accumulators import SINGLE
 
 from harness.check.expectation import CaseClass
-from harness.check.outcome import Outcome, State
+from harness.check.outcome import Outcome, ServerCall, State
 from harness.check.selection import Selection, build_case
 from harness.check.severity import Severity
 from harness.check.verdict import Report, Result, Verdict, diff_signature, judge, verdict_for
@@ -101,7 +101,9 @@ def test_a_result_survives_the_record_form_a_worker_sends() -> None:
     # What crosses from a pool worker: every field back as it was, the outcomes' too (usage and
     # notes, which outcome equality leaves out, included), types and enums restored.
     case = build_case("openai-chat/parallel-2::parallel-calls-share-index-0::s0")
-    got = Outcome(case.expected.tool_calls[:1], "hi", "stop", State.CUT, "boom", {"total": 3}, ("late",))
+    server = (ServerCall("web_search", {"query": "x"}, "srvtoolu_1", "web_search_tool_result"),)
+    calls = case.expected.tool_calls[:1]
+    got = Outcome(calls, "hi", "stop", State.CUT, "boom", {"total": 3}, ("late",), server)
     failed = replace(judge(_Fixed(got), "fixed", case), output="printed\n")  # type: ignore[arg-type]
     passed = judge(_Fixed(case.expected), "fixed", case)  # type: ignore[arg-type]
     errored = replace(failed, verdict=Verdict.ERROR, actual=None, diff=(), severities=(), error="E")
@@ -122,3 +124,4 @@ def test_a_result_survives_the_record_form_a_worker_sends() -> None:
     assert records[1][8] is records[1][7] and records[0][8] is not records[0][7]
     assert back_all[1].actual is back_all[1].expected and back_all[0].actual == failed.actual
     assert failed.severities and failed.actual is not None and failed.actual.usage == {"total": 3}
+    assert back_all[0].actual is not None and back_all[0].actual.server_calls == server

@@ -99,22 +99,18 @@ class Outcome:
 
     @classmethod
     def from_record(cls, record: Sequence[Any]) -> Outcome:
-        """The outcome `to_record` wrote (built without the frozen `__init__`: paid once a case)."""
+        """The outcome `to_record` wrote, built through its slots (not the frozen `__init__`, which
+        sets each field through `object.__setattr__`: a pool's parent reads one per result)."""
         calls, text, finish, state, error, usage, notes, servers = record
-        made: Outcome = _made(
-            cls,
-            _OUTCOME_SET,
-            (
-                tuple(_made(ToolCall, _TOOL_CALL_SET, c) for c in calls),
-                text,
-                finish,
-                _STATES[state],
-                error,
-                usage,
-                tuple(notes),
-                tuple(_made(ServerCall, _SERVER_CALL_SET, c) for c in servers),
-            ),
-        )
+        made: Outcome = _new(cls)
+        _set_calls(made, tuple([_tool_call(c) for c in calls]) if calls else ())
+        _set_text(made, text)
+        _set_finish(made, finish)
+        _set_state(made, _STATES[state])
+        _set_error(made, error)
+        _set_usage(made, usage)
+        _set_notes(made, tuple(notes))
+        _set_servers(made, tuple([_server_call(c) for c in servers]) if servers else ())
         return made
 
     @classmethod
@@ -159,21 +155,36 @@ class Outcome:
         )
 
 
-def _made(cls: type, setters: Sequence[Any], values: Sequence[Any]) -> Any:
-    """An instance of a frozen slots dataclass from its field values, through its slots."""
-    made: Any = object.__new__(cls)
-    for set_field, value in zip(setters, values, strict=True):
-        set_field(made, value)
-    return made
-
-
 def _setters(cls: type) -> tuple[Any, ...]:
     return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
 
 
-_OUTCOME_SET = _setters(Outcome)
-_TOOL_CALL_SET = _setters(ToolCall)
+# Frozen slots dataclasses built from their records through their slots (`Outcome.from_record`).
+_new = object.__new__
+_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = (
+    _setters(Outcome)
+)
+_set_name, _set_arguments, _set_id, _set_invalid = _setters(ToolCall)
 _SERVER_CALL_SET = _setters(ServerCall)
+
+
+def _tool_call(record: Sequence[Any]) -> ToolCall:
+    name, arguments, call_id, invalid = record
+    made: ToolCall = _new(ToolCall)
+    _set_name(made, name)
+    _set_arguments(made, arguments)
+    _set_id(made, call_id)
+    _set_invalid(made, invalid)
+    return made
+
+
+def _server_call(record: Sequence[Any]) -> ServerCall:
+    made: ServerCall = _new(ServerCall)
+    for set_field, value in zip(_SERVER_CALL_SET, record, strict=True):
+        set_field(made, value)
+    return made
+
+
 _STATES = {str(state): state for state in State}
 
 

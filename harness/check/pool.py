@@ -210,7 +210,8 @@ class Pool:
         self.context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if self.context.get_start_method() == "forkserver":
             # Workers fork from a server that has already imported the harness, its built-in
-            # mutations and dialects and the reference (`pool_preload`): fast (re)starts.
+            # mutations and dialects and the reference, and read the registries (`pool_preload`):
+            # fast (re)starts.
             self.context.set_forkserver_preload([__name__, "harness.check.pool_preload"])
         self.workers: list[_Worker] = []
         # Positions whose worker hung or died on them, with the verdict they got.

@@ -1,9 +1,10 @@
-"""What the pool's forkserver imports before it forks any worker: the modules every worker
+"""What the pool's forkserver does before it forks any worker: imports the modules every worker
 imports before its first case (the built-in mutations and dialects, the reference, and
-`importlib.metadata`, which the registries read entry points with). Imported once in the server
-instead of once per worker and per replacement of a killed one. Only modules: the registries
-themselves are still read in each worker, so a plugin installed after the server started is seen.
-A module that fails to import here is left for the worker to meet and report as its own error."""
+`importlib.metadata`) and reads the registries of mutations and dialects, with the parameter
+types of each mutation. Done once in the server instead of once per worker and per replacement
+of a killed one (~10 ms each, most of a worker's start). The server starts with the parent's first
+pool, after the parent read the same registries, so the workers know what the parent knows. What
+fails here is left for the worker to meet and report as its own error."""
 
 from __future__ import annotations
 
@@ -23,3 +24,11 @@ MODULES = (
 for _module in MODULES:
     with contextlib.suppress(Exception):
         importlib.import_module(_module)
+
+with contextlib.suppress(Exception):
+    from harness import mutate
+    from harness.wire import dialects
+
+    for _cls in mutate.registry().values():
+        mutate._hints(_cls)
+    dialects.registered()

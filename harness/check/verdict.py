@@ -163,16 +163,41 @@ class Result:
     def from_record(cls, record: Sequence[Any], shared: dict[int, Any] | None = None) -> Result:
         """The result `to_record` wrote; `shared`, kept for one message, reads a record that
         several results hold (`to_record`'s `shared`) once."""
-        values = dict(zip(_RESULT_ORDER, record, strict=True))
-        values["verdict"] = _VERDICTS[values["verdict"]]
-        values["expected"] = _once(shared, values["expected"], Outcome.from_record)
-        if values["actual"] is not None:
-            values["actual"] = _once(shared, values["actual"], Outcome.from_record)
-        values["diff"] = tuple(values["diff"])
-        values["case_class"] = _CASE_CLASSES[values["case_class"]]
-        values["severities"] = tuple(_SEVERITIES[s] for s in values["severities"])
+        (id_, cassette, scenario, seed, dialect, accumulator, verdict, expected, actual, diff, error,
+         seconds, case_class, class_reason, severities, output) = record  # fmt: skip
+        if shared is None:
+            expected = Outcome.from_record(expected)
+            if actual is not None:
+                actual = Outcome.from_record(actual)
+        else:  # `_once`, written out: a pool's parent reads one per result
+            found = shared.get(id(expected))
+            if found is None:
+                found = shared[id(expected)] = (expected, Outcome.from_record(expected))
+            expected = found[1]
+            if actual is not None:
+                found = shared.get(id(actual))
+                if found is None:
+                    found = shared[id(actual)] = (actual, Outcome.from_record(actual))
+                actual = found[1]
         made = object.__new__(cls)  # not `Result(...)`: its frozen `__init__` showed, once a case
-        made.__dict__.update(values)
+        made.__dict__.update(
+            id=id_,
+            cassette=cassette,
+            scenario=scenario,
+            seed=seed,
+            dialect=dialect,
+            accumulator=accumulator,
+            verdict=_VERDICTS[verdict],
+            expected=expected,
+            actual=actual,
+            diff=tuple(diff),
+            error=error,
+            seconds=seconds,
+            case_class=_CASE_CLASSES[case_class],
+            class_reason=class_reason,
+            severities=tuple([_SEVERITIES[s] for s in severities]) if severities else (),
+            output=output,
+        )
         return made
 
     @classmethod
