@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,25 @@ def test_oversized_text_is_refused_before_parsing(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(cassettes, "MAX_YAML_CHARS", 100)
     with pytest.raises(HarnessError, match="over the 100 a YAML file may have"):
         cassettes.loads(GOOD)
+
+
+def test_a_file_is_read_within_its_size_and_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(GOOD)
+    tracemalloc.start()
+    try:
+        assert cassettes.load(path).interactions
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1024 * 1024  # not the limit's 256 MB asked for at once, for any file
+    monkeypatch.setattr(cassettes, "MAX_YAML_CHARS", 100)
+    with pytest.raises(HarnessError, match=rf"{path}: over the 100 bytes a cassette file may have"):
+        cassettes.load(path)
+    with pytest.raises(HarnessError, match="/dev/zero: over the 100 bytes"):  # never ends: bounded
+        cassettes.load("/dev/zero")
 
 
 def test_json_body_deeper_than_the_cap_stays_text() -> None:

@@ -62,7 +62,14 @@ def _read_bytes(path: Path) -> bytes:
     try:
         with open(path, "rb") as handle:
             # Bounded: a device or a pipe (`/dev/zero`) never ends; one byte over says "too big".
-            data = handle.read(MAX_YAML_CHARS + 1)
+            # Not `read(limit)` alone: it asks for the whole limit at once (256 MB a file).
+            status = os.fstat(handle.fileno())
+            if stat.S_ISREG(status.st_mode) and status.st_size <= MAX_YAML_CHARS:
+                data = handle.read(status.st_size + 1)  # the one byte over: a file that grew
+                if len(data) > status.st_size:
+                    data += handle.read(MAX_YAML_CHARS + 1 - len(data))
+            else:
+                data = handle.read(MAX_YAML_CHARS + 1)
         if len(data) > MAX_YAML_CHARS:
             raise CassetteError(path, f"over the {MAX_YAML_CHARS:,} bytes a cassette file may have")
         return data
