@@ -4,6 +4,7 @@ import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
 from harness.errors import NotApplicable
+from harness.mutate import calls, evolve
 from harness.mutate.calls import args_text, by_call, contiguous
 from harness.wire.dialects import Field, Role
 
@@ -83,3 +84,23 @@ def test_responses_done_only_and_stray_delta() -> None:
     assert not any(f.role is Role.ARGS for f in done_only.dialect.fragments(done_only.events))
     assert_oracle(done_only)
     assert_oracle(apply("stray-args-after-end", stream))
+
+
+def test_what_is_found_in_streams_is_kept_for_a_bounded_number_of_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 256 streams of a 20,000-event recording were kept alive by this cache: most of a run's memory.
+    monkeypatch.setattr(calls, "_FOUND", type(calls._FOUND)())
+    monkeypatch.setattr(calls, "_held", 0)
+    monkeypatch.setattr(calls, "_CACHED_EVENTS", 100)
+    stream = stream_of("openai-chat/parallel-2")
+    copies = [evolve(stream, events=tuple(list(stream.events))) for _ in range(40)]  # new tuples
+    assert len(stream.events) * 5 < 100 < len(stream.events) * 40
+    for copy in copies:
+        assert calls.fragments_or_skip(copy) == calls.fragments_or_skip(stream)
+    held = sum(len(events) for events, _ in calls._FOUND.values())
+    assert held == calls._held <= 100 and len(calls._FOUND) >= 2
+    assert calls._FOUND[next(reversed(calls._FOUND))][0] is stream.events  # the latest is kept
+    big = evolve(stream, events=tuple(stream.events) * 10)  # over the bound alone: kept alone
+    calls.kinds_of(big)
+    assert next(iter(calls._FOUND.values()))[0] is big.events and len(calls._FOUND) == 1

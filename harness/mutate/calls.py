@@ -30,13 +30,18 @@ def by_call(fragments: Sequence[Fragment]) -> dict[int, list[Fragment]]:
 
 # What was found in recent event tuples (fragments, kinds): a recording's stream is shared by all
 # its cases (events are immutable), so it is found once, not once per case. Keyed by identity,
-# the events kept alive beside the value so an id is never reused while cached.
+# the events kept alive beside the value so an id is never reused while cached. Bounded in
+# entries and in the events they keep alive: 256 streams of a 20,000-event recording held most
+# of a run's memory.
 _FOUND: OrderedDict[tuple[str, str, int], tuple[tuple[Event, ...], Any]] = OrderedDict()
 _CACHED = 256
+_CACHED_EVENTS = 50_000
+_held = 0  # events the entries hold (one tuple counted once per entry)
 
 
 def _once(what: str, stream: Stream, find: Callable[[], T]) -> T:
     """`find()` for this stream's events, or what it gave for the very same events tuple before."""
+    global _held
     key = (what, stream.dialect.name, id(stream.events))
     found = _FOUND.get(key)
     if found is not None and found[0] is stream.events:
@@ -44,8 +49,10 @@ def _once(what: str, stream: Stream, find: Callable[[], T]) -> T:
         return cast(T, found[1])
     value = find()
     _FOUND[key] = (stream.events, value)
-    if len(_FOUND) > _CACHED:
-        _FOUND.popitem(last=False)
+    _held += len(stream.events)
+    while len(_FOUND) > 1 and (len(_FOUND) > _CACHED or _held > _CACHED_EVENTS):
+        _, (events, _) = _FOUND.popitem(last=False)
+        _held -= len(events)
     return value
 
 
