@@ -92,3 +92,40 @@ def test_a_worker_holds_its_next_batch_while_it_runs_one(monkeypatch: pytest.Mon
     report = run_matrix("reference", selection, jobs=1, timeout=30)
     assert report.count(Verdict.PASS) == len(report.results) == 2
     assert max(held) == pool.IN_FLIGHT == 2
+
+
+def test_workers_start_while_the_units_are_listed_and_none_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    from harness.check import pool
+    from harness.check.selection import Matrix
+
+    started: list[int] = []
+    listed: list[int] = []
+    start = pool.Pool._start
+    units = Matrix.units
+
+    def starting(self: pool.Pool) -> Any:
+        started.append(len(listed))
+        return start(self)
+
+    def listing(self: Matrix) -> Any:
+        listed.append(1)
+        return units(self)
+
+    monkeypatch.setattr(pool.Pool, "_start", starting)
+    monkeypatch.setattr(Matrix, "units", listing)
+    one_file = Selection(cassettes=(PARALLEL,), scenarios=("original",))
+    report = run_matrix("reference", one_file, jobs=2, timeout=30)
+    assert report.count(Verdict.PASS) == len(report.results) == 1
+    assert started == [0]  # before the units were listed; one worker for one file's batch
+    assert multiprocessing.active_children() == []
+
+    def broken(self: Matrix) -> Any:
+        raise RuntimeError("listing failed")
+
+    monkeypatch.setattr(Matrix, "units", broken)
+    started.clear()
+    with pytest.raises(RuntimeError, match="listing failed"):
+        run_matrix("reference", Selection(cassettes=(PARALLEL, SINGLE)), jobs=2, timeout=30)
+    assert len(started) == 2 and multiprocessing.active_children() == []  # started, then stopped

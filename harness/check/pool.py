@@ -190,6 +190,23 @@ def batches(units: Sequence[Unit]) -> list[list[int]]:
     return [members for _, members in sorted(groups.items(), key=cost)]
 
 
+def start_server() -> Any:
+    """The context workers start from; where there is a forkserver, it is started now (not at the
+    first worker, which waits for it): it gets ready while the caller reads its selection."""
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if context.get_start_method() == "forkserver":
+        # Workers fork from a server that has already imported the harness, its built-in
+        # mutations and dialects and the reference, and read the registries (`pool_preload`):
+        # fast (re)starts.
+        context.set_forkserver_preload([__name__, "harness.check.pool_preload"])
+        with contextlib.suppress(Exception):  # the first worker meets what fails here, and says it
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+    return context
+
+
 class Pool:
     """Worker processes over units of work, with per-case deadlines and replacement on death."""
 
@@ -206,13 +223,7 @@ class Pool:
         self.specs = list(specs)
         self.timeout = timeout
         self.jobs = jobs
-        methods = multiprocessing.get_all_start_methods()
-        self.context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if self.context.get_start_method() == "forkserver":
-            # Workers fork from a server that has already imported the harness, its built-in
-            # mutations and dialects and the reference, and read the registries (`pool_preload`):
-            # fast (re)starts.
-            self.context.set_forkserver_preload([__name__, "harness.check.pool_preload"])
+        self.context = start_server()
         self.workers: list[_Worker] = []
         # Positions whose worker hung or died on them, with the verdict they got.
         self.lost: dict[tuple[int, int, int], tuple[str, str, float]] = {}
@@ -230,7 +241,7 @@ class Pool:
             list(sys.path),
             dict(os.environ),
         )
-        process = self.context.Process(target=_worker_main, args=args, daemon=True)  # type: ignore[attr-defined]
+        process = self.context.Process(target=_worker_main, args=args, daemon=True)
         process.start()
         theirs.close()
         return _Worker(process, ours, now)
@@ -243,12 +254,18 @@ class Pool:
         worker.process.join(5)
         worker.conn.close()
 
+    def start(self, count: int) -> None:
+        """Start workers up to `count` now, to get ready while the caller lists its units (`run`
+        starts any still missing; one with no batch to do stops at the end). `close` stops them."""
+        while len(self.workers) < min(count, self.jobs):
+            self.workers.append(self._start())
+
     def run(self, units: Sequence[Unit], progress: Progress | None) -> list[list[list[Result]]]:
         results: list[list[list[Result]] | None] = [None] * len(units)
         todo: deque[list[int]] = deque(batches(units))
         kept = LongLived()
         try:
-            self.workers = [self._start() for _ in range(min(self.jobs, max(len(todo), 1)))]
+            self.start(max(len(todo), 1))
             while todo or any(w.batch for w in self.workers):
                 for worker in self.workers:
                     while worker.ready and len(worker.ends) < IN_FLIGHT and todo:
@@ -274,14 +291,19 @@ class Pool:
                             self._lost(worker, position, Verdict.TIMEOUT, text, self.timeout, todo)
         finally:
             kept.close()
-            for worker in self.workers:
-                with contextlib.suppress(Exception):
-                    worker.conn.send(None)
-            for worker in self.workers:
-                worker.process.join(1)
-                if worker.process.is_alive():
-                    self._kill(worker)
+            self.close()
         return [r or [] for r in results]
+
+    def close(self) -> None:
+        """Stop the workers (each ends when told to, or is killed a second later)."""
+        for worker in self.workers:
+            with contextlib.suppress(Exception):
+                worker.conn.send(None)
+        for worker in self.workers:
+            worker.process.join(1)
+            if worker.process.is_alive():
+                self._kill(worker)
+        self.workers = []
 
     def _receive(
         self,

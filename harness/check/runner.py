@@ -19,7 +19,7 @@ from typing import overload
 
 from harness.check.accumulators import builtin_names, resolve
 from harness.check.capture import captured_output
-from harness.check.pool import LongLived, Pool
+from harness.check.pool import LongLived, Pool, start_server
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
 from harness.errors import UsageError
@@ -85,21 +85,28 @@ def run_matrix(
     if selection.seeds is not None and not 1 <= selection.seeds <= MAX_SEEDS:
         raise UsageError(f"seeds: must be from 1 to {MAX_SEEDS}, not {selection.seeds}")
     start = time.perf_counter()
-    matrix = Matrix(selection)
-    units = matrix.units()
-    if progress is not None:
-        progress.total = max(len(units), 1)
     if jobs is None:
         jobs = 1
         if all(trusted(spec) for spec in many):
             timeout = None  # a built-in neither hangs nor dies: no worker to guard against that
-    if jobs == 1 and timeout is None:
-        per_unit = _run_in_process(matrix, many, units, progress)
-    else:
-        pool = Pool(
-            selection.absolute(), matrix.scenario_data(), many, timeout, min(jobs, max(len(units), 1))
-        )
-        per_unit = pool.run(units, progress)
+    pooled = jobs > 1 or timeout is not None
+    if pooled:
+        start_server()  # ready while the selection is read
+    matrix = Matrix(selection)
+    pool = Pool(selection.absolute(), matrix.scenario_data(), many, timeout, jobs) if pooled else None
+    try:
+        if pool is not None and not selection.cases:
+            pool.start(len(matrix.cassette_files()))  # a batch is a cassette file's units
+        units = matrix.units()
+        if progress is not None:
+            progress.total = max(len(units), 1)
+        if pool is None:
+            per_unit = _run_in_process(matrix, many, units, progress)
+        else:
+            per_unit = pool.run(units, progress)
+    finally:
+        if pool is not None:
+            pool.close()
     reports = [Report(spec, seconds=time.perf_counter() - start) for spec in many]
     seen: set[str] = set()
     for unit_results in per_unit:
