@@ -35,6 +35,10 @@ timed. From the same runs:
   loads only the plugins it measures (`PYTEST_DISABLE_PLUGIN_AUTOLOAD`, then `-p`: xdist, and the
   toolstream plugin where the session runs the matrix), so whatever else is installed (hypothesis,
   syrupy, langsmith...) adds its start-up to neither side;
+- a long recording (one synthesized OpenAI chat stream of `BIG_READS` reads, one event each)
+  through every scenario, in a fresh process: its peak memory with the built-case store on (a
+  first run, which keeps each unit's cases until it writes the file) and on again (a later run,
+  reading them back), each against the same run with the store off;
 - the openai SDK's sessions split in two: from the first item's start to the last item's end
   (what `-n 2` divides between the workers) and the rest (start-up and collection, in each worker
   too; the workers' ends; the summary), beside two CPU-bound processes run at once against one
@@ -63,6 +67,7 @@ from figures import Figure, Scale, cost, parse_scale, print_figures, speedup  # 
 
 NAME = "matrix"
 OPENAI = str(ROOT / "cassettes/openai-chat")
+BIG_READS: dict[Scale, int] = {"full": 5_000, "quick": 2_000, "smoke": 300}
 ROUNDS: dict[Scale, int] = {"full": 5, "quick": 2, "smoke": 1}
 FEW = ("original", "F3-single-read", "F3-one-byte-reads", "parallel-calls-share-index-0")
 # Per scale: the cassettes (empty: all bundled) and scenarios (empty: all) of the throughput runs.
@@ -307,9 +312,53 @@ def _set(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
+# VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's size when it was forked.
+BIG = """
+import sys
+sys.path[:0] = {paths!r}
+from harness import Selection, run_matrix
+def hwm():
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1])
+before = hwm()
+report = run_matrix("reference", Selection(cassettes=({path!r},)))
+print(len(report.results), hwm() - before)
+"""
+
+
+def big_recording(scale: Scale) -> list[Figure]:
+    """Peak memory of the scenario library over one long recording, store on (first and later
+    run) against store off, each in a fresh process."""
+    from bench_cassettes import big_cassette
+
+    from harness.cassettes import format as cassettes
+
+    reads = BIG_READS[scale]
+    with tempfile.TemporaryDirectory(prefix="toolstream-bench-big-") as folder:
+        path = Path(folder, "corpus", "openai-chat", "long.yaml")
+        path.parent.mkdir(parents=True)
+        cassettes.save(big_cassette(reads), path)
+        code = BIG.format(paths=sys.path[:2], path=str(path))
+        peak: dict[str, float] = {}
+        stored = str(Path(folder, "store"))
+        for label, store in (("off", ""), ("first", stored), ("later", stored)):
+            with case_store(store):
+                command = [sys.executable, "-c", code]
+                done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+            if done.returncode:
+                raise SystemExit(f"the long recording's run failed: {done.stderr.strip()[-500:]}")
+            cases, kib = done.stdout.split()
+            peak[label] = int(kib) / 1024
+    what = f"every scenario over a {reads:,}-read recording ({cases} cases), peak memory"
+    peer = "the same, case store off"
+    return [
+        cost(NAME, f"{what}, case store on, a first run", peak["first"], peak["off"], peer, "MB"),
+        cost(NAME, f"{what}, case store on, a later run", peak["later"], peak["off"], peer, "MB"),
+    ]
+
+
 def measure(scale: Scale) -> list[Figure]:
     with tempfile.TemporaryDirectory(prefix="toolstream-bench-cases-") as store, case_store(store):
-        return _measure(scale)
+        return _measure(scale) + big_recording(scale)
 
 
 def _measure(scale: Scale) -> list[Figure]:
