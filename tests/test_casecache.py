@@ -13,6 +13,7 @@ import shutil
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _pytester_support import copy_cassettes, plugin_args, prepare
@@ -307,3 +308,45 @@ def test_workers_started_after_the_store_is_turned_off_leave_it_alone(tmp_path: 
     assert done.returncode == 0, done.stderr
     before, after, second = map(int, done.stdout.split())
     assert before > 0 and after == before and second == 0
+
+
+def test_built_cases_are_written_before_they_hold_too_many_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long recording's first run kept every unit's cases until its file was written.
+    monkeypatch.setattr(casecache, "_PENDING_EVENTS", 60)
+    writes: list[int] = []
+    write = CaseStore.write
+
+    def counted(self: CaseStore, key: str, units: dict[str, Any], **kwargs: Any) -> Any:
+        if key != "scenarios":  # the parsed scenario files, beside the cases
+            writes.append(len(units))
+        return write(self, key, units, **kwargs)
+
+    monkeypatch.setattr(CaseStore, "write", counted)
+    cassette = _copy(tmp_path)
+    matrix = Matrix(Selection(cassettes=(cassette,), scenarios=SCENARIOS), store=CaseStore(tmp_path))
+    rendered = [c for c in matrix.all() if c.response.status]  # read, as a byte-level accumulator does
+    matrix.flush()
+    assert len(writes) > 2 and writes == sorted(writes)  # several times, each with what came before
+    store = CaseStore(tmp_path)
+    again = _cases(cassette, store)
+    assert store.hits >= len(SCENARIOS) and not store.misses  # every unit read back
+    assert not any(type(c.__dict__["_response"]) is DeferredResponse for c in again)  # bytes kept
+    _same(again, rendered)
+
+
+def test_a_file_is_read_again_before_writing_only_when_another_process_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CaseStore(tmp_path)
+    first = store.write("k", {"a": ()})
+    assert first is not None and store.stamp("k") == first
+    reads: list[str] = []
+    read = CaseStore.read
+    monkeypatch.setattr(CaseStore, "read", lambda self, key: reads.append(key) or read(self, key))
+    second = store.write("k", {"a": (), "b": ()}, unchanged=first)  # ours, as we left it: not read
+    assert reads == [] and second != first
+    CaseStore(tmp_path).write("k", {"c": ()})  # another process adds one meanwhile: merged
+    store.write("k", {"a": (), "b": (), "d": ()}, unchanged=second)
+    assert reads == ["k", "k"] and sorted(read(store, "k")) == ["a", "b", "c", "d"]

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from harness.cassettes.model import Chunk, Request, Response
 from harness.check import expectation
@@ -71,6 +71,7 @@ MAX_BYTES: Final = 512 * 1024 * 1024  # the whole bundled matrix takes a few MB
 FOLDERS_KEPT: Final = 3  # code digests' folders: the current one and the most recently used others
 _MAGIC: Final = b"toolstream-cases 1\n"
 _DIGEST: Final = 32
+Stamp = tuple[int, int, int] | None  # a file's modification time (ns), size and inode; None: no file
 _FOLDER: Final = "cases"  # below the cache dir: one folder per code digest
 
 
@@ -127,17 +128,37 @@ class CaseStore:
             return {}
         return _unpacked(data)
 
-    def write(self, key: str, units: dict[str, Any], *, merge: bool = True) -> None:
-        """Store the units of one file key, merged with what is stored (another process may have
-        added some meanwhile; `merge` False: replaced); any failure leaves the store as it was
-        (a cache never fails a run)."""
+    def stamp(self, key: str) -> Stamp:
+        """What tells one version of a file key's file from another (None: there is none)."""
         folder = self.folder()
         if folder is None:
-            return
+            return None
+        try:
+            status = (folder / f"{key}.bin").stat()
+        except OSError:
+            return None
+        return (status.st_mtime_ns, status.st_size, status.st_ino)
+
+    def write(
+        self,
+        key: str,
+        units: dict[str, Any],
+        *,
+        merge: bool = True,
+        unchanged: Stamp | Literal[False] = False,
+    ) -> Stamp:
+        """Store the units of one file key, merged with what is stored (another process may have
+        added some meanwhile; `merge` False: replaced; not read again when the file is still the
+        `unchanged` version, which `units` holds all of); any failure leaves the store as it was
+        (a cache never fails a run). The stamp of the file written (None: not written)."""
+        folder = self.folder()
+        if folder is None:
+            return None
         try:
             folder.mkdir(parents=True, exist_ok=True)
             _drop_unused_digests(folder)
-            merged = {**self.read(key), **units} if merge else units
+            changed = merge and (unchanged is False or self.stamp(key) != unchanged)
+            merged = {**self.read(key), **units} if changed else units
             body = marshal.dumps(merged, 4)
             data = _MAGIC + hashlib.sha256(body).digest() + body
             fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
@@ -150,8 +171,9 @@ class CaseStore:
                     os.unlink(temp)
                 raise
             _bound(folder, self.max_bytes, keep=folder / f"{key}.bin")
+            return self.stamp(key)
         except (OSError, ValueError):  # no room, no permission, something marshal cannot hold
-            return
+            return None
 
 
 @functools.cache
@@ -287,6 +309,10 @@ class Encoder:
     def __init__(self) -> None:
         self._memo: dict[int, tuple[Any, Any]] = {}  # id -> (the object, kept alive; its record)
         self._same: dict[bytes, Any] = {}  # digest of a record's bytes -> the first record of those
+
+    def release(self) -> None:
+        """Let go of the objects written so far (their records stay shared with later ones)."""
+        self._memo.clear()
 
     def _once(self, obj: Any, make: Callable[[Any], Any]) -> Any:
         found = self._memo.get(id(obj))
@@ -461,29 +487,48 @@ def _response(record: tuple[Any, ...]) -> Response:
 # A matrix's files
 
 _FILES_KEPT: Final = 2  # cassette files whose stored cases one matrix holds in memory at once
+# Events the built cases waiting to be written may hold before they are (a long recording's first
+# run otherwise keeps every unit's cases until its file is left).
+_PENDING_EVENTS: Final = 250_000
+
+
+class _File:
+    """One file key's stored records by unit key (what was read, and what this run wrote), the
+    decoder of those, the built cases not yet written (with the events they hold), the encoder
+    of this run's records and the stamp of the file's version they extend."""
+
+    __slots__ = ("decoder", "encoder", "held", "pending", "stamp", "stored")
+
+    def __init__(self, stored: dict[str, Any], stamp: Stamp) -> None:
+        self.stored = stored
+        self.decoder = Decoder()
+        self.pending: dict[str, list[Case]] = {}
+        self.held = 0
+        self.encoder = Encoder()
+        self.stamp = stamp
 
 
 class StoredUnits:
     """The store's files one matrix reads and writes, a few at a time: read when first asked
-    for, written (with the units built since) when left for another or flushed. Holds nothing
-    of the matrix (a finalizer flushes it when the matrix goes): `scenarios` by name classify the
-    cases written."""
+    for, written (with the units built since) when left for another, when the built cases waiting
+    hold too many events, or flushed. Holds nothing of the matrix (a finalizer flushes it when the
+    matrix goes): `scenarios` by name classify the cases written."""
 
     def __init__(self, store: CaseStore | None, scenarios: Mapping[str, Scenario]) -> None:
         self.store = store
         self.scenarios = scenarios
-        # file key -> (stored records by unit key, the decoder of those, built cases not yet written)
-        self.files: OrderedDict[str, tuple[dict[str, Any], Decoder, dict[str, list[Case]]]] = OrderedDict()
+        self.files: OrderedDict[str, _File] = OrderedDict()
         self.foreign: set[str] = set()  # file keys whose stored file is not ours
 
-    def _file(self, key: str) -> tuple[dict[str, Any], Decoder, dict[str, list[Case]]]:
+    def _file(self, key: str) -> _File:
         found = self.files.get(key)
         if found is None:
             assert self.store is not None
-            found = self.files[key] = (self.store.read(key), Decoder(), {})
+            stamp = self.store.stamp(key)  # before reading: a write in between is merged, not lost
+            found = self.files[key] = _File(self.store.read(key), stamp)
             while len(self.files) > _FILES_KEPT:
                 old, entry = self.files.popitem(last=False)
-                self._write(old, entry[2])
+                self._write(old, entry)
         else:
             self.files.move_to_end(key)
         return found
@@ -493,10 +538,11 @@ class StoredUnits:
     ) -> list[Case] | None:
         """The cases of a unit, read back (`rebuild(unit, case_id)`: the response of one that has
         no bytes stored) or built since; None when neither."""
-        stored, decoder, pending = self._file(file_key)
-        built = pending.get(unit_key)
+        entry = self._file(file_key)
+        built = entry.pending.get(unit_key)
         if built is not None:
             return list(built)
+        stored = entry.stored
         records = stored.get(unit_key)
         assert self.store is not None
         if records is None:
@@ -508,7 +554,7 @@ class StoredUnits:
         collecting = gc.isenabled()  # not `collector_paused`: paid per unit, a context manager showed
         gc.disable()
         try:
-            return decoder.cases(records, partial(rebuild, unit))
+            return entry.decoder.cases(records, partial(rebuild, unit))
         except Exception:  # not shaped as ours (a foreign file that passed its checksum): rebuilt
             stored.clear()  # none of it is trusted, and it is replaced, not merged, when written
             self.foreign.add(file_key)
@@ -520,24 +566,35 @@ class StoredUnits:
                 gc.enable()
 
     def put(self, file_key: str, unit_key: str, cases: list[Case]) -> None:
-        self._file(file_key)[2][unit_key] = list(cases)
+        entry = self._file(file_key)
+        held = sum(len(c.events) for c in cases)
+        if entry.pending and entry.held + held > _PENDING_EVENTS:
+            # The units waiting were judged (each unit's cases are, before the next is asked
+            # for): written now, with the bytes a byte-level accumulator had rendered.
+            self._write(file_key, entry)
+        entry.pending[unit_key] = list(cases)
+        entry.held += held
 
     def flush(self) -> None:
-        for key, (_, _, pending) in self.files.items():
-            self._write(key, pending)
+        for key, entry in self.files.items():
+            self._write(key, entry)
 
-    def _write(self, key: str, pending: dict[str, list[Case]]) -> None:
-        if not pending or self.store is None:
+    def _write(self, key: str, entry: _File) -> None:
+        if not entry.pending or self.store is None:
             return
-        encoder = Encoder()
+        encoder = entry.encoder
         try:
             records = {
                 unit_key: tuple(encoder.case(c, classify(c, self.scenarios[c.scenario])) for c in cases)
-                for unit_key, cases in pending.items()
+                for unit_key, cases in entry.pending.items()
             }
         except Exception:  # something a case holds that the store does not: not stored
             records = {}
-        pending.clear()
+        entry.pending.clear()
+        entry.held = 0
+        encoder.release()
         if records:
-            self.store.write(key, records, merge=key not in self.foreign)
+            entry.stored.update(records)  # what the file holds once written, this run's records shared
+            merge = key not in self.foreign
+            entry.stamp = self.store.write(key, entry.stored, merge=merge, unchanged=entry.stamp)
             self.foreign.discard(key)
