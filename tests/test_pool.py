@@ -58,14 +58,16 @@ def test_parallel_jobs_give_the_serial_report(accs: str) -> None:
 def test_the_forkserver_preload_imports_what_a_worker_needs() -> None:
     # Its imports fail silently (a worker meets the failure itself and says so), so a name it
     # gets wrong would only make workers slower: check each is loaded, in a process of its own.
-    # The registries are read there too, with each mutation's parameter types.
+    # The registries are read there too, with each mutation's parameter types, and the code's digest.
     code = (
         "import sys\n"
         "from harness.check.pool_preload import MODULES\n"
         "from harness import mutate\n"
         "from harness.wire import dialects\n"
         "read = mutate._loaded and dialects._registered is not None\n"
+        "from harness.check import casecache\n"
         "typed = mutate._hints.cache_info().currsize == len(mutate._REGISTRY)\n"
+        "typed = typed and casecache._code_digest.cache_info().currsize == 1\n"
         "print(len(MODULES), read and typed, [name for name in MODULES if name not in sys.modules])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

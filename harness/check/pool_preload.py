@@ -1,10 +1,11 @@
 """What the pool's forkserver does before it forks any worker: imports the modules every worker
 imports before its first case (the built-in mutations and dialects, the reference, and
-`importlib.metadata`) and reads the registries of mutations and dialects, with the parameter
-types of each mutation. Done once in the server instead of once per worker and per replacement
-of a killed one (~10 ms each, most of a worker's start). The server starts with the parent's first
-pool, after the parent read the same registries, so the workers know what the parent knows. What
-fails here is left for the worker to meet and report as its own error."""
+`importlib.metadata`), reads the registries of mutations and dialects, with the parameter
+types of each mutation, and the digest of the code the built-case store is kept under. Done once
+in the server instead of once per worker and per replacement of a killed one (~12 ms each, most
+of a worker's start). The server starts with the parent's first pool, after the parent read the
+same registries and code, so the workers know what the parent knows. What fails here is left for
+the worker to meet and report as its own error."""
 
 from __future__ import annotations
 
@@ -32,3 +33,8 @@ with contextlib.suppress(Exception):
     for _cls in mutate.registry().values():
         mutate._hints(_cls)
     dialects.registered()
+
+with contextlib.suppress(Exception):
+    from harness.check import casecache
+
+    casecache._code_digest()  # the digest of the code the case store's folder is named by
