@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import hashlib
 import marshal
 import multiprocessing
@@ -20,7 +21,7 @@ from _pytester_support import copy_cassettes, plugin_args, prepare
 
 from harness import cache
 from harness.check import casecache
-from harness.check.casecache import CaseStore, Encoder
+from harness.check.casecache import CaseStore, Encoder, StoredUnits
 from harness.check.expectation import classify
 from harness.check.selection import Matrix, Selection
 from harness.cli import main
@@ -310,30 +311,72 @@ def test_workers_started_after_the_store_is_turned_off_leave_it_alone(tmp_path: 
     assert before > 0 and after == before and second == 0
 
 
-def test_built_cases_are_written_before_they_hold_too_many_events(
+def test_built_cases_are_made_records_once_they_hold_too_many_events(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A long recording's first run kept every unit's cases until its file was written.
+    # A long recording's first run kept every unit's cases, as objects, until its file was written.
     monkeypatch.setattr(casecache, "_PENDING_EVENTS", 60)
+    waiting: list[int] = []
     writes: list[int] = []
-    write = CaseStore.write
+    put, write = StoredUnits.put, CaseStore.write
+
+    def putting(self: StoredUnits, file_key: str, unit_key: str, cases: list[Case]) -> None:
+        put(self, file_key, unit_key, cases)
+        waiting.append(self.files[file_key].held)
 
     def counted(self: CaseStore, key: str, units: dict[str, Any], **kwargs: Any) -> Any:
         if key != "scenarios":  # the parsed scenario files, beside the cases
             writes.append(len(units))
         return write(self, key, units, **kwargs)
 
+    monkeypatch.setattr(StoredUnits, "put", putting)
     monkeypatch.setattr(CaseStore, "write", counted)
     cassette = _copy(tmp_path)
     matrix = Matrix(Selection(cassettes=(cassette,), scenarios=SCENARIOS), store=CaseStore(tmp_path))
     rendered = [c for c in matrix.all() if c.response.status]  # read, as a byte-level accumulator does
     matrix.flush()
-    assert len(writes) > 2 and writes == sorted(writes)  # several times, each with what came before
+    assert max(waiting) > 60 and waiting.index(max(waiting)) < len(waiting) - 1  # then fewer again
+    assert len(writes) == 1  # the file once, with every unit
     store = CaseStore(tmp_path)
     again = _cases(cassette, store)
     assert store.hits >= len(SCENARIOS) and not store.misses  # every unit read back
     assert not any(type(c.__dict__["_response"]) is DeferredResponse for c in again)  # bytes kept
     _same(again, rendered)
+
+
+def test_the_encoder_lets_go_of_what_only_it_holds() -> None:
+    case = _cases(PARALLEL, None)[0]
+    twin = copy.copy(case)
+    twin.__dict__["events"] = tuple(
+        dataclasses.replace(e, payload=copy.deepcopy(e.payload)) for e in case.events
+    )
+    encoder = Encoder()
+    records = [encoder.case(c, classify(c)) for c in (case, twin)]
+    assert records[0][6] is records[1][6]  # one record of equal events
+    del twin
+    encoder.release()
+    held = {id(found[0]) for found in encoder._memo.values()}
+    assert id(case.events) in held and all(id(e) in held for e in case.events)  # still used: kept
+    alone = Encoder()
+    alone.case(case, classify(case))
+    assert len(encoder._memo) == len(alone._memo)  # the twin's events went, what the case holds stays
+    assert encoder.case(case, classify(case)) == records[0]
+
+
+def test_no_cyclic_collection_runs_while_a_unit_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.check import selection
+
+    seen: list[bool] = []
+    cases_for = selection.cases_for
+
+    def building(*args: Any, **kwargs: Any) -> list[Case]:
+        seen.append(gc.isenabled())
+        return cases_for(*args, **kwargs)
+
+    monkeypatch.setattr(selection, "cases_for", building)
+    assert gc.isenabled()
+    _cases(PARALLEL, None)
+    assert seen and not any(seen) and gc.isenabled()
 
 
 def test_a_file_is_read_again_before_writing_only_when_another_process_wrote_it(

@@ -303,6 +303,11 @@ _WIRE_FIELDS: Final = tuple(f.name for f in fields(WireEvent))
 _SHORT: Final = 40  # strings up to this long are interned (names, roles, types, ids)
 
 
+# `sys.getrefcount` of an object only the memo holds, read as `found[0]`: the memo's pair and the
+# call's own argument.
+_MEMO_ONLY: Final = 2
+
+
 class Encoder:
     """Cases to plain records; one encoder per file written, so shared objects are written once."""
 
@@ -311,8 +316,19 @@ class Encoder:
         self._same: dict[bytes, Any] = {}  # digest of a record's bytes -> the first record of those
 
     def release(self) -> None:
-        """Let go of the objects written so far (their records stay shared with later ones)."""
-        self._memo.clear()
+        """Let go of the objects encoded so far that nothing else holds (their records stay, shared
+        with later ones). What something else holds (a recording's own events, which every unit
+        shares) keeps its record at hand: encoding it again for each batch cost more than the
+        rest of a batch. Without reference counts (not CPython), all of them."""
+        counts = getattr(sys, "getrefcount", None)
+        if counts is None:
+            self._memo.clear()
+            return
+        while True:  # an object may be held only by another one let go in this pass: again
+            kept = {key: found for key, found in self._memo.items() if counts(found[0]) > _MEMO_ONLY}
+            if len(kept) == len(self._memo):
+                return
+            self._memo = kept
 
     def _once(self, obj: Any, make: Callable[[Any], Any]) -> Any:
         found = self._memo.get(id(obj))
@@ -487,20 +503,21 @@ def _response(record: tuple[Any, ...]) -> Response:
 # A matrix's files
 
 _FILES_KEPT: Final = 2  # cassette files whose stored cases one matrix holds in memory at once
-# Events the built cases waiting to be written may hold before they are (a long recording's first
-# run otherwise keeps every unit's cases until its file is left).
+# Events the built cases waiting may hold before they are made records (a long recording's first
+# run otherwise keeps every unit's cases, as objects, until its file is written).
 _PENDING_EVENTS: Final = 250_000
 
 
 class _File:
-    """One file key's stored records by unit key (what was read, and what this run wrote), the
-    decoder of those, the built cases not yet written (with the events they hold), the encoder
-    of this run's records and the stamp of the file's version they extend."""
+    """One file key's stored records by unit key (what was read, and what this run made, whether
+    it is written yet), the decoder of those, the built cases not yet made records (with the events
+    they hold), the encoder of this run's records and the stamp of the file's version they extend."""
 
-    __slots__ = ("decoder", "encoder", "held", "pending", "stamp", "stored")
+    __slots__ = ("decoder", "encoder", "held", "pending", "stamp", "stored", "unsaved")
 
     def __init__(self, stored: dict[str, Any], stamp: Stamp) -> None:
         self.stored = stored
+        self.unsaved = False
         self.decoder = Decoder()
         self.pending: dict[str, list[Case]] = {}
         self.held = 0
@@ -510,9 +527,10 @@ class _File:
 
 class StoredUnits:
     """The store's files one matrix reads and writes, a few at a time: read when first asked
-    for, written (with the units built since) when left for another, when the built cases waiting
-    hold too many events, or flushed. Holds nothing of the matrix (a finalizer flushes it when the
-    matrix goes): `scenarios` by name classify the cases written."""
+    for, written (with the units built since) when left for another or flushed; the built cases
+    waiting are made plain records before then when they hold too many events. Holds nothing of
+    the matrix (a finalizer flushes it when the matrix goes): `scenarios` by name classify the
+    cases written."""
 
     def __init__(self, store: CaseStore | None, scenarios: Mapping[str, Scenario]) -> None:
         self.store = store
@@ -570,8 +588,8 @@ class StoredUnits:
         held = sum(len(c.events) for c in cases)
         if entry.pending and entry.held + held > _PENDING_EVENTS:
             # The units waiting were judged (each unit's cases are, before the next is asked
-            # for): written now, with the bytes a byte-level accumulator had rendered.
-            self._write(file_key, entry)
+            # for): kept as records from now on, with the bytes a byte-level accumulator rendered.
+            self._encode(entry)
         entry.pending[unit_key] = list(cases)
         entry.held += held
 
@@ -579,8 +597,10 @@ class StoredUnits:
         for key, entry in self.files.items():
             self._write(key, entry)
 
-    def _write(self, key: str, entry: _File) -> None:
-        if not entry.pending or self.store is None:
+    def _encode(self, entry: _File) -> None:
+        """The built cases waiting, as records beside the stored ones (plain data, shared with
+        each other), the objects let go: what the file gets when it is written."""
+        if not entry.pending:
             return
         encoder = entry.encoder
         try:
@@ -593,8 +613,16 @@ class StoredUnits:
         entry.pending.clear()
         entry.held = 0
         encoder.release()
-        if records:
-            entry.stored.update(records)  # what the file holds once written, this run's records shared
-            merge = key not in self.foreign
-            entry.stamp = self.store.write(key, entry.stored, merge=merge, unchanged=entry.stamp)
-            self.foreign.discard(key)
+        entry.stored.update(records)
+        entry.unsaved = entry.unsaved or bool(records)
+
+    def _write(self, key: str, entry: _File) -> None:
+        if self.store is None:
+            return
+        self._encode(entry)
+        if not entry.unsaved:
+            return
+        entry.unsaved = False
+        merge = key not in self.foreign
+        entry.stamp = self.store.write(key, entry.stored, merge=merge, unchanged=entry.stamp)
+        self.foreign.discard(key)
