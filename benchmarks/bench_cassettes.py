@@ -79,20 +79,24 @@ def best_of(runs: int, works: dict[str, Callable[[], object]]) -> dict[str, floa
 PEAK = """
 import sys
 sys.path[:0] = {paths!r}
-from harness.cassettes import format as cassettes
-from vcr.persisters.filesystem import FilesystemPersister
-from vcr.serializers import yamlserializer
+{imports}
 def hwm():
     return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1])
 before = hwm()
 kept = {call}
 print(hwm() - before)
 """
+LOADERS = """
+from harness.cassettes import format as cassettes
+from vcr.persisters.filesystem import FilesystemPersister
+from vcr.serializers import yamlserializer
+"""
 
 
-def peak_kib(call: str) -> int:
-    """Peak resident growth (KiB) of a fresh interpreter running `call`, its imports done first."""
-    code = PEAK.format(paths=sys.path[:2], call=call)
+def peak_kib(call: str, imports: str = LOADERS) -> int:
+    """Peak resident growth (KiB) of a fresh interpreter running `call`, its `imports` done first
+    (it inherits this process's environment)."""
+    code = PEAK.format(paths=sys.path[:2], imports=imports, call=call)
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600
     )

@@ -312,23 +312,10 @@ def _set(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
-# VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's size when it was forked.
-BIG = """
-import sys
-sys.path[:0] = {paths!r}
-from harness import Selection, run_matrix
-def hwm():
-    return int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1])
-before = hwm()
-report = run_matrix("reference", Selection(cassettes=({path!r},)))
-print(len(report.results), hwm() - before)
-"""
-
-
 def big_recording(scale: Scale) -> list[Figure]:
     """Peak memory of the scenario library over one long recording, store on (first and later
     run) against store off, each in a fresh process."""
-    from bench_cassettes import big_cassette
+    from bench_cassettes import big_cassette, peak_kib
 
     from harness.cassettes import format as cassettes
 
@@ -337,18 +324,13 @@ def big_recording(scale: Scale) -> list[Figure]:
         path = Path(folder, "corpus", "openai-chat", "long.yaml")
         path.parent.mkdir(parents=True)
         cassettes.save(big_cassette(reads), path)
-        code = BIG.format(paths=sys.path[:2], path=str(path))
-        peak: dict[str, float] = {}
+        run = f"run_matrix('reference', Selection(cassettes=({str(path)!r},)))"
         stored = str(Path(folder, "store"))
+        peak: dict[str, float] = {}
         for label, store in (("off", ""), ("first", stored), ("later", stored)):
             with case_store(store):
-                command = [sys.executable, "-c", code]
-                done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-            if done.returncode:
-                raise SystemExit(f"the long recording's run failed: {done.stderr.strip()[-500:]}")
-            cases, kib = done.stdout.split()
-            peak[label] = int(kib) / 1024
-    what = f"every scenario over a {reads:,}-read recording ({cases} cases), peak memory"
+                peak[label] = peak_kib(run, "from harness import Selection, run_matrix") / 1024
+    what = f"every scenario over a {reads:,}-read recording, peak memory"
     peer = "the same, case store off"
     return [
         cost(NAME, f"{what}, case store on, a first run", peak["first"], peak["off"], peer, "MB"),

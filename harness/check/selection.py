@@ -142,7 +142,7 @@ class Matrix:
         self._names: dict[str, str] | None = None  # cassette file -> its name in case ids
         self._known: dict[int, tuple[RecordedStream, Known]] = {}
         self._last_users: dict[Any, int] | None = None  # first steps -> the last scenario they begin
-        self._order: dict[str, int] = {}  # scenario name -> its place
+        self._order = {s.name: n for n, s in enumerate(self.scenarios)}  # scenario name -> its place
         self._scenario_at = 0  # the place of the scenario of the last unit built
         self._stored = StoredUnits(self.store, self.by_name)
         weakref.finalize(self, self._stored.flush)  # holds no reference to this matrix: it may go
@@ -267,12 +267,11 @@ class Matrix:
                 for end in range(1, len(scenario.steps) + 1):
                     with contextlib.suppress(TypeError):  # a parameter that cannot be hashed: not kept
                         self._last_users[tuple(scenario.steps[:end])] = n
-            self._order = {s.name: n for n, s in enumerate(self.scenarios)}
         at = self._order.get(name, 0)
-        if at <= self._scenario_at:  # the same scenario, or the next cassette's first ones
-            self._scenario_at = at
-            return
+        moved_on = at > self._scenario_at  # not: the same scenario, or the next cassette's first ones
         self._scenario_at = at
+        if not moved_on:
+            return
         last = self._last_users
         for _, known in self._known.values():
             for steps in [k for k in known if last.get(k, at) < at]:
