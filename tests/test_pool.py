@@ -131,3 +131,34 @@ def test_workers_start_while_the_units_are_listed_and_none_is_left(monkeypatch: 
     with pytest.raises(RuntimeError, match="listing failed"):
         run_matrix("reference", Selection(cassettes=(PARALLEL, SINGLE)), jobs=2, timeout=30)
     assert len(started) == 2 and multiprocessing.active_children() == []  # started, then stopped
+
+
+_SCRIPT = f"""
+from harness import Selection, run_matrix
+from harness.errors import HarnessError
+try:
+    run_matrix("reference", Selection(cassettes=({SINGLE!r},), scenarios=("original",)), jobs=2)
+except HarnessError as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_a_script_on_stdin_is_told_workers_cannot_import_it_before_any_starts() -> None:
+    done = subprocess.run([sys.executable, "-"], input=_SCRIPT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("UsageError cases run in worker processes") and "(<stdin>)" in done.stdout
+    assert done.stderr == ""  # no worker started, so none died
+
+
+def test_a_script_without_the_main_guard_is_told_why_its_workers_die(tmp_path: Path) -> None:
+    script = tmp_path / "unguarded.py"
+    script.write_text(_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("HarnessError a worker process died while starting (exit code 1)")
+    assert 'under `if __name__ == "__main__":`' in done.stdout
+    # Guarded, the same script runs.
+    guarded = "".join(f"    {line}\n" for line in _SCRIPT.splitlines())
+    script.write_text(f'if __name__ == "__main__":\n{guarded}')
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr

@@ -30,7 +30,7 @@ from harness.check.accumulators import resolve
 from harness.check.capture import captured_output
 from harness.check.selection import Matrix, Selection, Unit, rebuilt_scenarios
 from harness.check.verdict import Result, Verdict, describe_error, judge, unjudged
-from harness.errors import HarnessError
+from harness.errors import HarnessError, UsageError
 from harness.mutate.scenario import SEPARATOR
 from harness.report.terminal import Progress
 
@@ -192,7 +192,9 @@ def batches(units: Sequence[Unit]) -> list[list[int]]:
 
 def start_server() -> Any:
     """The context workers start from; where there is a forkserver, it is started now (not at the
-    first worker, which waits for it): it gets ready while the caller reads its selection."""
+    first worker, which waits for it): it gets ready while the caller reads its selection. Raises
+    `UsageError` when workers could not import the main module (`check_main_importable`)."""
+    check_main_importable()
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if context.get_start_method() == "forkserver":
@@ -205,6 +207,33 @@ def start_server() -> Any:
 
             forkserver.ensure_running()
     return context
+
+
+# Why a worker dies before its first message, most of the time: multiprocessing starts each one by
+# importing the caller's main module, and a script without the guard starts the run again there.
+_GUARD_HINT = (
+    "; a script that runs cases in worker processes (jobs above 1, or a timeout) needs its run under"
+    ' `if __name__ == "__main__":`, since each worker imports the main module'
+)
+
+
+def check_main_importable() -> None:
+    """Workers import the caller's main module (multiprocessing does, by its file when it was run
+    as one): a script read from stdin (`python - <<EOF`) has no file to import, and every worker
+    would die at its start. Said before any starts."""
+    from multiprocessing import process
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None:
+        return  # a prompt or `python -c` (nothing imported), or a module run by name
+    # Relative to where the process started, as multiprocessing resolves it.
+    if not os.path.isfile(os.path.join(getattr(process, "ORIGINAL_DIR", None) or "", path)):
+        raise UsageError(
+            f"cases run in worker processes (jobs above 1, or a timeout), which import the main module"
+            f" from its file, and this one has none ({path}): run the script from a file, or with"
+            " jobs=1 and no timeout"
+        )
 
 
 class Pool:
@@ -318,6 +347,9 @@ class Pool:
         except (EOFError, OSError):
             worker.process.join(1)
             code = worker.process.exitcode
+            if not worker.ready:
+                text = f"a worker process died while starting (exit code {code})"
+                raise HarnessError(text + _GUARD_HINT) from None
             position, start = _running(worker)
             if position is None or start < 0:
                 where = f" while building {units[position[0]].describe()}" if position is not None else ""
