@@ -104,6 +104,23 @@ def test_a_case_reached_twice_is_run_and_reported_once() -> None:
     assert len(ids) == len(set(ids))
 
 
+def test_one_case_id_from_two_roots_is_the_first_units(tmp_path: Path) -> None:
+    # Two folders each with an `openai-chat/single-call`: one id, kept by the first unit that made
+    # it (here a one-call and a two-call stream), for every accumulator of the run alike.
+    import shutil
+
+    for root, source in (("x", SINGLE), ("y", PARALLEL)):
+        (tmp_path / root / "openai-chat").mkdir(parents=True)
+        shutil.copy(source, tmp_path / root / "openai-chat" / "single-call.yaml")
+    for first, calls in (("x", 1), ("y", 2)):
+        roots = tuple(str(tmp_path / root / "openai-chat") for root in (first, "y" if first == "x" else "x"))
+        reports = run_matrix(["reference", "reference"], Selection(cassettes=roots, scenarios=("original",)))
+        for report in reports:
+            assert [(r.id, len(r.expected.tool_calls)) for r in report.results] == [
+                ("openai-chat/single-call::original::s0", calls)
+            ]
+
+
 def test_usage_errors() -> None:
     from harness.errors import HarnessError
 

@@ -22,7 +22,7 @@ from harness.check.capture import captured_output
 from harness.check.pool import LongLived, Pool, start_server
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
-from harness.errors import UsageError
+from harness.errors import HarnessError, UsageError
 from harness.mutate.scenario import MAX_SEEDS
 from harness.report.terminal import Progress
 
@@ -108,14 +108,17 @@ def run_matrix(
         if pool is not None:
             pool.close()
     reports = [Report(spec, seconds=time.perf_counter() - start) for spec in many]
-    seen: set[str] = set()
-    for unit_results in per_unit:
-        for per_spec in unit_results:
-            if not per_spec or per_spec[0].id in seen:
-                continue  # a case id appears once: the first unit that made it keeps it
-            seen.add(per_spec[0].id)
-            for report, result in zip(reports, per_spec, strict=True):
-                report.results.append(result)
+    rows = [per_spec for unit_results in per_unit for per_spec in unit_results if per_spec]
+    ids = [per_spec[0].id for per_spec in rows]
+    if len(set(ids)) < len(ids):  # a case id appears once: the first unit that made it keeps it
+        first: dict[str, int] = {}
+        for n, case_id in enumerate(ids):
+            first.setdefault(case_id, n)
+        rows = [rows[n] for n in first.values()]
+    if any(len(per_spec) != len(many) for per_spec in rows):
+        raise HarnessError("a case without one result per accumulator")  # a bug of ours
+    for k, report in enumerate(reports):
+        report.results = [per_spec[k] for per_spec in rows]
     return reports[0] if isinstance(specs, str) else reports
 
 
