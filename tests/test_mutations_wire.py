@@ -123,7 +123,35 @@ def test_sweep_points_are_the_offsets_whose_meaning_is_clear() -> None:
         body, ends = b"".join(parts), [sum(map(len, parts[: i + 1])) for i in range(len(parts))]
         limit = rng.randint(0, max(0, len(body) - 1))
         one_by_one = [p for p in range(1, limit + 1) if _meaning_is_clear(sse, body, ends, p)]
-        assert _clear_points(sse, body, ends, limit) == one_by_one, (parts, limit)
+        points = _clear_points(sse, body, ends, limit)
+        assert list(points) == one_by_one, (parts, limit)
+        # Read by position, as `random.sample` reads it: the same as the list.
+        assert len(points) == len(one_by_one)
+        assert [points[i] for i in range(-len(points), len(points))] == one_by_one * 2
+        if one_by_one:
+            k = rng.randint(1, len(one_by_one))
+            assert random.Random(k).sample(points, k) == random.Random(k).sample(one_by_one, k)
+
+
+def test_a_long_stream_sweep_samples_its_points_without_listing_them() -> None:
+    import random
+    import tracemalloc
+
+    from harness.mutate.wire import _Offsets
+
+    ranges = [range(start, start + 400_000) for start in range(1, 8_000_000, 500_000)]
+    tracemalloc.start()
+    try:
+        points = _Offsets(ranges)
+        drawn = sorted(random.Random(7).sample(points, 24))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(points) == 16 * 400_000 and peak < 100_000  # a list of them: 230 MB
+    assert all(any(p in r for r in ranges) for p in drawn) and len(set(drawn)) == 24
+    assert points[399_998:400_002] == [399_999, 400_000, 500_001, 500_002]
+    with pytest.raises(IndexError):
+        points[len(points)]
 
 
 def test_a_split_left_for_later_gives_the_reads_the_split_gives_now() -> None:

@@ -12,10 +12,10 @@ import copy
 import json
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, overload
 
 from harness.check.outcome import State
 from harness.errors import NotApplicable
@@ -277,19 +277,57 @@ def _meaning_is_clear(stream: Stream, body: bytes, ends: Sequence[int], offset: 
     return current == len(ends) or body[offset : ends[current]].strip(b"\r\n") != b""
 
 
-def _clear_points(stream: Stream, body: bytes, ends: Sequence[int], limit: int) -> list[int]:
+class _Offsets(Sequence[int]):
+    """Sorted, disjoint ranges of offsets read as one sequence, without a list of them all: a
+    sweep samples a few dozen of the millions a long stream has (`random.sample` takes any
+    sequence and draws by position, so the points drawn are those a list of them would give)."""
+
+    def __init__(self, ranges: Sequence[range]) -> None:
+        self._ranges = [r for r in ranges if r]
+        self._firsts: list[int] = []  # the position of each range's first offset
+        total = 0
+        for r in self._ranges:
+            self._firsts.append(total)
+            total += len(r)
+        self._len = total
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._len))]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError(index)
+        at = bisect.bisect_right(self._firsts, index) - 1
+        return self._ranges[at][index - self._firsts[at]]
+
+    def __iter__(self) -> Iterator[int]:
+        for r in self._ranges:
+            yield from r
+
+
+def _clear_points(stream: Stream, body: bytes, ends: Sequence[int], limit: int) -> Sequence[int]:
     """The offsets 1..`limit` where `_meaning_is_clear`, found event by event: the unclear ones
     are the line ends each SSE event closes with (from its last non-line-end byte on)."""
     if stream.dialect.codec_name != "sse":
-        return list(range(1, limit + 1))
-    points: list[int] = []
+        return range(1, limit + 1)
+    ranges: list[range] = []
     start = 0
     for end in ends:  # each event's bytes up to its closing line ends
         text_end = start + len(body[start:end].rstrip(b"\r\n"))
-        points.extend(range(max(start, 1), min(text_end, limit + 1)))
+        ranges.append(range(max(start, 1), min(text_end, limit + 1)))
         start = max(start, end)
-    points.extend(range(max(start, 1), limit + 1))  # past the last event: nothing left to lose
-    return points
+    ranges.append(range(max(start, 1), limit + 1))  # past the last event: nothing left to lose
+    return _Offsets(ranges)
 
 
 @mutation("cut-bytes")
