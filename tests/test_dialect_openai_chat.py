@@ -320,6 +320,54 @@ def test_B9_full_args_re_emitted_at_end() -> None:
     assert calls(out) == [("f", {"a": 1}, "call_A")]
 
 
+def test_argument_text_follows_the_plain_string_rules_piece_by_piece() -> None:
+    # The call keeps its text as pieces (one string copied whole at each piece was quadratic over
+    # a long call); against the rules written on one string, over random piece sequences mixing
+    # placeholders, whitespace, re-sent copies and object pieces.
+    import random
+
+    from harness.wire.dialects.openai_chat import _Call, _is_object
+
+    def plain(pieces: list[Any]) -> tuple[str, dict[str, Any] | None, bool]:
+        text, obj = "", None
+        for piece in pieces:
+            if isinstance(piece, dict):
+                obj = {**(obj or {}), **piece}
+                continue
+            if not isinstance(piece, str) or piece == "":
+                continue
+            if _is_object(text):
+                if piece == text:
+                    continue
+                if text.strip() == "{}":
+                    text = ""
+            text += piece
+        return text, obj, text.strip() != "" or obj is not None
+
+    rng = random.Random("openai-chat-args")
+    choices = ["{}", " ", "\n", "{", "}", " {", "} ", '{"a":1}', '"a"', ":", "1", "", None, {"k": 1}]
+    choices.append("\u3000")  # whitespace to `strip()`, not to JSON
+    for _ in range(3000):
+        pieces = [rng.choice(choices) for _ in range(rng.randint(0, 7))]
+        if pieces and rng.random() < 0.3:
+            text = plain(pieces)[0]
+            pieces.append(text)  # the whole text sent again
+        call = _Call(0)
+        for piece in pieces:
+            call.add_args(piece)
+        assert (call.text, call.obj, call.has_args) == plain(pieces), pieces
+
+
+def test_an_id_names_the_last_call_that_has_it_even_when_an_earlier_one_gets_it_later() -> None:
+    from harness.wire.dialects.openai_chat import _Router
+
+    router = _Router()
+    assert router.feed(tc(0, name="a")) == (0, True)
+    assert router.feed(tc(1, id="x", name="b")) == (1, True)
+    assert router.feed(tc(0, id="x")) == (0, False)  # call 0 takes the id after call 1 has it
+    assert router.feed(tc(_ABSENT, id="x", args="1")) == (1, False)  # the last call with it
+
+
 def test_B10_truncated_args_are_invalid_not_empty() -> None:
     out = run(chunk(header(0, "call_A", "f")), chunk(tc(0, args='{"a":1')), finish(), DONE)
     assert out.tool_calls == (ToolCall(name="f", arguments='{"a":1', id="call_A", invalid=True),)

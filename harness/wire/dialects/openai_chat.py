@@ -177,16 +177,28 @@ def _error_message(payload: dict[str, Any]) -> str:
 @dataclass(slots=True, eq=False)
 class _Call:
     index: Hashable | None
+    position: int = 0  # its place among the router's calls
     id: str | None = None
     name: str = ""
-    text: str = ""
     obj: dict[str, Any] | None = None
     pieces: int = 0  # how many fragments fed it
     args_pieces: int = 0  # how many of them carried non-empty args
+    # The argument text as its pieces, joined when read (`text`): adding each piece to one string
+    # copied it whole every time, quadratic over the thousands of fragments of a long call.
+    parts: list[str] = field(default_factory=list)
+    length: int = 0  # of the text
+    solid: int = 0  # the text's characters other than whitespace, counted up to 3
+    placeholder: bool = False  # the text is a JSON `{}`, whitespace around it aside
+
+    @property
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
 
     @property
     def has_args(self) -> bool:
-        return self.text.strip() != "" or self.obj is not None
+        return self.solid > 0 or self.obj is not None
 
     def add_name(self, piece: str) -> None:
         if not self.name or piece.startswith(self.name):
@@ -202,12 +214,22 @@ class _Call:
         if not isinstance(piece, str) or piece == "":
             return
         self.args_pieces += 1
-        if _is_object(self.text):
-            if piece == self.text:
-                return  # a re-sent copy of the whole arguments
-            if self.text.strip() == "{}":
-                self.text = ""  # a placeholder before the real arguments
-        self.text += piece
+        # Only a piece as long as the text can re-send it: the text is read (joined) only then.
+        if len(piece) == self.length and piece == self.text and _is_object(piece):
+            return  # a re-sent copy of the whole arguments
+        if self.placeholder:
+            # A placeholder before the real arguments.
+            self.parts.clear()
+            self.length = self.solid = 0
+            self.placeholder = False
+        self.parts.append(piece)
+        self.length += len(piece)
+        if self.solid < 3:
+            # While the text may still be a placeholder, asked again at each piece: whitespace that
+            # `strip()` drops but JSON does not allow (U+3000) makes it none. `split()` drops what
+            # `strip()` would, and no more.
+            self.solid += len("".join(piece.split()))
+            self.placeholder = self.solid == 2 and self.text.strip() == "{}" and _is_object(self.text)
 
     def tool_call(self) -> ToolCall:
         name = self.name or None
@@ -241,6 +263,7 @@ class _Router:
 
     calls: list[_Call] = field(default_factory=list)
     _at_index: dict[Hashable, _Call] = field(default_factory=dict)
+    _by_id: dict[str, _Call] = field(default_factory=dict)  # the last call in `calls` with each id
 
     def feed(self, entry: Any) -> tuple[int, bool] | None:
         """Route and merge one entry; its call number and whether it started the call."""
@@ -251,17 +274,20 @@ class _Router:
         call = self._route(index, call_id, name)
         new = call is None
         if call is None:
-            call = _Call(index)
+            call = _Call(index, len(self.calls))
             self.calls.append(call)
             if index is not None:
                 self._at_index[index] = call
         if call_id and call.id is None:
             call.id = call_id
+            known = self._by_id.get(call_id)
+            if known is None or known.position < call.position:
+                self._by_id[call_id] = call
         if name:
             call.add_name(name)
         call.add_args(function.get("arguments"))
         call.pieces += 1
-        return self.calls.index(call), new
+        return call.position, new
 
     def _route(self, index: Hashable | None, call_id: str, name: str) -> _Call | None:
         known = self._with_id(call_id)
@@ -289,9 +315,7 @@ class _Router:
         return not call_id and bool(name) and bool(call.name) and name != call.name and call.has_args
 
     def _with_id(self, call_id: str) -> _Call | None:
-        if not call_id:
-            return None
-        return next((call for call in reversed(self.calls) if call.id == call_id), None)
+        return self._by_id.get(call_id) if call_id else None
 
 
 # ---------------------------------------------------------------------------------------------
