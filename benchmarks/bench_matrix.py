@@ -35,10 +35,12 @@ timed. From the same runs:
   loads only the plugins it measures (`PYTEST_DISABLE_PLUGIN_AUTOLOAD`, then `-p`: xdist, and the
   toolstream plugin where the session runs the matrix), so whatever else is installed (hypothesis,
   syrupy, langsmith...) adds its start-up to neither side;
-- a long recording (one synthesized OpenAI chat stream of `BIG_READS` reads, one event each)
-  through every scenario, in a fresh process: its peak memory with the built-case store on (a
-  first run, which keeps each unit's cases until it writes the file) and on again (a later run,
-  reading them back), each against the same run with the store off;
+- a long recording (one synthesized OpenAI chat stream of `BIG_READS` reads, one event each: one
+  tool call whose arguments, a file's text, arrive a word a chunk, then its finish and `[DONE]`,
+  as a model writing a long file sends it) through every scenario, in a fresh process: its peak
+  memory with the built-case store on (a first run, which keeps each unit's cases until it writes
+  the file) and on again (a later run, reading them back), each against the same run with the
+  store off;
 - the openai SDK's sessions split in two: from the first item's start to the last item's end
   (what `-n 2` divides between the workers) and the rest (start-up and collection, in each worker
   too; the workers' ends; the summary), beside two CPU-bound processes run at once against one
@@ -57,13 +59,16 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from figures import Figure, Scale, cost, parse_scale, print_figures, speedup  # noqa: E402
+
+if TYPE_CHECKING:
+    from harness.cassettes.model import Cassette
 
 NAME = "matrix"
 OPENAI = str(ROOT / "cassettes/openai-chat")
@@ -312,10 +317,36 @@ def _set(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
+def long_call(reads: int) -> Cassette:
+    """One OpenAI chat response of `reads` reads: a tool call writing a file, its arguments a word
+    a chunk, then the finish and `[DONE]` (one terminal signal, at the end, as a provider sends it)."""
+    from harness.cassettes.corpus import synthesize
+
+    head = {"id": "chatcmpl-long", "object": "chat.completion.chunk", "created": 1730000000,
+            "model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_5050236cbd"}  # fmt: skip
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+    def args(text: str) -> dict[str, Any]:
+        return chunk({"tool_calls": [{"index": 0, "function": {"arguments": text}}]})
+
+    words = ["Lorem", " ipsum", " dolor", " sit", " amet", ",", " consectetur", " elit", ".\\n"]
+    header = {"index": 0, "id": "call_0123456789abcdefghijklmn", "type": "function",
+              "function": {"name": "write_file", "arguments": ""}}  # fmt: skip
+    events: list[Any] = [chunk({"role": "assistant", "content": None, "refusal": None})]
+    events += [chunk({"tool_calls": [header]}), args('{"path":"notes.txt","content":"')]
+    events += [args(words[n % len(words)]) for n in range(reads - 6)]
+    events += [args('"}'), chunk({}, "tool_calls"), "[DONE]"]
+    url = "https://api.openai.com/v1/chat/completions"
+    body = {"model": "gpt-4o", "stream": True}
+    return synthesize("long-call", "openai-chat", url=url, body=body, events=events, provenance="bench")
+
+
 def big_recording(scale: Scale) -> list[Figure]:
     """Peak memory of the scenario library over one long recording, store on (first and later
     run) against store off, each in a fresh process."""
-    from bench_cassettes import big_cassette, peak_kib
+    from bench_cassettes import peak_kib
 
     from harness.cassettes import format as cassettes
 
@@ -323,7 +354,9 @@ def big_recording(scale: Scale) -> list[Figure]:
     with tempfile.TemporaryDirectory(prefix="toolstream-bench-big-") as folder:
         path = Path(folder, "corpus", "openai-chat", "long.yaml")
         path.parent.mkdir(parents=True)
-        cassettes.save(big_cassette(reads), path)
+        recording = long_call(reads)
+        assert len(recording.interactions[0].response.chunks) == reads
+        cassettes.save(recording, path)
         run = f"run_matrix('reference', Selection(cassettes=({str(path)!r},)))"
         stored = str(Path(folder, "store"))
         peak: dict[str, float] = {}
