@@ -160,11 +160,10 @@ class CaseStore:
             changed = merge and (unchanged is False or self.stamp(key) != unchanged)
             merged = {**self.read(key), **units} if changed else units
             body = marshal.dumps(merged, 4)
-            data = _MAGIC + hashlib.sha256(body).digest() + body
             fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as out:
-                    out.write(data)
+                    out.writelines((_MAGIC, hashlib.sha256(body).digest(), body))  # not joined: a copy
                 os.replace(temp, folder / f"{key}.bin")
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -231,7 +230,7 @@ def _unpacked(data: bytes) -> dict[str, Any]:
     head = len(_MAGIC)
     if not data.startswith(_MAGIC) or len(data) < head + _DIGEST:
         return {}
-    body = data[head + _DIGEST :]
+    body = memoryview(data)[head + _DIGEST :]  # not a copy: a long recording's file is large
     if hashlib.sha256(body).digest() != data[head : head + _DIGEST]:
         return {}
     try:
