@@ -471,3 +471,40 @@ def test_finish_reason_edit_and_build() -> None:
     assert result.text == "ok" and result.state == State.COMPLETE
     (error,) = DIALECT.build(Kind.ERROR, message="boom")
     assert Kind.ERROR in DIALECT.kinds(error)
+
+
+def test_argument_text_follows_the_plain_string_rules_piece_by_piece() -> None:
+    # The text is joined only when a piece could re-send all of it (joined for every piece, a long
+    # call was quadratic); against the rules written on the joined text, over random sequences.
+    import random
+
+    from harness.wire.dialects.cohere import _Call, _complete_json
+
+    def plain(steps: list[tuple[Any, bool]]) -> str:
+        pieces: list[str] = []
+        placeholder = False
+        for piece, start in steps:
+            if piece is None:
+                continue
+            if start:
+                placeholder = piece.strip() == "{}"
+                pieces.append(piece)
+                continue
+            if piece and placeholder:
+                pieces, placeholder = [], False
+            text = "".join(pieces)
+            if piece.strip() and piece.strip() == text.strip() and _complete_json(text):
+                continue
+            pieces.append(piece)
+        return "".join(pieces)
+
+    rng = random.Random("cohere-args")
+    choices = ["{}", " ", "\n", "{", "}", " {", "} ", '{"a":1}', '"a"', ":", "1", "", None, "\u3000", "[]"]
+    for _ in range(3000):
+        steps = [(rng.choice(choices), rng.random() < 0.15) for _ in range(rng.randint(0, 7))]
+        if steps and rng.random() < 0.3:
+            steps.append((f" {plain(steps)} ", False))  # the whole text sent again, spaced
+        call = _Call(index=0)
+        for piece, start in steps:
+            call.take({"function": {"arguments": piece}}, start=start)
+        assert "".join(call.pieces) == plain(steps), steps

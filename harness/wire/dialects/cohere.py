@@ -125,6 +125,7 @@ class _Call:
     name: str | None = None
     id: str | None = None
     pieces: list[str] = field(default_factory=list)
+    solid: int = 0  # the pieces' characters other than whitespace
     placeholder: bool = False  # the start carried "{}" before any real fragment
     ended: bool = False
 
@@ -139,16 +140,24 @@ class _Call:
             return
         if not isinstance(piece, str):
             piece = json.dumps(piece, separators=(",", ":"))  # an object where text belongs
+        solid = len("".join(piece.split()))  # `split()` drops what `strip()` would, and no more
         if start:
             self.placeholder = piece.strip() == "{}"
-            self.pieces.append(piece)
+            self._add(piece, solid)
             return
         if piece and self.placeholder:
-            self.pieces, self.placeholder = [], False
-        text = "".join(self.pieces)
-        if piece.strip() and piece.strip() == text.strip() and _complete_json(text):
-            return  # the whole arguments sent again
+            self.pieces, self.solid, self.placeholder = [], 0, False
+        # The text is joined only when the piece could be all of it again (as many characters
+        # other than whitespace): joined for every piece, a long call's arguments were quadratic.
+        if solid and solid == self.solid:
+            text = "".join(self.pieces)
+            if piece.strip() == text.strip() and _complete_json(text):
+                return  # the whole arguments sent again
+        self._add(piece, solid)
+
+    def _add(self, piece: str, solid: int) -> None:
         self.pieces.append(piece)
+        self.solid += solid
 
     def tool_call(self) -> ToolCall:
         return ToolCall.from_text(self.name, "".join(self.pieces), self.id)
