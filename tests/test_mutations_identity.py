@@ -3,8 +3,11 @@ from __future__ import annotations
 import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
+from harness.cassettes.corpus import synthesize
 from harness.errors import NotApplicable
+from harness.mutate import Stream
 from harness.mutate.calls import by_call, call_value
+from harness.wire import dialects
 from harness.wire.dialects import MISSING, Field
 
 
@@ -72,6 +75,49 @@ def test_restyle_ids_shrinking_gives_later_calls_shorter_ids() -> None:
     groups = by_call(d.fragments(out.events))
     assert [call_value(d, out.events, g, Field.ID) for g in groups.values()] == ids
     assert_oracle(out)
+
+
+def _many_calls(count: int) -> Stream:
+    """An Anthropic message of `count` tool calls, each in its own block."""
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": [],
+               "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
+    events: list[object] = [("message_start", {"type": "message_start", "message": message})]
+    for i in range(count):
+        block = {"type": "tool_use", "id": f"toolu_01{i:022d}", "name": "read_file", "input": {}}
+        start = {"type": "content_block_start", "index": i, "content_block": block}
+        delta = {"type": "input_json_delta", "partial_json": f'{{"path":"f{i}"}}'}
+        events.append(("content_block_start", start))
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    cassette = synthesize("many", "anthropic", url="https://api.anthropic.com/v1/messages", body={},
+                          events=events, provenance="test")  # fmt: skip
+    interaction = cassette.interactions[0]
+    assert interaction.expected is not None and len(interaction.expected.tool_calls) == count
+    return Stream.of(interaction.response, dialects.get("anthropic"), interaction.expected)
+
+
+def test_restyle_ids_shrinking_over_many_calls_never_gives_two_calls_one_id() -> None:
+    # Past a few calls the shrinking length bottoms out, where few ids fit: two calls once drew the
+    # same one and the reference merged them (40 calls expected, fewer got).
+    out = apply("restyle-ids", _many_calls(40), shrinking=True, seed=1)
+    ids = [call.id or "" for call in out.expected.tool_calls]
+    assert len(set(ids)) == 40
+    assert [len(i) for i in ids[:5]] == sorted((len(i) for i in ids[:5]), reverse=True)
+    assert len(ids[0]) > len(ids[1]) > len(ids[2])
+    assert_oracle(out)
+
+
+def test_a_fresh_id_is_none_taken_growing_when_a_length_holds_no_more() -> None:
+    import random
+
+    from harness.mutate.identity import restyled
+
+    taken = {f"c{ch}" for ch in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"}
+    before = set(taken)
+    made = restyled("call_x", "short", random.Random(0), 2, taken=taken)  # every 2-character id is taken
+    assert made not in before and len(made) > 2 and taken == before | {made}
 
 
 @pytest.mark.parametrize(

@@ -271,16 +271,19 @@ class FreshPerFragment(_FieldOp):
         if self.key is Field.ID and _named_continuations(stream):
             raise NotApplicable("continuations name a function: with a new id each would be a new call")
         used: set[Any] = set()
+        # A fresh id is none of the calls' own (it would name that call) nor one drawn before.
+        ids = (value(stream.dialect, stream.events, f, Field.ID) for f in fragments_or_skip(stream))
+        taken = {found for found in ids if isinstance(found, str)}
 
         def fresh(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
             if k == 0 or fragment.role is Role.END:
                 return KEEP
             if isinstance(original, int) and not isinstance(original, bool):
-                value = 1000 + len(used)
-                used.add(value)
-                return value
+                number = 1000 + len(used)
+                used.add(number)
+                return number
             if isinstance(original, str):
-                return restyled(original, "same", rng)
+                return restyled(original, "same", rng, taken=taken)
             return KEEP
 
         return rewrite(stream, self.key, fresh, rng, on="all", removes=self.key is Field.INDEX)
@@ -365,12 +368,31 @@ class SetField(_FieldOp):
 _GENERIC_STYLES: dict[str, IdStyle] = {"short": IdStyle("c", 3), "long": IdStyle("call_", 64)}
 
 
-def restyled(old: str, style: str, rng: random.Random, length: int | None = None) -> str:
-    """A fresh id in a provider's style (`same`: the old id's prefix and length)."""
+def restyled(
+    old: str, style: str, rng: random.Random, length: int | None = None, *, taken: set[str] | None = None
+) -> str:
+    """A fresh id in a provider's style (`same`: the old id's prefix and length). `taken`: the ids
+    in use, which the new one is not (drawn again, and a character longer each time once a few
+    draws found only taken ones: a short length holds few ids), and joins."""
     if style == "same":
         cut = old.find("_") + 1
-        return IdStyle(old[:cut], max(len(old) - cut, 4)).fresh(rng, length)
-    return _style(style).fresh(rng, length)
+        kind = IdStyle(old[:cut], max(len(old) - cut, 4))
+    else:
+        kind = _style(style)
+    made = kind.fresh(rng, length)
+    draws = 1
+    while taken is not None and made in taken:
+        if draws >= _DRAWS_AT_A_LENGTH:
+            length = len(made) + 1
+        made = kind.fresh(rng, length)
+        draws += 1
+    if taken is not None:
+        taken.add(made)
+    return made
+
+
+# Draws of a taken id before a longer one is drawn instead.
+_DRAWS_AT_A_LENGTH = 8
 
 
 def _style(name: str) -> IdStyle:
@@ -407,13 +429,14 @@ class RestyleIds(Mutation):
         if self.shrinking and len(groups) < 2:
             raise NotApplicable("shorter later ids need two calls")
         mapping: dict[str, str] = {}
+        taken: set[str] = set()  # two calls never share an id, restyled or not
         base = max(len(str(call_value(d, stream.events, g, Field.ID))) for g in groups.values()) + 4
         for n, group in enumerate(groups.values()):
             old = call_value(d, stream.events, group, Field.ID)
             if not isinstance(old, str):
                 raise NotApplicable("a call without an id cannot be restyled")
             length = max(base - 6 * n, 4) if self.shrinking else None
-            mapping[old] = restyled(old, self.style, rng, length)
+            mapping[old] = restyled(old, self.style, rng, length, taken=taken)
         events = list(stream.events)
         for fragment in fragments:
             old = value(d, events, fragment, Field.ID)
