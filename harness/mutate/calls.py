@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from harness.check.outcome import Outcome, State, ToolCall
-from harness.errors import NotApplicable
+from harness.errors import DialectError, NotApplicable
 from harness.mutate import Stream, evolve
 from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, ReferenceAccumulator, Role
 
@@ -125,6 +125,15 @@ def headers_have_ids(dialect: Dialect, events: Sequence[Event], fragments: Seque
 
 def set_at(events: list[Event], dialect: Dialect, fragment: Fragment, field: Field, new: object) -> None:
     events[fragment.event] = dialect.set(events[fragment.event], fragment.slot, field, new)
+
+
+def continuation(dialect: Dialect, event: Event, slot: int, args: str) -> Event:
+    """`dialect.continuation(...)`; where the wire has no continuation fragments (Ollama's whole
+    calls, Gemini's whole `functionCall`, even with arguments as text), the step does not apply."""
+    try:
+        return dialect.continuation(event, slot, args)
+    except DialectError as exc:
+        raise NotApplicable(str(exc)) from None
 
 
 def terminal_index(stream: Stream) -> int:

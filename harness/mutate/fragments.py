@@ -20,6 +20,7 @@ from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import (
     args_text,
     by_call,
+    continuation,
     fragments_or_skip,
     one_fragment_per_event,
     reference_on,
@@ -68,7 +69,7 @@ class SplitArgs(Mutation):
                 continue
             pieces = [text[i : i + size] for i in range(0, len(text), size)]
             events[fragment.event] = d.set(events[fragment.event], fragment.slot, Field.ARGS, pieces[0])
-            more = [d.continuation(events[fragment.event], fragment.slot, piece) for piece in pieces[1:]]
+            more = [continuation(d, events[fragment.event], fragment.slot, piece) for piece in pieces[1:]]
             inserts.setdefault(fragment.event, []).extend(more)
         if not inserts:
             raise NotApplicable("no argument text to split")
@@ -245,7 +246,7 @@ class EmptyArgsFragment(Mutation):
                 continue
             event = stream.events[header.event]
             inserts.setdefault(header.event, []).extend(
-                d.continuation(event, header.slot, "") for _ in range(self.count)
+                continuation(d, event, header.slot, "") for _ in range(self.count)
             )
         if not inserts:
             raise NotApplicable("no call header to continue")
@@ -300,7 +301,7 @@ class RepeatArgsAtEnd(Mutation):
                 continue  # only a whole, valid argument text can be re-sent as a recognisable copy
             last = pieces[-1]
             inserts.setdefault(last.event, []).append(
-                d.continuation(stream.events[last.event], last.slot, text)
+                continuation(d, stream.events[last.event], last.slot, text)
             )
             doubled[number] = text + text
         if not inserts:
@@ -389,15 +390,16 @@ class TruncateArgs(Mutation):
 @dataclass(frozen=True)
 class DropArgsDeltas(Mutation):
     """Remove the argument deltas of calls whose end event carries the whole arguments (E1: args
-    only in Responses `function_call_arguments.done`; docker-agent, sub2api, forgecode)."""
+    only in Responses `function_call_arguments.done`; docker-agent, sub2api, forgecode). An end
+    that carries other text than the deltas (none, or a part) keeps its call's deltas: without
+    them the call would mean something else."""
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         gone: list[Fragment] = []
         for group in by_call(fragments_or_skip(stream)).values():
-            full = [
-                f for f in group if f.role is Role.END and isinstance(_args(stream, stream.events, f), str)
-            ]
-            if full:
+            streamed = args_text(stream.dialect, stream.events, group)
+            ends = [_args(stream, stream.events, f) for f in group if f.role is Role.END]
+            if isinstance(streamed, str) and streamed in ends:
                 gone.extend(f for f in group if f.role is Role.ARGS)
         if not gone:
             raise NotApplicable("no call whose end event carries its arguments")
@@ -423,7 +425,7 @@ class StrayArgsAfterEnd(Mutation):
             pieces = [f for f in group if f.role in _TEXT_ROLES]
             if ends and pieces:
                 last = pieces[-1]
-                inserts[ends[0].event] = d.continuation(stream.events[last.event], last.slot, self.args)
+                inserts[ends[0].event] = continuation(d, stream.events[last.event], last.slot, self.args)
         if not inserts:
             raise NotApplicable("no call with an end event")
         out: list[Event] = []

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from harness.check.outcome import ToolCall
 from harness.errors import NotApplicable
 from harness.mutate import Meaning, Mutation, Stream, mutation
-from harness.mutate.calls import args_text, by_call, fragments_or_skip, set_at, value
+from harness.mutate.calls import args_text, by_call, continuation, fragments_or_skip, set_at, value
 from harness.wire.dialects import MISSING, Event, Field, Fragment, Kind, Role
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)
@@ -292,7 +292,7 @@ class SplitSurrogatePairs(Mutation):
             for fragment, parts in zip(pieces, splits, strict=True):
                 set_at(events, d, fragment, Field.ARGS, parts[0])
                 inserts.setdefault(fragment.event, []).extend(
-                    d.continuation(events[fragment.event], fragment.slot, part) for part in parts[1:]
+                    continuation(d, events[fragment.event], fragment.slot, part) for part in parts[1:]
                 )
             for fragment in group:
                 if fragment.role is Role.END and isinstance(value(d, events, fragment, Field.ARGS), str):
