@@ -1,0 +1,75 @@
+"""Every scenario over streams the bundled corpus does not have (many parallel calls, one call
+streamed in hundreds of pieces, text before a call), made by each dialect's own builders: the
+reference accumulator passes every case, and no step stops the run. A case the reference fails
+is a stream no provider sends or an expectation that says something else than the stream: ours,
+not the accumulator's. Before 5ffff75 and b496733 these failed: two of twelve Gemini calls drew
+one id (`later-call-has-shorter-id`), and a step calling for a continuation that Ollama's wire
+cannot carry stopped the run."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cassettes import format as cassettes
+from harness.cassettes.corpus import synthesize
+from harness.check.runner import run_matrix
+from harness.check.selection import Selection
+from harness.errors import DialectError
+from harness.wire import dialects
+from harness.wire.dialects import Finish, Kind
+
+CALLS = 12  # more parallel calls than any bundled recording has
+PIECES = 240  # argument pieces of the long call
+
+
+def _calls(d: dialects.Dialect, count: int) -> list[Any]:
+    style = next(iter(d.id_styles.values()), None)
+    events = []
+    for i in range(count):
+        call_id = style.fresh(random.Random(i)) if style else f"call_{i}"
+        args = f'{{"path":"f{i}.txt"}}'
+        events += d.build(Kind.TOOL_CALL, index=i, id=call_id, name="read_file", args=args)
+    return events
+
+
+def _long_call(d: dialects.Dialect) -> list[Any]:
+    call = {"index": 0, "id": "call_long0123456789", "name": "write_file"}
+    text = '{"content":"' + "lorem ipsum " * (PIECES // 2) + '"}'
+    step = len(text) // PIECES + 1
+    events = d.build(Kind.TOOL_START, **call)
+    for at in range(0, len(text), step):
+        events += d.build(Kind.TOOL_ARGS, **call, args=text[at : at + step])
+    return events + d.build(Kind.TOOL_END, **call, args=text)
+
+
+SHAPES = {
+    "many-calls": lambda d: _calls(d, CALLS),
+    "long-call": _long_call,
+    "text-then-call": lambda d: d.build(Kind.TEXT, text="Reading it.") + _calls(d, 1),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dialect", dialects.names())
+def test_the_reference_passes_every_case_of_a_built_stream(dialect: str, shape: str, tmp_path: Path) -> None:
+    d = dialects.get(dialect)
+    try:
+        body = SHAPES[shape](d)
+    except DialectError:
+        pytest.skip(f"{dialect} has no such events (it sends each call whole)")
+    finish = d.finish_reasons.get(Finish.TOOL_CALLS) or d.finish_reasons.get(Finish.STOP)
+    events = [*d.build(Kind.META), *body, *d.build(Kind.FINISH, reason=finish), *d.build(Kind.SENTINEL)]
+    cassette = synthesize(shape, dialect, url="https://x/v1", body={}, events=[e.wire for e in events],
+                          provenance="test")  # fmt: skip
+    expected = cassette.interactions[0].expected
+    assert expected is not None and expected.tool_calls and not any(c.invalid for c in expected.tool_calls)
+    path = tmp_path / dialect / f"{shape}.yaml"
+    path.parent.mkdir()
+    cassettes.save(cassette, path)
+    report = run_matrix("reference", Selection(cassettes=(str(path),)))
+    wrong = [(r.id, str(r.verdict), r.error, r.diff[:2]) for r in report.results if str(r.verdict) != "pass"]
+    assert len(report.results) > 50 and not [w for w in wrong if w[1] != "skipped"], wrong[:5]
