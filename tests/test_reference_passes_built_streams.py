@@ -51,15 +51,22 @@ def _call(name: str, args: str) -> Any:
     return lambda d: d.build(Kind.TOOL_CALL, index=0, id="call_0abcdefgh12345678", name=name, args=args)
 
 
-SHAPES = {
-    "many-calls": lambda d: _calls(d, CALLS),
-    "long-call": _long_call,
-    "text-then-call": lambda d: d.build(Kind.TEXT, text="Reading it.") + _calls(d, 1),
-    "calls-then-text": lambda d: _calls(d, 2) + d.build(Kind.TEXT, text="Done."),
-    "reasoning-then-call": lambda d: d.build(Kind.REASONING, text="Let me look.") + _calls(d, 1),
-    "no-arguments": _call("now", "{}"),
-    "unicode-arguments": _call("say", '{"t":"天気 ☀️🌧 é"}'),
-    "pings-and-usage": lambda d: d.build(Kind.PING) + _calls(d, 2) + d.build(Kind.PING) + d.build(Kind.USAGE),
+# A shape: the events between the turn's start and its end, and how it ends (a finish meaning, or
+# "cut" / "error": no finish, the connection lost or an in-band error).
+SHAPES: dict[str, tuple[Any, str]] = {
+    "many-calls": (lambda d: _calls(d, CALLS), Finish.TOOL_CALLS),
+    "long-call": (_long_call, Finish.TOOL_CALLS),
+    "text-then-call": (lambda d: d.build(Kind.TEXT, text="Reading it.") + _calls(d, 1), Finish.TOOL_CALLS),
+    "calls-then-text": (lambda d: _calls(d, 2) + d.build(Kind.TEXT, text="Done."), Finish.TOOL_CALLS),
+    "reasoning-then-call": (lambda d: d.build(Kind.REASONING, text="Hm.") + _calls(d, 1), Finish.TOOL_CALLS),
+    "no-arguments": (_call("now", "{}"), Finish.TOOL_CALLS),
+    "unicode-arguments": (_call("say", '{"t":"天気 ☀️🌧 é"}'), Finish.TOOL_CALLS),
+    "pings-and-usage": (lambda d: [*_calls(d, 2), *d.build(Kind.PING), *d.build(Kind.USAGE)], "tool-calls"),
+    # The output limit hit: the call being streamed is not final (scenarios that moved or changed
+    # the finish kept an expectation without it, or cut another call).
+    "length": (lambda d: _calls(d, 3), Finish.LENGTH),
+    "cut": (lambda d: _calls(d, 3)[:-1], "cut"),
+    "error": (lambda d: _calls(d, 2) + d.build(Kind.ERROR, message="Overloaded"), "error"),
 }
 
 
@@ -67,16 +74,22 @@ SHAPES = {
 @pytest.mark.parametrize("dialect", dialects.names())
 def test_the_reference_passes_every_case_of_a_built_stream(dialect: str, shape: str, tmp_path: Path) -> None:
     d = dialects.get(dialect)
+    make, end = SHAPES[shape]
     try:
-        body = SHAPES[shape](d)
+        body = make(d)
     except DialectError:
         pytest.skip(f"{dialect} has no such events (it sends each call whole)")
-    finish = d.finish_reasons.get(Finish.TOOL_CALLS) or d.finish_reasons.get(Finish.STOP)
-    events = [*d.build(Kind.META), *body, *d.build(Kind.FINISH, reason=finish), *d.build(Kind.SENTINEL)]
+    events = [*d.build(Kind.META), *body]
+    if end not in ("cut", "error"):
+        finish = d.finish_reasons.get(Finish(end)) or d.finish_reasons.get(Finish.STOP)
+        events += [*d.build(Kind.FINISH, reason=finish), *d.build(Kind.SENTINEL)]
+    lost = "peer closed connection without sending complete message body" if end == "cut" else None
     cassette = synthesize(shape, dialect, url="https://x/v1", body={}, events=[e.wire for e in events],
-                          provenance="test")  # fmt: skip
+                          provenance="test", complete=lost is None, error=lost)  # fmt: skip
     expected = cassette.interactions[0].expected
-    assert expected is not None and expected.tool_calls and not any(c.invalid for c in expected.tool_calls)
+    state = end if end in ("cut", "error") else "complete"
+    assert expected is not None and str(expected.state) == state
+    assert not any(c.invalid for c in expected.tool_calls)
     path = tmp_path / dialect / f"{shape}.yaml"
     path.parent.mkdir()
     cassettes.save(cassette, path)

@@ -254,7 +254,9 @@ def expect_prefix(
 ) -> Outcome:
     """The expectation of a stream that stops after `events`: only the calls that were final there
     survive (finality is the dialect's: its reference accumulator run on the prefix says which),
-    taken from the previous expectation; text and finish reason are what the prefix carried.
+    taken from the previous expectation; text and finish reason are what the prefix carried. A
+    call final there that was not before (the finish that left a `length` turn's last call out
+    changed or gone) is what the accumulator made of it: the previous expectation has none.
     `state` None: a clean end, whether the prefix was a whole turn is the dialect's to say.
     `closed_with` is the transport error the stream ends with (default: `error`). `events` that
     begin with those of `base` (default: the stream's) are judged from where the stream's oracle
@@ -267,9 +269,11 @@ def expect_prefix(
     kept: tuple[ToolCall, ...]
     if seen.tool_calls and all(call.id for call in seen.tool_calls) and all(call.id for call in before):
         ids = {call.id for call in seen.tool_calls}
+        known = {call.id for call in before}
         kept = tuple(call for call in before if call.id in ids)
+        kept += tuple(call for call in seen.tool_calls if call.id not in known)
     else:
-        kept = before[: len(seen.tool_calls)]
+        kept = before[: len(seen.tool_calls)] + seen.tool_calls[len(before) :]
     return evolve(
         stream.expected,
         tool_calls=kept,

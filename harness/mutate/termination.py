@@ -216,7 +216,8 @@ class ChangeFinish(Mutation):
 class MoveFinish(Mutation):
     """Move the finish reason (D2): `with-last-args` onto the chunk of the last argument fragment
     (vLLM, rust-genai), or `before-last-args`, the finish event sent before the trailing argument
-    fragment. A correct client still gets every argument: meaning is kept."""
+    fragment (not a `length` finish: the call it cuts is the one streamed when it comes). A
+    correct client still gets every argument: meaning is kept."""
 
     to: Literal["with-last-args", "before-last-args"] = "with-last-args"
 
@@ -247,6 +248,9 @@ class MoveFinish(Mutation):
             return stream.with_events(events)
         if d.kinds(events[f]) - {Kind.FINISH, Kind.META, Kind.USAGE}:
             raise NotApplicable("the finish event carries more than the finish")
+        if reason is not MISSING and reason == d.finish_reasons.get(Finish.LENGTH):
+            # The output limit cut the call being streamed when it came: sent earlier, it names another.
+            raise NotApplicable("a length finish sent earlier would cut another call")
         moved = events.pop(f)
         events.insert(last, moved)
         return stream.with_events(events)
