@@ -27,18 +27,33 @@ CALLS = 12  # more parallel calls than any bundled recording has
 PIECES = 240  # argument pieces of the long call
 
 
-def _calls(d: dialects.Dialect, count: int) -> list[Any]:
+def _call_of(d: dialects.Dialect, i: int, name: str = "read_file") -> dict[str, Any]:
+    """The builder parameters of call `i`: its own index, id and (Responses) item id."""
     style = next(iter(d.id_styles.values()), None)
+    call_id = style.fresh(random.Random(i)) if style else f"call_{i}"
+    return {"index": i, "id": call_id, "item_id": f"fc_{i:04d}", "name": name}
+
+
+def _calls(d: dialects.Dialect, count: int) -> list[Any]:
     events = []
     for i in range(count):
-        call_id = style.fresh(random.Random(i)) if style else f"call_{i}"
-        args = f'{{"path":"f{i}.txt"}}'
-        events += d.build(Kind.TOOL_CALL, index=i, id=call_id, name="read_file", args=args)
+        events += d.build(Kind.TOOL_CALL, **_call_of(d, i), args=f'{{"path":"f{i}.txt"}}')
     return events
 
 
+def _interleaved(d: dialects.Dialect) -> list[Any]:
+    """Two calls whose argument pieces alternate (C1; llama.cpp's Responses items)."""
+    calls = [(_call_of(d, 0), '{"path":"a.txt"}'), (_call_of(d, 1, "search"), '{"q":"needle"}')]
+    events = [e for call, _ in calls for e in d.build(Kind.TOOL_START, **call)]
+    for at in range(0, 16, 4):
+        for call, text in calls:
+            if text[at:]:
+                events += d.build(Kind.TOOL_ARGS, **call, args=text[at : at + 4])
+    return events + [e for call, text in calls for e in d.build(Kind.TOOL_END, **call, args=text)]
+
+
 def _long_call(d: dialects.Dialect) -> list[Any]:
-    call = {"index": 0, "id": "call_long0123456789", "name": "write_file"}
+    call = _call_of(d, 0, "write_file")
     text = '{"content":"' + "lorem ipsum " * (PIECES // 2) + '"}'
     step = len(text) // PIECES + 1
     events = d.build(Kind.TOOL_START, **call)
@@ -48,7 +63,7 @@ def _long_call(d: dialects.Dialect) -> list[Any]:
 
 
 def _call(name: str, args: str) -> Any:
-    return lambda d: d.build(Kind.TOOL_CALL, index=0, id="call_0abcdefgh12345678", name=name, args=args)
+    return lambda d: d.build(Kind.TOOL_CALL, **_call_of(d, 0, name), args=args)
 
 
 # A shape: the events between the turn's start and its end, and how it ends (a finish meaning, or
@@ -56,6 +71,7 @@ def _call(name: str, args: str) -> Any:
 SHAPES: dict[str, tuple[Any, str]] = {
     "many-calls": (lambda d: _calls(d, CALLS), Finish.TOOL_CALLS),
     "long-call": (_long_call, Finish.TOOL_CALLS),
+    "interleaved": (_interleaved, Finish.TOOL_CALLS),
     "text-then-call": (lambda d: d.build(Kind.TEXT, text="Reading it.") + _calls(d, 1), Finish.TOOL_CALLS),
     "calls-then-text": (lambda d: _calls(d, 2) + d.build(Kind.TEXT, text="Done."), Finish.TOOL_CALLS),
     "reasoning-then-call": (lambda d: d.build(Kind.REASONING, text="Hm.") + _calls(d, 1), Finish.TOOL_CALLS),
@@ -81,8 +97,11 @@ def test_the_reference_passes_every_case_of_a_built_stream(dialect: str, shape: 
         pytest.skip(f"{dialect} has no such events (it sends each call whole)")
     events = [*d.build(Kind.META), *body]
     if end not in ("cut", "error"):
-        finish = d.finish_reasons.get(Finish(end)) or d.finish_reasons.get(Finish.STOP)
-        events += [*d.build(Kind.FINISH, reason=finish), *d.build(Kind.SENTINEL)]
+        reason = d.finish_reasons.get(Finish(end)) or d.finish_reasons.get(Finish.STOP)
+        finish = d.build(Kind.FINISH, reason=reason)
+        said = {kind for event in finish for kind in d.kinds(event)}
+        events += [*finish, *([] if Kind.SENTINEL in said else d.build(Kind.SENTINEL))]  # one terminal event
+    events = d.resequence(events)  # Responses' sequence numbers, counted up as sent
     lost = "peer closed connection without sending complete message body" if end == "cut" else None
     cassette = synthesize(shape, dialect, url="https://x/v1", body={}, events=[e.wire for e in events],
                           provenance="test", complete=lost is None, error=lost)  # fmt: skip
@@ -90,6 +109,9 @@ def test_the_reference_passes_every_case_of_a_built_stream(dialect: str, shape: 
     state = end if end in ("cut", "error") else "complete"
     assert expected is not None and str(expected.state) == state
     assert not any(c.invalid for c in expected.tool_calls)
+    if state == "complete" and end != Finish.LENGTH:  # every call built is one call of the outcome
+        starts = [e for e in body if {Kind.TOOL_START, Kind.TOOL_CALL} & d.kinds(e)]
+        assert len(expected.tool_calls) == len(starts)
     path = tmp_path / dialect / f"{shape}.yaml"
     path.parent.mkdir()
     cassettes.save(cassette, path)

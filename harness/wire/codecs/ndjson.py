@@ -2,8 +2,9 @@
 
 Lines end with LF; a CR before it is dropped (CRLF); blank or whitespace-only lines are skipped;
 a last line without its LF is still an event at `close()` (a cut stream's last line is what a
-harness needs to see). Whether a line is JSON is the dialect's business. A line that is not
-UTF-8 is a `CodecError`.
+harness needs to see), and one cut inside a character ends with U+FFFD, as a client's replacing
+decoder gives it at the end of input. Whether a line is JSON is the dialect's business. Any other
+line that is not UTF-8 is a `CodecError`.
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ class NDJSONDecoder:
 
     def close(self) -> list[WireEvent]:
         line = bytes(self._buffer)
-        events = self._events([line]) if line else []
+        events = self._events([line], last=True) if line else []
         self._buffer = bytearray()
         self._line = 0
         return events
 
-    def _events(self, lines: list[bytearray] | list[bytes]) -> list[WireEvent]:
+    def _events(self, lines: list[bytearray] | list[bytes], *, last: bool = False) -> list[WireEvent]:
         out = []
         for line in lines:
             self._line += 1
@@ -53,6 +54,9 @@ class NDJSONDecoder:
             try:
                 out.append(new_event(line.decode("utf-8")))
             except UnicodeDecodeError as exc:
+                if last and exc.reason == "unexpected end of data":  # the input ended inside a character
+                    out.append(new_event(line[: exc.start].decode("utf-8") + "\ufffd"))
+                    continue
                 raise CodecError(
                     f"NDJSON line {self._line} is not UTF-8 at byte {exc.start}: {bytes(line[:60])!r}"
                 ) from None
