@@ -121,12 +121,15 @@ def test_done_events_without_the_streamed_arguments_keep_their_deltas() -> None:
 
 def test_a_wire_without_continuations_makes_argument_splits_not_applicable() -> None:
     # Ollama sends each call whole; a proxy's arguments as text still have no continuation on that
-    # wire: the step is skipped (it raised a DialectError that stopped the whole run).
+    # wire: the step is skipped (it raised a DialectError that stopped the whole run), and a cut
+    # inside the arguments is a cut right after the call, as for arguments as an object.
     stream = _built("ollama", (Kind.TOOL_CALL, {"name": "f", "args": '{"path":"a.txt"}'}), (Kind.FINISH, {}))
     assert stream.expected.tool_calls[0].arguments == {"path": "a.txt"}
-    for name, params in (("split-args", {"size": 1}), ("cut-mid-args", {})):
-        with pytest.raises(NotApplicable, match="whole"):
-            apply(name, stream, **params)
+    with pytest.raises(NotApplicable, match="whole"):
+        apply("split-args", stream, size=1)
+    cut = apply("cut-mid-args", stream)
+    assert str(cut.expected.state) == "cut" and not cut.expected.tool_calls and len(cut.events) == 1
+    assert_oracle(cut)
 
 
 def test_what_is_found_in_streams_is_kept_for_a_bounded_number_of_events(

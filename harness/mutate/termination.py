@@ -16,14 +16,7 @@ from typing import Literal
 from harness.check.outcome import State
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, evolve, mutation
-from harness.mutate.calls import (
-    by_call,
-    continuation,
-    expect_prefix,
-    first_signal,
-    fragments_or_skip,
-    terminal_index,
-)
+from harness.mutate.calls import by_call, expect_prefix, first_signal, fragments_or_skip, terminal_index
 from harness.mutate.wire import CUT_ERROR, CUT_ERROR_TYPE
 from harness.wire.dialects import MISSING, Event, Field, Finish, Kind, Role
 
@@ -119,8 +112,12 @@ class CutMidArgs(Mutation):
             ):
                 half = len(args) // 2
                 first = d.set(events[fragment.event], fragment.slot, Field.ARGS, args[:half])
+                try:
+                    rest = d.continuation(first, fragment.slot, args[half:])
+                except DialectError:
+                    break  # a whole-call wire, arguments as text (an Ollama proxy's): as below
                 events[fragment.event] = first
-                events.insert(fragment.event + 1, continuation(d, first, fragment.slot, args[half:]))
+                events.insert(fragment.event + 1, rest)
                 return cut_after(stream.with_events(events), fragment.event + 1, self.error)
         # No argument text to split (whole-call dialects): cut right after the call's first fragment.
         return cut_after(stream, calls[number][0].event + 1, self.error)
