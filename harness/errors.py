@@ -21,7 +21,8 @@ the user can fix, 1 for "the accumulator under test failed" (as for a failing ch
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
@@ -73,6 +74,17 @@ class CodecError(HarnessError):
 
 class DialectError(HarnessError):
     """An unknown dialect name, or a stream that does not fit the dialect it was given."""
+
+
+@contextlib.contextmanager
+def in_cassette(path: str | Path, field: str | None = None) -> Iterator[None]:
+    """A recorded stream of the cassette at `path` decoded inside: a `CodecError` or
+    `DialectError` it raises becomes a `CassetteError` naming the file and `field` (the
+    interaction), so a folder of cassettes says which one is broken."""
+    try:
+        yield
+    except (CodecError, DialectError) as exc:
+        raise CassetteError(path, str(exc), field=field) from None
 
 
 class MutationError(HarnessError):

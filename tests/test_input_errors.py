@@ -335,3 +335,25 @@ def test_an_oserror_naming_a_file_reaches_the_user_as_one_line(
     monkeypatch.setattr("harness.cli.show.run", refuse)
     assert main(["show", SINGLE]) == 2
     one_line(capsys, "toolstream show: /some/where.yaml: Permission denied")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check", "--accumulator", "reference", "--scenarios", "original", "--cassettes"],
+        ["show"],
+        ["mutate", "--scenario", "F3-single-read", "-o", "out.yaml"],
+    ],
+    ids=["check", "show", "mutate"],
+)
+def test_a_stream_its_dialect_cannot_decode_names_the_cassette(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An OpenAI chat recording labelled Bedrock: its bytes are no eventstream. The error said only
+    # "eventstream frame 1: prelude CRC mismatch", whichever of a folder's files it was.
+    monkeypatch.chdir(tmp_path)
+    path = edited(tmp_path, "dialect: openai-chat", "dialect: bedrock-converse")
+    assert main([*command, str(path)]) == 2
+    field = "" if command[0] == "show" else "interactions[0].response: "
+    one_line(capsys, f"{path}: {field}eventstream frame 1: prelude CRC mismatch")
+    assert not (tmp_path / "out.yaml").exists()

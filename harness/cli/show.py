@@ -13,6 +13,7 @@ from harness.cassettes import format as cassettes
 from harness.cassettes.format import CassetteError
 from harness.check.case_id import find_case, is_case_id
 from harness.check.outcome import Outcome, diff
+from harness.errors import in_cassette
 from harness.mutate.scenario import case_cassette
 from harness.record import importer
 from harness.report import inspection
@@ -39,16 +40,21 @@ def run(args: argparse.Namespace) -> int:
     paths = corpus.cassette_paths(args.paths)
     single = len(paths) == 1 and not (args.paths and Path(args.paths[0]).is_dir())
     if args.json:
-        reports = [inspection.to_json(cassettes.load(p)) for p in paths]
+        reports = []
+        for p in paths:
+            with in_cassette(p):
+                reports.append(inspection.to_json(cassettes.load(p)))
         print(json.dumps(reports[0] if single else reports, ensure_ascii=False, indent=2))
         return 0
     if single:
-        print(_describe(cassettes.load(paths[0]), events=not args.no_events))
+        with in_cassette(paths[0]):
+            print(_describe(cassettes.load(paths[0]), events=not args.no_events))
         return 0
     rows, skipped = [], []
     for p in paths:
         try:
-            rows.append(_summary_row(p, _label(p, args.paths)))
+            with in_cassette(p):
+                rows.append(_summary_row(p, _label(p, args.paths)))
         except CassetteError as exc:  # one foreign or broken file does not hide the others
             skipped.append(_skip_reason(p, exc))
     print(table(["cassette", "dialect", "reads", "calls", "state", "expected"], rows))
@@ -63,7 +69,7 @@ def _skip_reason(path: Path, exc: CassetteError) -> str:
     if importer.recognise_foreign(path) == "vcr":
         out = importer.default_output(path)
         return f"{path}: a vcrpy / pytest-recording cassette (toolstream import {path} -o {out})"
-    return f"{path}: {exc}"
+    return str(exc)  # it names the file
 def _show_case(args: argparse.Namespace) -> int:
     """A case by its id: the mutated cassette with its expected outcome."""
     found = find_case(args.paths[0])

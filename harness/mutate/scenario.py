@@ -29,7 +29,7 @@ from harness.cassettes.corpus import bundled
 from harness.cassettes.model import Cassette, Chunk, Interaction, Response, Source
 from harness.check.case import Case, DeferredResponse
 from harness.check.outcome import Outcome
-from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean
+from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean, in_cassette
 from harness.mutate import Meaning, Mutation, Stream, build
 from harness.wire import dialects
 from harness.wire.dialects import Dialect, Event
@@ -395,8 +395,11 @@ class RecordedStream:
 
     @cached_property
     def stream(self) -> Stream:
-        """The recorded response as a `Stream`, decoded once (streams and events are immutable)."""
-        return Stream.of(self.interaction.response, self.dialect, self.expected)
+        """The recorded response as a `Stream`, decoded once (streams and events are immutable);
+        bytes its dialect cannot decode are a `CassetteError` naming the file and interaction."""
+        number = self.id.rpartition("#")[2] if "#" in self.id else "0"
+        with in_cassette(self.path, f"interactions[{number}].response"):
+            return Stream.of(self.interaction.response, self.dialect, self.expected)
 
 
 def cassette_id(path: Path, roots: Sequence[Path]) -> str:
@@ -440,7 +443,8 @@ def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
         if name is None or not interaction.response.chunks:
             continue
         dialect = dialects.get(name)
-        expected = interaction.expected or dialects.reference_outcome(interaction.response, dialect)
+        with in_cassette(path, f"interactions[{n}].response"):
+            expected = interaction.expected or dialects.reference_outcome(interaction.response, dialect)
         case_id = base if len(cassette.interactions) == 1 else f"{base}#{n}"
         out.append(RecordedStream(case_id, path, dialect, interaction, expected))
     return out
