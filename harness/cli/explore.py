@@ -37,7 +37,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         "--out",
         type=arguments.output_folder,
         default=Path("explore-findings"),
-        help="where to write a finding",
+        help="folder to write a finding into, its cassette and scenario (default: explore-findings)",
     )
     return parser
 
