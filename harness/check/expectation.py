@@ -9,8 +9,9 @@ A case's class comes from its scenario's steps, the most lenient winning (policy
 spec): a step is looked up in `STEPS`, one table keyed by mutation name (a row may look at the
 step's parameters and the case's dialect); a mutation without a row that declares `imitates` is a
 quirk, one that declares nothing is spec. A cut, or an error, that falls after the stream already
-said its turn may be over is policy wherever it is. A bundled recording that is itself a deviation
-(`RECORDINGS`) makes every case made from it at least `quirk`.
+said its turn may be over is policy wherever it is, and so is a turn a length finish ended with
+calls in it (docs/oracle.md `length-with-open-call`), a recording's included. A bundled recording
+that is itself a deviation (`RECORDINGS`) makes every case made from it at least `quirk`.
 
 A retry case (`scenarios/retry`, served by `toolstream serve`: the first attempt of a request is
 cut, the retried one gets the case's stream) is classed by `RETRIES`, by scenario name: the retry
@@ -31,7 +32,7 @@ from harness.errors import HarnessError
 from harness.mutate import Mutation
 from harness.mutate.scenario import Case, Scenario, load_scenarios
 from harness.wire import dialects
-from harness.wire.dialects import Kind
+from harness.wire.dialects import Finish, Kind
 
 __all__ = ["RECORDINGS", "RETRIES", "STEPS", "CaseClass", "Expectation", "Rule", "classify", "rule_for"]
 
@@ -300,11 +301,12 @@ def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] |
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
     recording = RECORDINGS.get(case.cassette)
     retry = RETRIES.get(case.scenario if scenario is None else scenario.name)
-    if not steps and retry is None:
+    limit = _LENGTH_WITH_CALLS if _length_with_calls(case) else None
+    if not steps and retry is None and limit is None:
         if recording is not None:
             return Expectation(recording.case_class, recording.text())
         return Expectation(CaseClass.SPEC, "the recorded stream")
-    rules = [rule for rule in (retry, recording) if rule is not None]
+    rules = [rule for rule in (retry, recording, limit) if rule is not None]
     for step in steps:
         rule = rule_for(step, case)
         if case.dialect in rule.spec_in:
@@ -330,6 +332,20 @@ def _steps(name: str) -> Sequence[Mutation] | None:
         return ()
     found = _library().get(name)
     return None if found is None else found.steps
+
+
+# docs/oracle.md `length-with-open-call`: whatever made the stream (a recording, a step), a turn
+# the output limit ended with calls in it is judged by our rule for the call the limit cut.
+_LENGTH_WITH_CALLS = _policy(
+    "a turn the output limit ended while calls were streamed: that the call it cut is not final is "
+    "our rule (length-with-open-call)"
+)
+_CALL_KINDS = frozenset({Kind.TOOL_START, Kind.TOOL_ARGS, Kind.TOOL_CALL})
+
+
+def _length_with_calls(case: Case) -> bool:
+    word = dialects.get(case.dialect).finish_reasons.get(Finish.LENGTH)
+    return word is not None and case.expected.finish_reason == word and _seen(case, _CALL_KINDS)
 
 
 def _seen(case: Case, kinds: frozenset[Kind], before: Kind | None = None) -> bool:

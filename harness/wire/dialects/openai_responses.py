@@ -727,7 +727,9 @@ class OpenAIResponses(Dialect, Requesting):
 
     invariant_codes = {f"openai-responses.{code}": rule for code, rule in _CODES.items()}
     # `status` says how the response ended, not why the turn stopped: no word for tool calls.
-    finish_reasons = {Finish.STOP: "completed"}
+    # `incomplete` is the output limit's (`incomplete_details.reason`: `max_output_tokens`, or a
+    # content filter's): either way it ends the response inside the open items.
+    finish_reasons = {Finish.STOP: "completed", Finish.LENGTH: "incomplete"}
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """Responses rules: items numbered by position in `output` (`output_index`), one item at a
