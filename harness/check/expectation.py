@@ -9,8 +9,9 @@ A case's class comes from its scenario's steps, the most lenient winning (policy
 spec): a step is looked up in `STEPS`, one table keyed by mutation name (a row may look at the
 step's parameters and the case's dialect); a mutation without a row that declares `imitates` is a
 quirk, one that declares nothing is spec. A cut, or an error, that falls after the stream already
-said its turn may be over is policy wherever it is, and so is a turn a length finish ended with
-calls in it (docs/oracle.md `length-with-open-call`), a recording's included. A bundled recording
+said its turn may be over is policy wherever it is, and so is a turn with calls that ends by a
+rule of ours (docs/oracle.md `length-with-open-call`, `finish-without-terminal`,
+`terminal-without-finish`), a recording's included (`ending_rule`). A bundled recording
 that is itself a deviation (`RECORDINGS`) makes every case made from it at least `quirk`.
 
 A retry case (`scenarios/retry`, served by `toolstream serve`: the first attempt of a request is
@@ -28,13 +29,24 @@ from enum import StrEnum
 from functools import cache
 
 from harness.cassettes.corpus import bundled
+from harness.check.outcome import State
 from harness.errors import HarnessError
 from harness.mutate import Mutation
 from harness.mutate.scenario import Case, Scenario, load_scenarios
 from harness.wire import dialects
 from harness.wire.dialects import Finish, Kind
 
-__all__ = ["RECORDINGS", "RETRIES", "STEPS", "CaseClass", "Expectation", "Rule", "classify", "rule_for"]
+__all__ = [
+    "RECORDINGS",
+    "RETRIES",
+    "STEPS",
+    "CaseClass",
+    "Expectation",
+    "Rule",
+    "classify",
+    "ending_rule",
+    "rule_for",
+]
 
 
 class CaseClass(StrEnum):
@@ -301,17 +313,19 @@ def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] |
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
     recording = RECORDINGS.get(case.cassette)
     retry = RETRIES.get(case.scenario if scenario is None else scenario.name)
-    limit = _LENGTH_WITH_CALLS if _length_with_calls(case) else None
-    if not steps and retry is None and limit is None:
+    ending = ending_rule(case)
+    if not steps and retry is None and ending is None:
         if recording is not None:
             return Expectation(recording.case_class, recording.text())
         return Expectation(CaseClass.SPEC, "the recorded stream")
-    rules = [rule for rule in (retry, recording, limit) if rule is not None]
+    rules = [rule for rule in (retry, recording) if rule is not None]
     for step in steps:
         rule = rule_for(step, case)
         if case.dialect in rule.spec_in:
             rule = _spec(rule.reason)
         rules.append(rule)
+    if ending is not None and all(r.case_class is not CaseClass.POLICY for r in rules):
+        rules.append(ending)  # the ending's own rule, when no step already made the case ours
     worst = max((r.case_class for r in rules), key=_ORDER.index)
     reasons = dict.fromkeys(r.text() for r in rules if r.case_class is worst)
     return Expectation(worst, "; ".join(reasons))
@@ -334,18 +348,42 @@ def _steps(name: str) -> Sequence[Mutation] | None:
     return None if found is None else found.steps
 
 
-# docs/oracle.md `length-with-open-call`: whatever made the stream (a recording, a step), a turn
-# the output limit ended with calls in it is judged by our rule for the call the limit cut.
+# Endings docs/oracle.md judges by a rule of ours, whatever made the stream end so (a recording, a
+# step): a case with calls that ends one of these ways is `policy`.
 _LENGTH_WITH_CALLS = _policy(
     "a turn the output limit ended while calls were streamed: that the call it cut is not final is "
     "our rule (length-with-open-call)"
 )
+_FINISH_WITHOUT_TERMINAL = _policy(
+    "a finish, then a clean end without the terminal event: that the turn is over and its calls "
+    "stand is our rule (finish-without-terminal)"
+)
+_TERMINAL_WITHOUT_FINISH = _policy(
+    "the terminal event with no finish before it: that the calls stand is our rule "
+    "(terminal-without-finish)"
+)
 _CALL_KINDS = frozenset({Kind.TOOL_START, Kind.TOOL_ARGS, Kind.TOOL_CALL})
 
 
-def _length_with_calls(case: Case) -> bool:
-    word = dialects.get(case.dialect).finish_reasons.get(Finish.LENGTH)
-    return word is not None and case.expected.finish_reason == word and _seen(case, _CALL_KINDS)
+def ending_rule(case: Case) -> Rule | None:
+    """The rule of ours a case's ending falls under, if any (with calls in it)."""
+    d = dialects.get(case.dialect)
+    word = d.finish_reasons.get(Finish.LENGTH)
+    if word is not None and case.expected.finish_reason == word and _seen(case, _CALL_KINDS):
+        return _LENGTH_WITH_CALLS
+    terminal = d.build(Kind.SENTINEL)
+    if not terminal or any(Kind.FINISH in d.kinds(event) for event in terminal):
+        return None  # the finish is the terminal event, or there is none (Gemini): never one alone
+    seen: set[Kind] = set()
+    for event in case.events:
+        seen |= _kinds(d, event)
+    if not seen & _CALL_KINDS:
+        return None
+    if Kind.FINISH in seen and Kind.SENTINEL not in seen and case.expected.state is State.COMPLETE:
+        return _FINISH_WITHOUT_TERMINAL
+    if Kind.SENTINEL in seen and Kind.FINISH not in seen:
+        return _TERMINAL_WITHOUT_FINISH
+    return None
 
 
 def _seen(case: Case, kinds: frozenset[Kind], before: Kind | None = None) -> bool:

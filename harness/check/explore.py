@@ -24,6 +24,7 @@ from hypothesis.errors import NoSuchExample
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
 from harness.check.accumulators import Accumulator, resolve
 from harness.check.capture import captured_output
+from harness.check.expectation import ending_rule
 from harness.check.selection import Matrix, Selection
 from harness.check.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.check.verdict import Result, Verdict, judge, signature
@@ -231,7 +232,10 @@ def _shrink_finding(
     found = _run(steps, base, seed)
     assert found is not None  # the search ran this very pipeline on these reads
     first = _judged(accumulator, name, source, found, seed)
-    target = (signature(first), found.expected.state)
+    # The same signature, state and ending rule: a reproduction that lost its terminal event (or
+    # its finish) would be judged by a rule of ours, a warning where the bug was a failure.
+    ending = ending_rule(case_of_stream(source, found, "explore", seed))
+    target = (signature(first), found.expected.state, ending)
     kept: dict[tuple[int, ...], tuple[Stream, Result]] = {}  # by the identity of the events kept
 
     def same_failure(events: tuple[Event, ...]) -> bool:
@@ -239,7 +243,8 @@ def _shrink_finding(
         if mutated is None:
             return False
         result = _judged(accumulator, name, source, mutated, seed)
-        if not result.failed or (signature(result), mutated.expected.state) != target:
+        ending = ending_rule(case_of_stream(source, mutated, "explore", seed))
+        if not result.failed or (signature(result), mutated.expected.state, ending) != target:
             return False
         kept[tuple(map(id, events))] = (mutated, result)
         return True
