@@ -1,16 +1,19 @@
-"""Streams the mutation tests share: corpus cassettes as `Stream`s, and a reference check."""
+"""Streams the mutation tests share: corpus cassettes and builder-made streams as `Stream`s, and a
+reference check."""
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
-from harness.cassettes.corpus import bundled
+from harness.cassettes.corpus import bundled, synthesize
 from harness.cassettes.format import load
 from harness.check.outcome import Outcome, diff
 from harness.mutate import Mutation, Stream, build
 from harness.mutate.scenario import run_pipeline
 from harness.wire import dialects
 from harness.wire.codecs import decode_all
+from harness.wire.dialects import Kind
 
 
 def stream_of(name: str) -> Stream:
@@ -42,3 +45,13 @@ def all_points(mutation: Mutation, stream: Stream, seed: int = 0) -> list[Stream
 def assert_oracle(stream: Stream) -> None:
     """The stated expectation is what the reference accumulator reaches."""
     assert diff(stream.expected, reference(stream)) == []
+
+
+def built(dialect: str, *kinds_and_params: tuple[Kind, dict[str, Any]]) -> Stream:
+    """A stream of the dialect's own builders' events, expected what its reference makes of it."""
+    d = dialects.get(dialect)
+    events = [event for kind, params in kinds_and_params for event in d.build(kind, **params)]
+    cassette = synthesize("built", dialect, url="https://x/v1", body={}, events=[e.wire for e in events],
+                          provenance="test")  # fmt: skip
+    interaction = cassette.interactions[0]
+    return Stream.of(interaction.response, d, interaction.expected or Outcome())

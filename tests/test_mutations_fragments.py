@@ -1,16 +1,11 @@
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from _mutation_streams import apply, assert_oracle, stream_of
+from _mutation_streams import apply, assert_oracle, built, stream_of
 
-from harness.cassettes.corpus import synthesize
-from harness.check.outcome import Outcome
 from harness.errors import NotApplicable
-from harness.mutate import Stream, calls, evolve
+from harness.mutate import calls, evolve
 from harness.mutate.calls import args_text, by_call, contiguous
-from harness.wire import dialects
 from harness.wire.dialects import Field, Kind, Role
 
 
@@ -91,21 +86,11 @@ def test_responses_done_only_and_stray_delta() -> None:
     assert_oracle(apply("stray-args-after-end", stream))
 
 
-def _built(dialect: str, *kinds_and_params: tuple[Kind, dict[str, Any]]) -> Stream:
-    """A stream of the dialect's own builders' events, expected what its reference makes of it."""
-    d = dialects.get(dialect)
-    events = [event for kind, params in kinds_and_params for event in d.build(kind, **params)]
-    cassette = synthesize("built", dialect, url="https://x/v1", body={}, events=[e.wire for e in events],
-                          provenance="test")  # fmt: skip
-    interaction = cassette.interactions[0]
-    return Stream.of(interaction.response, d, interaction.expected or Outcome())
-
-
 def test_done_events_without_the_streamed_arguments_keep_their_deltas() -> None:
     # A `.done` that does not carry what the deltas sent: dropping the deltas would change the
     # call (the reference then read `{}` where the expectation kept the arguments).
     call = {"id": "call_1", "name": "write"}
-    stream = _built(
+    stream = built(
         "openai-responses",
         (Kind.META, {}),
         (Kind.TOOL_START, call),
@@ -123,7 +108,7 @@ def test_a_wire_without_continuations_makes_argument_splits_not_applicable() -> 
     # Ollama sends each call whole; a proxy's arguments as text still have no continuation on that
     # wire: the step is skipped (it raised a DialectError that stopped the whole run), and a cut
     # inside the arguments is a cut right after the call, as for arguments as an object.
-    stream = _built("ollama", (Kind.TOOL_CALL, {"name": "f", "args": '{"path":"a.txt"}'}), (Kind.FINISH, {}))
+    stream = built("ollama", (Kind.TOOL_CALL, {"name": "f", "args": '{"path":"a.txt"}'}), (Kind.FINISH, {}))
     assert stream.expected.tool_calls[0].arguments == {"path": "a.txt"}
     with pytest.raises(NotApplicable, match="whole"):
         apply("split-args", stream, size=1)

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
 import pytest
-from _mutation_streams import apply, assert_oracle, stream_of
+from _mutation_streams import apply, assert_oracle, built, stream_of
 
-from harness.cassettes.corpus import synthesize
 from harness.errors import NotApplicable
 from harness.mutate import Stream
 from harness.mutate.calls import by_call, call_value
-from harness.wire import dialects
-from harness.wire.dialects import MISSING, Field
+from harness.wire.dialects import MISSING, Field, Kind
 
 
 def _values(stream, field):  # type: ignore[no-untyped-def]
@@ -79,23 +77,14 @@ def test_restyle_ids_shrinking_gives_later_calls_shorter_ids() -> None:
 
 def _many_calls(count: int) -> Stream:
     """An Anthropic message of `count` tool calls, each in its own block."""
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": [],
-               "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
-    events: list[object] = [("message_start", {"type": "message_start", "message": message})]
-    for i in range(count):
-        block = {"type": "tool_use", "id": f"toolu_01{i:022d}", "name": "read_file", "input": {}}
-        start = {"type": "content_block_start", "index": i, "content_block": block}
-        delta = {"type": "input_json_delta", "partial_json": f'{{"path":"f{i}"}}'}
-        events.append(("content_block_start", start))
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}))
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}))
-    events.append(("message_stop", {"type": "message_stop"}))
-    cassette = synthesize("many", "anthropic", url="https://api.anthropic.com/v1/messages", body={},
-                          events=events, provenance="test")  # fmt: skip
-    interaction = cassette.interactions[0]
-    assert interaction.expected is not None and len(interaction.expected.tool_calls) == count
-    return Stream.of(interaction.response, dialects.get("anthropic"), interaction.expected)
+    calls = [
+        (Kind.TOOL_CALL, {"index": i, "id": f"toolu_01{i:022d}", "name": "f", "args": f'{{"path":"f{i}"}}'})
+        for i in range(count)
+    ]
+    end = [(Kind.FINISH, {"reason": "tool_use"}), (Kind.SENTINEL, {})]
+    stream = built("anthropic", (Kind.META, {}), *calls, *end)
+    assert len(stream.expected.tool_calls) == count
+    return stream
 
 
 def test_restyle_ids_shrinking_over_many_calls_never_gives_two_calls_one_id() -> None:

@@ -368,17 +368,17 @@ _CALL_KINDS = frozenset({Kind.TOOL_START, Kind.TOOL_ARGS, Kind.TOOL_CALL})
 def ending_rule(case: Case) -> Rule | None:
     """The rule of ours a case's ending falls under, if any (with calls in it)."""
     d = dialects.get(case.dialect)
-    word = d.finish_reasons.get(Finish.LENGTH)
-    if word is not None and case.expected.finish_reason == word and _seen(case, _CALL_KINDS):
-        return _LENGTH_WITH_CALLS
-    terminal = d.build(Kind.SENTINEL)
-    if not terminal or any(Kind.FINISH in d.kinds(event) for event in terminal):
-        return None  # the finish is the terminal event, or there is none (Gemini): never one alone
     seen: set[Kind] = set()
     for event in case.events:
         seen |= _kinds(d, event)
     if not seen & _CALL_KINDS:
         return None
+    word = d.finish_reasons.get(Finish.LENGTH)
+    if word is not None and case.expected.finish_reason == word:
+        return _LENGTH_WITH_CALLS
+    terminal = d.build(Kind.SENTINEL)
+    if not terminal or any(Kind.FINISH in d.kinds(event) for event in terminal):
+        return None  # the finish is the terminal event, or there is none (Gemini): never one alone
     if Kind.FINISH in seen and Kind.SENTINEL not in seen and case.expected.state is State.COMPLETE:
         return _FINISH_WITHOUT_TERMINAL
     if Kind.SENTINEL in seen and Kind.FINISH not in seen:

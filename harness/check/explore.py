@@ -31,7 +31,7 @@ from harness.check.verdict import Result, Verdict, judge, signature
 from harness.errors import NotApplicable, UsageError
 from harness.mutate import Mutation, Stream, build
 from harness.mutate.calls import reference_on
-from harness.mutate.scenario import RecordedStream, Scenario, case_of_stream, run_pipeline
+from harness.mutate.scenario import Case, RecordedStream, Scenario, case_of_stream, run_pipeline
 from harness.wire.dialects import Event
 
 __all__ = ["CATALOGUE", "Finding", "explore", "write_finding"]
@@ -105,7 +105,11 @@ class Finding:
 def _judged(
     accumulator: Accumulator, name: str, source: RecordedStream, mutated: Stream, seed: int
 ) -> Result:
-    return judge(accumulator, name, case_of_stream(source, mutated, "explore", seed))
+    return judge(accumulator, name, _case(source, mutated, seed))
+
+
+def _case(source: RecordedStream, mutated: Stream, seed: int) -> Case:
+    return case_of_stream(source, mutated, "explore", seed)
 
 
 def _problems(result: Result) -> tuple[str, ...]:
@@ -234,7 +238,7 @@ def _shrink_finding(
     first = _judged(accumulator, name, source, found, seed)
     # The same signature, state and ending rule: a reproduction that lost its terminal event (or
     # its finish) would be judged by a rule of ours, a warning where the bug was a failure.
-    ending = ending_rule(case_of_stream(source, found, "explore", seed))
+    ending = ending_rule(_case(source, found, seed))
     target = (signature(first), found.expected.state, ending)
     kept: dict[tuple[int, ...], tuple[Stream, Result]] = {}  # by the identity of the events kept
 
@@ -243,7 +247,7 @@ def _shrink_finding(
         if mutated is None:
             return False
         result = _judged(accumulator, name, source, mutated, seed)
-        ending = ending_rule(case_of_stream(source, mutated, "explore", seed))
+        ending = ending_rule(_case(source, mutated, seed))
         if not result.failed or (signature(result), mutated.expected.state, ending) != target:
             return False
         kept[tuple(map(id, events))] = (mutated, result)

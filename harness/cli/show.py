@@ -70,6 +70,8 @@ def _skip_reason(path: Path, exc: CassetteError) -> str:
         out = importer.default_output(path)
         return f"{path}: a vcrpy / pytest-recording cassette (toolstream import {path} -o {out})"
     return str(exc)  # it names the file
+
+
 def _show_case(args: argparse.Namespace) -> int:
     """A case by its id: the mutated cassette with its expected outcome."""
     found = find_case(args.paths[0])

@@ -384,21 +384,21 @@ def _drew_nothing(rng: random.Random) -> bool:
 
 @dataclass(frozen=True)
 class RecordedStream:
-    """One recorded streamed response that cases are built from: its interaction, dialect,
-    case-id base and expectation."""
+    """One recorded streamed response that cases are built from: its interaction (and its place
+    in the cassette), dialect, case-id base and expectation."""
 
     id: str
     path: Path
     dialect: Dialect
     interaction: Interaction
     expected: Outcome
+    number: int = 0
 
     @cached_property
     def stream(self) -> Stream:
         """The recorded response as a `Stream`, decoded once (streams and events are immutable);
         bytes its dialect cannot decode are a `CassetteError` naming the file and interaction."""
-        number = self.id.rpartition("#")[2] if "#" in self.id else "0"
-        with in_cassette(self.path, f"interactions[{number}].response"):
+        with in_cassette(self.path, f"interactions[{self.number}].response"):
             return Stream.of(self.interaction.response, self.dialect, self.expected)
 
 
@@ -446,7 +446,7 @@ def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
         with in_cassette(path, f"interactions[{n}].response"):
             expected = interaction.expected or dialects.reference_outcome(interaction.response, dialect)
         case_id = base if len(cassette.interactions) == 1 else f"{base}#{n}"
-        out.append(RecordedStream(case_id, path, dialect, interaction, expected))
+        out.append(RecordedStream(case_id, path, dialect, interaction, expected, n))
     return out
 
 
