@@ -39,7 +39,6 @@ import sys
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import fields
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -298,7 +297,6 @@ def _bound(folder: Path, max_bytes: int, keep: Path) -> None:
 # reads back as one object, which is decoded into one object again. Dict keys and short strings
 # are interned when written, so marshal writes each once per file and reads back one string.
 
-_WIRE_FIELDS: Final = tuple(f.name for f in fields(WireEvent))
 _SHORT: Final = 40  # strings up to this long are interned (names, roles, types, ids)
 
 
@@ -366,7 +364,7 @@ class Encoder:
         return self._shared((wire, _plain(event.payload), event.edited))
 
     def _wire(self, wire: WireEvent) -> tuple[Any, ...]:
-        return self._shared(tuple(_plain(getattr(wire, n)) for n in _WIRE_FIELDS))
+        return self._shared(tuple(map(_plain, wire)))
 
     def _shared(self, record: tuple[Any, ...]) -> tuple[Any, ...]:
         """One record for equal ones (mutations copy events that end up equal): marshal's bytes
@@ -415,10 +413,10 @@ def _response_record(response: Response) -> tuple[Any, ...]:
     )
 
 
-# Slots set directly: `Event(...)`, `WireEvent(...)`, `Outcome(...)` are frozen dataclasses, whose
-# `__init__` goes through `object.__setattr__` once a field (most of a warm run's decoding, it showed).
+# Slots set directly: `Event(...)` and `Outcome(...)` are frozen dataclasses, whose `__init__` goes
+# through `object.__setattr__` once a field (most of a warm run's decoding, it showed). A
+# `WireEvent` is a named tuple: `tuple.__new__` fills it from its record in one call.
 _EVENT_SET: Final = tuple(Event.__dict__[name].__set__ for name in ("wire", "payload", "edited"))
-_WIRE_SET: Final = tuple(WireEvent.__dict__[name].__set__ for name in _WIRE_FIELDS)
 
 
 class Decoder:
@@ -472,7 +470,7 @@ class Decoder:
     def _events(self, records: tuple[Any, ...]) -> tuple[Event, ...]:
         memo = self._memo
         out = []
-        new = object.__new__
+        new, new_tuple = object.__new__, tuple.__new__
         set_wire, set_payload, set_edited = _EVENT_SET
         for record in records:
             found = memo.get(id(record))
@@ -480,9 +478,7 @@ class Decoder:
                 wire, payload, edited = record
                 known = memo.get(id(wire))
                 if known is None:
-                    made = new(WireEvent)
-                    for set_field, value in zip(_WIRE_SET, wire, strict=True):
-                        set_field(made, value)
+                    made = new_tuple(WireEvent, wire)
                     known = memo[id(wire)] = (wire, made)
                 event = new(Event)
                 set_wire(event, known[1])

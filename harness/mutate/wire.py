@@ -237,7 +237,7 @@ class MultilineData(Mutation):
             wire = stream.dialect.render(event)
             if isinstance(event.payload, (dict, list)):
                 data = json.dumps(event.payload, ensure_ascii=False, indent=self.indent)
-                event = Event(replace(wire, data=data), event.payload)
+                event = Event(wire._replace(data=data), event.payload)
             events.append(event)
         return stream.with_events(events)
 

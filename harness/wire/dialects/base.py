@@ -48,7 +48,7 @@ class Event:
     def with_name(self, name: str | None) -> Event:
         # An eventstream frame names itself in its `:event-type` header too: keep the two in step.
         headers = tuple((h, t, name if h == ":event-type" else v) for h, t, v in self.wire.headers)
-        return replace(self, wire=replace(self.wire, name=name, headers=headers))
+        return replace(self, wire=self.wire._replace(name=name, headers=headers))
 
 
 _ATOMS = (str, int, float, bool, type(None))
@@ -182,7 +182,7 @@ class Wire:
         if not event.edited:
             return event.wire
         data = event.payload if isinstance(event.payload, str) else self.dumps(event.payload)
-        return replace(event.wire, data=data)
+        return event.wire._replace(data=data)
 
     def dumps(self, payload: Any) -> str:
         """How this provider serialises a payload (compact JSON unless overridden)."""

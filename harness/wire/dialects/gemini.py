@@ -677,7 +677,7 @@ def _call_kind(fc: dict[str, Any]) -> Kind:
 def _new_event(dialect: Dialect, payload: Any, like: Event | None) -> Event:
     wire = WireEvent(data=dialect.dumps(payload))
     if like is not None:
-        wire = replace(like.wire, data=wire.data, comment=None, block=None)
+        wire = like.wire._replace(data=wire.data, comment=None, block=None)
     return Event(wire, payload)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -316,7 +316,7 @@ class OllamaDialect(Dialect, Requesting):
         payload.update(extra)
         payload.setdefault("done", False)
         wire = WireEvent(data=self.dumps(payload))
-        return Event(replace(like.wire, data=wire.data) if like is not None else wire, payload)
+        return Event(like.wire._replace(data=wire.data) if like is not None else wire, payload)
 
     # -- validation -----------------------------------------------------------------------------
 
