@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass
 from typing import ClassVar
 
-from harness.check.expectation import STEPS, CaseClass, classify, rule_for
+from harness.check.expectation import STEPS, CaseClass, Expectation, classify, rule_for
 from harness.check.selection import build_case
 from harness.mutate import Mutation, Quirk, Stream, registry
 from harness.mutate.scenario import Scenario
@@ -104,6 +104,36 @@ def test_a_recording_that_is_itself_a_quirk_makes_its_cases_quirk() -> None:
         assert _class(case_id) is CaseClass.QUIRK, case_id
     assert "A1" in classify(build_case("openai-chat/litellm-bridge-parallel-index0::original::s0")).reason
     assert _class("openai-chat/litellm-bridge-parallel-index0::D6-missing-done::s0") is CaseClass.POLICY
+
+
+def test_a_recording_that_breaks_its_protocol_is_quirk_without_being_listed() -> None:
+    # A user's recording from a gateway that bends the protocol is not `spec` because nobody listed
+    # it in RECORDINGS: its dialect's invariants say what it breaks. (Before: "the recorded stream".)
+    from dataclasses import replace
+
+    for case_id, code in (
+        ("anthropic/seed004-interleaved-input-json::original::s0", "anthropic.block-overlap"),
+        ("anthropic/seed004-interleaved-input-json::F3-single-read::s0", "anthropic.block-overlap"),
+        ("openai-responses/llamacpp-interleaved-parallel::original::s0", "openai-responses.item-overlap"),
+    ):
+        case = replace(build_case(case_id), cassette="mine/" + case_id.partition("/")[2].partition("::")[0])
+        found = classify(case)
+        assert found.case_class is CaseClass.QUIRK and code in found.reason, (case_id, found)
+    # A stream its protocol allows stays spec, listed or not.
+    case = replace(build_case("anthropic/parallel-calls::original::s0"), cassette="mine/parallel-calls")
+    assert classify(case) == Expectation(CaseClass.SPEC, "the recorded stream")
+
+
+def test_two_recordings_of_one_name_are_classed_apart() -> None:
+    # Classes are found once per scenario and recording; a recording is not its name, which two
+    # runs in one process may give to two streams (the tests' built `no-arguments` and the bundled
+    # one did: the second took the first's class, and three bundled cases were misclassed).
+    from dataclasses import replace
+
+    bent = replace(build_case("openai-responses/llamacpp-interleaved-parallel::original::s0"), cassette="x/y")
+    plain = replace(build_case("openai-responses/parallel-2::original::s0"), cassette="x/y")
+    assert classify(bent).case_class is CaseClass.QUIRK
+    assert classify(plain).case_class is CaseClass.SPEC
 
 
 def test_a_cut_after_a_whole_gemini_call_is_policy_and_before_any_call_spec() -> None:

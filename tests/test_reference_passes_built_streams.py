@@ -87,10 +87,14 @@ SHAPES: dict[str, tuple[Any, str]] = {
     # Cohere `message-end`): one of the two alone ends the turn by a rule of ours.
     "finish-without-terminal": (lambda d: _calls(d, 2), "no-terminal"),
     "terminal-without-finish": (lambda d: _calls(d, 2), "no-finish"),
+    # A finish reason the protocol does not document (Hugging Face TGI's OpenAI-compatible
+    # `eos_token`): it still ends the turn, by a rule of ours.
+    "unknown-finish": (lambda d: _calls(d, 2), "unknown"),
 }
+UNKNOWN_FINISH = "eos_token"
 # Endings docs/oracle.md judges by a rule of ours: the recording's own case is `policy`, naming it.
 POLICY_ENDINGS = {Finish.LENGTH: "length-with-open-call", "no-terminal": "finish-without-terminal",
-                  "no-finish": "terminal-without-finish"}  # fmt: skip
+                  "no-finish": "terminal-without-finish", "unknown": "unknown-finish"}  # fmt: skip
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -110,7 +114,10 @@ def test_the_reference_passes_every_case_of_a_built_stream(dialect: str, shape: 
         word = d.finish_reasons.get(Finish.TOOL_CALLS) or d.finish_reasons[Finish.STOP]
         events += d.build(Kind.FINISH, reason=word) if end == "no-terminal" else terminal
     elif end not in ("cut", "error"):
-        reason = d.finish_reasons.get(Finish(end)) or d.finish_reasons.get(Finish.STOP)
+        if end == "unknown":
+            reason = UNKNOWN_FINISH
+        else:
+            reason = d.finish_reasons.get(Finish(end)) or d.finish_reasons.get(Finish.STOP)
         finish = d.build(Kind.FINISH, reason=reason)
         said = {kind for event in finish for kind in d.kinds(event)}
         events += [*finish, *([] if Kind.SENTINEL in said else terminal)]  # one terminal event

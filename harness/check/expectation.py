@@ -10,9 +10,10 @@ spec): a step is looked up in `STEPS`, one table keyed by mutation name (a row m
 step's parameters and the case's dialect); a mutation without a row that declares `imitates` is a
 quirk, one that declares nothing is spec. A cut, or an error, that falls after the stream already
 said its turn may be over is policy wherever it is, and so is a turn with calls that ends by a
-rule of ours (docs/oracle.md `length-with-open-call`, `finish-without-terminal`,
+rule of ours (docs/oracle.md `length-with-open-call`, `unknown-finish`, `finish-without-terminal`,
 `terminal-without-finish`), a recording's included (`ending_rule`). A bundled recording
-that is itself a deviation (`RECORDINGS`) makes every case made from it at least `quirk`.
+that is itself a deviation (`RECORDINGS`) makes every case made from it at least `quirk`, and so
+does any stream that breaks its dialect's invariants where no step says why (`protocol_rule`).
 
 A retry case (`scenarios/retry`, served by `toolstream serve`: the first attempt of a request is
 cut, the retried one gets the case's stream) is classed by `RETRIES`, by scenario name: the retry
@@ -45,6 +46,7 @@ __all__ = [
     "Rule",
     "classify",
     "ending_rule",
+    "protocol_rule",
     "rule_for",
 ]
 
@@ -289,23 +291,27 @@ def classify(case: Case, scenario: Scenario | None = None) -> Expectation:
     if known is not None and (scenario is None or scenario.name == case.scenario):
         return known
     # Only cuts and injected errors look at the case's events: the rest is the same for every case
-    # of a scenario, recording and dialect (a sweep's points, a scenario's seeds), found once.
-    key = (case.scenario if scenario is None else id(scenario), case.cassette, case.dialect)
+    # of a scenario, recording and dialect (a sweep's points, a scenario's seeds), found once. The
+    # recording is its request object, which all its cases share, not its name: two runs in one
+    # process may give one name to two recordings (a cassette recorded again, another folder).
+    request = case.request
+    key = (case.scenario if scenario is None else id(scenario), case.cassette, case.dialect, id(request))
     found = _CLASSES.get(key)
-    if found is not None and found[0] is scenario:
-        return found[1]
+    if found is not None and found[0] is scenario and found[1] is request:
+        return found[2]
     steps = _steps(case.scenario) if scenario is None else scenario.steps
     expectation = _classify(case, scenario, steps)
     if steps is not None and not any(step.name in _BY_EVENTS for step in steps):
         if len(_CLASSES) >= 65536:
             _CLASSES.clear()
-        _CLASSES[key] = (scenario, expectation)
+        _CLASSES[key] = (scenario, request, expectation)
     return expectation
 
 
 _BY_EVENTS = _CUTS | {"inject-error"}  # the steps whose rule asks the case's events (`rule_for`)
-# (scenario or its name, recording, dialect) -> (the scenario, kept alive for its id; the class)
-_CLASSES: dict[tuple[object, str, str], tuple[Scenario | None, Expectation]] = {}
+# (scenario or its name, recording's name, dialect, id of its request) -> (the scenario and the
+# request, kept alive for their ids; the class)
+_CLASSES: dict[tuple[object, str, str, int], tuple[Scenario | None, object, Expectation]] = {}
 
 
 def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] | None) -> Expectation:
@@ -313,19 +319,21 @@ def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] |
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
     recording = RECORDINGS.get(case.cassette)
     retry = RETRIES.get(case.scenario if scenario is None else scenario.name)
-    ending = ending_rule(case)
-    if not steps and retry is None and ending is None:
-        if recording is not None:
-            return Expectation(recording.case_class, recording.text())
-        return Expectation(CaseClass.SPEC, "the recorded stream")
     rules = [rule for rule in (retry, recording) if rule is not None]
     for step in steps:
         rule = rule_for(step, case)
         if case.dialect in rule.spec_in:
             rule = _spec(rule.reason)
         rules.append(rule)
+    ending = ending_rule(case)
     if ending is not None and all(r.case_class is not CaseClass.POLICY for r in rules):
         rules.append(ending)  # the ending's own rule, when no step already made the case ours
+    if all(r.case_class is CaseClass.SPEC for r in rules):
+        broken = protocol_rule(case)  # nothing above explains a stream its protocol forbids
+        if broken is not None:
+            rules.append(broken)
+    if not rules:
+        return Expectation(CaseClass.SPEC, "the recorded stream")
     worst = max((r.case_class for r in rules), key=_ORDER.index)
     reasons = dict.fromkeys(r.text() for r in rules if r.case_class is worst)
     return Expectation(worst, "; ".join(reasons))
@@ -362,6 +370,10 @@ _TERMINAL_WITHOUT_FINISH = _policy(
     "the terminal event with no finish before it: that the calls stand is our rule "
     "(terminal-without-finish)"
 )
+_UNKNOWN_FINISH = _policy(
+    "a finish reason outside the dialect's documented values: that it still ends the turn and its "
+    "calls stand is our rule (unknown-finish)"
+)
 _CALL_KINDS = frozenset({Kind.TOOL_START, Kind.TOOL_ARGS, Kind.TOOL_CALL})
 
 
@@ -373,9 +385,14 @@ def ending_rule(case: Case) -> Rule | None:
         seen |= _kinds(d, event)
     if not seen & _CALL_KINDS:
         return None
+    reason = case.expected.finish_reason
     word = d.finish_reasons.get(Finish.LENGTH)
-    if word is not None and case.expected.finish_reason == word:
+    if word is not None and reason == word:
         return _LENGTH_WITH_CALLS
+    if reason is not None and d.finish_vocabulary and not (
+        isinstance(reason, str) and reason in d.finish_vocabulary
+    ):
+        return _UNKNOWN_FINISH
     terminal = d.build(Kind.SENTINEL)
     if not terminal or any(Kind.FINISH in d.kinds(event) for event in terminal):
         return None  # the finish is the terminal event, or there is none (Gemini): never one alone
@@ -384,6 +401,18 @@ def ending_rule(case: Case) -> Rule | None:
     if Kind.SENTINEL in seen and Kind.FINISH not in seen:
         return _TERMINAL_WITHOUT_FINISH
     return None
+
+
+def protocol_rule(case: Case) -> Rule | None:
+    """`quirk` for a stream that breaks its dialect's invariants (`Dialect.invariants`): no provider
+    following the protocol sends it, so what is expected of it is what a robust client makes of
+    it. A recording from a gateway that bends the protocol is one; a step that makes such a
+    stream says so itself (its own rule, or `imitates` / `breaks`), and then this is not asked."""
+    found = dialects.get(case.dialect).invariants(case.events)
+    if not found:
+        return None
+    codes = ", ".join(dict.fromkeys(v.code for v in found))
+    return _quirk(None, f"a stream its protocol does not allow ({codes}; docs/dialects.md)")
 
 
 def _seen(case: Case, kinds: frozenset[Kind], before: Kind | None = None) -> bool:

@@ -223,6 +223,20 @@ _CLAIMED_TYPES = frozenset(
 )
 
 
+# The documented `stop_reason` values.
+STOP_REASONS = frozenset(
+    {
+        "end_turn",
+        "max_tokens",
+        "stop_sequence",
+        "tool_use",
+        "pause_turn",
+        "refusal",
+        "model_context_window_exceeded",
+    }
+)
+
+
 class AnthropicMessages(Dialect, Requesting):
     name = "anthropic"
     codec_name = "sse"
@@ -355,6 +369,7 @@ class AnthropicMessages(Dialect, Requesting):
         Finish.LENGTH: "max_tokens",
         Finish.CONTENT_FILTER: "refusal",
     }
+    finish_vocabulary = STOP_REASONS
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """Messages API rules: one message_start; blocks numbered by position, each start ->
@@ -549,18 +564,6 @@ _DELTA_KINDS: dict[Any, Kind] = {
     "signature_delta": Kind.REASONING,
 }
 _EVENT_KINDS: dict[Any, Kind] = {"message_stop": Kind.SENTINEL, "ping": Kind.PING, "error": Kind.ERROR}
-# The documented `stop_reason` values.
-STOP_REASONS = frozenset(
-    {
-        "end_turn",
-        "max_tokens",
-        "stop_sequence",
-        "tool_use",
-        "pause_turn",
-        "refusal",
-        "model_context_window_exceeded",
-    }
-)
 
 
 def _step(event: Event) -> BlockStep:

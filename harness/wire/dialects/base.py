@@ -311,6 +311,8 @@ class Editing(ABC):
     id_styles: ClassVar[Mapping[str, IdStyle]] = {}
     # This provider's word for each finish meaning it has (Gemini has no word for tool calls).
     finish_reasons: ClassVar[Mapping[Finish, str]] = {}
+    # Every finish reason its protocol documents (empty: not known): another one is `unknown-finish`.
+    finish_vocabulary: ClassVar[frozenset[str]] = frozenset()
 
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         """The events with every block (content block, output item) numbered by its position, for

@@ -209,6 +209,20 @@ EVENT_TYPES = frozenset(
 )
 
 
+# The documented `stopReason` values.
+STOP_REASONS = frozenset(
+    {
+        "end_turn",
+        "tool_use",
+        "max_tokens",
+        "stop_sequence",
+        "guardrail_intervened",
+        "content_filtered",
+        "model_context_window_exceeded",
+    }
+)
+
+
 class BedrockConverse(Dialect, Requesting):
     name = "bedrock-converse"
     codec_name = "eventstream"
@@ -348,6 +362,7 @@ class BedrockConverse(Dialect, Requesting):
         Finish.LENGTH: "max_tokens",
         Finish.CONTENT_FILTER: "content_filtered",
     }
+    finish_vocabulary = STOP_REASONS
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """ConverseStream rules: one messageStart; blocks numbered by position (a text or reasoning
@@ -526,20 +541,6 @@ _DELTA_KINDS = {
     "toolUse": Kind.TOOL_ARGS,
     "reasoningContent": Kind.REASONING,
 }
-
-
-# The documented `stopReason` values.
-STOP_REASONS = frozenset(
-    {
-        "end_turn",
-        "tool_use",
-        "max_tokens",
-        "stop_sequence",
-        "guardrail_intervened",
-        "content_filtered",
-        "model_context_window_exceeded",
-    }
-)
 
 
 def _step(event: Event) -> BlockStep:

@@ -303,6 +303,10 @@ _CLAIMED_TYPES = frozenset(
 )
 
 
+# The documented `finish_reason` values of a message-end.
+FINISH_REASONS = frozenset({"COMPLETE", "STOP_SEQUENCE", "MAX_TOKENS", "TOOL_CALL", "ERROR", "TIMEOUT"})
+
+
 class CohereDialect(Dialect, Requesting):
     name = "cohere"
     codec_name = "sse"
@@ -457,6 +461,7 @@ class CohereDialect(Dialect, Requesting):
         "cohere.event-after-end": "nothing but [DONE] follows message-end",
     }
     finish_reasons = {Finish.STOP: "COMPLETE", Finish.TOOL_CALLS: "TOOL_CALL", Finish.LENGTH: "MAX_TOKENS"}
+    finish_vocabulary = FINISH_REASONS
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """Chat v2 rules: a documented finish_reason, TOOL_CALL exactly when tool calls came;
@@ -619,8 +624,5 @@ class CohereDialect(Dialect, Requesting):
             },
         }
 
-
-# The documented `finish_reason` values of a message-end.
-FINISH_REASONS = frozenset({"COMPLETE", "STOP_SEQUENCE", "MAX_TOKENS", "TOOL_CALL", "ERROR", "TIMEOUT"})
 
 DIALECT = CohereDialect()

@@ -359,6 +359,33 @@ def _nonempty(value: Any) -> str | None:
 # The dialect
 
 
+# The values of the API's `FinishReason` enum.
+FINISH_REASONS = frozenset(
+    {
+        "FINISH_REASON_UNSPECIFIED",
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "RECITATION",
+        "LANGUAGE",
+        "OTHER",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "MALFORMED_FUNCTION_CALL",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "IMAGE_OTHER",
+        "NO_IMAGE",
+        "UNEXPECTED_TOOL_CALL",
+        "TOO_MANY_TOOL_CALLS",
+        "MISSING_THOUGHT_SIGNATURE",
+        "MALFORMED_RESPONSE",
+    }
+)
+
+
 class GeminiDialect(Dialect, Requesting):
     name = "gemini"
     calls_final_at_finish = True
@@ -534,6 +561,7 @@ class GeminiDialect(Dialect, Requesting):
     }
     # Gemini says STOP whether or not the model called functions: no word for tool calls.
     finish_reasons = {Finish.STOP: "STOP", Finish.LENGTH: "MAX_TOKENS", Finish.CONTENT_FILTER: "SAFETY"}
+    finish_vocabulary = FINISH_REASONS
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """GenerateContent rules, per candidate: a finishReason from the enum, no parts after it."""
@@ -726,31 +754,6 @@ def _leaf(path: str, value: Any) -> dict[str, Any]:
     return {"jsonPath": path, ("structValue" if isinstance(value, dict) else "listValue"): value}
 
 
-# The values of the API's `FinishReason` enum.
-FINISH_REASONS = frozenset(
-    {
-        "FINISH_REASON_UNSPECIFIED",
-        "STOP",
-        "MAX_TOKENS",
-        "SAFETY",
-        "RECITATION",
-        "LANGUAGE",
-        "OTHER",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "SPII",
-        "MALFORMED_FUNCTION_CALL",
-        "IMAGE_SAFETY",
-        "IMAGE_PROHIBITED_CONTENT",
-        "IMAGE_RECITATION",
-        "IMAGE_OTHER",
-        "NO_IMAGE",
-        "UNEXPECTED_TOOL_CALL",
-        "TOO_MANY_TOOL_CALLS",
-        "MISSING_THOUGHT_SIGNATURE",
-        "MALFORMED_RESPONSE",
-    }
-)
 # The documented finishReasons that say the turn went wrong (the oracle's error state); any other
 # value, documented or new, ends the turn.
 ERROR_FINISH = FINISH_REASONS - {"STOP", "MAX_TOKENS"}

@@ -163,6 +163,10 @@ _COUNTERS = (
 )
 
 
+# The `done_reason` values the server writes.
+DONE_REASONS = frozenset({"stop", "length", "load", "unload"})
+
+
 class OllamaDialect(Dialect, Requesting):
     name = "ollama"
     calls_final_at_finish = True
@@ -326,6 +330,7 @@ class OllamaDialect(Dialect, Requesting):
     }
     # Ollama says `stop` whether or not the model called tools: no word for tool calls.
     finish_reasons = {Finish.STOP: "stop", Finish.LENGTH: "length"}
+    finish_vocabulary = DONE_REASONS
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """/api/chat rules: a documented done_reason; nothing after `done: true`."""
@@ -423,8 +428,5 @@ class OllamaDialect(Dialect, Requesting):
     def error_body(self, message: str) -> Mapping[str, Any]:
         return {"error": message}
 
-
-# The `done_reason` values the server writes.
-DONE_REASONS = frozenset({"stop", "length", "load", "unload"})
 
 DIALECT = OllamaDialect()

@@ -386,6 +386,10 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
 # The dialect
 
 
+# The documented `finish_reason` values (`function_call` is deprecated but still sent).
+FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
+
+
 class OpenAIChat(Dialect, Requesting):
     """Fragments are the entries of choice 0's `delta.tool_calls`; the slot is the position in
     that list, so one chunk may hold several (`pack`). Calls are numbered by the accumulator's
@@ -578,6 +582,7 @@ class OpenAIChat(Dialect, Requesting):
         Finish.LENGTH: "length",
         Finish.CONTENT_FILTER: "content_filter",
     }
+    finish_vocabulary = FINISH_REASONS
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """Chat Completions rules, per choice: one documented finish_reason, no content after it,
@@ -814,8 +819,5 @@ def _assign(target: dict[str, Any], key: str, value: Any) -> None:
 def _make(payload: dict[str, Any]) -> Event:
     return Event(WireEvent(data=DIALECT.dumps(payload)), payload)
 
-
-# The documented `finish_reason` values (`function_call` is deprecated but still sent).
-FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
 DIALECT = OpenAIChat()

@@ -730,6 +730,7 @@ class OpenAIResponses(Dialect, Requesting):
     # `incomplete` is the output limit's (`incomplete_details.reason`: `max_output_tokens`, or a
     # content filter's): either way it ends the response inside the open items.
     finish_reasons = {Finish.STOP: "completed", Finish.LENGTH: "incomplete"}
+    finish_vocabulary = RESPONSE_STATUSES
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """Responses rules: items numbered by position in `output` (`output_index`), one item at a
