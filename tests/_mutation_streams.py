@@ -51,7 +51,7 @@ def built(dialect: str, *kinds_and_params: tuple[Kind, dict[str, Any]]) -> Strea
     """A stream of the dialect's own builders' events, expected what its reference makes of it."""
     d = dialects.get(dialect)
     events = [event for kind, params in kinds_and_params for event in d.build(kind, **params)]
-    cassette = synthesize("built", dialect, url="https://x/v1", body={}, events=[e.wire for e in events],
+    cassette = synthesize("built", dialect, url="https://x/v1", body={}, events=[d.render(e) for e in events],
                           provenance="test")  # fmt: skip
     interaction = cassette.interactions[0]
     return Stream.of(interaction.response, d, interaction.expected or Outcome())

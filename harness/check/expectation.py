@@ -10,10 +10,11 @@ spec): a step is looked up in `STEPS`, one table keyed by mutation name (a row m
 step's parameters and the case's dialect); a mutation without a row that declares `imitates` is a
 quirk, one that declares nothing is spec. A cut, or an error, that falls after the stream already
 said its turn may be over is policy wherever it is, and so is a turn with calls that ends by a
-rule of ours (docs/oracle.md `length-with-open-call`, `unknown-finish`, `finish-without-terminal`,
-`terminal-without-finish`), a recording's included (`ending_rule`). A bundled recording
-that is itself a deviation (`RECORDINGS`) makes every case made from it at least `quirk`, and so
-does any stream that breaks its dialect's invariants where no step says why (`protocol_rule`).
+rule of ours (docs/oracle.md `length-with-open-call`, `unknown-finish`, `terminal-with-open-call`,
+`finish-without-terminal`, `terminal-without-finish`), a recording's included (`ending_rule`). A
+bundled recording that is itself a deviation (`RECORDINGS`) makes every case made from it at
+least `quirk`, and so does any stream that breaks its dialect's invariants where no step says why
+(`protocol_rule`).
 
 A retry case (`scenarios/retry`, served by `toolstream serve`: the first attempt of a request is
 cut, the retried one gets the case's stream) is classed by `RETRIES`, by scenario name: the retry
@@ -35,7 +36,7 @@ from harness.errors import HarnessError
 from harness.mutate import Mutation
 from harness.mutate.scenario import Case, Scenario, load_scenarios
 from harness.wire import dialects
-from harness.wire.dialects import Finish, Kind
+from harness.wire.dialects import Finish, Kind, Role
 
 __all__ = [
     "RECORDINGS",
@@ -370,6 +371,10 @@ _TERMINAL_WITHOUT_FINISH = _policy(
     "the terminal event with no finish before it: that the calls stand is our rule "
     "(terminal-without-finish)"
 )
+_TERMINAL_WITH_OPEN_CALL = _policy(
+    "a call still open when the turn ended (no end marker of its own): that it is reported as "
+    "assembled is our rule (terminal-with-open-call)"
+)
 _UNKNOWN_FINISH = _policy(
     "a finish reason outside the dialect's documented values: that it still ends the turn and its "
     "calls stand is our rule (unknown-finish)"
@@ -393,6 +398,8 @@ def ending_rule(case: Case) -> Rule | None:
         isinstance(reason, str) and reason in d.finish_vocabulary
     ):
         return _UNKNOWN_FINISH
+    if case.expected.state is State.COMPLETE and d.call_end_markers and _open_calls(d, case):
+        return _TERMINAL_WITH_OPEN_CALL
     terminal = d.build(Kind.SENTINEL)
     if not terminal or any(Kind.FINISH in d.kinds(event) for event in terminal):
         return None  # the finish is the terminal event, or there is none (Gemini): never one alone
@@ -401,6 +408,18 @@ def ending_rule(case: Case) -> Rule | None:
     if Kind.SENTINEL in seen and Kind.FINISH not in seen:
         return _TERMINAL_WITHOUT_FINISH
     return None
+
+
+def _open_calls(d: dialects.Dialect, case: Case) -> bool:
+    """Whether a call of the case was begun and never ended by its own end marker."""
+    ended: set[int] = set()
+    begun: set[int] = set()
+    for fragment in d.fragments(case.events):
+        (ended if fragment.role in _CLOSING else begun).add(fragment.call)
+    return bool(begun - ended)
+
+
+_CLOSING = frozenset({Role.END, Role.WHOLE})
 
 
 def protocol_rule(case: Case) -> Rule | None:

@@ -216,6 +216,9 @@ class Oracle(ABC):
     # True where a call has no end marker of its own and the reference holds it final only at the
     # finish (Gemini, Ollama): a cut after a whole call is then a matter of policy.
     calls_final_at_finish: ClassVar[bool] = False
+    # False where a streamed call never has an end marker of its own (OpenAI chat: the finish ends
+    # every call at once), so none is open when the turn ends (docs/oracle.md terminal-with-open-call).
+    call_end_markers: ClassVar[bool] = True
 
     @abstractmethod
     def kinds(self, event: Event) -> frozenset[Kind]: ...

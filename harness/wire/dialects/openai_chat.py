@@ -397,6 +397,7 @@ class OpenAIChat(Dialect, Requesting):
     fragment is WHOLE. There is no END fragment on this wire."""
 
     name = "openai-chat"
+    call_end_markers = False
     codec_name = "sse"
 
     default_url = "https://api.openai.com/v1/chat/completions"
