@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.cassettes.format import save
 from harness.check.accumulators import Accumulator, resolve
 from harness.check.capture import captured_output
+from harness.check.expectation import stream_rules
 from harness.check.outcome import diff
 from harness.check.runner import run_matrix
 from harness.check.selection import Matrix, Selection
@@ -101,25 +102,29 @@ def _as_ab(line: str) -> str:
     return said.replace(" expected, missing", " in A, missing in B")
 
 
-def _way(a: Result, b: Result) -> tuple[str, str, str] | None:
-    """How A and B differ, up to values: the kinds of difference, who meets the expectation, and
-    how the stream ends. None when they do not both have an outcome or agree."""
+def _way(a: Result, b: Result, case: Case) -> tuple[object, ...] | None:
+    """How A and B differ, up to values: the kinds of difference, who meets the expectation, how
+    the stream ends and what its own stream says of its class (`stream_rules`). None when they do
+    not both have an outcome or agree."""
     if a.actual is None or b.actual is None:
         return None
     lines = diff(a.actual, b.actual)
     if not lines:
         return None
-    return diff_signature(lines), meets_expectation(a, b), str(a.expected.state)
+    return diff_signature(lines), meets_expectation(a, b), str(a.expected.state), stream_rules(case)
 
 
-def _differs_the_same_way(a: Accumulator, b: Accumulator, difference: Difference) -> Callable[[Case], bool]:
+def _differs_the_same_way(
+    a: Accumulator, b: Accumulator, difference: Difference, case: Case
+) -> Callable[[Case], bool]:
     """The shrinker's predicate for a compare: A and B still differ on the candidate as they did
-    in the report (same kinds of difference, same side meeting the expectation, same ending)."""
-    target = _way(difference.a, difference.b)
+    on `case` in the report (same kinds of difference, same side meeting the expectation, same
+    ending, same stream rules)."""
+    target = _way(difference.a, difference.b, case)
 
     def still(candidate: Case) -> bool:
         ra, rb = judge(a, difference.a.accumulator, candidate), judge(b, difference.b.accumulator, candidate)
-        return target is not None and _way(ra, rb) == target
+        return target is not None and _way(ra, rb, candidate) == target
 
     return still
 
@@ -130,7 +135,7 @@ def shrink_difference(
     """The case with as few events as keep A and B differing the way `difference` says, and why
     the shrinker stopped. The case comes back as is (`UNREPRODUCIBLE`) when re-encoding its events
     loses the difference (it lives in the bytes, not the events)."""
-    still = _differs_the_same_way(a, b, difference)
+    still = _differs_the_same_way(a, b, difference, case)
 
     def fails(events: tuple[Event, ...]) -> bool:
         return still(case_with_events(case, events))

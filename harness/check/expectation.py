@@ -49,6 +49,7 @@ __all__ = [
     "ending_rule",
     "protocol_rule",
     "rule_for",
+    "stream_rules",
 ]
 
 
@@ -408,6 +409,14 @@ def ending_rule(case: Case) -> Rule | None:
     if Kind.SENTINEL in seen and Kind.FINISH not in seen:
         return _TERMINAL_WITHOUT_FINISH
     return None
+
+
+def stream_rules(case: Case) -> tuple[Rule | None, bool]:
+    """What a case's own stream says of its class, whatever its steps: its ending's rule
+    (`ending_rule`) and whether it breaks its protocol (`protocol_rule`). A shrinker keeps both,
+    so its reproduction is judged as the case was: one that lost its terminal event, or a block's
+    stop, would be a warning, or a stream no provider sends, where the bug was a failure."""
+    return ending_rule(case), protocol_rule(case) is not None
 
 
 def _open_calls(d: dialects.Dialect, case: Case) -> bool:

@@ -24,7 +24,7 @@ from hypothesis.errors import NoSuchExample
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
 from harness.check.accumulators import Accumulator, resolve
 from harness.check.capture import captured_output
-from harness.check.expectation import ending_rule
+from harness.check.expectation import stream_rules
 from harness.check.selection import Matrix, Selection
 from harness.check.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.check.verdict import Result, Verdict, judge, signature
@@ -236,10 +236,8 @@ def _shrink_finding(
     found = _run(steps, base, seed)
     assert found is not None  # the search ran this very pipeline on these reads
     first = _judged(accumulator, name, source, found, seed)
-    # The same signature, state and ending rule: a reproduction that lost its terminal event (or
-    # its finish) would be judged by a rule of ours, a warning where the bug was a failure.
-    ending = ending_rule(_case(source, found, seed))
-    target = (signature(first), found.expected.state, ending)
+    # The same signature, state and stream rules (`stream_rules`: the ending's, the protocol's).
+    target = (signature(first), found.expected.state, stream_rules(_case(source, found, seed)))
     kept: dict[tuple[int, ...], tuple[Stream, Result]] = {}  # by the identity of the events kept
 
     def same_failure(events: tuple[Event, ...]) -> bool:
@@ -247,8 +245,8 @@ def _shrink_finding(
         if mutated is None:
             return False
         result = _judged(accumulator, name, source, mutated, seed)
-        ending = ending_rule(_case(source, mutated, seed))
-        if not result.failed or (signature(result), mutated.expected.state, ending) != target:
+        rules = stream_rules(_case(source, mutated, seed))
+        if not result.failed or (signature(result), mutated.expected.state, rules) != target:
             return False
         kept[tuple(map(id, events))] = (mutated, result)
         return True
