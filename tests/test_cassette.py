@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from harness.cassettes import format as cassettes
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.cassettes.model import Declared
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.cli import main
 from harness.errors import CassetteError
@@ -44,6 +45,13 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
     )
     path = cassettes.save(original, tmp_path / "c.yaml")
     assert cassettes.load(path) == original
+
+
+def test_a_declared_class_round_trips(tmp_path: Path) -> None:
+    original = make([Chunk(b"data: x\n\n")])
+    original.interactions[0].declared = Declared("policy", "a finish without [DONE] (D6)")
+    path = cassettes.save(original, tmp_path / "c.yaml")
+    assert "expected_class:" in path.read_text() and cassettes.load(path) == original
 
 
 def test_utf8_chunks_are_literal_blocks_and_others_base64(tmp_path: Path) -> None:
@@ -89,6 +97,14 @@ BAD = {
     ),
     "bad outcome": (GOOD.replace("state: complete", "state: finished"), "expected.state: must be one of"),
     "bad source": (GOOD.replace("kind: synthesized", "kind: invented"), "source.kind: must be one of"),
+    "bad declared class": (
+        GOOD.replace("  expected:\n", "  expected_class: {class: lenient, reason: x}\n  expected:\n"),
+        "interactions[0].expected_class.class: must be one of spec, quirk, policy, not 'lenient'",
+    ),
+    "declared class without a reason": (
+        GOOD.replace("  expected:\n", "  expected_class: {class: quirk}\n  expected:\n"),
+        "interactions[0].expected_class.reason: missing",
+    ),
 }
 
 

@@ -12,6 +12,7 @@ import pytest
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
 from harness.check.case_id import find_case, is_case_id
+from harness.check.expectation import classify
 from harness.check.selection import Selection, build_case, cases
 from harness.cli import main
 from harness.report.explanation import SITUATIONS, situation_of
@@ -60,6 +61,24 @@ def test_mutate_writes_the_case_an_id_names(capsys: pytest.CaptureFixture[str], 
     assert written.interactions[0].expected == build_case(CUT_CASE).expected
     code, _, err = run(capsys, "mutate", CUT_CASE, "--scenario", "original", "-o", str(tmp_path / "x.yaml"))
     assert code == 2 and "a CASE_ID names its scenario" in err
+
+
+def test_a_mutated_case_written_out_replays_as_the_case_was_judged(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A policy case (no [DONE]: D6) written as a cassette declares its class; replayed, its one
+    # case is that class again (before: "spec: the recorded stream", a warning turned failure).
+    case_id = "openai-chat/parallel-2::D6-missing-done::s0"
+    assert run(capsys, "mutate", case_id, "-o", str(tmp_path / "case.yaml"))[0] == 0
+    declared = load(tmp_path / "case.yaml").interactions[0].declared
+    assert declared is not None and declared.case_class == "policy"
+    (replayed,) = cases(Selection(cassettes=(str(tmp_path / "case.yaml"),), scenarios=("original",)))
+    expectation = classify(replayed)
+    assert expectation.case_class == "policy" and "its cassette says: a finish without" in expectation.reason
+    # A spec case declares nothing: its stream is judged by its protocol.
+    spec_case = "openai-chat/parallel-2::original::s0"
+    assert run(capsys, "mutate", spec_case, "-o", str(tmp_path / "s.yaml"))[0] == 0
+    assert load(tmp_path / "s.yaml").interactions[0].declared is None
 
 
 def test_user_cassettes_by_case_id(

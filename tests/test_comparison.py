@@ -69,7 +69,11 @@ def test_compare_finds_differences_and_writes_shrunk_reproductions(accs: str, tm
         assert len(loaded.interactions[0].response.chunks) < len(original.response.chunks)
         rebuilt = build_case(shrunk.id, Selection(cassettes=(str(path),)))
         assert diff(a.run(rebuilt), b.run(rebuilt))  # it still shows the difference
-        assert _way(_replayed(comparison, path)) == _way(difference)  # the same way
+        replayed = _replayed(comparison, path)
+        assert _way(replayed) == _way(difference)  # the same way
+        # judged as the case was: its cassette declares the class (A1: quirk), not "spec"
+        assert replayed.a.case_class == difference.a.case_class == "quirk"
+        assert "its cassette says: A1" in replayed.a.class_reason
     agree = compare_matrix("reference", "reference", selection)
     assert agree.agree
 

@@ -22,6 +22,7 @@ from harness.cli import main
 from harness.errors import UsageError
 from harness.mutate.scenario import load_scenario
 from harness.wire.dialects import Event, reference_outcome
+from harness.wire.dialects import get as get_dialect
 
 OPENAI_CHAT = bundled("cassettes") / "openai-chat"
 
@@ -57,6 +58,35 @@ class IndexOnlyMerge:
         ok = error is None and (self.finish is not None or self.done)
         calls = tuple(ToolCall.from_text(c["name"] or None, c["args"], c["id"]) for c in self.calls.values())
         return Outcome(calls if ok else (), self.text, self.finish, State.COMPLETE if ok else State.CUT)
+
+
+class StrictDone:
+    """The reference, but a turn without `[DONE]` is cut and its calls dropped: a defensible
+    policy (docs/oracle.md finish-without-terminal), which `check` only warns about."""
+
+    def __init__(self, dialect: str) -> None:
+        self.inner = get_dialect("openai-chat").accumulator()
+        self.done = False
+
+    def feed(self, event: Event) -> None:
+        self.done = self.done or event.payload == "[DONE]"
+        self.inner.feed(event)
+
+    def close(self, error: str | None = None) -> Outcome:
+        out = self.inner.close(error)
+        if not self.done and out.state is State.COMPLETE:
+            return Outcome((), out.text, out.finish_reason, State.CUT)
+        return out
+
+
+def test_a_policy_difference_is_no_finding() -> None:
+    # explore judged every case as spec (its scenario, "explore", was looked up by name and not
+    # found): it reported drop-sentinel as a failure where `check` warns. Now it reads the class
+    # from the pipeline's steps, as check does.
+    assert explore(StrictDone, [OPENAI_CHAT], max_examples=200) is None
+    strict = resolve(StrictDone)
+    selection = Selection(cassettes=(str(OPENAI_CHAT),), scenarios=("D6-missing-done",))
+    assert {str(judge(strict, "strict", case).verdict) for case in cases(selection)} == {"warn"}
 
 
 def test_planted_bug_is_found_and_shrunk(tmp_path: Path) -> None:

@@ -26,10 +26,12 @@ from typing import Any, NoReturn
 import yaml
 
 from harness.cassettes.model import (  # the model, re-exported: `format.Cassette` is where users found it
+    CASE_CLASSES,
     SOURCE_KINDS,
     VERSION,
     Cassette,
     Chunk,
+    Declared,
     Interaction,
     Request,
     Response,
@@ -392,7 +394,21 @@ class _Reader:
                 expected = Outcome.from_dict(self.value(fields["expected"], where))
             except OutcomeFormatError as exc:
                 raise self.fail(fields["expected"], _join(where, exc.field), exc.message) from None
-        return Interaction(request=request, response=response, expected=expected)
+        declared = None
+        if "expected_class" in fields:
+            declared = self.declared(fields["expected_class"], _join(path, "expected_class"))
+        return Interaction(request=request, response=response, expected=expected, declared=declared)
+
+    def declared(self, node: yaml.Node, path: str) -> Declared:
+        fields = self.mapping(node, path)
+        where = _join(path, "class")
+        case_class = self.scalar(self.require(node, fields, "class", path), where, str, "a string")
+        if case_class not in CASE_CLASSES:
+            choices = ", ".join(CASE_CLASSES)
+            raise self.fail(fields["class"], where, f"must be one of {choices}, not {case_class!r}")
+        where = _join(path, "reason")
+        reason = self.scalar(self.require(node, fields, "reason", path), where, str, "a string")
+        return Declared(case_class, reason)
 
     def headers(self, node: yaml.Node, path: str) -> dict[str, str]:
         out = {}
@@ -648,6 +664,8 @@ def _interaction_data(item: Interaction, joined_above: int | None = JOINED_ABOVE
     out: dict[str, Any] = {"request": request, "response": response}
     if item.expected is not None:
         out["expected"] = item.expected.to_dict()
+    if item.declared is not None:
+        out["expected_class"] = {"class": item.declared.case_class, "reason": item.declared.reason}
     return out
 
 

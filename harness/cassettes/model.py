@@ -65,11 +65,27 @@ class Response:
         return header(self.headers, "content-type")
 
 
+# The classes of expectation a cassette may declare (harness.check.expectation.CaseClass).
+CASE_CLASSES = ("spec", "quirk", "policy")
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """A cassette's own word on what its expectation rests on (`case_class`: spec, quirk or
+    policy) and why. A case written as a cassette (a reproduction, `toolstream mutate`) keeps its
+    class this way, so it replays judged as the case was: a quirk stays a quirk, and a policy
+    case (a warning) does not come back as a spec failure."""
+
+    case_class: str
+    reason: str
+
+
 @dataclass(slots=True)
 class Interaction:
     request: Request
     response: Response
     expected: Outcome | None = None  # what a correct accumulator makes of this response
+    declared: Declared | None = None  # the class of that expectation, when not the protocol's
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.cassettes.model import Response
+from harness.cassettes.model import Declared, Response
 from harness.check.outcome import Outcome
 
 if TYPE_CHECKING:
@@ -75,6 +75,9 @@ class Case:
     seed: int
     point: str | None = None
     request: Any = None  # the recorded `Request`, for writing the case as a cassette
+    # What its cassette declares of its class (`expected_class`), kept by `replace`: a case written
+    # as a cassette and read back is judged as the case was (harness.check.expectation).
+    declared: Declared | None = field(default=None, compare=False, repr=False)
     # Its class (`harness.check.expectation.Expectation`) when already known: set only on a case
     # read back from the built-case store; not an argument, so `replace` drops it with the events.
     expectation: Any = field(default=None, init=False, compare=False, repr=False)

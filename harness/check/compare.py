@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.cassettes.format import save
 from harness.check.accumulators import Accumulator, resolve
 from harness.check.capture import captured_output
-from harness.check.expectation import stream_rules
+from harness.check.expectation import declaration, stream_rules
 from harness.check.outcome import diff
 from harness.check.runner import run_matrix
 from harness.check.selection import Matrix, Selection
@@ -173,7 +173,7 @@ def write_reproductions(
             reason = ExitReason.UNREPRODUCIBLE
             if difference.a.actual is not None and difference.b.actual is not None:
                 case, reason = shrink_difference(case, a, b, difference, budget=budget)
-            cassette = case_cassette(case)
+            cassette = case_cassette(case, declared=declaration(case))
             if reason is not ExitReason.UNREPRODUCIBLE and len(case.events) < before:
                 cassette.source.provenance += (
                     f"; shrunk from {before} to {len(case.events)} events ({reason}) where "

@@ -31,6 +31,7 @@ from enum import StrEnum
 from functools import cache
 
 from harness.cassettes.corpus import bundled
+from harness.cassettes.model import Declared
 from harness.check.outcome import State
 from harness.errors import HarnessError
 from harness.mutate import Mutation
@@ -46,6 +47,7 @@ __all__ = [
     "Expectation",
     "Rule",
     "classify",
+    "declaration",
     "ending_rule",
     "protocol_rule",
     "rule_for",
@@ -321,7 +323,9 @@ def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] |
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
     recording = RECORDINGS.get(case.cassette)
     retry = RETRIES.get(case.scenario if scenario is None else scenario.name)
-    rules = [rule for rule in (retry, recording) if rule is not None]
+    said = case.declared
+    declared = None if said is None else Rule(CaseClass(said.case_class), f"its cassette says: {said.reason}")
+    rules = [rule for rule in (retry, recording, declared) if rule is not None]
     for step in steps:
         rule = rule_for(step, case)
         if case.dialect in rule.spec_in:
@@ -409,6 +413,16 @@ def ending_rule(case: Case) -> Rule | None:
     if Kind.SENTINEL in seen and Kind.FINISH not in seen:
         return _TERMINAL_WITHOUT_FINISH
     return None
+
+
+def declaration(case: Case, scenario: Scenario | None = None) -> Declared | None:
+    """The class a cassette written from `case` declares (`expected_class`), so that it replays
+    judged as the case was (`scenario` as for `classify`); None for a spec case (a stream is
+    judged by its protocol unless its cassette says otherwise)."""
+    found = classify(case, scenario)
+    if found.case_class is CaseClass.SPEC:
+        return None
+    return Declared(str(found.case_class), found.reason)
 
 
 def stream_rules(case: Case) -> tuple[Rule | None, bool]:

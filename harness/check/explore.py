@@ -2,7 +2,8 @@
 
 Hypothesis draws a cassette, a pipeline of 1-3 mutations and a case seed; a case fails when the
 accumulator (any spec `check` takes, resolved by `harness.check.accumulators.resolve`) gets a
-verdict other than pass or skipped on it. Hypothesis shrinks the pipeline; then
+verdict on it that fails a `check` run, its class read from the pipeline's steps as `check` reads
+a scenario's (a case a policy step made only warns: no finding). Hypothesis shrinks the pipeline; then
 `harness.check.shrink` drops events of the recorded source while the failure keeps its signature
 and the mutated stream ends as it did, each time recomputing the source's expectation with the
 dialect's reference accumulator and re-running the pipeline, so the expectation stays consistent.
@@ -22,9 +23,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
+from harness.cassettes.model import Declared
 from harness.check.accumulators import Accumulator, resolve
 from harness.check.capture import captured_output
-from harness.check.expectation import stream_rules
+from harness.check.expectation import declaration, stream_rules
 from harness.check.selection import Matrix, Selection
 from harness.check.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.check.verdict import Result, Verdict, judge, signature
@@ -35,6 +37,8 @@ from harness.mutate.scenario import Case, RecordedStream, Scenario, case_of_stre
 from harness.wire.dialects import Event
 
 __all__ = ["CATALOGUE", "Finding", "explore", "write_finding"]
+
+EXPLORE = "explore"  # the scenario name of its cases
 
 # What the search draws from: a mutation name and its parameters.
 CATALOGUE: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -95,6 +99,7 @@ class Finding:
     events_before: int
     request: Request
     like: Response
+    declared: Declared | None = None  # the found case's class, when not spec: its cassette says it
     written: tuple[Path, ...] = ()
 
     @property
@@ -103,13 +108,25 @@ class Finding:
 
 
 def _judged(
-    accumulator: Accumulator, name: str, source: RecordedStream, mutated: Stream, seed: int
+    accumulator: Accumulator,
+    name: str,
+    source: RecordedStream,
+    mutated: Stream,
+    seed: int,
+    pipeline: Scenario,
 ) -> Result:
-    return judge(accumulator, name, _case(source, mutated, seed))
+    """The verdict `check` gives the case: its class read from the pipeline's steps (a case a
+    policy step made only warns, so it is no finding)."""
+    return judge(accumulator, name, _case(source, mutated, seed), pipeline)
+
+
+def _pipeline(steps: Sequence[Mutation]) -> Scenario:
+    """The pipeline as the scenario `classify` reads a case's class from."""
+    return Scenario(name=EXPLORE, description="", steps=tuple(steps))
 
 
 def _case(source: RecordedStream, mutated: Stream, seed: int) -> Case:
-    return case_of_stream(source, mutated, "explore", seed)
+    return case_of_stream(source, mutated, EXPLORE, seed)
 
 
 def _problems(result: Result) -> tuple[str, ...]:
@@ -142,7 +159,7 @@ def _recorded(source: RecordedStream) -> Stream:
 def _ready(accumulator: Accumulator, name: str, source: RecordedStream) -> None:
     """A usage error when the accumulator cannot run at all (not loadable, not constructible, a
     command that does not start): tried on an unmutated recorded stream before the search."""
-    result = _judged(accumulator, name, source, _recorded(source), 0)
+    result = _judged(accumulator, name, source, _recorded(source), 0, _pipeline(()))
     if result.verdict in (Verdict.ERROR, Verdict.TIMEOUT):
         raise UsageError(
             f"accumulator {name!r} cannot run: on the unmutated {source.id} ({source.dialect.name}) "
@@ -193,8 +210,11 @@ def _search(
     def fails(example: tuple[int, list[tuple[str, dict[str, Any]]], int]) -> bool:
         index, raw, case_seed = example
         source = sources[index]
-        mutated = _run([build(n, params) for n, params in raw], _recorded(source), case_seed)
-        return mutated is not None and _judged(accumulator, name, source, mutated, case_seed).failed
+        steps = [build(n, params) for n, params in raw]
+        mutated = _run(steps, _recorded(source), case_seed)
+        if mutated is None:
+            return False
+        return _judged(accumulator, name, source, mutated, case_seed, _pipeline(steps)).failed
 
     config = settings(
         max_examples=max_examples,
@@ -235,7 +255,8 @@ def _shrink_finding(
     base = _recorded(source)
     found = _run(steps, base, seed)
     assert found is not None  # the search ran this very pipeline on these reads
-    first = _judged(accumulator, name, source, found, seed)
+    pipeline = _pipeline(steps)
+    first = _judged(accumulator, name, source, found, seed, pipeline)
     # The same signature, state and stream rules (`stream_rules`: the ending's, the protocol's).
     target = (signature(first), found.expected.state, stream_rules(_case(source, found, seed)))
     kept: dict[tuple[int, ...], tuple[Stream, Result]] = {}  # by the identity of the events kept
@@ -244,7 +265,7 @@ def _shrink_finding(
         mutated = _run(steps, _source_stream(source, events), seed)
         if mutated is None:
             return False
-        result = _judged(accumulator, name, source, mutated, seed)
+        result = _judged(accumulator, name, source, mutated, seed, pipeline)
         rules = stream_rules(_case(source, mutated, seed))
         if not result.failed or (signature(result), mutated.expected.state, rules) != target:
             return False
@@ -268,6 +289,7 @@ def _shrink_finding(
         events_before=len(base.events),
         request=source.interaction.request,
         like=source.interaction.response,
+        declared=declaration(_case(source, stream, seed), pipeline),
     )
 
 
@@ -284,7 +306,7 @@ def write_finding(finding: Finding, out: Path) -> tuple[Path, Path]:
     cassette = Cassette(
         name=stem,
         source=Source("synthesized", provenance),
-        interactions=[Interaction(finding.request, response, finding.stream.expected)],
+        interactions=[Interaction(finding.request, response, finding.stream.expected, finding.declared)],
         dialect=finding.dialect,
     )
     cassette_path = save(cassette, out / f"{stem}.cassette.yaml")

@@ -9,10 +9,11 @@ from typing import Any
 
 from harness.cassettes.format import save
 from harness.check.case_id import find_case, is_case_id
+from harness.check.expectation import declaration
 from harness.check.selection import Matrix, Selection
 from harness.cli import arguments
 from harness.errors import UsageError
-from harness.mutate.scenario import SEPARATOR, Case, case_cassette
+from harness.mutate.scenario import SEPARATOR, Case, Scenario, case_cassette
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -39,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     if not source.is_file() and is_case_id(args.cassette):
         if args.scenario or args.point:
             raise UsageError("a CASE_ID names its scenario, seed and point: leave out --scenario and --point")
-        return _written(find_case(args.cassette).case, args.output)
+        found = find_case(args.cassette)
+        return _written(found.case, found.scenario, args.output)
     if not source.is_file():
         raise UsageError(f"{source}: no such cassette file (or a case id <cassette>::<scenario>::s<seed>)")
     if not args.scenario:
@@ -49,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
     case_id = SEPARATOR.join([source.with_suffix("").name, scenario.name, f"s{args.seed}"])
     if args.point:
         case_id += SEPARATOR + args.point
-    return _written(matrix.case(case_id), args.output)
+    return _written(matrix.case(case_id), scenario, args.output)
 
 
-def _written(case: Case, output: str) -> int:
-    path = save(case_cassette(case), output)
+def _written(case: Case, scenario: Scenario, output: str) -> int:
+    path = save(case_cassette(case, declared=declaration(case, scenario)), output)
     calls = len(case.expected.tool_calls)
     reads = len(case.response.chunks)
     print(f"{path}: {case.id} ({reads} reads, {calls} expected calls, {case.expected.state})")

@@ -12,6 +12,7 @@ from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
 from harness.cassettes.format import CassetteError
 from harness.check.case_id import find_case, is_case_id
+from harness.check.expectation import declaration
 from harness.check.outcome import Outcome, diff
 from harness.errors import in_cassette
 from harness.mutate.scenario import case_cassette
@@ -75,7 +76,7 @@ def _skip_reason(path: Path, exc: CassetteError) -> str:
 def _show_case(args: argparse.Namespace) -> int:
     """A case by its id: the mutated cassette with its expected outcome."""
     found = find_case(args.paths[0])
-    cassette = case_cassette(found.case)
+    cassette = case_cassette(found.case, declared=declaration(found.case, found.scenario))
     if args.json:
         print(json.dumps(inspection.to_json(cassette), ensure_ascii=False, indent=2))
         return 0

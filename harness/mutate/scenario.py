@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness.cassettes.corpus import bundled
-from harness.cassettes.model import Cassette, Chunk, Interaction, Response, Source
+from harness.cassettes.model import Cassette, Chunk, Declared, Interaction, Response, Source
 from harness.check.case import Case, DeferredResponse
 from harness.check.outcome import Outcome
 from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean, in_cassette
@@ -486,6 +486,7 @@ def case_of_stream(
         seed=seed,
         point=point,
         request=source.interaction.request,
+        declared=source.interaction.declared,
     )
 
 
@@ -499,8 +500,9 @@ def case_with_events(case: Case, events: Sequence[Event]) -> Case:
     return replace(case, response=response, events=parsed, expected=dialects.reference_outcome(response, d))
 
 
-def case_cassette(case: Case, *, name: str | None = None) -> Cassette:
-    """A case as a one-interaction cassette, its expected outcome stored, replayable as any other."""
+def case_cassette(case: Case, *, name: str | None = None, declared: Declared | None = None) -> Cassette:
+    """A case as a one-interaction cassette, its expected outcome stored, replayable as any other;
+    `declared`: the class of that expectation (`harness.check.expectation.declaration`)."""
     provenance = (
         f"mutated from {case.cassette} by scenario {case.scenario} seed {case.seed}"
         + (f" point {case.point}" if case.point else "")
@@ -509,6 +511,6 @@ def case_cassette(case: Case, *, name: str | None = None) -> Cassette:
     return Cassette(
         name=name or case.id.replace(SEPARATOR, "--").replace("/", "-"),
         source=Source("synthesized", provenance),
-        interactions=[Interaction(case.request, case.response, case.expected)],
+        interactions=[Interaction(case.request, case.response, case.expected, declared)],
         dialect=case.dialect,
     )
