@@ -74,7 +74,7 @@ def test_a_mutated_case_written_out_replays_as_the_case_was_judged(
     assert declared is not None and declared.case_class == "policy"
     (replayed,) = cases(Selection(cassettes=(str(tmp_path / "case.yaml"),), scenarios=("original",)))
     expectation = classify(replayed)
-    assert expectation.case_class == "policy" and "its cassette says: a finish without" in expectation.reason
+    assert expectation.case_class == "policy" and "a finish without the terminal" in expectation.reason
     # A spec case declares nothing: its stream is judged by its protocol.
     spec_case = "openai-chat/parallel-2::original::s0"
     assert run(capsys, "mutate", spec_case, "-o", str(tmp_path / "s.yaml"))[0] == 0

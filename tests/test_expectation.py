@@ -107,8 +107,8 @@ def test_a_recording_that_is_itself_a_quirk_makes_its_cases_quirk() -> None:
 
 
 def test_a_recording_that_breaks_its_protocol_is_quirk_without_being_listed() -> None:
-    # A user's recording from a gateway that bends the protocol is not `spec` because nobody listed
-    # it in RECORDINGS: its dialect's invariants say what it breaks. (Before: "the recorded stream".)
+    # A user's recording from a gateway that bends the protocol is not `spec` because its cassette
+    # declares nothing: its dialect's invariants say what it breaks. (Before: "the recorded stream".)
     from dataclasses import replace
 
     for case_id, code in (
@@ -116,7 +116,8 @@ def test_a_recording_that_breaks_its_protocol_is_quirk_without_being_listed() ->
         ("anthropic/seed004-interleaved-input-json::F3-single-read::s0", "anthropic.block-overlap"),
         ("openai-responses/llamacpp-interleaved-parallel::original::s0", "openai-responses.item-overlap"),
     ):
-        case = replace(build_case(case_id), cassette="mine/" + case_id.partition("/")[2].partition("::")[0])
+        name = "mine/" + case_id.partition("/")[2].partition("::")[0]
+        case = replace(build_case(case_id), cassette=name, declared=None)  # its cassette says nothing
         found = classify(case)
         assert found.case_class is CaseClass.QUIRK and code in found.reason, (case_id, found)
     # A stream its protocol allows stays spec, listed or not.
@@ -130,7 +131,8 @@ def test_two_recordings_of_one_name_are_classed_apart() -> None:
     # one did: the second took the first's class, and three bundled cases were misclassed).
     from dataclasses import replace
 
-    bent = replace(build_case("openai-responses/llamacpp-interleaved-parallel::original::s0"), cassette="x/y")
+    bent_id = "openai-responses/llamacpp-interleaved-parallel::original::s0"
+    bent = replace(build_case(bent_id), cassette="x/y", declared=None)
     plain = replace(build_case("openai-responses/parallel-2::original::s0"), cassette="x/y")
     assert classify(bent).case_class is CaseClass.QUIRK
     assert classify(plain).case_class is CaseClass.SPEC

@@ -62,7 +62,8 @@ def test_openai_row_merges_concatenates_and_raises(issue_card: Path) -> None:
     assert row["adapter"] == "openai-sdk" and row["cases"] == 3
     merged = [s for s in row["signatures"] if s["worst"] == ISSUE_CASES[0]]
     assert merged and "name concatenated" in merged[0]["signature"] and merged[0]["severity"] == "unsafe"
-    # The unmutated gateway recording is itself a deviation (A1, expectation.RECORDINGS): a quirk case.
+    # The unmutated gateway recording is itself a deviation (A1, its cassette's `expected_class`):
+    # a quirk case.
     assert merged[0]["classes"] == {"quirk": 1}
     # The SDK raises IndexError: its user gets that raise and no call (`client.raised`).
     raise_ = "got error (IndexError: list index out of range)"

@@ -21,7 +21,7 @@ if __name__ == "__main__":
     # Run as a script, this folder is sys.path[0] and this file would shadow the `anthropic` SDK.
     sys.path[0] = str(ROOT)
 
-from harness.cassettes.corpus import synthesize  # noqa: E402
+from harness.cassettes.corpus import declare, synthesize  # noqa: E402
 from harness.cassettes.format import Cassette, save  # noqa: E402
 
 URL = "https://api.anthropic.com/v1/messages"
@@ -402,7 +402,7 @@ def seed_004_interleaved_deltas() -> Cassette:
     s.args(2, 'triage.md"}')
     s.stop(2)
     body = request(OPUS_41, "List the open issues and fetch docs/triage.md.", [ISSUES, FILE_CONTENTS])
-    return make(
+    made = make(
         name,
         s,
         s.finish("tool_use", 133),
@@ -412,6 +412,8 @@ def seed_004_interleaved_deltas() -> Cassette:
         reads=[190, 73, 211, 88, 1000],
         offsets_ms=9.5,
     )
+    # Itself a documented deviation: its cases are quirks (docs/oracle.md).
+    return declare(made, "quirk", "C1 tool blocks interleaved (docker-agent PR #3009)")
 
 
 def seed_000_parallel() -> Cassette:

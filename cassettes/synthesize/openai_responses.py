@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if __name__ == "__main__":
     sys.path[0] = str(ROOT)  # run as a script: import the harness from this checkout
 
-from harness.cassettes.corpus import synthesize  # noqa: E402
+from harness.cassettes.corpus import declare, synthesize  # noqa: E402
 from harness.cassettes.format import Cassette, save  # noqa: E402
 
 DIALECT = "openai-responses"
@@ -389,7 +389,7 @@ def llamacpp_interleaved_parallel() -> Cassette:
         s.end_call(index, item, args)
     s.complete(230, 44)
     body = request("qwen3-coder", "Read foo.txt and search the workspace for bar.", tools)
-    return cassette(
+    made = cassette(
         "llamacpp-interleaved-parallel",
         s,
         body,
@@ -400,6 +400,8 @@ def llamacpp_interleaved_parallel() -> Cassette:
         reads=[128, 512],
         offsets_ms=7,
     )
+    # Itself a documented deviation: its cases are quirks (docs/oracle.md).
+    return declare(made, "quirk", "E7 items interleaved (llama.cpp)")
 
 
 def args_only_in_done() -> Cassette:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cassettes.model import Cassette, Chunk, Interaction, Request, Response, Source
+from harness.cassettes.model import Cassette, Chunk, Declared, Interaction, Request, Response, Source
 from harness.errors import UsageError
 from harness.wire.codecs import WireEvent
 
@@ -103,6 +103,14 @@ def synthesize(
     return Cassette(
         name=name, dialect=dialect, source=Source("synthesized", provenance), interactions=[interaction]
     )
+
+
+def declare(cassette: Cassette, case_class: str, reason: str) -> Cassette:
+    """The cassette with each interaction declaring the class of its expectation
+    (`expected_class`): a recording that is itself a documented deviation says `quirk` and which."""
+    for interaction in cassette.interactions:
+        interaction.declared = Declared(case_class, reason)
+    return cassette
 
 
 def _wire(d: Any, item: Any) -> WireEvent:

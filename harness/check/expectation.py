@@ -12,9 +12,10 @@ quirk, one that declares nothing is spec. A cut, or an error, that falls after t
 said its turn may be over is policy wherever it is, and so is a turn with calls that ends by a
 rule of ours (docs/oracle.md `length-with-open-call`, `unknown-finish`, `terminal-with-open-call`,
 `finish-without-terminal`, `terminal-without-finish`), a recording's included (`ending_rule`). A
-bundled recording that is itself a deviation (`RECORDINGS`) makes every case made from it at
-least `quirk`, and so does any stream that breaks its dialect's invariants where no step says why
-(`protocol_rule`).
+recording whose cassette declares its class (`expected_class`: the bundled ones that are
+themselves a documented deviation, and every case written out as a cassette) gives it to every
+case made from it, and a stream that breaks its dialect's invariants where no step says why is at
+least `quirk` (`protocol_rule`).
 
 A retry case (`scenarios/retry`, served by `toolstream serve`: the first attempt of a request is
 cut, the retried one gets the case's stream) is classed by `RETRIES`, by scenario name: the retry
@@ -40,7 +41,6 @@ from harness.wire import dialects
 from harness.wire.dialects import Finish, Kind, Role
 
 __all__ = [
-    "RECORDINGS",
     "RETRIES",
     "STEPS",
     "CaseClass",
@@ -218,22 +218,6 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     "cut-at-every-byte": _CUT,
 }
 
-# Bundled recordings that are themselves a documented deviation (synthesized from a real report),
-# by cassette id: every case made from one is at least `quirk`, whatever its steps.
-RECORDINGS: Mapping[str, Rule] = {
-    "openai-chat/litellm-bridge-parallel-index0": _quirk(
-        "A1", "two parallel calls at index 0 (langchain#34807, litellm#21331)"
-    ),
-    "openai-chat/glm5-openrouter-idless-continuation": _quirk(
-        "B7",
-        "choices without their index, an empty-arguments continuation (GLM-5 via OpenRouter, aichat#1495)",
-    ),
-    "anthropic/seed004-interleaved-input-json": _quirk(
-        "C1", "tool blocks interleaved (docker-agent PR #3009)"
-    ),
-    "openai-responses/llamacpp-interleaved-parallel": _quirk("E7", "items interleaved (llama.cpp)"),
-}
-
 # Retry cases by scenario name (`harness.serve.attempts.PLANS` says how each cuts the first
 # attempt; a test keeps the two the same). A program that retried a request has itself given up
 # the cut attempt: running that attempt's calls, or the retried one's more than once, is wrong
@@ -321,11 +305,10 @@ _CLASSES: dict[tuple[object, str, str, int], tuple[Scenario | None, object, Expe
 def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] | None) -> Expectation:
     if steps is None:
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
-    recording = RECORDINGS.get(case.cassette)
     retry = RETRIES.get(case.scenario if scenario is None else scenario.name)
-    said = case.declared
-    declared = None if said is None else Rule(CaseClass(said.case_class), f"its cassette says: {said.reason}")
-    rules = [rule for rule in (retry, recording, declared) if rule is not None]
+    said = case.declared  # the recording's own class, from its cassette (`expected_class`)
+    declared = None if said is None else Rule(CaseClass(said.case_class), said.reason)
+    rules = [rule for rule in (retry, declared) if rule is not None]
     for step in steps:
         rule = rule_for(step, case)
         if case.dialect in rule.spec_in:
