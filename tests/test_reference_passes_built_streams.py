@@ -17,9 +17,11 @@ import pytest
 
 from harness.cassettes import format as cassettes
 from harness.cassettes.corpus import synthesize
+from harness.check.case_id import find_case
 from harness.check.runner import run_matrix
 from harness.check.selection import Selection
 from harness.errors import DialectError
+from harness.report.explanation import situation_of
 from harness.wire import dialects
 from harness.wire.dialects import Finish, Kind
 
@@ -158,6 +160,9 @@ def test_the_reference_passes_every_case_of_a_built_stream(dialect: str, shape: 
     (original,) = [r for r in report.results if r.scenario == "original"]
     if rule is not None:
         assert str(original.case_class) == "policy" and rule in original.class_reason
+        # `explain` names the same situation of docs/oracle.md as the class does.
+        found = find_case(original.id, [str(path)])
+        assert situation_of(found).name == rule and situation_of(found).state == found.case.expected.state
     elif shape == "interleaved" and dialect in NEVER_INTERLEAVED:  # the recording breaks its protocol
         assert str(original.case_class) == "quirk" and "overlap" in original.class_reason
     else:

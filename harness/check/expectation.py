@@ -41,6 +41,7 @@ from harness.wire import dialects
 from harness.wire.dialects import Finish, Kind, Role
 
 __all__ = [
+    "ENDINGS",
     "RETRIES",
     "STEPS",
     "CaseClass",
@@ -367,6 +368,14 @@ _UNKNOWN_FINISH = _policy(
     "a finish reason outside the dialect's documented values: that it still ends the turn and its "
     "calls stand is our rule (unknown-finish)"
 )
+# Each ending rule by its docs/oracle.md situation (what `explain` names the case's situation).
+ENDINGS: Mapping[str, Rule] = {
+    "length-with-open-call": _LENGTH_WITH_CALLS,
+    "finish-without-terminal": _FINISH_WITHOUT_TERMINAL,
+    "terminal-without-finish": _TERMINAL_WITHOUT_FINISH,
+    "terminal-with-open-call": _TERMINAL_WITH_OPEN_CALL,
+    "unknown-finish": _UNKNOWN_FINISH,
+}
 _CALL_KINDS = frozenset({Kind.TOOL_START, Kind.TOOL_ARGS, Kind.TOOL_CALL})
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.check.case_id import FoundCase, StepEffect, step_effects
-from harness.check.expectation import classify, rule_for
+from harness.check.expectation import ENDINGS, classify, ending_rule, rule_for
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.report.inspection import gists
 from harness.report.terminal import shorten
@@ -51,6 +51,9 @@ _ROWS: Final = (
     Situation("cut-after-final-call", State.CUT, "final", "a call ended by its own end marker stays final"),
     Situation("cut-after-finish", State.CUT, "final", "the calls were final at the finish"),
     Situation("stream-just-stops", State.CUT, "final", "a clean close, no finish, no terminal event"),
+    Situation("length-with-open-call", State.COMPLETE, "final", "the limit cut the open call: not final"),
+    Situation("terminal-with-open-call", State.COMPLETE, "all", "no more will come: reported as assembled"),
+    Situation("unknown-finish", State.COMPLETE, "all", "an undocumented reason still ends the turn"),
 )
 SITUATIONS: Final = {row.name: row for row in _ROWS}
 
@@ -73,6 +76,10 @@ def situation_of(found: FoundCase) -> Situation:
     if state is State.COMPLETE:
         if terminal and (cut or after_terminal):
             return SITUATIONS["error-after-terminal" if error else "cut-after-terminal"]
+        rule = ending_rule(case)  # the rule of ours the case's class names, when its ending has one
+        named = next((name for name, ending in ENDINGS.items() if ending is rule), None)
+        if named is not None:
+            return SITUATIONS[named]
         if terminal and not finish:
             return SITUATIONS["terminal-without-finish"]
         if finish and not terminal:
