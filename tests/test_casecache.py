@@ -25,7 +25,7 @@ from harness.check.casecache import CaseStore, Encoder, StoredUnits
 from harness.check.expectation import classify
 from harness.check.selection import Matrix, Selection
 from harness.cli import main
-from harness.mutate.scenario import Case, DeferredResponse
+from harness.mutate.scenario import Case, DeferredResponse, case_with_events
 
 pytest_plugins = ["pytester"]
 
@@ -49,7 +49,7 @@ def _same(got: list[Case], want: list[Case]) -> None:
     for a, b in zip(got, want, strict=True):
         fields = ("dialect", "cassette", "scenario", "seed", "point")
         assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
-        assert a.events == b.events and a.request == b.request
+        assert a.events == b.events and a.request == b.request and a.declared == b.declared
         assert a.expected == b.expected and a.expected.to_dict() == b.expected.to_dict()
         assert (a.complete, a.error) == (b.complete, b.error)
         assert a.response == b.response
@@ -76,6 +76,21 @@ def test_cases_read_back_are_the_cases_built_and_their_bytes_are_built_again_on_
     assert [(c.complete, c.error) for c in again] == [(c.complete, c.error) for c in built]
     assert all(type(c.__dict__["_response"]) is DeferredResponse for c in again)  # read without rendering
     _same(again, built)
+
+
+def test_a_cassettes_declared_class_is_stored_with_its_cases(tmp_path: Path) -> None:
+    # A case read back kept its class but not its cassette's `expected_class`: a case made from it
+    # again (compare's shrinker: `case_with_events`) lost the recording's quirk and was spec.
+    folder = tmp_path / "corpus" / "openai-chat"
+    folder.mkdir(parents=True)
+    cassette = Path(shutil.copy(ROOT / "cassettes/openai-chat/litellm-bridge-parallel-index0.yaml", folder))
+    built = _cases(cassette, CaseStore(tmp_path / "store"))
+    again = _cases(cassette, CaseStore(tmp_path / "store"))
+    assert again[0].expectation is not None  # read back
+    _same(again, built)
+    assert all(c.declared is not None and c.declared.case_class == "quirk" for c in again)
+    remade = case_with_events(again[0], again[0].events)
+    assert classify(remade) == classify(built[0]) and str(classify(remade).case_class) == "quirk"
 
 
 def test_bytes_rendered_before_storing_are_stored(tmp_path: Path) -> None:

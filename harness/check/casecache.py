@@ -43,7 +43,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from harness.cassettes.model import Chunk, Request, Response
+from harness.cassettes.model import Chunk, Declared, Request, Response
 from harness.check import expectation
 from harness.check.expectation import CaseClass, Expectation, classify
 from harness.check.outcome import Outcome
@@ -351,6 +351,7 @@ class Encoder:
             case.error,
             response,
             self._shared((str(expectation.case_class), expectation.reason)),
+            None if case.declared is None else self._shared((case.declared.case_class, case.declared.reason)),
         )
 
     def _events(self, events: tuple[Event, ...]) -> tuple[Any, ...]:
@@ -431,7 +432,7 @@ class Decoder:
 
     def case(self, record: tuple[Any, ...], rebuild: Callable[[str], Response]) -> Case:
         (case_id, dialect, cassette, scenario, seed, point, events, expected, request, complete, error,
-         response, judged) = record  # fmt: skip
+         response, judged, declared) = record  # fmt: skip
         memo = self._memo
         expectation = memo.get(id(judged))
         if expectation is None:
@@ -447,6 +448,11 @@ class Decoder:
             if asked is None:
                 asked = memo[id(request)] = (request, Request(*request))
             request = asked[1]
+        if declared is not None:  # its cassette's `expected_class`: kept for cases made from it again
+            said = memo.get(id(declared))
+            if said is None:
+                said = memo[id(declared)] = (declared, Declared(*declared))
+            declared = said[1]
         if response is None:
             response = DeferredResponse(complete, error, partial(rebuild, case_id))
         else:
@@ -462,6 +468,7 @@ class Decoder:
             events=found[1],
             expected=outcome[1],
             request=request,
+            declared=declared,
             _response=response,
             expectation=expectation[1],
         )
