@@ -20,27 +20,10 @@ from itertools import pairwise
 from typing import Any
 
 from harness import Event, EventAccumulator, Outcome, State, ToolCall
+from harness.wire.dialects import get as get_dialect
 
 _NORMAL = {"STOP", "MAX_TOKENS"}
-_DOCUMENTED = _NORMAL | {
-    "FINISH_REASON_UNSPECIFIED",
-    "SAFETY",
-    "RECITATION",
-    "LANGUAGE",
-    "OTHER",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "MALFORMED_FUNCTION_CALL",
-    "IMAGE_SAFETY",
-    "IMAGE_PROHIBITED_CONTENT",
-    "IMAGE_OTHER",
-    "NO_IMAGE",
-    "IMAGE_RECITATION",
-    "UNEXPECTED_TOOL_CALL",
-    "TOO_MANY_TOOL_CALLS",
-    "MISSING_THOUGHT_SIGNATURE",
-}
+_DOCUMENTED = get_dialect("gemini").finish_vocabulary  # the API's `FinishReason` enum
 _STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]")
 _VALUES = ("stringValue", "numberValue", "boolValue", "nullValue", "structValue", "listValue")
 
