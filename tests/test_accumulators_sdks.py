@@ -8,14 +8,16 @@ from pathlib import Path
 import pytest
 
 from harness.cassettes import format as cassette
+from harness.cassettes.corpus import synthesize
 from harness.cassettes.format import Request
 from harness.check.accumulators import resolve
 from harness.check.accumulators.client import base_url, recorded_request, replay_transport
 from harness.check.outcome import State, diff
-from harness.check.selection import build_case
+from harness.check.selection import Selection, build_case
 from harness.errors import NotApplicable
 from harness.mutate.scenario import Case
 from harness.wire import dialects
+from harness.wire.dialects import Kind
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
@@ -267,3 +269,30 @@ def test_openai_sdk_reports_an_empty_object_as_a_dict_not_as_the_text_it_equals(
     (call,) = outcome.tool_calls
     assert call.invalid and call.arguments == "dict {}"
     assert diff(case.expected, outcome) == ["call 1: arguments {} expected, got invalid 'dict {}'"]
+
+
+FINAL_RAISES = [("length", "LengthFinishReasonError"), ("content_filter", "ContentFilterFinishReasonError")]
+
+
+@pytest.mark.parametrize(("reason", "raised"), FINAL_RAISES)
+def test_openai_sdk_raising_at_the_final_completion_is_the_outcome_its_user_gets(
+    reason: str, raised: str, tmp_path: Path
+) -> None:
+    """`get_final_completion()` raises on a `length` or `content_filter` finish: its user gets that
+    raise, and the calls the SDK announced done. The adapter let it out as its own crash (verdict
+    `error`, as if the harness had failed), found by running it over built streams."""
+    pytest.importorskip("openai")
+    d = dialects.get("openai-chat")
+    call = d.build(Kind.TOOL_CALL, index=0, id="call_1", name="f", args='{"a":1}')
+    events = [*d.build(Kind.META), *call]
+    events += [*d.build(Kind.FINISH, reason=reason), *d.build(Kind.SENTINEL)]
+    path = tmp_path / "corpus" / "openai-chat" / "ends.yaml"
+    path.parent.mkdir(parents=True)
+    cassette.save(synthesize("ends", "openai-chat", url="https://x/v1/chat/completions",
+                             body={"model": "m", "stream": True}, events=[e.wire for e in events],
+                             provenance="test"), path)  # fmt: skip
+    case = build_case("openai-chat/ends::original::s0", Selection(cassettes=(str(path),)))
+    outcome = resolve("openai-sdk").run(case)
+    assert outcome.state is State.ERROR and outcome.error is not None and outcome.error.startswith(raised)
+    assert [call.name for call in outcome.tool_calls] == ["f"]  # announced done at the finish
+    assert outcome.finish_reason == reason

@@ -2,7 +2,7 @@
 
 - Chat completions: `chat.completions.create(stream=True)` fed to the SDK's
   `ChatCompletionStreamState` (what `.stream()` uses; `.stream()` itself refuses non-strict tools),
-  then `get_final_completion()`.
+  then `get_final_completion()`, which raises on a `length` or `content_filter` finish.
 - Responses: `responses.stream(...)`, then `get_final_response()`.
 
 The SDK's own SSE parsing runs on the case's bytes. When the SDK raises (a transport error on a
@@ -108,6 +108,9 @@ def _chat(transport: Any, case: Case) -> Outcome:
                 for event in state.handle_chunk(chunk):
                     if event.type == "tool_calls.function.arguments.done":
                         done[event.index] = event
+        # It raises too: `LengthFinishReasonError` on a `length` finish, `ContentFilterFinishReasonError`
+        # on `content_filter`, whatever tools were given (`parse_chat_completion`).
+        final = state.get_final_completion() if chunks else None
     except Exception as exc:
         failed = _failure(exc)
         snapshot = _snapshot(state) if chunks else None
@@ -127,9 +130,8 @@ def _chat(transport: Any, case: Case) -> Outcome:
             error=raised_error(exc),
             usage=_usage(snapshot),
         )
-    if chunks == 0:
+    if final is None:
         return Outcome()
-    final = state.get_final_completion()
     choice = _choice(final.choices)
     if choice is None:
         return Outcome(usage=_usage(final))
