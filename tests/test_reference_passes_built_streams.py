@@ -105,7 +105,7 @@ SHAPES: dict[str, tuple[Any, str]] = {
 }
 UNKNOWN_FINISH = "eos_token"
 # Where the protocol never interleaves two calls' blocks or items (C1, E7 are quirks there).
-NEVER_INTERLEAVED = {"anthropic", "bedrock-converse", "openai-responses"}
+NEVER_INTERLEAVED = {"anthropic", "bedrock-converse", "openai-responses", "cohere"}
 # Endings docs/oracle.md judges by a rule of ours: the recording's own case is `policy`, naming it.
 POLICY_ENDINGS = {Finish.LENGTH: "length-with-open-call", "no-terminal": "finish-without-terminal",
                   "no-finish": "terminal-without-finish", "unknown": "unknown-finish"}  # fmt: skip

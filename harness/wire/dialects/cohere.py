@@ -459,16 +459,19 @@ class CohereDialect(Dialect, Requesting):
         "cohere.finish-reason-unknown": "finish_reason is one of the documented values",
         "cohere.finish-contradicts-calls": "finish_reason is TOOL_CALL exactly when tool calls were sent",
         "cohere.event-after-end": "nothing but [DONE] follows message-end",
+        "cohere.block-start-repeated": "a tool call starts once",
+        "cohere.block-overlap": "a tool call starts only after the previous one ended (tool-call-end)",
     }
     finish_reasons = {Finish.STOP: "COMPLETE", Finish.TOOL_CALLS: "TOOL_CALL", Finish.LENGTH: "MAX_TOKENS"}
     finish_vocabulary = FINISH_REASONS
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """Chat v2 rules: a documented finish_reason, TOOL_CALL exactly when tool calls came;
-        nothing but `[DONE]` after message-end."""
+        nothing but `[DONE]` after message-end; one tool call streamed at a time."""
         out: list[Violation] = []
         calls = 0
         ended = False
+        open_call: Any = None  # the index of the call started and not yet ended
         for pos, event in enumerate(events):
             if event.wire.is_comment or event.payload == SENTINEL:
                 continue
@@ -476,6 +479,17 @@ class CohereDialect(Dialect, Requesting):
             if ended:
                 out.append(Violation("cohere.event-after-end", pos, f"{kind} after message-end"))
             calls += kind == "tool-call-start"
+            if kind == "tool-call-start":
+                index = event.payload.get("index")  # a dict: it has a type
+                if open_call is not None and open_call == index:
+                    message = f"call {index!r} started again while open"
+                    out.append(Violation("cohere.block-start-repeated", pos, message))
+                elif open_call is not None:
+                    message = f"call {index!r} starts while {open_call!r} is open"
+                    out.append(Violation("cohere.block-overlap", pos, message))
+                open_call = index
+            elif kind == "tool-call-end":
+                open_call = None
             if kind != "message-end":
                 continue
             ended = True
@@ -520,26 +534,23 @@ class CohereDialect(Dialect, Requesting):
             }
             return [self._event(start)]
         if kind == Kind.TOOL_CALL:
-            args = params.get("args", {})
-            text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            return [*self.build(Kind.TOOL_START, **params), *self.build(Kind.TOOL_ARGS, **params),
+                    *self.build(Kind.TOOL_END, **params)]  # fmt: skip
+        if kind == Kind.TOOL_START:
             call = {
                 "id": params.get("id", ""),
                 "type": "function",
                 "function": {"name": params["name"], "arguments": ""},
             }
-            return [
-                self._event(
-                    {"type": "tool-call-start", "index": index, "delta": {"message": {"tool_calls": call}}}
-                ),
-                self._event(
-                    {
-                        "type": "tool-call-delta",
-                        "index": index,
-                        "delta": {"message": {"tool_calls": {"function": {"arguments": text}}}},
-                    }
-                ),
-                self._event({"type": "tool-call-end", "index": index}),
-            ]
+            start = {"type": "tool-call-start", "index": index, "delta": {"message": {"tool_calls": call}}}
+            return [self._event(start)]
+        if kind == Kind.TOOL_ARGS:
+            args = params.get("args", {})
+            text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+            delta = {"message": {"tool_calls": {"function": {"arguments": text}}}}
+            return [self._event({"type": "tool-call-delta", "index": index, "delta": delta})]
+        if kind == Kind.TOOL_END:
+            return [self._event({"type": "tool-call-end", "index": index})]
         if kind in (Kind.PING, Kind.USAGE):
             return []  # no keepalives; usage comes only with message-end
         raise DialectError(f"cohere: cannot build a {kind} event")
