@@ -75,6 +75,8 @@ def test_a_mutated_case_written_out_replays_as_the_case_was_judged(
     (replayed,) = cases(Selection(cassettes=(str(tmp_path / "case.yaml"),), scenarios=("original",)))
     expectation = classify(replayed)
     assert expectation.case_class == "policy" and "a finish without the terminal" in expectation.reason
+    code, out, _ = run(capsys, "show", str(tmp_path / "case.yaml"), "--no-events")
+    assert code == 0 and "expected class (declared): policy: a finish without the terminal" in out
     # A spec case declares nothing: its stream is judged by its protocol.
     spec_case = "openai-chat/parallel-2::original::s0"
     assert run(capsys, "mutate", spec_case, "-o", str(tmp_path / "s.yaml"))[0] == 0

@@ -120,6 +120,8 @@ def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
             problems = diff(item.expected, outcome)
             verdict = "matches the expected outcome" if not problems else "differs: " + "; ".join(problems)
             lines.append(f"   reference {verdict}")
+        if item.declared is not None:
+            lines.append(f"   expected class (declared): {item.declared.case_class}: {item.declared.reason}")
     return "\n".join(lines)
 
 
