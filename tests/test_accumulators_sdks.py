@@ -296,3 +296,33 @@ def test_openai_sdk_raising_at_the_final_completion_is_the_outcome_its_user_gets
     assert outcome.state is State.ERROR and outcome.error is not None and outcome.error.startswith(raised)
     assert [call.name for call in outcome.tool_calls] == ["f"]  # announced done at the finish
     assert outcome.finish_reason == reason
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
+def test_sdk_adapters_report_the_calls_of_a_cut_stream_in_the_messages_order(
+    dialect: str, tmp_path: Path
+) -> None:
+    """Two interleaved calls (C1), the second ended first, then a cut: the SDK announced both done,
+    and its message lists them by index. The adapters reported them in the order they ended, which
+    read as both calls' ids and arguments swapped (unsafe) where the SDK had mixed up nothing."""
+    pytest.importorskip("anthropic" if dialect == "anthropic" else "openai")
+    d = dialects.get(dialect)
+    calls = [{"index": i, "id": f"call_{i}", "item_id": f"fc_{i}", "name": f"f{i}"} for i in (0, 1)]
+    args = ['{"a":0}', '{"b":1}']
+    events = [*d.build(Kind.META)]
+    events += [e for call in calls for e in d.build(Kind.TOOL_START, **call)]
+    pairs = list(zip(calls, args, strict=True))
+    events += [e for call, text in pairs for e in d.build(Kind.TOOL_ARGS, **call, args=text)]
+    events += [e for call, text in reversed(pairs) for e in d.build(Kind.TOOL_END, **call, args=text)]
+    events = d.resequence(events)
+    lost = "peer closed connection without sending complete message body"
+    path = tmp_path / "corpus" / dialect / "interleaved-cut.yaml"
+    path.parent.mkdir(parents=True)
+    url = "https://x/v1/messages" if dialect == "anthropic" else "https://x/v1/responses"
+    cassette.save(synthesize("interleaved-cut", dialect, url=url, body={"model": "m", "stream": True},
+                             events=[d.render(e) for e in events], provenance="test",
+                             complete=False, error=lost), path)  # fmt: skip
+    case = build_case(f"{dialect}/interleaved-cut::original::s0", Selection(cassettes=(str(path),)))
+    assert [c.name for c in case.expected.tool_calls] == ["f0", "f1"]
+    outcome = resolve("anthropic-sdk" if dialect == "anthropic" else "openai-sdk").run(case)
+    assert outcome.state is State.CUT and diff(case.expected, outcome) == []

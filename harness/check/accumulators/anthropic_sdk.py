@@ -58,14 +58,17 @@ def run(transport: Any, case: Case) -> Outcome:
     anthropic = require("anthropic", "anthropic")
     httpx2 = require("httpx2", "anthropic")
     client = client_for(transport, case)
-    stopped: list[Any] = []  # tool_use blocks the SDK reported stopped, in order
+    # tool_use blocks the SDK reported stopped, with their index: the message lists them by index
+    # (interleaved blocks stop out of it), so the calls are reported in that order, as the final
+    # message would have them.
+    stopped: list[tuple[int, Any]] = []
     text: list[str] = []
     stream: Any = None
     try:
         with client.messages.stream(**split_kwargs(client.messages.stream, request_body(case))) as stream:
             for event in stream:
                 if event.type == "content_block_stop" and event.content_block.type == "tool_use":
-                    stopped.append(event.content_block)
+                    stopped.append((event.index, event.content_block))
                 elif event.type == "content_block_delta" and event.delta.type == "text_delta":
                     text.append(event.delta.text)
             final = stream.get_final_message()
@@ -96,9 +99,11 @@ def _call(block: Any) -> ToolCall:
     return ToolCall(name=block.name, arguments=block.input, id=block.id)
 
 
-def _partial(stopped: list[Any], text: list[str], snapshot: Any, state: State, exc: Exception) -> Outcome:
+def _partial(
+    stopped: list[tuple[int, Any]], text: list[str], snapshot: Any, state: State, exc: Exception
+) -> Outcome:
     return Outcome(
-        tool_calls=tuple(_call(b) for b in stopped),
+        tool_calls=tuple(_call(block) for _, block in sorted(stopped, key=lambda pair: pair[0])),
         text="".join(text),
         finish_reason=getattr(snapshot, "stop_reason", None),
         state=state,

@@ -209,7 +209,9 @@ class _ResponseEvents:
     """What `responses.stream()` gave its user before it stopped short of `response.completed`."""
 
     def __init__(self) -> None:
-        self.done: list[Any] = []  # function_call items announced by `response.output_item.done`
+        # function_call items announced by `response.output_item.done`, with their output_index: the
+        # response lists them by it (interleaved items end out of it), as the final response would
+        self.done: list[tuple[int, Any]] = []
         # (output_index, content_index) -> the text so far: the SDK's `snapshot` on each text delta
         self.texts: dict[tuple[int, int], str] = {}
         self.terminal: Any = None  # the response of a `response.incomplete` / `response.failed`
@@ -217,7 +219,7 @@ class _ResponseEvents:
 
     def add(self, event: Any) -> None:
         if event.type == "response.output_item.done" and event.item.type == "function_call":
-            self.done.append(event.item)
+            self.done.append((event.output_index, event.item))
         elif event.type == "response.output_text.delta":
             self.texts[(event.output_index, event.content_index)] = event.snapshot
         elif event.type == "response.output_text.done":
@@ -234,7 +236,9 @@ class _ResponseEvents:
         """The calls announced done, the text streamed, the terminal status and usage seen; an
         in-band error the user was given makes the state error, with its message."""
         return Outcome(
-            tool_calls=tuple(_call(i.name, i.arguments, i.call_id) for i in self.done),
+            tool_calls=tuple(
+                _call(i.name, i.arguments, i.call_id) for _, i in sorted(self.done, key=lambda pair: pair[0])
+            ),
             text="".join(self.texts[key] for key in sorted(self.texts)),
             finish_reason=getattr(self.terminal, "status", None),
             state=State.ERROR if self.error is not None else state,
