@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -271,6 +272,20 @@ def test_openai_sdk_reports_an_empty_object_as_a_dict_not_as_the_text_it_equals(
     assert diff(case.expected, outcome) == ["call 1: arguments {} expected, got invalid 'dict {}'"]
 
 
+def built_case(tmp_path: Path, dialect: str, name: str, events: list[Any], **response: Any) -> Case:
+    """The unmutated case of a one-interaction cassette of `events` (a dialect's built events)."""
+    d = dialects.get(dialect)
+    url = {"anthropic": "https://x/v1/messages", "openai-responses": "https://x/v1/responses"}.get(
+        dialect, "https://x/v1/chat/completions"
+    )
+    path = tmp_path / "corpus" / dialect / f"{name}.yaml"
+    path.parent.mkdir(parents=True)
+    made = synthesize(name, dialect, url=url, body={"model": "m", "stream": True},
+                      events=[d.render(e) for e in events], provenance="test", **response)  # fmt: skip
+    cassette.save(made, path)
+    return build_case(f"{dialect}/{name}::original::s0", Selection(cassettes=(str(path),)))
+
+
 FINAL_RAISES = [("length", "LengthFinishReasonError"), ("content_filter", "ContentFilterFinishReasonError")]
 
 
@@ -286,12 +301,7 @@ def test_openai_sdk_raising_at_the_final_completion_is_the_outcome_its_user_gets
     call = d.build(Kind.TOOL_CALL, index=0, id="call_1", name="f", args='{"a":1}')
     events = [*d.build(Kind.META), *call]
     events += [*d.build(Kind.FINISH, reason=reason), *d.build(Kind.SENTINEL)]
-    path = tmp_path / "corpus" / "openai-chat" / "ends.yaml"
-    path.parent.mkdir(parents=True)
-    cassette.save(synthesize("ends", "openai-chat", url="https://x/v1/chat/completions",
-                             body={"model": "m", "stream": True}, events=[e.wire for e in events],
-                             provenance="test"), path)  # fmt: skip
-    case = build_case("openai-chat/ends::original::s0", Selection(cassettes=(str(path),)))
+    case = built_case(tmp_path, "openai-chat", "ends", events)
     outcome = resolve("openai-sdk").run(case)
     assert outcome.state is State.ERROR and outcome.error is not None and outcome.error.startswith(raised)
     assert [call.name for call in outcome.tool_calls] == ["f"]  # announced done at the finish
@@ -314,15 +324,8 @@ def test_sdk_adapters_report_the_calls_of_a_cut_stream_in_the_messages_order(
     pairs = list(zip(calls, args, strict=True))
     events += [e for call, text in pairs for e in d.build(Kind.TOOL_ARGS, **call, args=text)]
     events += [e for call, text in reversed(pairs) for e in d.build(Kind.TOOL_END, **call, args=text)]
-    events = d.resequence(events)
     lost = "peer closed connection without sending complete message body"
-    path = tmp_path / "corpus" / dialect / "interleaved-cut.yaml"
-    path.parent.mkdir(parents=True)
-    url = "https://x/v1/messages" if dialect == "anthropic" else "https://x/v1/responses"
-    cassette.save(synthesize("interleaved-cut", dialect, url=url, body={"model": "m", "stream": True},
-                             events=[d.render(e) for e in events], provenance="test",
-                             complete=False, error=lost), path)  # fmt: skip
-    case = build_case(f"{dialect}/interleaved-cut::original::s0", Selection(cassettes=(str(path),)))
+    case = built_case(tmp_path, dialect, "interleaved-cut", d.resequence(events), complete=False, error=lost)
     assert [c.name for c in case.expected.tool_calls] == ["f0", "f1"]
     outcome = resolve("anthropic-sdk" if dialect == "anthropic" else "openai-sdk").run(case)
     assert outcome.state is State.CUT and diff(case.expected, outcome) == []
