@@ -442,3 +442,17 @@ def test_built_call_accumulates() -> None:
 )
 def test_matches(url: str, expected: bool) -> None:
     assert D.matches(Request("POST", url)) is expected
+
+
+def test_restate_lists_an_item_never_done_with_the_arguments_it_streamed() -> None:
+    """A call whose `.done` never came, then `response.completed`: the rebuilt output lists it as
+    the server that streamed it had it, with the arguments of its deltas. It listed the `added`
+    form (arguments ""), so the openai SDK, which reads the final output, reported `{}`."""
+    calls = [{"index": i, "id": f"call_{i}", "item_id": f"fc_{i}", "name": f"f{i}"} for i in (0, 1)]
+    events = [*D.build(Kind.META), *D.build(Kind.TOOL_CALL, **calls[0], args='{"a":1}')]
+    events += D.build(Kind.TOOL_START, **calls[1])
+    events += [e for piece in ('{"b":', "2}") for e in D.build(Kind.TOOL_ARGS, **calls[1], args=piece)]
+    events += D.build(Kind.FINISH, reason="completed")
+    output = D.restate(D.renumber(events))[-1].payload["response"]["output"]
+    listed = [(item["call_id"], item["arguments"]) for item in output]
+    assert listed == [("call_0", '{"a":1}'), ("call_1", '{"b":2}')]

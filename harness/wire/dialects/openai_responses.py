@@ -438,6 +438,14 @@ _CODES = {
 _SUMMARISED = frozenset({COMPLETED, INCOMPLETE})  # terminal events whose `response.output` repeats the items
 
 
+def _as_streamed(item: dict[str, Any], deltas: list[str] | None) -> dict[str, Any]:
+    """An item never done, as the response lists it: a function call's arguments are those its
+    deltas streamed."""
+    if deltas is None or item.get("type") != "function_call":
+        return item
+    return {**item, "arguments": "".join(deltas)}
+
+
 class _Items:
     """Output items in the order they were added, found by item id (else output_index)."""
 
@@ -569,8 +577,11 @@ class _Items:
 
     def restate(self, events: Sequence[Event]) -> list[Event]:
         """The events with each terminal response's `output` rebuilt from the items streamed before
-        it (an item not done keeps its entry in the old output, else its `output_item.added` form)."""
+        it: an item done as its `output_item.done` gave it; one not done as the old output listed it
+        (else its `output_item.added` form), a function call with the arguments its deltas streamed
+        (what the server that sent them had generated, whatever a step did to them)."""
         out: list[Event] = []
+        streamed: dict[int, list[str]] = {}  # a function call's argument deltas, by item
         for event in events:
             kind, payload = event_type(event), _dict(event.payload)
             if kind == ADDED:
@@ -579,18 +590,30 @@ class _Items:
                 number = self.find(payload)
                 if number is not None:
                     self.done_items[number] = _item(payload)
+            elif kind == ARGS_DELTA and isinstance(payload.get("delta"), str):
+                number = self.find(payload)
+                if number is not None:
+                    streamed.setdefault(number, []).append(payload["delta"])
             old = _dict(payload.get("response")).get("output")
-            if kind in _SUMMARISED and isinstance(old, list) and self.disagreement(old) is not None:
-                by_id = {
-                    entry.get("id"): entry for entry in old if isinstance(entry, dict) and entry.get("id")
-                }
-                output = [
-                    copy_json(self.done_items.get(n) or by_id.get(added.get("id")) or added)
-                    for n, added in enumerate(self.added_items)
-                ]
-                event = event.with_payload({**payload, "response": {**payload["response"], "output": output}})
+            if kind in _SUMMARISED and isinstance(old, list):
+                output = self._output(old, streamed)
+                if output is not old and output != old:
+                    response = {**payload["response"], "output": output}
+                    event = event.with_payload({**payload, "response": response})
             out.append(event)
         return out
+
+    def _output(self, old: list[Any], streamed: dict[int, list[str]]) -> list[Any]:
+        """A terminal response's `output` as the items streamed so far make it (`restate`)."""
+        # The common case: every item listed as streamed, and none streamed arguments without a `.done`.
+        if self.disagreement(old) is None and all(n in self.done_items for n in streamed):
+            return old
+        by_id = {entry.get("id"): entry for entry in old if isinstance(entry, dict) and entry.get("id")}
+        output = []
+        for n, added in enumerate(self.added_items):
+            listed = by_id.get(added.get("id")) or added
+            output.append(copy_json(self.done_items.get(n) or _as_streamed(listed, streamed.get(n))))
+        return output
 
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         out: list[Event] = []
