@@ -165,3 +165,12 @@ def test_cassettes_locates_the_bundled_corpus(capsys: pytest.CaptureFixture[str]
     assert out.strip() == str(bundled())
     code, out, _ = run(capsys, "cassettes", "--list")
     assert "openai-chat/cut-mid-arguments" in out
+
+
+def test_explain_marks_the_events_a_step_edited(capsys: pytest.CaptureFixture[str]) -> None:
+    # truncate-args edits an event's payload: explain compared the events' bytes as received, which
+    # an edit leaves as they were, and said "the events are unchanged (it acts on the bytes...)".
+    code, out, _ = run(capsys, "explain", "openai-chat/parallel-2::B10-truncated-args::s0")
+    assert code == 0 and "the events are unchanged" not in out
+    assert re.search(r"truncate-args\(.*\): changed #\d+ into #\d+", out)
+    assert re.search(r"^ +\d+ .* ~ +\d+ ", out, re.M)  # the edited event marked changed side by side

@@ -113,7 +113,8 @@ def explain(found: FoundCase, width: int = 120) -> str:
         lines.append("  nothing: the recorded stream, unmutated")
     for n, effect in enumerate(effects, start=1):
         rule = rule_for(effect.step, case)
-        lines.append(f"  {n}. {_step_name(effect)}: {_effect(effect)} [{rule.case_class}: {rule.text()}]")
+        did = _effect(effect, case.dialect)
+        lines.append(f"  {n}. {_step_name(effect)}: {did} [{rule.case_class}: {rule.text()}]")
     if source.interaction.response.complete and not case.response.complete:
         lines.append(f"  the transport is cut at the end: {case.response.error or 'no error text'}")
     original = effects[0].before if effects else case.events
@@ -128,12 +129,15 @@ def _step_name(effect: StepEffect) -> str:
     return f"{effect.step.name}({said})" if said else effect.step.name
 
 
-def _key(event: Event) -> tuple[str | None, str]:
-    return event.name, event.wire.data
+def _keys(dialect: str, events: Sequence[Event]) -> list[tuple[str | None, str]]:
+    """Each event's name and bytes as sent: an event a step edited is rendered from its payload
+    (its `wire` still holds what it was)."""
+    d = dialects.get(dialect)
+    return [(e.name, d.render(e).data) for e in events]
 
 
-def _effect(effect: StepEffect) -> str:
-    before, after = [_key(e) for e in effect.before], [_key(e) for e in effect.after]
+def _effect(effect: StepEffect, dialect: str) -> str:
+    before, after = _keys(dialect, effect.before), _keys(dialect, effect.after)
     said = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
         if tag == "replace":
@@ -164,7 +168,7 @@ def _side_by_side(dialect: str, original: Sequence[Event], mutated: Sequence[Eve
         label = f"{name} " if name else ""
         return f"{n:>3}  {shorten(label + texts[n], column):<{column}}"
 
-    keys_a, keys_b = [_key(e) for e in original], [_key(e) for e in mutated]
+    keys_a, keys_b = _keys(dialect, original), _keys(dialect, mutated)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes():
         mark = {"equal": " ", "replace": "~", "delete": "-", "insert": "+"}[tag]
         for k in range(max(i2 - i1, j2 - j1)):
