@@ -378,3 +378,22 @@ def test_cli_check_and_compare_write_the_same_page(
     )
     assert 'class="cell agree"' in (tmp_path / "d.html").read_text()
     capsys.readouterr()
+
+
+def test_a_case_stream_shows_an_edited_event_as_sent() -> None:
+    # truncate-args edits the last argument piece's payload; the page showed that event's bytes as
+    # received (its `wire`), marked edited, so the truncation was not on the page.
+    from harness.check.selection import build_case
+    from harness.report.html import _stream_of
+    from harness.report.terminal import shorten
+    from harness.wire import dialects
+
+    case_id = "openai-chat/parallel-2::B10-truncated-args::s0"
+    case = build_case(case_id)
+    edited = [n for n, event in enumerate(case.events) if event.edited]
+    shown = _stream_of(case_id, None)
+    assert edited and shown is not None
+    d = dialects.get("openai-chat")
+    for n in edited:
+        assert shown[n]["edited"] and shown[n]["text"] == shorten(d.render(case.events[n]).data, 400)
+        assert shown[n]["text"] != shorten(case.events[n].wire.data, 400)
