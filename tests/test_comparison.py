@@ -126,3 +126,22 @@ def test_a_reproduction_keeps_what_its_stream_says_of_its_class() -> None:
         shrunk, reason = shrink_difference(case, a, b, difference)
         assert reason is ExitReason.FINISHED and len(shrunk.events) < len(case.events)
         assert stream_rules(shrunk) == stream_rules(case) == (None, False), difference.id
+
+
+def test_a_reproduction_from_a_scenario_file_declares_the_class_the_run_gave(
+    accs: str, tmp_path: Path
+) -> None:
+    # A scenario given as a file is not in the library by name: the reproduction's class was looked
+    # up by that name, not found, and the cassette declared none (spec) for a policy case.
+    scenario = tmp_path / "mine.yaml"
+    scenario.write_text(
+        "name: mine-shared-index-no-done\ndescription: A1, then no [DONE]\ndialects: all\n"
+        "steps:\n- args-in-header: {}\n- set-field: {field: index, value: 0}\n- drop-sentinel: {}\n"
+    )
+    selection = Selection(cassettes=(PARALLEL,), scenarios=(str(scenario),), seeds=1)
+    comparison = compare_matrix("reference", f"{accs}:IndexOnly", selection)
+    assert comparison.differences and comparison.differences[0].a.case_class == "policy"
+    written = write_reproductions(comparison, selection, tmp_path / "out")
+    for path in written.values():
+        declared = cassette.load(path).interactions[0].declared
+        assert declared is not None and declared.case_class == "policy"

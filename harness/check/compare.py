@@ -173,7 +173,8 @@ def write_reproductions(
             reason = ExitReason.UNREPRODUCIBLE
             if difference.a.actual is not None and difference.b.actual is not None:
                 case, reason = shrink_difference(case, a, b, difference, budget=budget)
-            cassette = case_cassette(case, declared=declaration(case))
+            # The class as the run gave it: a scenario given as a file is not in the library by name.
+            cassette = case_cassette(case, declared=declaration(case, matrix.by_name.get(case.scenario)))
             if reason is not ExitReason.UNREPRODUCIBLE and len(case.events) < before:
                 cassette.source.provenance += (
                     f"; shrunk from {before} to {len(case.events)} events ({reason}) where "
