@@ -143,3 +143,18 @@ def test_bad_input_is_one_line_exit_2(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1
+
+
+def test_a_scenario_from_scenarios_dir_gives_the_scripts_class(tmp_path: Path) -> None:
+    # The class was looked up by the scenario's name in the shipped library: one from
+    # --scenarios-dir was not found, and the script said "spec: scenario ... not found".
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "no-done.yaml").write_text(
+        "name: mine-no-done\ndescription: no [DONE]\ndialects: all\nsteps:\n- drop-sentinel: {}\n"
+    )
+    out = tmp_path / "repro.py"
+    argv = ["repro", "openai-chat/parallel-2::mine-no-done::s0", "--accumulator", "openai-sdk",
+            "--scenarios-dir", str(folder), "-o", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert "Stream: policy (a finish without the terminal event" in out.read_text()

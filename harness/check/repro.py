@@ -24,6 +24,7 @@ from harness.transports.replay import served_headers
 
 if TYPE_CHECKING:
     from harness.check.case import Case
+    from harness.mutate.scenario import Scenario
 
 __all__ = ["SPECS", "Template", "repro_script", "template_for"]
 
@@ -77,10 +78,11 @@ def template_for(spec: str, dialect: str) -> Template:
     return template
 
 
-def repro_script(case: Case, spec: str, *, command: str) -> str:
-    """The standalone script reproducing `case` with the library behind `spec`."""
+def repro_script(case: Case, spec: str, *, command: str, scenario: Scenario | None = None) -> str:
+    """The standalone script reproducing `case` with the library behind `spec` (`scenario`: the one
+    that made it, as for `classify`)."""
     template = template_for(spec, case.dialect)
-    expectation = classify(case)
+    expectation = classify(case, scenario)
     request = recorded_request(case)
     body = request_body(case)
     response = case.response

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.check.repro import SPECS, repro_script
-from harness.check.selection import Selection, build_case
+from harness.check.selection import Matrix, Selection
 from harness.cli.arguments import output_file
 from harness.errors import HarnessError, UsageError
 
@@ -40,13 +40,15 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        case = build_case(args.case_id, Selection(cassettes=args.cassettes, scenarios_dir=args.scenarios_dir))
+        matrix = Matrix(Selection(cassettes=args.cassettes, scenarios_dir=args.scenarios_dir))
+        case = matrix.case(args.case_id)
     except HarnessError as exc:
         raise UsageError(
             f"{exc} (usage: toolstream repro CASSETTE::SCENARIO::s<SEED> --accumulator SPEC)"
         ) from None
     command = shlex.join(["toolstream", "repro", args.case_id, "--accumulator", args.accumulator])
-    script = repro_script(case, args.accumulator, command=command)
+    # The scenario as found (in --scenarios-dir too), whose steps give the case's class.
+    script = repro_script(case, args.accumulator, command=command, scenario=matrix.by_name.get(case.scenario))
     if args.output is None:
         sys.stdout.write(script)
         return 0
