@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    in_message_order,
     raised,
     raised_error,
     recorded_request,
@@ -61,7 +62,7 @@ def run(transport: Any, case: Case) -> Outcome:
     # tool_use blocks the SDK reported stopped, with their index: the message lists them by index
     # (interleaved blocks stop out of it), so the calls are reported in that order, as the final
     # message would have them.
-    stopped: list[tuple[int, Any]] = []
+    stopped: list[tuple[Any, Any]] = []
     text: list[str] = []
     stream: Any = None
     try:
@@ -100,10 +101,10 @@ def _call(block: Any) -> ToolCall:
 
 
 def _partial(
-    stopped: list[tuple[int, Any]], text: list[str], snapshot: Any, state: State, exc: Exception
+    stopped: list[tuple[Any, Any]], text: list[str], snapshot: Any, state: State, exc: Exception
 ) -> Outcome:
     return Outcome(
-        tool_calls=tuple(_call(block) for _, block in sorted(stopped, key=lambda pair: pair[0])),
+        tool_calls=tuple(_call(block) for block in in_message_order(stopped)),
         text="".join(text),
         finish_reason=getattr(snapshot, "stop_reason", None),
         state=state,

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClientLevel",
     "base_url",
+    "in_message_order",
     "raised",
     "raised_error",
     "recorded_request",
@@ -86,6 +87,15 @@ class ClientLevel:
 
 
 _HARNESS = Path(__file__).resolve().parents[2]  # the `harness` package
+
+
+def in_message_order(announced: list[tuple[Any, Any]]) -> list[Any]:
+    """Items an SDK announced done, each with its place in the message (block index,
+    output_index), in the message's order: the final message lists them so, whatever order they
+    ended in. A place that is not a number (a gateway's null index) keeps its item where it ended."""
+    placed = sorted((p, n, item) for n, (p, item) in enumerate(announced) if isinstance(p, int))
+    rest = [item for p, item in announced if not isinstance(p, int)]
+    return [item for _, _, item in placed] + rest
 
 
 def raised(exc: BaseException, cut: tuple[type[BaseException], ...] = ()) -> State:

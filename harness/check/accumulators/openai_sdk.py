@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    in_message_order,
     raised,
     raised_error,
     recorded_request,
@@ -211,7 +212,7 @@ class _ResponseEvents:
     def __init__(self) -> None:
         # function_call items announced by `response.output_item.done`, with their output_index: the
         # response lists them by it (interleaved items end out of it), as the final response would
-        self.done: list[tuple[int, Any]] = []
+        self.done: list[tuple[Any, Any]] = []
         # (output_index, content_index) -> the text so far: the SDK's `snapshot` on each text delta
         self.texts: dict[tuple[int, int], str] = {}
         self.terminal: Any = None  # the response of a `response.incomplete` / `response.failed`
@@ -236,9 +237,7 @@ class _ResponseEvents:
         """The calls announced done, the text streamed, the terminal status and usage seen; an
         in-band error the user was given makes the state error, with its message."""
         return Outcome(
-            tool_calls=tuple(
-                _call(i.name, i.arguments, i.call_id) for _, i in sorted(self.done, key=lambda pair: pair[0])
-            ),
+            tool_calls=tuple(_call(i.name, i.arguments, i.call_id) for i in in_message_order(self.done)),
             text="".join(self.texts[key] for key in sorted(self.texts)),
             finish_reason=getattr(self.terminal, "status", None),
             state=State.ERROR if self.error is not None else state,
