@@ -159,3 +159,30 @@ def test_a_patient_view_leaves_no_notes() -> None:
 def test_reference_meets_every_expectation(path: Path) -> None:
     case = recorded_case(path)
     assert resolve("reference").run(case) == case.expected
+
+
+# Steps that edit payloads in place, one per kind of edit (a field set, dropped or repeated; an
+# argument piece changed; a finish reason changed), over one recording of each SSE-JSON dialect.
+EDITING_SCENARIOS = (
+    "B10-truncated-args",
+    "A5-id-on-every-chunk",
+    "A3-index-missing",
+    "D1-wrong-finish-reason",
+)
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "anthropic", "openai-responses", "cohere"])
+def test_an_event_a_step_edited_carries_the_bytes_the_case_sends(dialect: str) -> None:
+    # An edited event's `wire` kept the bytes it was received with: an event-level accumulator
+    # reading `event.wire.data` parsed the unmutated stream while `payload` held the mutated one.
+    from harness.check.selection import Selection, cases
+
+    d = dialects.get(dialect)
+    selection = Selection(dialects=(dialect,), scenarios=EDITING_SCENARIOS, seeds=1)
+    edited = 0
+    for case in cases(selection):
+        for event in case.events:
+            if event.edited and not event.wire.is_comment:
+                edited += 1
+                assert d.parse(event.wire).payload == event.payload, case.id
+    assert edited

@@ -479,7 +479,7 @@ def case_of_stream(
         dialect=source.dialect.name,
         # Rendered when first read (`_BuiltOnRead`), so typed as what reading it gives.
         response=cast(Response, (mutated, source.interaction.response)),
-        events=mutated.events,
+        events=as_sent(source.dialect, mutated.events),
         expected=mutated.expected,
         cassette=source.id,
         scenario=scenario,
@@ -488,6 +488,31 @@ def case_of_stream(
         request=source.interaction.request,
         declared=source.interaction.declared,
     )
+
+
+# Each edited event as sent, by identity: the cases of one pipeline (a cut's many points) share
+# their events, so each is rendered once. Bounded small: it keeps the events alive for their ids,
+# and a long recording's pipelines edit 100,000 of them (65,536 cost 40 MB there, 4,096 none).
+_SENT: dict[int, tuple[Event, Event]] = {}
+
+
+def as_sent(d: Dialect, events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """The events with each one a step edited given the `wire` it is sent as (its payload
+    rendered): an edited event's `wire` still holds the bytes it was received with, and an
+    event-level accumulator that reads `event.wire.data` must get what the case sends."""
+    if not any(event.edited for event in events):
+        return events
+    out = []
+    for event in events:
+        if event.edited:
+            found = _SENT.get(id(event))
+            if found is None or found[0] is not event:
+                if len(_SENT) >= 4096:
+                    _SENT.clear()
+                found = _SENT[id(event)] = (event, Event(d.render(event), event.payload, True))
+            event = found[1]
+        out.append(event)
+    return tuple(out)
 
 
 def case_with_events(case: Case, events: Sequence[Event]) -> Case:
