@@ -28,7 +28,6 @@ from harness.errors import HarnessError
 from harness.report.replay import pytest_command, replay_command
 from harness.report.results import counts
 from harness.report.terminal import clip_values, shorten
-from harness.wire import dialects
 
 __all__ = ["render_html", "write_html"]
 
@@ -262,11 +261,9 @@ def _stream_of(case_id: str, selection: Selection | None) -> list[dict[str, Any]
     except (HarnessError, OSError, KeyError, ValueError):
         return None  # the page is still worth writing: the replay command shows the stream
     events = []
-    d = dialects.get(case.dialect)
-    for event in case.events[:_STREAM_EVENTS]:
+    for event in case.events[:_STREAM_EVENTS]:  # as sent, edited ones too (`as_sent`)
         name = f"{event.wire.name}: " if event.wire.name else ""
-        # As sent: an edited event's `wire` still holds the bytes it had before the step.
-        events.append({"text": shorten(name + d.render(event).data, 400), "edited": event.edited})
+        events.append({"text": shorten(name + event.wire.data, 400), "edited": event.edited})
     if len(case.events) > _STREAM_EVENTS:
         events.append({"text": f"... {len(case.events) - _STREAM_EVENTS} more events", "edited": False})
     return events

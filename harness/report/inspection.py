@@ -69,8 +69,6 @@ def gists(dialect: str | None, events: list[Event]) -> list[str]:
         elif isinstance(event.payload, (dict, list)):
             payload = _strip(event.payload, constant)
             out.append(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
-        elif event.edited and isinstance(event.payload, str):
-            out.append(event.payload)  # as sent: the `wire` of an edited event holds what it was
         else:
             out.append(event.wire.data)
     return out
