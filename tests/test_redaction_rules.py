@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -123,20 +123,30 @@ PATH_KEYS: dict[str, str] = {
 }
 
 
+SERVER: list[FakeProvider] = []  # one loopback server for the module, started once
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _server() -> Iterator[None]:
+    with FakeProvider() as fake:
+        SERVER.append(fake)
+        yield
+        SERVER.clear()
+
+
 def record(
     tmp_path: Path, path_and_query: str, headers: dict[str, str], body: str | None, reply: bytes
 ) -> str:
     """Send one request through `RecordingTransport` to a loopback server; the saved file's text."""
     out = tmp_path / "rec.yaml"
-    route = path_and_query.split("?")[0]
-    with FakeProvider() as fake:
-        half = len(reply) // 2
-        fake.route("POST", route, Script.of([reply[:half], reply[half:]]))
-        transport = RecordingTransport(path=out, mode="all")
-        with httpx.Client(transport=transport) as client:
-            response = client.post(fake.url + path_and_query, headers=headers, content=body)
-            assert response.status_code == 200
-            assert response.content == reply  # the client gets the bytes as sent
+    fake = SERVER[0]
+    half = len(reply) // 2
+    fake.route("POST", path_and_query.split("?")[0], Script.of([reply[:half], reply[half:]]))
+    transport = RecordingTransport(path=out, mode="all")
+    with httpx.Client(transport=transport) as client:
+        response = client.post(fake.url + path_and_query, headers=headers, content=body)
+        assert response.status_code == 200
+        assert response.content == reply  # the client gets the bytes as sent
     cassettes.load(out)  # the saved file is a valid cassette
     return out.read_text(encoding="utf-8")
 
