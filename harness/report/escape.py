@@ -58,7 +58,9 @@ def python_text(text: str) -> str:
     """`text` as it may stand between the quotes of a Python string or docstring (either quote
     kind, triple or not): quotes, backslashes, newlines, control and non-ASCII characters (bidi
     overrides too) escaped, so the source holds nothing that ends the string or hides code."""
-    return ascii(text)[1:-1].replace('"', '\\"')
+    literal = ascii(text)  # escapes all but the quote kind it is not delimited by
+    other = "'" if literal[0] == '"' else '"'
+    return literal[1:-1].replace(other, "\\" + other)
 
 
 def markdown_text(text: str) -> str:
@@ -80,8 +82,8 @@ def markdown_code(text: str, *, in_table: bool = False) -> str:
 
 
 def html_text(text: str) -> str:
-    """Text in HTML, in an element or a quoted attribute."""
-    return html.escape(text, quote=True)
+    """Text in HTML, in an element or a quoted attribute (control characters spelled as on a terminal)."""
+    return html.escape(terminal(text), quote=True)
 
 
 def script_json(data: Any) -> str:
