@@ -232,3 +232,13 @@ def _outside_code_spans(line: str) -> str:
         else:
             pos = closing.end()
     return "".join(out)
+
+
+def test_repro_script_prints_json_without_terminal_controls() -> None:
+    from harness.check import repro_templates
+
+    namespace: dict[str, object] = {"json": json}
+    exec(repro_templates.HELPERS, namespace)  # the helpers every script defines
+    printed = namespace["shown"]({"text": VALUE})  # type: ignore[operator]
+    assert not CONTROL.search(printed.replace("\n", ""))
+    assert json.loads(printed) == {"text": VALUE}
