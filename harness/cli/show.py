@@ -134,8 +134,9 @@ def _bundled_name(given: str) -> str:
     """A bundled cassette by its name in case ids (`openai-chat/parallel-2`), else `given` as is."""
     if Path(given).exists():
         return given
-    candidate = corpus.bundled("cassettes") / f"{given}.yaml"
-    return str(candidate) if candidate.is_file() else given
+    root = corpus.bundled("cassettes")
+    candidate = root / f"{given}.yaml"
+    return str(candidate) if candidate.is_file() and _within(candidate, [root.resolve()]) else given
 
 
 def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
