@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,24 @@ def test_shared_name_and_text() -> None:
     text = f"{Path.home()}/x {ROOT}/harness {CORPUS}/{INDEX0}.yaml {Path.home()}x"
     assert without_machine_paths(text).split()[-1] == f"{Path.home()}x"  # not a folder of its own
     assert str(ROOT) not in without_machine_paths(text)
+
+
+def test_report_card_names_no_environment_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30's part in the renderer: a row's problem names its environment's python and the
+    cache folder; the Markdown, the HTML and the README blocks say neither."""
+    from harness import cache
+    from harness.card import render
+
+    monkeypatch.setenv("TOOLSTREAM_CACHE", str(tmp_path / "cache"))
+    card = json.loads((ROOT / "harness" / "card" / "report-card.json").read_text())
+    python = cache.home() / "envs" / "openai-1.0" / "bin" / "python"
+    card["rows"][0] = {**card["rows"][0], "problem": f"{python} -m pip failed; {sys.executable} {ROOT}"}
+    card["selection"] = {"cassettes": [str(tmp_path / "mine")]}
+    markdown = render.markdown(card)
+    for text in (markdown, render.page(card), render.adapters_block(card), render.card_block(card)):
+        for machine in (*_machine_paths(tmp_path), str(cache.home()), sys.prefix):
+            assert machine not in text
+    assert "&lt;toolstream cache&gt;/envs/openai-1.0/bin/python" in markdown
 
 
 @pytest.fixture

@@ -4,18 +4,21 @@ Reproductions (repro scripts, explore's and compare's shrunk cassettes and their
 HTML reports and the report card travel to other machines. A bundled cassette is named there by
 its corpus name (`openai-chat/groq-whole-calls.yaml`), a user's file by its path relative to the
 folder the command ran in; `without_machine_paths` takes this machine's folders (the checkout,
-the current folder, the temporary folder, the home folder) out of free text such as an error.
+the current folder, the toolstream cache and this Python's environment, the temporary folder, the
+home folder) out of free text such as an error.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness import cache
 from harness.cassettes import corpus
 from harness.errors import UsageError
 
@@ -47,6 +50,9 @@ def _machine_folders() -> tuple[re.Pattern[str], dict[str, str]]:
     checkout = "<checkout>" if (harness_parent / "pyproject.toml").is_file() else "<install>"
     found: dict[str, str] = {str(p): p.name for p in _bundled_folders()}
     for folder, said in (
+        (str(cache.home()), "<toolstream cache>"),
+        (str(cache.home().resolve()), "<toolstream cache>"),
+        (str(Path(sys.prefix)), "<python>"),
         (str(Path.cwd().resolve()), "."),
         (os.getcwd(), "."),
         (str(harness_parent), checkout),
@@ -64,8 +70,9 @@ def _machine_folders() -> tuple[re.Pattern[str], dict[str, str]]:
 
 def without_machine_paths(text: str) -> str:
     """`text` with this machine's folders replaced by what a reader elsewhere can follow: the
-    corpus folders by their names, the current folder by `.`, the checkout, the temporary folder
-    and the home folder by `<checkout>`, `<tmp>` and `~`."""
+    corpus folders by their names, the current folder by `.`, the checkout, the toolstream cache,
+    this Python's environment, the temporary folder and the home folder by `<checkout>`,
+    `<toolstream cache>`, `<python>`, `<tmp>` and `~`."""
     pattern, said = _machine_folders()
     return pattern.sub(lambda m: said[m[0]], text)
 
