@@ -70,7 +70,7 @@ def test_prepare_never_raises_and_a_process_never_ready_times_out_each_case_at_o
         acc.prepare(timeout=0.5)  # the warm-up gets no answer: the process is killed, no error
         assert time.monotonic() - started < 10 and acc._child is None
         started = time.monotonic()
-        with pytest.raises(AccumulatorTimeout, match="did not answer the warm-up case within 0.5 s"):
+        with pytest.raises(AccumulatorTimeout, match=r"did not answer the warm-up case within 0\.5 s"):
             acc.run(case, timeout=5)
         # No second process waits out its start-up again: a case costs no more than the timeout.
         assert acc.started == 1 and time.monotonic() - started < 1

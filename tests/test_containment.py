@@ -122,7 +122,8 @@ def test_a_client_accumulator_that_hangs_ends_with_its_case_under_the_runner_tim
 ) -> None:
     # The runner's timeout (2 s) comes before the program's own (25 s): its worker is killed, and
     # the program (in a session of its own) with it.
-    code = main(["check", "--accumulator", f"client:{program(tmp_path, 'hang')}", "--case", SINGLE, "--timeout", "2"])
+    spec = f"client:{program(tmp_path, 'hang')}"
+    code = main(["check", "--accumulator", spec, "--case", SINGLE, "--timeout", "2"])
     assert code == 1 and "timeout" in capsys.readouterr().out
     pids = pids_of(tmp_path)
     assert len(pids) == 3
@@ -169,7 +170,8 @@ def test_a_signal_on_check_ends_its_workers_processes_and_their_grandchildren(
 ) -> None:
     # A pooled run (a timeout): the case hangs in a worker, whose `cmd:` process has a setsid
     # and a double-forked grandchild. None may outlive `check`.
-    check = toolstream("check", "--accumulator", f"cmd:{program(tmp_path, 'stdio')}", "--case", SINGLE, "--timeout", "60")
+    spec = f"cmd:{program(tmp_path, 'stdio')}"
+    check = toolstream("check", "--accumulator", spec, "--case", SINGLE, "--timeout", "60")
     try:
         pids = wait_for_pids(tmp_path, 3)
         time.sleep(0.5)  # the case is sent
@@ -183,7 +185,8 @@ def test_a_signal_on_check_ends_its_workers_processes_and_their_grandchildren(
 
 @pytest.mark.slow
 def test_sigterm_on_check_client_with_jobs_ends_every_running_program_at_once(tmp_path: Path) -> None:
-    args = ["--client", program(tmp_path, "hang"), "-j", "2", "--timeout", "60", "--case", SINGLE, "--case", PARALLEL]
+    args = ["--client", program(tmp_path, "hang"), "-j", "2", "--timeout", "60"]
+    args += ["--case", SINGLE, "--case", PARALLEL]
     check = toolstream("check", *args)
     try:
         pids = wait_for_pids(tmp_path, 6)

@@ -63,7 +63,7 @@ _NOT_STARTED: Final = (
 # (a case that times out is a new process), so none is started for the cases.
 _NOT_READY: Final = (
     "not run: the process did not answer the warm-up case within {limit:g} s; none is started "
-    "for the cases"
+    "for the cases (one that takes longer to start needs a longer timeout)"
 )
 # The same words read back (`start_failure`), made from them so the two cannot drift apart.
 _READ_NOT_STARTED: Final = re.compile(
@@ -309,12 +309,12 @@ class Stdio:
 
     def run(self, case: Case, timeout: float | None = None) -> Outcome:
         """Send one case, return the process's answer as an `Outcome` (its notes included)."""
-        if self._unstartable is not None:
-            raise AccumulatorCrashed(f"{self.name}: case {case.id}: {self._unstartable}")
-        if self._not_ready is not None:
-            raise AccumulatorTimeout(f"{self.name}: case {case.id}: {self._not_ready}")
         limit = self.timeout if timeout is None else timeout
-        with self._lock:
+        with self._lock:  # a `prepare` still running decides first whether a process is started
+            if self._unstartable is not None:
+                raise AccumulatorCrashed(f"{self.name}: case {case.id}: {self._unstartable}")
+            if self._not_ready is not None:
+                raise AccumulatorTimeout(f"{self.name}: case {case.id}: {self._not_ready}")
             try:
                 answer = self._exchange(self._live_child(), case, limit)
             except AccumulatorFailure:
