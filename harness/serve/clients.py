@@ -125,11 +125,13 @@ def _run(
     log = server.log(case.id)
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
-    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     wrapped = subreaper.CONTAINED
+    if wrapped:  # the wrapper runs the shell itself
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     start = time.monotonic()
     process = subprocess.Popen(
-        subreaper.contained(argv),
+        subreaper.contained(argv) if wrapped else command,
+        shell=not wrapped and isinstance(command, str),
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

@@ -300,7 +300,7 @@ class Stdio:
                     exited = exc.detail
                 except AccumulatorTimeout:
                     self._discard()
-                    self._not_ready = _NOT_READY.format(limit=limit)
+                    self._not_ready = _NOT_READY.format(limit=limit or 0.0)  # it had a limit
                     return
                 except AccumulatorFailure:
                     self._discard()

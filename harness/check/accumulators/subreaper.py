@@ -245,8 +245,10 @@ def contain_signals(run: Callable[[], int]) -> Callable[[], int]:
     def contained_run() -> int:
         import threading
 
+        global _stopping
         if threading.current_thread() is not threading.main_thread():
             return run()
+        _stopping = False  # a command run again in this process (a test) starts afresh
         previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             return run()
