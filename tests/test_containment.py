@@ -184,6 +184,26 @@ def test_a_signal_on_check_ends_its_workers_processes_and_their_grandchildren(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("command", ["compare", "serve"])
+def test_sigterm_on_compare_and_serve_ends_what_they_started(tmp_path: Path, command: str) -> None:
+    if command == "compare":  # in a worker (its default timeout): a `cmd:` process hangs on the case
+        args = ["compare", f"cmd:{program(tmp_path, 'stdio')}", "reference", "--case", SINGLE]
+    else:
+        args = ["serve", "--client", program(tmp_path, "hang"), "-j", "1", "--timeout", "60"]
+        args += ["--case", SINGLE]
+    run = toolstream(*args)
+    try:
+        pids = wait_for_pids(tmp_path, 3)
+        time.sleep(0.5)  # the case is sent
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=10)
+    finally:
+        run.kill()
+    assert left_running(pids, within=3) == []
+    assert run.returncode == 143
+
+
+@pytest.mark.slow
 def test_sigterm_on_check_client_with_jobs_ends_every_running_program_at_once(tmp_path: Path) -> None:
     args = ["--client", program(tmp_path, "hang"), "-j", "2", "--timeout", "60"]
     args += ["--case", SINGLE, "--case", PARALLEL]
