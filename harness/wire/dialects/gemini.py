@@ -67,6 +67,7 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    field_of,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -99,6 +100,11 @@ def candidate(payload: Any) -> dict[str, Any] | None:
         if isinstance(cand, dict) and cand.get("index", 0) == 0:
             return cand
     return None
+
+
+def _finish(cand: dict[str, Any] | None) -> Any:
+    """A candidate's `finishReason`: a string, null, or MISSING."""
+    return field_of(cand, "finishReason", (str, type(None)))
 
 
 def content_parts(payload: Any) -> list[Any]:
@@ -311,8 +317,8 @@ class GeminiAccumulator(ReferenceAccumulator):
             elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
                 self._text.append(part["text"])
         cand = candidate(payload)
-        if cand is not None and isinstance(cand.get("finishReason"), str):
-            self._finish = cand["finishReason"]
+        if isinstance(reason := _finish(cand), str):
+            self._finish = reason
             self._finish_is_last = True
 
     def _server_part(self, part: dict[str, Any]) -> None:
@@ -432,7 +438,7 @@ class GeminiDialect(Dialect, Requesting):
                 elif part.get("text"):
                     out.add(Kind.TEXT)
         cand = candidate(payload)
-        if cand is not None and "finishReason" in cand:
+        if _finish(cand) is not MISSING:
             out.add(Kind.FINISH)
         return frozenset(out or {Kind.OTHER})
 
@@ -517,7 +523,7 @@ class GeminiDialect(Dialect, Requesting):
 
     def finish_reason(self, event: Event) -> Any:
         cand = candidate(event.payload)
-        return cand.get("finishReason", MISSING) if cand is not None else MISSING
+        return _finish(cand)
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         payload = copy_json(event.payload)
@@ -573,7 +579,8 @@ class GeminiDialect(Dialect, Requesting):
             for cand in candidates if isinstance(candidates, list) else []:
                 if not isinstance(cand, dict):
                     continue
-                number = cand.get("index", 0)
+                number = field_of(cand, "index", int)
+                number = 0 if number is MISSING else number
                 content = cand.get("content")
                 parts = content.get("parts") if isinstance(content, dict) else None
                 if number in finished and any(p for p in parts or [] if p != {"text": ""}):
@@ -584,8 +591,8 @@ class GeminiDialect(Dialect, Requesting):
                             f"candidate {number} sends parts after its finish",
                         )
                     )
-                if "finishReason" in cand:
-                    reason = cand["finishReason"]
+                reason = _finish(cand)
+                if reason is not MISSING:
                     if reason not in FINISH_REASONS:
                         out.append(Violation("gemini.finish-reason-unknown", pos, f"finishReason {reason!r}"))
                     finished.add(number)
