@@ -44,6 +44,7 @@ from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe
+from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -170,7 +171,7 @@ class _Call:
 
 def _complete_json(text: str) -> bool:
     try:
-        json.loads(text)
+        bounded.loads(text)
     except ValueError:
         return False
     return True

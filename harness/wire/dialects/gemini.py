@@ -53,6 +53,7 @@ from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe
+from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -719,7 +720,7 @@ def _new_event(dialect: Dialect, payload: Any, like: Event | None) -> Event:
 def _args_object(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
-            value = json.loads(value) if value.strip() else {}
+            value = bounded.loads(value) if value.strip() else {}
         except ValueError:
             raise DialectError(f"gemini: functionCall args must be JSON, not {value[:40]!r}") from None
     if not isinstance(value, dict):
@@ -731,7 +732,7 @@ def _partial_args(fc: dict[str, Any], args: str) -> list[dict[str, Any]]:
     """Argument text as partialArgs: a JSON object becomes one entry per leaf; any other text
     continues the string at the fragment's last path."""
     try:
-        value = json.loads(args)
+        value = bounded.loads(args)
     except ValueError:
         value = MISSING
     if isinstance(value, dict):

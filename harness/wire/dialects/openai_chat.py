@@ -49,7 +49,6 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +58,7 @@ from urllib.parse import urlparse
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
+from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -262,7 +262,7 @@ def _is_object(text: str) -> bool:
     if not text.rstrip().endswith("}"):
         return False
     try:
-        return isinstance(json.loads(text), dict)
+        return isinstance(bounded.loads(text), dict)
     except ValueError:
         return False
 
