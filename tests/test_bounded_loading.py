@@ -296,3 +296,26 @@ def test_a_case_with_arguments_as_deep_as_allowed_reads_back(tmp_path: Path) -> 
     cassettes.save(cassette, tmp_path / "deep.yaml")
     read = cassettes.load(tmp_path / "deep.yaml")
     assert read.interactions[0].expected == cassette.interactions[0].expected
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [DEEP_EVENT, ('"stop_reason":"tool_use"', '"stop_reason":[1]')],
+    ids=["deep", "wrong-type"],
+)
+def test_a_hostile_cassette_in_the_pytest_matrix_is_no_internal_error(
+    edit: tuple[str, str], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from _pytester_support import plugin_args, prepare
+
+    prepare(pytester, monkeypatch)
+    text = (ROOT / "cassettes/anthropic/single-call.yaml").read_text(encoding="utf-8")
+    bad = pytester.path / "corpus" / "bad.yaml"
+    bad.parent.mkdir()
+    bad.write_text(text.replace(*edit, 1), encoding="utf-8")
+    options = ["--toolstream-accumulator", "reference", "--toolstream-scenarios", "original"]
+    result = pytester.runpytest(*plugin_args(), "--toolstream-cassette-dir", "corpus", *options)
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out[-3000:]
+    assert str(bad) in out and "event" in out
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
