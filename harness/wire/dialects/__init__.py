@@ -268,9 +268,9 @@ def check_recorded(d: Dialect, events: Sequence[Event], *, complete: bool = True
     for fragment in fragments:
         with _at(fragment.event):
             event = events[fragment.event]
-            for name, kinds in _FIELD_TYPES.items():
+            for name, types in _FIELD_TYPES.items():
                 value = d.get(event, fragment.slot, name)
-                if value is not MISSING and type(value) not in kinds:
+                if value is not MISSING and type(value) not in types:
                     raise DialectError(f"tool call {name}: must not be {base.json_type(value)}")
     _located(events, d.invariants)
     acc = d.accumulator()
