@@ -153,7 +153,7 @@ def _run(steps: Sequence[Mutation], stream: Stream, seed: int) -> Stream | None:
 
 
 def _recorded(source: RecordedStream) -> Stream:
-    return Stream.of(source.interaction.response, source.dialect, source.expected)
+    return Stream.of(source.interaction.response, source.dialect, source.expected, source.interaction.request)
 
 
 def _ready(accumulator: Accumulator, name: str, source: RecordedStream) -> None:

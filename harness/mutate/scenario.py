@@ -400,7 +400,8 @@ class RecordedStream:
         """The recorded response as a `Stream`, decoded once (streams and events are immutable);
         bytes its dialect cannot decode are a `CassetteError` naming the file and interaction."""
         with in_cassette(self.path, f"interactions[{self.number}].response"):
-            stream = Stream.of(self.interaction.response, self.dialect, self.expected)
+            item = self.interaction
+            stream = Stream.of(item.response, self.dialect, self.expected, item.request)
             dialects.check_recorded(self.dialect, stream.events, complete=stream.complete)
             return stream
 
