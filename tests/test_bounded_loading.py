@@ -20,6 +20,7 @@ from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Resp
 from harness.errors import HarnessError
 from harness.mutate.scenario import load_scenario
 
+ROOT = Path(__file__).resolve().parent.parent
 HEADER = "version: 1\nname: n\nsource: {kind: recorded, provenance: p}\ninteractions: []\n"
 GOOD = cassettes.dumps(
     Cassette(
@@ -218,3 +219,103 @@ def test_any_cassette_text_loads_or_is_one_clean_error(
     except HarnessError as exc:
         assert "\n" not in str(exc).strip()
     assert time.monotonic() - started < 5
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON nested deep (issue 29): refused before parsing, in one line
+
+
+def test_json_deeper_than_the_limit_is_refused_before_parsing() -> None:
+    from harness.wire import bounded
+
+    assert bounded.loads("[" * bounded.MAX_DEPTH + "]" * bounded.MAX_DEPTH) is not None
+    with pytest.raises(bounded.TooDeep, match="5000 levels deep"):
+        bounded.loads("[" * 5000 + "]" * 5000)
+    # Brackets inside strings, escaped quotes included, are no nesting.
+    inside = '{"a": "' + '[\\"' * 5000 + '"}'
+    assert bounded.loads(inside) == {"a": '["' * 5000}
+
+
+def test_deep_tool_arguments_are_invalid_not_a_crash() -> None:
+    from harness.check.outcome import ToolCall
+
+    call = ToolCall.from_text("f", '{"a":' + "[" * 3000 + "]" * 3000 + "}")
+    assert call.invalid
+
+
+DEEP_EVENT = '"input":{}}}', '"input":' + "[" * 3000 + "]" * 3000 + "}}"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["show"],
+        ["check", "--accumulator", "reference", "--scenarios", "original", "--cassettes"],
+        ["compare", "reference", "reference", "--scenarios", "original", "--cassettes"],
+        ["mutate", "--scenario", "F3-single-read", "-o", "out.yaml"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_event_data_nested_thousands_deep_is_one_line(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    text = (ROOT / "cassettes/anthropic/single-call.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "deep.yaml"
+    path.write_text(text.replace(*DEEP_EVENT, 1), encoding="utf-8")
+    assert main([*command, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err[:2000]
+    assert f"{path}" in err and "event 1: data: JSON nested 3002 levels deep, over the 100 allowed" in err
+
+
+def test_importing_a_body_nested_thousands_deep_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    body = tmp_path / "deep.sse"
+    body.write_text('data: {"choices":' + "[" * 3000 + "]" * 3000 + "}\n\n", encoding="utf-8")
+    code = main(["import", str(body), "--dialect", "openai-chat", "-o", str(tmp_path / "out.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err[:2000]
+    assert "nested 3001 levels deep" in err
+
+
+def test_a_case_with_arguments_as_deep_as_allowed_reads_back(tmp_path: Path) -> None:
+    from harness.check.outcome import Outcome, ToolCall
+    from harness.wire import bounded
+
+    deep: object = 1
+    for _ in range(bounded.MAX_DEPTH - 1):
+        deep = [deep]
+    cassette = cassettes.load(ROOT / "cassettes/openai-chat/single-call.yaml")
+    cassette.interactions[0].expected = Outcome(tool_calls=(ToolCall("f", {"a": deep}),))
+    cassettes.save(cassette, tmp_path / "deep.yaml")
+    read = cassettes.load(tmp_path / "deep.yaml")
+    assert read.interactions[0].expected == cassette.interactions[0].expected
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [DEEP_EVENT, ('"stop_reason":"tool_use"', '"stop_reason":[1]')],
+    ids=["deep", "wrong-type"],
+)
+def test_a_hostile_cassette_in_the_pytest_matrix_is_no_internal_error(
+    edit: tuple[str, str], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from _pytester_support import plugin_args, prepare
+
+    prepare(pytester, monkeypatch)
+    text = (ROOT / "cassettes/anthropic/single-call.yaml").read_text(encoding="utf-8")
+    bad = pytester.path / "corpus" / "bad.yaml"
+    bad.parent.mkdir()
+    bad.write_text(text.replace(*edit, 1), encoding="utf-8")
+    options = ["--toolstream-accumulator", "reference", "--toolstream-scenarios", "original"]
+    result = pytester.runpytest(*plugin_args(), "--toolstream-cassette-dir", "corpus", *options)
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out[-3000:]
+    assert str(bad) in out and "event" in out
+    assert result.ret == pytest.ExitCode.USAGE_ERROR

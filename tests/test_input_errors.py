@@ -357,3 +357,73 @@ def test_a_stream_its_dialect_cannot_decode_names_the_cassette(
     field = "" if command[0] == "show" else "interactions[0].response: "
     one_line(capsys, f"{path}: {field}eventstream frame 1: prelude CRC mismatch")
     assert not (tmp_path / "out.yaml").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Fields of the wrong JSON type (issue 29): one line naming the file, the event and the field
+
+
+WRONG_TYPES = {
+    "anthropic-stop-reason": (
+        "anthropic/single-call",
+        '"stop_reason":"tool_use"',
+        '"stop_reason":[1]',
+        "event 12: delta.stop_reason: must be a string or null, not an array",
+    ),
+    "anthropic-delta-type": (
+        "anthropic/single-call",
+        '"delta":{"type":"input_json_delta","partial_json":""}',
+        '"delta":{"type":{},"partial_json":""}',
+        "event 3: delta.type: must be a string, not an object",
+    ),
+    "anthropic-start-not-json": (
+        "anthropic/single-call",
+        'data: {"type":"content_block_start"',
+        'data: xx{"type":"content_block_start"',
+        "event 1: data: must be a JSON object, not a string",
+    ),
+    "gemini-finish-reason": (
+        "gemini/code-execution-then-call",
+        '"finishReason": "STOP"',
+        '"finishReason": {}',
+        "finishReason: must be a string or null, not an object",
+    ),
+    "responses-item-status": (
+        "openai-responses/single-call",
+        '"type":"function_call","status":"in_progress"',
+        '"type":"function_call","status":{}',
+        "item.status: must be a string, not an object",
+    ),
+    "chat-tool-calls": (
+        "openai-chat/single-call",
+        '"tool_calls":[',
+        '"tool_calls":7,"x":[',
+        "delta.tool_calls: must be an array or null, not an integer",
+    ),
+}
+
+
+WITH = [["show"], ["check", *ONE_CASE[:2], "--cassettes"]]
+
+
+@pytest.mark.parametrize("command", WITH, ids=["show", "check"])
+@pytest.mark.parametrize("case", sorted(WRONG_TYPES))
+def test_a_field_of_the_wrong_json_type_is_one_line_naming_event_and_field(
+    case: str, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name, old, new, said = WRONG_TYPES[case]
+    path = tmp_path / "wrong.yaml"
+    text = (ROOT / "cassettes" / f"{name}.yaml").read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    assert main([*command, str(path)]) == 2
+    one_line(capsys, str(path), said)
+
+
+def test_a_lone_surrogate_in_an_expected_outcome_is_one_line_when_saved(tmp_path: Path) -> None:
+    from harness.check.outcome import Outcome, ToolCall
+
+    cassette = cassettes.load(SINGLE)
+    cassette.interactions[0].expected = Outcome(tool_calls=(ToolCall("f", {"a": "\ud800"}),))
+    with pytest.raises(CassetteError, match="lone surrogate"):
+        cassettes.save(cassette, tmp_path / "out.yaml")

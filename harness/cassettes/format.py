@@ -42,6 +42,7 @@ from harness.cassettes.model import (
 )
 from harness.check.outcome import Outcome
 from harness.errors import CassetteError, HarnessError, OutcomeFormatError, UsageError
+from harness.wire import bounded
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -168,7 +169,10 @@ def plain_data(
 # (`!!int x`: ValueError; `!!timestamp x`: AttributeError).
 _BAD_VALUE = (ValueError, TypeError, AttributeError, ArithmeticError)
 MAX_YAML_CHARS = 256 * 1024 * 1024
-MAX_DEPTH = 100  # a cassette is ~10 levels deep; bodies deeper than `MAX_BODY_DEPTH` are kept as text
+# A cassette is ~10 levels deep; an expected outcome's arguments may nest `bounded.MAX_DEPTH` more
+# (what a stream's arguments may), so a case written as a cassette reads back. Bodies deeper than
+# `MAX_BODY_DEPTH` are kept as text.
+MAX_DEPTH = bounded.MAX_DEPTH + 28
 MAX_BODY_DEPTH = 64
 MAX_OFFSET_MS = 86_400_000  # a day: no stream is longer
 _NON_SPECIFIC = (None, "!")
@@ -283,28 +287,14 @@ def _attach(frame: list[Any], node: yaml.Node) -> None:
         frame[1] = None
 
 
-def body_depth_ok(value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
-    """Whether a parsed body nests at most `limit` levels (checked without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > limit:
-                return False
-            stack += [(child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)]
-    return True
-
-
 def json_body(text: str) -> Any:
     """A body's text as JSON when it is JSON nesting at most `MAX_BODY_DEPTH` levels, else the text;
     also the text when it escapes a lone surrogate (`"\\ud800"`), which no UTF-8 file can hold parsed."""
     if text.lstrip()[:1] not in ("{", "["):
         return text
     try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError):  # deep JSON overflows the parser: keep it as text
-        return text
-    if not body_depth_ok(parsed):
+        parsed = bounded.loads(text, MAX_BODY_DEPTH)
+    except ValueError:  # not JSON, or nested deeper (never parsed then): kept as text
         return text
     if ("\\ud" in text or "\\uD" in text) and _holds_surrogate(parsed):
         return text
@@ -717,15 +707,21 @@ def _ms(value: float) -> float | int:
 
 
 def dumps(cassette: Cassette, *, joined_above: int | None = JOINED_ABOVE) -> str:
-    """The cassette as YAML text (see `to_data` for `joined_above`)."""
-    return yaml.dump(
-        to_data(cassette, joined_above=joined_above),
-        Dumper=_CassetteDumper,
-        sort_keys=False,
-        allow_unicode=True,
-        width=100_000,
-        default_flow_style=False,
-    )
+    """The cassette as YAML text (see `to_data` for `joined_above`). Text YAML cannot hold (a lone
+    UTF-16 surrogate in an expected outcome: UTF-8 has no such character) is a `CassetteError`."""
+    try:
+        return yaml.dump(
+            to_data(cassette, joined_above=joined_above),
+            Dumper=_CassetteDumper,
+            sort_keys=False,
+            allow_unicode=True,
+            width=100_000,
+            default_flow_style=False,
+        )
+    except UnicodeEncodeError as exc:
+        found = ascii(exc.object[exc.start : exc.end])
+        message = f"cannot be written as YAML: it holds {found}, a lone surrogate no UTF-8 text can hold"
+        raise CassetteError(cassette.path or cassette.name, message) from None
 
 
 def save(

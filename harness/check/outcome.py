@@ -10,6 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from harness.errors import OutcomeFormatError
+from harness.wire import bounded
 
 
 class State(StrEnum):
@@ -31,11 +32,12 @@ class ToolCall:
 
     @classmethod
     def from_text(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
-        """Parse an argument string; the empty string is a call with no arguments (`{}`)."""
+        """Parse an argument string; the empty string is a call with no arguments (`{}`). Text
+        nested deeper than `bounded.MAX_DEPTH` is not parsed: invalid, as text that is not JSON."""
         if text.strip() == "":
             return cls(name=name, arguments={}, id=id)
         try:
-            return cls(name=name, arguments=json.loads(text), id=id)
+            return cls(name=name, arguments=bounded.loads(text), id=id)
         except ValueError:
             return cls(name=name, arguments=text, id=id, invalid=True)
 

@@ -33,7 +33,7 @@ from harness.check.outcome import Outcome
 from harness.errors import MutationError, NotApplicable
 from harness.wire.codecs import WireEvent, decode_all
 from harness.wire.codecs.sse import SSECodec
-from harness.wire.dialects import Dialect, Event
+from harness.wire.dialects import Dialect, Event, parse_all
 
 __all__ = [
     "Level",
@@ -121,7 +121,7 @@ class Stream:
     ) -> Stream:
         """The stream of a recorded response (the answer to `request`), keeping its reads exactly."""
         reads = tuple(chunk.data for chunk in response.chunks)
-        events = tuple(dialect.parse(w) for w in decode_all(dialect.codec(), reads))
+        events = tuple(parse_all(dialect, decode_all(dialect.codec(), reads)))
         newline = _sniff_newline(b"".join(reads[:4])) if dialect.codec_name == "sse" else "\n"
         return cls(
             dialect=dialect,
@@ -163,7 +163,7 @@ class Stream:
         events = (
             self.events
             if same_events
-            else tuple(self.dialect.parse(w) for w in decode_all(self.dialect.codec(), reads))
+            else tuple(parse_all(self.dialect, decode_all(self.dialect.codec(), reads)))
         )
         out = evolve(
             self,

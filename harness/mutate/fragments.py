@@ -8,7 +8,6 @@ how it changes (truncated arguments).
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -26,6 +25,7 @@ from harness.mutate.calls import (
     reference_on,
     routing_keys_apart,
 )
+from harness.wire import bounded
 from harness.wire.dialects import MISSING, Event, Field, Fragment, Role
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)
@@ -322,7 +322,7 @@ class RepeatArgsAtEnd(Mutation):
 
 def _is_json(text: str) -> bool:
     try:
-        json.loads(text)
+        bounded.loads(text)
     except ValueError:
         return False
     return True
@@ -454,7 +454,7 @@ class ArgsAsObject(Mutation):
             if header.role not in (Role.START, Role.WHOLE) or not text:
                 continue
             try:
-                parsed = json.loads(text)
+                parsed = bounded.loads(text)
             except ValueError:
                 continue
             if not isinstance(parsed, dict):

@@ -20,6 +20,7 @@ from harness.check.outcome import ToolCall
 from harness.errors import NotApplicable
 from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import args_text, by_call, continuation, fragments_or_skip, set_at, value
+from harness.wire import bounded
 from harness.wire.dialects import MISSING, Event, Field, Fragment, Kind, Role
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)
@@ -162,7 +163,7 @@ class ExtraChoices(Mutation):
 def _other_args(text: str, rng: random.Random) -> str | None:
     """A different argument object of the same shape: numbers moved, strings another value."""
     try:
-        parsed = json.loads(text)
+        parsed = bounded.loads(text)
     except ValueError:
         return None
     if not isinstance(parsed, dict) or not parsed:
@@ -229,7 +230,7 @@ class CorrectArgsAtDone(Mutation):
 
     def _final(self, text: str) -> str | None:
         try:
-            parsed = json.loads(text)
+            parsed = bounded.loads(text)
         except ValueError:
             return None
         if not isinstance(parsed, dict):
@@ -323,7 +324,7 @@ class SplitSurrogatePairs(Mutation):
             return None
         whole = text[:at] + self.insert + text[at:]
         try:
-            if json.loads(text) != expected.arguments or json.loads(whole) == expected.arguments:
+            if bounded.loads(text) != expected.arguments or bounded.loads(whole) == expected.arguments:
                 return None
         except ValueError:
             return None

@@ -32,6 +32,7 @@ from harness.check.outcome import Outcome
 from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean, in_cassette
 from harness.mutate import Meaning, Mutation, Stream, build
 from harness.wire import dialects
+from harness.wire.codecs import decode_all
 from harness.wire.dialects import Dialect, Event
 
 __all__ = [
@@ -399,7 +400,10 @@ class RecordedStream:
         """The recorded response as a `Stream`, decoded once (streams and events are immutable);
         bytes its dialect cannot decode are a `CassetteError` naming the file and interaction."""
         with in_cassette(self.path, f"interactions[{self.number}].response"):
-            return Stream.of(self.interaction.response, self.dialect, self.expected, self.interaction.request)
+            item = self.interaction
+            stream = Stream.of(item.response, self.dialect, self.expected, item.request)
+            dialects.check_recorded(self.dialect, stream.events, complete=stream.complete)
+            return stream
 
 
 def cassette_id(path: Path, roots: Sequence[Path]) -> str:
@@ -521,7 +525,7 @@ def case_with_events(case: Case, events: Sequence[Event]) -> Case:
     like = case.response.body
     chunks = [Chunk(dialects.body_of([event], d, like=like)) for event in events]
     response = replace(case.response, chunks=chunks, headers=dict(case.response.headers))
-    parsed = tuple(dialects.events_of(response, d))
+    parsed = tuple(dialects.parse_all(d, decode_all(d.codec(), (chunk.data for chunk in chunks))))
     return replace(case, response=response, events=parsed, expected=dialects.reference_outcome(response, d))
 
 

@@ -9,15 +9,17 @@ The built-in dialects are modules of this package; another package adds one by n
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from harness.cassettes.model import Request, Response
 from harness.check.outcome import Outcome
 from harness.errors import CodecError, DialectError, did_you_mean
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec, sniff_newline
 from harness.wire.codecs.sse import SSECodec
+from harness.wire.dialects import base
 from harness.wire.dialects.base import (
     MISSING,
     Detection,
@@ -61,6 +63,7 @@ __all__ = [
     "Violation",
     "Wire",
     "body_of",
+    "check_recorded",
     "detect",
     "events_of",
     "finished",
@@ -69,6 +72,7 @@ __all__ = [
     "id_style",
     "id_style_names",
     "names",
+    "parse_all",
     "recognise",
     "reference_accumulator",
     "reference_outcome",
@@ -199,7 +203,7 @@ def recognise(request: Request, response: Response) -> str | None:
         return None
     try:
         return guess(decode_all(get_codec(codec), (chunk.data for chunk in response.chunks)))
-    except CodecError:
+    except (CodecError, DialectError):
         return None
 
 
@@ -207,15 +211,101 @@ def finished(response: Response, dialect: str | Dialect) -> bool:
     """Whether a recorded body ends as the dialect ends a response (its terminal event)."""
     try:
         return get(dialect).is_terminal(events_of(response, dialect))
-    except CodecError:
+    except (CodecError, DialectError):
         return False
 
 
 def events_of(response: Response, dialect: str | Dialect) -> list[Event]:
-    """Decode a recorded response body, read by read, into dialect events."""
+    """Decode a recorded response body, read by read, into dialect events, checked as a recording
+    (`check_recorded`): a hostile body is one `DialectError` naming the event and the field."""
     d = get(dialect)
-    wire = decode_all(d.codec(), (chunk.data for chunk in response.chunks))
-    return [d.parse(w) for w in wire]
+    events = parse_all(d, decode_all(d.codec(), (chunk.data for chunk in response.chunks)))
+    check_recorded(d, events, complete=response.complete)
+    return events
+
+
+def parse_all(d: Dialect, wire: Iterable[WireEvent]) -> list[Event]:
+    """`d.parse` of each wire event; one it refuses (JSON nested too deep) is named by position."""
+    out = []
+    for position, event in enumerate(wire):
+        try:
+            out.append(d.parse(event))
+        except DialectError as exc:
+            raise DialectError(f"event {position}: {exc}") from None
+    return out
+
+
+# The JSON types a recording may give each fragment field: what the oracle understands, quirks
+# included (an index or id of null, arguments as an object, B8). Anything else is no recording.
+_FIELD_TYPES: Final[dict[Field, tuple[type, ...]]] = {
+    Field.ID: (str, type(None)),
+    Field.NAME: (str, type(None)),
+    Field.TYPE: (str, type(None)),
+    Field.ITEM_ID: (str, type(None)),
+    Field.INDEX: (int, type(None)),
+    Field.ARGS: (str, dict, list, type(None)),  # Gemini: partialArgs, a list
+}
+_BARE_KINDS: Final = frozenset({Kind.SENTINEL, Kind.COMMENT})
+
+
+def check_recorded(d: Dialect, events: Sequence[Event], *, complete: bool = True) -> None:
+    """Refuse a recorded stream whose events the dialect cannot read: data that is not a JSON
+    object where the provider always sends one (a cut stream's last event aside), a field of a
+    JSON type the dialect does not read (`delta.type: {}`, a finish reason that is an array), as
+    one `DialectError` naming the event's position and the field. Each role reads its fields with
+    `base.field`, so running the readers once over the recording is the type check."""
+    last = len(events) - 1
+    for position, event in enumerate(events):
+        with _at(position):
+            kinds = d.kinds(event)
+            bare = not isinstance(event.payload, dict) and not event.wire.is_comment
+            if bare and not kinds & _BARE_KINDS and not (position == last and not complete):
+                raise DialectError(f"data: must be a JSON object, not {base.json_type(event.payload)}")
+            reason = d.finish_reason(event)
+            if reason is not MISSING and not isinstance(reason, str | None):
+                raise DialectError(f"finish reason: must be a string or null, not {base.json_type(reason)}")
+    fragments = _located(events, d.fragments)
+    for fragment in fragments:
+        with _at(fragment.event):
+            event = events[fragment.event]
+            for name, types in _FIELD_TYPES.items():
+                value = d.get(event, fragment.slot, name)
+                if value is not MISSING and type(value) not in types:
+                    raise DialectError(f"tool call {name}: must not be {base.json_type(value)}")
+    _located(events, d.invariants)
+    acc = d.accumulator()
+    for position, event in enumerate(events):
+        with _at(position):
+            acc.feed(event)
+
+
+_T = TypeVar("_T")
+
+
+def _located(events: Sequence[Event], read: Callable[[Sequence[Event]], _T]) -> _T:
+    """`read(events)`; a `DialectError` it raises is named by the first event whose prefix of the
+    stream raises it too (halving: readers are per event, so the prefixes that fail are a tail)."""
+    try:
+        return read(events)
+    except DialectError as exc:
+        low, high = 0, len(events)  # the prefix of `high` events fails; of `low`, not known to
+        while high - low > 1:
+            middle = (low + high) // 2
+            try:
+                read(events[:middle])
+            except DialectError:
+                high = middle
+            else:
+                low = middle
+        raise DialectError(f"event {high - 1}: {exc}") from None
+
+
+@contextlib.contextmanager
+def _at(position: int) -> Iterator[None]:
+    try:
+        yield
+    except DialectError as exc:
+        raise DialectError(f"event {position}: {exc}") from None
 
 
 def body_of(events: list[Event], dialect: str | Dialect, *, like: bytes | None = None) -> bytes:
@@ -235,8 +325,10 @@ def reference_accumulator(dialect: str | Dialect) -> ReferenceAccumulator:
 
 def reference_outcome(response: Response, dialect: str | Dialect) -> Outcome:
     """What the reference accumulator makes of a recorded response."""
-    acc = get(dialect).accumulator()
-    for event in events_of(response, dialect):
-        acc.feed(event)
+    d = get(dialect)
+    acc = d.accumulator()
+    for position, event in enumerate(parse_all(d, decode_all(d.codec(), (c.data for c in response.chunks)))):
+        with _at(position):
+            acc.feed(event)
     error = None if response.complete else (response.error or "stream cut")
     return acc.close(error)

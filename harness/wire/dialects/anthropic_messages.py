@@ -62,6 +62,7 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    field_of,
     request_body,
     tool_names,
     unoffered_calls,
@@ -116,11 +117,23 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def _block(event: Event) -> dict[str, Any]:
-    return _dict(_dict(event.payload).get("content_block"))
+    return _dict(field_of(event.payload, "content_block", dict))
+
+
+def _block_type(event: Event) -> Any:
+    return field_of(event.payload, "content_block.type", str)
 
 
 def _delta(event: Event) -> dict[str, Any]:
-    return _dict(_dict(event.payload).get("delta"))
+    return _dict(field_of(event.payload, "delta", dict))
+
+
+def _delta_type(event: Event) -> Any:
+    return field_of(event.payload, "delta.type", str)
+
+
+def _stop_reason(event: Event) -> Any:
+    return field_of(event.payload, "delta.stop_reason", (str, type(None)))
 
 
 def _index(event: Event) -> Hashable:
@@ -128,11 +141,11 @@ def _index(event: Event) -> Hashable:
 
 
 def _is_tool_start(event: Event) -> bool:
-    return event_type(event) == "content_block_start" and _block(event).get("type") in TOOL_BLOCK_TYPES
+    return event_type(event) == "content_block_start" and _block_type(event) in TOOL_BLOCK_TYPES
 
 
 def _is_args(event: Event) -> bool:
-    return event_type(event) == "content_block_delta" and _delta(event).get("type") == "input_json_delta"
+    return event_type(event) == "content_block_delta" and _delta_type(event) == "input_json_delta"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,7 +174,7 @@ class AnthropicAccumulator(BlockAccumulator):
                     self.usage = dict(usage)
         elif kind == "content_block_start":
             block = _block(event)
-            block_type = block.get("type")
+            block_type = _block_type(event)
             answers = block.get("tool_use_id")
             is_result = isinstance(block_type, str) and block_type.endswith("_tool_result")
             self.blocks.start(
@@ -180,7 +193,7 @@ class AnthropicAccumulator(BlockAccumulator):
         elif kind == "content_block_stop":
             self.blocks.stop(_index(event))
         elif kind == "message_delta":
-            reason = _dict(payload.get("delta")).get("stop_reason")
+            reason = _stop_reason(event)
             if isinstance(reason, str):
                 self.finish = reason
             usage = payload.get("usage")
@@ -263,19 +276,19 @@ class AnthropicMessages(Dialect, Requesting):
             usage = _dict(payload.get("message")).get("usage")
             return frozenset({Kind.META, Kind.USAGE} if usage else {Kind.META})
         if kind == "content_block_start":
-            block_type = _block(event).get("type")
+            block_type = _block_type(event)
             if block_type in TOOL_BLOCK_TYPES:
                 return frozenset({Kind.TOOL_START})
             if block_type in ("thinking", "redacted_thinking"):
                 return frozenset({Kind.REASONING})
             return frozenset({Kind.TEXT} if block_type == "text" else {Kind.OTHER})
         if kind == "content_block_delta":
-            return frozenset({_DELTA_KINDS.get(_delta(event).get("type"), Kind.OTHER)})
+            return frozenset({_DELTA_KINDS.get(_delta_type(event), Kind.OTHER)})
         if kind == "content_block_stop":
             return frozenset({Kind.TOOL_END})  # any block's stop; `fragments` tells the tool ones
         if kind == "message_delta":
             out = set()
-            if _dict(payload.get("delta")).get("stop_reason") is not None:
+            if _stop_reason(event) not in (None, MISSING):
                 out.add(Kind.FINISH)
             if payload.get("usage") is not None:
                 out.add(Kind.USAGE)
@@ -296,7 +309,7 @@ class AnthropicMessages(Dialect, Requesting):
             if kind == "content_block_start":
                 index, block = _index(event), _block(event)
                 current = open_calls.get(index)
-                if block.get("type") not in TOOL_BLOCK_TYPES:
+                if _block_type(event) not in TOOL_BLOCK_TYPES:
                     open_calls.pop(index, None)
                 elif current is not None and current[1] == block.get("id"):
                     out.append(Fragment(pos, 0, current[0], Role.START))
@@ -352,7 +365,7 @@ class AnthropicMessages(Dialect, Requesting):
     def finish_reason(self, event: Event) -> Any:
         if event_type(event) != "message_delta":
             return MISSING
-        return _dict(_dict(event.payload).get("delta")).get("stop_reason", MISSING)
+        return _stop_reason(event)
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         if event_type(event) != "message_delta" or not isinstance(event.payload, dict):
@@ -588,13 +601,14 @@ def _step(event: Event) -> BlockStep:
     if kind == "message_start":
         return BlockStep("message-start")
     if kind == "content_block_start":
-        return BlockStep("start", index, tool=_block(event).get("type") == "tool_use")
+        return BlockStep("start", index, tool=_block_type(event) == "tool_use")
     if kind == "content_block_delta":
         return BlockStep("delta", index)
     if kind == "content_block_stop":
         return BlockStep("stop", index)
     if kind == "message_delta":
-        return BlockStep("finish", reason=_dict(_dict(event.payload).get("delta")).get("stop_reason"))
+        reason = _stop_reason(event)
+        return BlockStep("finish", reason=None if reason is MISSING else reason)
     if kind == "message_stop":
         return BlockStep("message-stop")
     return BlockStep("other")

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome
+from harness.errors import DialectError
+from harness.wire import bounded
 from harness.wire.codecs import Codec, WireEvent, get_codec
 
 if TYPE_CHECKING:
@@ -153,6 +155,49 @@ class ReferenceAccumulator(ABC):
 # a comparator and a reporter): one object to pass around, each role readable on its own.
 
 
+_JSON_NAMES: Final = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
+_PATHS: dict[str, tuple[str, ...]] = {}
+
+
+def json_type(value: Any) -> str:
+    """What a decoded JSON value is, in JSON's words (`an object`, `null` ...)."""
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def field_of(obj: Any, path: str, kind: type | tuple[type, ...]) -> Any:
+    """The value at `path` (keys joined by dots: `delta.type`) of a decoded payload, when it is of
+    `kind` (`type(None)` for null; an integer is not a bool nor a float); MISSING where a key is
+    absent or `obj` is no object. A value of another JSON type, on the way or at the end, is a
+    `DialectError` naming the field: what every dialect reads its payloads with, so a hostile
+    stream is one line, never a TypeError deep in an accumulator."""
+    keys = _PATHS.get(path)
+    if keys is None:
+        keys = _PATHS[path] = tuple(path.split("."))
+    value = obj
+    for depth, key in enumerate(keys):
+        if type(value) is not dict:
+            if depth == 0:
+                return MISSING
+            where = ".".join(keys[:depth])
+            raise DialectError(f"{where}: must be an object, not {json_type(value)}")
+        value = value.get(key, MISSING)
+        if value is MISSING:
+            return MISSING
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if type(value) in kinds or (type(value) is int and float in kinds):
+        return value
+    wanted = " or ".join(_JSON_NAMES.get(k, k.__name__) for k in kinds)
+    raise DialectError(f"{path}: must be {wanted}, not {json_type(value)}")
+
+
 def payload_type(payload: Any) -> str | None:
     """A payload's string `type` (what Anthropic, Cohere and Responses dispatch on), else None."""
     kind = payload.get("type") if isinstance(payload, dict) else None
@@ -174,7 +219,9 @@ class Wire:
         if wire.is_comment:
             return Event(wire, None)
         try:
-            return Event(wire, json.loads(wire.data))
+            return Event(wire, bounded.loads(wire.data))
+        except bounded.TooDeep as exc:
+            raise DialectError(f"data: {exc}") from None
         except ValueError:
             return Event(wire, wire.data)
 

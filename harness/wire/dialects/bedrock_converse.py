@@ -56,6 +56,7 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    field_of,
     request_body,
     tool_names,
     unoffered_calls,
@@ -128,6 +129,10 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _stop_reason(event: Event) -> Any:
+    return field_of(event.payload, "stopReason", (str, type(None)))
+
+
 def _key(value: Any) -> Hashable:
     if isinstance(value, Hashable):
         return value
@@ -185,7 +190,7 @@ class BedrockConverseAccumulator(BlockAccumulator):
         elif event.name == "contentBlockStop":
             self.blocks.stop(_index(event))
         elif event.name == "messageStop":
-            reason = _dict(event.payload).get("stopReason")
+            reason = _stop_reason(event)
             self.finish = reason if isinstance(reason, str) else None
             self.end_turn()
             self.state = State.COMPLETE
@@ -345,7 +350,7 @@ class BedrockConverse(Dialect, Requesting):
     def finish_reason(self, event: Event) -> Any:
         if event.name != "messageStop":
             return MISSING
-        return _dict(event.payload).get("stopReason", MISSING)
+        return _stop_reason(event)
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         if event.name != "messageStop" or not isinstance(event.payload, dict):
@@ -573,7 +578,8 @@ def _step(event: Event) -> BlockStep:
     if name == "contentBlockStop":
         return BlockStep("stop", index)
     if name == "messageStop":
-        return BlockStep("message-stop", reason=_dict(event.payload).get("stopReason"))
+        reason = _stop_reason(event)
+        return BlockStep("message-stop", reason=None if reason is MISSING else reason)
     if name == "metadata":
         return BlockStep("trailer")
     return BlockStep("other")

@@ -35,7 +35,7 @@ is `cut` (after `message-end` too: its calls stay final) and reports the calls a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,6 +44,7 @@ from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe
+from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -59,6 +60,7 @@ from harness.wire.dialects.base import (
     Violation,
     contradiction,
     copy_json,
+    field_of,
     request_body,
     tool_names,
     unoffered_calls,
@@ -119,6 +121,10 @@ def _finish_delta(payload: Any) -> dict[str, Any]:
     return delta if isinstance(delta, dict) else {}
 
 
+def _finish(payload: Any) -> Any:
+    return field_of(payload, "delta.finish_reason", (str, type(None)))
+
+
 def is_error_finish(reason: Any) -> bool:
     return isinstance(reason, str) and (reason.startswith("ERROR") or reason == "TIMEOUT")
 
@@ -169,7 +175,7 @@ class _Call:
 
 def _complete_json(text: str) -> bool:
     try:
-        json.loads(text)
+        bounded.loads(text)
     except ValueError:
         return False
     return True
@@ -189,7 +195,8 @@ class _Router:
 
     def _duplicate_start(self, payload: dict[str, Any]) -> int | None:
         """A start repeating the open call at its index with the same id (D10) is not a new call."""
-        number = self.by_index.get(payload.get("index"))
+        index = payload.get("index")
+        number = self.by_index.get(index) if isinstance(index, Hashable) else None
         new_id = (tool_call_of(payload) or {}).get("id")
         if number is None or not new_id:
             return None
@@ -256,7 +263,7 @@ class CohereAccumulator(ReferenceAccumulator):
         elif kind == "message-end" and not self._ended:
             self._ended = True
             delta = _finish_delta(payload)
-            reason = delta.get("finish_reason")
+            reason = _finish(payload)
             self._finish = reason if isinstance(reason, str) else None
             if isinstance(delta.get("usage"), dict):
                 self._usage = delta["usage"]
@@ -355,7 +362,7 @@ class CohereDialect(Dialect, Requesting):
             out = {Kind.FINISH}
             if isinstance(delta.get("usage"), dict):
                 out.add(Kind.USAGE)
-            if delta.get("error") or is_error_finish(delta.get("finish_reason")):
+            if delta.get("error") or is_error_finish(_finish(payload)):
                 out.add(Kind.ERROR)
             return frozenset(out)
         if kind in ("message-start", "content-end"):
@@ -434,7 +441,7 @@ class CohereDialect(Dialect, Requesting):
     def finish_reason(self, event: Event) -> Any:
         if event_type(event.payload) != "message-end":
             return MISSING
-        return _finish_delta(event.payload).get("finish_reason", MISSING)
+        return _finish(event.payload)
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         if event_type(event.payload) != "message-end":

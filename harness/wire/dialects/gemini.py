@@ -53,6 +53,7 @@ from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.record.recipes import THINKING_BUDGET, Recipe
+from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -68,6 +69,7 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    field_of,
     request_body,
     tool_names,
     unoffered_calls,
@@ -103,6 +105,11 @@ def candidate(payload: Any) -> dict[str, Any] | None:
         if isinstance(cand, dict) and cand.get("index", 0) == 0:
             return cand
     return None
+
+
+def _finish(cand: dict[str, Any] | None) -> Any:
+    """A candidate's `finishReason`: a string, null, or MISSING."""
+    return field_of(cand, "finishReason", (str, type(None)))
 
 
 def content_parts(payload: Any) -> list[Any]:
@@ -315,8 +322,8 @@ class GeminiAccumulator(ReferenceAccumulator):
             elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
                 self._text.append(part["text"])
         cand = candidate(payload)
-        if cand is not None and isinstance(cand.get("finishReason"), str):
-            self._finish = cand["finishReason"]
+        if isinstance(reason := _finish(cand), str):
+            self._finish = reason
             self._finish_is_last = True
 
     def _server_part(self, part: dict[str, Any]) -> None:
@@ -436,7 +443,7 @@ class GeminiDialect(Dialect, Requesting):
                 elif part.get("text"):
                     out.add(Kind.TEXT)
         cand = candidate(payload)
-        if cand is not None and "finishReason" in cand:
+        if _finish(cand) is not MISSING:
             out.add(Kind.FINISH)
         return frozenset(out or {Kind.OTHER})
 
@@ -521,7 +528,7 @@ class GeminiDialect(Dialect, Requesting):
 
     def finish_reason(self, event: Event) -> Any:
         cand = candidate(event.payload)
-        return cand.get("finishReason", MISSING) if cand is not None else MISSING
+        return _finish(cand)
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         payload = copy_json(event.payload)
@@ -577,7 +584,8 @@ class GeminiDialect(Dialect, Requesting):
             for cand in candidates if isinstance(candidates, list) else []:
                 if not isinstance(cand, dict):
                     continue
-                number = cand.get("index", 0)
+                number = field_of(cand, "index", int)
+                number = 0 if number is MISSING else number
                 content = cand.get("content")
                 parts = content.get("parts") if isinstance(content, dict) else None
                 if number in finished and any(p for p in parts or [] if p != {"text": ""}):
@@ -588,8 +596,8 @@ class GeminiDialect(Dialect, Requesting):
                             f"candidate {number} sends parts after its finish",
                         )
                     )
-                if "finishReason" in cand:
-                    reason = cand["finishReason"]
+                reason = _finish(cand)
+                if reason is not MISSING:
                     if reason not in FINISH_REASONS:
                         out.append(Violation("gemini.finish-reason-unknown", pos, f"finishReason {reason!r}"))
                     finished.add(number)
@@ -731,7 +739,7 @@ def _new_event(dialect: Dialect, payload: Any, like: Event | None) -> Event:
 def _args_object(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
-            value = json.loads(value) if value.strip() else {}
+            value = bounded.loads(value) if value.strip() else {}
         except ValueError:
             raise DialectError(f"gemini: functionCall args must be JSON, not {value[:40]!r}") from None
     if not isinstance(value, dict):
@@ -743,7 +751,7 @@ def _partial_args(fc: dict[str, Any], args: str) -> list[dict[str, Any]]:
     """Argument text as partialArgs: a JSON object becomes one entry per leaf; any other text
     continues the string at the fragment's last path."""
     try:
-        value = json.loads(args)
+        value = bounded.loads(args)
     except ValueError:
         value = MISSING
     if isinstance(value, dict):

@@ -46,6 +46,7 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    field_of,
     request_body,
     tool_names,
     unoffered_calls,
@@ -285,7 +286,7 @@ class OllamaDialect(Dialect, Requesting):
 
     def finish_reason(self, event: Event) -> Any:
         payload = event.payload
-        return payload.get("done_reason", MISSING) if isinstance(payload, dict) else MISSING
+        return field_of(payload, "done_reason", (str, type(None)))
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         if not isinstance(event.payload, dict):

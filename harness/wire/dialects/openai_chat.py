@@ -49,7 +49,6 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +58,7 @@ from urllib.parse import urlparse
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
+from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -75,6 +75,7 @@ from harness.wire.dialects.base import (
     Violation,
     contradiction,
     copy_json,
+    field_of,
     request_body,
     tool_names,
     unoffered_calls,
@@ -148,8 +149,17 @@ def _choice(payload: Any) -> dict[str, Any] | None:
 def _entries(payload: Any) -> list[Any]:
     """Choice 0's `delta.tool_calls` list (positions are fragment slots)."""
     choice = _choice(payload)
-    calls = _dict(_dict(choice).get("delta")).get("tool_calls")
-    return calls if isinstance(calls, list) else []
+    return _tool_calls(choice)
+
+
+def _tool_calls(choice: Any) -> list[Any]:
+    return field_of(choice, "delta.tool_calls", (list, type(None))) or []
+
+
+def _finish(choice: Any) -> Any:
+    """A choice's finish reason, None when absent or null."""
+    reason = field_of(choice, "finish_reason", (str, type(None)))
+    return None if reason is MISSING else reason
 
 
 def _text(value: Any) -> str:
@@ -256,7 +266,7 @@ def _is_object(text: str) -> bool:
     if not text.rstrip().endswith("}"):
         return False
     try:
-        return isinstance(json.loads(text), dict)
+        return isinstance(bounded.loads(text), dict)
     except ValueError:
         return False
 
@@ -358,9 +368,9 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
             self._text.append(delta["content"])
         for entry in _entries(payload):
             self._router.feed(entry)
-        reason = choice.get("finish_reason")
+        reason = _finish(choice)
         if reason is not None:
-            self._finish = str(reason)
+            self._finish = reason
             self._final = len(self._router.calls)
             if self._finish == "length" and self._final:
                 self._final -= 1  # the output limit cut the call being streamed: it is not final
@@ -554,7 +564,7 @@ class OpenAIChat(Dialect, Requesting):
 
     def finish_reason(self, event: Event) -> Any:
         """Choice 0's finish reason; MISSING when absent or null (null is OpenAI's "none yet")."""
-        reason = _dict(_choice(event.payload)).get("finish_reason")
+        reason = _finish(_choice(event.payload))
         return MISSING if reason is None else reason
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
@@ -609,8 +619,8 @@ class OpenAIChat(Dialect, Requesting):
                     continue
                 number = _key(choice.get("index", place))
                 delta = _dict(choice.get("delta"))
-                entries = delta.get("tool_calls")
-                calls[number] = calls.get(number, 0) + (len(entries) if isinstance(entries, list) else 0)
+                entries = _tool_calls(choice)
+                calls[number] = calls.get(number, 0) + len(entries)
                 if number in finished and (entries or delta.get("content") or delta.get("refusal")):
                     out.append(
                         Violation(
@@ -619,7 +629,7 @@ class OpenAIChat(Dialect, Requesting):
                             f"choice {number} sends content after its finish",
                         )
                     )
-                reason = choice.get("finish_reason")
+                reason = _finish(choice)
                 if reason is None:
                     continue
                 if reason not in FINISH_REASONS:
@@ -798,7 +808,7 @@ def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:
         out.add(Kind.TEXT)
     if any(_text(delta.get(key)) for key in _REASONING_KEYS):
         out.add(Kind.REASONING)
-    for entry in delta.get("tool_calls") or []:
+    for entry in _tool_calls(choice):
         entry = _dict(entry)
         function = _dict(entry.get("function"))
         args = function.get("arguments")
@@ -807,7 +817,7 @@ def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:
             out.add(Kind.TOOL_START)
         if not header or isinstance(args, dict) or _text(args):
             out.add(Kind.TOOL_ARGS)
-    if choice.get("finish_reason") is not None:
+    if _finish(choice) is not None:
         out.add(Kind.FINISH)
     return out
 

@@ -61,6 +61,7 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    field_of,
     payload_type,
     request_body,
     tool_names,
@@ -174,7 +175,15 @@ def _item(payload: Any) -> dict[str, Any]:
 
 
 def _is_call_item(event: Event) -> bool:
-    return event_type(event) in (ADDED, ITEM_DONE) and _item(event.payload).get("type") == FUNCTION_CALL
+    return event_type(event) in (ADDED, ITEM_DONE) and _item_type(event.payload) == FUNCTION_CALL
+
+
+def _item_type(payload: Any) -> Any:
+    return field_of(payload, "item.type", str)
+
+
+def _response_status(payload: Any) -> Any:
+    return field_of(payload, "response.status", (str, type(None)))
 
 
 def _key(value: Any) -> Hashable | None:
@@ -312,7 +321,7 @@ class _ServerItems:
 
     def feed(self, kind: str | None, payload: Mapping[str, Any]) -> bool:
         item = _item(payload)
-        if kind not in (ADDED, ITEM_DONE) or item.get("type") not in SERVER_ITEM_TYPES:
+        if kind not in (ADDED, ITEM_DONE) or _item_type(payload) not in SERVER_ITEM_TYPES:
             return False
         key = _str(item.get("id")) or _key(payload.get("output_index"))
         if key in self.final:
@@ -375,7 +384,8 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
                 self._text[part] = payload["text"]
         elif kind in TERMINAL:
             response = _dict(payload.get("response"))
-            status = response.get("status")
+            status = _response_status(payload)
+            status = None if status is MISSING else status
             self._finish = str(status) if status is not None else kind.rpartition(".")[2]
             if isinstance(response.get("usage"), dict):
                 self._usage = response["usage"]
@@ -504,16 +514,16 @@ class _Items:
                 previous = seq
             if ended:
                 flag("event-after-terminal", pos, f"{kind} after the terminal event")
-            response = payload.get("response")
-            if isinstance(response, dict) and "status" in response:
-                status = response["status"]
+            status = _response_status(payload)
+            if status is not MISSING:
                 if status not in RESPONSE_STATUSES:
                     flag("status-unknown", pos, f"response status {status!r}")
                 elif kind in _TERMINAL_STATUS and status != _TERMINAL_STATUS[kind]:
                     flag("status-contradicts-event", pos, f"{kind} with status {status!r}")
             item = _item(payload)
-            if "status" in item and item["status"] not in ITEM_STATUSES:
-                flag("status-unknown", pos, f"item status {item['status']!r}")
+            item_status = field_of(payload, "item.status", str)
+            if item_status is not MISSING and item_status not in ITEM_STATUSES:
+                flag("status-unknown", pos, f"item status {item_status!r}")
             if kind == ADDED:
                 index = payload.get("output_index")
                 item_id = _str(item.get("id"))
@@ -735,7 +745,7 @@ class OpenAIResponses(Dialect, Requesting):
         """The terminal response's `status`, else MISSING."""
         if event_type(event) not in TERMINAL:
             return MISSING
-        return _dict(_dict(event.payload).get("response")).get("status", MISSING)
+        return _response_status(event.payload)
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
         if event_type(event) not in TERMINAL or not isinstance(event.payload, dict):
