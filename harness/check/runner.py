@@ -17,8 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import overload
 
-from harness.check.accumulators import builtin_names, resolve
-from harness.check.capture import captured_output
+from harness.check.accumulators import builtin_names, prepare, resolve
 from harness.check.pool import LongLived, Pool, start_server
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
@@ -126,9 +125,8 @@ def _run_in_process(
     matrix: Matrix, specs: Sequence[str], units: Sequence[Unit], progress: Progress | None
 ) -> list[list[list[Result]]]:
     accumulators = [resolve(spec) for spec in specs]
-    for acc in accumulators:
-        with captured_output():  # what the warm-up prints is thrown away with its outcome
-            acc.prepare()  # off the clock: what a case's `seconds` counts is the accumulator's own work
+    for acc, spec in zip(accumulators, specs, strict=True):
+        prepare(acc, spec)  # off the clock: what a case's `seconds` counts is the accumulator's own work
     kept = LongLived()
     try:
         out: list[list[list[Result]]] = []
