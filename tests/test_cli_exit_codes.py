@@ -5,6 +5,7 @@ traceback only with `--debug` or `TOOLSTREAM_DEBUG=1`). A crash is never a verdi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -167,8 +168,9 @@ def test_a_module_with_a_syntax_error_is_one_line_and_exit_2(
     [
         ["explore", "--accumulator", "exit_codes_accs:unstartable", "--cassettes", SINGLE],
         ["check", "--accumulator", "exit_codes_accs:unstartable", "--cassettes", SINGLE, "--timeout", "0"],
+        ["serve-accumulator", "exit_codes_accs:unstartable"],
     ],
-    ids=["explore", "check"],
+    ids=["explore", "check", "serve-accumulator"],
 )
 def test_an_accumulator_whose_prepare_raises_is_one_line_and_exit_2(
     argv: list[str], user_modules: Path, capsys: pytest.CaptureFixture[str]
@@ -216,3 +218,16 @@ def test_explore_searches_only_the_declared_dialects(
     assert main([*base, "--dialect", "anthropic"]) == EXIT_USAGE
     assert "reads only openai-chat" in capsys.readouterr().err
     assert main([*base, "--max-examples", "5", "--out", str(user_modules / "found")]) == EXIT_OK
+
+
+def test_a_serve_accumulator_child_skips_the_dialects_it_does_not_declare(user_modules: Path) -> None:
+    argv = ["check", "--accumulator", "cmd:toolstream serve-accumulator exit_codes_accs:OpenAIOnly",
+            "--cassettes", SINGLE, ANTHROPIC, "--scenarios", "original", "--json", "report.json"]  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "harness.cli", *argv], cwd=user_modules, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(user_modules)])},
+    )  # fmt: skip
+    assert run.returncode == EXIT_OK, run.stdout + run.stderr
+    cases = json.loads((user_modules / "report.json").read_text(encoding="utf-8"))["cases"]
+    verdicts = {case["dialect"]: case["verdict"] for case in cases}
+    assert verdicts == {"openai-chat": "pass", "anthropic": "skipped"}

@@ -22,6 +22,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from harness.check.accumulators.base import not_for
 from harness.check.capture import captured_output
 from harness.check.expectation import CaseClass, Expectation, classify
 from harness.check.outcome import Outcome
@@ -269,11 +270,8 @@ def judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | 
     `prints_nothing(case)` is true (the built-in reference) runs without the capture. A case of a
     dialect the accumulator declares it does not read (its `dialects`) is skipped without running,
     as the pytest plugin skips its item."""
-    declared = getattr(accumulator, "dialects", None)
-    if isinstance(declared, str):
-        declared = (declared,)
-    if declared is not None and case.dialect not in declared:
-        why = f"{spec} reads {' and '.join(declared)} streams, not {case.dialect}"
+    why = not_for(accumulator, spec, case.dialect)
+    if why is not None:
         return _copy(unjudged(case, spec, scenario), verdict=Verdict.SKIPPED, error=why)
     quiet = getattr(accumulator, "prints_nothing", None)
     if quiet is not None and quiet(case):

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -143,15 +144,15 @@ def resolve(spec: str | Any) -> Accumulator:
     raise UsageError(f"unknown accumulator {spec!r}{hint or '; use ' + _FORMS.format(known)}")
 
 
-def prepare(accumulator: Accumulator, name: str) -> None:
-    """Warm `accumulator` up (`prepare()`), what it prints thrown away with its outcome. One whose
-    own `prepare` raises cannot run at all: a `UsageError` naming it, as a worker process reports
-    it, never a verdict and never an internal error of the harness."""
+def prepare(accumulator: Accumulator, name: str, *, quiet: bool = True) -> None:
+    """Warm `accumulator` up (`prepare()`), what it prints thrown away with its outcome (`quiet`).
+    One whose own `prepare` raises cannot run at all: a `UsageError` naming it, as a worker process
+    reports it, never a verdict and never an internal error of the harness."""
     from harness.check.capture import captured_output
     from harness.errors import HarnessError
 
     try:
-        with captured_output():
+        with captured_output() if quiet else contextlib.nullcontext():
             accumulator.prepare()
     except HarnessError:
         raise
