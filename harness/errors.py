@@ -14,6 +14,7 @@
         ├── AccumulatorCrashed
         ├── AccumulatorProtocolError
         └── AccumulatorTimeout
+    InternalError                   exit 3: a bug of ours a check caught (as any other exception)
 
 `exit_code` is what the `toolstream` command exits with when the error reaches it: 2 for input
 the user can fix, 1 for "the accumulator under test failed" (as for a failing check).
@@ -141,6 +142,11 @@ class AccumulatorProtocolError(AccumulatorFailure):
 
 class AccumulatorTimeout(AccumulatorFailure):
     """An accumulator that did not answer a case in time; its process was killed."""
+
+
+class InternalError(Exception):
+    """A bug of toolstream that a check of its own caught. Not a `HarnessError` (those are the
+    user's to fix, exit 2): the CLI reports it as any other exception of ours, exit 3."""
 
 
 class NotApplicable(HarnessError):

@@ -16,7 +16,7 @@ import pytest
 
 import harness.cli.check
 from harness.cli import main
-from harness.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ISSUES_URL
+from harness.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ISSUES_URL, InternalError
 
 ROOT = Path(__file__).resolve().parent.parent
 SINGLE = str(ROOT / "cassettes/openai-chat/single-call.yaml")
@@ -57,6 +57,18 @@ def test_debug_prints_the_traceback_of_an_internal_error(
     said = capsys.readouterr().err
     assert TRACEBACK in said and "in _crash" in said
     assert said.splitlines()[-1].startswith("toolstream check: internal error of toolstream")
+
+
+def test_a_bug_a_check_of_ours_catches_is_an_internal_error_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def caught(args: object) -> int:
+        raise InternalError("a case without one result per accumulator")
+
+    monkeypatch.setattr(harness.cli.check, "run", caught)
+    assert main(["check", "--accumulator", "reference"]) == EXIT_INTERNAL
+    said = capsys.readouterr().err
+    assert said.startswith("toolstream check: internal error") and "InternalError: a case without" in said
 
 
 def test_an_interrupt_still_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:

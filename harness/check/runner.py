@@ -21,7 +21,7 @@ from harness.check.accumulators import builtin_names, prepare, resolve
 from harness.check.pool import LongLived, Pool, start_server
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
-from harness.errors import HarnessError, UsageError
+from harness.errors import InternalError, UsageError
 from harness.mutate.scenario import MAX_SEEDS
 from harness.report.terminal import Progress
 
@@ -115,7 +115,7 @@ def run_matrix(
             first.setdefault(case_id, n)
         rows = [rows[n] for n in first.values()]
     if any(len(per_spec) != len(many) for per_spec in rows):
-        raise HarnessError("a case without one result per accumulator")  # a bug of ours
+        raise InternalError("a case without one result per accumulator")
     for k, report in enumerate(reports):
         report.results = [per_spec[k] for per_spec in rows]
     return reports[0] if isinstance(specs, str) else reports
