@@ -71,6 +71,18 @@ def test_a_bug_a_check_of_ours_catches_is_an_internal_error_too(
     assert said.startswith("toolstream check: internal error") and "InternalError: a case without" in said
 
 
+def test_an_internal_error_cannot_move_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def hostile(args: object) -> int:
+        raise ValueError("bad value '\x1b[2J\x1b[31mowned'\nsecond line")
+
+    monkeypatch.setattr(harness.cli.check, "run", hostile)
+    assert main(["check", "--accumulator", "reference"]) == EXIT_INTERNAL
+    said = capsys.readouterr().err
+    assert "\x1b" not in said and "\\x1b[2J" in said and said.count("\n") == 1
+
+
 def test_an_interrupt_still_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt

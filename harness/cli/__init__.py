@@ -17,9 +17,7 @@ import importlib
 import io
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from harness.errors import (
@@ -191,15 +189,17 @@ def _run(name: str | None, command: Callable[[], int], *, debug: bool = False) -
 def _internal(prefix: str, exc: Exception, debug: bool) -> int:
     """An exception of ours: one line naming it, where it was raised and where to report it (the
     traceback first when `debug`), as pytest does for an INTERNALERROR. Exit 3."""
+    import traceback  # only on this path: kept out of a `serve-accumulator` child's start-up
+
+    from harness.report.terminal import clip, printable
+
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
     frames = traceback.extract_tb(exc.__traceback__)
-    ours = [frame for frame in frames if _in_package(frame.filename)] or frames
+    ours = [frame for frame in frames if "harness" in _parts(frame.filename)] or frames
     where = f" at {_short(ours[-1].filename)}:{ours[-1].lineno}" if ours else ""
-    text = " ".join(str(exc).split())
+    text = printable(clip(" ".join(str(exc).split()), 300))  # its text may come from any input
     named = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    if len(named) > 300:
-        named = named[:299] + "…"
     hint = "" if debug else "; `toolstream --debug ...` or TOOLSTREAM_DEBUG=1 prints the traceback"
     print(
         f"{prefix}: internal error of toolstream (a bug of ours, not a verdict on what was checked): "
@@ -209,13 +209,13 @@ def _internal(prefix: str, exc: Exception, debug: bool) -> int:
     return EXIT_INTERNAL
 
 
-def _in_package(filename: str) -> bool:
-    return "harness" in Path(filename).parts
+def _parts(filename: str) -> list[str]:
+    return filename.replace(os.sep, "/").split("/")
 
 
 def _short(filename: str) -> str:
     """A source path from the (innermost) `harness` folder on, else as it is."""
-    parts = Path(filename).parts
+    parts = _parts(filename)
     if "harness" not in parts:
         return filename
     return "/".join(parts[len(parts) - 1 - parts[::-1].index("harness") :])
