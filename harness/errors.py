@@ -27,7 +27,7 @@ Every `toolstream` command exits with one of four codes, each meaning one thing:
     3  EXIT_INTERNAL  toolstream's own error (a bug of ours): one line naming the exception and
                       `ISSUES_URL`; the traceback with `--debug` or `TOOLSTREAM_DEBUG=1`
 
-and 130 when interrupted. A crash is never a verdict: only a judged case exits 1.
+and 130 when interrupted (143 on SIGTERM). A crash is never a verdict: only a judged case exits 1.
 """
 
 from __future__ import annotations

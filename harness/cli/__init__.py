@@ -55,7 +55,7 @@ COMMANDS = {
 EXIT_CODES = (
     "exit codes, the same in every command: 0 nothing failed; 1 a case failed (a verdict); 2 bad "
     "input or usage (one line naming the file and the field); 3 an internal error of toolstream "
-    "(one line; the traceback with --debug or TOOLSTREAM_DEBUG=1); 130 interrupted"
+    "(one line; the traceback with --debug or TOOLSTREAM_DEBUG=1); 130 interrupted, 143 terminated"
 )
 
 
@@ -159,7 +159,9 @@ def _parse_and_run(arguments: Sequence[str], named: tuple[str, ...] | None) -> i
     if not getattr(args, "run", None):
         parser.print_help()
         return EXIT_USAGE
-    return int(args.run(args))
+    from harness.check.accumulators.subreaper import contain_signals  # SIGTERM/SIGINT end what it started
+
+    return contain_signals(lambda: int(args.run(args)))()
 
 
 def _run(name: str | None, command: Callable[[], int], *, debug: bool = False) -> int:
