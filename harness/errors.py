@@ -14,9 +14,20 @@
         ├── AccumulatorCrashed
         ├── AccumulatorProtocolError
         └── AccumulatorTimeout
+    InternalError                   exit 3: a bug of ours a check caught (as any other exception)
 
 `exit_code` is what the `toolstream` command exits with when the error reaches it: 2 for input
 the user can fix, 1 for "the accumulator under test failed" (as for a failing check).
+
+Every `toolstream` command exits with one of four codes, each meaning one thing:
+
+    0  EXIT_OK        nothing failed
+    1  EXIT_FAILED    a case failed (a verdict: the accumulator or program under test is wrong)
+    2  EXIT_USAGE     bad input or usage, printed as one line naming the file and the field
+    3  EXIT_INTERNAL  toolstream's own error (a bug of ours): one line naming the exception and
+                      `ISSUES_URL`; the traceback with `--debug` or `TOOLSTREAM_DEBUG=1`
+
+and 130 when interrupted (143 on SIGTERM). A crash is never a verdict: only a judged case exits 1.
 """
 
 from __future__ import annotations
@@ -28,7 +39,10 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from pathlib import Path
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # what a shell reports for SIGINT
+# Where an internal error is reported (also `[project.urls]` of pyproject.toml).
+ISSUES_URL = "https://github.com/toolstream/toolstream-harness/issues"
 
 
 def did_you_mean(given: str, known: Iterable[str]) -> str:
@@ -128,6 +142,11 @@ class AccumulatorProtocolError(AccumulatorFailure):
 
 class AccumulatorTimeout(AccumulatorFailure):
     """An accumulator that did not answer a case in time; its process was killed."""
+
+
+class InternalError(Exception):
+    """A bug of toolstream that a check of its own caught. Not a `HarnessError` (those are the
+    user's to fix, exit 2): the CLI reports it as any other exception of ours, exit 3."""
 
 
 class NotApplicable(HarnessError):

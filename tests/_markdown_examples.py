@@ -3,6 +3,11 @@
 Shared by the tests of the README (`test_readme.py`) and of the pages under docs/
 (`test_docs_examples.py`): a block is found by its fence, runs in a folder holding the bundled
 cassettes, scenarios and examples, and `toolstream` is this checkout's CLI.
+
+Every command run must exit with exactly the code its line declares and print no traceback: a
+`$ ` line that exits other than 0 says so at its end, as a shell comment the reader sees and a
+copy-paste ignores (`$ toolstream check ... # exits 1: the merged calls fail`). A crash exits 3
+and prints a traceback only on request, so it can never pass for a verdict.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n?", re.MULTILINE | re.DOTALL)
-VERDICT_COMMANDS = ("check", "compare", "explore")  # exit 1 means "found failures": a result, not an error
+# `  # exits 1` (and any words after it) at the end of a `$ ` line: the code it exits with.
+_EXITS = re.compile(r"\s+#\s*exits\s+(\d+)\b.*$")
+TRACEBACK = "Traceback (most recent call last)"
 
 
 @dataclass(frozen=True)
@@ -69,28 +76,40 @@ def scratch(tmp_path: Path) -> dict[str, str]:
 
 
 def run_python(text: str, cwd: Path, env: dict[str, str]) -> str:
-    """Run a block as a script; its stdout, or the test fails with its stderr."""
+    """Run a block as a script; its stdout, or the test fails with its stderr (exit 0, no traceback)."""
     run = subprocess.run(
         [sys.executable, "-c", text], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 0 and TRACEBACK not in run.stderr, run.stderr
     return run.stdout
 
 
-def run_command(command: str, cwd: Path, env: dict[str, str]) -> str:
-    """Run one `$ toolstream ...` (or `$ python ...`, `$ pytest ...`) line of a console block; its stdout."""
+def declared(line: str) -> tuple[str, int]:
+    """A `$ ` line's command without its `# exits N` comment, and N (0 when it has none)."""
+    found = _EXITS.search(line)
+    if found is None:
+        return line, 0
+    return line[: found.start()], int(found.group(1))
+
+
+def run_command(line: str, cwd: Path, env: dict[str, str]) -> str:
+    """Run one `$ toolstream ...` (or `$ python ...`, `$ pytest ...`) line of a console block; its
+    stdout. It must exit with the code the line declares and print no traceback."""
+    command, expected = declared(line)
     if "node " in command and shutil.which("node") is None:
         pytest.skip("node is not installed")
     if command.startswith("python "):
         argv = f"{sys.executable} {command.removeprefix('python ')}"
-        allowed: tuple[int, ...] = (0,)
     elif command.startswith("pytest "):
         argv = f"{sys.executable} -m {command}"
-        allowed = (0, 1)  # a failing case is a result
     else:
         assert command.startswith("toolstream "), command
         argv = f"{sys.executable} -m harness.cli {command.removeprefix('toolstream ')}"
-        allowed = (0, 1) if command.split()[1] in VERDICT_COMMANDS else (0,)
     run = subprocess.run(argv, shell=True, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode in allowed, f"{command}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    said = f"{command}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    assert TRACEBACK not in run.stderr, f"a traceback: {said}"
+    assert run.returncode == expected, (
+        f"exited {run.returncode}, the line declares {expected} (a line that exits other than 0 ends "
+        f"with `# exits N`): {said}"
+    )
     return run.stdout

@@ -13,7 +13,7 @@ from importlib.metadata import requires, version
 from pathlib import Path
 
 import pytest
-from _markdown_examples import ROOT, Block, blocks, run_command, run_python, scratch
+from _markdown_examples import ROOT, Block, blocks, declared, run_command, run_python, scratch
 
 from harness.wire import dialects
 
@@ -32,6 +32,34 @@ def test_docs_example(block: Block, tmp_path: Path) -> None:
         for line in block.text.splitlines():
             if line.startswith("$ "):
                 run_command(line[2:], tmp_path, env)
+
+
+def test_a_line_declares_its_exit_code_in_a_shell_comment() -> None:
+    assert declared("toolstream check --accumulator x") == ("toolstream check --accumulator x", 0)
+    assert declared("toolstream check --accumulator x  # exits 1: cases fail") == (
+        "toolstream check --accumulator x",
+        1,
+    )
+    assert declared("toolstream show 'a # b'") == ("toolstream show 'a # b'", 0)
+
+
+@pytest.mark.parametrize(
+    ("line", "wrong"),
+    [
+        # A verdict command whose line does not say it fails.
+        ("python -c 'import sys; sys.exit(1)'", "exited 1, the line declares 0"),
+        # A crash that exits 1, as `check --client` did (-j unset): 1 is declared, the traceback is not.
+        ("python -c 'raise TypeError(42)'  # exits 1", "a traceback"),
+        ("python -c 'pass'  # exits 1", "exited 0, the line declares 1"),
+    ],
+)
+def test_an_example_exits_with_exactly_its_code_and_no_traceback(
+    line: str, wrong: str, tmp_path: Path
+) -> None:
+    env = scratch(tmp_path)
+    with pytest.raises(AssertionError, match=wrong):
+        run_command(line, tmp_path, env)
+    assert run_command("python -c 'import sys; sys.exit(2)'  # exits 2", tmp_path, env) == ""
 
 
 def test_every_python_block_that_prints_shows_its_output() -> None:

@@ -77,7 +77,10 @@ def compare_matrix(
 
 
 def outcome_difference(a: Result, b: Result) -> list[str]:
-    """Where A's and B's outcomes differ (empty when they agree or neither has one)."""
+    """Where A's and B's outcomes differ (empty when they agree, neither has one, or the case is
+    not for one of them: skipped, as the pytest plugin skips the pair)."""
+    if Verdict.SKIPPED in (a.verdict, b.verdict):
+        return []
     if a.actual is not None and b.actual is not None:
         return [_as_ab(line) for line in diff(a.actual, b.actual)]
     if a.actual is None and b.actual is None:

@@ -24,8 +24,7 @@ from hypothesis.errors import NoSuchExample
 
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
 from harness.cassettes.model import Declared
-from harness.check.accumulators import Accumulator, resolve
-from harness.check.capture import captured_output
+from harness.check.accumulators import Accumulator, dialects_of, prepare, resolve
 from harness.check.expectation import declaration, stream_rules
 from harness.check.selection import Matrix, Selection
 from harness.check.shrink import DEFAULT_BUDGET, ExitReason, shrink
@@ -186,8 +185,16 @@ def explore(
     resolved or run at all is a `UsageError`, never a finding."""
     name = accumulator if isinstance(accumulator, str) else getattr(accumulator, "__name__", "accumulator")
     resolved = resolve(accumulator)
-    with captured_output():  # what the warm-up prints is thrown away with its outcome
-        resolved.prepare()
+    declared = dialects_of(resolved)
+    if declared is not None:  # only the dialects it reads, as check and the pytest plugin skip the rest
+        given = dialect
+        dialect = [d for d in (given or declared) if d in declared]
+        if not dialect:
+            raise UsageError(
+                f"accumulator {name!r} reads only {', '.join(declared)}; --dialect {' '.join(given or ())} "
+                "leaves nothing to explore"
+            )
+    prepare(resolved, name)
     try:
         sources = _sources(cassettes, dialect)
         _ready(resolved, name, sources[0])

@@ -17,12 +17,11 @@ import time
 from collections.abc import Sequence
 from typing import overload
 
-from harness.check.accumulators import builtin_names, resolve
-from harness.check.capture import captured_output
+from harness.check.accumulators import builtin_names, prepare, resolve
 from harness.check.pool import LongLived, Pool, start_server
 from harness.check.selection import Matrix, Selection, Unit
 from harness.check.verdict import Report, Result, judge
-from harness.errors import HarnessError, UsageError
+from harness.errors import InternalError, UsageError
 from harness.mutate.scenario import MAX_SEEDS
 from harness.report.terminal import Progress
 
@@ -116,7 +115,7 @@ def run_matrix(
             first.setdefault(case_id, n)
         rows = [rows[n] for n in first.values()]
     if any(len(per_spec) != len(many) for per_spec in rows):
-        raise HarnessError("a case without one result per accumulator")  # a bug of ours
+        raise InternalError("a case without one result per accumulator")
     for k, report in enumerate(reports):
         report.results = [per_spec[k] for per_spec in rows]
     return reports[0] if isinstance(specs, str) else reports
@@ -126,9 +125,8 @@ def _run_in_process(
     matrix: Matrix, specs: Sequence[str], units: Sequence[Unit], progress: Progress | None
 ) -> list[list[list[Result]]]:
     accumulators = [resolve(spec) for spec in specs]
-    for acc in accumulators:
-        with captured_output():  # what the warm-up prints is thrown away with its outcome
-            acc.prepare()  # off the clock: what a case's `seconds` counts is the accumulator's own work
+    for acc, spec in zip(accumulators, specs, strict=True):
+        prepare(acc, spec)  # off the clock: what a case's `seconds` counts is the accumulator's own work
     kept = LongLived()
     try:
         out: list[list[list[Result]]] = []

@@ -22,6 +22,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from harness.check.accumulators.base import not_for
 from harness.check.capture import captured_output
 from harness.check.expectation import CaseClass, Expectation, classify
 from harness.check.outcome import Outcome
@@ -266,7 +267,12 @@ def judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | 
     """Run one case and give it a verdict; whatever the accumulator raises becomes the verdict,
     whatever it prints (file descriptors 1 and 2) its `output`. `scenario` is the one that made
     the case (its steps give the class; default: by name). An accumulator whose
-    `prints_nothing(case)` is true (the built-in reference) runs without the capture."""
+    `prints_nothing(case)` is true (the built-in reference) runs without the capture. A case of a
+    dialect the accumulator declares it does not read (its `dialects`) is skipped without running,
+    as the pytest plugin skips its item."""
+    why = not_for(accumulator, spec, case.dialect)
+    if why is not None:
+        return _copy(unjudged(case, spec, scenario), verdict=Verdict.SKIPPED, error=why)
     quiet = getattr(accumulator, "prints_nothing", None)
     if quiet is not None and quiet(case):
         return _judge(accumulator, spec, case, scenario)  # a capture costs about as much as its case

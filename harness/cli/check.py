@@ -51,8 +51,9 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "-j", "--jobs", type=arguments.JOBS, default=None, metavar="N",
-        help="worker processes (default 1; the built-in accumulators run in this process unless -j is given)",
-    )
+        help="worker processes, or with --client programs run at once (default 1; the built-in "
+        "accumulators run in this process unless -j is given)",
+    )  # fmt: skip
     parser.add_argument(
         "--no-case-cache", action="store_true",
         help="build every case instead of reading it from the built-case store "
@@ -165,6 +166,5 @@ def _run_client(command: str, selection: Selection, args: argparse.Namespace) ->
     if args.timeout <= 0:
         raise UsageError("--timeout: a client needs a timeout of more than 0 seconds")
     matrix = Matrix(selection)
-    return run_clients(
-        list(matrix.all()), command, jobs=args.jobs, timeout=args.timeout, scenarios=matrix.by_name
-    )
+    jobs = 1 if args.jobs is None else args.jobs  # None: -j not given (see `add_selection_options`)
+    return run_clients(list(matrix.all()), command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.check.compare import compare_matrix, write_reproductions
+from harness.check.verdict import Verdict
 from harness.cli import arguments
 from harness.cli.check import add_selection_options, add_strict_option, selection_of, timeout_of
 from harness.report.html import write_html
@@ -78,6 +79,12 @@ def run(args: argparse.Namespace) -> int:
     print(
         render_comparison(comparison, reproductions, max_differences=args.max_differences, strict=args.strict)
     )
+    skipped = sum(
+        Verdict.SKIPPED in (a.verdict, b.verdict)
+        for a, b in zip(comparison.a.results, comparison.b.results, strict=True)
+    )
+    if skipped:  # not compared: a dialect one side declares it does not read, a stream it cannot take
+        print(f"{skipped} of the cases skipped by A or B (not compared)")
     if reproductions and args.out is None:
         print(f"reproductions written to {out} (a temporary folder; --out DIR writes them there)")
     return 1 if any(counts(d, args.strict) for d in comparison.differences) else 0

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -48,6 +49,7 @@ __all__ = [
     "client_level",
     "dialects_of",
     "import_object",
+    "prepare",
     "resolve",
 ]
 
@@ -142,6 +144,26 @@ def resolve(spec: str | Any) -> Accumulator:
     raise UsageError(f"unknown accumulator {spec!r}{hint or '; use ' + _FORMS.format(known)}")
 
 
+def prepare(accumulator: Accumulator, name: str, *, quiet: bool = True) -> None:
+    """Warm `accumulator` up (`prepare()`), what it prints thrown away with its outcome (`quiet`).
+    One whose own `prepare` raises cannot run at all: a `UsageError` naming it, as a worker process
+    reports it, never a verdict and never an internal error of the harness."""
+    from harness.check.capture import captured_output
+    from harness.errors import HarnessError
+
+    try:
+        with captured_output() if quiet else contextlib.nullcontext():
+            accumulator.prepare()
+    except HarnessError:
+        raise
+    except Exception as exc:
+        text = " ".join(str(exc).split())
+        raise UsageError(
+            f"accumulator {name!r} cannot start: its prepare() raised {type(exc).__name__}"
+            + (f": {text}" if text else "")
+        ) from None
+
+
 def import_object(spec: str) -> Any:
     """The object `module.path:attr` names. The working directory is importable, as with
     `python -m`, so `--accumulator mypkg.acc:make` works from a project's folder."""
@@ -154,6 +176,10 @@ def import_object(spec: str) -> Any:
         found: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"accumulator {spec!r}: cannot import {module_name}: {exc}") from None
+    except Exception as exc:  # the user's module failed as it ran (a syntax error, a raise): their input
+        raise UsageError(
+            f"accumulator {spec!r}: cannot import {module_name}: {type(exc).__name__}: {exc}"
+        ) from None
     for part in attr.split("."):
         try:
             found = getattr(found, part)

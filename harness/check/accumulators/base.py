@@ -29,6 +29,7 @@ __all__ = [
     "EventAccumulator",
     "EventFactory",
     "client_level",
+    "not_for",
 ]
 
 # The one marker of a client-level callable, set by `@client_level`.
@@ -99,3 +100,17 @@ class Accumulator(Protocol):
     def shutdown(self) -> None:
         """Release processes or clients held across cases."""
         ...
+
+
+def not_for(accumulator: object, name: str, dialect: str) -> str | None:
+    """Why a case of `dialect` is not for `accumulator`: it declares the dialects it reads (its
+    `dialects`) and this is not one of them. None: the case is for it. The runner, a
+    `serve-accumulator` child and explore skip such a case without running it."""
+    declared = getattr(accumulator, "dialects", None)
+    if declared is None:
+        return None
+    if isinstance(declared, str):
+        declared = (declared,)
+    if dialect in declared:
+        return None
+    return f"{name} reads {' and '.join(declared)} streams, not {dialect}"

@@ -48,6 +48,7 @@ from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 from harness.cassettes.model import Chunk, Request, Response
 from harness.check.accumulators import reference
+from harness.check.accumulators.base import not_for
 from harness.check.accumulators.event_level import cut_error
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import (
@@ -287,13 +288,13 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
     While the accumulator runs, whatever it prints goes to stderr: stdout carries answers only.
     Returns 0 at the end of input, 2 after a message that breaks the protocol (reported on stderr).
     """
-    from harness.check.accumulators import resolve
+    from harness.check.accumulators import prepare, resolve
 
     acc = resolve(accumulator)
     # Before the first line is read: the harness's warm-up case waits for it. Not the reference's,
     # which is loading every dialect: here each dialect is loaded when its first case arrives.
     if not isinstance(acc, type(_REFERENCE)):
-        acc.prepare()
+        prepare(acc, accumulator if isinstance(accumulator, str) else acc.name, quiet=False)
     source = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     pending: _Pending | None = None
@@ -328,7 +329,11 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
 
 
 def _answer(acc: Accumulator, case: Case) -> dict[str, Any]:
-    """The answer line for one case, naming the case it answers (protocol v2)."""
+    """The answer line for one case, naming the case it answers (protocol v2); a skip for a case
+    of a dialect the accumulator declares it does not read, as `judge` gives in process."""
+    why = not_for(acc, acc.name, case.dialect)
+    if why is not None:
+        return {"case": case.id, "skip": why}
     try:
         with contextlib.redirect_stdout(sys.stderr):
             answer = _outcome_answer(acc.run(case))
