@@ -11,7 +11,9 @@ What a request may be, and what else gets (one line saying why, then the connect
   ends with CRLF; trailers count toward the head's limit.
 - A body is at most `max_body` bytes (413), and every body being read, across all connections,
   draws from one `BodyBudget`: past it, a 503 with `Retry-After` (the server's memory is capped in
-  total, not only per connection).
+  total, not only per connection). A `Content-Length` body draws its whole size before it is read,
+  so a body admitted always finishes (concurrent uploads cannot all starve each other halfway);
+  a chunked one draws chunk by chunk.
 - A JSON body nesting deeper than `MAX_JSON_DEPTH` is a 400 (`json_of`), checked without
   recursion, so no body can overflow the stack.
 """
@@ -48,7 +50,7 @@ BODY_BUDGET = 256 * 1024 * 1024  # every body being read at once, across connect
 MAX_HEAD = 64 * 1024  # request line and headers (asyncio's stream limit), and trailers
 MAX_CHUNK_LINE = 4096  # a chunk-size line, extensions included
 MAX_JSON_DEPTH = 64  # a provider request nests ~10 levels; tool schemas a few more
-_READ = 64 * 1024  # a body is read in pieces of at most this, each drawn from the budget
+_READ = 64 * 1024  # a body is read in pieces of at most this
 
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _REQUEST_LINE = re.compile(rf"({_TOKEN}) (\S+) HTTP/1\.([01])")
@@ -79,29 +81,23 @@ class Request:
 
 class BodyBudget:
     """Bytes of request bodies held at once across every connection of a server (one event loop,
-    so no lock). A connection draws from it as its body arrives and gives it all back once the
-    request is handled; `peak` is the most ever held."""
+    so no lock). A connection draws from it before its body arrives and gives it all back once the
+    request is handled; `peak` is the most ever drawn at once."""
 
     def __init__(self, limit: int = BODY_BUDGET) -> None:
         self.limit = limit
         self.held = 0
         self.peak = 0
 
-    def fits(self, size: int) -> bool:
-        return self.held + size <= self.limit
-
-    def check(self, size: int) -> None:
-        """BadRequest (503, Retry-After) unless `size` more bytes fit."""
-        if not self.fits(size):
+    def take(self, size: int) -> None:
+        """Draw `size` bytes; BadRequest (503, Retry-After) when they do not fit."""
+        if self.held + size > self.limit:
             raise BadRequest(
                 503,
                 f"the server is holding {self.held:,} bytes of request bodies, its limit is"
                 f" {self.limit:,}: try again shortly",
                 retry_after=1,
             )
-
-    def take(self, size: int) -> None:
-        self.check(size)
         self.held += size
         self.peak = max(self.peak, self.held)
 
@@ -173,14 +169,14 @@ async def read_request(
     length = 0 if chunked else int(headers.get("content-length", "0"))
     if length > max_body:
         raise BadRequest(413, f"request body of {length:,} bytes: the limit is {max_body:,}")
-    reservation.budget.check(length)  # refused before the client sends it
+    reservation.take(length)  # the whole declared size, before the client sends it: admitted bodies finish
     if headers.get("expect", "").lower() == "100-continue":
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         await writer.drain()
     if chunked:
         body = await _read_chunked(reader, reservation, max_body)
     else:
-        body = await _read_exactly(reader, length, reservation)
+        body = await _read_exactly(reader, length)
     return Request(method.upper(), target, headers, body, keep_alive)
 
 
@@ -216,14 +212,13 @@ def _framing(headers: dict[str, str]) -> bool:
     return False
 
 
-async def _read_exactly(reader: asyncio.StreamReader, size: int, reservation: Reservation) -> bytes:
+async def _read_exactly(reader: asyncio.StreamReader, size: int) -> bytes:
     parts = []
     left = size
     while left:
         data = await reader.read(min(left, _READ))
         if not data:
             raise asyncio.IncompleteReadError(b"", left)
-        reservation.take(len(data))
         parts.append(data)
         left -= len(data)
     return b"".join(parts)
@@ -244,7 +239,8 @@ async def _read_chunked(reader: asyncio.StreamReader, reservation: Reservation, 
         total += size
         if total > max_body:
             raise BadRequest(413, f"chunked request body over {max_body:,} bytes, the limit")
-        parts.append(await _read_exactly(reader, size, reservation))
+        reservation.take(size)  # each chunk's size before it is read (the total is not known)
+        parts.append(await _read_exactly(reader, size))
         if await reader.readexactly(2) != b"\r\n":
             raise BadRequest(400, f"a chunk of {size} bytes is not followed by CRLF")
     trailers = 0

@@ -235,6 +235,7 @@ class ReplayServer:
                         read_request(reader, writer, reservation, max_body=self.max_body), _IDLE_S
                     )
                 except BadRequest as exc:
+                    reservation.release()  # what was read of the body is dropped
                     await _refuse(writer, exc)
                     await _linger(reader, writer)
                     return
