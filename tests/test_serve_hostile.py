@@ -197,6 +197,7 @@ MALFORMED = {
     "declared-body-too-large": (b"POST / HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n", 413, "limit"),
     "chunked-body-too-large": (chunked(b"fffffffffff\r\n"), 413, "limit"),
     "json-nested-100000-deep": (json_post(PATH, b"[" * 100_000 + b"]" * 100_000), 400, "nested deeper"),
+    "json-of-many-small-values": (json_post(PATH, b"[" + b"[]," * 1_000_000 + b"[]]"), 413, "values"),
     "json-object-nested-deep": (json_post(PATH, b'{"a":' * 99 + b"1" + b"}" * 99), 400, "nested deeper"),
 }
 

@@ -15,7 +15,8 @@ What a request may be, and what else gets (one line saying why, then the connect
   so a body admitted always finishes (concurrent uploads cannot all starve each other halfway);
   a chunked one draws chunk by chunk.
 - A JSON body nesting deeper than `MAX_JSON_DEPTH` is a 400 (`json_of`), checked without
-  recursion, so no body can overflow the stack.
+  recursion, so no body can overflow the stack; one of more than `MAX_JSON_VALUES` values a 413,
+  before it is parsed, so no body can grow forty-fold in memory.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "MAX_CHUNK_LINE",
     "MAX_HEAD",
     "MAX_JSON_DEPTH",
+    "MAX_JSON_VALUES",
     "BadRequest",
     "BodyBudget",
     "Request",
@@ -50,6 +52,9 @@ BODY_BUDGET = 256 * 1024 * 1024  # every body being read at once, across connect
 MAX_HEAD = 64 * 1024  # request line and headers (asyncio's stream limit), and trailers
 MAX_CHUNK_LINE = 4096  # a chunk-size line, extensions included
 MAX_JSON_DEPTH = 64  # a provider request nests ~10 levels; tool schemas a few more
+# Parsed JSON takes ~40x its text in small values (`[[],[],...]`: 60 MiB of text, 2.7 GB parsed);
+# commas and brackets bound the values, so a body with more is refused before it is parsed.
+MAX_JSON_VALUES = 1_000_000
 _READ = 64 * 1024  # a body is read in pieces of at most this
 
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
@@ -264,7 +269,11 @@ async def _line(reader: asyncio.StreamReader, limit: int, what: str, status: int
 
 def json_of(body: bytes) -> Any:
     """A request body as JSON: None when it is not JSON; BadRequest when it nests deeper than
-    `MAX_JSON_DEPTH` (the parser's recursion is caught, and the parsed value measured without it)."""
+    `MAX_JSON_DEPTH` (the parser's recursion is caught, and the parsed value measured without it)
+    or holds more than `MAX_JSON_VALUES` values (commas and brackets, strings' own counted too)."""
+    values = body.count(b",") + body.count(b"[") + body.count(b"{")
+    if values > MAX_JSON_VALUES:
+        raise BadRequest(413, f"JSON body of more than {MAX_JSON_VALUES:,} values (commas and brackets)")
     try:
         value = json.loads(body)
     except RecursionError:
