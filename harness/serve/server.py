@@ -218,7 +218,8 @@ class ReplayServer:
             message = f"the server has {len(self._writers)} connections open, its limit: try again shortly"
             with contextlib.suppress(Exception):
                 await _refuse(writer, BadRequest(503, message, retry_after=1))
-                writer.close()
+                await _linger(reader, writer, seconds=0.5)  # briefly: this connection is over the cap
+            writer.close()
             return
         self._writers.add(writer)
         sock = writer.get_extra_info("socket")
@@ -412,13 +413,15 @@ async def _refuse(writer: asyncio.StreamWriter, refusal: BadRequest) -> None:
     await _write(writer, answer, keep_alive=False, pace=False)
 
 
-async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _linger(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, seconds: float = _LINGER_S
+) -> None:
     """After a refusal, read and drop what the client still sends (a while at most): closing with
     unread input would reset the connection, and the client might never read why it was refused."""
     with contextlib.suppress(Exception):
         if writer.can_write_eof():
             writer.write_eof()
-        deadline = time.monotonic() + _LINGER_S
+        deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
             if not await asyncio.wait_for(reader.read(65536), left):
                 return
