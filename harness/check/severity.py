@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from harness.check.outcome import COMPARED, Outcome, State, ToolCall, diff, meets
+from harness.check.outcome import COMPARED, STATE_TAKEN, Outcome, State, ToolCall, diff, meets
 
 __all__ = ["Difference", "Severity", "call_severities", "differences", "signalled", "weigh", "worst"]
 
@@ -61,8 +61,13 @@ class Difference:
 
 
 def signalled(expected: Outcome, actual: Outcome) -> bool:
-    """Whether the stream ended badly and the client said so (its state `cut` or `error`)."""
-    return expected.state in _SIGNALLED and actual.state in _SIGNALLED
+    """Whether the stream ended badly and the client said so (its state `cut` or `error`, and
+    its own word: not a state taken as expected, `STATE_TAKEN`)."""
+    return (
+        expected.state in _SIGNALLED
+        and actual.state in _SIGNALLED
+        and not any(STATE_TAKEN in note for note in actual.notes)
+    )
 _CALL_LINE = re.compile(r"^call (\d+): (\w*)")
 
 
