@@ -200,3 +200,13 @@ def test_only_state_finish_and_call_presence_are_the_endings() -> None:
 @pytest.mark.parametrize("case_id", [CUT_WITH_FINAL_CALL, OVERLOADED, ANNOUNCED, D1_MERGE])
 def test_the_expected_outcome_passes(case_id: str) -> None:
     assert _judge(case_id, _case(case_id).expected).verdict is Verdict.PASS
+
+
+def test_explain_says_what_class_judges_the_rest() -> None:
+    from harness.check.case_id import find_case
+    from harness.report.explanation import explain
+
+    assert "\n  the rest: quirk: A1 " in explain(find_case(D1_MERGE))
+    announced = explain(find_case(ANNOUNCED))
+    assert "\n  ending:   policy: a cut or an in-band error after a call the stream moved past" in announced
+    assert "\n  the rest: spec: " in announced

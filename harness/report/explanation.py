@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.check.case_id import FoundCase, StepEffect, step_effects
-from harness.check.expectation import classify, rule_for, situation
+from harness.check.expectation import classify, rule_for, scope, situation
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.report.inspection import gists
 from harness.report.terminal import shorten
@@ -72,6 +72,15 @@ def explain(found: FoundCase, width: int = 120) -> str:
         f"  recorded: {source.id} ({case.dialect}) from {source.path}",
         f"  scenario: {scenario.name}: {scenario.description.strip() or '-'}",
         f"  class:    {expectation.case_class}: {expectation.reason}",
+    ]
+    narrow = scope(case, scenario)
+    if narrow.ending.case_class is not narrow.rest.case_class:
+        # The ending's rule covers the state, the finish reason and which calls stand, no more
+        # (docs/oracle.md, "Which class judges a difference").
+        if narrow.ending != expectation:
+            lines.append(f"  ending:   {narrow.ending.case_class}: {narrow.ending.reason}")
+        lines.append(f"  the rest: {narrow.rest.case_class}: {narrow.rest.reason}")
+    lines += [
         "",
         "what each step did:",
     ]
