@@ -16,7 +16,7 @@ from harness.check.expectation import CaseClass, announced_calls, classify, scop
 from harness.check.outcome import STATE_TAKEN, Outcome, State, ToolCall
 from harness.check.selection import build_case
 from harness.check.severity import Severity, differences, weigh
-from harness.check.verdict import Result, Verdict, judge
+from harness.check.verdict import Result, Verdict, judge, verdict_for
 from harness.mutate.scenario import Case
 from harness.serve.oracle import FROM_FOLLOWUP
 
@@ -50,6 +50,14 @@ def _raised(case: Case, state: State) -> Outcome:
 
 
 # -- family 1: signalled endings ----------------------------------------------------------------
+
+
+def test_withheld_warns_in_every_class_between_lost_and_cosmetic() -> None:
+    for case_class in CaseClass:
+        assert verdict_for(case_class, [Severity.WITHHELD]) is Verdict.WARN
+    assert verdict_for(CaseClass.SPEC, [Severity.WITHHELD, Severity.LOST]) is Verdict.FAIL
+    assert Severity.LOST.rank < Severity.WITHHELD.rank < Severity.COSMETIC.rank
+
 
 CUT_WITH_FINAL_CALL = "anthropic/cut-mid-args::original::s0"
 
