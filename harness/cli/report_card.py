@@ -225,15 +225,20 @@ def _targets(args: argparse.Namespace, libraries: list[Library]) -> list[SideEnv
         return targets
     for lib in libraries:
         try:
-            versions = environments.pick_versions(lib.name, _versions(args, lib))
+            wanted = environments.resolve_versions(lib.distribution, _versions(args, lib))
         except EnvironmentProblem as exc:
             targets.append(grading.Graded(lib.name, "?", lib.adapter, problem=str(exc)))
             continue
-        for version in versions:
+        built: set[str] = set()
+        for candidates in wanted:
             try:
-                targets.append(environments.build(lib, version, say=_say))
+                env = environments.build_first(lib, candidates, say=_say)
             except EnvironmentProblem as exc:
-                targets.append(grading.Graded(lib.name, version, lib.adapter, problem=str(exc)))
+                targets.append(grading.Graded(lib.name, candidates[0], lib.adapter, problem=str(exc)))
+                continue
+            if env.version not in built:  # `newest` walked back to `oldest`: graded once
+                built.add(env.version)
+                targets.append(env)
     return targets
 
 
@@ -256,7 +261,10 @@ def _grade(args: argparse.Namespace) -> dict[str, Any]:
             continue
         lib = target.library
         _say(f"{step} {lib.name} {target.version}: {lib.adapter} in {target.python}")
-        graded.append(_grade_one(target, selection, timeout, args.jobs, reports, step))
+        one = _grade_one(target, selection, timeout, args.jobs, reports, step)
+        one.note = target.note
+        one.site_packages = environments.site_packages(target.python)
+        graded.append(one)
     return grading.card(graded, date=datetime.date.today().isoformat(), selection=_said(selection))
 
 
