@@ -3,6 +3,7 @@ reference check."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -16,13 +17,17 @@ from harness.wire.codecs import decode_all
 from harness.wire.dialects import Kind
 
 
-def stream_of(name: str) -> Stream:
-    """A bundled cassette (`openai-chat/parallel-2`) as a stream with its expected outcome."""
+def stream_of(name: str, **asked: Any) -> Stream:
+    """A bundled cassette (`openai-chat/parallel-2`) as a stream with its expected outcome, the
+    answer to its recorded request with `asked` set in the body (`n=3`)."""
     cassette = load(bundled("cassettes") / f"{name}.yaml")
     interaction = cassette.interactions[0]
     d = dialects.get(cassette.dialect or "")
     expected = interaction.expected or dialects.reference_outcome(interaction.response, d)
-    return Stream.of(interaction.response, d, expected)
+    request = interaction.request
+    if asked:
+        request = dataclasses.replace(request, body={**request.body, **asked})
+    return Stream.of(interaction.response, d, expected, request)
 
 
 def reference(stream: Stream) -> Outcome:

@@ -422,3 +422,57 @@ def test_once_a_process_names_its_cases_an_answer_without_one_is_refused(case: C
         acc.run(case)
         with pytest.raises(AccumulatorProtocolError, match=r"without its case id.*anonymous"):
             acc.run(replace(case, id="good-2"))
+
+
+# Answers every case with one line: an outcome whose text is argv[1] bytes long; with argv[2]
+# `unended` it prints argv[1] bytes of garbage without a newline instead, and waits.
+LONG_ANSWER = """
+import json, sys, time
+size, unended = int(sys.argv[1]), sys.argv[2:] == ["unended"]
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["op"] == "start":
+        case = message["case"]
+    elif message["op"] == "end":
+        if unended:
+            sys.stdout.write("x" * size)
+            sys.stdout.flush()
+            time.sleep(60)
+        sys.stdout.write(json.dumps({"case": case, "tool_calls": [], "text": "x" * size}) + "\\n")
+        sys.stdout.flush()
+"""
+
+
+def long_answer(tmp_path: Path, size: int, *, unended: bool = False) -> str:
+    script = tmp_path / "long_answer.py"
+    script.write_text(LONG_ANSWER)
+    return shlex.join([sys.executable, str(script), str(size), *(["unended"] * unended)])
+
+
+def test_a_40_mb_answer_line_is_read_in_linear_time(case: Case, tmp_path: Path) -> None:
+    # Read 64 KiB at a time, a line joined by `partial + data` copied ~12 GB before its end.
+    size = 40 * 1024 * 1024
+    with Stdio(long_answer(tmp_path, size), "events") as acc:
+        started = time.monotonic()
+        outcome = acc.run(case, timeout=30)
+        took = time.monotonic() - started
+    assert len(outcome.text) == size
+    assert took < 8, f"{took:.1f} s for one 40 MB line"
+
+
+def test_a_line_longer_than_the_cap_is_a_clear_protocol_error_at_once(
+    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.check.accumulators import stdio_process
+
+    monkeypatch.setattr(stdio_process, "MAX_LINE", 1024 * 1024)
+    # The line never ends: the error comes when the cap is passed, not at a newline or the timeout.
+    with Stdio(long_answer(tmp_path, 3 * 1024 * 1024, unended=True), "events") as acc:
+        started = time.monotonic()
+        with pytest.raises(AccumulatorProtocolError, match=r"a line of more than 1048576 bytes"):
+            acc.run(case, timeout=20)
+        assert time.monotonic() - started < 10
+        # The process was replaced: the next case is read by a new one (which also overflows).
+        with pytest.raises(AccumulatorProtocolError, match="more than 1048576 bytes"):
+            acc.run(case, timeout=20)
+        assert acc.started == 2

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the subreaper i
 
 # Starts a grandchild in a session of its own (outside any process group the harness could
 # kill), records both pids in argv[1], then reads every case and never answers. With argv[2]
-# `answers-warm-up` it answers the warm-up case (so `check`'s workers become ready at once: a
-# warm-up that hangs costs Stdio's 60 s start-up limit, not `--timeout`) and hangs on every case.
+# `answers-warm-up` it answers the warm-up case (so each case starts a process: one that never
+# answers its warm-up gets none started for its cases) and hangs on every case.
 HANGS = """
 import json, os, subprocess, sys, time
 grandchild = subprocess.Popen(

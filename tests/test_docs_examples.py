@@ -17,7 +17,7 @@ from _markdown_examples import ROOT, Block, blocks, run_command, run_python, scr
 
 from harness.wire import dialects
 
-PAGES = ("outcome.md", "events.md", "client-level.md", "troubleshooting.md")
+PAGES = ("outcome.md", "events.md", "client-level.md", "troubleshooting.md", "redaction.md")
 EXAMPLES = [block for page in PAGES for block in blocks(ROOT / "docs" / page, ("python", "console"))]
 
 

@@ -23,12 +23,12 @@ OPENAI_CHAT = str(ROOT / "cassettes" / "openai-chat")
 # (selection, digest of (id, expected) pairs, digest of every case's response)
 PINNED = {
     "openai-chat": (
-        "a71c389b672f9c0994a2789f5292c124253304c6c267434982d04d23e2690d99",
-        "71d4a1c5095ab0ebbec403cf80dcf4bcb5467bf942767e90c8ec3c39522643b3",
+        "30aaa3b83f1d035cdea78cf9cc496e72177370b5a7758f835bbdba40ad97ef95",
+        "8505fd6e81ff0154662a1ffa57ed166eb1f311361a777164121949355001b517",
     ),
     "all": (
-        "260efa48690f5f530138c3bde5634acf494fb77473384e2b2a5e9a76cdfd5e3f",
-        "6ce47b49a371d057b4230abbf8984d18ce4658d7bfefa718dc912fcab61d00d2",
+        "001314170d8c1450f7b733da319d17d7436761ece2df3be7e80724c15a16b525",
+        "13790e3b2183772c321d62c8105ae02b0ffc5bfec0ab8cd9a085b0615a15a57f",
     ),
 }
 

@@ -67,7 +67,7 @@ def calls_only(outcome: Outcome) -> Outcome:
 @pytest.mark.parametrize("layout", ["same-chunk", "interleaved"])
 @pytest.mark.parametrize("n", [2, 3])
 def test_extra_choices_shape_and_oracle(layout: str, n: int) -> None:
-    stream = stream_of("openai-chat/parallel-2")
+    stream = stream_of("openai-chat/parallel-2", n=3)
     out = apply("extra-choices", stream, layout=layout, n=n)
     chunks = payloads(out)
     numbers = [[c["index"] for c in p.get("choices") or []] for p in chunks]
@@ -91,14 +91,14 @@ def test_extra_choices_shape_and_oracle(layout: str, n: int) -> None:
 
 
 def test_extra_choices_are_other_completions() -> None:
-    out = apply("extra-choices", stream_of("openai-chat/parallel-2"), layout="interleaved")
+    out = apply("extra-choices", stream_of("openai-chat/parallel-2", n=3), layout="interleaved")
     choice_1 = chat_calls(out, lambda p: [c for c in p.get("choices") or [] if c["index"] == 1])
     assert len(choice_1.tool_calls) == 2 and not any(call.invalid for call in choice_1.tool_calls)
     assert diff(calls_only(out.expected), choice_1)  # other arguments than choice 0's
 
 
 def test_extra_text_choice_finishes_with_stop() -> None:
-    out = apply("extra-choices", stream_of("openai-chat/single-call"), other="text")
+    out = apply("extra-choices", stream_of("openai-chat/single-call", n=2), other="text")
     text = "".join(
         c["delta"].get("content") or ""
         for p in payloads(out)
@@ -112,7 +112,7 @@ def test_extra_text_choice_finishes_with_stop() -> None:
 
 @pytest.mark.parametrize("layout", ["same-chunk", "interleaved"])
 def test_a_client_mixing_choices_fails_extra_choices(layout: str) -> None:
-    out = apply("extra-choices", stream_of("openai-chat/parallel-2"), layout=layout)
+    out = apply("extra-choices", stream_of("openai-chat/parallel-2", n=3), layout=layout)
     every_choice = chat_calls(out, lambda p: p.get("choices") or [])
     assert diff(calls_only(out.expected), every_choice)
     right = chat_calls(out, lambda p: [c for c in p.get("choices") or [] if c["index"] == 0])
@@ -120,7 +120,7 @@ def test_a_client_mixing_choices_fails_extra_choices(layout: str) -> None:
 
 
 def test_a_client_reading_choices_0_fails_interleaved_choices() -> None:
-    out = apply("extra-choices", stream_of("openai-chat/parallel-2"), layout="interleaved")
+    out = apply("extra-choices", stream_of("openai-chat/parallel-2", n=3), layout="interleaved")
     first = chat_calls(out, lambda p: (p.get("choices") or [])[:1])
     assert diff(calls_only(out.expected), first)
 

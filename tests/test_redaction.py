@@ -184,3 +184,45 @@ def test_derived_fields_are_scrubbed() -> None:
     item = scrub_interaction(Interaction(Request("GET", "http://h/"), response, expected), [CANARY])
     assert CANARY not in repr(item)
     assert item.expected is not None and item.expected.tool_calls[0].arguments == {"key": "is REDACTED"}
+
+
+@pytest.mark.parametrize("name", ["api_key", "apiKey", "API-Key", "api.key", "Api Key"])
+def test_names_compare_case_and_separator_insensitively(name: str) -> None:
+    assert Redaction.DEFAULT.is_secret_field(name) and Redaction.DEFAULT.is_secret_param(name)
+
+
+@pytest.mark.parametrize("before", ["", "u", "us", "use", "user:", "a longer prefix"])
+@pytest.mark.parametrize("after", ["", "!", ":more"])
+def test_a_key_inside_a_longer_base64_text_is_caught_at_every_alignment(before: str, after: str) -> None:
+    encoded = base64.b64encode(f"{before}{CANARY}{after}".encode()).decode()
+    [chunk] = scrub_chunks([Chunk(f"x {encoded} y".encode())], [CANARY])
+    assert b"REDACTED" in chunk.data
+    for shift in range(3):  # no run of characters encoding the canary alone is left
+        core = base64.b64encode(b"\0" * shift + CANARY.encode()).decode()[2 + shift : -3]
+        assert core.encode() not in chunk.data
+
+
+def test_json_text_is_scanned_in_linear_time() -> None:
+    """A body kept as text (too deep, or a lone surrogate) is scanned token by token: escaped
+    quotes or an unterminated string cannot make the scan quadratic."""
+    import time
+
+    hostile = '{"a": "' + '\\"' * 200_000 + '", "api_key": "' + CANARY + '", "b": "' + "x" * 200_000
+    started = time.perf_counter()
+    out, secrets = Redaction.DEFAULT.request(Request("POST", "http://h/", {}, hostile))
+    assert time.perf_counter() - started < 2.0
+    assert secrets == [CANARY] and CANARY not in out.body
+
+
+def test_json_text_keeps_its_spelling_and_numbers_are_secrets_too() -> None:
+    text = '[ {"x" : "\\ud800", "Password":12345678, "nested": {"apiKey" :"k-' + CANARY + '"}} ]'
+    out, secrets = Redaction.DEFAULT.request(Request("POST", "http://h/", {}, text))
+    assert out.body == '[ {"x" : "\\ud800", "Password":"REDACTED", "nested": {"apiKey" :"REDACTED"}} ]'
+    assert secrets == ["12345678", f"k-{CANARY}"]
+
+
+def test_values_must_be_text() -> None:
+    with pytest.raises(UsageError):
+        Redaction(values=("",))
+    with pytest.raises(UsageError):
+        Redaction(headers="authorization")  # type: ignore[arg-type]

@@ -339,10 +339,14 @@ def test_a_signature_links_the_repro_scripts_of_its_cases(issue_card: Path) -> N
     # The IndexError script reproduces single-call's case; the card ran parallel-2's: no link.
     assert by_worst[ISSUE_CASES[2]]["repros"] == []
     markdown = (issue_card / "report-card.md").read_text(encoding="utf-8")
-    base = Path(os.path.relpath(ROOT, issue_card)).as_posix()
-    assert f"[openai-parallel-calls-share-index-0]({base}/{script})" in markdown
-    assert (issue_card / base / script).is_file()  # the link resolves from where the card is
-    assert f"href='{base}/{script}'" in (issue_card / "report-card.html").read_text(encoding="utf-8")
+    # The card is outside the checkout: a link climbing to it would spell this machine's folders
+    # (issue 29), so the script is named as in the project (the link resolves from its root).
+    assert not issue_card.resolve().is_relative_to(ROOT)
+    assert f"[openai-parallel-calls-share-index-0]({script})" in markdown
+    assert f"href='{script}'" in (issue_card / "report-card.html").read_text(encoding="utf-8")
+    # Inside the checkout the link resolves from where the card is.
+    card = json.loads((issue_card / "report-card.json").read_text(encoding="utf-8"))
+    assert f"[openai-parallel-calls-share-index-0](../{script})" in render.markdown(card, "../")
 
 
 def test_the_readme_card_links_every_repro_of_a_graded_library() -> None:

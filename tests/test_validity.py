@@ -16,6 +16,7 @@ import pytest
 from harness.cassettes.corpus import bundled, cassette_paths
 from harness.mutate import Mutation, build
 from harness.mutate.scenario import (
+    Case,
     RecordedStream,
     Scenario,
     cases_for,
@@ -49,17 +50,29 @@ def own_violations(recording: RecordedStream) -> list[Violation]:
     return recording.dialect.invariants(events)
 
 
+def own_request_violations(recording: RecordedStream) -> list[Violation]:
+    events = dialects.events_of(recording.interaction.response, recording.dialect)
+    return recording.dialect.request_rules(recording.interaction.request, events)
+
+
+def violations(case: Case) -> list[Violation]:
+    """What a case breaks of its protocol, and of its request (a choice beyond `n`, a tool not
+    offered, usage not asked for): a stream is valid only as the answer to the request it carries."""
+    d = dialects.get(case.dialect)
+    return [*d.invariants(case.events), *d.request_rules(case.request, case.events)]
+
+
 def undeclared(scenario: Scenario, recording: RecordedStream, seed: int) -> list[str]:
     """`case id: violation` for each violation of a case of this recording that neither the
     recording itself has nor a step of the scenario declares."""
-    own = {v.code for v in own_violations(recording)}
+    own = {v.code for v in [*own_violations(recording), *own_request_violations(recording)]}
     cases = cases_for(recording, scenario, seed)
     if len(cases) > SWEEP_SAMPLE:
         cases = random.Random(f"{recording.id}/{seed}").sample(cases, SWEEP_SAMPLE)
     return [
         f"{case.id}: {violation}"
         for case in cases
-        for violation in recording.dialect.invariants(case.events)
+        for violation in violations(case)
         if violation.code not in own and not any(step.declares(violation.code) for step in scenario.steps)
     ]
 
@@ -69,13 +82,18 @@ def test_bundled_cassettes_break_no_invariant() -> None:
     assert {name: codes for name, codes in found.items() if codes} == QUIRK_CASSETTES
 
 
+def test_bundled_cassettes_answer_their_requests() -> None:
+    assert {r.id: own_request_violations(r) for r in RECORDINGS if own_request_violations(r)} == {}
+
+
 def test_every_code_a_dialect_reports_is_one_it_documents() -> None:
     for name in dialects.names():
         d = dialects.get(name)
         assert d.invariant_codes, f"{name} states no invariants"
-        assert all(code.startswith(f"{name}.") for code in d.invariant_codes)
+        assert all(code.startswith(f"{name}.") for code in [*d.invariant_codes, *d.request_codes])
     for recording in RECORDINGS:
         assert {v.code for v in own_violations(recording)} <= set(recording.dialect.invariant_codes)
+        assert {v.code for v in own_request_violations(recording)} <= set(recording.dialect.request_codes)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
@@ -162,7 +180,7 @@ def test_d1_writes_each_dialects_own_word_and_skips_dialects_without_the_quirk()
 def test_docs_list_every_invariant_code() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "dialects.md").read_text(encoding="utf-8")
     for name in dialects.names():
-        for code in dialects.get(name).invariant_codes:
+        for code in [*dialects.get(name).invariant_codes, *dialects.get(name).request_codes]:
             assert f"`{code}`" in doc, f"docs/dialects.md does not list {code}"
 
 

@@ -131,6 +131,12 @@ def outcome(calls=(), text="", finish_reason=None, state="complete", error=None)
     return out
 
 
+def shown(data):
+    """JSON for the terminal: the control characters JSON leaves as they are (DEL, C1) escaped too."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F else c for c in text)
+
+
 def same_json(a, b):
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
@@ -205,7 +211,7 @@ def run():
 def main():
     expected = expected_as_reported(EXPECTED)
     print("What the stream means (the outcome a correct client reaches):")
-    print(json.dumps(expected, indent=2, ensure_ascii=False))
+    print(shown(expected))
     try:
         actual = run()
     except Exception:
@@ -215,7 +221,7 @@ def main():
         print("\nBUG: the library raised on this stream.")
         return 1
     print("What the library returned:")
-    print(json.dumps(actual, indent=2, ensure_ascii=False))
+    print(shown(actual))
     problems = differences(expected, actual)
     if problems:
         print("\nBUG: the library's result differs from what the stream means:")

@@ -6,14 +6,15 @@ against the stored `report-card.json` and never drift from it.
 
 from __future__ import annotations
 
-import html
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import write_atomic
 from harness.errors import UsageError
+from harness.report.escape import html_text, markdown_code, markdown_text
+from harness.report.shared import shared_values
 
 __all__ = [
     "MARKERS",
@@ -35,14 +36,24 @@ _SEVERITIES = ("unsafe", "lost", "cosmetic", "error", "timeout")
 
 
 def _cell(text: Any) -> str:
-    """Text safe in a Markdown table cell."""
+    """Markdown of ours (a known bug's title, its links) safe in a table cell. A value from a
+    cassette, scenario, case id or environment goes through `markdown_text` or `markdown_code`."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _code(text: str) -> str:
-    ticks = "``" if "`" in text else "`"
-    pad = " " if "`" in text else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+    return markdown_code(text, in_table=True)
+
+
+def _text(text: Any) -> str:
+    return markdown_text(str(text))
+
+
+def _shared(card: Mapping[str, Any], base: str = "") -> tuple[Mapping[str, Any], str]:
+    """The card without this machine's folders, and `base` only when it stays inside the checkout
+    (`../`): a link climbing out to the checkout from elsewhere would spell its folders."""
+    kept = base if all(part in ("..", ".", "") for part in base.split("/")) else ""
+    return shared_values(card), kept
 
 
 def _n(value: int) -> str:
@@ -75,7 +86,7 @@ def _repros(row: Mapping[str, Any]) -> list[str]:
 
 
 def _repro_links(paths: Iterable[str], base: str) -> str:
-    return ", ".join(f"[{Path(path).stem}]({base}{path})" for path in paths) or "-"
+    return ", ".join(f"[{_text(Path(path).stem)}]({base}{path})" for path in paths) or "-"
 
 
 def _summary_table(rows: Iterable[Mapping[str, Any]], base: str = "") -> list[str]:
@@ -85,9 +96,9 @@ def _summary_table(rows: Iterable[Mapping[str, Any]], base: str = "") -> list[st
         "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
     ]
     for r in rows:
-        head = f"| {r['library']} | {r['version']} | `{r['adapter']}` |"
+        head = f"| {_text(r['library'])} | {_text(r['version'])} | {_code(r['adapter'])} |"
         if r.get("problem"):
-            lines.append(f"{head} - | - | - | - | - | {_cell('not graded: ' + r['problem'])} | | |")
+            lines.append(f"{head} - | - | - | - | - | {_text('not graded: ' + r['problem'])} | | |")
             continue
         v = r.get("verdicts", {})
         errors = v.get("error", 0) + v.get("timeout", 0)
@@ -128,8 +139,8 @@ def _signature_lines(row: Mapping[str, Any], base: str = "") -> list[str]:
         classes = ", ".join(f"{c} {k}" for c, k in sig["classes"].items())
         lines.append(
             f"| {_n(sig['cases'])} | {sig['verdict']} | {sig['severity']} | {classes} | "
-            f"{_cell(_code(sig['signature']))} | "
-            f"`{_cell(sig['worst'])}` | {_cell(_known_text(sig))} | {_cell(_source_text(sig))} | "
+            f"{_code(sig['signature'])} | "
+            f"{_code(sig['worst'])} | {_cell(_known_text(sig))} | {_cell(_source_text(sig))} | "
             f"{_repro_links(sig.get('repros', []), base)} |"
         )
     return lines
@@ -138,13 +149,14 @@ def _signature_lines(row: Mapping[str, Any], base: str = "") -> list[str]:
 def _change_lines(changes: Sequence[Mapping[str, Any]]) -> list[str]:
     lines: list[str] = []
     for change in changes:
-        versions = f"{change['library']} {change['from']} -> {change['to']}"
+        versions = f"{_text(change['library'])} {_text(change['from'])} -> {_text(change['to'])}"
         head = f"- **{versions}** ({_n(change['cases'])} cases in both):"
         said = []
         for what in ("fixed", "broken"):
             for group in change[what]:
                 example = group["examples"][0]
-                said.append(f"{what} {_n(group['cases'])} x `{group['scenario']}` (e.g. `{example}`)")
+                scenario = markdown_code(group["scenario"])
+                said.append(f"{what} {_n(group['cases'])} x {scenario} (e.g. {markdown_code(example)})")
         lines.append(head + (" " + "; ".join(said) if said else " no case changed"))
     return lines
 
@@ -152,6 +164,7 @@ def _change_lines(changes: Sequence[Mapping[str, Any]]) -> list[str]:
 def adapters_block(card: Mapping[str, Any]) -> str:
     """The README's built-in adapter table: the newest graded release of each library, then each
     failure signature with its worst case and the library line responsible."""
+    card, _ = _shared(card)
     newest: dict[str, Mapping[str, Any]] = {}
     for r in _rows(card):
         newest[r["library"]] = r  # rows are in version order: the last one is the newest
@@ -166,7 +179,8 @@ def adapters_block(card: Mapping[str, Any]) -> str:
             continue
         lines += [
             "",
-            f"**{r['library']} {r['version']}** (`{r['adapter']}`), failure and warning signatures:",
+            f"**{_text(r['library'])} {_text(r['version'])}** ({markdown_code(r['adapter'])}), "
+            "failure and warning signatures:",
             "",
         ]
         lines += _signature_lines(r)
@@ -176,6 +190,7 @@ def adapters_block(card: Mapping[str, Any]) -> str:
 def card_block(card: Mapping[str, Any], base: str = "") -> str:
     """The README's "Report card" block: date, versions, the table (each row linking the standalone
     reproductions of its bugs) and what changed."""
+    card, base = _shared(card, base)
     lines = [f"Generated by `toolstream report-card` on {card['date']} over {_selection_text(card)}.", ""]
     lines += _summary_table(_rows(card), base)
     if card.get("changes"):
@@ -183,29 +198,30 @@ def card_block(card: Mapping[str, Any], base: str = "") -> str:
     return "\n".join(lines)
 
 
-def _selection_text(card: Mapping[str, Any]) -> str:
+def _selection_text(card: Mapping[str, Any], escape: Callable[[str], str] = markdown_text) -> str:
     selection = card.get("selection") or {}
     said = [f"{k} {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in selection.items() if v]
-    return "the bundled matrix" + (f" ({'; '.join(said)})" if said else "")
+    return "the bundled matrix" + (f" ({escape('; '.join(said))})" if said else "")
 
 
 def markdown(card: Mapping[str, Any], base: str = "") -> str:
     """report-card.md: every row, every failure signature of every row, the changes. `base`: the
     checkout as seen from where the file goes (its links to examples/repros/ start with it)."""
+    card, base = _shared(card, base)
     lines = ["# Report card", "", card_block(card, base)]
     for r in _rows(card):
-        lines += ["", f"## {r['library']} {r['version']} (`{r['adapter']}`)", ""]
+        lines += ["", f"## {_text(r['library'])} {_text(r['version'])} ({markdown_code(r['adapter'])})", ""]
         if r.get("note"):
-            lines += [_cell(f"{r['version']}: {r['note']}"), ""]
+            lines += [_text(f"{r['version']}: {r['note']}"), ""]
         if r.get("shared"):
-            counted = ", ".join(f"{n} in {_cell(where)}" for where, n in r["shared"].items())
+            counted = ", ".join(f"{n} in {_text(where)}" for where, n in r["shared"].items())
             lines += [
                 "Cases with the same verdict in the rows of the libraries it goes through are counted "
                 f"there: {counted}.",
                 "",
             ]
         if r.get("problem"):
-            lines.append(f"Not graded: {r['problem']}")
+            lines.append(f"Not graded: {_text(r['problem'])}")
         elif not r.get("signatures"):
             lines.append("No failing case.")
         else:
@@ -214,20 +230,21 @@ def markdown(card: Mapping[str, Any], base: str = "") -> str:
 
 
 def _repro_anchors(paths: Iterable[str], base: str) -> str:
-    e = html.escape
+    e = html_text
     return ", ".join(f"<a href='{e(base + path)}'>{e(Path(path).stem)}</a>" for path in paths) or "-"
 
 
 def page(card: Mapping[str, Any], base: str = "") -> str:
     """report-card.html: the same content as the Markdown, self-contained (but for the links to
     examples/repros/, relative to `base`)."""
-    e = html.escape
+    card, base = _shared(card, base)
+    e = html_text
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>toolstream report card</title>",
         "<style>body{font:14px system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
         "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}th{background:#f3f3f3}"
         "code{font-size:12px}.unsafe{color:#b00}.lost{color:#a60}.problem{color:#b00}</style></head><body>",
-        f"<h1>Report card</h1><p>{e(card['date'])}, {e(_selection_text(card))}</p>",
+        f"<h1>Report card</h1><p>{e(card['date'])}, {e(_selection_text(card, str))}</p>",
         "<table><tr><th>library</th><th>version</th><th>adapter</th><th>cases</th>"
         + "".join(f"<th>{v}</th>" for v in _VERDICTS)
         + "<th>failing by class</th><th>not passing by severity</th><th>repro scripts</th></tr>",

@@ -296,14 +296,27 @@ def body_depth_ok(value: Any, limit: int = MAX_BODY_DEPTH) -> bool:
 
 
 def json_body(text: str) -> Any:
-    """A body's text as JSON when it is JSON nesting at most `MAX_BODY_DEPTH` levels, else the text."""
+    """A body's text as JSON when it is JSON nesting at most `MAX_BODY_DEPTH` levels, else the text;
+    also the text when it escapes a lone surrogate (`"\\ud800"`), which no UTF-8 file can hold parsed."""
     if text.lstrip()[:1] not in ("{", "["):
         return text
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError):  # deep JSON overflows the parser: keep it as text
         return text
-    return parsed if body_depth_ok(parsed) else text
+    if not body_depth_ok(parsed):
+        return text
+    if ("\\ud" in text or "\\uD" in text) and _holds_surrogate(parsed):
+        return text
+    return parsed
+
+
+def _holds_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class _Reader:

@@ -16,7 +16,7 @@ from typing import Final
 
 from harness.check.selection import ORIGINAL, Matrix, Selection
 from harness.errors import HarnessError, UsageError, did_you_mean
-from harness.mutate import Mutation, Stream
+from harness.mutate import Mutation
 from harness.mutate.scenario import (
     SEPARATOR,
     Case,
@@ -109,7 +109,7 @@ def step_effects(found: FoundCase) -> list[StepEffect]:
     """The scenario's steps replayed one by one on the recorded stream, as `run_pipeline` does
     (same RNG per step and seed; a sweep step takes the case's point)."""
     source, case = found.source, found.case
-    stream = Stream.of(source.interaction.response, source.dialect, source.expected)
+    stream = source.stream
     out = []
     for position, step in enumerate(found.scenario.steps):
         rng = step_rng(case.seed, position, step)

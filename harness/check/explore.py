@@ -34,6 +34,7 @@ from harness.errors import NotApplicable, UsageError
 from harness.mutate import Mutation, Stream, build
 from harness.mutate.calls import reference_on
 from harness.mutate.scenario import Case, RecordedStream, Scenario, case_of_stream, run_pipeline
+from harness.report.shared import shared_name, without_machine_paths
 from harness.wire.dialects import Event
 
 __all__ = ["CATALOGUE", "Finding", "explore", "write_finding"]
@@ -153,7 +154,7 @@ def _run(steps: Sequence[Mutation], stream: Stream, seed: int) -> Stream | None:
 
 
 def _recorded(source: RecordedStream) -> Stream:
-    return Stream.of(source.interaction.response, source.dialect, source.expected)
+    return Stream.of(source.interaction.response, source.dialect, source.expected, source.interaction.request)
 
 
 def _ready(accumulator: Accumulator, name: str, source: RecordedStream) -> None:
@@ -297,9 +298,11 @@ def write_finding(finding: Finding, out: Path) -> tuple[Path, Path]:
     """The shrunk stream as a cassette and the pipeline as a scenario YAML, side by side."""
     stem = f"explore-{finding.source.stem}-{'-'.join(s.name for s in finding.steps)}"[:100]
     pipeline = " | ".join(step.describe() for step in finding.steps)
-    provenance = (
-        f"shrunk by toolstream explore from {finding.source} ({finding.events_before} -> {finding.events} "
-        f"events, shrinking {finding.reason}) with pipeline {pipeline}, seed {finding.seed}; "
+    # Written to be shared: the source by its corpus name or its path from here, no machine folder.
+    provenance = without_machine_paths(
+        f"shrunk by toolstream explore from {shared_name(finding.source)} "
+        f"({finding.events_before} -> {finding.events} events, shrinking {finding.reason}) "
+        f"with pipeline {pipeline}, seed {finding.seed}; "
         f"failure ({finding.signature}): {'; '.join(finding.problems)}"
     )
     response = finding.stream.response(finding.like)
@@ -312,7 +315,9 @@ def write_finding(finding: Finding, out: Path) -> tuple[Path, Path]:
     cassette_path = save(cassette, out / f"{stem}.cassette.yaml")
     scenario = Scenario(
         name=stem,
-        description=f"Found by toolstream explore on {finding.source.name}: {'; '.join(finding.problems)}",
+        description=without_machine_paths(
+            f"Found by toolstream explore on {finding.source.name}: {'; '.join(finding.problems)}"
+        ),
         steps=finding.steps,
         dialects=(finding.dialect,),
         seeds=(finding.seed,),

@@ -8,16 +8,23 @@ parses it) and results come back in batches; the case a worker runs now is in sh
 case overruns the timeout is killed with its process group (so a `cmd:` accumulator it started
 goes too) and replaced; the replacement redoes the units not yet reported, the lost case given
 its verdict. Results are put back in unit order, so any number of workers gives the serial report.
+
+The timeout bounds a worker's start too: each accumulator's `prepare` (a `cmd:` process's
+warm-up) gets at most that long, so a replaced worker costs no more than a case may. A worker is
+a child subreaper and dies with its parent (the forkserver, which ends with the harness): what
+its accumulators start stays in its tree, which a kill ends whole (`subreaper.end_tree`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
 import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -26,7 +33,8 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from harness.check.accumulators import resolve
+from harness.check.accumulators import resolve, subreaper
+from harness.check.accumulators.base import Accumulator
 from harness.check.capture import captured_output
 from harness.check.selection import Matrix, Selection, Unit, rebuilt_scenarios
 from harness.check.verdict import Result, Verdict, describe_error, judge, unjudged
@@ -79,9 +87,12 @@ def _worker_main(
     cwd: str,
     path: list[str],
     environment: dict[str, str],
+    timeout: float | None = None,
 ) -> None:
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)  # its own process group: killing it also ends a `cmd:` child it started
+    subreaper.die_with_parent()  # the forkserver's end is the harness's: a hung case keeps no worker
+    subreaper.become_subreaper()  # what an accumulator starts stays below the worker, for `end_tree`
     # The parent's directory, import path and environment as they are now: a worker forks from
     # the forkserver, which holds them as they were when the parent's first pool started it.
     os.chdir(cwd)
@@ -94,7 +105,7 @@ def _worker_main(
         accumulators = [resolve(spec) for spec in specs]
         for acc in accumulators:
             with captured_output():  # what the warm-up prints is thrown away with its outcome
-                acc.prepare()  # imports and process start-up before the first case's clock starts
+                prepare(acc, timeout)  # imports and process start-up before the first case's clock
     except Exception as exc:
         conn.send(("fatal", describe_error(exc)))
         return
@@ -149,6 +160,35 @@ def _worker_main(
         for acc in accumulators:
             with contextlib.suppress(Exception):
                 acc.shutdown()
+
+
+def prepare(acc: Accumulator, timeout: float | None) -> None:
+    """`acc.prepare`, for at most `timeout` seconds (None: as long as it takes). Our accumulators
+    keep to the limit they are given; another's `prepare` (or one that takes no limit) that runs
+    over it is left running in a thread, and the cases go on (their deadlines hold). Raises what
+    `prepare` raised in time."""
+    if timeout is None:
+        acc.prepare()
+        return
+    method = acc.prepare
+    try:
+        inspect.signature(method).bind(timeout=timeout)
+        limited = True
+    except (TypeError, ValueError):
+        limited = False
+    raised: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            method(timeout=timeout) if limited else method()
+        except BaseException as exc:  # handed to the worker's thread, which reports it
+            raised.append(exc)
+
+    thread = threading.Thread(target=call, name="toolstream-prepare", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if raised:
+        raise raised[0]
 
 
 def _lost_result(case: Any, scenario: Any, spec: str, verdict: str, error: str, seconds: float) -> Result:
@@ -269,6 +309,7 @@ class Pool:
             os.getcwd(),
             list(sys.path),
             dict(os.environ),
+            self.timeout,
         )
         process = self.context.Process(target=_worker_main, args=args, daemon=True)
         process.start()
@@ -276,6 +317,9 @@ class Pool:
         return _Worker(process, ours, now)
 
     def _kill(self, worker: _Worker) -> None:
+        # The worker is a subreaper: all its accumulators started (a `client:` program's setsid
+        # or double-forked grandchildren too) is still below it, frozen and killed with it.
+        subreaper.end_tree(worker.process.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             os.killpg(worker.process.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):

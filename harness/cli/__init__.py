@@ -117,7 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return EXIT_USAGE
-    return _run(args.command, lambda: int(args.run(args)))
+    from harness.check.accumulators.subreaper import contain_signals  # SIGTERM/SIGINT end what it started
+
+    return _run(args.command, contain_signals(lambda: int(args.run(args))))
 
 
 def _run(name: str, command: Callable[[], int]) -> int:

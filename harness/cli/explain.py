@@ -6,7 +6,8 @@ import argparse
 import shutil
 from typing import Any
 
-from harness.check.case_id import find_case
+from harness.cli.show import find_in_selection
+from harness.report.escape import terminal
 from harness.report.explanation import explain
 
 
@@ -30,6 +31,6 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    found = find_case(args.case_id, args.cassettes)
-    print(explain(found, width=shutil.get_terminal_size((120, 24)).columns))
+    found = find_in_selection(args.case_id, args.cassettes)
+    print(terminal(explain(found, width=shutil.get_terminal_size((120, 24)).columns)))
     return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes import format as cassettes
-from harness.cli import arguments
+from harness.cli import arguments, redaction
 from harness.errors import UsageError
 from harness.record import importer
 
@@ -42,6 +42,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         default="events",
         help="events (one chunk per event, the default) or whole (one chunk per body)",
     )
+    redaction.add_options(parser)
     return parser
 
 
@@ -50,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else importer.default_output(source)
     if out.resolve() == source.resolve():
         raise UsageError(f"{out}: the output would overwrite the input; give another -o")
-    cassette = importer.import_file(source, fmt=args.fmt, dialect=args.dialect, split=args.split)
+    cassette = importer.import_file(
+        source, fmt=args.fmt, dialect=args.dialect, split=args.split, redact=redaction.from_args(args)
+    )
     cassette.name = out.stem
     cassettes.save(cassette, out)
     reads = sum(len(item.response.chunks) for item in cassette.interactions)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from harness.cli import arguments
+from harness.cli import arguments, redaction
 from harness.record import flow, providers, recipes
 
 
@@ -48,6 +48,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=arguments.seconds, default=120.0, metavar="S", help="HTTP timeout in seconds"
     )
+    redaction.add_options(parser)
     return parser
 
 
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         api_key_env=args.api_key_env,
         mode=args.mode,
         timeout=args.timeout,
+        redact=redaction.from_args(args),
     )
     print(f"recorded {path}")
     return 0

@@ -5,19 +5,22 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-from pathlib import Path
+from collections.abc import Sequence
+from pathlib import Path, PurePath
 from typing import Any
 
 from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
 from harness.cassettes.format import CassetteError
-from harness.check.case_id import find_case, is_case_id
+from harness.check.case_id import FoundCase, find_case, is_case_id
 from harness.check.expectation import declaration
 from harness.check.outcome import Outcome, diff
-from harness.errors import in_cassette
-from harness.mutate.scenario import case_cassette
+from harness.errors import UsageError, in_cassette
+from harness.mutate.scenario import SEPARATOR, case_cassette
 from harness.record import importer
 from harness.report import inspection
+from harness.report.escape import terminal, terminal_json
+from harness.report.escape import terminal_line as one_line
 from harness.report.terminal import shorten, table
 
 
@@ -31,6 +34,11 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="CASSETTE", help="cassette files or folders")
     parser.add_argument("--json", action="store_true", help="decoded events and reference outcome as JSON")
     parser.add_argument("--no-events", action="store_true", help="omit the event listing")
+    parser.add_argument(
+        "--cassettes", nargs="+", default=[], metavar="PATH",
+        help="with a case id: the cassette files or folders it comes from (default: the bundled corpus, "
+        "or a cassette file below the current folder named by its path)",
+    )  # fmt: skip
     return parser
 
 
@@ -45,11 +53,11 @@ def run(args: argparse.Namespace) -> int:
         for p in paths:
             with in_cassette(p):
                 reports.append(inspection.to_json(cassettes.load(p)))
-        print(json.dumps(reports[0] if single else reports, ensure_ascii=False, indent=2))
+        print(terminal_json(reports[0] if single else reports))
         return 0
     if single:
         with in_cassette(paths[0]):
-            print(_describe(cassettes.load(paths[0]), events=not args.no_events))
+            print(terminal(_describe(cassettes.load(paths[0]), events=not args.no_events)))
         return 0
     rows, skipped = [], []
     for p in paths:
@@ -59,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
         except CassetteError as exc:  # one foreign or broken file does not hide the others
             skipped.append(_skip_reason(p, exc))
     print(table(["cassette", "dialect", "reads", "calls", "state", "expected"], rows))
-    for line in skipped:
-        print(f"skipped {line}")
+    for said in skipped:
+        print(f"skipped {one_line(said)}")
     mismatched = sum(1 for row in rows if row[-1] not in ("ok", "-"))
     print(f"\n{len(rows)} cassettes, {mismatched} whose reference outcome differs from its expectation")
     return 0
@@ -75,38 +83,76 @@ def _skip_reason(path: Path, exc: CassetteError) -> str:
 
 def _show_case(args: argparse.Namespace) -> int:
     """A case by its id: the mutated cassette with its expected outcome."""
-    found = find_case(args.paths[0])
+    found = find_in_selection(args.paths[0], args.cassettes)
     cassette = case_cassette(found.case, declared=declaration(found.case, found.scenario))
     if args.json:
-        print(json.dumps(inspection.to_json(cassette), ensure_ascii=False, indent=2))
+        print(terminal_json(inspection.to_json(cassette)))
         return 0
-    print(f"case {found.case.id}: {found.source.id} mutated by scenario {found.case.scenario}")
-    print(f"(`toolstream explain {shlex.quote(found.case.id)}` says why it expects this)\n")
-    print(_describe(cassette, events=not args.no_events))
+    case = found.case
+    print(
+        f"case {one_line(case.id)}: {one_line(found.source.id)} mutated by scenario {one_line(case.scenario)}"
+    )
+    print(f"(`toolstream explain {one_line(shlex.quote(case.id))}` says why it expects this)\n")
+    print(terminal(_describe(cassette, events=not args.no_events)))
     return 0
+
+
+def find_in_selection(case_id: str, roots: Sequence[str]) -> FoundCase:
+    """The case, read only from the selection: the `--cassettes` files and folders, else the bundled
+    corpus or a cassette file below the current folder. An id whose cassette part climbs out
+    (`..`, an absolute path, a symlink out) is a `UsageError`, its file never read."""
+    name = case_id.split(SEPARATOR)[0].partition("#")[0]
+    given = PurePath(name)
+    if given.is_absolute() or ".." in given.parts or ".." in name.split("\\"):
+        raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
+    if roots:
+        allowed = [Path(root).resolve() for root in roots]
+    else:
+        allowed = [corpus.bundled("cassettes").resolve(), Path.cwd().resolve()]
+        named = next((Path(name + ext) for ext in ("", ".yaml", ".yml") if Path(name + ext).is_file()), None)
+        if named is not None and not _within(named, allowed):
+            raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
+    found = find_case(case_id, roots)
+    if not _within(found.source.path, allowed):
+        raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
+    return found
+
+
+_OUTSIDE = (
+    "names a file outside the cassettes shown (the --cassettes paths, the bundled corpus, "
+    "the current folder): give its folder with --cassettes"
+)
+
+
+def _within(path: Path, roots: Sequence[Path]) -> bool:
+    """Whether `path`, its symlinks followed, is one of `roots` or below one."""
+    resolved = path.resolve()
+    return any(resolved == root or resolved.is_relative_to(root) for root in roots)
 
 
 def _bundled_name(given: str) -> str:
     """A bundled cassette by its name in case ids (`openai-chat/parallel-2`), else `given` as is."""
     if Path(given).exists():
         return given
-    candidate = corpus.bundled("cassettes") / f"{given}.yaml"
-    return str(candidate) if candidate.is_file() else given
+    root = corpus.bundled("cassettes")
+    candidate = root / f"{given}.yaml"
+    return str(candidate) if candidate.is_file() and _within(candidate, [root.resolve()]) else given
 
 
 def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
+    source = cassette.source
     lines = [
-        f"{cassette.name}  ({cassette.path or 'not saved'})",
-        f"dialect: {cassette.dialect or 'unknown'}",
-        f"source: {cassette.source.kind}: {cassette.source.provenance}",
+        f"{one_line(cassette.name)}  ({one_line(str(cassette.path or 'not saved'))})",
+        f"dialect: {one_line(cassette.dialect or 'unknown')}",
+        f"source: {one_line(source.kind)}: {one_line(source.provenance)}",
     ]
     for n, item in enumerate(cassette.interactions, start=1):
         resp = item.response
-        ending = "complete" if resp.complete else f"cut: {resp.error or 'no error text'}"
+        ending = "complete" if resp.complete else f"cut: {one_line(resp.error or 'no error text')}"
         lines += [
             "",
-            f"#{n} {item.request.method} {item.request.url}",
-            f"   -> {resp.status} {resp.content_type or ''}, "
+            f"#{n} {one_line(item.request.method)} {one_line(item.request.url)}",
+            f"   -> {resp.status} {one_line(resp.content_type or '')}, "
             f"{len(resp.chunks)} reads, {len(resp.body)} bytes, {ending}",
         ]
         decoded, outcome = inspection.view(cassette, item)
@@ -119,15 +165,18 @@ def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
         if item.expected is not None and outcome is not None:
             problems = diff(item.expected, outcome)
             verdict = "matches the expected outcome" if not problems else "differs: " + "; ".join(problems)
-            lines.append(f"   reference {verdict}")
+            lines.append(f"   reference {one_line(verdict)}")
         if item.declared is not None:
-            lines.append(f"   expected class (declared): {item.declared.case_class}: {item.declared.reason}")
+            declared = item.declared
+            lines.append(
+                f"   expected class (declared): {one_line(declared.case_class)}: {one_line(declared.reason)}"
+            )
     return "\n".join(lines)
 
 
 def _outcome_lines(outcome: Outcome) -> list[str]:
     lines = [
-        f"   outcome: {outcome.state}, finish_reason={outcome.finish_reason!r}, "
+        f"   outcome: {outcome.state}, finish_reason={one_line(repr(outcome.finish_reason))}, "
         f"{len(outcome.tool_calls)} calls"
     ]
     if outcome.tool_calls:

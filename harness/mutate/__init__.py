@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, ClassVar, TypeVar, cast
 
-from harness.cassettes.model import Chunk, Response
+from harness.cassettes.model import Chunk, Request, Response
 from harness.check.outcome import Outcome
 from harness.errors import MutationError, NotApplicable
 from harness.wire.codecs import WireEvent, decode_all
@@ -111,10 +111,15 @@ class Stream:
     # What this very stream rendered or decoded once (`pieces`, `body`, ...): never copied by
     # `replace`, so a changed stream starts empty; not compared.
     memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+    # The request this stream answers (None: not known). A mutation adds nothing the request did not
+    # ask for (`unrequested`): no second choice for an `n=1` request, no usage nobody asked for.
+    request: Request | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, response: Response, dialect: Dialect, expected: Outcome) -> Stream:
-        """The stream of a recorded response, keeping its reads exactly."""
+    def of(
+        cls, response: Response, dialect: Dialect, expected: Outcome, request: Request | None = None
+    ) -> Stream:
+        """The stream of a recorded response (the answer to `request`), keeping its reads exactly."""
         reads = tuple(chunk.data for chunk in response.chunks)
         events = tuple(dialect.parse(w) for w in decode_all(dialect.codec(), reads))
         newline = _sniff_newline(b"".join(reads[:4])) if dialect.codec_name == "sse" else "\n"
@@ -127,7 +132,15 @@ class Stream:
             error=response.error,
             error_type=response.error_type,
             newline=newline,
+            request=request,
         )
+
+    def unrequested(self, events: Sequence[Event]) -> list[str]:
+        """The request rules (`Dialect.request_rules`) that `events` break and this stream did not:
+        what a mutation that made them would add without being asked."""
+        rules = self.dialect.request_rules
+        had = {v.code for v in rules(self.request, self.events)}
+        return sorted({v.code for v in rules(self.request, events)} - had)
 
     def with_events(self, events: Sequence[Event], expected: Outcome | None = None) -> Stream:
         """New events (rendered one per read from now on), and the expectation when it changed.

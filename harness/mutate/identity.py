@@ -32,7 +32,7 @@ from harness.mutate.calls import (
     value,
 )
 from harness.wire import dialects
-from harness.wire.dialects import MISSING, Event, Field, Fragment, IdStyle, Role
+from harness.wire.dialects import MISSING, Event, Field, Fragment, IdStyle, Kind, Role
 
 FieldName = Literal["id", "index", "name", "type", "item_id"]
 # What an index rewritten on purpose breaks: numbering by position, and the routing it gives.
@@ -294,7 +294,14 @@ class FreshPerFragment(_FieldOp):
 class ShiftField(_FieldOp):
     """Add `by` (+ `step` times the fragment's position in its call) to an integer field: C4 a
     thinking block shifts or gaps the tool call's index; A11 continuations whose index was
-    incremented (`on: continuations, by: 1, step: 1`, Cerebras/Nebius)."""
+    incremented (`on: continuations, by: 1, step: 1`, Cerebras/Nebius).
+
+    Where the index numbers every block by position (Anthropic and Bedrock content blocks,
+    Responses output items: the dialect's `renumber`), a whole shift (`on: all`, `step: 0`, `by`
+    above 0) is the producer's counter skipping `by` numbers before the first tool block (omlx
+    "skips to 2"): that block and every later one, tool or not, move up alike, so indexes stay
+    unique and increasing and only the numbering by position breaks. Shifting the tool blocks
+    alone would give a later thinking block the index of a tool block before it."""
 
     field: FieldName = "index"
     on: On = "all"
@@ -307,7 +314,22 @@ class ShiftField(_FieldOp):
     )
     breaks = INDEX_BREAKS
 
+    @property
+    def _whole(self) -> bool:
+        return self.key is Field.INDEX and self.on == "all" and self.step == 0 and self.by > 0
+
+    def declares(self, code: str) -> bool:
+        """A whole shift breaks the numbering by position, never by reuse or overlap."""
+        if self._whole:
+            return code.endswith(GAP_BREAKS)
+        return super().declares(code)
+
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        if self._whole:
+            gapped = _skip_block_numbers(stream, self.by)
+            if gapped is not None:
+                return gapped
+
         def shift(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
             if not isinstance(original, int) or isinstance(original, bool):
                 return KEEP
@@ -315,6 +337,27 @@ class ShiftField(_FieldOp):
 
         collapses = self.step != 0 or self.on != "all"
         return rewrite(stream, self.key, shift, rng, on=self.on, removes=collapses)
+
+
+# What a gap in the numbering of blocks or items breaks (`ShiftField` on a whole stream).
+GAP_BREAKS = (".block-index-out-of-order", ".output-index-out-of-order")
+_FILLER_INDEX = 2**31  # no block of a stream has it: the filler is routed as a block of its own
+
+
+def _skip_block_numbers(stream: Stream, by: int) -> Stream | None:
+    """The stream with `by` block numbers skipped before its first tool block: `by` filler blocks
+    inserted there, every block renumbered by position (`Dialect.renumber`), the fillers taken
+    out again. None where the dialect numbers no blocks (OpenAI chat's index counts calls)."""
+    d = stream.dialect
+    at = fragments_or_skip(stream)[0].event
+    filler = d.build(Kind.TEXT, text="", index=_FILLER_INDEX, like=stream.events[0])
+    if not filler:
+        return None
+    padded = d.renumber([*stream.events[:at], *(filler * by), *stream.events[at:]])
+    events = [*padded[:at], *padded[at + len(filler) * by :]]
+    if all(new is old for new, old in zip(events, stream.events, strict=True)):
+        return None
+    return stream.with_events(events)
 
 
 @mutation("move-field-later")

@@ -12,7 +12,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -76,7 +76,8 @@ class ExtraChoices(Mutation):
     `same-chunk` (every chunk carrying choice 0 carries the others) or `interleaved` (each other
     choice in a chunk of its own right after). `other`: what the other choices say, `calls` (the
     same calls with other ids and arguments) or `text` (a plain answer, finish `stop`). A client
-    reading choice 0 reaches the same outcome. Needs a dialect with choices (`as_choice`)."""
+    reading choice 0 reaches the same outcome. Needs a dialect with choices (`as_choice`) and a
+    request that asked for `n` choices or more: no provider answers `n=1` with three."""
 
     n: int = 2
     layout: Literal["same-chunk", "interleaved"] = "same-chunk"
@@ -110,6 +111,11 @@ class ExtraChoices(Mutation):
             for k, alt in enumerate(others, start=1):
                 event = d.as_choice(alt[i], k, into=event) or event
             out.append(event)
+        if not isinstance(getattr(stream.request, "body", None), Mapping):
+            raise NotApplicable("the request is not known: nothing says it asked for more than one choice")
+        unasked = stream.unrequested(out)
+        if unasked:
+            raise NotApplicable(f"the request did not ask for {self.n} choices ({', '.join(unasked)})")
         return stream.with_events(out)
 
     @staticmethod

@@ -399,7 +399,7 @@ class RecordedStream:
         """The recorded response as a `Stream`, decoded once (streams and events are immutable);
         bytes its dialect cannot decode are a `CassetteError` naming the file and interaction."""
         with in_cassette(self.path, f"interactions[{self.number}].response"):
-            return Stream.of(self.interaction.response, self.dialect, self.expected)
+            return Stream.of(self.interaction.response, self.dialect, self.expected, self.interaction.request)
 
 
 def cassette_id(path: Path, roots: Sequence[Path]) -> str:

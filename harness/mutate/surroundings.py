@@ -111,22 +111,43 @@ class InsertReasoning(Mutation):
 class UsageChunks(Mutation):
     """Insert usage-only events (D4: `{"choices":[],"usage":{...}}` before `[DONE]`; with
     `every: true`, one after each event, the usage-on-every-chunk shape of D5). Usage is not
-    compared."""
+    compared. Only where the request asked for usage (OpenAI chat `stream_options.include_usage`).
+
+    D4's event is final: it goes after the finish (so after every block stopped: Anthropic's
+    usage-only `message_delta` after the last `content_block_stop` and the stop reason), before the
+    terminal signal. Not applicable where nothing finished (a cut or an error mid-call), where the
+    finish is itself the last event (Gemini, Bedrock's `messageStop` before its `metadata`), or
+    where the stream already ends with a usage-only event (OpenAI chat's `include_usage` chunk,
+    Bedrock's `metadata`): no provider sends two, and its own case is this shape already."""
 
     every: bool = False
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         built = _build(stream, Kind.USAGE)
         if not self.every:
-            at = terminal_index(stream)
-            return stream.with_events([*stream.events[:at], *built, *stream.events[at:]])
-        limit = terminal_index(stream)
-        events: list[Event] = []
-        for n, event in enumerate(stream.events):
-            events.append(event)
-            if n < limit:
-                events.extend(built)
+            events = self._final(stream, built)
+        else:
+            limit = terminal_index(stream)
+            events = []
+            for n, event in enumerate(stream.events):
+                events.append(event)
+                if n < limit:
+                    events.extend(built)
+        unasked = stream.unrequested(events)
+        if unasked:
+            raise NotApplicable(f"the request did not ask for usage ({', '.join(unasked)})")
         return stream.with_events(events)
+
+    @staticmethod
+    def _final(stream: Stream, built: list[Event]) -> list[Event]:
+        at = terminal_index(stream)
+        finished = [i for i in _finishes(stream) if i < at]
+        if not finished:
+            raise NotApplicable("nothing finished before the terminal signal: a final usage event follows it")
+        kinds = stream.dialect.kinds
+        if any(kinds(event) == {Kind.USAGE} for event in stream.events[finished[-1] + 1 :]):
+            raise NotApplicable("the stream ends with a usage-only event already")
+        return [*stream.events[:at], *built, *stream.events[at:]]
 
 
 @mutation("pings")

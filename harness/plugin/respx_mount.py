@@ -90,7 +90,7 @@ def _mutated(
     if not scenario.applies_to(dialect.name):
         raise UsageError(f"scenario {scenario.name!r} does not apply to dialect {dialect.name}")
     try:
-        (_, mutated), *_ = run_pipeline(scenario.steps, Stream.of(response, dialect, expected), seed)
+        (_, mutated), *_ = run_pipeline(scenario.steps, Stream.of(response, dialect, expected, request), seed)
     except NotApplicable as exc:
         raise UsageError(
             f"scenario {scenario.name!r} does not apply to cassette {cassette.name!r}: {exc}"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.record.providers import build_request, provider
+from harness.record.redaction import Redaction
 
 __all__ = ["default_output", "record"]
 
@@ -32,12 +33,14 @@ def record(
     mode: str = "all",
     timeout: float = 120.0,
     env: Mapping[str, str] | None = None,
+    redact: Redaction | None = None,
 ) -> Path:
     """Run a recipe against a live provider (or any `base_url`) and save a corpus cassette.
 
     The request goes through `RecordingTransport` over httpx's real network transport; the
     stream is read to its end, then the saved cassette gets its source, dialect and each
-    interaction's `expected` outcome from the reference accumulator. Returns the cassette path.
+    interaction's `expected` outcome from the reference accumulator. Secrets are redacted by
+    `redact` (default `Redaction.DEFAULT`, docs/redaction.md). Returns the cassette path.
     """
     import httpx
 
@@ -52,7 +55,7 @@ def record(
     model = model or spec.default_model or ""
     path = Path(output) if output is not None else default_output(provider_name, recipe_name, model)
     before = _stamp(path)
-    transport = RecordingTransport(httpx.HTTPTransport(), path=path, mode=mode)
+    transport = RecordingTransport(httpx.HTTPTransport(), path=path, mode=mode, redact=redact)
     try:
         with (
             httpx.Client(transport=transport, timeout=timeout) as client,

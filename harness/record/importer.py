@@ -11,7 +11,9 @@ Formats (`FORMATS`), guessed from the file name and content when not given:
 
 The original network reads are unknown in all of these, so a body is cut into one chunk per
 event (`split="events"`) or kept as one chunk (`split="whole"`); the provenance says which.
-vcr YAML is read with a safe loader that accepts `!!binary` and plain data only.
+vcr YAML is read with a safe loader that accepts `!!binary` and plain data only. Secrets are
+removed by the same rules as at record time (`redact`, default `Redaction.DEFAULT`;
+docs/redaction.md), their echoes too, in every interaction and in what is derived from it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from harness.cassettes.corpus import STREAM_CONTENT_TYPES
 from harness.cassettes.format import (
@@ -38,7 +41,7 @@ from harness.cassettes.format import (
     plain_data,
 )
 from harness.errors import CodecError, DialectError, HarnessError, UsageError
-from harness.record.redaction import Redaction, scrub_chunks, scrub_interaction
+from harness.record.redaction import Redaction, scrub_cassette, scrub_chunks, scrub_interaction
 from harness.record.volatile import stable_headers, stable_url
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
@@ -86,10 +89,17 @@ class _Body:
 
 
 def import_file(
-    path: str | Path, *, fmt: str | None = None, dialect: str | None = None, split: str = "events"
+    path: str | Path,
+    *,
+    fmt: str | None = None,
+    dialect: str | None = None,
+    split: str = "events",
+    redact: Redaction | None = None,
 ) -> Cassette:
-    """Read `path` in format `fmt` (guessed when None) into a cassette; raises `HarnessError`s."""
+    """Read `path` in format `fmt` (guessed when None) into a cassette with secrets redacted
+    (`redact`, default `Redaction.DEFAULT`); raises `HarnessError`s."""
     path = Path(path)
+    redaction = redact if redact is not None else Redaction.DEFAULT
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if split not in SPLITS:
@@ -108,11 +118,13 @@ def import_file(
         raise UsageError(f"{path}: empty file")
     fmt = fmt or guess_format(path, data)
     if fmt == "vcr":
-        bodies = _vcr_bodies(data, path)
+        bodies = _vcr_bodies(data, path, redaction)
     elif fmt == "chunks":
         bodies = [_chunks_body(data, path, dialect)]
     else:
         bodies = [_Body(data)]
+    for body in bodies:
+        body.secrets += redaction.values  # a value the user named is hunted in raw bodies too
 
     interactions: list[Interaction] = []
     from_url: list[bool] = []
@@ -134,9 +146,11 @@ def import_file(
         chosen = None  # each request's URL tells its dialect
     how = "one chunk per event" if split == "events" else "one chunk per body"
     provenance = f"imported from {path.name} ({fmt}); {how}, the original network reads are unknown"
-    return Cassette(
+    cassette = Cassette(
         name=path.stem, source=Source("recorded", provenance), interactions=interactions, dialect=chosen
     )
+    # A secret of one request echoed in another interaction, or in the file's name.
+    return scrub_cassette(cassette, [secret for body in bodies for secret in body.secrets])
 
 
 def recognise_foreign(path: str | Path) -> str | None:
@@ -363,7 +377,7 @@ def load_vcr(text: str, where: str | Path) -> Any:
     return doc
 
 
-def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
+def _vcr_bodies(data: bytes, path: Path, redaction: Redaction) -> list[_Body]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -373,7 +387,6 @@ def _vcr_bodies(data: bytes, path: Path) -> list[_Body]:
         raise CassetteError(path, "not a vcrpy cassette: no `interactions` list")
     bodies: list[_Body] = []
     skipped = 0
-    redaction = Redaction.DEFAULT
     for n, raw in enumerate(doc["interactions"]):
         where = f"interactions[{n}]"
         if (
@@ -400,6 +413,14 @@ def _vcr_request(raw: Mapping[str, Any], path: Path, where: str) -> Request:
     method, uri = raw.get("method"), raw.get("uri") or raw.get("url")
     if not isinstance(method, str) or not isinstance(uri, str):
         raise CassetteError(path, "needs `method` and `uri` strings", field=f"{where}.request")
+    _check_text(method, path, f"{where}.request.method")
+    _check_text(uri, path, f"{where}.request.uri")
+    try:
+        urlsplit(uri).port  # noqa: B018 -- parsing the port is the check
+    except ValueError as exc:
+        raise CassetteError(
+            path, f"not a valid URL ({exc}): {uri[:200]!r}", field=f"{where}.request.uri"
+        ) from None
     body: Any = _vcr_body_bytes(raw.get("body"), path, f"{where}.request.body")
     if body is not None:
         parsed = json_body(body.decode("utf-8", "replace"))
@@ -433,7 +454,13 @@ def _vcr_body_bytes(body: Any, path: Path, where: str) -> bytes | None:
     if isinstance(body, bytes):
         return body
     if isinstance(body, str):
-        return body.encode("utf-8", "surrogateescape")
+        try:
+            return body.encode("utf-8", "surrogateescape")  # undecodable bytes YAML read as \udcXX
+        except UnicodeEncodeError as exc:
+            code = ord(body[exc.start])
+            raise CassetteError(
+                path, f"holds a lone surrogate (U+{code:04X}), which is not text; use !!binary", field=where
+            ) from None
     raise CassetteError(path, f"a body must be text or !!binary, not {type(body).__name__}", field=where)
 
 
@@ -445,8 +472,21 @@ def _vcr_headers(raw: Any, path: Path, where: str) -> dict[str, str]:
     out = {}
     for key, value in raw.items():
         values = value if isinstance(value, list) else [value]
-        out[str(key)] = ", ".join(str(v) for v in values)
+        name, text = str(key), ", ".join(str(v) for v in values)
+        _check_text(name, path, where)
+        _check_text(text, path, f"{where}.{name}")
+        out[name] = text
     return out
+
+
+def _check_text(text: str, path: Path, where: str) -> None:
+    """Raise `CassetteError` for text no UTF-8 file can hold (a lone surrogate, from a `\\ud800` escape)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CassetteError(
+            path, f"holds a lone surrogate (U+{ord(text[exc.start]):04X}), which is not text", field=where
+        ) from None
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

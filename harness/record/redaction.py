@@ -1,16 +1,22 @@
-"""Redaction at record time: secrets in headers, query parameters, URL userinfo and bodies become `REDACTED`.
+"""Redaction at record and import time: a secret never reaches a cassette.
 
-`Redaction.DEFAULT` covers the credentials every provider SDK sends (API keys, bearer and proxy
-tokens, cookies, AWS SigV4 headers and presigned-URL parameters, `key=`, `api_key=`,
-`access_token=`, ...) and any `user:password@` in a URL. Add your own with `plus`:
+The rules (docs/redaction.md lists them with examples) find secrets by where they travel:
 
-    Redaction.DEFAULT.plus(headers=("x-tenant-token",), body_paths=("messages[*].content",))
+- headers by name: `DEFAULT_HEADERS` (provider and gateway keys) and any name ending like a
+  credential (`SECRET_SUFFIXES`: `...api-key`, `...token`, `...secret`, `...auth`, ...);
+- query parameters by name: `DEFAULT_QUERY_PARAMS` (`key`, `sig`, `code`, ...) and the suffixes;
+- body fields by name at any depth, in JSON (parsed or as text), form and multipart bodies:
+  `DEFAULT_BODY_FIELDS` and the suffixes; plus dotted `body_paths` of your own;
+- URL userinfo, and URL path segments that look like keys (`looks_like_key`);
+- values you name (`values=`): removed wherever they occur.
 
-Body paths are dotted (`metadata.user_id`), with `[*]` for every list item or `[2]` for one; for a
-form or multipart body a path is a field name. Once a value is redacted, any other copy of it
-(raw, JSON-escaped or URL-encoded) is hunted everywhere the interaction is saved: the URL, headers,
-the response body joined across reads, error messages and the derived `expected` outcome
-(`scrub_interaction`, `scrub_cassette`), so a secret never reaches a cassette.
+Names compare case- and separator-insensitively (`api_key` = `apiKey` = `API-Key`). Each value
+removed is then hunted as an echo in everything saved, request and response alike, raw,
+JSON-escaped, fully `\\u`-escaped, URL-encoded and base64-encoded (`echo_forms`), in the
+response body joined across reads (`scrub_chunks`), error messages and the derived `expected`
+outcome (`scrub_interaction`, `scrub_cassette`). Add your own with `plus`:
+
+    Redaction.DEFAULT.plus(names=("x-tenant",), body_paths=("messages[*].content",), values=(key,))
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, header
 from harness.check.outcome import Outcome
@@ -36,6 +42,7 @@ DEFAULT_HEADERS: Final = (
     "x-api-key",
     "api-key",
     "x-auth-token",
+    "x-api-token",
     "x-goog-api-key",
     "openai-organization",
     "openai-project",
@@ -44,61 +51,175 @@ DEFAULT_HEADERS: Final = (
     "x-amz-security-token",
     "x-amz-date",
     "x-amz-content-sha256",
+    # LLM gateways and proxies
+    "ocp-apim-subscription-key",  # Azure API Management
+    "helicone-auth",
+    "x-portkey-api-key",
+    "cf-aig-authorization",  # Cloudflare AI Gateway
+    "x-litellm-api-key",
 )
 DEFAULT_QUERY_PARAMS: Final = (
     "key",
     "api_key",
-    "apikey",
+    "x-goog-api-key",
+    "sig",  # Azure SAS
+    "signature",
+    "code",  # OAuth authorization code
+    "token",
     "access_token",
     "refresh_token",
+    "id_token",
     "client_secret",
     "password",
-    "token",
     "x-amz-signature",
     "x-amz-credential",
     "x-amz-security-token",
+    "x-goog-signature",
+    "x-goog-credential",
 )
+DEFAULT_BODY_FIELDS: Final = (
+    "api_key",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "client_secret",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "session_token",
+    "private_key",
+    "secret_key",
+    "secret_access_key",
+    "subscription_key",
+    "authorization",
+)
+# A name ending in one of these (after `normal_name`) is a secret's too: `x-tenant-api-key`,
+# `githubToken`, `db_password`. Body fields leave out `signature` (Anthropic's thinking blocks
+# carry one back in every follow-up request) and `auth` (often an object, whose leaves are checked).
+SECRET_SUFFIXES: Final = (
+    "apikey", "token", "secret", "password", "privatekey", "secretkey", "subscriptionkey",
+)  # fmt: skip
+HEADER_SUFFIXES: Final = (*SECRET_SUFFIXES, "auth", "authorization", "signature", "credential")
+QUERY_SUFFIXES: Final = (*SECRET_SUFFIXES, "signature", "credential")
 
-_SHORTEST_ECHO = 8  # shorter redacted values are not hunted elsewhere: too likely to hit innocent text
+# Path segments: a known key prefix followed by 16+ key characters with a digit...
+KEY_PREFIXES: Final = (
+    "sk-", "sk_", "rk_", "AIza", "xai-", "gsk_", "hf_", "ghp_", "gho_", "github_pat_", "r8_",
+    "pplx-", "nvapi-", "csk-", "fw_", "ya29.",
+)  # fmt: skip
+_KEY_REST = re.compile(r"[A-Za-z0-9_.\-]{16,}")
+# ...or a JWT, or a run of 32+ letters and digits, upper and lower case and digits all present.
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
+_LONG_RUN = re.compile(r"[A-Za-z0-9]{32,}")
+
+_SHORTEST_ECHO = 8  # a shorter value a rule found is not hunted elsewhere: too likely in innocent text
+_SEPARATORS = re.compile(r"[-_.\s]")
+
+
+def normal_name(name: str) -> str:
+    """A name as the rules compare it: lower case, without `-`, `_`, `.` or spaces (`API-Key` -> `apikey`)."""
+    return _SEPARATORS.sub("", name).lower()
+
+
+def looks_like_key(segment: str) -> bool:
+    """Whether a URL path segment looks like a credential rather than a model name or an id.
+
+    A known key prefix (`KEY_PREFIXES`: `sk-`, `AIza`, `hf_`, ...) followed by 16 or more key
+    characters with a digit among them; a JWT (`eyJ...`); or a run of 32 or more letters and digits
+    holding upper case, lower case and a digit. Model names are words joined by `-`, `.`, `:` or
+    `/`, and ids are short runs or lower-case hex (`resp_<hex>`, UUIDs): neither matches.
+    """
+    for prefix in KEY_PREFIXES:
+        if segment.startswith(prefix):
+            rest = segment[len(prefix) :]
+            if _KEY_REST.fullmatch(rest) and any(c.isdigit() for c in rest):
+                return True
+    if _JWT.fullmatch(segment):
+        return True
+    for run in _LONG_RUN.findall(segment):
+        if any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run):
+            return True
+    return False
+
+
+class NamedSecret(str):
+    """A value the user named (`Redaction(values=...)`): hunted at any length."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Redaction:
-    """What to replace with `REDACTED` before an interaction is saved. Names are case-insensitive.
+    """What to replace with `REDACTED` before an interaction is saved (docs/redaction.md).
 
-    Each field replaces its default list; use `Redaction.DEFAULT.plus(...)` to add to the defaults
-    and `Redaction.OFF` to redact nothing. URL userinfo is redacted unless `userinfo=False`.
+    Names compare case- and separator-insensitively. Each field replaces its default; use
+    `Redaction.DEFAULT.plus(...)` to add to the defaults and `Redaction.OFF` to redact nothing.
+    `suffixes` also takes any header, parameter or field named like a credential (`..._token`),
+    `path_keys` URL path segments that look like keys, `userinfo` a URL's `user:password@`.
+    `values` are secrets removed wherever they appear, whatever carried them.
     """
 
     headers: tuple[str, ...] = DEFAULT_HEADERS
     query_params: tuple[str, ...] = DEFAULT_QUERY_PARAMS
+    body_fields: tuple[str, ...] = DEFAULT_BODY_FIELDS
     body_paths: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    suffixes: bool = True
+    path_keys: bool = True
     userinfo: bool = True
     _parsed_paths: tuple[JsonPath, ...] = field(init=False, repr=False, compare=False)
+    _header_names: frozenset[str] = field(init=False, repr=False, compare=False)
+    _param_names: frozenset[str] = field(init=False, repr=False, compare=False)
+    _field_names: frozenset[str] = field(init=False, repr=False, compare=False)
 
     DEFAULT: ClassVar[Redaction]
     OFF: ClassVar[Redaction]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "headers", tuple(name.lower() for name in self.headers))
-        object.__setattr__(self, "query_params", tuple(name.lower() for name in self.query_params))
-        object.__setattr__(self, "body_paths", tuple(self.body_paths))
-        object.__setattr__(self, "_parsed_paths", tuple(parse_path(path) for path in self.body_paths))
+        for name in ("headers", "query_params", "body_fields", "body_paths", "values"):
+            items = getattr(self, name)
+            if isinstance(items, str) or not all(isinstance(item, str) for item in items):
+                raise UsageError(f"Redaction({name}=...) takes a list of strings, not {items!r}")
+        if any(not value for value in self.values):
+            raise UsageError("Redaction(values=...): a value to redact cannot be empty")
+        set_ = object.__setattr__
+        set_(self, "headers", tuple(name.lower() for name in self.headers))
+        set_(self, "query_params", tuple(name.lower() for name in self.query_params))
+        set_(self, "body_fields", tuple(self.body_fields))
+        set_(self, "body_paths", tuple(self.body_paths))
+        set_(self, "values", tuple(NamedSecret(value) for value in self.values))
+        set_(self, "_parsed_paths", tuple(parse_path(path) for path in self.body_paths))
+        set_(self, "_header_names", frozenset(normal_name(name) for name in self.headers))
+        set_(self, "_param_names", frozenset(normal_name(name) for name in self.query_params))
+        # A body path's last name counts as a field name where a body is not parsed (form, text).
+        last = [p[-1] for p in self._parsed_paths if isinstance(p[-1], str)]
+        set_(self, "_field_names", frozenset(normal_name(name) for name in (*self.body_fields, *last)))
 
     def plus(
-        self, *, headers: Iterable[str] = (), query_params: Iterable[str] = (), body_paths: Iterable[str] = ()
+        self,
+        *,
+        headers: Iterable[str] = (),
+        query_params: Iterable[str] = (),
+        body_fields: Iterable[str] = (),
+        body_paths: Iterable[str] = (),
+        values: Iterable[str] = (),
+        names: Iterable[str] = (),
     ) -> Redaction:
-        """This redaction with more headers, query parameters and body paths."""
-        return Redaction(
-            headers=(*self.headers, *headers),
-            query_params=(*self.query_params, *query_params),
+        """This redaction with more of each; `names` are added as headers, parameters and body fields."""
+        names = tuple(names)
+        return replace(
+            self,
+            headers=(*self.headers, *headers, *names),
+            query_params=(*self.query_params, *query_params, *names),
+            body_fields=(*self.body_fields, *body_fields, *names),
             body_paths=(*self.body_paths, *body_paths),
-            userinfo=self.userinfo,
+            values=(*self.values, *values),
         )
 
     def request(self, request: Request) -> tuple[Request, list[str]]:
         """The request with secrets replaced, and the secret values found (to hunt echoes of)."""
-        secrets: list[str] = []
+        secrets: list[str] = list(self.values)
         headers = self._headers(request.headers, secrets)
         url = self._url(request.url, secrets)
         body = self._body(request.body, header(request.headers, "content-type") or "", secrets)
@@ -117,57 +238,187 @@ class Redaction:
         return scrub_chunks([chunk], secrets)[0]
 
     def url(self, url: str) -> str:
-        """The URL with secret query parameters (and userinfo) replaced."""
+        """The URL with secret query parameters, key-like path segments and userinfo replaced."""
         return self._url(url, [])
 
+    def is_secret_header(self, name: str) -> bool:
+        """Whether a header of this name carries a secret."""
+        key = normal_name(name)
+        return key in self._header_names or (self.suffixes and key.endswith(HEADER_SUFFIXES))
+
+    def is_secret_param(self, name: str) -> bool:
+        """Whether a query parameter of this name carries a secret."""
+        key = normal_name(name)
+        return key in self._param_names or (self.suffixes and key.endswith(QUERY_SUFFIXES))
+
+    def is_secret_field(self, name: str) -> bool:
+        """Whether a body field (JSON at any depth, form, multipart) of this name carries a secret."""
+        key = normal_name(name)
+        return key in self._field_names or (self.suffixes and key.endswith(SECRET_SUFFIXES))
+
     def _headers(self, headers: Mapping[str, str], secrets: list[str]) -> dict[str, str]:
-        out = {}
-        for key, value in headers.items():
-            out[key] = _take_secret(value, secrets) if key.lower() in self.headers else value
-        return out
+        return {
+            key: _take_secret(value, secrets) if value and self.is_secret_header(key) else value
+            for key, value in headers.items()
+        }
 
     def _url(self, url: str, secrets: list[str]) -> str:
-        parts = urlsplit(url)
-        if self.userinfo and "@" in parts.netloc:
-            userinfo, _, host = parts.netloc.rpartition("@")
+        """Each part redacted in place, the rest spelled as it was; parsed by hand, so no URL,
+        however malformed (`http://[::1/x`), makes this raise."""
+        scheme = url.find("://")
+        start = scheme + 3 if scheme >= 0 and "/" not in url[:scheme] else 0
+        found = _AFTER_NETLOC.search(url, start)
+        end = found.start() if found else len(url)
+        if start == 0:
+            end = 0  # no `scheme://`: all of it is path
+        netloc = url[start:end]
+        rest, hash_, fragment = url[end:].partition("#")
+        path, question, query = rest.partition("?")
+        if self.userinfo and "@" in netloc:
+            userinfo, _, host = netloc.rpartition("@")
             user, colon, password = userinfo.partition(":")
             hidden = [_take_secret(unquote(user), secrets)]
             if colon:
                 hidden.append(_take_secret(unquote(password), secrets))
-            parts = parts._replace(netloc=f"{':'.join(hidden)}@{host}")
-            url = urlunsplit(parts)
-        if not parts.query or not self.query_params:
-            return url
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
-        if not any(name.lower() in self.query_params for name, _ in pairs):
-            return url  # untouched URLs keep their exact spelling
-        redacted = [
-            (name, _take_secret(value, secrets) if name.lower() in self.query_params else value)
-            for name, value in pairs
-        ]
-        return urlunsplit(parts._replace(query=urlencode(redacted, safe="*-._~/:")))
+            netloc = f"{':'.join(hidden)}@{host}"
+        if self.path_keys:
+            path = "/".join(self._path_segment(segment, secrets) for segment in path.split("/"))
+        if question:
+            query = "&".join(self._query_piece(piece, secrets) for piece in query.split("&"))
+        return f"{url[:start]}{netloc}{path}{question}{query}{hash_}{fragment}"
+
+    def _path_segment(self, segment: str, secrets: list[str]) -> str:
+        parts = segment.split(":")  # `/models/<name>:streamGenerateContent`
+        for i, part in enumerate(parts):
+            if looks_like_key(unquote(part)):
+                parts[i] = _take_secret(unquote(part), secrets)
+        return ":".join(parts)
+
+    def _query_piece(self, piece: str, secrets: list[str]) -> str:
+        name, equals, value = piece.partition("=")
+        if equals and value and self.is_secret_param(unquote_plus(name)):
+            return f"{name}={_take_secret(unquote_plus(value), secrets)}"
+        return piece
 
     def _body(self, body: Any, content_type: str, secrets: list[str]) -> Any:
-        if not self._parsed_paths:
-            return body
         if isinstance(body, dict | list):
             for path in self._parsed_paths:
                 body = rewrite_path(body, path, lambda value: _take_secret(value, secrets))
-            return body
+            return self._json_fields(body, secrets)
         if not isinstance(body, str):
             return body
-        names = {p[0].lower() for p in self._parsed_paths if len(p) == 1 and isinstance(p[0], str)}
         media = content_type.split(";")[0].strip().lower()
         if media == "application/x-www-form-urlencoded":
-            return _form_fields(body, names, secrets)
+            return "&".join(self._form_piece(piece, secrets) for piece in body.split("&"))
         boundary = re.search(r'boundary="?([^";]+)"?', content_type)
         if media == "multipart/form-data" and boundary:
-            return _multipart_fields(body, boundary.group(1), names, secrets)
+            return self._multipart(body, boundary.group(1), secrets)
+        if body.lstrip()[:1] in ("{", "["):
+            return self._json_text(body, secrets)  # JSON kept as text: too deep, or a lone surrogate
         return body
+
+    def _json_fields(self, value: Any, secrets: list[str]) -> Any:
+        """A copy of parsed JSON with every secret-named scalar replaced (containers copied only
+        where something changed). Parsed bodies nest at most `MAX_BODY_DEPTH` levels."""
+        if isinstance(value, dict):
+            out: dict[Any, Any] | None = None
+            for key, child in value.items():
+                if isinstance(key, str) and _is_secret_scalar(child) and self.is_secret_field(key):
+                    new = _take_secret(child, secrets)
+                else:
+                    new = self._json_fields(child, secrets)
+                if new is not child:
+                    out = dict(value) if out is None else out
+                    out[key] = new
+            return value if out is None else out
+        if isinstance(value, list):
+            items: list[Any] | None = None
+            for i, child in enumerate(value):
+                new = self._json_fields(child, secrets)
+                if new is not child:
+                    items = list(value) if items is None else items
+                    items[i] = new
+            return value if items is None else items
+        return value
+
+    def _json_text(self, text: str, secrets: list[str]) -> str:
+        """JSON text with every secret-named member's string or number value replaced, the rest
+        spelled as it was; one linear pass over its string tokens."""
+        cuts: list[tuple[int, int]] = []
+        for token in _JSON_STRING.finditer(text):
+            if not token.group(2) or (cuts and token.start() < cuts[-1][1]):
+                continue  # an unterminated string, or the value just replaced
+            colon = _JSON_COLON.match(text, token.end())
+            if colon is None or not self.is_secret_field(_json_string(token.group(1))):
+                continue
+            value = _JSON_STRING.match(text, colon.end()) or _JSON_NUMBER.match(text, colon.end())
+            if value is None:
+                continue
+            raw = value.group(0)
+            secret = _json_string(value.group(1)) if raw.startswith('"') else raw
+            if secret and secret != REDACTED:
+                secrets.append(secret)
+                cuts.append((value.start(), value.end()))
+        if not cuts:
+            return text
+        pieces, pos = [], 0
+        for begin, stop in cuts:
+            pieces += [text[pos:begin], f'"{REDACTED}"']
+            pos = stop
+        pieces.append(text[pos:])
+        return "".join(pieces)
+
+    def _form_piece(self, piece: str, secrets: list[str]) -> str:
+        name, equals, value = piece.partition("=")
+        if equals and value and self.is_secret_field(unquote_plus(name)):
+            return f"{name}={_take_secret(unquote_plus(value), secrets)}"
+        return piece
+
+    def _multipart(self, body: str, boundary: str, secrets: list[str]) -> str:
+        """A multipart body with the content of each secret-named part redacted."""
+        delimiter = f"--{boundary}"
+        parts = body.split(delimiter)
+        for i, part in enumerate(parts[1:], start=1):
+            head, sep, content = part.partition("\r\n\r\n")
+            if not sep:
+                head, sep, content = part.partition("\n\n")
+            found = _PART_NAME.search(head)
+            if sep and found and self.is_secret_field(found.group(1)):
+                # The part's content ends before the CRLF that precedes the next delimiter.
+                value, newline = (content[:-2], "\r\n") if content.endswith("\r\n") else (content, "")
+                parts[i] = f"{head}{sep}{_take_secret(value, secrets)}{newline}"
+        return delimiter.join(parts)
 
 
 Redaction.DEFAULT = Redaction()
-Redaction.OFF = Redaction(headers=(), query_params=(), body_paths=(), userinfo=False)
+Redaction.OFF = Redaction(
+    headers=(), query_params=(), body_fields=(), suffixes=False, path_keys=False, userinfo=False
+)
+
+_AFTER_NETLOC = re.compile(r"[/?#]")
+_PART_NAME = re.compile(r'content-disposition:[^\r\n]*\bname="([^"]*)"', re.IGNORECASE)
+# A JSON string token; the closing quote is optional so an unterminated one ends the scan in one go.
+_JSON_STRING = re.compile(r'"((?:[^"\\]|\\.)*)("?)', re.DOTALL)
+_JSON_COLON = re.compile(r"\s*:\s*")
+_JSON_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+def _json_string(inner: str) -> str:
+    """The text of a JSON string token's inside, escapes decoded (as written when they are bad)."""
+    if "\\" not in inner:
+        return inner
+    try:
+        decoded = json.loads(f'"{inner}"')
+    except ValueError:
+        return inner
+    return decoded if isinstance(decoded, str) else inner
+
+
+def _is_secret_scalar(value: Any) -> bool:
+    """A value a secret-named field may hold: text or a number (not an object, null or a flag)."""
+    if isinstance(value, str):
+        return bool(value) and value != REDACTED
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _take_secret(value: Any, secrets: list[str]) -> Any:
@@ -178,74 +429,77 @@ def _take_secret(value: Any, secrets: list[str]) -> Any:
     return REDACTED
 
 
-def _form_fields(body: str, names: set[str], secrets: list[str]) -> str:
-    """`a=1&password=x` with the named fields' values redacted, everything else spelled as it was."""
-    out = []
-    for piece in body.split("&"):
-        name, equals, value = piece.partition("=")
-        if equals and unquote_plus(name).lower() in names:
-            piece = f"{name}={_take_secret(unquote_plus(value), secrets)}"
-        out.append(piece)
-    return "&".join(out)
-
-
-_PART_NAME = re.compile(r'content-disposition:[^\r\n]*\bname="([^"]*)"', re.IGNORECASE)
-
-
-def _multipart_fields(body: str, boundary: str, names: set[str], secrets: list[str]) -> str:
-    """A multipart body with the content of each part named in `names` redacted."""
-    delimiter = f"--{boundary}"
-    parts = body.split(delimiter)
-    for i, part in enumerate(parts[1:], start=1):
-        head, sep, content = part.partition("\r\n\r\n")
-        if not sep:
-            head, sep, content = part.partition("\n\n")
-        found = _PART_NAME.search(head)
-        if sep and found and found.group(1).lower() in names:
-            # The part's content ends before the CRLF that precedes the next delimiter.
-            value, newline, tail = (
-                (content[:-2], "\r\n", "") if content.endswith("\r\n") else (content, "", "")
-            )
-            parts[i] = f"{head}{sep}{_take_secret(value, secrets)}{newline}{tail}"
-    return delimiter.join(parts)
-
-
 # ---------------------------------------------------------------------------------------------
 # Echoes: every other copy of a redacted value, wherever it is saved
 
 
 def echo_forms(secrets: Iterable[str]) -> list[str]:
-    """The strings to hunt for: each secret raw, JSON-escaped and URL-encoded, the token of
-    `Bearer <token>` forms and the user and password of `Basic <base64>`; longest first."""
-    values: set[str] = set()
+    """The strings to hunt for, longest first: each secret (8 characters or more, or named by
+    the user) raw, JSON-escaped, fully `\\u`-escaped, URL-encoded and base64-encoded (`_encodings`);
+    the token of `Bearer <token>` forms and the user and password of `Basic <base64>` too."""
+    values: dict[str, bool] = {}  # value -> named by the user
     for secret in secrets:
-        values.add(secret)
+        named = isinstance(secret, NamedSecret)
+        candidates = [str(secret)]
         parts = secret.split()
         if len(parts) == 2:
-            values.add(parts[1])
+            candidates.append(parts[1])
             if parts[0].lower() == "basic":
-                values.update(_basic_credentials(parts[1]))
+                candidates += _basic_credentials(parts[1])
+        for value in candidates:
+            values[value] = values.get(value, False) or named
     forms: set[str] = set()
-    for value in values:
-        escaped = json.dumps(value)[1:-1]
-        forms.update(
-            (
-                value,
-                escaped,
-                escaped.replace("/", "\\/"),
-                json.dumps(value, ensure_ascii=False)[1:-1],
-                quote(value, safe=""),
-                quote(value),
-                quote_plus(value, safe=""),
-            )
-        )
-    return sorted((form for form in forms if len(form) >= _SHORTEST_ECHO), key=len, reverse=True)
+    for value, named in values.items():
+        if value and (named or len(value) >= _SHORTEST_ECHO):
+            forms |= _encodings(value)
+    forms.discard("")
+    return sorted(forms, key=len, reverse=True)
+
+
+def _encodings(value: str) -> set[str]:
+    """Every spelling of `value` the rules hunt."""
+    escaped = json.dumps(value)[1:-1]
+    forms = {
+        value,
+        escaped,
+        escaped.replace("/", "\\/"),
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        quote(value, safe=""),
+        quote(value),
+        quote_plus(value, safe=""),
+    }
+    forms |= {_PERCENT.sub(lambda m: m.group(0).lower(), form) for form in forms if "%" in form}
+    units = value.encode("utf-16-be", "surrogatepass")
+    codes = [int.from_bytes(units[i : i + 2], "big") for i in range(0, len(units), 2)]
+    forms.add("".join(f"\\u{code:04x}" for code in codes))
+    forms.add("".join(f"\\u{code:04X}" for code in codes))
+    forms |= _base64_forms(value.encode("utf-8", "surrogatepass"))
+    return forms
+
+
+_PERCENT = re.compile(r"%[0-9A-F]{2}")
+
+
+def _base64_forms(raw: bytes) -> set[str]:
+    """`raw` base64-encoded, standard and URL-safe, padded and not; and the characters that encode
+    only `raw`'s bits at each of the three alignments, which catch it inside a longer encoded text
+    (`base64("user:" + key)`)."""
+    out: set[str] = set()
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = encode(raw).decode("ascii")
+        out |= {whole, whole.rstrip("=")}
+        for shift in (0, 1, 2):
+            text = encode(b"\0" * shift + raw).decode("ascii")
+            core = text[-(-8 * shift // 6) : 8 * (shift + len(raw)) // 6]
+            if len(core) >= _SHORTEST_ECHO:
+                out.add(core)
+    return out
 
 
 def _basic_credentials(token: str) -> list[str]:
     try:
         decoded = base64.b64decode(token, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    except (binascii.Error, UnicodeDecodeError, ValueError):
         return []
     user, _, password = decoded.partition(":")
     return [decoded, user, password]
@@ -302,7 +556,11 @@ def scrub_chunks(chunks: list[Chunk], secrets: Iterable[str]) -> list[Chunk]:
     if not echoes or not chunks:
         return chunks
     joined = b"".join(chunk.data for chunk in chunks)
-    pattern = re.compile(b"|".join(re.escape(echo.encode("utf-8")) for echo in echoes))
+    # A substring test per form runs at memory speed; the (slower) regex sees only forms present.
+    present = [form for form in (e.encode("utf-8", "surrogatepass") for e in echoes) if form in joined]
+    if not present:
+        return chunks
+    pattern = re.compile(b"|".join(re.escape(form) for form in present))
     matches = [(found.start(), found.end()) for found in pattern.finditer(joined)]
     if not matches:
         return chunks

@@ -68,8 +68,11 @@ def stable_headers(headers: Mapping[str, str]) -> dict[str, str]:
 
 def stable_url(url: str) -> str:
     """`url` without its port when the host is loopback (a test server's port is random)."""
-    parts = urlsplit(url)
-    if (parts.hostname or "").lower() not in LOOPBACK_HOSTS or parts.port is None:
+    try:
+        parts = urlsplit(url)
+        if (parts.hostname or "").lower() not in LOOPBACK_HOSTS or parts.port is None:
+            return url
+    except ValueError:  # `http://[::1/x`, `http://h:80x/`: not ours to judge here
         return url
     host = parts.hostname or ""
     host = f"[{host}]" if ":" in host else host

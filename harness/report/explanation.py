@@ -17,6 +17,7 @@ from typing import Final
 from harness.check.case_id import FoundCase, StepEffect, step_effects
 from harness.check.expectation import ENDINGS, classify, ending_rule, rule_for
 from harness.check.outcome import Outcome, State, ToolCall
+from harness.report.escape import terminal_line as one_line
 from harness.report.inspection import gists
 from harness.report.terminal import shorten
 from harness.wire import dialects
@@ -100,11 +101,12 @@ def explain(found: FoundCase, width: int = 120) -> str:
     """The whole explanation, as printed by `toolstream explain`."""
     case, source, scenario = found.case, found.source, found.scenario
     expectation = classify(case, scenario)
+    description = " ".join(scenario.description.split())
     lines = [
-        f"case {case.id}",
-        f"  recorded: {source.id} ({case.dialect}) from {source.path}",
-        f"  scenario: {scenario.name}: {scenario.description.strip() or '-'}",
-        f"  class:    {expectation.case_class}: {expectation.reason}",
+        f"case {one_line(case.id)}",
+        f"  recorded: {one_line(source.id)} ({case.dialect}) from {one_line(str(source.path))}",
+        f"  scenario: {one_line(scenario.name)}: {one_line(description) or '-'}",
+        f"  class:    {expectation.case_class}: {one_line(expectation.reason)}",
         "",
         "what each step did:",
     ]
@@ -114,9 +116,11 @@ def explain(found: FoundCase, width: int = 120) -> str:
     for n, effect in enumerate(effects, start=1):
         rule = rule_for(effect.step, case)
         did = _effect(effect, case.dialect)
-        lines.append(f"  {n}. {_step_name(effect)}: {did} [{rule.case_class}: {rule.text()}]")
+        lines.append(
+            f"  {n}. {one_line(_step_name(effect))}: {did} [{rule.case_class}: {one_line(rule.text())}]"
+        )
     if source.interaction.response.complete and not case.response.complete:
-        lines.append(f"  the transport is cut at the end: {case.response.error or 'no error text'}")
+        lines.append(f"  the transport is cut at the end: {one_line(case.response.error or 'no error text')}")
     original = effects[0].before if effects else case.events
     lines += ["", *_side_by_side(case.dialect, original, case.events, width)]
     lines += ["", *_expected(found)]
@@ -184,7 +188,7 @@ def _expected(found: FoundCase) -> list[str]:
     situation = situation_of(found)
     expected = case.expected
     lines = [
-        f"expected: state {expected.state}, finish_reason {expected.finish_reason!r}, "
+        f"expected: state {expected.state}, finish_reason {one_line(repr(expected.finish_reason))}, "
         f"{len(expected.tool_calls)} call(s)",
         f"  situation {situation.name} ({ORACLE_DOC}): state {situation.state}, calls {situation.calls}: "
         f"{situation.gist}",

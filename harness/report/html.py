@@ -11,7 +11,6 @@ Used by `toolstream check --html`, `toolstream compare --html` and the pytest pl
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import shlex
@@ -25,8 +24,10 @@ from harness.check.compare import Comparison
 from harness.check.selection import Selection, build_case
 from harness.check.verdict import Report, signature
 from harness.errors import HarnessError
+from harness.report.escape import html_text, script_json
 from harness.report.replay import pytest_command, replay_command
 from harness.report.results import counts
+from harness.report.shared import shared_values, without_machine_paths
 from harness.report.terminal import clip_values, shorten
 
 __all__ = ["render_html", "write_html"]
@@ -82,11 +83,12 @@ def render_html(
     sections = [_check_section(report, selection, streams) for report in reports]
     if comparison is not None:
         sections.append(_compare_section(comparison, selection, streams))
+    # Written to be shared: no folder of this machine in any command, error or name it shows.
+    sections = shared_values(sections)
     body = "\n".join(_section_html(n, s) for n, s in enumerate(sections)) or "<p>No cases were run.</p>"
-    # No "<" at all inside the script element: nothing in the data can close it or open a comment.
-    data = json.dumps(clip_values([s["data"] for s in sections]), ensure_ascii=False).replace("<", "\\u003c")
+    data = script_json(clip_values([s["data"] for s in sections]))
     parts = {
-        "title": html.escape(title),
+        "title": html_text(without_machine_paths(title)),
         "body": body,
         "data": data,
         "css": _CSS,
@@ -391,7 +393,7 @@ def _worst_first(names: Sequence[str], failing: Counter[str]) -> list[str]:
 
 
 def _section_html(n: int, section: dict[str, Any]) -> str:
-    e = html.escape
+    e = html_text
     state = "ok" if section["ok"] else "bad"
     out = [f'<section class="run" data-section="{n}"><h2 class="{state}">{e(section["headline"])}</h2>']
     if any(not g.get("warn") for g in section["groups"]):
@@ -412,7 +414,7 @@ def _section_html(n: int, section: dict[str, Any]) -> str:
 
 
 def _summary_html(n: int, groups: list[dict[str, Any]], warn: bool) -> str:
-    e = html.escape
+    e = html_text
     rows = []
     for g, group in enumerate(groups):
         if bool(group.get("warn")) is not warn:
@@ -437,7 +439,7 @@ def _summary_html(n: int, groups: list[dict[str, Any]], warn: bool) -> str:
 
 
 def _grid_html(n: int, grid: dict[str, Any]) -> str:
-    e = html.escape
+    e = html_text
     head = "".join(
         f'<th class="col" title="{e(full)}"><span>{e(label)}</span></th>'
         for full, label in zip(grid["cassettes"], grid["labels"], strict=True)
@@ -489,7 +491,7 @@ def _legend(compare: bool) -> str:
             ("timeout", "1 t/o timeout"),
             ("skipped", "1 skip not applicable"),
         ]
-    chips = "".join(f'<span class="chip {cls}">{html.escape(text)}</span>' for cls, text in items)
+    chips = "".join(f'<span class="chip {cls}">{html_text(text)}</span>' for cls, text in items)
     hint = '<span class="hint">click a cell for them</span>'
     return f'<div class="legend">each cell counts its cases: {chips}{hint}</div>'
 

@@ -21,6 +21,8 @@ from harness.check.compare import Comparison, Difference, meets_expectation
 from harness.check.selection import Selection
 from harness.check.severity import Severity
 from harness.check.verdict import Report, Result, Verdict, signature
+from harness.report.escape import terminal
+from harness.report.escape import terminal_line as one_line
 from harness.report.replay import replay_command
 from harness.report.terminal import clip, clip_values, printable, shorten, table
 
@@ -161,7 +163,7 @@ def render_check(
             continue
         if len(groups) > 1:
             # The overview already named each kind: a number refers to it without saying it twice.
-            blocks.append(f"== {f'kind {n}' if numbered else sig} ({len(members)} cases)")
+            blocks.append(f"== {f'kind {n}' if numbered else one_line(sig)} ({len(members)} cases)")
         blocks.extend(_failure(result, selection, report.strict) for result in listed)
     if len(shown) < len(failures):
         blocks.append(
@@ -171,7 +173,7 @@ def render_check(
     if report.warnings:
         blocks.append("\n".join(warning_lines(report.warnings)))
     blocks.append(_summary_line(report))
-    return "\n\n".join(blocks)
+    return terminal("\n\n".join(blocks))  # what a name or value spelled raw cannot reach
 
 
 def _failure_groups(failures: Sequence[Result]) -> dict[str, list[Result]]:
@@ -207,8 +209,8 @@ def warning_lines(warnings: Sequence[Result], option: str = "--strict") -> list[
     lines = [f"{len(warnings)} warnings (policy cases or cosmetic differences; {option} fails them):"]
     ordered = sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0]))
     for (case_class, severity, sig), members in ordered:
-        lines.append(f"  {len(members):>5}  {case_class:<6} {severity:<8} {sig}")
-        lines.append(f"         e.g. {members[0].id}")
+        lines.append(f"  {len(members):>5}  {case_class:<6} {severity:<8} {one_line(sig)}")
+        lines.append(f"         e.g. {one_line(members[0].id)}")
     return lines
 
 
@@ -240,7 +242,7 @@ def _grid(results: Sequence[Result], scenarios: list[str], cassettes: list[str],
     for result in results:
         cells[(result.scenario, result.cassette)].append(result)
     rows = [[scenario, *(_mark(cells.get((scenario, c), [])) for c in cassettes)] for scenario in scenarios]
-    legend = "  ".join(f"{n}: {c}" for n, c in enumerate(cassettes, start=1))
+    legend = "  ".join(f"{n}: {one_line(c)}" for n, c in enumerate(cassettes, start=1))
     headers = ["scenario", *(str(n) for n in range(1, len(cassettes) + 1))]
     return table(headers, rows, max_width=width) + "\n\ncassettes: " + legend
 
@@ -263,7 +265,7 @@ def _groups(failures: Sequence[Result], width: int | None) -> str:
     total = sum(len(m) for m in groups.values())
     single = len(groups) == 1
     if single:
-        lines = [f"{total} failures, all: {next(iter(groups))}"]
+        lines = [f"{total} failures, all: {one_line(next(iter(groups)))}"]
         if group_tags(next(iter(groups.values()))):
             lines.append(" " * 8 + group_tags(next(iter(groups.values()))).strip())
     else:
@@ -276,13 +278,13 @@ def _groups(failures: Sequence[Result], width: int | None) -> str:
         if len(scenarios) > 4:
             where += f", +{len(scenarios) - 4} more"
         if not single:
-            lines.append(f"{n:>3}. {len(members):>6}  {group_tags(members)}{sig}")
+            lines.append(f"{n:>3}. {len(members):>6}  {group_tags(members)}{one_line(sig)}")
         lines.append(" " * pad + shorten(where, room))
     return "\n".join(lines)
 
 
 def _failure(result: Result, selection: Selection | None, strict: bool = False) -> str:
-    lines = [f"{result.verdict.upper()} {result.id} {group_tags([result])}".rstrip()]
+    lines = [f"{result.verdict.upper()} {one_line(result.id)} {group_tags([result])}".rstrip()]
     if result.verdict in (Verdict.FAIL, Verdict.WARN):
         lines.extend(_diff_lines(result))
     else:
@@ -291,7 +293,9 @@ def _failure(result: Result, selection: Selection | None, strict: bool = False) 
     if result.output:
         lines.append("  output:")
         lines.extend(f"  | {line}" for line in _excerpt(result.output))
-    lines.append(f"  replay: {replay_command(result.accumulator, result.id, selection, strict=strict)}")
+    lines.append(
+        f"  replay: {one_line(replay_command(result.accumulator, result.id, selection, strict=strict))}"
+    )
     return "\n".join(lines)
 
 
@@ -348,14 +352,14 @@ def render_comparison(
     shown = comparison.differences if max_differences <= 0 else comparison.differences[:max_differences]
     for difference in shown:
         warn = "" if counts(difference, strict) else " (warning: neither side fails its case)"
-        lines = [f"DIFFERS {difference.id} [{difference.a.case_class}]{warn}"]
+        lines = [f"DIFFERS {one_line(difference.id)} [{difference.a.case_class}]{warn}"]
         lines.extend(f"  {_printed(line)}" for line in difference.lines)
         lines.append(f"  A: {show(difference.a)}")
         lines.append(f"  B: {show(difference.b)}")
         meets = meets_expectation(difference.a, difference.b)
         lines.append(f"  meets the expectation: {meets}")
         if difference.id in reproductions:
-            lines.append(f"  reproduction: {reproductions[difference.id]}")
+            lines.append(f"  reproduction: {one_line(str(reproductions[difference.id]))}")
         blocks.append("\n".join(lines))
     hidden = len(comparison.differences) - len(shown)
     if hidden:
@@ -367,7 +371,7 @@ def render_comparison(
         apart = sum(not counts(d, strict) for d in comparison.differences)
         only = f" ({apart} only warnings: --strict counts them)" if apart else ""
         blocks.append(f"A and B differ on {len(comparison.differences)} of {total} cases{only}")
-    return "\n\n".join(blocks)
+    return terminal("\n\n".join(blocks))
 
 
 def _outcome_text(result: Result) -> str:

@@ -10,9 +10,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from harness.report.escape import terminal as printable
+
+__all__ = ["LONG_VALUE", "Progress", "case_name", "clip", "clip_values", "printable", "shorten", "table"]
+
 # A value longer than this is cut wherever it is shown (terminal, JSON, HTML), its length said.
 LONG_VALUE = 10_000
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def clip(text: str, limit: int = LONG_VALUE) -> str:
@@ -31,12 +34,6 @@ def clip_values(data: Any, limit: int = LONG_VALUE) -> Any:
     if isinstance(data, list | tuple):
         return [clip_values(value, limit) for value in data]
     return data
-
-
-def printable(text: str) -> str:
-    """Control characters (terminal escapes, carriage returns, bells) as `\\x1b`; newlines and
-    tabs kept: what an accumulator printed cannot move the cursor or recolour the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 def shorten(text: str, width: int) -> str:

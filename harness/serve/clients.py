@@ -2,9 +2,12 @@
 its follow-up request.
 
 Each run gets the environment provider SDKs read for their endpoint and key, pointing at its case
-(see `routes.client_environment`), in a session of its own: when its follow-up or report arrives,
-when it exits, or when the timeout passes, the whole process group is killed, so nothing it started
-outlives it. `jobs` programs run at once against the one server; results come back in case order,
+(see `routes.client_environment`), in a session of its own, under the `subreaper` wrapper (Linux):
+when its follow-up or report arrives, when it exits, or when the timeout passes, it and everything
+it started end, even what left its session (`setsid`, a double fork); a harness that dies takes
+them along. Its stdout and stderr are read as they come, their first and last bytes kept
+(`STDOUT_KEPT`, `STDERR_KEPT`): a flood costs neither memory nor disk, and the outcome says what
+was dropped. `jobs` programs run at once against the one server; results come back in case order,
 so the report does not depend on `jobs`.
 
 `ClientProgram` is the same run as an `Accumulator` (the spec `client:CMD` resolves to it), so a
@@ -18,17 +21,19 @@ import contextlib
 import json
 import os
 import shlex
-import signal
 import subprocess
-import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from dataclasses import replace
+from typing import IO
 
+from harness.check.accumulators import subreaper
+from harness.check.capture import Captured
 from harness.check.outcome import Outcome
 from harness.check.verdict import Report, Result
-from harness.errors import OutcomeFormatError, UsageError
+from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
 from harness.serve.oracle import Evidence, judge_client, outcome_of
 from harness.serve.routes import client_environment
@@ -41,6 +46,11 @@ PREFIX = "client:"  # the accumulator spec of a program: `client:CMD`
 # Under the matrix runner a program gets this long per case: less than the runner's default
 # deadline (30 s), so the program's own deadline, which also kills what it started, comes first.
 DEFAULT_TIMEOUT = 25.0
+# Bytes of a run's output kept, half from its start and half from its end: a report is its last
+# line, a raise is named near the end of stderr.
+STDOUT_KEPT = 2 * 1024 * 1024
+STDERR_KEPT = 128 * 1024
+_READ_END = 5.0  # seconds to read what is left in the pipes once the program's tree has ended
 
 
 def run_clients(
@@ -90,34 +100,57 @@ def run_client(
     scenario: Scenario | None = None,
 ) -> Result:
     """One run of `command` against one case of a running server, judged."""
-    evidence = run_evidence(server, case, command, timeout=timeout)
-    return judge_client(case, label or PREFIX + str(command), evidence, scenario)
+    evidence, dropped = _run(server, case, command, timeout=timeout)
+    result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
+    if dropped is None:
+        return result
+    if result.actual is not None:
+        return replace(result, actual=_noted(result.actual, dropped))
+    return replace(result, error=f"{result.error}; {dropped}" if result.error else dropped)
 
 
 def run_evidence(
     server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
 ) -> Evidence:
     """Run `command` once against `case` and collect what it showed (see `Evidence`)."""
+    return _run(server, case, command, timeout=timeout)[0]
+
+
+def _run(
+    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
+) -> tuple[Evidence, str | None]:
+    """The evidence of one run, and a note when some of its output was dropped (else None)."""
+    if subreaper.stopping():  # a signal is ending the harness: its queued runs start nothing
+        raise AccumulatorCrashed("not run: the harness is being stopped")
     log = server.log(case.id)
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
-    with tempfile.TemporaryDirectory(prefix="toolstream-client-") as scratch:
-        out_path, err_path = Path(scratch, "stdout"), Path(scratch, "stderr")
-        with out_path.open("wb") as out, err_path.open("wb") as err:
-            start = time.monotonic()
-            process = subprocess.Popen(
-                command,
-                shell=isinstance(command, str),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,  # its own process group: one kill ends all it started
-            )
-            exit_code, timed_out, heard_at = _watch(process, log, start, timeout)
-            _kill_group(process)
-        stdout = out_path.read_text(errors="replace")
-        stderr = err_path.read_text(errors="replace")
+    wrapped = subreaper.CONTAINED
+    if wrapped:  # the wrapper runs the shell itself
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    start = time.monotonic()
+    process = subprocess.Popen(
+        subreaper.contained(argv) if wrapped else command,
+        shell=not wrapped and isinstance(command, str),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: one kill ends all it started
+    )
+    out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
+    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
+    try:
+        exit_code, timed_out, heard_at = _watch(process, log, start, timeout)
+    finally:
+        subreaper.stop(process, wrapped=wrapped, grace=2.0)
+        for reader in readers:
+            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
+        for pipe in (process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
+    stdout, stderr = out.text, err.text
     report = log.reports[0] if log.reports else _stdout_report(stdout)
     followup = log.followups[0] if log.followups else None
     ended = heard_at if heard_at is not None else time.monotonic()
@@ -129,7 +162,36 @@ def run_evidence(
         seconds=ended - start,
         stderr=stderr,
         requests=log.attempts,
-    )
+    ), _dropped(out, err)
+
+
+def _drain(pipe: IO[bytes] | None, into: Captured) -> threading.Thread:
+    """A thread reading `pipe` to its end into `into` (which keeps its first and last bytes)."""
+
+    def read() -> None:
+        assert pipe is not None
+        with contextlib.suppress(OSError, ValueError):
+            while data := os.read(pipe.fileno(), 1 << 16):
+                into.add(data)
+
+    thread = threading.Thread(target=read, name="toolstream-client-output", daemon=True)
+    thread.start()
+    return thread
+
+
+def _dropped(out: Captured, err: Captured) -> str | None:
+    """What a run's output lost to the caps, as a note; None when all of it was kept."""
+    said = [
+        f"wrote {captured.total:,} bytes to {name}: its first and last {captured.half // 1024:,} KiB "
+        "were read"
+        for name, captured in (("stdout", out), ("stderr", err))
+        if captured.total > 2 * captured.half
+    ]
+    return f"the program {' and '.join(said)}, the rest dropped" if said else None
+
+
+def _noted(outcome: Outcome, note: str) -> Outcome:
+    return replace(outcome, notes=(*outcome.notes, note))
 
 
 class ClientProgram:
@@ -160,7 +222,9 @@ class ClientProgram:
         # The server looks cases up by id on each request: one added here is served from now on.
         self._server.cases[case.id] = case
         self._server.logs.setdefault(case.id, CaseLog())
-        return outcome_of(case, run_evidence(self._server, case, self.command, timeout=self.timeout))
+        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout)
+        outcome = outcome_of(case, evidence)
+        return outcome if dropped is None else _noted(outcome, dropped)
 
     def shutdown(self) -> None:
         if self._stack is not None:
@@ -186,14 +250,6 @@ def _watch(
         if now >= deadline:
             return None, True, None
         log.wait(min(0.02, deadline - now))
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        process.kill()
-    process.wait()
 
 
 def _stdout_report(stdout: str) -> Outcome | None:

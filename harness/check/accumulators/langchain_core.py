@@ -3,7 +3,7 @@
 Event level, so any installed langchain-core (0.3 to current) is tested without a provider
 package. Each wire event becomes the `AIMessageChunk` that langchain-openai
 (`_convert_delta_to_message_chunk`: choice 0 only, `tool_call_chunk(name, args, id, index)` with
-the `index` as given, and no chunks at all when an entry lacks `index`) or langchain-anthropic
+the `index` as given, None where an entry lacks it: it reads the SDK's `model_dump()`) or langchain-anthropic
 (`_make_message_chunk_from_anthropic_event`: a `tool_use` block start gives name, id and args "",
 an `input_json_delta` gives args at the block index while the last started block is a tool_use)
 would make of it; the chunks are summed with `+`. The outcome is the summed message's
@@ -96,18 +96,19 @@ class LangchainCoreAccumulator(EventAccumulator):
             return None
         tool_call_chunks = []
         if raw_tool_calls := delta.get("tool_calls"):
-            try:
-                tool_call_chunks = [
-                    self._tool_call_chunk(
-                        name=(rtc.get("function") or {}).get("name"),
-                        args=(rtc.get("function") or {}).get("arguments"),
-                        id=rtc.get("id"),
-                        index=rtc["index"],
-                    )
-                    for rtc in raw_tool_calls
-                ]
-            except KeyError:  # langchain-openai drops every fragment of a delta lacking `index`
-                tool_call_chunks = []
+            # langchain-openai reads the SDK's `chunk.model_dump()`, where a fragment the gateway
+            # sent without `index` has `index: None`: each such fragment is a tool call chunk of
+            # its own, which `+` never merges (A3).
+            tool_call_chunks = [
+                self._tool_call_chunk(
+                    name=(rtc.get("function") or {}).get("name"),
+                    args=(rtc.get("function") or {}).get("arguments"),
+                    id=rtc.get("id"),
+                    index=rtc.get("index"),
+                )
+                for rtc in raw_tool_calls
+                if isinstance(rtc, dict)
+            ]
         metadata = {"finish_reason": choice["finish_reason"]} if choice.get("finish_reason") else {}
         return self._chunk_class(
             content=delta.get("content") or "",

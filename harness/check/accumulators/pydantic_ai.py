@@ -8,8 +8,10 @@ response's `ToolCallPart`s (string arguments parsed, as `args_as_dict()` does), 
 joined, the provider's own finish reason (`provider_details["finish_reason"]`, else pydantic-ai's
 normalised one) and usage. Where pydantic-ai raises (`ModelConnectionError` on a cut, another
 `ModelAPIError` for an in-band error, anything else such as `UnexpectedModelBehavior`:
-`client.raised`) its user gets no response: the outcome is that error with the text streamed so
-far and no call.
+`client.raised`) its user gets no response, but it has had the events streamed before the raise:
+the outcome is that error with the text streamed so far and the tool calls pydantic-ai announced
+complete with a `PartEndEvent` (an agent reading `stream_events()` may have run them), in the
+message's order.
 Needs `pip install 'toolstream-harness[pydantic-ai]'`.
 """
 
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from harness.check.accumulators.client import (
     ClientLevel,
     base_url,
+    in_message_order,
     raised,
     raised_error,
     recorded_request,
@@ -106,15 +109,18 @@ async def _stream(transport: Any, case: Case) -> Outcome:
     parameters = models.ModelRequestParameters(function_tools=_tools(case), allow_text_output=True)
     request = [messages.ModelRequest(parts=[messages.UserPromptPart("toolstream")])]
     stream: Any = None
+    ended: list[tuple[Any, Any]] = []  # tool-call parts pydantic-ai announced complete, with their index
     try:
         async with model.request_stream(request, None, parameters) as stream:
-            async for _event in stream:
-                pass
+            async for event in stream:
+                if isinstance(event, messages.PartEndEvent) and event.part.part_kind == "tool-call":
+                    ended.append((event.index, event.part))
             response = stream.get()
     except Exception as exc:  # whatever pydantic-ai raises: `client.raised`
         state = raised(exc, (exceptions.ModelConnectionError,))
         text = _text(stream.get().parts) if stream is not None else ""
-        return Outcome(text=text, state=state, error=raised_error(exc))
+        calls = tuple(_call(part) for part in in_message_order(ended))
+        return Outcome(tool_calls=calls, text=text, state=state, error=raised_error(exc))
     details = response.provider_details or {}
     finish = details.get("finish_reason") or response.finish_reason
     usage = response.usage

@@ -15,14 +15,11 @@ import queue
 import re
 import shlex
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.check.accumulators import subreaper
@@ -49,11 +46,8 @@ if TYPE_CHECKING:
 __all__ = ["Stdio"]
 
 _STDERR_KEPT = 4096  # bytes of the child's stderr kept for crash messages
-_MAX_LINE = 64 * 1024 * 1024
-_SUBREAPER: Final = str(Path(subreaper.__file__))
-# The subreaper needs Linux's prctl and /proc; elsewhere the process group is what is killed.
-_CONTAINED: Final = sys.platform == "linux" and os.path.isdir("/proc/self")
-_TREE_END = 10.0  # seconds the subreaper gets to end a tree before its group gets SIGKILL
+# The longest answer line read: one longer is a protocol error (its bytes are skipped, not held).
+MAX_LINE = 64 * 1024 * 1024
 _UNNAMED: Final = object()
 # Fresh processes, one after the other, that may exit before answering the warm-up case before
 # the accumulator counts as one that cannot start: its cases then fail at once, none starting a
@@ -64,6 +58,12 @@ _START_TRIES: Final = 2
 _NOT_STARTED: Final = (
     "not run: {tries} processes in a row exited before answering the warm-up case (the last "
     "{exited}); none is started for the cases"
+)
+# A process that never answered the warm-up in time: each case would pay its start-up again
+# (a case that times out is a new process), so none is started for the cases.
+_NOT_READY: Final = (
+    "not run: the process did not answer the warm-up case within {limit:g} s; none is started "
+    "for the cases (one that takes longer to start needs a longer timeout)"
 )
 # The same words read back (`start_failure`), made from them so the two cannot drift apart.
 _READ_NOT_STARTED: Final = re.compile(
@@ -79,6 +79,13 @@ def start_failure(error: str | None) -> str | None:
     accumulator could not start (`Stdio.prepare`); None for any other error."""
     found = _READ_NOT_STARTED.search(error or "")
     return found["exited"] if found else None
+
+
+class _TooLong:
+    """What the reader queues in place of a line longer than `MAX_LINE` (its bytes skipped)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
 
 
 class _Exited(AccumulatorCrashed):
@@ -107,10 +114,12 @@ class _Child:
 
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
-        self.contained = _CONTAINED
+        self.contained = subreaper.CONTAINED
+        if subreaper.stopping():
+            raise AccumulatorCrashed(f"not started: the harness is being stopped: {shlex.join(argv)}")
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", _SUBREAPER, *argv] if self.contained else argv,
+                subreaper.contained(argv),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -118,8 +127,9 @@ class _Child:
             )
         except OSError as exc:
             raise AccumulatorCrashed(f"cannot start {shlex.join(argv)}: {exc.strerror or exc}") from None
-        self.lines: queue.Queue[list[bytes] | None] = queue.Queue()  # the lines of each read
-        self._ready: deque[bytes] = deque()  # lines of a read taken off the queue, not yet used
+        # The lines of each read (a line too long stands as `_TooLong`)
+        self.lines: queue.Queue[list[bytes | _TooLong] | None] = queue.Queue()
+        self._ready: deque[bytes | _TooLong] = deque()  # lines of a read taken off the queue, not yet used
         self.stray: list[bytes] = []  # lines printed after the last answer, not read yet
         self.eof = False
         self.answered: str | None = None  # the case the last answer was for
@@ -134,22 +144,35 @@ class _Child:
     def _read_stdout(self) -> None:
         # The lines of one read go on the queue together, so a line printed with an answer is
         # already known when the answer is taken: an extra line is caught on the next case, always.
+        # Linear in what is read: a line's start waits in a bytearray that each read extends
+        # (bytes concatenation would copy the whole line again on every read).
         assert self.proc.stdout is not None
-        fd, partial = self.proc.stdout.fileno(), b""
+        fd, partial = self.proc.stdout.fileno(), bytearray()
+        skipping = False  # in a line too long, reported already: its bytes up to its end go
         with contextlib.suppress(OSError, ValueError):
             while data := os.read(fd, 1 << 16):
-                *whole, partial = (partial + data).split(b"\n")
-                batch = [line + b"\n" for line in whole]
-                if len(partial) >= _MAX_LINE:
-                    batch.append(partial)
-                    partial = b""
+                batch: list[bytes | _TooLong] = []
+                start = 0
+                while (end := data.find(b"\n", start)) >= 0:
+                    if not skipping:
+                        partial += data[start : end + 1]
+                        batch.append(bytes(partial) if len(partial) <= MAX_LINE else _TooLong(len(partial)))
+                    partial.clear()
+                    skipping = False
+                    start = end + 1
+                if not skipping:
+                    partial += data[start:]
+                    if len(partial) > MAX_LINE:  # said now: its end may never come
+                        batch.append(_TooLong(len(partial)))
+                        skipping = True
+                        partial.clear()
                 if batch:
                     self.lines.put(batch)
         if partial:
-            self.lines.put([partial])
+            self.lines.put([bytes(partial)])
         self.lines.put(None)
 
-    def next_line(self, timeout: float | None) -> bytes | None:
+    def next_line(self, timeout: float | None) -> bytes | _TooLong | None:
         """The next line the process printed (None: its stdout closed); `queue.Empty` on timeout."""
         if not self._ready:
             batch = self.lines.get(timeout=timeout)
@@ -176,7 +199,9 @@ class _Child:
                 line = self.next_line(timeout=0)
             except queue.Empty:
                 return
-            if line is not None and line.strip():
+            if isinstance(line, _TooLong):
+                self.stray.append(b"(a line of %d bytes)" % line.size)
+            elif line is not None and line.strip():
                 self.stray.append(line)
 
     def stderr_tail(self, *, drain: float = 0.0) -> str:
@@ -204,22 +229,8 @@ class _Child:
 
     def kill(self) -> None:
         """End the process and everything it started."""
-        if self.proc.poll() is None and self.contained:
-            # SIGTERM lets the subreaper end the whole tree; SIGKILL would orphan what left the group.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                self.proc.send_signal(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=_TREE_END)
-        if self.proc.poll() is None:
-            try:
-                if os.name == "posix":
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                else:
-                    self.proc.kill()
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
+        # SIGTERM lets the subreaper end the whole tree; SIGKILL would orphan what left the group.
+        subreaper.stop(self.proc, wrapped=self.contained)
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             with contextlib.suppress(OSError, ValueError):
                 if pipe is not None:
@@ -264,6 +275,7 @@ class Stdio:
         self.started = 0  # processes started so far, for tests and reports
         self._child: _Child | None = None
         self._unstartable: str | None = None  # set by `prepare`: why no case starts a process
+        self._not_ready: str | None = None  # set by `prepare`: the warm-up got no answer in time
         self._lock = threading.Lock()
 
     def prepare(self, timeout: float | None = None) -> None:
@@ -271,7 +283,9 @@ class Stdio:
         so that its start-up is not counted in a case's time. Never raises for the process's
         misbehaviour: one that does not answer is killed, and the next case starts it again and
         reports what happens. Except one that cannot start: when `_START_TRIES` processes in a
-        row exit before answering the warm-up, every case fails at once saying so."""
+        row exit before answering the warm-up, every case fails at once saying so; and one that
+        never answers: when the warm-up gets no answer within the limit, every case times out at
+        once (each would start a process again and wait as long: `--timeout` is what a case costs)."""
         limit = self.timeout if timeout is None else timeout
         with self._lock:
             if self._child is not None and self._child.alive():
@@ -284,6 +298,10 @@ class Stdio:
                 except _Exited as exc:
                     self._discard()
                     exited = exc.detail
+                except AccumulatorTimeout:
+                    self._discard()
+                    self._not_ready = _NOT_READY.format(limit=limit or 0.0)  # it had a limit
+                    return
                 except AccumulatorFailure:
                     self._discard()
                     return
@@ -291,10 +309,12 @@ class Stdio:
 
     def run(self, case: Case, timeout: float | None = None) -> Outcome:
         """Send one case, return the process's answer as an `Outcome` (its notes included)."""
-        if self._unstartable is not None:
-            raise AccumulatorCrashed(f"{self.name}: case {case.id}: {self._unstartable}")
         limit = self.timeout if timeout is None else timeout
-        with self._lock:
+        with self._lock:  # a `prepare` still running decides first whether a process is started
+            if self._unstartable is not None:
+                raise AccumulatorCrashed(f"{self.name}: case {case.id}: {self._unstartable}")
+            if self._not_ready is not None:
+                raise AccumulatorTimeout(f"{self.name}: case {case.id}: {self._not_ready}")
             try:
                 answer = self._exchange(self._live_child(), case, limit)
             except AccumulatorFailure:
@@ -354,6 +374,11 @@ class Stdio:
                 how = f"exited with status {code}" if code is not None else "closed its stdout"
                 tail = child.stderr_tail(drain=1.0)
                 raise _Exited(where, f"{how} before answering" + (f"; stderr: {tail}" if tail else ""))
+            if isinstance(raw, _TooLong):
+                raise AccumulatorProtocolError(
+                    f"{where}: answered a line of more than {MAX_LINE} bytes (at least {raw.size}), "
+                    "the most a line may hold; process restarted"
+                )
             if not raw.strip():
                 continue
             shown = _trimmed(raw)

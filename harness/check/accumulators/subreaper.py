@@ -12,18 +12,33 @@ its descendants (found through `/proc`) when any of these happens:
 Its exit status is the command's (128 + N for a signal N, as a shell reports it).
 
 It imports nothing of the harness (only the standard library), so it starts in milliseconds.
+
+The same module is the harness's side of containment (Linux; elsewhere the process group is
+what gets killed): `contained(argv)` is the command line that runs `argv` under this wrapper,
+`stop(process)` ends a wrapper and its tree, `end_tree(pid)` freezes then kills a whole tree
+from outside, and `contain_signals(run)` makes SIGTERM and SIGINT on a harness command an
+orderly exit that first ends every process the command started.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import sys
 import time
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable
+
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+# The wrapper needs Linux's prctl and /proc; elsewhere the process group is what is killed.
+CONTAINED = sys.platform == "linux" and os.path.isdir("/proc/self")
+# Seconds a wrapper gets to end its tree after SIGTERM before it and its group get SIGKILL.
+TREE_END = 10.0
 # How often the parent is checked: a harness killed with SIGKILL is noticed within this.
 _PARENT_CHECK = 0.2
 _STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
@@ -58,7 +73,7 @@ def _reap() -> None:
             pass
 
 
-def end_tree(budget: float = 5.0) -> None:
+def _end_descendants(budget: float = 5.0) -> None:
     """SIGKILL every descendant until none is left (a killed parent's children come back to us
     as the subreaper, and are caught on the next round)."""
     until = time.monotonic() + budget
@@ -77,8 +92,7 @@ def main(argv: list[str]) -> int:
     if not argv:
         print("usage: subreaper.py COMMAND [ARG...]", file=sys.stderr)
         return 2
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
     parent = os.getppid()
     watched = _STOP_SIGNALS | {signal.SIGCHLD}
     signal.pthread_sigmask(signal.SIG_BLOCK, watched)
@@ -105,10 +119,149 @@ def main(argv: list[str]) -> int:
                     break
                 if pid == command:
                     status = os.waitstatus_to_exitcode(raw)
-    end_tree()
+    _end_descendants()
     if status is None:
         return 128 + signal.SIGKILL
     return status if status >= 0 else 128 - status
+
+
+def _prctl(option: int, value: int) -> bool:
+    """`prctl(option, value)`; False where there is none (not Linux) or it refused."""
+    try:
+        import ctypes  # only here: the wrapper's own start-up pays for it once, a caller maybe never
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# The harness's side
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper: what its descendants orphan (a double fork, a parent
+    killed first) is re-parented to it, so `end_tree(os.getpid())` still finds it."""
+    return CONTAINED and _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when its parent ends (a pool worker whose forkserver
+    exits with the harness: no hung case keeps it alive)."""
+    if CONTAINED:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def contained(argv: list[str]) -> list[str]:
+    """The command line that runs `argv` under this wrapper (Linux), else `argv` itself."""
+    if not CONTAINED:
+        return list(argv)
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *argv]
+
+
+def end_tree(root: int, *, include_root: bool = True) -> None:
+    """End `root` and every process below it, even one that left its session: each is stopped
+    first (a stopped process forks no more, so the tree cannot grow while it is listed), top
+    down until a listing finds nothing new, then all are killed. `include_root` False spares
+    `root` (this process ending its own descendants)."""
+    if not CONTAINED:
+        return
+    seen: list[int] = []
+    if include_root:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(root, signal.SIGSTOP)
+        seen.append(root)
+    for _ in range(100):  # a bound for a tree that forks faster than it is stopped
+        new = [pid for pid in descendants(root) if pid not in seen]
+        if not new:
+            break
+        for pid in new:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGSTOP)
+        seen.extend(new)
+    for pid in seen:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def stop(process: subprocess.Popen[Any], *, wrapped: bool, grace: float = TREE_END) -> None:
+    """End a process started with `start_new_session` and everything it started. A wrapper
+    (`wrapped`: run as `contained(argv)`) gets SIGTERM and ends its own tree, having reaped it;
+    what is left after `grace` seconds, or what is not wrapped, is frozen and killed from here
+    (`end_tree`), then its group. Waits for the process itself."""
+    import subprocess
+
+    if process.poll() is None and wrapped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=grace)
+    if process.poll() is None:
+        end_tree(process.pid)
+    if os.name == "posix" and (process.poll() is None or not wrapped):
+        # Its group (its session's first one): what it left behind where there is no wrapper.
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+    if process.poll() is None:
+        with contextlib.suppress(OSError):
+            process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an exception so that `finally` blocks run (its default action ends
+    Python at once, cleanup skipped). A KeyboardInterrupt, so code that stops on Ctrl-C stops."""
+
+
+_stopping = False
+
+
+def stopping() -> bool:
+    """Whether a signal is ending this process (`contain_signals`): start no new process."""
+    return _stopping
+
+
+def end_descendants() -> None:
+    """End every process this one started and what those started (those that stayed below it:
+    the wrappers and pool workers are subreapers, so nothing of theirs leaves the tree)."""
+    end_tree(os.getpid(), include_root=False)
+
+
+def _on_signal(number: int, frame: object) -> None:
+    global _stopping
+    _stopping = True
+    end_descendants()  # first: threads waiting on their programs return now, not at a timeout
+    if number == signal.SIGTERM:
+        raise Terminated
+    raise KeyboardInterrupt
+
+
+def contain_signals(run: Callable[[], int]) -> Callable[[], int]:
+    """`run` with SIGTERM and SIGINT made an orderly exit (main thread only): every process
+    started below this one is ended at once, then the command unwinds (its `finally` blocks
+    close servers and pools) and exits 143 (SIGTERM) or 130 (SIGINT), the status of a shell."""
+
+    def contained_run() -> int:
+        import threading
+
+        global _stopping
+        if threading.current_thread() is not threading.main_thread():
+            return run()
+        _stopping = False  # a command run again in this process (a test) starts afresh
+        previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            return run()
+        except Terminated:
+            print("toolstream: terminated", file=sys.stderr)
+            return 128 + signal.SIGTERM
+        finally:
+            if _stopping:
+                end_descendants()  # whatever the unwinding started or left
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    return contained_run
 
 
 if __name__ == "__main__":

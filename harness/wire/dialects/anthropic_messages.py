@@ -50,6 +50,7 @@ from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
+    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -61,6 +62,9 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    request_body,
+    tool_names,
+    unoffered_calls,
 )
 from harness.wire.dialects.blocks import (
     BlockAccumulator,
@@ -386,6 +390,15 @@ class AnthropicMessages(Dialect, Requesting):
 
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         return renumber_blocks(events, [_step(event) for event in events], _with_index)
+
+    request_codes = {"anthropic.tool-not-offered": TOOL_NOT_OFFERED}
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """A call to a tool the request did not offer (`tools[].name`, client and server tools)."""
+        body = request_body(request)
+        if body is None:
+            return []
+        return unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
 
     # -- builders -------------------------------------------------------------------------------
 

@@ -266,6 +266,15 @@ class Validation:
         """Every violation of the protocol in `events`, in stream order (none: the default)."""
         return []
 
+    # Every code `request_rules` may report, with the rule it stands for (docs/dialects.md lists them).
+    request_codes: ClassVar[Mapping[str, str]] = {}
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """Where `events` answer something `request` did not ask for: a choice beyond its `n`, a
+        call to a tool it did not offer, usage it did not ask for. None when the request is
+        unknown (a stream without its request) or the dialect states no such rule (the default)."""
+        return []
+
 
 def contradiction(
     prefix: str, pos: int, reason: Any, calls: int, words: Mapping[Finish, str]
@@ -281,6 +290,54 @@ def contradiction(
             f"{prefix}.finish-contradicts-calls", pos, f"finish reason {reason!r} after {calls} tool call(s)"
         )
     return None
+
+
+TOOL_NOT_OFFERED: Final = "a streamed call names one of the tools the request offered (where it lists any)"
+
+
+def request_body(request: Request | None) -> Mapping[str, Any] | None:
+    """A request's JSON object body, or None (no request, or a body that is not an object)."""
+    body = request.body if request is not None else None
+    return body if isinstance(body, Mapping) else None
+
+
+def tool_names(tools: Any, *paths: tuple[str, ...]) -> frozenset[str] | None:
+    """The names a request's tool list offers, each read at the first of `paths` (keys into a tool
+    entry) that holds a string; None when the request lists no tools (then any name goes)."""
+    if not isinstance(tools, list) or not tools:
+        return None
+    names = set()
+    for tool in tools:
+        for path in paths:
+            found: Any = tool
+            for key in path:
+                found = found.get(key) if isinstance(found, Mapping) else None
+            if isinstance(found, str):
+                names.add(found)
+                break
+    return frozenset(names)
+
+
+def unoffered_calls(
+    dialect: Dialect, offered: frozenset[str] | None, events: Sequence[Event]
+) -> list[Violation]:
+    """`<dialect>.tool-not-offered` for each call the reference accumulator makes of `events` whose
+    name is not among `offered` (nothing when the request offers no list); at the call's first
+    fragment."""
+    if offered is None:
+        return []
+    acc = dialect.accumulator()
+    for event in events:
+        acc.feed(event)
+    calls = acc.close(None).tool_calls
+    starts: dict[int, int] = {}
+    for fragment in dialect.fragments(events):
+        starts.setdefault(fragment.call, fragment.event)
+    return [
+        Violation(f"{dialect.name}.tool-not-offered", starts.get(n, 0), f"{call.name!r} is not offered")
+        for n, call in enumerate(calls)
+        if call.name and call.name not in offered
+    ]
 
 
 class Finish(StrEnum):

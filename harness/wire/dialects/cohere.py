@@ -47,6 +47,7 @@ from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
+    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -58,6 +59,9 @@ from harness.wire.dialects.base import (
     Violation,
     contradiction,
     copy_json,
+    request_body,
+    tool_names,
+    unoffered_calls,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -502,6 +506,15 @@ class CohereDialect(Dialect, Requesting):
             if found is not None:
                 out.append(found)
         return out
+
+    request_codes = {"cohere.tool-not-offered": TOOL_NOT_OFFERED}
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """A call to a tool the request did not offer (v2 `tools[].function.name`, v1 `tools[].name`)."""
+        body = request_body(request)
+        if body is None:
+            return []
+        return unoffered_calls(self, tool_names(body.get("tools"), ("function", "name"), ("name",)), events)
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         index = params.get("index", 0)

@@ -56,6 +56,7 @@ from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
+    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -67,6 +68,9 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    request_body,
+    tool_names,
+    unoffered_calls,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -590,6 +594,21 @@ class GeminiDialect(Dialect, Requesting):
                         out.append(Violation("gemini.finish-reason-unknown", pos, f"finishReason {reason!r}"))
                     finished.add(number)
         return out
+
+    request_codes = {"gemini.tool-not-offered": TOOL_NOT_OFFERED}
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """A call to a tool the request did not offer (`tools[].functionDeclarations[].name`)."""
+        body = request_body(request)
+        if body is None:
+            return []
+        tools = body.get("tools")
+        declared: list[Any] = []
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, Mapping):
+                found = tool.get("functionDeclarations") or tool.get("function_declarations")
+                declared += found if isinstance(found, list) else []
+        return unoffered_calls(self, tool_names(declared, ("name",)), events)
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         like = params.get("like")

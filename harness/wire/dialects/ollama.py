@@ -35,6 +35,7 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
+    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -45,6 +46,9 @@ from harness.wire.dialects.base import (
     Role,
     Violation,
     copy_json,
+    request_body,
+    tool_names,
+    unoffered_calls,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -345,6 +349,15 @@ class OllamaDialect(Dialect, Requesting):
                 out.append(Violation("ollama.done-reason-unknown", pos, f"done_reason {reason!r}"))
             done = done or payload.get("done") is True
         return out
+
+    request_codes = {"ollama.tool-not-offered": TOOL_NOT_OFFERED}
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """A call to a tool the request did not offer (`tools[].function.name`)."""
+        body = request_body(request)
+        if body is None:
+            return []
+        return unoffered_calls(self, tool_names(body.get("tools"), ("function", "name")), events)
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         like = params.get("like")

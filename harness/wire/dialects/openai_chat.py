@@ -62,6 +62,7 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
+    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -74,6 +75,9 @@ from harness.wire.dialects.base import (
     Violation,
     contradiction,
     copy_json,
+    request_body,
+    tool_names,
+    unoffered_calls,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -634,6 +638,38 @@ class OpenAIChat(Dialect, Requesting):
             if found is not None:
                 out.append(found)
         return sorted(out, key=lambda v: v.event)
+
+    request_codes = {
+        "openai-chat.choice-not-requested": "a choice's index is below the request's `n` (default 1)",
+        "openai-chat.usage-not-requested": "a chunk carries `usage` only when the request set "
+        "`stream_options.include_usage`",
+        "openai-chat.tool-not-offered": TOOL_NOT_OFFERED,
+    }
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """A choice beyond the `n` asked for (C7 needs an `n>1` request), usage without
+        `stream_options.include_usage`, a call to a tool the request did not list."""
+        body = request_body(request)
+        if body is None:
+            return []
+        asked = body.get("n", 1)
+        asked = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked >= 1 else 1
+        options = body.get("stream_options")
+        usage = isinstance(options, dict) and options.get("include_usage") is True
+        out: list[Violation] = []
+        for pos, event in enumerate(events):
+            payload = _dict(event.payload)
+            if not usage and payload.get("usage") is not None:
+                out.append(Violation("openai-chat.usage-not-requested", pos, "usage nobody asked for"))
+            choices = payload.get("choices")
+            for place, choice in enumerate(choices if isinstance(choices, list) else []):
+                number = _dict(choice).get("index", place)
+                if isinstance(number, int) and not isinstance(number, bool) and number >= asked:
+                    out.append(
+                        Violation("openai-chat.choice-not-requested", pos, f"choice {number} of n={asked}")
+                    )
+        offered = tool_names(body.get("tools"), ("function", "name"), ("custom", "name"), ("name",))
+        return sorted([*out, *unoffered_calls(self, offered, events)], key=lambda v: v.event)
 
     # -- builders -------------------------------------------------------------------------------
 

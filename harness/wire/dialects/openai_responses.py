@@ -49,6 +49,7 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
+    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -61,6 +62,9 @@ from harness.wire.dialects.base import (
     Violation,
     copy_json,
     payload_type,
+    request_body,
+    tool_names,
+    unoffered_calls,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -784,6 +788,15 @@ class OpenAIResponses(Dialect, Requesting):
                     event = event.with_payload({**payload, "sequence_number": n})
             out.append(event)
         return out
+
+    request_codes = {"openai-responses.tool-not-offered": TOOL_NOT_OFFERED}
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """A call to a tool the request did not offer (`tools[].name` (function and custom tools))."""
+        body = request_body(request)
+        if body is None:
+            return []
+        return unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
 
     # -- builders -------------------------------------------------------------------------------
 
