@@ -211,6 +211,15 @@ def markdown(card: Mapping[str, Any], base: str = "") -> str:
     lines = ["# Report card", "", card_block(card, base)]
     for r in _rows(card):
         lines += ["", f"## {_text(r['library'])} {_text(r['version'])} ({markdown_code(r['adapter'])})", ""]
+        if r.get("note"):
+            lines += [_text(f"{r['version']}: {r['note']}"), ""]
+        if r.get("shared"):
+            counted = ", ".join(f"{n} in {_text(where)}" for where, n in r["shared"].items())
+            lines += [
+                "Cases with the same verdict in the rows of the libraries it goes through are counted "
+                f"there: {counted}.",
+                "",
+            ]
         if r.get("problem"):
             lines.append(f"Not graded: {_text(r['problem'])}")
         elif not r.get("signatures"):
