@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from harness.check.outcome import COMPARED, STATE_TAKEN, Outcome, State, ToolCall, diff, meets
+from harness.wire.dialects import tool_call_finishes
 
 __all__ = ["Difference", "Severity", "call_severities", "differences", "signalled", "weigh", "worst"]
 
@@ -94,6 +95,9 @@ def weigh(expected: Outcome, actual: Outcome, decides: Decides | None = None) ->
     out: list[Difference] = []
     for field in COMPARED:
         for line in diff(expected, actual, fields=(field,)):
+            if field == "finish_reason" and _skips_calls(expected, actual):
+                out.append(Difference(line, Severity.LOST, True))
+                continue
             if field != "tool_calls":
                 out.append(Difference(line, Severity.COSMETIC, field in ("state", "finish_reason")))
                 continue
@@ -160,6 +164,19 @@ def _analysis(
             ending_a[a] = decides is not None and decides(actual[a], a)
         previous = (i, j)
     return by_expected, by_actual, by_field, ending_e, ending_a
+
+
+def _skips_calls(expected: Outcome, actual: Outcome) -> bool:
+    """Whether an agent that runs its calls on the provider's "run the tools" finish (`tool_use`,
+    `tool_calls` ...) would skip the calls it was given: the stream said so, the client did not
+    (anthropic's stop_reason reset to None by a later usage-only event, upstream #1940)."""
+    finishes = tool_call_finishes()
+    return (
+        bool(expected.tool_calls)
+        and bool(actual.tool_calls)
+        and expected.finish_reason in finishes
+        and actual.finish_reason not in finishes
+    )
 
 
 def _changed(want: ToolCall, got: ToolCall, other_ids: set[str]) -> dict[str, Severity]:
