@@ -18,12 +18,13 @@ from typing import Any
 from harness.card.environments import source_root
 from harness.card.known import KnownIssue, find_known
 from harness.card.repros import repro_scripts
+from harness.check.severity import Severity
 from harness.check.verdict import FAILING, Verdict, signature
 
 __all__ = ["CARD_VERSION", "Graded", "card", "changes", "row", "version_key"]
 
 CARD_VERSION = 1
-_SEVERITY_ORDER = ("unsafe", "lost", "cosmetic")
+_SEVERITY_ORDER = tuple(str(s) for s in sorted(Severity, key=lambda s: s.rank))  # worst first
 _CLASS_ORDER = {"spec": 0, "quirk": 1, "policy": 2}
 EXAMPLES = 5  # case ids kept per scenario in a change between versions
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import write_atomic
+from harness.check.severity import Severity
 from harness.errors import UsageError
 from harness.report.escape import html_text, markdown_code, markdown_text
 from harness.report.shared import shared_values
@@ -32,7 +33,7 @@ MARKERS = {
 }
 _VERDICTS = ("pass", "fail", "warn", "error", "timeout")
 _CLASSES = ("spec", "quirk", "policy")
-_SEVERITIES = ("unsafe", "lost", "cosmetic", "error", "timeout")
+_SEVERITIES = (*(str(s) for s in sorted(Severity, key=lambda s: s.rank)), "error", "timeout")
 
 
 def _cell(text: Any) -> str:
