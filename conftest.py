@@ -1,6 +1,6 @@
 """Repository-level pytest configuration: the suite never writes the user's case cache: a session
 (its xdist workers included) shares one built-case store in a temporary folder
-(`harness.check.casecache`), so tests see both built and stored cases. The pytest sessions tests
+(`harness.matrix.casecache`), so tests see both built and stored cases. The pytest sessions tests
 start (pytester, the benchmarks' smoke runs) leave out langsmith's plugin, as pyproject's addopts
 do for this one: ~0.7 s of CPU per process, for nothing this suite uses, and ~1 s per in-process
 pytester session, which imports it afresh each time (pytester puts `sys.modules` back after each).

@@ -15,7 +15,7 @@ timed. From the same runs:
 - the harness's time per case (getting the cases and judging them: the in-process run's wall
   time less what the accumulator itself took, which each result records) against the
   accumulator's own time per case in the same run, twice: warm, the cases read back from the
-  built-case store (`harness.check.casecache`), what every run after the first one pays; and
+  built-case store (`harness.matrix.casecache`), what every run after the first one pays; and
   cold, the store turned off, every case built by its pipeline (what a first run pays, less
   writing the store). Both after a first run that imports the mutations and dialects (once per
   process) and fills the store; each run still loads its scenarios;
@@ -23,7 +23,7 @@ timed. From the same runs:
   JSON Lines) against in process, per case, on openai-chat x 4 scenarios;
 - the pytest plugin (`pytest --toolstream-accumulator reference`) with two xdist workers against
   serial (wall clock, same cassettes), each with a cold pytest cache (a fresh clone): the items
-  come from the case ids shipped in `harness/check/case-ids.json.gz`, so each worker builds only
+  come from the case ids shipped in `harness/matrix/case-ids.json.gz`, so each worker builds only
   the cases it runs; and the same against a peer that does no work at all, a file of as many
   empty tests (`pytest -n 2` against serial, and our item against an empty one, serial): what
   pytest and xdist cost per item whatever the test does, the ceiling for the plugin's `-n 2`
@@ -297,7 +297,7 @@ def measure_empty_tests(count: int, *, warm: bool = True) -> tuple[float, float]
 def case_store(folder: str) -> Iterator[None]:
     """Runs in this process and the processes it starts read built cases from `folder` ("": off)."""
     from harness import cache
-    from harness.check import casecache
+    from harness.matrix import casecache
 
     wanted = {cache.ENV: folder or None, casecache.OFF: None if folder else "1"}
     before = {name: os.environ.get(name) for name in wanted}

@@ -36,8 +36,8 @@ ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYT
 
 def first_case() -> str:
     """The stdio protocol lines of the bundled openai-chat single-call stream, unmutated."""
-    from harness.check.accumulators.stdio import case_messages
-    from harness.check.accumulators.warmup import warmup_cases
+    from harness.accumulators.stdio import case_messages
+    from harness.accumulators.warmup import warmup_cases
 
     (case,) = warmup_cases(["openai-chat"])
     return "".join(json.dumps(m) + "\n" for m in case_messages(case, "events"))

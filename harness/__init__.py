@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from harness._version import __version__
 
 # Public name -> (module, attribute). One table, so `__all__`, lazy loading and the type checker
 # cannot disagree.
@@ -29,7 +29,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RecordingTransport": ("harness.transports.recording", "RecordingTransport"),
     "ReplayTransport": ("harness.transports.replay", "ReplayTransport"),
     "RecordMode": ("harness.transports.modes", "RecordMode"),
-    "Redaction": ("harness.record.redaction", "Redaction"),
+    "Redaction": ("harness.transports.redaction", "Redaction"),
     "FakeProvider": ("harness.record.fake_provider", "FakeProvider"),
     "Script": ("harness.record.fake_provider", "Script"),
     # Mutate: scenarios and custom mutations.
@@ -42,21 +42,21 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # Check: what an accumulator receives and reports, how it plugs in, and the matrix.
     "Event": ("harness.wire.dialects.base", "Event"),
     "reference_accumulator": ("harness.wire.dialects", "reference_accumulator"),
-    "Outcome": ("harness.check.outcome", "Outcome"),
-    "ToolCall": ("harness.check.outcome", "ToolCall"),
-    "ServerCall": ("harness.check.outcome", "ServerCall"),
-    "State": ("harness.check.outcome", "State"),
-    "diff": ("harness.check.outcome", "diff"),
-    "EventAccumulator": ("harness.check.accumulators.base", "EventAccumulator"),
-    "ClientRunner": ("harness.check.accumulators.base", "ClientRunner"),
-    "Accumulator": ("harness.check.accumulators.base", "Accumulator"),
-    "client_level": ("harness.check.accumulators.base", "client_level"),
-    "resolve_accumulator": ("harness.check.accumulators", "resolve"),
-    "Selection": ("harness.check.selection", "Selection"),
-    "run_matrix": ("harness.check.runner", "run_matrix"),
-    "Report": ("harness.check.verdict", "Report"),
-    "Result": ("harness.check.verdict", "Result"),
-    "Verdict": ("harness.check.verdict", "Verdict"),
+    "Outcome": ("harness.cassettes.outcome", "Outcome"),
+    "ToolCall": ("harness.cassettes.outcome", "ToolCall"),
+    "ServerCall": ("harness.cassettes.outcome", "ServerCall"),
+    "State": ("harness.cassettes.outcome", "State"),
+    "diff": ("harness.cassettes.outcome", "diff"),
+    "EventAccumulator": ("harness.accumulators.base", "EventAccumulator"),
+    "ClientRunner": ("harness.accumulators.base", "ClientRunner"),
+    "Accumulator": ("harness.accumulators.base", "Accumulator"),
+    "client_level": ("harness.accumulators.base", "client_level"),
+    "resolve_accumulator": ("harness.accumulators", "resolve"),
+    "Selection": ("harness.matrix.selection", "Selection"),
+    "run_matrix": ("harness.matrix.runner", "run_matrix"),
+    "Report": ("harness.oracle.verdict", "Report"),
+    "Result": ("harness.oracle.verdict", "Result"),
+    "Verdict": ("harness.oracle.verdict", "Verdict"),
     # Errors (every exception of ours, with its exit code).
     "HarnessError": ("harness.errors", "HarnessError"),
     "CassetteError": ("harness.errors", "CassetteError"),
@@ -92,15 +92,12 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from harness.accumulators import resolve as resolve_accumulator
+    from harness.accumulators.base import Accumulator, ClientRunner, EventAccumulator, client_level
     from harness.cassettes.format import Cassette, Chunk, Interaction
     from harness.cassettes.format import load as load_cassette
     from harness.cassettes.format import save as save_cassette
-    from harness.check.accumulators import resolve as resolve_accumulator
-    from harness.check.accumulators.base import Accumulator, ClientRunner, EventAccumulator, client_level
-    from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
-    from harness.check.runner import run_matrix
-    from harness.check.selection import Selection
-    from harness.check.verdict import Report, Result, Verdict
+    from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall, diff
     from harness.errors import (
         AccumulatorCrashed,
         AccumulatorFailure,
@@ -117,12 +114,15 @@ if TYPE_CHECKING:
         ScenarioError,
         UsageError,
     )
+    from harness.matrix.runner import run_matrix
+    from harness.matrix.selection import Selection
     from harness.mutate import Meaning, Mutation, Stream, mutation
     from harness.mutate.scenario import Scenario, load_scenarios
+    from harness.oracle.verdict import Report, Result, Verdict
     from harness.record.fake_provider import FakeProvider, Script
-    from harness.record.redaction import Redaction
     from harness.transports.modes import RecordMode
     from harness.transports.recording import RecordingTransport
+    from harness.transports.redaction import Redaction
     from harness.transports.replay import ReplayTransport
     from harness.wire.dialects import reference_accumulator
     from harness.wire.dialects.base import Event

@@ -1,6 +1,6 @@
 """Where the harness keeps what it can rebuild: `$TOOLSTREAM_CACHE`, else
 `$XDG_CACHE_HOME/toolstream`, else `~/.cache/toolstream`. One folder per kind below it: `cases/`
-(the built-case store, `harness.check.casecache`), `report-card/` (side environments)."""
+(the built-case store, `harness.matrix.casecache`), `report-card/` (side environments)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.cassettes.corpus import bundled, synthesize
 from harness.cassettes.format import load
-from harness.check.outcome import Outcome, diff
+from harness.cassettes.outcome import Outcome, diff
 from harness.mutate import Mutation, Stream, build
 from harness.mutate.scenario import run_pipeline
 from harness.wire import dialects

@@ -19,7 +19,7 @@ ACCUMULATORS = textwrap.dedent(
 
     from harness.wire import dialects
     from harness.errors import NotApplicable
-    from harness.check.outcome import Outcome, State, ToolCall
+    from harness.cassettes.outcome import Outcome, State, ToolCall
 
 
     def reference(case):

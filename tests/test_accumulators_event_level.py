@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.accumulators import EventAccumulator, resolve
+from harness.accumulators.event_level import EventLevel
 from harness.cassettes import format as cassette
-from harness.check.accumulators import EventAccumulator, resolve
-from harness.check.accumulators.event_level import EventLevel
-from harness.check.outcome import Outcome, State, ToolCall
-from harness.check.runner import judge
+from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import AccumulatorProtocolError
+from harness.matrix.runner import judge
 from harness.mutate.scenario import Case
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent
@@ -175,7 +175,7 @@ EDITING_SCENARIOS = (
 def test_an_event_a_step_edited_carries_the_bytes_the_case_sends(dialect: str) -> None:
     # An edited event's `wire` kept the bytes it was received with: an event-level accumulator
     # reading `event.wire.data` parsed the unmutated stream while `payload` held the mutated one.
-    from harness.check.selection import Selection, cases
+    from harness.matrix.selection import Selection, cases
 
     d = dialects.get(dialect)
     selection = Selection(dialects=(dialect,), scenarios=EDITING_SCENARIOS, seeds=1)

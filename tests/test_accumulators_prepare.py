@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from test_accumulators_stdio import CASSETTES, recorded_case
 
-from harness.check.accumulators import ClientLevel, EventLevel, builtin_names, client_level, resolve
-from harness.check.accumulators.stdio import WARMUP_CASE, Stdio
-from harness.check.accumulators.warmup import warmup_cases
-from harness.check.outcome import Outcome
+from harness.accumulators import ClientLevel, EventLevel, builtin_names, client_level, resolve
+from harness.accumulators.stdio import WARMUP_CASE
+from harness.accumulators.stdio_process import Stdio
+from harness.accumulators.warmup import warmup_cases
+from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, AccumulatorTimeout
 from harness.mutate.scenario import Case
 from harness.wire import dialects
@@ -130,8 +131,8 @@ def test_an_accumulator_object_without_prepare_gets_one_that_does_nothing() -> N
 # In a fresh interpreter: after prepare(), the first case imports nothing more.
 FIRST_CASE = """
 import sys
-from harness.check.accumulators import resolve
-from harness.check.accumulators.warmup import warmup_cases
+from harness.accumulators import resolve
+from harness.accumulators.warmup import warmup_cases
 from harness.errors import UsageError
 for name, dialect in [a.split("=") for a in sys.argv[1:]]:
     try:

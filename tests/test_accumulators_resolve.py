@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from test_accumulators_event_level import CASSETTES, recorded_case
 
-import harness.check.accumulators as accumulators
-from harness.check.accumulators import (
+import harness.accumulators as accumulators
+from harness.accumulators import (
     ClientLevel,
     EventAccumulator,
     EventLevel,
@@ -19,7 +19,7 @@ from harness.check.accumulators import (
     client_level,
     resolve,
 )
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.errors import UsageError
 from harness.wire.dialects import Event
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
+from harness.accumulators import resolve
+from harness.accumulators.client import base_url, recorded_request, replay_transport
 from harness.cassettes import format as cassette
 from harness.cassettes.corpus import synthesize
 from harness.cassettes.format import Request
-from harness.check.accumulators import resolve
-from harness.check.accumulators.client import base_url, recorded_request, replay_transport
-from harness.check.outcome import State, diff
-from harness.check.selection import Selection, build_case
+from harness.cassettes.outcome import State, diff
 from harness.errors import NotApplicable
+from harness.matrix.selection import Selection, build_case
 from harness.mutate.scenario import Case
 from harness.wire import dialects
 from harness.wire.dialects import Kind

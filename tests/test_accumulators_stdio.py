@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from harness.accumulators import EventAccumulator, resolve
+from harness.accumulators.stdio import answer_outcome, case_messages
+from harness.accumulators.stdio_process import Stdio
+from harness.accumulators.stdio_serve import serve
 from harness.cassettes import format as cassette
-from harness.check.accumulators import EventAccumulator, resolve
-from harness.check.accumulators.stdio import Stdio, answer_outcome, case_messages, serve
-from harness.check.outcome import Outcome, State, ToolCall, diff
+from harness.cassettes.outcome import Outcome, State, ToolCall, diff
 from harness.cli import main
 from harness.errors import (
     AccumulatorCrashed,
@@ -319,7 +321,7 @@ def test_serve_reports_a_broken_message_and_stops() -> None:
 
 
 def test_failure_and_skip_answers_become_exceptions() -> None:
-    spec = "harness.check.accumulators.langchain_core:LangchainCoreAccumulator"
+    spec = "harness.accumulators.langchain_core:LangchainCoreAccumulator"
     command = shlex.join([sys.executable, "-m", "harness", "serve-accumulator", spec])
     with Stdio(command, "events") as acc, pytest.raises(NotApplicable, match="not gemini"):
         acc.run(recorded_case(CASSETTES / "gemini" / "single-call.yaml"))
@@ -474,7 +476,7 @@ def test_a_40_mb_answer_line_is_read_in_linear_time(case: Case, tmp_path: Path) 
 def test_a_line_longer_than_the_cap_is_a_clear_protocol_error_at_once(
     case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.check.accumulators import stdio_process
+    from harness.accumulators import stdio_process
 
     monkeypatch.setattr(stdio_process, "MAX_LINE", 1024 * 1024)
     # The line never ends: the error comes when the cap is passed, not at a newline or the timeout.

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_accumulators_stdio import CASSETTES, recorded_case
 
-from harness.check.accumulators.stdio import Stdio
+from harness.accumulators.stdio_process import Stdio
 from harness.cli import main
 from harness.errors import AccumulatorTimeout
 from harness.mutate.scenario import Case
@@ -93,7 +93,7 @@ def test_the_tree_ends_when_the_harness_process_is_killed(tmp_path: Path) -> Non
     # A harness process killed with SIGKILL (as the runner kills a worker) cannot clean up itself.
     harness = (
         "import sys\n"
-        "from harness.check.accumulators.stdio import Stdio\n"
+        "from harness.accumulators.stdio_process import Stdio\n"
         "from tests.test_accumulators_stdio import CASSETTES, recorded_case\n"
         "Stdio(sys.argv[1]).run(recorded_case(CASSETTES / 'openai-chat' / 'single-call.yaml'))\n"
     )

@@ -19,9 +19,9 @@ import pytest
 from _side_venvs import ROOT, side_python
 
 from harness import Selection
-from harness.check.accumulators import resolve
-from harness.check.accumulators.client import replay_transport
-from harness.check.selection import Matrix
+from harness.accumulators import resolve
+from harness.accumulators.client import replay_transport
+from harness.matrix.selection import Matrix
 
 # Scenarios where the adapters have differed from their libraries, and the plain recordings.
 SCENARIOS = ("original", "A3-index-missing", "A10-missing-id-entirely", "interleaved-tool-blocks",

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from harness.check.accumulators import resolve
-from harness.check.accumulators.client import raised, raised_error, require_dialect
-from harness.check.outcome import Outcome, State, diff
-from harness.check.selection import build_case
-from harness.check.verdict import diff_signature
+from harness.accumulators import resolve
+from harness.accumulators.client import raised, raised_error, require_dialect
+from harness.cassettes.outcome import Outcome, State, diff
 from harness.errors import NotApplicable
+from harness.matrix.selection import build_case
+from harness.oracle.verdict import diff_signature
 
 
 def _library_raise() -> BaseException:
@@ -27,7 +27,7 @@ def _library_raise() -> BaseException:
 def _harness_raise() -> BaseException:
     try:
         require_dialect(build_case("anthropic/single-call::original::s0"), "x", ("openai-chat",))
-    except NotApplicable as exc:  # raised in harness/check/accumulators/client.py
+    except NotApplicable as exc:  # raised in harness/accumulators/client.py
         return exc
     raise AssertionError("require_dialect accepted a dialect it does not read")
 

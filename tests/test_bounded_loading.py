@@ -237,7 +237,7 @@ def test_json_deeper_than_the_limit_is_refused_before_parsing() -> None:
 
 
 def test_deep_tool_arguments_are_invalid_not_a_crash() -> None:
-    from harness.check.outcome import ToolCall
+    from harness.cassettes.outcome import ToolCall
 
     call = ToolCall.from_text("f", '{"a":' + "[" * 3000 + "]" * 3000 + "}")
     assert call.invalid
@@ -285,7 +285,7 @@ def test_importing_a_body_nested_thousands_deep_is_one_line(
 
 
 def test_a_case_with_arguments_as_deep_as_allowed_reads_back(tmp_path: Path) -> None:
-    from harness.check.outcome import Outcome, ToolCall
+    from harness.cassettes.outcome import Outcome, ToolCall
     from harness.wire import bounded
 
     deep: object = 1

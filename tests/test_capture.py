@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from harness.check.capture import KEPT, captured_output
-from harness.check.runner import run_matrix
-from harness.check.selection import Selection
-from harness.check.verdict import Result
-from harness.report.terminal import clip, clip_values, printable, shorten
+from harness.accumulators.capture import KEPT, captured_output
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection
+from harness.oracle.verdict import Result
+from harness.text.terminal import clip, clip_values, printable, shorten
 
 ROOT = Path(__file__).resolve().parent.parent
 SINGLE = str(ROOT / "cassettes/openai-chat/single-call.yaml")
@@ -30,7 +30,7 @@ NOISY = textwrap.dedent(
     import os
     import sys
 
-    from harness.check.outcome import Outcome, ToolCall
+    from harness.cassettes.outcome import Outcome, ToolCall
     from harness.wire import dialects
 
 
@@ -220,10 +220,10 @@ def test_only_an_accumulator_that_cannot_print_runs_without_the_capture(
 ) -> None:
     """The built-in reference says it prints nothing (a capture cost about what its case does);
     a user's accumulator, which may print, is captured; one that says it cannot is taken at its word."""
-    from harness.check.accumulators import resolve
-    from harness.check.accumulators.event_level import EventLevel
-    from harness.check.selection import build_case
-    from harness.check.verdict import judge
+    from harness.accumulators import resolve
+    from harness.accumulators.event_level import EventLevel
+    from harness.matrix.judging import judge
+    from harness.matrix.selection import build_case
     from harness.wire import dialects
 
     case = build_case("openai-chat/parallel-2::original::s0")

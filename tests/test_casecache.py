@@ -20,12 +20,12 @@ import pytest
 from _pytester_support import copy_cassettes, plugin_args, prepare
 
 from harness import cache
-from harness.check import casecache
-from harness.check.casecache import CaseStore, Encoder, StoredUnits
-from harness.check.expectation import classify
-from harness.check.selection import Matrix, Selection
 from harness.cli import main
+from harness.matrix import casecache
+from harness.matrix.casecache import CaseStore, Encoder, StoredUnits
+from harness.matrix.selection import Matrix, Selection
 from harness.mutate.scenario import Case, DeferredResponse, case_with_events
+from harness.oracle.expectation import classify
 
 pytest_plugins = ["pytester"]
 
@@ -260,7 +260,7 @@ def test_the_plugin_option_turns_it_off(pytester: pytest.Pytester, monkeypatch: 
 
 
 def test_scenario_files_are_read_back_as_parsed(tmp_path: Path) -> None:
-    from harness.check.catalog import scenario_key
+    from harness.matrix.keys import scenario_key
     from harness.mutate.scenario import load_scenarios
 
     parsed = load_scenarios()
@@ -293,7 +293,7 @@ def test_a_matrix_goes_when_dropped_and_what_it_built_is_written(tmp_path: Path)
 SWITCHED_OFF_BETWEEN_RUNS = """
 import os, pathlib, sys
 from harness import Selection, run_matrix
-from harness.check import casecache
+from harness.matrix import casecache
 
 def files(folder):
     return len(list(pathlib.Path(folder).rglob("*.bin")))
@@ -379,7 +379,7 @@ def test_the_encoder_lets_go_of_what_only_it_holds() -> None:
 
 
 def test_no_cyclic_collection_runs_while_a_unit_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.check import selection
+    from harness.matrix import selection
 
     seen: list[bool] = []
     cases_for = selection.cases_for

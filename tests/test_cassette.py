@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from harness.cassettes import format as cassettes
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
 from harness.cassettes.model import Declared
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.cli import main
 from harness.errors import CassetteError
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.check import catalog
-from harness.check.selection import Matrix, Selection
+from harness.matrix import catalog
+from harness.matrix.selection import Matrix, Selection
 from harness.plugin.items import CaseCatalog
 
-REWRITE = "stale: run `python -m harness.check.catalog` and commit harness/check/case-ids.json.gz"
+REWRITE = "stale: run `python -m harness.matrix.catalog` and commit harness/matrix/case-ids.json.gz"
 
 
 @pytest.mark.slow  # builds every case of the bundled matrix

@@ -22,7 +22,7 @@ SMALL = ["--cassettes", PARALLEL, SINGLE, "--scenarios", "original", "parallel-c
 
 INDEX_ONLY = textwrap.dedent(
     '''
-    from harness.check.outcome import Outcome, State, ToolCall
+    from harness.cassettes.outcome import Outcome, State, ToolCall
 
 
     class IndexOnly:

@@ -11,10 +11,10 @@ import pytest
 
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
-from harness.check.case_id import find_case, is_case_id
-from harness.check.expectation import classify
-from harness.check.selection import Selection, build_case, cases
 from harness.cli import main
+from harness.matrix.case_id import find_case, is_case_id
+from harness.matrix.selection import Selection, build_case, cases
+from harness.oracle.expectation import classify
 from harness.report.explanation import SITUATIONS, situation_of
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from harness.check.accumulators.stdio import case_messages
-from harness.check.accumulators.warmup import warmup_cases
+from harness.accumulators.stdio import case_messages
+from harness.accumulators.warmup import warmup_cases
 from harness.cli import COMMANDS, build_parser, direct, main, wanted
 
 PROBE = """
@@ -111,8 +111,8 @@ NOT_FOR_ANSWERING = (
     "ctypes",
     "shutil",
     "harness.cassettes.format",
-    "harness.check.accumulators.stdio_process",
-    "harness.check.accumulators.client",
+    "harness.accumulators.stdio_process",
+    "harness.accumulators.client",
     "harness.record.recipes",
     "harness.wire.dialects.anthropic_messages",
     "harness.wire.dialects.blocks",

@@ -8,7 +8,7 @@ import pytest
 
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
-from harness.check.outcome import diff
+from harness.cassettes.outcome import diff
 from harness.cli import main
 from harness.transports.replay import ReplayTransport
 from harness.wire.dialects import reference_outcome

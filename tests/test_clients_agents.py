@@ -97,7 +97,7 @@ def test_the_agents_sdk_loop_gets_the_verdicts_of_its_own_stream_handler(tmp_pat
 def test_the_selection_holds_the_cases_the_comparison_names() -> None:
     """The scenarios the comparison selects still exist and still make the two cases it excuses."""
     from harness import Selection
-    from harness.check.selection import cases
+    from harness.matrix.selection import cases
 
     selection = Selection(cassettes=CASSETTES, scenarios=SCENARIOS, seeds=1)
     ids = {case.id for case in cases(selection)}

@@ -11,18 +11,18 @@ from pathlib import Path
 import pytest
 from _pytester_support import copy_cassettes, plugin_args, prepare
 
-from harness.check.accumulators import resolve
-from harness.check.outcome import State, ToolCall
-from harness.check.runner import run_matrix
-from harness.check.selection import Selection
-from harness.check.selection import cases as selected_cases
-from harness.check.severity import Severity
-from harness.check.verdict import Verdict
+from harness.accumulators import resolve
+from harness.accumulators.program import ClientProgram
+from harness.cassettes.outcome import State, ToolCall
 from harness.cli import main
 from harness.errors import UsageError
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection
+from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
+from harness.oracle.severity import Severity
+from harness.oracle.verdict import Verdict
 from harness.serve import Evidence, Turn, judge_client, run_clients
-from harness.serve.clients import ClientProgram
 from harness.serve.followup import ToolResult
 
 pytest_plugins = ["pytester"]

@@ -106,7 +106,7 @@ def check(name: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
 
 def agrees_with_stored(name: str, cases: dict[str, dict[str, Any]]) -> None:
     """Each case run here has the verdict the README table was written from."""
-    from harness.check.verdict import signature
+    from harness.oracle.verdict import signature
 
     stored = {row["id"]: row for row in STORED[name]["cases"]}
     seen = [(i, c["verdict"], signature(c)) for i, c in cases.items() if i in stored]

@@ -7,9 +7,15 @@ from pathlib import Path
 import pytest
 from _runner_accumulators import PARALLEL, ROOT, install
 
+from harness.accumulators import resolve
 from harness.cassettes import format as cassette
-from harness.check.accumulators import resolve
-from harness.check.compare import (
+from harness.cassettes.outcome import diff
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection, build_case
+from harness.mutate.scenario import case_with_events
+from harness.oracle.expectation import stream_rules
+from harness.oracle.verdict import Verdict, diff_signature
+from harness.search.compare import (
     Comparison,
     Difference,
     compare_matrix,
@@ -17,13 +23,7 @@ from harness.check.compare import (
     shrink_difference,
     write_reproductions,
 )
-from harness.check.expectation import stream_rules
-from harness.check.outcome import diff
-from harness.check.runner import run_matrix
-from harness.check.selection import Selection, build_case
-from harness.check.shrink import ExitReason
-from harness.check.verdict import Verdict, diff_signature
-from harness.mutate.scenario import case_with_events
+from harness.search.shrink import ExitReason
 
 
 @pytest.fixture

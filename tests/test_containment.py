@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from test_accumulators_subreaper import left_running, recorded_pids
 
-from harness.check.selection import Selection
-from harness.check.selection import cases as selected_cases
+from harness.accumulators import program as clients
 from harness.cli import main
-from harness.serve import clients
+from harness.matrix.selection import Selection
+from harness.matrix.selection import cases as selected_cases
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux only")
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes.format import Cassette, dumps, load
-from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
+from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall, diff
 from harness.wire import dialects
 from harness.wire.dialects.bedrock_converse import is_exception
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes import format as cassettes
-from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
+from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall, diff
 from harness.wire.dialects import body_of, detect, events_of, reference_outcome
 
 ROOT = Path(__file__).resolve().parents[1]

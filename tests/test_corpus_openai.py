@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes.format import load
-from harness.check.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, State
 from harness.wire.dialects import body_of, events_of, reference_outcome
 
 ROOT = Path(__file__).resolve().parents[1]

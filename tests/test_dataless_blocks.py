@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.accumulators.event_level import EventLevel
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import Chunk, load, save
-from harness.check.accumulators.event_level import EventLevel
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.mutate import Meaning, Stream
 from harness.mutate.scenario import cases_for, load_scenarios, recorded_streams
 from harness.wire import dialects

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes.format import Chunk, Request, Response
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent

@@ -8,7 +8,7 @@ import pytest
 
 from harness.cassettes.corpus import split_reads
 from harness.cassettes.format import Chunk, Request, Response
-from harness.check.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, State
 from harness.errors import DialectError
 from harness.wire.codecs import SSECodec, WireEvent
 from harness.wire.dialects import (

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness.cassettes.format import Chunk, Request, Response
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects import MISSING, Event, Field, Kind, Role, body_of, events_of, get

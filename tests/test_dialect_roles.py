@@ -8,7 +8,7 @@ import random
 import pytest
 
 from harness.cassettes.format import Request
-from harness.check.outcome import State
+from harness.cassettes.outcome import State
 from harness.errors import DialectError
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent

@@ -6,10 +6,10 @@ import random
 from dataclasses import dataclass
 from typing import ClassVar
 
-from harness.check.expectation import STEPS, CaseClass, Expectation, classify, rule_for
-from harness.check.selection import build_case
+from harness.matrix.selection import build_case
 from harness.mutate import Mutation, Quirk, Stream, registry
 from harness.mutate.scenario import Scenario
+from harness.oracle.expectation import STEPS, CaseClass, Expectation, classify, rule_for
 
 
 def _class(case_id: str) -> CaseClass:

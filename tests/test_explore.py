@@ -10,17 +10,18 @@ from typing import Any
 import pytest
 import yaml
 
+from harness.accumulators import resolve
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
-from harness.check.accumulators import resolve
-from harness.check.explore import explore
-from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.check.selection import Matrix, Selection, cases
-from harness.check.shrink import ExitReason
-from harness.check.verdict import judge, signature
+from harness.cassettes.outcome import Outcome, State, ToolCall, diff
 from harness.cli import main
 from harness.errors import UsageError
+from harness.matrix.judging import judge
+from harness.matrix.selection import Matrix, Selection, cases
 from harness.mutate.scenario import load_scenario
+from harness.oracle.verdict import signature
+from harness.search.explore import explore
+from harness.search.shrink import ExitReason
 from harness.wire.dialects import Event, reference_outcome
 from harness.wire.dialects import get as get_dialect
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from harness.cassettes.format import Declared, load, save
-from harness.check.outcome import Outcome
-from harness.check.verdict import Report, Result, Verdict
+from harness.cassettes.outcome import Outcome
 from harness.cli import main
-from harness.report.escape import markdown_code, markdown_text, python_text, script_json, terminal
+from harness.oracle.verdict import Report, Result, Verdict
 from harness.report.html import render_html
+from harness.text.escape import markdown_code, markdown_text, python_text, script_json, terminal
 
 ROOT = Path(__file__).resolve().parent.parent
 SINGLE_CALL = ROOT / "cassettes" / "openai-chat" / "single-call.yaml"
@@ -235,7 +235,7 @@ def _outside_code_spans(line: str) -> str:
 
 
 def test_repro_script_prints_json_without_terminal_controls() -> None:
-    from harness.check import repro_templates
+    from harness.search import repro_templates
 
     namespace: dict[str, object] = {"json": json}
     exec(repro_templates.HELPERS, namespace)  # the helpers every script defines

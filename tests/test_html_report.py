@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from harness.cassettes.corpus import bundled
-from harness.check.compare import Comparison, Difference
-from harness.check.outcome import Outcome, ToolCall
-from harness.check.runner import run_matrix
-from harness.check.selection import Selection
-from harness.check.severity import Severity
-from harness.check.verdict import Report, Result, Verdict
+from harness.cassettes.outcome import Outcome, ToolCall
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection
+from harness.oracle.severity import Severity
+from harness.oracle.verdict import Report, Result, Verdict
 from harness.report.html import render_html, write_html
+from harness.search.compare import Comparison, Difference
 from harness.wire import dialects
 from harness.wire.dialects import Event
 
@@ -384,9 +384,9 @@ def test_cli_check_and_compare_write_the_same_page(
 def test_a_case_stream_shows_an_edited_event_as_sent() -> None:
     # truncate-args edits the last argument piece's payload; the page showed that event's bytes as
     # received (its `wire`), marked edited, so the truncation was not on the page.
-    from harness.check.selection import build_case
+    from harness.matrix.selection import build_case
     from harness.report.html import _stream_of
-    from harness.report.terminal import shorten
+    from harness.text.terminal import shorten
     from harness.wire import dialects
 
     case_id = "openai-chat/parallel-2::B10-truncated-args::s0"

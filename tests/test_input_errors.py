@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from harness.cassettes import format as cassettes
-from harness.check.runner import run_matrix
-from harness.check.selection import Selection
 from harness.cli import main
 from harness.errors import CassetteError, ScenarioError, UsageError
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection
 from harness.mutate.scenario import load_scenario
 from harness.transports.replay import ReplayTransport
 
@@ -421,7 +421,7 @@ def test_a_field_of_the_wrong_json_type_is_one_line_naming_event_and_field(
 
 
 def test_a_lone_surrogate_in_an_expected_outcome_is_one_line_when_saved(tmp_path: Path) -> None:
-    from harness.check.outcome import Outcome, ToolCall
+    from harness.cassettes.outcome import Outcome, ToolCall
 
     cassette = cassettes.load(SINGLE)
     cassette.interactions[0].expected = Outcome(tool_calls=(ToolCall("f", {"a": "\ud800"}),))

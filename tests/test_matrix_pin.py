@@ -5,7 +5,7 @@ scenario, a cassette or a mutation's meaning changes these on purpose:
 recompute them with `python tests/test_matrix_pin.py` and say why in the commit.
 
 Each is checked with no built-case store (every case built; openai-chat only), and warm: from a
-store (`harness.check.casecache`) filled by a run that never read the bytes (each case's bytes
+store (`harness.matrix.casecache`) filled by a run that never read the bytes (each case's bytes
 built again when read), and from one filled by a run that read them (the bytes stored)."""
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ PINNED = {
 
 def digests(cassettes: tuple[str, ...], store: Any = None) -> tuple[str, str, str]:
     from harness import Selection
-    from harness.check.expectation import classify
-    from harness.check.selection import Matrix
+    from harness.matrix.selection import Matrix
+    from harness.oracle.expectation import classify
 
     expected, sent, classes = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
     for case in Matrix(Selection(cassettes=cassettes), store=store).all():
@@ -58,8 +58,8 @@ def digests(cassettes: tuple[str, ...], store: Any = None) -> tuple[str, str, st
 
 def _pinned(name: str, cassettes: tuple[str, ...], cache: str, tmp_path: Path) -> None:
     from harness import Selection
-    from harness.check.casecache import CaseStore
-    from harness.check.selection import Matrix
+    from harness.matrix.casecache import CaseStore
+    from harness.matrix.selection import Matrix
 
     if cache == "none":
         assert digests(cassettes, None) == PINNED[name]

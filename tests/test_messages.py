@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.check.compare import outcome_difference
-from harness.check.outcome import Outcome, ToolCall, diff
-from harness.check.verdict import Result, Verdict
+from harness.cassettes.outcome import Outcome, ToolCall, diff
 from harness.cli import main
-from harness.report.terminal import Progress, case_name
+from harness.oracle.verdict import Result, Verdict
+from harness.search.compare import outcome_difference
+from harness.text.terminal import Progress, case_name
 
 ROOT = Path(__file__).resolve().parent.parent
 SINGLE = str(ROOT / "cassettes/openai-chat/single-call.yaml")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from _mutation_streams import apply, assert_oracle, stream_of
 
-from harness.check.outcome import Outcome, ToolCall, diff
+from harness.cassettes.outcome import Outcome, ToolCall, diff
 from harness.errors import MutationError, NotApplicable
 from harness.mutate import Stream, build
 from harness.wire.codecs import decode_all

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
-from harness.check.outcome import State
+from harness.cassettes.outcome import State
 from harness.mutate import build
 
 

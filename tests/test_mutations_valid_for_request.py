@@ -14,8 +14,8 @@ import pytest
 
 from harness.cassettes import format as cassettes
 from harness.cassettes.corpus import bundled, cassette_paths
-from harness.check.case_id import find_case
-from harness.check.outcome import diff
+from harness.cassettes.outcome import diff
+from harness.matrix.case_id import find_case
 from harness.mutate.scenario import (
     Case,
     RecordedStream,

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
-from harness.check.outcome import State
+from harness.cassettes.outcome import State
 from harness.mutate import build
 from harness.mutate.wire import split_at
 

@@ -123,7 +123,7 @@ def test_a_new_users_first_hour(tmp_path: Path) -> None:
 def test_the_users_accumulator_declares_its_dialect_to_the_resolver(tmp_path: Path) -> None:
     """The one resolver reads the accumulator's `dialects`, which is what makes pytest skip the
     other dialects' cases in the slow path above."""
-    from harness.check.accumulators import dialects_of, resolve
+    from harness.accumulators import dialects_of, resolve
 
     (tmp_path / "myagent_acc.py").write_text(ACCUMULATOR)
     sys.path.insert(0, str(tmp_path))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.check.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, State
 from harness.wire import dialects
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import Event, Kind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.check.outcome import Outcome, ServerCall, State, ToolCall, diff
+from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall, diff
 from harness.errors import OutcomeFormatError
 
 
@@ -147,7 +147,7 @@ def _variants() -> list[Outcome]:
 
 
 def test_meets_says_what_an_empty_diff_says() -> None:
-    from harness.check.outcome import meets
+    from harness.cassettes.outcome import meets
 
     variants = _variants()
     pairs = [(a, b) for a in variants for b in variants]

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from _runner_accumulators import PARALLEL, SINGLE, install
 
-from harness.check.runner import run_matrix
-from harness.check.selection import Selection
-from harness.check.verdict import Result, Verdict
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection
+from harness.oracle.verdict import Result, Verdict
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_the_forkserver_preload_imports_what_a_worker_needs() -> None:
     # The registries are read there too, with each mutation's parameter types, and the code's digest.
     code = (
         "import sys\n"
-        "from harness.check.pool_preload import MODULES\n"
+        "from harness.matrix.pool_preload import MODULES\n"
         "from harness import mutate\n"
         "from harness.wire import dialects\n"
         "read = mutate._loaded and dialects._registered is not None\n"
@@ -80,7 +80,7 @@ def test_the_forkserver_preload_imports_what_a_worker_needs() -> None:
 def test_a_worker_holds_its_next_batch_while_it_runs_one(monkeypatch: pytest.MonkeyPatch) -> None:
     # Otherwise it waits, at the end of every batch (a cassette), for the parent to take the
     # results and send more: about a quarter of a full `-j 1` run, measured.
-    from harness.check import pool
+    from harness.matrix import pool
 
     held: list[int] = []
     receive = pool.Pool._receive
@@ -99,8 +99,8 @@ def test_a_worker_holds_its_next_batch_while_it_runs_one(monkeypatch: pytest.Mon
 def test_workers_start_while_the_units_are_listed_and_none_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
     import multiprocessing
 
-    from harness.check import pool
-    from harness.check.selection import Matrix
+    from harness.matrix import pool
+    from harness.matrix.selection import Matrix
 
     started: list[int] = []
     listed: list[int] = []

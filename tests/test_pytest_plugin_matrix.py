@@ -214,7 +214,7 @@ def test_warnings_pass_and_fail_only_with_toolstream_strict(project: pytest.Pyte
 
 
 def test_a_verdict_taken_in_its_own_process_is_not_parsed_back() -> None:
-    from harness.check.selection import Selection
+    from harness.matrix.selection import Selection
     from harness.plugin.items import CaseCatalog, MatrixResults
 
     selection = Selection(scenarios=("original",), dialects=("openai-chat",))

@@ -16,7 +16,7 @@ import pytest
 from _markdown_examples import ROOT, Block, blocks, run_command, run_python, scratch
 
 from harness import load_cassette as load
-from harness.check.selection import Matrix, Selection
+from harness.matrix.selection import Matrix, Selection
 from harness.mutate.scenario import scenario_from_data
 from harness.record.fake_provider import FakeProvider
 

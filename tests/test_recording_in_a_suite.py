@@ -15,9 +15,9 @@ from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Resp
 from harness.cli import main
 from harness.errors import NoMatchError
 from harness.record.fake_provider import FakeProvider, Script
-from harness.record.volatile import is_volatile, stable_url
 from harness.transports.recording import RecordingTransport
 from harness.transports.replay import ReplayTransport
+from harness.transports.volatile import is_volatile, stable_url
 
 pytest_plugins = ["pytester"]
 

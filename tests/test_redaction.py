@@ -9,9 +9,9 @@ from urllib.parse import quote
 import pytest
 
 from harness.cassettes.format import Chunk, Interaction, Request, Response
-from harness.check.outcome import Outcome, ToolCall
+from harness.cassettes.outcome import Outcome, ToolCall
 from harness.errors import UsageError
-from harness.record.redaction import (
+from harness.transports.redaction import (
     DEFAULT_HEADERS,
     DEFAULT_QUERY_PARAMS,
     DROP,

@@ -19,8 +19,8 @@ from harness.cassettes import format as cassettes
 from harness.cli import main
 from harness.record.fake_provider import FakeProvider, Script
 from harness.record.importer import import_file
-from harness.record.redaction import REDACTED, Redaction, echo_forms, looks_like_key
 from harness.transports.recording import RecordingTransport
+from harness.transports.redaction import REDACTED, Redaction, echo_forms, looks_like_key
 
 # Its base64 holds `+`, `/` and `=`: standard and URL-safe, padded and not, all differ.
 KEY = "Qz7Canarya7ER~~p7?gqN6u"

@@ -17,10 +17,10 @@ import pytest
 
 from harness.cassettes import format as cassettes
 from harness.cassettes.corpus import synthesize
-from harness.check.case_id import find_case
-from harness.check.runner import run_matrix
-from harness.check.selection import Selection
 from harness.errors import DialectError
+from harness.matrix.case_id import find_case
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection
 from harness.report.explanation import situation_of
 from harness.wire import dialects
 from harness.wire.dialects import Finish, Kind

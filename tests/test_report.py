@@ -7,12 +7,11 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
-from harness.check.compare import Comparison, Difference
-from harness.check.expectation import CaseClass
-from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.check.selection import Selection
-from harness.check.severity import differences
-from harness.check.verdict import Report, Result, Verdict, error_signature, verdict_for
+from harness.cassettes.outcome import Outcome, State, ToolCall, diff
+from harness.matrix.selection import Selection
+from harness.oracle.expectation import CaseClass
+from harness.oracle.severity import differences
+from harness.oracle.verdict import Report, Result, Verdict, error_signature, verdict_for
 from harness.report.results import (
     comparison_to_dict,
     render_check,
@@ -22,6 +21,7 @@ from harness.report.results import (
     signature,
     write_json,
 )
+from harness.search.compare import Comparison, Difference
 
 EXPECTED = Outcome(
     tool_calls=(ToolCall("read", {"path": "a"}, "call_1"), ToolCall("search", {"q": "x"}, "call_2")),

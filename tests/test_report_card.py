@@ -298,7 +298,7 @@ def test_side_environments_install_the_checkout_the_command_runs_in(
     command runs; elsewhere there is none and building says so."""
     from harness.card import environments
 
-    monkeypatch.setattr(environments.harness, "__file__", str(tmp_path / "site" / "harness" / "__init__.py"))
+    monkeypatch.setattr(environments, "PACKAGE", tmp_path / "site" / "harness")
     monkeypatch.chdir(ROOT / "harness")
     assert environments.source_root() == ROOT
     monkeypatch.chdir(tmp_path)

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from harness.cassettes.format import Chunk, load
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.errors import UsageError
 from harness.plugin.respx_mount import mount
 from harness.record.fake_provider import FakeProvider

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from _runner_accumulators import PARALLEL, SINGLE, STDIO, install
 
-from harness.check.runner import run_matrix
-from harness.check.selection import Selection
-from harness.check.verdict import Verdict
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection
+from harness.oracle.verdict import Verdict
 
 
 @pytest.fixture

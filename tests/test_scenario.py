@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from harness.cassettes.corpus import cassette_paths
-from harness.check.outcome import diff
-from harness.check.selection import Matrix, Selection
+from harness.cassettes.outcome import diff
 from harness.errors import ScenarioError
+from harness.matrix.selection import Matrix, Selection
 from harness.mutate import Meaning
 from harness.mutate.scenario import (
     Scenario,

@@ -21,8 +21,8 @@ from harness.cassettes import format as cassettes
 from harness.cli import main
 from harness.record.fake_provider import FakeProvider, Script, Write
 from harness.record.importer import import_file
-from harness.record.redaction import REDACTED, Redaction
 from harness.transports.recording import RecordingTransport
+from harness.transports.redaction import REDACTED, Redaction
 from harness.wire import dialects
 
 URL = "https://api.example.test/v1/chat/completions"

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from harness.check.accumulators import EventLevel
-from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.check.selection import build_case
+from harness.accumulators import EventLevel
+from harness.cassettes.outcome import Outcome, State, ToolCall, diff
+from harness.matrix.selection import build_case
 from harness.mutate.scenario import Case
 from harness.wire.dialects import Event
 

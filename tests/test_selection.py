@@ -11,10 +11,11 @@ import pytest
 from _runner_accumulators import PARALLEL, SINGLE
 
 from harness.cassettes.corpus import bundled
-from harness.check.catalog import file_key, scenario_key
-from harness.check.runner import run_matrix
-from harness.check.selection import ORIGINAL, Matrix, Selection, build_case, cases
 from harness.errors import ScenarioError, UsageError
+from harness.matrix.catalog import file_key
+from harness.matrix.keys import scenario_key
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import ORIGINAL, Matrix, Selection, build_case, cases
 from harness.mutate.scenario import load_scenarios, scenario_from_data
 from harness.plugin.items import CaseCatalog
 

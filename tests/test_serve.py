@@ -20,15 +20,16 @@ from typing import Any
 
 import pytest
 
+from harness.accumulators.program import run_clients
 from harness.card.known import raise_key
 from harness.cassettes.format import Chunk, Response
-from harness.check.outcome import State, ToolCall
-from harness.check.selection import Selection
-from harness.check.selection import cases as selected_cases
-from harness.check.severity import Severity
-from harness.check.verdict import Verdict, signature
+from harness.cassettes.outcome import State, ToolCall
 from harness.cli import main
+from harness.matrix.selection import Selection
+from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
+from harness.oracle.severity import Severity
+from harness.oracle.verdict import Verdict, signature
 from harness.serve import (
     Evidence,
     ReplayServer,
@@ -37,7 +38,6 @@ from harness.serve import (
     client_environment,
     judge_client,
     read_followup,
-    run_clients,
 )
 from harness.serve.answers import final_answer
 from harness.serve.followup import ToolResult

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness.cassettes.format import Response, load
-from harness.check.selection import Selection
-from harness.check.selection import cases as selected_cases
 from harness.errors import CassetteError
+from harness.matrix.selection import Selection
+from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
 from harness.record.fake_provider import FakeProvider, Script
 from harness.serve import ReplayServer

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from harness.check.outcome import State
-from harness.check.selection import Selection
-from harness.check.selection import cases as selected_cases
-from harness.check.severity import Severity
-from harness.check.verdict import Verdict
+from harness.cassettes.outcome import State
 from harness.cli import main
+from harness.matrix.selection import Selection
+from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
+from harness.oracle.severity import Severity
+from harness.oracle.verdict import Verdict
 from harness.serve import ReplayServer, base_urls, run_clients
 from harness.serve.attempts import PLANS, first_attempt
 
@@ -97,9 +97,9 @@ def test_a_retry_case_is_classed_by_the_retry_rule_and_what_the_retried_attempt_
 ) -> None:
     from dataclasses import replace
 
-    from harness.check.expectation import RETRIES, CaseClass, classify
     from harness.mutate import registry
     from harness.mutate.scenario import Scenario
+    from harness.oracle.expectation import RETRIES, CaseClass, classify
 
     assert set(RETRIES) == set(PLANS) == {path.stem for path in RETRIES_DIR.glob("*.yaml")}
     # Found by name alone (the bundled retry folder), with the retry rule's reason.

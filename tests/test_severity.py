@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.check.outcome import Outcome, State, ToolCall, diff
-from harness.check.severity import Severity, call_severities, differences, worst
+from harness.cassettes.outcome import Outcome, State, ToolCall, diff
+from harness.oracle.severity import Severity, call_severities, differences, worst
 
 READ = ToolCall("read", {"path": "a"}, "call_1")
 SEARCH = ToolCall("search", {"q": "x"}, "call_2")

@@ -18,7 +18,7 @@ import pytest
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
 from harness.cli import main
-from harness.report.shared import shared_name, without_machine_paths
+from harness.text.shared import shared_name, without_machine_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = bundled("cassettes")

@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.check.shrink import ExitReason, shrink
+from harness.search.shrink import ExitReason, shrink
 
 
 def test_finds_the_items_the_failure_needs() -> None:

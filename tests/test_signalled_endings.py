@@ -12,12 +12,13 @@ from functools import cache
 
 import pytest
 
-from harness.check.expectation import CaseClass, announced_calls, classify, scope, situation
-from harness.check.outcome import STATE_TAKEN, Outcome, State, ToolCall
-from harness.check.selection import build_case
-from harness.check.severity import Severity, differences, weigh
-from harness.check.verdict import Result, Verdict, judge, verdict_for
+from harness.cassettes.outcome import STATE_TAKEN, Outcome, State, ToolCall
+from harness.matrix.judging import judge
+from harness.matrix.selection import build_case
 from harness.mutate.scenario import Case
+from harness.oracle.expectation import CaseClass, announced_calls, classify, scope, situation
+from harness.oracle.severity import Severity, differences, weigh
+from harness.oracle.verdict import Result, Verdict, verdict_for
 from harness.serve.oracle import FROM_FOLLOWUP
 
 
@@ -211,7 +212,7 @@ def test_the_expected_outcome_passes(case_id: str) -> None:
 
 
 def test_explain_says_what_class_judges_the_rest() -> None:
-    from harness.check.case_id import find_case
+    from harness.matrix.case_id import find_case
     from harness.report.explanation import explain
 
     assert "\n  the rest: quirk: A1 " in explain(find_case(D1_MERGE))

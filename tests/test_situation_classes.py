@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness import Selection
-from harness.check.expectation import CaseClass, classify, scope, situation
-from harness.check.selection import Matrix
+from harness.matrix.selection import Matrix
+from harness.oracle.expectation import CaseClass, classify, scope, situation
 
 ROOT = Path(__file__).resolve().parents[1]
 _ORDER = (CaseClass.SPEC, CaseClass.QUIRK, CaseClass.POLICY)

@@ -6,7 +6,7 @@ import pytest
 import yaml
 from _pytester_support import copy_cassettes, plugin_args, prepare
 
-from harness.check.outcome import Outcome, ToolCall
+from harness.cassettes.outcome import Outcome, ToolCall
 from harness.plugin.snapshot import outcome_yaml
 
 pytest_plugins = ["pytester"]

@@ -9,8 +9,8 @@ from functools import cache
 import pytest
 
 from harness import Report
-from harness.check.expectation import CaseClass
-from harness.check.severity import Severity
+from harness.oracle.expectation import CaseClass
+from harness.oracle.severity import Severity
 from tests.strict import STRICT
 from tests.strict.costs import block, listed, run
 

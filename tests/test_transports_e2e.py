@@ -26,8 +26,8 @@ import pytest
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
 from harness.record.fake_provider import FakeProvider, Script, Write
-from harness.record.redaction import Redaction
 from harness.transports.recording import RecordingTransport
+from harness.transports.redaction import Redaction
 from harness.transports.replay import ReplayTransport
 
 LIBS = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]

@@ -20,10 +20,10 @@ import pytest
 from harness.cassettes.corpus import bundled
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, load, save
 from harness.errors import CassetteError, NoMatchError, UsageError
-from harness.record.redaction import Redaction
 from harness.transports import replay
 from harness.transports._library import library_named
 from harness.transports.recording import RecordingTransport
+from harness.transports.redaction import Redaction
 from harness.transports.replay import ReplayTransport
 
 URL = "https://api.example.test/v1/chat/completions"

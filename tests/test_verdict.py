@@ -9,11 +9,12 @@ from typing import Any
 
 from _runner_accumulators import SINGLE
 
-from harness.check.expectation import CaseClass
-from harness.check.outcome import Outcome, ServerCall, State
-from harness.check.selection import Selection, build_case
-from harness.check.severity import Severity
-from harness.check.verdict import Report, Result, Verdict, diff_signature, judge, verdict_for
+from harness.cassettes.outcome import Outcome, ServerCall, State
+from harness.matrix.judging import judge
+from harness.matrix.selection import Selection, build_case
+from harness.oracle.expectation import CaseClass
+from harness.oracle.severity import Severity
+from harness.oracle.verdict import Report, Result, Verdict, diff_signature, verdict_for
 
 
 def test_judge_maps_a_non_outcome_to_error() -> None:

@@ -22,9 +22,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import harness
+from harness.accumulators.stdio_process import start_failure
 from harness.card.libraries import Library
-from harness.check.accumulators.stdio_process import start_failure
 
 __all__ = [
     "EnvironmentProblem",
@@ -40,6 +39,8 @@ __all__ = [
     "site_packages",
     "source_root",
 ]
+
+PACKAGE = Path(__file__).resolve().parent.parent  # harness/: its parent is a checkout, or site-packages
 
 STAMP = "toolstream-card.json"
 PIP_TIMEOUT = 1_200.0  # seconds for one `pip install` (a cold cache on a slow mirror)
@@ -80,7 +81,7 @@ def source_root() -> Path | None:
     """The checkout side environments install: the one this harness runs from, else (installed
     from a wheel, as `pip install .` does) the checkout the command runs in; None without one."""
     here = Path.cwd().resolve()
-    for root in (Path(harness.__file__).resolve().parent.parent, here, *here.parents):
+    for root in (PACKAGE.parent, here, *here.parents):
         if _is_checkout(root):
             return root
     return None
@@ -241,7 +242,7 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
 def _imports(python: str, library: Library) -> None:
     """That the adapter loads its library in the environment: a release that installs but does
     not import (a dependency's API gone) is passed over like one that does not install."""
-    code = "import sys\nfrom harness.check.accumulators import resolve\nresolve(sys.argv[1])\n"
+    code = "import sys\nfrom harness.accumulators import resolve\nresolve(sys.argv[1])\n"
     run = _run([python, "-c", code, library.adapter], timeout=300)
     if run.returncode != 0:
         said = _last_line(run.stderr + run.stdout)

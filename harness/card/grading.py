@@ -18,8 +18,8 @@ from typing import Any
 from harness.card.environments import source_root
 from harness.card.known import KnownIssue, find_known
 from harness.card.repros import repro_scripts
-from harness.check.severity import Severity
-from harness.check.verdict import FAILING, Verdict, signature
+from harness.oracle.severity import Severity
+from harness.oracle.verdict import FAILING, Verdict, signature
 
 __all__ = ["CARD_VERSION", "Graded", "card", "changes", "row", "version_key"]
 

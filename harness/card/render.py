@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import write_atomic
-from harness.check.severity import Severity
 from harness.errors import UsageError
-from harness.report.escape import html_text, markdown_code, markdown_text
-from harness.report.shared import shared_values
+from harness.oracle.severity import Severity
+from harness.text.escape import html_text, markdown_code, markdown_text
+from harness.text.shared import shared_values
 
 __all__ = [
     "MARKERS",

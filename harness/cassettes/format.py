@@ -41,7 +41,7 @@ from harness.cassettes.model import (  # the model, re-exported: `format.Cassett
 from harness.cassettes.model import (
     header as header,
 )
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.errors import CassetteError, HarnessError, OutcomeFormatError, UsageError
 from harness.wire import bounded
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from harness.check.outcome import Outcome
+    from harness.cassettes.outcome import Outcome
 
 __all__ = [
     "SOURCE_KINDS",
@@ -65,7 +65,7 @@ class Response:
         return header(self.headers, "content-type")
 
 
-# The classes of expectation a cassette may declare (harness.check.expectation.CaseClass).
+# The classes of expectation a cassette may declare (harness.oracle.expectation.CaseClass).
 CASE_CLASSES = ("spec", "quirk", "policy")
 
 

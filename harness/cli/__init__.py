@@ -159,7 +159,7 @@ def _parse_and_run(arguments: Sequence[str], named: tuple[str, ...] | None) -> i
     if not getattr(args, "run", None):
         parser.print_help()
         return EXIT_USAGE
-    from harness.check.accumulators.subreaper import contain_signals  # SIGTERM/SIGINT end what it started
+    from harness.accumulators.subreaper import contain_signals  # SIGTERM/SIGINT end what it started
 
     return contain_signals(lambda: int(args.run(args)))()
 
@@ -193,7 +193,7 @@ def _internal(prefix: str, exc: Exception, debug: bool) -> int:
     traceback first when `debug`), as pytest does for an INTERNALERROR. Exit 3."""
     import traceback  # only on this path: kept out of a `serve-accumulator` child's start-up
 
-    from harness.report.terminal import clip, printable
+    from harness.text.terminal import clip, printable
 
     if debug:
         traceback.print_exception(exc, file=sys.stderr)

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
-from harness.report.terminal import table
+from harness.text.terminal import table
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

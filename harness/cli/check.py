@@ -7,15 +7,15 @@ import argparse
 import sys
 from typing import Any
 
-from harness.check import casecache
-from harness.check.runner import run_matrix
-from harness.check.selection import Matrix, Selection
-from harness.check.verdict import Report
 from harness.cli import arguments
 from harness.errors import UsageError
+from harness.matrix import casecache
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Matrix, Selection
+from harness.oracle.verdict import Report
 from harness.report.html import write_html
 from harness.report.results import render_check, report_to_dict, write_json
-from harness.report.terminal import Progress
+from harness.text.terminal import Progress
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_client(command: str, selection: Selection, args: argparse.Namespace) -> Report:
     """`--client CMD`: the cases on one replay server, `-j` programs at once (threads: each program
     is its own process group, killed at its deadline), judged like `--accumulator client:CMD`."""
-    from harness.serve.clients import run_clients  # the server is loaded only when asked for
+    from harness.accumulators.program import run_clients  # the server is loaded only when asked for
 
     if not command.strip():
         raise UsageError("--client: needs a command")

@@ -7,13 +7,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.check.compare import compare_matrix, write_reproductions
-from harness.check.verdict import Verdict
 from harness.cli import arguments
 from harness.cli.check import add_selection_options, add_strict_option, selection_of, timeout_of
+from harness.oracle.verdict import Verdict
 from harness.report.html import write_html
 from harness.report.results import comparison_to_dict, counts, render_comparison, write_json
-from harness.report.terminal import Progress
+from harness.search.compare import compare_matrix, write_reproductions
+from harness.text.terminal import Progress
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

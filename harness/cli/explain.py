@@ -6,9 +6,9 @@ import argparse
 import shutil
 from typing import Any
 
-from harness.check.case_id import find_in_selection
-from harness.report.escape import terminal
+from harness.matrix.case_id import find_in_selection
 from harness.report.explanation import explain
+from harness.text.escape import terminal
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -7,11 +7,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness.check.explore import explore
 from harness.cli import arguments
 from harness.errors import EXIT_FAILED, EXIT_OK
 from harness.report.results import TERMINAL_VALUE
-from harness.report.terminal import clip, printable
+from harness.search.explore import explore
+from harness.text.terminal import clip, printable
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import save
-from harness.check.case_id import find_in_selection, is_case_id
-from harness.check.expectation import declaration
-from harness.check.selection import Matrix, Selection
 from harness.cli import arguments
 from harness.errors import UsageError
+from harness.matrix.case_id import find_in_selection, is_case_id
+from harness.matrix.selection import Matrix, Selection
 from harness.mutate.scenario import SEPARATOR, Case, Scenario, case_cassette
+from harness.oracle.expectation import declaration
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -6,7 +6,7 @@ import argparse
 import os
 
 from harness.errors import UsageError
-from harness.record.redaction import Redaction
+from harness.transports.redaction import Redaction
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

@@ -15,20 +15,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.accumulators import builtin_names
 from harness.card import clients, environments, grading, render
 from harness.card.clients import NODE_CLIENTS, NodeClient
 from harness.card.environments import EnvironmentProblem, SideEnvironment
 from harness.card.libraries import LIBRARIES, Library, library
-from harness.check.accumulators import builtin_names
-from harness.check.runner import run_matrix
-from harness.check.selection import Matrix, Selection, build_case
-from harness.check.verdict import Report, Verdict
 from harness.cli import arguments
 from harness.cli.check import add_selection_options, selection_of, timeout_of
 from harness.errors import UsageError
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Matrix, Selection, build_case
+from harness.oracle.verdict import Report, Verdict
 from harness.report.results import report_to_dict, selection_dict, write_json
-from harness.report.shared import shared_values
-from harness.report.terminal import Progress
+from harness.text.shared import shared_values
+from harness.text.terminal import Progress
 
 DEFAULT_VERSIONS = ("oldest", "newest")
 CLIENT_TIMEOUT = 30.0  # seconds per case for a Node client when --timeout is 0 (a client needs one)

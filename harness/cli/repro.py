@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.check.repro import SPECS, repro_script
-from harness.check.selection import Matrix, Selection
 from harness.cli.arguments import output_file
 from harness.errors import HarnessError, UsageError
+from harness.matrix.selection import Matrix, Selection
+from harness.search.repro import SPECS, repro_script
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness import mutate as mutations
 from harness.mutate.scenario import load_scenarios
-from harness.report.terminal import table
+from harness.text.terminal import table
 from harness.wire import dialects
 
 

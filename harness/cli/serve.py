@@ -15,13 +15,14 @@ import asyncio
 import json
 from typing import Any
 
-from harness.check.case import Case
-from harness.check.selection import cases
+from harness.accumulators.program import run_clients
 from harness.cli import arguments
 from harness.cli.check import add_selection_options, selection_of
 from harness.errors import UsageError
+from harness.matrix.selection import cases
+from harness.mutate.case import Case
 from harness.report.results import render_check, report_to_dict, write_json
-from harness.serve import ReplayServer, base_urls, run_clients
+from harness.serve import ReplayServer, base_urls
 from harness.serve.routes import case_prefix
 from harness.serve.upstream import Recorder
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.check.accumulators import builtin_names
-from harness.check.accumulators.stdio import serve
+from harness.accumulators import builtin_names
+from harness.accumulators.stdio_serve import serve
 
 if TYPE_CHECKING:
     import argparse  # the parser is built only for `--help` and usage errors (`harness.cli.direct`)

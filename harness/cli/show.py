@@ -12,16 +12,16 @@ from typing import Any
 from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
 from harness.cassettes.format import CassetteError
-from harness.check.case_id import find_in_selection, is_case_id
-from harness.check.expectation import declaration
-from harness.check.outcome import Outcome, diff
+from harness.cassettes.outcome import Outcome, diff
 from harness.errors import in_cassette
+from harness.matrix.case_id import find_in_selection, is_case_id
 from harness.mutate.scenario import case_cassette
+from harness.oracle.expectation import declaration
 from harness.record import importer
 from harness.report import inspection
-from harness.report.escape import terminal, terminal_json
-from harness.report.escape import terminal_line as one_line
-from harness.report.terminal import shorten, table
+from harness.text.escape import terminal, terminal_json
+from harness.text.escape import terminal_line as one_line
+from harness.text.terminal import shorten, table
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, TypeVar, cast
 
 from harness.cassettes.model import Chunk, Request, Response
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.errors import MutationError, NotApplicable
 from harness.wire.codecs import WireEvent, decode_all
 from harness.wire.codecs.sse import SSECodec

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Stream, evolve
 from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, ReferenceAccumulator, Role

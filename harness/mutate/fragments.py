@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from harness.check.outcome import ToolCall
+from harness.cassettes.outcome import ToolCall
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import (

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from harness.check.outcome import diff
+from harness.cassettes.outcome import diff
 from harness.errors import DialectError, MutationError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, evolve, mutation
 from harness.mutate.calls import (

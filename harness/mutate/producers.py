@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from harness.check.outcome import ToolCall
+from harness.cassettes.outcome import ToolCall
 from harness.errors import NotApplicable
 from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import args_text, by_call, continuation, fragments_or_skip, set_at, value

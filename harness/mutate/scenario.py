@@ -27,10 +27,10 @@ from typing import Any, cast
 
 from harness.cassettes.corpus import bundled
 from harness.cassettes.model import Cassette, Chunk, Declared, Interaction, Response, Source
-from harness.check.case import Case, DeferredResponse
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean, in_cassette
 from harness.mutate import Meaning, Mutation, Stream, build
+from harness.mutate.case import Case, DeferredResponse
 from harness.wire import dialects
 from harness.wire.codecs import decode_all
 from harness.wire.dialects import Dialect, Event
@@ -531,7 +531,7 @@ def case_with_events(case: Case, events: Sequence[Event]) -> Case:
 
 def case_cassette(case: Case, *, name: str | None = None, declared: Declared | None = None) -> Cassette:
     """A case as a one-interaction cassette, its expected outcome stored, replayable as any other;
-    `declared`: the class of that expectation (`harness.check.expectation.declaration`)."""
+    `declared`: the class of that expectation (`harness.oracle.expectation.declaration`)."""
     provenance = (
         f"mutated from {case.cassette} by scenario {case.scenario} seed {case.seed}"
         + (f" point {case.point}" if case.point else "")

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from harness.check.outcome import State
+from harness.cassettes.outcome import State
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, evolve, mutation
 from harness.mutate.calls import by_call, expect_prefix, first_signal, fragments_or_skip, terminal_index

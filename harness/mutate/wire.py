@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Literal, cast, overload
 
-from harness.check.outcome import State
+from harness.cassettes.outcome import State
 from harness.errors import NotApplicable
 from harness.mutate import Level, Meaning, Mutation, Stream, evolve, mutation
 from harness.mutate.calls import expect_prefix, first_signal, terminal_index

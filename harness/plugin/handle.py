@@ -15,8 +15,7 @@ from typing import Any, Final
 
 from harness.cassettes.format import CassetteError, Interaction
 from harness.errors import HarnessError, UsageError
-from harness.plugin.options import RecordOptions, legacy_cassette_path
-from harness.plugin.record import ToolstreamDeprecationWarning
+from harness.plugin.options import RecordOptions, ToolstreamDeprecationWarning, legacy_cassette_path
 from harness.record.importer import default_output, recognise_foreign
 from harness.transports._library import TransportBase
 from harness.transports.modes import RecordMode

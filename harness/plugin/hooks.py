@@ -21,7 +21,7 @@ from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
 
 if TYPE_CHECKING:
-    from harness.check.selection import Selection
+    from harness.matrix.selection import Selection
     from harness.plugin.items import CaseCatalog, MatrixCase, MatrixResults
 
 _SETTINGS = pytest.StashKey[Settings]()
@@ -61,7 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     if config.getoption("toolstream_no_case_cache", False):
-        from harness.check import casecache
+        from harness.matrix import casecache
 
         casecache.turn_off()  # in the environment, so xdist workers started after this agree
     config.stash[_USAGE] = []
@@ -99,7 +99,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selection:
     """Marker > command line > ini; the cassette dir is the matrix's cassettes when given."""
-    from harness.check.selection import Selection
+    from harness.matrix.selection import Selection
 
     marked = marked or MatrixOptions()
     if marked.cassettes is not None:

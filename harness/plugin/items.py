@@ -19,19 +19,20 @@ from typing import Any, Final
 
 import pytest
 
-from harness.check.accumulators import Accumulator, dialects_of, resolve
-from harness.check.capture import captured_output
-from harness.check.catalog import list_ids
-from harness.check.compare import Comparison, Difference, outcome_difference
-from harness.check.outcome import Outcome
-from harness.check.selection import ORIGINAL, Matrix, Selection
-from harness.check.verdict import Report, Result, Verdict, judge, signature
+from harness.accumulators import Accumulator, dialects_of, resolve
+from harness.accumulators.capture import captured_output
+from harness.cassettes.outcome import Outcome
 from harness.errors import HarnessError, UsageError
+from harness.matrix.catalog import list_ids
+from harness.matrix.judging import judge
+from harness.matrix.selection import ORIGINAL, Matrix, Selection
 from harness.mutate import Meaning
 from harness.mutate.scenario import Case, Scenario
+from harness.oracle.verdict import Report, Result, Verdict, signature
 from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.report.replay import pytest_command, pytest_item_name, replay_command
 from harness.report.results import counts, group_tags, severity_rank, warning_lines
+from harness.search.compare import Comparison, Difference, outcome_difference
 
 __all__ = [
     "CaseCatalog",
@@ -56,7 +57,7 @@ _UNITS_KEPT: Final = 8  # units (stream x scenario x seed) built by id and kept 
 class CaseCatalog:
     """The cases of each selection asked for in a session, kept by id.
 
-    Items are collected from the ids alone (`ids`, from `harness.check.catalog`: the ids shipped
+    Items are collected from the ids alone (`ids`, from `harness.matrix.catalog`: the ids shipped
     for the bundled corpus, else those a `cache` (pytest's) holds from an earlier session, else
     computed by building the cases, which are then kept), so each xdist worker builds only the
     cases it runs: a case is built when its item runs (`case`), with the other points of its

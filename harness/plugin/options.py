@@ -23,12 +23,13 @@ from harness.errors import UsageError, did_you_mean
 from harness.transports.modes import MATCH_FIELDS, RecordMode
 
 if TYPE_CHECKING:  # the transports are imported where a matcher or a redaction is built
-    from harness.record.redaction import Redaction
+    from harness.transports.redaction import Redaction
 
 __all__ = [
     "MatrixOptions",
     "RecordOptions",
     "Settings",
+    "ToolstreamDeprecationWarning",
     "add_options",
     "cassette_path",
     "check_ini_keys",
@@ -36,6 +37,11 @@ __all__ = [
     "file_safe",
     "legacy_cassette_path",
 ]
+
+
+class ToolstreamDeprecationWarning(DeprecationWarning):
+    """Something toolstream still reads but will stop reading (a cassette at an old place)."""
+
 
 DEFAULT_CASSETTE_DIR: Final = "cassettes"  # next to the test module, like pytest-recording
 # pytest-recording writes `cassettes/<module>/<test>.yaml`: ours carry a second suffix so the two
@@ -297,7 +303,7 @@ class RecordOptions:
 
     def redaction(self) -> Redaction:
         """The default redaction plus this test's headers and body paths."""
-        from harness.record.redaction import Redaction
+        from harness.transports.redaction import Redaction
 
         return Redaction.DEFAULT.plus(headers=self.redact_headers, body_paths=self.redact_body)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from harness.errors import HarnessError, UsageError
-from harness.plugin.options import RecordOptions, Settings, cassette_path
+from harness.plugin.options import RecordOptions, Settings, ToolstreamDeprecationWarning, cassette_path
 from harness.transports.modes import MATCH_NAMES
 
 if TYPE_CHECKING:
@@ -30,10 +30,6 @@ _STATE = pytest.StashKey["_Session"]()
 _HANDLE = pytest.StashKey["CassetteHandle"]()
 _LIST_KEYS: Final = ("match_on", "ignore_fields", "redact_headers", "redact_body")
 UNUSED_SECTION: Final = "toolstream unused interactions"
-
-
-class ToolstreamDeprecationWarning(DeprecationWarning):
-    """Something toolstream still reads but will stop reading (a cassette at an old place)."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

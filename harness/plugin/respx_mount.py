@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from harness.cassettes.format import Cassette, Request, Response, load
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.errors import NotApplicable, UsageError
 from harness.mutate import Stream
 from harness.mutate.scenario import Scenario, find_scenario, run_pipeline

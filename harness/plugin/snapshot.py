@@ -22,9 +22,9 @@ from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.location import PyTestLocation
 
 from harness.cassettes.format import write_atomic
-from harness.check.outcome import Outcome
-from harness.check.verdict import Result
+from harness.cassettes.outcome import Outcome
 from harness.mutate.scenario import SEPARATOR
+from harness.oracle.verdict import Result
 from harness.plugin.options import file_safe
 
 __all__ = ["ToolstreamSnapshotExtension", "outcome_yaml"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.errors import UsageError
 from harness.record.providers import build_request, provider
-from harness.record.redaction import Redaction
+from harness.transports.redaction import Redaction
 
 __all__ = ["default_output", "record"]
 

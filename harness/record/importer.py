@@ -41,8 +41,8 @@ from harness.cassettes.format import (
     plain_data,
 )
 from harness.errors import CodecError, DialectError, HarnessError, UsageError
-from harness.record.redaction import Redaction, scrub_cassette, scrub_chunks, scrub_interaction
-from harness.record.volatile import stable_headers, stable_url
+from harness.transports.redaction import Redaction, scrub_cassette, scrub_chunks, scrub_interaction
+from harness.transports.volatile import stable_headers, stable_url
 from harness.wire import bounded, dialects
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from harness.check.case_id import FoundCase, StepEffect, step_effects
-from harness.check.expectation import classify, rule_for, scope, situation
-from harness.check.outcome import Outcome, State, ToolCall
-from harness.report.escape import terminal_line as one_line
+from harness.cassettes.outcome import Outcome, State, ToolCall
+from harness.matrix.case_id import FoundCase, StepEffect, step_effects
+from harness.oracle.expectation import classify, rule_for, scope, situation
 from harness.report.inspection import gists
-from harness.report.terminal import shorten
+from harness.text.escape import terminal_line as one_line
+from harness.text.terminal import shorten
 from harness.wire import dialects
 from harness.wire.dialects.base import Event
 
@@ -60,7 +60,7 @@ SITUATIONS: Final = {row.name: row for row in _ROWS}
 
 def situation_of(found: FoundCase) -> Situation:
     """The situation a case's stream is in, read from its events and how its response ended
-    (`harness.check.expectation.situation`, which also gives the case its ending's class)."""
+    (`harness.oracle.expectation.situation`, which also gives the case its ending's class)."""
     return SITUATIONS[situation(found.case)]
 
 

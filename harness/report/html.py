@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.cassettes.format import write_atomic
-from harness.check.compare import Comparison
-from harness.check.selection import Selection, build_case
-from harness.check.verdict import Report, signature
 from harness.errors import HarnessError
-from harness.report.escape import html_text, script_json
+from harness.matrix.selection import Selection, build_case
+from harness.oracle.verdict import Report, signature
 from harness.report.replay import pytest_command, replay_command
 from harness.report.results import counts
-from harness.report.shared import shared_values, without_machine_paths
-from harness.report.terminal import clip_values, shorten
+from harness.search.compare import Comparison
+from harness.text.escape import html_text, script_json
+from harness.text.shared import shared_values, without_machine_paths
+from harness.text.terminal import clip_values, shorten
 
 __all__ = ["render_html", "write_html"]
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from harness.cassettes.format import Cassette, Interaction
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.wire import dialects
 from harness.wire.codecs import codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from harness.check.selection import Selection
+from harness.matrix.selection import Selection
 from harness.mutate.scenario import is_scenario_path
 
 __all__ = ["k_expression", "pytest_command", "pytest_item_name", "pytest_options", "replay_command"]

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import write_atomic
-from harness.check.compare import Comparison, Difference, meets_expectation
-from harness.check.selection import Selection
-from harness.check.severity import Severity
-from harness.check.verdict import Report, Result, Verdict, signature
-from harness.report.escape import terminal
-from harness.report.escape import terminal_line as one_line
+from harness.matrix.selection import Selection
+from harness.oracle.severity import Severity
+from harness.oracle.verdict import Report, Result, Verdict, signature
 from harness.report.replay import replay_command
-from harness.report.terminal import clip, clip_values, printable, shorten, table
+from harness.search.compare import Comparison, Difference, meets_expectation
+from harness.text.escape import terminal
+from harness.text.escape import terminal_line as one_line
+from harness.text.terminal import clip, clip_values, printable, shorten, table
 
 __all__ = [
     "REPORT_VERSION",

@@ -10,7 +10,7 @@ are the dialect's knowledge: `Requesting` in each dialect module; here is only t
 
 from __future__ import annotations
 
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.serve.followup import requesting
 from harness.wire.dialects.requesting import FINAL_TEXT, dumps
 

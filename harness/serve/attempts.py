@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.cassettes.format import Response
-from harness.check.case import Case
-from harness.check.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, State
 from harness.errors import NotApplicable
 from harness.mutate import Stream
 from harness.mutate.calls import terminal_index
+from harness.mutate.case import Case
 from harness.mutate.identity import RestyleIds
 from harness.mutate.termination import CutMidArgs, cut_after
 from harness.wire import dialects

@@ -13,7 +13,7 @@ a case, as an `Outcome`, judged by the same machinery as any accumulator's (`cla
 - With neither, when the program exited (with any code): on a cut or error case it surfaced the
   error and ran nothing, which is right (the expectation is its outcome). On a complete case, exit
   0 means it ran none of the calls the stream finished (each one `lost`), and a non-zero exit is
-  the raise rule every in-process library gets (`harness.check.accumulators.client.raised`):
+  the raise rule every in-process library gets (`harness.accumulators.client.raised`):
   what the program raised is what its user got, an outcome with state `error`, no calls (text
   and finish reason taken as expected, as for a follow-up), and the
   raise as its error (`Type: message` from the stderr line that names the thrown error, the type
@@ -35,11 +35,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from harness.check.outcome import Outcome, State, ToolCall
-from harness.check.severity import Severity, differences
-from harness.check.verdict import Result, Verdict, describe_error, judged, unjudged
+from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import AccumulatorCrashed, AccumulatorTimeout
 from harness.mutate.scenario import Case, Scenario
+from harness.oracle.severity import Severity, differences
+from harness.oracle.verdict import Result, Verdict, describe_error, judged, unjudged
 from harness.serve.followup import ToolResult, Turn
 
 __all__ = ["Evidence", "compare_turn", "judge_client", "outcome_of", "thrown", "turn_outcome"]
@@ -162,7 +162,7 @@ def outcome_of(case: Case, evidence: Evidence) -> Outcome:
 
 
 def judge_client(case: Case, client: str, evidence: Evidence, scenario: Scenario | None = None) -> Result:
-    """The verdict on one client run against one case, as `harness.check.verdict.judge` gives it
+    """The verdict on one client run against one case, as `harness.matrix.judging.judge` gives it
     for an accumulator (same classes, severities and verdict rule)."""
     base = replace(unjudged(case, client, scenario), seconds=evidence.seconds)
     try:

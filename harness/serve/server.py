@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.cassettes.format import Response
-from harness.check.case import Case
-from harness.check.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, State
 from harness.errors import OutcomeFormatError, UsageError
+from harness.mutate.case import Case
 from harness.serve import answers, routes
 from harness.serve.attempts import first_attempt
 from harness.serve.followup import Turn, read_followup

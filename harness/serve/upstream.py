@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from harness.errors import UsageError
-from harness.record.redaction import Redaction
 from harness.serve.http1 import BadRequest, origin_form
 from harness.transports.recording import RecordingTransport
+from harness.transports.redaction import Redaction
 
 __all__ = ["Forwarded", "Recorder", "UpstreamError"]
 

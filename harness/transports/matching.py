@@ -19,14 +19,14 @@ from urllib.parse import parse_qsl, urlsplit
 
 from harness.cassettes.format import Interaction, Request
 from harness.errors import NoMatchError, UsageError
-from harness.record.redaction import DROP, REDACTED, JsonPath, parse_path, rewrite_path
-from harness.record.volatile import LOOPBACK_HOSTS
 from harness.transports.modes import MATCH_FIELDS, MATCH_NAMES, URL_PARTS
+from harness.transports.redaction import DROP, REDACTED, JsonPath, parse_path, rewrite_path
+from harness.transports.volatile import LOOPBACK_HOSTS
 from harness.wire import bounded
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _SHOWN_DIFFERENCES = 3
-ANY_PORT: Final = -1  # a loopback URL written without a port (see harness.record.volatile): any port matches
+ANY_PORT: Final = -1  # a loopback URL written without a port (see transports.volatile): any port matches
 
 
 class _Absent:

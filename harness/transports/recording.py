@@ -34,12 +34,12 @@ from harness.cassettes.format import (
     save,
 )
 from harness.errors import HarnessError, UsageError
-from harness.record.redaction import Redaction, scrub_cassette, scrub_interaction
-from harness.record.volatile import stable_headers, stable_url
 from harness.transports._library import Library, TransportBase, library_of
 from harness.transports.matching import Matcher
 from harness.transports.modes import MATCH_FIELDS, RecordMode
+from harness.transports.redaction import Redaction, scrub_cassette, scrub_interaction
 from harness.transports.replay import Playlist, check_speed, request_record, serve
+from harness.transports.volatile import stable_headers, stable_url
 from harness.wire import dialects
 
 _CLOSED_EARLY: Final = "closed by the client before the response ended"
@@ -57,7 +57,7 @@ class RecordingTransport(TransportBase):
     incoming requests are redacted the same way before matching. Modes: see `harness.transports.modes`.
     Replayed interactions are paced by `speed` like `ReplayTransport`. `timing=False` leaves each
     read's `offset_ms` out; `stable=True` (the default) leaves out what changes on every recording
-    (volatile headers, a loopback port: `harness.record.volatile`), so a re-record diffs clean.
+    (volatile headers, a loopback port: `harness.transports.volatile`), so a re-record diffs clean.
     """
 
     def __init__(

@@ -17,10 +17,10 @@ from typing import Any, Final
 
 from harness.cassettes.format import Cassette, Interaction, Request, Response, json_body, load
 from harness.errors import NoMatchError, UsageError
-from harness.record.redaction import Redaction
 from harness.transports._library import Library, TransportBase, library_of
 from harness.transports.matching import Matcher, Normalized
 from harness.transports.modes import MATCH_FIELDS
+from harness.transports.redaction import Redaction
 
 # Headers that describe the body on the wire, not the decoded body we serve.
 _WIRE_HEADERS: Final = frozenset({"content-length", "transfer-encoding"})

@@ -28,9 +28,9 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.tools import ToolDefinition
 
 from harness import Selection
-from harness.check.accumulators.client import replay_transport
-from harness.check.accumulators.pydantic_ai import run
-from harness.check.selection import Matrix
+from harness.accumulators.client import replay_transport
+from harness.accumulators.pydantic_ai import run
+from harness.matrix.selection import Matrix
 
 
 def _model(case: Any) -> Any:

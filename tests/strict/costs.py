@@ -16,8 +16,8 @@ from pathlib import Path
 
 from harness import Report, Selection, run_matrix
 from harness.cassettes.corpus import bundled, cassette_paths
-from harness.check.verdict import signature
 from harness.mutate.scenario import recorded_streams
+from harness.oracle.verdict import signature
 from tests.strict import STRICT
 
 README = Path(__file__).resolve().parents[2] / "README.md"

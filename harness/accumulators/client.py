@@ -1,0 +1,169 @@
+"""Client level: run a real client (an SDK, a framework) end to end over a replay of the case.
+
+    def run_my_client(transport, case):                  # (transport, case) -> Outcome
+        client = openai.OpenAI(api_key="test", http_client=httpx2.Client(transport=transport))
+        ...
+        return Outcome(...)
+
+    ClientLevel(run_my_client, "mine").run(case)
+
+The transport is a `ReplayTransport` over a one-interaction cassette made of the case's recorded
+request and its (mutated) response, matched on the method only: whatever URL and body the client
+builds, its first request gets the case's stream, read by read, and a cut stream ends with the
+recorded transport error. A second request raises `NoMatchError` (clients here must not retry).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from harness.accumulators import warmup
+from harness.cassettes.model import Cassette, Interaction, Request, Source
+from harness.cassettes.outcome import Outcome, State
+from harness.errors import AccumulatorProtocolError, NotApplicable, UsageError
+from harness.transports.replay import ReplayTransport
+from harness.wire import dialects
+
+if TYPE_CHECKING:
+    from harness.mutate.case import Case
+
+__all__ = [
+    "ClientLevel",
+    "base_url",
+    "in_message_order",
+    "raised",
+    "raised_error",
+    "recorded_request",
+    "replay_transport",
+    "request_body",
+    "require",
+    "require_dialect",
+]
+
+# The smallest body each SDK accepts, for a case with no recorded request (one rebuilt from the
+# stdio protocol): it goes to the dialect's default endpoint, and the replay answers whatever is sent.
+_PLACEHOLDER_BODIES: dict[str, dict[str, Any]] = {
+    "openai-chat": {"model": "toolstream", "messages": [{"role": "user", "content": "toolstream"}]},
+    "openai-responses": {"model": "toolstream", "input": "toolstream"},
+    "anthropic": {
+        "model": "toolstream",
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "toolstream"}],
+    },
+}
+
+
+class ClientLevel:
+    """An accumulator that is a callable `fn(transport, case) -> Outcome` running a real client."""
+
+    def __init__(
+        self, fn: Callable[[Any, Case], Outcome], name: str, *, dialects: Sequence[str] | None = None
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.dialects = dialects  # the dialects it reads, for the warm-up; None: any
+
+    def prepare(self, timeout: float | None = warmup.DEFAULT_TIMEOUT) -> None:
+        """Run the client once per dialect over a small stream, so its lazy imports and first
+        client are not paid inside a case's time."""
+        warmup.warm_up(self.run, self.dialects, timeout)
+
+    def run(self, case: Case) -> Outcome:
+        """Replay the case to `fn` and return its outcome."""
+        outcome = self.fn(replay_transport(case), case)
+        if not isinstance(outcome, Outcome):
+            raise AccumulatorProtocolError(
+                f"{self.name}: returned {type(outcome).__name__}, not a harness.Outcome"
+            )
+        return outcome
+
+    def shutdown(self) -> None:
+        """Nothing is held across cases."""
+
+
+_HARNESS = Path(__file__).resolve().parents[2]  # the `harness` package
+
+
+def in_message_order(announced: list[tuple[Any, Any]]) -> list[Any]:
+    """Items an SDK announced done, each with its place in the message (block index,
+    output_index), in the message's order: the final message lists them so, whatever order they
+    ended in. A place that is not a number (a gateway's null index) keeps its item where it ended."""
+    placed = sorted((p, n, item) for n, (p, item) in enumerate(announced) if isinstance(p, int))
+    rest = [item for p, item in announced if not isinstance(p, int)]
+    return [item for _, _, item in placed] + rest
+
+
+def raised(exc: BaseException, cut: tuple[type[BaseException], ...] = ()) -> State:
+    """The state of a case whose library raised `exc` while streaming: CUT for the transport's
+    errors (`cut`), ERROR for anything else the library raised. Raised in the harness's own code
+    (an adapter that builds a library's objects badly, the replay refusing a retry), it is ours:
+    re-raised, so it is reported as the adapter's error, never as the library's behaviour."""
+    if isinstance(exc, cut):
+        return State.CUT
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(_HARNESS):
+        raise exc
+    return State.ERROR
+
+
+def raised_error(exc: BaseException) -> str:
+    """What a raise says, as the outcome's `error`: its type and first line."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def recorded_request(case: Case) -> Request:
+    """The case's recorded request, or a placeholder for its dialect when it has none."""
+    if isinstance(case.request, Request):
+        return case.request
+    url = dialects.get(case.dialect).default_url
+    body = dict(_PLACEHOLDER_BODIES.get(case.dialect, {}))
+    return Request(method="POST", url=url, headers={"content-type": "application/json"}, body=body)
+
+
+def replay_transport(case: Case) -> ReplayTransport:
+    """A transport serving the case's response to the first request of any client."""
+    cassette = Cassette(
+        name=case.id,
+        source=Source("synthesized", f"case {case.id}"),
+        interactions=[Interaction(recorded_request(case), case.response)],
+        dialect=case.dialect,
+    )
+    return ReplayTransport(cassette, match_on=("method",))
+
+
+def base_url(request: Request, endpoint: str) -> str:
+    """Scheme, host and path prefix of a recorded URL: `https://h/v1` for `https://h/v1/chat/completions`."""
+    parts = urlsplit(request.url)
+    path = parts.path.rstrip("/")
+    prefix = path[: -len(endpoint)] if endpoint and path.endswith(endpoint) else ""
+    return f"{parts.scheme or 'https'}://{parts.netloc or 'toolstream.invalid'}{prefix}"
+
+
+def request_body(case: Case) -> dict[str, Any]:
+    """The recorded JSON body as keyword arguments, without `stream` (the SDK call sets it); what
+    an SDK requires and the recording lacks (Azure puts the model in the URL) filled with placeholders."""
+    body = recorded_request(case).body
+    merged = {**_PLACEHOLDER_BODIES.get(case.dialect, {}), **(body if isinstance(body, dict) else {})}
+    return {key: value for key, value in merged.items() if key != "stream"}
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import a library an adapter needs, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise UsageError(f"{module} is not installed: pip install 'toolstream-harness[{extra}]'") from None
+
+
+def require_dialect(case: Case, adapter: str, dialects: tuple[str, ...]) -> None:
+    """Raise `NotApplicable` for a case of a dialect the adapter does not speak."""
+    if case.dialect not in dialects:
+        raise NotApplicable(f"{adapter} reads {' and '.join(dialects)} streams, not {case.dialect}")

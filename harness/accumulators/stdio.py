@@ -1,0 +1,184 @@
+"""The stdio protocol v2: an accumulator in any language, as a process speaking JSON Lines.
+
+UTF-8, one JSON object per line. The harness starts the command once and, for each case, writes
+
+    {"op":"start","protocol":2,"case":ID,"dialect":D,"feed":"events"|"bytes","request":{...}}
+    {"op":"event","event":NAME_OR_NULL,"data":PAYLOAD}     # feed events: one per wire event
+    {"op":"bytes","b64":READ}                              # feed bytes: one per network read
+    {"op":"end","error":null|TEXT}                         # TEXT: the transport error of a cut
+
+(`request` is optional). PAYLOAD is the decoded JSON, or the raw text when the data is not JSON
+(`[DONE]`); the event name is the SSE `event:` field or the eventstream `:event-type`; SSE
+comments are not sent. The command answers each `end` with one line naming the case:
+
+    {"case":ID,"tool_calls":[{"id":..,"name":..,"arguments":STRING_OR_OBJECT}],"text":..,
+     "finish_reason":..,"error":..,"state":"complete"|"cut"|"error"}
+
+(string arguments are parsed as JSON, text that is not JSON being an invalid call; `"invalid":true`
+on a call keeps its arguments as raw text; without `state`, an `error` means cut when the stream
+was cut, else error; optional `"notes":[TEXT]` become the outcome's `notes`). Instead of an
+outcome it may answer `{"case":ID,"failure":TEXT}` (it raised on this case) or
+`{"case":ID,"skip":TEXT}` (it cannot run this case). It serves cases until stdin closes. Before
+the first case the harness may send a warm-up case (`"warmup":true`, id `WARMUP_CASE`), answered
+like any other; its answer is not judged.
+
+The answer is the first line the process prints after the case is sent; any other line is a
+protocol error for the case it arrives in, named with the line: a line before the answer (a
+debug print, a line before `end`), an answer naming another case, or a line printed after the
+previous answer (reported on the next case, which says so). The process is then replaced, so the
+case after starts clean. A v1 answer (no `case`) is accepted while the process has never named a
+case, the only time it is unambiguous.
+
+`Stdio` is the harness's side: garbage, a dead process and a hang each fail only their case
+(`AccumulatorProtocolError`, `AccumulatorCrashed`, `AccumulatorTimeout`) and the next case gets a
+fresh process; on Linux the process runs under `subreaper`, so whatever it starts ends with it.
+It lives in `stdio_process` (processes and threads). The other side, `stdio_serve`, turns any
+accumulator into such a process (`toolstream serve-accumulator SPEC`) and loads none of that.
+This module is what both sides share: the messages of a case and the answer's form.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from harness.accumulators.event_level import cut_error
+from harness.cassettes.model import Request, Response
+from harness.cassettes.outcome import Outcome, State, ToolCall
+from harness.errors import (
+    AccumulatorProtocolError,
+    OutcomeFormatError,
+)
+
+if TYPE_CHECKING:
+    from harness.mutate.case import Case
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "WARMUP_CASE",
+    "answer_outcome",
+    "case_messages",
+    "outcome_answer",
+    "warmup_case",
+]
+
+PROTOCOL_VERSION: Final = 2
+Feed = Literal["events", "bytes"]
+FEEDS: Final = ("events", "bytes")
+WARMUP_CASE: Final = "toolstream:warm-up"
+
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages
+
+
+def case_messages(case: Case, feed: Feed, *, warmup: bool = False) -> Iterator[dict[str, Any]]:
+    """The protocol messages of one case, `start` to `end`."""
+    start: dict[str, Any] = {
+        "op": "start",
+        "protocol": PROTOCOL_VERSION,
+        "case": case.id,
+        "dialect": case.dialect,
+        "feed": feed,
+    }
+    if warmup:
+        start["warmup"] = True
+    if isinstance(case.request, Request):
+        start["request"] = {"method": case.request.method, "url": case.request.url, "body": case.request.body}
+    yield start
+    if feed == "bytes":
+        for chunk in case.response.chunks:
+            yield {"op": "bytes", "b64": base64.b64encode(chunk.data).decode("ascii")}
+    else:
+        for event in case.events:
+            if not event.wire.is_comment:
+                yield {"op": "event", "event": event.name, "data": event.payload}
+    yield {"op": "end", "error": cut_error(case)}
+
+
+def warmup_case() -> Case:
+    """The case `Stdio.prepare` sends: an OpenAI chat stream with no events that ended cleanly."""
+    from harness.mutate.case import Case
+
+    response = Response(status=200, headers={"content-type": "text/event-stream"}, chunks=[], complete=True)
+    return Case(WARMUP_CASE, "openai-chat", response, (), Outcome(), "stdio", "warm-up", 0)
+
+
+def answer_outcome(answer: Any, *, cut: bool) -> Outcome:
+    """An answer line's object as an `Outcome`; `AccumulatorProtocolError` when it is not one."""
+    if not isinstance(answer, Mapping):
+        raise AccumulatorProtocolError("the answer must be a JSON object")
+    calls = answer.get("tool_calls", [])
+    if not isinstance(calls, list):
+        raise AccumulatorProtocolError("tool_calls: must be a list")
+    parsed = []
+    for i, call in enumerate(calls):
+        if not isinstance(call, Mapping):
+            raise AccumulatorProtocolError(f"tool_calls[{i}]: must be an object with id, name and arguments")
+        name, call_id, arguments = call.get("name"), call.get("id"), call.get("arguments", "")
+        if name is not None and not isinstance(name, str):
+            raise AccumulatorProtocolError(f"tool_calls[{i}].name: must be a string or null")
+        if call_id is not None and not isinstance(call_id, str):
+            raise AccumulatorProtocolError(f"tool_calls[{i}].id: must be a string or null")
+        if call.get("invalid") is True:
+            parsed.append(ToolCall(name=name, arguments=str(arguments), id=call_id, invalid=True))
+        elif isinstance(arguments, str):
+            parsed.append(ToolCall.from_text(name, arguments, call_id))
+        else:
+            parsed.append(ToolCall(name=name, arguments=arguments, id=call_id))
+    data = {
+        key: answer[key]
+        for key in ("text", "finish_reason", "state", "error", "usage", "notes")
+        if key in answer
+    }
+    if data.get("text") is None:
+        data["text"] = ""
+    if "state" not in data and data.get("error") is not None:
+        data["state"] = str(State.CUT if cut else State.ERROR)
+    try:
+        base = Outcome.from_dict(data)
+    except OutcomeFormatError as exc:
+        raise AccumulatorProtocolError(str(exc)) from None
+    return Outcome(
+        tool_calls=tuple(parsed),
+        text=base.text,
+        finish_reason=base.finish_reason,
+        state=base.state,
+        error=base.error,
+        usage=base.usage,
+        notes=base.notes,
+    )
+
+
+def outcome_answer(outcome: Outcome) -> dict[str, Any]:
+    calls: list[dict[str, Any]] = []
+    for call in outcome.tool_calls:
+        if call.invalid:
+            calls.append(
+                {"id": call.id, "name": call.name, "arguments": str(call.arguments), "invalid": True}
+            )
+        else:  # a JSON value; a string value goes as JSON text so it is not parsed as arguments text
+            arguments = json.dumps(call.arguments) if isinstance(call.arguments, str) else call.arguments
+            calls.append({"id": call.id, "name": call.name, "arguments": arguments})
+    answer: dict[str, Any] = {
+        "tool_calls": calls,
+        "text": outcome.text,
+        "finish_reason": outcome.finish_reason,
+        "error": outcome.error,
+        "state": str(outcome.state),
+    }
+    if outcome.usage is not None:
+        answer["usage"] = dict(outcome.usage)
+    if outcome.notes:
+        answer["notes"] = list(outcome.notes)
+    return answer
+
+
+# ---------------------------------------------------------------------------------------------
+# The accumulator side
+
+

@@ -1,0 +1,424 @@
+"""The harness's side of the stdio protocol v2 (`harness.accumulators.stdio`): `Stdio`
+starts the accumulator's process, sends it each case and reads its answer.
+
+Garbage, a dead process and a hang each fail only their case (`AccumulatorProtocolError`,
+`AccumulatorCrashed`, `AccumulatorTimeout`) and the next case gets a fresh process; on Linux the
+process runs under `subreaper`, so whatever it starts ends with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import re
+import shlex
+import shutil
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from harness.accumulators import subreaper
+from harness.accumulators.stdio import (
+    FEEDS,
+    Feed,
+    answer_outcome,
+    case_messages,
+    warmup_case,
+)
+from harness.errors import (
+    AccumulatorCrashed,
+    AccumulatorFailure,
+    AccumulatorProtocolError,
+    AccumulatorTimeout,
+    NotApplicable,
+    UsageError,
+)
+from harness.wire import bounded
+
+if TYPE_CHECKING:
+    from harness.cassettes.outcome import Outcome
+    from harness.mutate.case import Case
+
+__all__ = ["Stdio"]
+
+_STDERR_KEPT = 4096  # bytes of the child's stderr kept for crash messages
+# The longest answer line read: one longer is a protocol error (its bytes are skipped, not held).
+MAX_LINE = 64 * 1024 * 1024
+_UNNAMED: Final = object()
+# Fresh processes, one after the other, that may exit before answering the warm-up case before
+# the accumulator counts as one that cannot start: its cases then fail at once, none starting a
+# process (a bad import or a typo in the command would otherwise cost a process per case).
+_START_TRIES: Final = 2
+
+
+_NOT_STARTED: Final = (
+    "not run: {tries} processes in a row exited before answering the warm-up case (the last "
+    "{exited}); none is started for the cases"
+)
+# A process that never answered the warm-up in time: each case would pay its start-up again
+# (a case that times out is a new process), so none is started for the cases.
+_NOT_READY: Final = (
+    "not run: the process did not answer the warm-up case within {limit:g} s; none is started "
+    "for the cases (one that takes longer to start needs a longer timeout)"
+)
+# The same words read back (`start_failure`), made from them so the two cannot drift apart.
+_READ_NOT_STARTED: Final = re.compile(
+    re.escape(_NOT_STARTED)
+    .replace(re.escape("{tries}"), r"\d+")
+    .replace(re.escape("{exited}"), "(?P<exited>.*)")
+    + "$"
+)
+
+
+def start_failure(error: str | None) -> str | None:
+    """How the last process exited (with its stderr) when `error`, a case's error, says the stdio
+    accumulator could not start (`Stdio.prepare`); None for any other error."""
+    found = _READ_NOT_STARTED.search(error or "")
+    return found["exited"] if found else None
+
+
+class _TooLong:
+    """What the reader queues in place of a line longer than `MAX_LINE` (its bytes skipped)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+class _Exited(AccumulatorCrashed):
+    """The process ended (or closed its stdout) before answering; `detail` says how."""
+
+    def __init__(self, where: str, detail: str) -> None:
+        super().__init__(f"{where}: the process {detail}")
+        self.where, self.detail = where, detail
+
+    def __reduce__(self) -> tuple[type[_Exited], tuple[str, str]]:
+        return type(self), (self.where, self.detail)  # pickled whole (its args are the message)
+
+
+def _line(message: Mapping[str, Any]) -> bytes:
+    # A payload may hold a lone surrogate (F2 on the wire): in a JSON string `\udXXX` is exactly that.
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return text.encode("utf-8", "backslashreplace")
+
+
+class _Child:
+    """One running accumulator process, its stdout lines on a queue, its stderr tail kept.
+
+    On Linux the command runs under `subreaper`, so killing a case's process also ends whatever it
+    started, even what left its session, and a harness process that dies takes them all along.
+    """
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.contained = subreaper.CONTAINED
+        if subreaper.stopping():
+            raise AccumulatorCrashed(f"not started: the harness is being stopped: {shlex.join(argv)}")
+        try:
+            self.proc = subprocess.Popen(
+                subreaper.contained(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=os.name == "posix",  # so a kill reaches what the command started
+            )
+        except OSError as exc:
+            raise AccumulatorCrashed(f"cannot start {shlex.join(argv)}: {exc.strerror or exc}") from None
+        # The lines of each read (a line too long stands as `_TooLong`)
+        self.lines: queue.Queue[list[bytes | _TooLong] | None] = queue.Queue()
+        self._ready: deque[bytes | _TooLong] = deque()  # lines of a read taken off the queue, not yet used
+        self.stray: list[bytes] = []  # lines printed after the last answer, not read yet
+        self.eof = False
+        self.answered: str | None = None  # the case the last answer was for
+        self.names_cases = False  # has answered with a case id (protocol v2): one is now required
+        self.stderr: deque[bytes] = deque()
+        self._stderr_size = 0
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+
+    def _read_stdout(self) -> None:
+        # The lines of one read go on the queue together, so a line printed with an answer is
+        # already known when the answer is taken: an extra line is caught on the next case, always.
+        # Linear in what is read: a line's start waits in a bytearray that each read extends
+        # (bytes concatenation would copy the whole line again on every read).
+        assert self.proc.stdout is not None
+        fd, partial = self.proc.stdout.fileno(), bytearray()
+        skipping = False  # in a line too long, reported already: its bytes up to its end go
+        with contextlib.suppress(OSError, ValueError):
+            while data := os.read(fd, 1 << 16):
+                batch: list[bytes | _TooLong] = []
+                start = 0
+                while (end := data.find(b"\n", start)) >= 0:
+                    if not skipping:
+                        partial += data[start : end + 1]
+                        batch.append(bytes(partial) if len(partial) <= MAX_LINE else _TooLong(len(partial)))
+                    partial.clear()
+                    skipping = False
+                    start = end + 1
+                if not skipping:
+                    partial += data[start:]
+                    if len(partial) > MAX_LINE:  # said now: its end may never come
+                        batch.append(_TooLong(len(partial)))
+                        skipping = True
+                        partial.clear()
+                if batch:
+                    self.lines.put(batch)
+        if partial:
+            self.lines.put([bytes(partial)])
+        self.lines.put(None)
+
+    def next_line(self, timeout: float | None) -> bytes | _TooLong | None:
+        """The next line the process printed (None: its stdout closed); `queue.Empty` on timeout."""
+        if not self._ready:
+            batch = self.lines.get(timeout=timeout)
+            if batch is None:
+                self.eof = True
+                return None
+            self._ready.extend(batch)
+        return self._ready.popleft()
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        with contextlib.suppress(OSError, ValueError):
+            while data := os.read(self.proc.stderr.fileno(), 4096):
+                with self._lock:
+                    self.stderr.append(data)
+                    self._stderr_size += len(data)
+                    while self._stderr_size > _STDERR_KEPT and len(self.stderr) > 1:
+                        self._stderr_size -= len(self.stderr.popleft())
+
+    def collect_pending(self) -> None:
+        """Move what the process printed since its last answer into `stray`, noting end of file."""
+        while not self.eof:
+            try:
+                line = self.next_line(timeout=0)
+            except queue.Empty:
+                return
+            if isinstance(line, _TooLong):
+                self.stray.append(b"(a line of %d bytes)" % line.size)
+            elif line is not None and line.strip():
+                self.stray.append(line)
+
+    def stderr_tail(self, *, drain: float = 0.0) -> str:
+        """The last lines of the child's stderr; `drain` waits that long for a dead child's
+        last words to be read (its reader ends at EOF), so a crash message is not missing them."""
+        if drain:
+            self._stderr_reader.join(timeout=drain)
+        with self._lock:
+            text = b"".join(self.stderr)[-_STDERR_KEPT:].decode("utf-8", "replace").strip()
+        return " | ".join(text.splitlines()[-5:])
+
+    def send(self, data: bytes) -> None:
+        """Write in a thread of its own: a child that stops reading must not block the harness."""
+
+        def write() -> None:
+            assert self.proc.stdin is not None
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.write(data)
+                self.proc.stdin.flush()
+
+        threading.Thread(target=write, daemon=True).start()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None and not self.eof
+
+    def kill(self) -> None:
+        """End the process and everything it started."""
+        # SIGTERM lets the subreaper end the whole tree; SIGKILL would orphan what left the group.
+        subreaper.stop(self.proc, wrapped=self.contained)
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                if pipe is not None:
+                    pipe.close()
+
+    def finish(self) -> None:
+        """Close stdin (the end of the session) and give the child a moment to exit, then kill it."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=2)
+        self.kill()
+
+
+class Stdio:
+    """An accumulator process speaking the stdio protocol v2 (`cmd:` / `cmd-bytes:` specs).
+
+    `timeout` (seconds, None for none) bounds each case; a case that fails in any way kills the
+    process (and everything it started), and the next case starts a new one: after a protocol
+    error nobody can say how many more lines the old process still owes, a new one owes none.
+    Cases run one at a time (a lock serialises them).
+    """
+
+    def __init__(
+        self,
+        command: str | list[str],
+        feed: Feed = "events",
+        *,
+        name: str | None = None,
+        timeout: float | None = 60.0,
+    ) -> None:
+        if feed not in FEEDS:
+            raise UsageError(f"stdio feed must be one of {', '.join(FEEDS)}, not {feed!r}")
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise UsageError("stdio accumulator: empty command")
+        self.command = shlex.join(self.argv)
+        self.feed: Feed = feed
+        self.name = name or ("cmd-bytes:" if feed == "bytes" else "cmd:") + self.command
+        self.timeout = timeout
+        self.started = 0  # processes started so far, for tests and reports
+        self._child: _Child | None = None
+        self._unstartable: str | None = None  # set by `prepare`: why no case starts a process
+        self._not_ready: str | None = None  # set by `prepare`: the warm-up got no answer in time
+        self._lock = threading.Lock()
+
+    def prepare(self, timeout: float | None = None) -> None:
+        """Start the process, unless one is running, and wait for its answer to a warm-up case,
+        so that its start-up is not counted in a case's time. Never raises for the process's
+        misbehaviour: one that does not answer is killed, and the next case starts it again and
+        reports what happens. Except one that cannot start: when `_START_TRIES` processes in a
+        row exit before answering the warm-up, every case fails at once saying so; and one that
+        never answers: when the warm-up gets no answer within the limit, every case times out at
+        once (each would start a process again and wait as long: `--timeout` is what a case costs)."""
+        limit = self.timeout if timeout is None else timeout
+        with self._lock:
+            if self._child is not None and self._child.alive():
+                return
+            exited = ""
+            for _ in range(_START_TRIES):
+                try:
+                    self._exchange(self._live_child(), warmup_case(), limit, warmup=True)
+                    return
+                except _Exited as exc:
+                    self._discard()
+                    exited = exc.detail
+                except AccumulatorTimeout:
+                    self._discard()
+                    self._not_ready = _NOT_READY.format(limit=limit or 0.0)  # it had a limit
+                    return
+                except AccumulatorFailure:
+                    self._discard()
+                    return
+            self._unstartable = _NOT_STARTED.format(tries=_START_TRIES, exited=exited)
+
+    def run(self, case: Case, timeout: float | None = None) -> Outcome:
+        """Send one case, return the process's answer as an `Outcome` (its notes included)."""
+        limit = self.timeout if timeout is None else timeout
+        with self._lock:  # a `prepare` still running decides first whether a process is started
+            if self._unstartable is not None:
+                raise AccumulatorCrashed(f"{self.name}: case {case.id}: {self._unstartable}")
+            if self._not_ready is not None:
+                raise AccumulatorTimeout(f"{self.name}: case {case.id}: {self._not_ready}")
+            try:
+                answer = self._exchange(self._live_child(), case, limit)
+            except AccumulatorFailure:
+                self._discard()
+                raise
+        if isinstance(answer.get("failure"), str):
+            raise AccumulatorCrashed(f"{self.name}: case {case.id}: {answer['failure']}")
+        if isinstance(answer.get("skip"), str):
+            raise NotApplicable(answer["skip"])
+        try:
+            return answer_outcome(answer, cut=not case.response.complete)
+        except AccumulatorProtocolError as exc:
+            raise AccumulatorProtocolError(f"{self.name}: case {case.id}: answer {exc}") from None
+
+    def _live_child(self) -> _Child:
+        child = self._child
+        if child is not None:
+            child.collect_pending()
+            # A dead process's stray lines are still reported (by `_exchange`) before it is replaced.
+            if child.alive() or child.stray:
+                return child
+        self._discard()
+        if shutil.which(self.argv[0]) is None:
+            raise AccumulatorCrashed(f"cannot start {self.command}: no such program")
+        self._child = _Child(self.argv)
+        self.started += 1
+        return self._child
+
+    def _discard(self) -> None:
+        if self._child is not None:
+            self._child.kill()
+            self._child = None
+
+    def _exchange(
+        self, child: _Child, case: Case, limit: float | None, *, warmup: bool = False
+    ) -> dict[str, Any]:
+        where = f"{self.name}: case {case.id}"
+        stray, child.stray = child.stray, []
+        if stray and not warmup:
+            after = f"case {child.answered}" if child.answered else "the warm-up case"
+            raise AccumulatorProtocolError(
+                f"{where}: before this case was sent, the process printed a line after its answer to "
+                f"{after}: {_trimmed(stray[0])!r}; process restarted"
+            )
+        child.send(b"".join(_line(message) for message in case_messages(case, self.feed, warmup=warmup)))
+        deadline = None if limit is None else time.monotonic() + limit
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                raw = child.next_line(wait)
+            except queue.Empty:
+                raise AccumulatorTimeout(f"{where}: no answer within {limit:g} s; process killed") from None
+            if raw is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.proc.wait(timeout=1)
+                code = child.proc.poll()
+                how = f"exited with status {code}" if code is not None else "closed its stdout"
+                tail = child.stderr_tail(drain=1.0)
+                raise _Exited(where, f"{how} before answering" + (f"; stderr: {tail}" if tail else ""))
+            if isinstance(raw, _TooLong):
+                raise AccumulatorProtocolError(
+                    f"{where}: answered a line of more than {MAX_LINE} bytes (at least {raw.size}), "
+                    "the most a line may hold; process restarted"
+                )
+            if not raw.strip():
+                continue
+            shown = _trimmed(raw)
+            try:
+                answer = bounded.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                raise AccumulatorProtocolError(
+                    f"{where}: answered a line that is not JSON: {shown!r}"
+                ) from None
+            if not isinstance(answer, dict):
+                raise AccumulatorProtocolError(f"{where}: the answer must be a JSON object: {shown!r}")
+            named = answer.get("case", _UNNAMED)
+            if named is _UNNAMED:
+                # A v1 answer: it can only be this case's while the process has never named one.
+                if child.names_cases:
+                    raise AccumulatorProtocolError(f"{where}: answered a line without its case id: {shown!r}")
+            elif named != case.id:
+                raise AccumulatorProtocolError(f"{where}: answered case {named!r}, not this one: {shown!r}")
+            else:
+                child.names_cases = True
+            child.answered = None if warmup else case.id
+            return answer
+
+    def shutdown(self) -> None:
+        """End the session: close the process's stdin, then make sure it and its children are gone."""
+        with self._lock:
+            if self._child is not None:
+                self._child.finish()
+                self._child = None
+
+    def __enter__(self) -> Stdio:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+def _trimmed(raw: bytes) -> str:
+    shown = raw.decode("utf-8", "replace").strip()
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+

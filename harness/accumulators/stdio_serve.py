@@ -1,0 +1,173 @@
+"""The answering side of the stdio protocol v2 (`harness.accumulators.stdio`): any accumulator as
+a process that reads cases on stdin and answers each on stdout (`toolstream serve-accumulator
+SPEC`). It loads no process machinery (that is the harness's side, `stdio_process`)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import IO, TYPE_CHECKING, Any, Final
+
+from harness.accumulators import prepare, reference, resolve
+from harness.accumulators.base import not_for
+from harness.accumulators.stdio import FEEDS, outcome_answer
+from harness.cassettes.model import Chunk, Request, Response
+from harness.cassettes.outcome import Outcome
+from harness.errors import (
+    HarnessError,
+    NotApplicable,
+    UsageError,
+)
+from harness.wire import bounded, dialects
+from harness.wire.codecs import CodecError, WireEvent
+
+if TYPE_CHECKING:
+    from harness.accumulators.base import Accumulator
+    from harness.mutate.case import Case
+
+__all__ = ["serve"]
+
+_REFERENCE: Final = reference.accumulator()
+_CONTENT_TYPES: Final = {
+    "sse": "text/event-stream",
+    "ndjson": "application/x-ndjson",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
+
+
+class _Pending:
+    """One case being received."""
+
+    def __init__(self, start: Mapping[str, Any]) -> None:
+        case_id, dialect, feed = start.get("case"), start.get("dialect"), start.get("feed", "events")
+        if not isinstance(case_id, str) or not isinstance(dialect, str) or feed not in FEEDS:
+            raise UsageError("start: needs case (string), dialect (string) and feed (events or bytes)")
+        self.id = case_id
+        self.dialect = dialects.get(dialect)
+        self.feed = feed
+        self.request = _request(start.get("request"))
+        self.events: list[dialects.Event] = []
+        self.chunks: list[Chunk] = []
+
+    def add(self, message: Mapping[str, Any]) -> None:
+        op = message.get("op")
+        if op == "event" and self.feed == "events":
+            name, data = message.get("event"), message.get("data")
+            if name is not None and not isinstance(name, str):
+                raise UsageError("event: `event` must be a string or null")
+            text = data if isinstance(data, str) else self.dialect.dumps(data)
+            event = self.dialect.parse(WireEvent(data=text, name=name))
+            self.events.append(event)
+            self.chunks.append(Chunk(dialects.body_of([event], self.dialect)))
+        elif op == "bytes" and self.feed == "bytes":
+            try:
+                self.chunks.append(Chunk(base64.b64decode(str(message.get("b64", "")), validate=True)))
+            except ValueError:
+                raise UsageError("bytes: `b64` is not base64") from None
+        else:
+            raise UsageError(f"unexpected op {op!r} in a case fed by {self.feed}")
+
+    def case(self, error: str | None) -> Case:
+        from harness.mutate.case import Case
+
+        response = Response(
+            status=200,
+            headers={"content-type": _CONTENT_TYPES.get(self.dialect.codec_name, "application/octet-stream")},
+            chunks=self.chunks,
+            complete=error is None,
+            error=error,
+        )
+        events = self.events if self.feed == "events" else _decode(self.chunks, self.dialect)
+        case = Case(
+            id=self.id,
+            dialect=self.dialect.name,
+            response=response,
+            events=tuple(events),
+            expected=Outcome(),
+            cassette="stdio",
+            scenario="stdio",
+            seed=0,
+            request=self.request,
+        )
+        # What the case is expected to give, so `view()` notes mean the same as in the harness.
+        return replace(case, expected=_REFERENCE.run(case))
+
+
+def _request(data: Any) -> Request | None:
+    if not isinstance(data, Mapping) or not isinstance(data.get("url"), str):
+        return None
+    return Request(method=str(data.get("method") or "POST").upper(), url=data["url"], body=data.get("body"))
+
+
+def _decode(chunks: list[Chunk], dialect: dialects.Dialect) -> list[dialects.Event]:
+    decoder = dialect.codec().decoder()
+    wire: list[WireEvent] = []
+    for chunk in chunks:
+        wire.extend(decoder.feed(chunk.data))
+    with contextlib.suppress(CodecError):  # a cut stream may end inside an event
+        wire.extend(decoder.close())
+    return [dialect.parse(w) for w in wire]
+
+
+def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    """Serve cases read from `stdin` with `accumulator` (a spec or a resolved one) until stdin closes.
+
+    While the accumulator runs, whatever it prints goes to stderr: stdout carries answers only.
+    Returns 0 at the end of input, 2 after a message that breaks the protocol (reported on stderr).
+    """
+    acc = resolve(accumulator)
+    # Before the first line is read: the harness's warm-up case waits for it. Not the reference's,
+    # which is loading every dialect: here each dialect is loaded when its first case arrives.
+    if not isinstance(acc, type(_REFERENCE)):
+        prepare(acc, accumulator if isinstance(accumulator, str) else acc.name, quiet=False)
+    source = stdin if stdin is not None else sys.stdin
+    out = stdout if stdout is not None else sys.stdout
+    pending: _Pending | None = None
+    try:
+        for number, raw in enumerate(source, start=1):
+            if not raw.strip():
+                continue
+            try:
+                message = bounded.loads(raw)
+                if not isinstance(message, dict):
+                    raise UsageError("a message must be a JSON object")
+                op = message.get("op")
+                if op == "start":
+                    pending = _Pending(message)
+                    continue
+                if pending is None:
+                    raise UsageError(f"op {op!r} before start")
+                if op != "end":
+                    pending.add(message)
+                    continue
+                error = message.get("error")
+                case = pending.case(None if error is None else str(error))
+                pending = None
+            except (ValueError, HarnessError) as exc:
+                print(f"toolstream serve-accumulator: line {number}: {exc}", file=sys.stderr)
+                return 2
+            out.write(json.dumps(_answer(acc, case), ensure_ascii=False, separators=(",", ":")) + "\n")
+            out.flush()
+    finally:
+        acc.shutdown()
+    return 0
+
+
+def _answer(acc: Accumulator, case: Case) -> dict[str, Any]:
+    """The answer line for one case, naming the case it answers (protocol v2); a skip for a case
+    of a dialect the accumulator declares it does not read, as `judge` gives in process."""
+    why = not_for(acc, acc.name, case.dialect)
+    if why is not None:
+        return {"case": case.id, "skip": why}
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            answer = outcome_answer(acc.run(case))
+    except NotApplicable as exc:
+        answer = {"skip": str(exc)}
+    except Exception as exc:
+        answer = {"failure": f"{type(exc).__name__}: {exc}"}
+    return {"case": case.id, **answer}

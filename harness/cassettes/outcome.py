@@ -1,0 +1,382 @@
+"""`Outcome`: the normalized result every accumulator is judged on, and how two are compared."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import Any
+
+from harness.errors import OutcomeFormatError
+from harness.wire import bounded
+
+
+class State(StrEnum):
+    """How a stream ended: its terminal signal arrived, it was cut short, or an in-band error ended it."""
+
+    COMPLETE = "complete"
+    CUT = "cut"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One reassembled call. `arguments` is the parsed JSON value, or the raw text when `invalid`."""
+
+    name: str | None
+    arguments: Any
+    id: str | None = None
+    invalid: bool = False
+
+    @classmethod
+    def from_text(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
+        """Parse an argument string; the empty string is a call with no arguments (`{}`). Text
+        nested deeper than `bounded.MAX_DEPTH` is not parsed: invalid, as text that is not JSON."""
+        if text.strip() == "":
+            return cls(name=name, arguments={}, id=id)
+        try:
+            return cls(name=name, arguments=bounded.loads(text), id=id)
+        except ValueError:
+            return cls(name=name, arguments=text, id=id, invalid=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCall:
+    """A tool call the provider ran itself (web search, code execution, tool search, an MCP tool):
+    the client must not run it. `result` names what came back (the result block's type or the
+    item's status, with an error code when there is one); None while no result has arrived."""
+
+    name: str | None
+    arguments: Any
+    id: str | None = None
+    result: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an accumulator made of a stream. `usage` and `notes` are not compared (by `==` or `diff`):
+    `notes` says how it got there (a call reported before it was final), not what it reached.
+    `server_calls` are the calls the provider ran, kept apart from the `tool_calls` the client runs."""
+
+    tool_calls: tuple[ToolCall, ...] = ()
+    text: str = ""
+    finish_reason: str | None = None
+    state: State = State.COMPLETE
+    error: str | None = None
+    usage: Mapping[str, Any] | None = field(default=None, compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    server_calls: tuple[ServerCall, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool_calls": [_call_to_dict(call) for call in self.tool_calls]}
+        out["text"] = self.text
+        out["finish_reason"] = self.finish_reason
+        out["state"] = str(self.state)
+        if self.server_calls:  # written only when present, so outcomes without any read as before
+            out["server_calls"] = [_server_call_to_dict(call) for call in self.server_calls]
+        if self.error is not None:
+            out["error"] = self.error
+        if self.usage is not None:
+            out["usage"] = dict(self.usage)
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+    def to_record(self) -> tuple[Any, ...]:
+        """The fields in order as plain data (each call as its fields in order, the state as its
+        text): what crosses to and from worker processes and into the built-case store, read
+        back by `from_record`, which trusts it (no checks: `from_dict` is for data from outside)."""
+        return (
+            tuple((c.name, c.arguments, c.id, c.invalid) for c in self.tool_calls),
+            self.text,
+            self.finish_reason,
+            str(self.state),
+            self.error,
+            None if self.usage is None else dict(self.usage),
+            self.notes,
+            tuple((c.name, c.arguments, c.id, c.result) for c in self.server_calls),
+        )
+
+    @classmethod
+    def from_record(cls, record: Sequence[Any]) -> Outcome:
+        """The outcome `to_record` wrote, built through its slots (not the frozen `__init__`, which
+        sets each field through `object.__setattr__`: a pool's parent reads one per result)."""
+        calls, text, finish, state, error, usage, notes, servers = record
+        made: Outcome = _new(cls)
+        _set_calls(made, tuple([_tool_call(c) for c in calls]) if calls else ())
+        _set_text(made, text)
+        _set_finish(made, finish)
+        _set_state(made, _STATES[state])
+        _set_error(made, error)
+        _set_usage(made, usage)
+        _set_notes(made, tuple(notes))
+        _set_servers(made, tuple([_server_call(c) for c in servers]) if servers else ())
+        return made
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Outcome:
+        """Build from plain data; raises `OutcomeFormatError` naming the field that is wrong."""
+        if not isinstance(data, Mapping):
+            raise OutcomeFormatError("", "must be a mapping")
+        calls = data.get("tool_calls", [])
+        if not isinstance(calls, Sequence) or isinstance(calls, str):
+            raise OutcomeFormatError("tool_calls", "must be a list")
+        parsed = tuple(_call_from_dict(call, f"tool_calls[{i}]") for i, call in enumerate(calls))
+        text = data.get("text", "")
+        if not isinstance(text, str):
+            raise OutcomeFormatError("text", "must be a string")
+        finish = data.get("finish_reason")
+        if finish is not None and not isinstance(finish, str):
+            raise OutcomeFormatError("finish_reason", "must be a string or null")
+        try:
+            state = State(data.get("state", "complete"))
+        except ValueError:
+            raise OutcomeFormatError("state", f"must be one of {', '.join(State)}") from None
+        servers = data.get("server_calls", [])
+        if not isinstance(servers, Sequence) or isinstance(servers, str):
+            raise OutcomeFormatError("server_calls", "must be a list")
+        server_calls = tuple(
+            _server_call_from_dict(call, f"server_calls[{i}]") for i, call in enumerate(servers)
+        )
+        error = data.get("error")
+        usage = data.get("usage")
+        notes = data.get("notes", [])
+        if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+            raise OutcomeFormatError("notes", "must be a list of strings")
+        return cls(
+            tool_calls=parsed,
+            text=text,
+            finish_reason=finish,
+            state=state,
+            error=None if error is None else str(error),
+            usage=usage if isinstance(usage, Mapping) else None,
+            notes=tuple(notes),
+            server_calls=server_calls,
+        )
+
+
+def _setters(cls: type) -> tuple[Any, ...]:
+    return tuple(cls.__dict__[f.name].__set__ for f in fields(cls))
+
+
+# Frozen slots dataclasses built from their records through their slots (`Outcome.from_record`).
+_new = object.__new__
+_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = (
+    _setters(Outcome)
+)
+_set_name, _set_arguments, _set_id, _set_invalid = _setters(ToolCall)
+_SERVER_CALL_SET = _setters(ServerCall)
+
+
+def _tool_call(record: Sequence[Any]) -> ToolCall:
+    name, arguments, call_id, invalid = record
+    made: ToolCall = _new(ToolCall)
+    _set_name(made, name)
+    _set_arguments(made, arguments)
+    _set_id(made, call_id)
+    _set_invalid(made, invalid)
+    return made
+
+
+def _server_call(record: Sequence[Any]) -> ServerCall:
+    made: ServerCall = _new(ServerCall)
+    for set_field, value in zip(_SERVER_CALL_SET, record, strict=True):
+        set_field(made, value)
+    return made
+
+
+_STATES = {str(state): state for state in State}
+
+
+def _call_to_dict(call: ToolCall) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if call.invalid:
+        out["invalid"] = True
+    return out
+
+
+def _call_from_dict(data: Any, where: str) -> ToolCall:
+    if not isinstance(data, Mapping):
+        raise OutcomeFormatError(where, "must be a mapping with name and arguments")
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise OutcomeFormatError(f"{where}.name", "must be a string or null")
+    call_id = data.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise OutcomeFormatError(f"{where}.id", "must be a string or null")
+    invalid = bool(data.get("invalid", False))
+    arguments = data.get("arguments", {})
+    if invalid and not isinstance(arguments, str):
+        raise OutcomeFormatError(f"{where}.arguments", "must be the raw text when invalid")
+    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid)
+
+
+def _server_call_to_dict(call: ServerCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments, "result": call.result}
+
+
+def _server_call_from_dict(data: Any, where: str) -> ServerCall:
+    if not isinstance(data, Mapping):
+        raise OutcomeFormatError(where, "must be a mapping with name and arguments")
+    for key in ("name", "id", "result"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise OutcomeFormatError(f"{where}.{key}", "must be a string or null")
+    arguments = data.get("arguments", {})
+    return ServerCall(data.get("name"), arguments, id=data.get("id"), result=data.get("result"))
+
+
+# What a note says when an outcome's state is not the client's word but taken as expected (a
+# follow-up request has no state on its wire, `harness.serve.oracle`): that state signals nothing
+# (`harness.oracle.severity.signalled`).
+STATE_TAKEN = "state: not on its wire, taken as expected"
+
+# Fields `diff` compares unless told otherwise.
+COMPARED = ("tool_calls", "server_calls", "text", "finish_reason", "state")
+
+
+def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED) -> list[str]:
+    """Readable differences, one per line; empty when `actual` meets `expected`.
+
+    Calls are matched by position; arguments compare as JSON values; an id is compared only where
+    the expectation has one (a stream without ids cannot be blamed for not having them). Server
+    calls are compared only when `actual` reports some: an accumulator with no notion of them
+    runs none, which is right; one that reports them as client calls fails on `tool_calls`.
+    """
+    out: list[str] = []
+    if "tool_calls" in fields:
+        out.extend(_diff_calls(expected.tool_calls, actual.tool_calls))
+    if "server_calls" in fields and actual.server_calls:
+        out.extend(_diff_server_calls(expected.server_calls, actual.server_calls))
+    if "text" in fields and expected.text != actual.text:
+        left, right = _alike(expected.text, actual.text)
+        out.append(f"text: {_short(left)} expected, got {_short(right)}")
+    if "finish_reason" in fields and expected.finish_reason != actual.finish_reason:
+        out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
+    if "state" in fields and expected.state != actual.state:
+        # An unexpected error says which: a library's raise is the failure a maintainer looks for.
+        raise_ = actual.error.splitlines()[0][:80] if actual.state is State.ERROR and actual.error else ""
+        said = f" ({raise_})" if raise_ else ""
+        out.append(f"state: {expected.state} expected, got {actual.state}{said}")
+    return out
+
+
+def meets(expected: Outcome, actual: Outcome) -> bool:
+    """`not diff(expected, actual)`, without writing a line: what judging asks of every case first
+    (nearly all meet their expectation, and writing nothing is cheaper than writing no lines)."""
+    if (
+        expected.text != actual.text
+        or expected.finish_reason != actual.finish_reason
+        or expected.state != actual.state
+        or len(expected.tool_calls) != len(actual.tool_calls)
+        or (actual.server_calls and _diff_server_calls(expected.server_calls, actual.server_calls))
+    ):
+        return False
+    for want, got in zip(expected.tool_calls, actual.tool_calls, strict=True):
+        if (
+            want.name != got.name
+            or (want.id is not None and want.id != got.id)
+            or want.invalid != got.invalid
+            or not _same_json(want.arguments, got.arguments)
+        ):
+            return False
+    return True
+
+
+def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[str]:
+    out: list[str] = []
+    if len(expected) != len(actual):
+        out.append(f"tool_calls: {len(expected)} expected, got {len(actual)}")
+    for n, (want, got) in enumerate(zip(expected, actual, strict=False), start=1):
+        if want.name != got.name:
+            out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
+        if want.id is not None and want.id != got.id:
+            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
+        if want.invalid != got.invalid:
+            left, right = _alike(_render(want), _render(got))
+            state = "invalid" if got.invalid else "valid"
+            out.append(f"call {n}: arguments {_short(left)} expected, got {state} {_short(right)}")
+        elif not _same_json(want.arguments, got.arguments):
+            left, right = _alike(_render(want), _render(got))  # rendered only to be shown
+            out.append(f"call {n}: arguments {_short(left)} expected, got {_short(right)}")
+    for n, extra in enumerate(actual[len(expected) :], start=len(expected) + 1):
+        out.append(f"call {n}: unexpected {extra.name!r} {_short(_render(extra))}")
+    for n, missing in enumerate(expected[len(actual) :], start=len(actual) + 1):
+        out.append(f"call {n}: {missing.name!r} {_short(_render(missing))} expected, missing")
+    return out
+
+
+def _diff_server_calls(expected: Sequence[ServerCall], actual: Sequence[ServerCall]) -> list[str]:
+    # Its own line kind (`server call N`), so a server call reported as a client call reads as both.
+    out: list[str] = []
+    if len(expected) != len(actual):
+        out.append(f"server_calls: {len(expected)} expected, got {len(actual)}")
+    for n, (want, got) in enumerate(zip(expected, actual, strict=False), start=1):
+        if want.name != got.name:
+            out.append(f"server call {n}: name {want.name!r} expected, got {got.name!r}")
+        if want.id is not None and want.id != got.id:
+            out.append(f"server call {n}: id {want.id!r} expected, got {got.id!r}")
+        if not _same_json(want.arguments, got.arguments):
+            out.append(
+                f"server call {n}: arguments {_short(_json(want.arguments))} expected, "
+                f"got {_short(_json(got.arguments))}"
+            )
+        if want.result != got.result:
+            out.append(f"server call {n}: result {want.result!r} expected, got {got.result!r}")
+    for n, extra in enumerate(actual[len(expected) :], start=len(expected) + 1):
+        out.append(f"server call {n}: unexpected {extra.name!r} {_short(_json(extra.arguments))}")
+    for n, missing in enumerate(expected[len(actual) :], start=len(actual) + 1):
+        out.append(f"server call {n}: {missing.name!r} {_short(_json(missing.arguments))} expected, missing")
+    return out
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    # JSON equality: 1 == 1.0 but True != 1, and key order never matters.
+    if type(a) is str and type(b) is str:  # what arguments nearly always are, asked first
+        return a == b
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    # A plain dict is asked for first: the ABC check of `Mapping` costs more than the comparison
+    # (paid for every call of every case judged).
+    if (type(a) is dict or isinstance(a, Mapping)) and (type(b) is dict or isinstance(b, Mapping)):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _render(call: ToolCall) -> str:
+    if call.invalid:
+        return str(call.arguments)
+    return _json(call.arguments)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+
+
+def _alike(left: str, right: str) -> tuple[str, str]:
+    """Both sides rendered the same way: when either holds a lone surrogate (which no terminal
+    prints), characters outside the BMP are escaped on both (`\\U0001f327` beside `\\ud83c\\udf27`)."""
+    if not (_SURROGATE.search(left) or _SURROGATE.search(right)):
+        return left, right
+
+    def one(found: re.Match[str]) -> str:
+        code = ord(found[0])
+        return f"\\U{code:08x}" if code > 0xFFFF else f"\\u{code:04x}"
+
+    def escape(text: str) -> str:
+        return _ESCAPED.sub(one, text)
+
+    return escape(left), escape(right)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = repr(text) if not text.startswith(("{", "[")) else text
+    return text if len(text) <= limit else text[: limit - 3] + "..."

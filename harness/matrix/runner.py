@@ -1,0 +1,156 @@
+"""The matrix runner: every case of a selection through one or more accumulators, each case judged.
+
+Containment: whatever an accumulator does to one case, the run goes on. Without a timeout and
+with one job, cases run in this process and an exception is the case's verdict; with a per-case
+timeout or several jobs they run in worker processes (`harness.matrix.pool`), where a hang or a
+dead process is the case's verdict too. Trusted accumulators (the built-ins: they neither hang
+nor kill their process) run in this process unless a number of jobs is asked for. Work is split
+into units (one cassette x scenario x seed, `harness.matrix.selection`) and results are put back
+in unit order, so `jobs=N` gives the same report as a serial run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Sequence
+from typing import overload
+
+from harness.accumulators import builtin_names, prepare, resolve
+from harness.errors import InternalError, UsageError
+from harness.matrix.judging import judge
+from harness.matrix.pool import LongLived, Pool, start_server
+from harness.matrix.selection import Matrix, Selection, Unit
+from harness.mutate.scenario import MAX_SEEDS
+from harness.oracle.verdict import Report, Result
+from harness.text.terminal import Progress
+
+__all__ = ["run_matrix", "trusted"]
+
+
+def trusted(spec: str) -> bool:
+    """Whether a spec names one of our own in-process accumulators (the reference, a built-in
+    adapter), which runs without a worker process unless jobs are asked for."""
+    return spec.strip() in builtin_names()
+
+
+@overload
+def run_matrix(
+    specs: str,
+    selection: Selection | None = None,
+    *,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> Report: ...
+
+
+@overload
+def run_matrix(
+    specs: list[str] | tuple[str, ...],
+    selection: Selection | None = None,
+    *,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> list[Report]: ...
+
+
+def run_matrix(
+    specs: str | Sequence[str],
+    selection: Selection | None = None,
+    *,
+    timeout: float | None = None,
+    jobs: int | None = None,
+    progress: Progress | None = None,
+) -> Report | list[Report]:
+    """Every selected case (default: the bundled matrix) through one accumulator spec (a
+    `Report`) or each of several (a list of reports, one per spec; a case runs on all in turn).
+
+    With a timeout or `jobs > 1` the cases run in worker processes: a script calling this needs
+    the usual `if __name__ == "__main__":` guard (the workers import the main module). `jobs`
+    None: trusted accumulators (`trusted`) run in this process whatever the timeout, others as
+    with `jobs=1`."""
+    many = [specs] if isinstance(specs, str) else list(specs)
+    if not many:
+        raise UsageError("no accumulator given")
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"jobs: must be at least 1, not {jobs}")
+    if timeout is not None and math.isnan(timeout):
+        raise UsageError("timeout: must be a number of seconds, not nan")
+    if timeout is not None and (timeout <= 0 or math.isinf(timeout)):
+        timeout = None
+    selection = selection or Selection()
+    if selection.seeds is not None and not 1 <= selection.seeds <= MAX_SEEDS:
+        raise UsageError(f"seeds: must be from 1 to {MAX_SEEDS}, not {selection.seeds}")
+    start = time.perf_counter()
+    if jobs is None:
+        jobs = 1
+        if all(trusted(spec) for spec in many):
+            timeout = None  # a built-in neither hangs nor dies: no worker to guard against that
+    pooled = jobs > 1 or timeout is not None
+    if pooled:
+        start_server()  # ready while the selection is read
+    matrix = Matrix(selection)
+    pool = Pool(selection.absolute(), matrix.scenario_data(), many, timeout, jobs) if pooled else None
+    try:
+        if pool is not None and not selection.cases:
+            pool.start(len(matrix.cassette_files()))  # a batch is a cassette file's units
+        units = matrix.units()
+        if progress is not None:
+            progress.total = max(len(units), 1)
+        if pool is None:
+            per_unit = _run_in_process(matrix, many, units, progress)
+        else:
+            per_unit = pool.run(units, progress)
+    finally:
+        if pool is not None:
+            pool.close()
+    reports = [Report(spec, seconds=time.perf_counter() - start) for spec in many]
+    rows = [per_spec for unit_results in per_unit for per_spec in unit_results if per_spec]
+    ids = [per_spec[0].id for per_spec in rows]
+    if len(set(ids)) < len(ids):  # a case id appears once: the first unit that made it keeps it
+        first: dict[str, int] = {}
+        for n, case_id in enumerate(ids):
+            first.setdefault(case_id, n)
+        rows = [rows[n] for n in first.values()]
+    if any(len(per_spec) != len(many) for per_spec in rows):
+        raise InternalError("a case without one result per accumulator")
+    for k, report in enumerate(reports):
+        report.results = [per_spec[k] for per_spec in rows]
+    return reports[0] if isinstance(specs, str) else reports
+
+
+def _run_in_process(
+    matrix: Matrix, specs: Sequence[str], units: Sequence[Unit], progress: Progress | None
+) -> list[list[list[Result]]]:
+    accumulators = [resolve(spec) for spec in specs]
+    for acc, spec in zip(accumulators, specs, strict=True):
+        prepare(acc, spec)  # off the clock: what a case's `seconds` counts is the accumulator's own work
+    kept = LongLived()
+    try:
+        out: list[list[list[Result]]] = []
+        for unit in units:
+            cases = matrix.cases(unit)
+            if cases:  # most units of a full matrix have none (the scenario does not fit)
+                kept.keep()
+            out.append(
+                [
+                    [
+                        judge(acc, spec, case, matrix.by_name.get(case.scenario))
+                        for acc, spec in zip(accumulators, specs, strict=True)
+                    ]
+                    for case in cases
+                ]
+            )
+            del cases
+            if progress is not None:
+                progress.advance(note=unit.describe())
+        return out
+    finally:
+        matrix.flush()  # the cases built here, for the next run
+        kept.close()
+        for acc in accumulators:
+            with contextlib.suppress(Exception):
+                acc.shutdown()

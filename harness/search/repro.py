@@ -1,0 +1,141 @@
+"""`toolstream repro`: one case as a standalone script that needs only the library under test.
+
+The script inlines the case's response read by read (and the transport error that cut it, if
+any), serves it through the library's own HTTP mocking point (`httpx2.MockTransport` given as the
+SDK's `http_client`), runs the library the way the matching built-in adapter does, prints what it
+returned next to what the stream means (the harness's expected outcome, inlined as data), and
+exits 1 while they differ (the bug is present), 0 once they agree. One template per library lives
+in `harness.search.repro_templates`; this module picks it and fills in the data.
+"""
+
+from __future__ import annotations
+
+import json
+import pprint
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from harness.accumulators.client import base_url, recorded_request, request_body
+from harness.cassettes.format import Request
+from harness.errors import UsageError
+from harness.oracle.expectation import classify
+from harness.search import repro_templates as templates
+from harness.text.escape import python_text
+from harness.transports.replay import served_headers
+
+if TYPE_CHECKING:
+    from harness.mutate.case import Case
+    from harness.mutate.scenario import Scenario
+
+__all__ = ["SPECS", "Template", "repro_script", "template_for"]
+
+
+@dataclass(frozen=True)
+class Template:
+    """One library's part of a script: what to install, the dialects it reads, its `run()` code."""
+
+    library: str  # what `pip install` names
+    dialects: tuple[str, ...]
+    code: str
+    endpoints: dict[str, str]  # dialect -> the path the base URL is cut before
+
+
+_OPENAI_ENDPOINTS = {"openai-chat": "/chat/completions"}
+_ANTHROPIC_ENDPOINTS = {"anthropic": "/v1/messages"}
+_BOTH = {**_OPENAI_ENDPOINTS, **_ANTHROPIC_ENDPOINTS}
+
+# Accumulator spec -> the template that reproduces what its adapter runs.
+SPECS: dict[str, Template] = {
+    "openai-sdk": Template("openai", ("openai-chat",), templates.OPENAI, _OPENAI_ENDPOINTS),
+    "anthropic-sdk": Template("anthropic", ("anthropic",), templates.ANTHROPIC, _ANTHROPIC_ENDPOINTS),
+    "pydantic-ai": Template(
+        "pydantic-ai-slim[openai,anthropic]", ("openai-chat", "anthropic"), templates.PYDANTIC_AI, _BOTH
+    ),
+    "litellm": Template("litellm mcp", ("openai-chat", "anthropic"), templates.LITELLM, _BOTH),
+    "langchain-openai": Template(
+        "langchain-openai", ("openai-chat",), templates.LANGCHAIN_OPENAI, _OPENAI_ENDPOINTS
+    ),
+    "langchain-anthropic": Template(
+        "langchain-anthropic", ("anthropic",), templates.LANGCHAIN_ANTHROPIC, _ANTHROPIC_ENDPOINTS
+    ),
+}
+# langchain-core alone makes no request: its bug is reproduced through the provider package.
+_LANGCHAIN_CORE = {"openai-chat": "langchain-openai", "anthropic": "langchain-anthropic"}
+# Request fields the scripts pass on (the mocked server answers whatever is sent).
+_REQUEST_FIELDS = ("model", "max_tokens", "system", "messages", "tools", "tool_choice", "stream_options")
+
+
+def template_for(spec: str, dialect: str) -> Template:
+    """The template for an accumulator spec and a case's dialect; `UsageError` when there is none."""
+    name = _LANGCHAIN_CORE.get(dialect, "") if spec == "langchain-core" else spec
+    template = SPECS.get(name)
+    if template is None:
+        known = ", ".join([*SPECS, "langchain-core"])
+        raise UsageError(f"repro: no script template for accumulator {spec!r}; use one of {known}")
+    if dialect not in template.dialects:
+        raise UsageError(
+            f"repro: {spec} reads {' and '.join(template.dialects)} streams; this case is {dialect}"
+        )
+    return template
+
+
+def repro_script(case: Case, spec: str, *, command: str, scenario: Scenario | None = None) -> str:
+    """The standalone script reproducing `case` with the library behind `spec` (`scenario`: the one
+    that made it, as for `classify`)."""
+    template = template_for(spec, case.dialect)
+    expectation = classify(case, scenario)
+    request = recorded_request(case)
+    body = request_body(case)
+    response = case.response
+    expected = case.expected.to_dict()
+    expected.pop("usage", None)
+    expected.pop("notes", None)
+    expected.pop("server_calls", None)
+    cut = None if response.complete else [response.error_type or "ReadError", response.error or "cut"]
+    data = {
+        "DIALECT": case.dialect,
+        "URL": _base_url(request.url, template.endpoints[case.dialect]),
+        "REQUEST": {key: body[key] for key in _REQUEST_FIELDS if key in body},
+        "STATUS": response.status,
+        "HEADERS": served_headers(response.headers),
+        "CUT": cut,
+        "EXPECTED": expected,
+    }
+    # Names and values from the cassette, scenario and case id are data: escaped in the docstring
+    # (a `"""` in a file name must not end it), as literals below.
+    said = python_text
+    lines = [
+        "#!/usr/bin/env python3",
+        f'"""{said(case.id)} through {said(spec)}: a standalone reproduction.',
+        "",
+        f"Stream: {said(str(expectation.case_class))} ({said(expectation.reason)}).",
+        f"Needs only: pip install {template.library}",
+        "Run: python this file. It serves the recorded (and mutated) stream below through the",
+        "library's own HTTP mocking point, prints what the library returned and what the stream",
+        "means, and exits 1 while they differ, 0 once the library handles this stream.",
+        f"Generated by: {said(command)}",
+        '"""',
+        "",
+        "import json",
+        "import sys",
+        "",
+        "# The response, one bytes literal per network read, exactly as the client received it.",
+        "READS = [",
+        *(f"    {chunk.data!r}," for chunk in response.chunks),
+        "]",
+    ]
+    for key, value in data.items():
+        lines.append(f"{key} = {_literal(value)}")
+    for part in (templates.TRANSPORT, templates.HELPERS, template.code, templates.MAIN):
+        lines += ["", "", part.strip()]
+    return "\n".join(lines) + "\n"
+
+
+def _base_url(url: str, endpoint: str) -> str:
+    return base_url(Request(method="POST", url=url), endpoint)
+
+
+def _literal(value: Any) -> str:
+    """A Python literal of plain JSON data (None, True, False spelled the Python way)."""
+    json.dumps(value)  # only plain data goes in a script
+    return pprint.pformat(value, width=110, sort_dicts=False)

@@ -1,0 +1,450 @@
+'''The code of `toolstream repro` scripts: the mock transport, one `run()` per library, and `main`.
+
+Each `run()` does what the matching built-in adapter in `harness.accumulators` does and
+returns the outcome as plain data (`outcome(...)`, calls made by `call(...)`), using the names the
+script defines above it: READS, CUT, STATUS, HEADERS, URL, REQUEST, DIALECT, EXPECTED.
+'''
+
+from __future__ import annotations
+
+__all__ = [
+    "ANTHROPIC",
+    "HELPERS",
+    "LANGCHAIN_ANTHROPIC",
+    "LANGCHAIN_OPENAI",
+    "LITELLM",
+    "MAIN",
+    "OPENAI",
+    "PYDANTIC_AI",
+    "TRANSPORT",
+]
+
+TRANSPORT = '''
+def mock_transport(httpx):
+    """`MockTransport` of `httpx` (or its fork `httpx2`) answering any request with the reads above."""
+
+    class Reads(httpx.SyncByteStream, httpx.AsyncByteStream):
+        def __init__(self, request):
+            self.request = request
+
+        def __iter__(self):
+            yield from READS
+            self.cut()
+
+        async def __aiter__(self):
+            for read in READS:
+                yield read
+            self.cut()
+
+        def cut(self):
+            if CUT is not None:  # the stream was cut: end it with the transport error the client saw
+                raise getattr(httpx, CUT[0], httpx.ReadError)(CUT[1], request=self.request)
+
+    return httpx.MockTransport(lambda request: httpx.Response(STATUS, headers=HEADERS, stream=Reads(request)))
+'''
+
+OPENAI = '''
+import httpx2
+import openai
+from openai.lib.streaming.chat import ChatCompletionStreamState
+
+
+def run():
+    """`chat.completions.create(stream=True)` fed to the SDK's `ChatCompletionStreamState` (what
+    `.stream()` uses), then `get_final_completion()`. If the SDK raises a transport or API error,
+    its user has the calls announced done and the text and finish reason of the snapshot."""
+    http_client = httpx2.Client(transport=mock_transport(httpx2))
+    client = openai.OpenAI(api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0)
+    state = ChatCompletionStreamState()
+    done = {}  # tool-call index -> its `tool_calls.function.arguments.done` event
+    chunks = 0
+    try:
+        with client.chat.completions.create(**REQUEST, stream=True) as stream:
+            for chunk in stream:
+                chunks += 1
+                for event in state.handle_chunk(chunk):
+                    if event.type == "tool_calls.function.arguments.done":
+                        done[event.index] = event
+    except (httpx2.RequestError, openai.APIError) as exc:
+        cut = isinstance(exc, httpx2.RequestError | openai.APIConnectionError)
+        if chunks == 0:
+            return outcome(state="cut" if cut else "error", error=str(exc))
+        choice = next((c for c in state.current_completion_snapshot.choices if c.index == 0), None)
+        known = list(choice.message.tool_calls or []) if choice is not None else []
+        return outcome(
+            calls=[
+                call(e.name, e.arguments, known[i].id if i < len(known) else None)
+                for i, e in sorted(done.items())
+            ],
+            text=(choice.message.content or "") if choice is not None else "",
+            finish_reason=choice.finish_reason if choice is not None else None,
+            state="cut" if cut else "error",
+            error=str(exc),
+        )
+    if chunks == 0:
+        return outcome()
+    final = state.get_final_completion()
+    choice = next((c for c in final.choices if c.index == 0), None)
+    if choice is None:
+        return outcome()
+    return outcome(
+        calls=[call(c.function.name, c.function.arguments or "", c.id) for c in choice.message.tool_calls or []],
+        text=choice.message.content or "",
+        finish_reason=choice.finish_reason,
+    )
+'''
+
+ANTHROPIC = '''
+import anthropic
+import httpx2
+
+
+def run():
+    """`messages.stream(...)`, then `get_final_message()`. If the SDK raises a transport or API
+    error, its user has the tool_use blocks it reported stopped, the text it streamed and the stop
+    reason of its message snapshot."""
+    http_client = httpx2.Client(transport=mock_transport(httpx2))
+    client = anthropic.Anthropic(api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0)
+    stopped, text, stream = [], [], None
+    try:
+        with client.messages.stream(**REQUEST) as stream:
+            for event in stream:
+                if event.type == "content_block_stop" and event.content_block.type == "tool_use":
+                    stopped.append(event.content_block)
+                elif event.type == "content_block_delta" and event.delta.type == "text_delta":
+                    text.append(event.delta.text)
+            final = stream.get_final_message()
+    except (httpx2.RequestError, anthropic.APIConnectionError, anthropic.APIStatusError) as exc:
+        try:
+            snapshot = stream.current_message_snapshot if stream is not None else None
+        except AssertionError:  # no message_start yet
+            snapshot = None
+        return outcome(
+            calls=[call(b.name, b.input, b.id) for b in stopped],
+            text="".join(text),
+            finish_reason=getattr(snapshot, "stop_reason", None),
+            state="error" if isinstance(exc, anthropic.APIStatusError) else "cut",
+            error=str(exc),
+        )
+    return outcome(
+        calls=[call(b.name, b.input, b.id) for b in final.content if b.type == "tool_use"],
+        text="".join(b.text for b in final.content if b.type == "text"),
+        finish_reason=final.stop_reason,
+    )
+'''
+
+PYDANTIC_AI = '''
+import asyncio
+
+import httpx2
+from pydantic_ai.exceptions import ModelAPIError, ModelConnectionError
+from pydantic_ai.messages import ModelRequest, UserPromptPart
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.tools import ToolDefinition
+
+
+def model():
+    http_client = httpx2.AsyncClient(transport=mock_transport(httpx2))
+    if DIALECT == "openai-chat":
+        import openai
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        client = openai.AsyncOpenAI(api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0)
+        return OpenAIChatModel(REQUEST["model"], provider=OpenAIProvider(openai_client=client))
+    import anthropic
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    client = anthropic.AsyncAnthropic(api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0)
+    return AnthropicModel(REQUEST["model"], provider=AnthropicProvider(anthropic_client=client))
+
+
+def tools():
+    out = []
+    for tool in REQUEST.get("tools") or []:
+        spec = tool.get("function", tool)
+        schema = spec.get("parameters") or spec.get("input_schema") or {"type": "object"}
+        out.append(ToolDefinition(name=spec["name"], parameters_json_schema=schema))
+    return out
+
+
+async def stream_response():
+    parameters = ModelRequestParameters(function_tools=tools(), allow_text_output=True)
+    request = [ModelRequest(parts=[UserPromptPart("toolstream")])]
+    stream = None
+    try:
+        async with model().request_stream(request, None, parameters) as stream:
+            async for _event in stream:
+                pass
+            response = stream.get()
+    except ModelAPIError as exc:  # the user of a stream that raised gets no response, only its text so far
+        parts = stream.get().parts if stream is not None else []
+        return outcome(
+            text="".join(p.content for p in parts if p.part_kind == "text"),
+            state="cut" if isinstance(exc, ModelConnectionError) else "error",
+            error=str(exc),
+        )
+    finish = (response.provider_details or {}).get("finish_reason") or response.finish_reason
+    return outcome(
+        calls=[call(p.tool_name, p.args or {}, p.tool_call_id) for p in response.parts if p.part_kind == "tool-call"],
+        text="".join(p.content for p in response.parts if p.part_kind == "text"),
+        finish_reason=finish,
+    )
+
+
+def run():
+    """pydantic-ai's own model (`OpenAIChatModel` or `AnthropicModel`): `request_stream(...)` read to
+    the end, then `get()`: the `ModelResponse` an Agent turns into tool calls."""
+    return asyncio.run(stream_response())
+'''
+
+LITELLM = '''
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else litellm fetches a cost map at import
+
+import httpx
+import litellm
+import openai
+from litellm.litellm_core_utils.core_helpers import map_finish_reason
+from litellm.llms.custom_httpx.http_handler import HTTPHandler
+
+
+def expected_as_reported(expected):
+    """litellm reports an Anthropic stop_reason in OpenAI's words (`map_finish_reason`: tool_use is
+    tool_calls): the expected one is translated with litellm's own map, so only a wrong one differs."""
+    if DIALECT == "anthropic" and expected["finish_reason"] is not None:
+        return {**expected, "finish_reason": map_finish_reason(expected["finish_reason"])}
+    return expected
+
+
+def tools():
+    out = []
+    for tool in REQUEST.get("tools") or []:
+        if "function" in tool:
+            out.append(tool)
+        else:  # an Anthropic tool, in the OpenAI form a litellm user writes
+            schema = tool.get("input_schema") or {"type": "object"}
+            out.append({"type": "function", "function": {"name": tool["name"], "parameters": schema}})
+    return out
+
+
+def run():
+    """`litellm.completion(stream=True)` with the mock transport given through `client=` (litellm's
+    `HTTPHandler` for anthropic/, an `openai.OpenAI` client for openai/), the chunks then built into
+    one message by `litellm.stream_chunk_builder`, as litellm documents. Tool calls need `mcp`."""
+    http_client = httpx.Client(transport=mock_transport(httpx))
+    if DIALECT == "anthropic":
+        provider = {"model": "anthropic/" + REQUEST["model"], "client": HTTPHandler(client=http_client)}
+    else:
+        client = openai.OpenAI(api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0)
+        provider = {"model": "openai/" + REQUEST["model"], "client": client}
+    chunks = []
+    try:
+        for chunk in litellm.completion(
+            messages=[{"role": "user", "content": "toolstream"}],
+            tools=tools() or None,
+            stream=True,
+            api_key="sk-test",
+            api_base=URL,
+            max_retries=0,
+            **provider,
+        ):
+            chunks.append(chunk)
+    except openai.APIError as exc:  # the user of a stream that raised gets no message, only its text so far
+        cause = getattr(exc, "original_exception", None) or exc
+        built = litellm.stream_chunk_builder(chunks) if chunks else None
+        return outcome(
+            text=(built.choices[0].message.content or "") if built is not None else "",
+            state="cut" if isinstance(cause, openai.APIConnectionError) else "error",
+            error=str(exc),
+        )
+    if not chunks:
+        return outcome()
+    final = litellm.stream_chunk_builder(chunks)
+    choice = final.choices[0]
+    return outcome(
+        calls=[call(c.function.name, c.function.arguments or "", c.id) for c in choice.message.tool_calls or []],
+        text=choice.message.content or "",
+        finish_reason=choice.finish_reason,
+    )
+'''
+
+# What both langchain templates do with the model: `.stream()` summed, and the summed message read.
+LANGCHAIN_SUMMED = '''def summed(model, error_types, cut_types):
+    """`.stream(...)` of the model with the recorded tools bound, its chunks summed with `+`. If it
+    raises, langchain's user has no message: the text and finish reason streamed so far, no call."""
+    tools = REQUEST.get("tools")
+    runnable = model.bind_tools(tools) if tools else model
+    total = None
+    try:
+        for chunk in runnable.stream("toolstream"):
+            total = chunk if total is None else total + chunk
+    except error_types as exc:
+        got = message_outcome(total)
+        return outcome(text=got["text"], finish_reason=got["finish_reason"],
+                       state="cut" if isinstance(exc, cut_types) else "error", error=str(exc))
+    return message_outcome(total)
+
+
+def message_outcome(message):
+    """The summed message's `tool_calls` and `invalid_tool_calls`, in the order of its chunks."""
+    if message is None:
+        return outcome()
+    from langchain_core.utils.json import parse_partial_json
+
+    valid, invalid = iter(message.tool_calls), iter(message.invalid_tool_calls)
+    calls = []
+    for chunk in message.tool_call_chunks:
+        try:
+            is_valid = isinstance(parse_partial_json(chunk["args"]) if chunk["args"] else {}, dict)
+        except Exception:
+            is_valid = False
+        found = next(valid, None) if is_valid else next(invalid, None)
+        if found is not None:
+            calls.append(call(found["name"], found["args"] or ({} if is_valid else ""), found["id"]))
+            if not is_valid:
+                calls[-1] = {**calls[-1], "arguments": found["args"] or "", "invalid": True}
+    metadata = message.response_metadata or {}
+    content = message.content
+    text = content if isinstance(content, str) else "".join(
+        b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+    finish = metadata.get("finish_reason") or metadata.get("stop_reason")
+    return outcome(calls=calls, text=text, finish_reason=finish if isinstance(finish, str) else None)
+
+
+'''
+
+
+LANGCHAIN_OPENAI = '''
+import httpx2
+import openai
+from langchain_openai import ChatOpenAI
+
+
+''' + LANGCHAIN_SUMMED + '''def run():
+    \"\"\"`ChatOpenAI(...).stream(...)` (its `openai` client on the mock transport), chunks summed.\"\"\"
+    model = ChatOpenAI(
+        model=REQUEST["model"],
+        api_key="sk-test",
+        base_url=URL,
+        http_client=httpx2.Client(transport=mock_transport(httpx2)),
+        max_retries=0,
+    )
+    return summed(model, (httpx2.RequestError, openai.APIError), (httpx2.RequestError, openai.APIConnectionError))
+'''
+
+LANGCHAIN_ANTHROPIC = '''
+import anthropic
+import httpx2
+from langchain_anthropic import ChatAnthropic
+
+
+''' + LANGCHAIN_SUMMED + '''def run():
+    \"\"\"`ChatAnthropic(...).stream(...)` (its `anthropic` client on the mock transport), chunks summed.\"\"\"
+    model = ChatAnthropic(
+        model=REQUEST["model"], api_key="sk-test", base_url=URL, max_tokens=REQUEST["max_tokens"], max_retries=0
+    )
+    # ChatAnthropic keeps its SDK client in the cached property `_client`: give it one on the mock transport.
+    http_client = httpx2.Client(transport=mock_transport(httpx2))
+    model.__dict__["_client"] = anthropic.Anthropic(
+        api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0
+    )
+    errors = (httpx2.RequestError, anthropic.APIConnectionError, anthropic.APIStatusError)
+    return summed(model, errors, (httpx2.RequestError, anthropic.APIConnectionError))
+'''
+
+HELPERS = '''
+def expected_as_reported(expected):
+    """The expectation in the library's own vocabulary (the same outcome, spelled its way)."""
+    return expected
+
+
+def call(name, arguments, id=None):
+    """A call as the harness reports it: JSON text parsed ("" is {}), text that does not parse kept as invalid."""
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {"id": id, "name": name, "arguments": {}}
+        try:
+            return {"id": id, "name": name, "arguments": json.loads(arguments)}
+        except ValueError:
+            return {"id": id, "name": name, "arguments": arguments, "invalid": True}
+    return {"id": id, "name": name, "arguments": arguments}
+
+
+def outcome(calls=(), text="", finish_reason=None, state="complete", error=None):
+    out = {"tool_calls": list(calls), "text": text, "finish_reason": finish_reason, "state": state}
+    if error is not None:
+        out["error"] = error
+    return out
+
+
+def shown(data):
+    """JSON for the terminal: the control characters JSON leaves as they are (DEL, C1) escaped too."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return "".join(f"\\\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F else c for c in text)
+
+
+def same_json(a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def differences(expected, actual):
+    """What the library got wrong, one line each (an id is checked only where the stream has one)."""
+    out = []
+    want, got = expected["tool_calls"], actual["tool_calls"]
+    if len(want) != len(got):
+        out.append(f"tool_calls: {len(want)} expected, got {len(got)}")
+    for n, (w, g) in enumerate(zip(want, got, strict=False), start=1):
+        if w["name"] != g["name"]:
+            out.append(f"call {n}: name {w['name']!r} expected, got {g['name']!r}")
+        if w.get("id") is not None and w["id"] != g.get("id"):
+            out.append(f"call {n}: id {w['id']!r} expected, got {g.get('id')!r}")
+        if bool(w.get("invalid")) != bool(g.get("invalid")) or not same_json(w["arguments"], g["arguments"]):
+            out.append(f"call {n}: arguments {w['arguments']!r} expected, got {g['arguments']!r}")
+    for n, extra in enumerate(got[len(want):], start=len(want) + 1):
+        out.append(f"call {n}: unexpected {extra['name']!r} {extra['arguments']!r}")
+    for n, missing in enumerate(want[len(got):], start=len(got) + 1):
+        out.append(f"call {n}: {missing['name']!r} {missing['arguments']!r} expected, missing")
+    for field in ("text", "finish_reason", "state"):
+        if expected[field] != actual[field]:
+            out.append(f"{field}: {expected[field]!r} expected, got {actual[field]!r}")
+    return out
+'''
+
+MAIN = '''
+def main():
+    expected = expected_as_reported(EXPECTED)
+    print("What the stream means (the outcome a correct client reaches):")
+    print(shown(expected))
+    try:
+        actual = run()
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        print("\\nBUG: the library raised on this stream.")
+        return 1
+    print("What the library returned:")
+    print(shown(actual))
+    problems = differences(expected, actual)
+    if problems:
+        print("\\nBUG: the library's result differs from what the stream means:")
+        for line in problems:
+            print(f"  {line}")
+        return 1
+    print("\\nOK: the library handles this stream.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
