@@ -1,0 +1,5 @@
+"""Moved to `harness.accumulators.base`; this path goes in the next release."""
+
+from harness._moved import moved
+
+moved(__name__, "harness.accumulators.base")

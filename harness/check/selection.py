@@ -1,0 +1,5 @@
+"""Moved to `harness.matrix.selection`; this path goes in the next release."""
+
+from harness._moved import moved
+
+moved(__name__, "harness.matrix.selection")
