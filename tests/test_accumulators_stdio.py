@@ -71,6 +71,9 @@ for line in sys.stdin:
         if case.startswith("bad") and how == "garbage":
             print("this is not json", flush=True)
             continue
+        if case.startswith("bad") and how == "deep":
+            print("[" * 5000 + "]" * 5000, flush=True)
+            continue
         if case.startswith("bad") and how == "hang":
             time.sleep(600)
         answer = {"tool_calls": [{"id": "c", "name": "f", "arguments": "{}"}], "text": case}
@@ -94,6 +97,14 @@ def test_garbage_fails_its_case_and_the_next_case_gets_a_new_process(case: Case)
             acc.run(replace(case, id="bad-1"))
         assert acc.run(replace(case, id="good-2")).text == "good-2"
         assert acc.started == 2
+
+
+def test_an_answer_nested_too_deep_fails_its_case_as_not_json(case: Case) -> None:
+    # Parsed unguarded, it was a RecursionError: the harness's own crash, not the accumulator's.
+    with Stdio(speaker("deep"), "events") as acc:
+        with pytest.raises(AccumulatorProtocolError, match="not JSON"):
+            acc.run(replace(case, id="bad-1"))
+        assert acc.run(replace(case, id="good-2")).text == "good-2"
 
 
 def test_a_process_dying_mid_case_fails_only_that_case(case: Case) -> None:

@@ -106,7 +106,9 @@ def test_user_cassettes_by_case_id(
 def test_explain_puts_streams_side_by_side_and_names_the_rule(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "explain", CUT_CASE)
     assert code == 0
-    assert "class:    quirk: D8 an in-band error mid-call" in out
+    # The step imitates D8; the stream then ends as error-then-cut, a situation docs/oracle.md calls policy.
+    assert "class:    policy: an in-band error, then a transport cut" in out
+    assert "[quirk: D8 an in-band error mid-call" in out
     assert re.search(
         r"1\. inject-error\(after=\"partial-call\".*\): changed #2-6 into #2 \(7 -> 3 events\)", out
     )

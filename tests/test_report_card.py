@@ -82,7 +82,8 @@ def test_anthropic_row_resets_stop_reason_and_keeps_an_unfinished_call(issue_car
     cases = _cases(issue_card, "anthropic", row["version"])
     reset = cases[ISSUE_CASES[3]]
     assert reset["actual"]["finish_reason"] is None and reset["expected"]["finish_reason"] == "tool_use"
-    assert reset["verdict"] == "warn" and reset["severity"] == "cosmetic"
+    # An agent that runs its calls on stop_reason == "tool_use" skips them: lost, not cosmetic.
+    assert reset["verdict"] == "fail" and reset["severity"] == "lost"
     unfinished = cases[ISSUE_CASES[4]]
     assert unfinished["verdict"] == "fail" and unfinished["severity"] == "unsafe"
     assert unfinished["actual"]["state"] == "complete"

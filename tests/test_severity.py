@@ -3,6 +3,8 @@ cosmetic (labels and text), each diff line with the severity of the calls at its
 
 from __future__ import annotations
 
+import pytest
+
 from harness.check.outcome import Outcome, State, ToolCall, diff
 from harness.check.severity import Severity, call_severities, differences, worst
 
@@ -75,8 +77,9 @@ def test_names_and_ids() -> None:
 
 
 def test_state_finish_reason_and_text_are_cosmetic() -> None:
-    got = Outcome(tool_calls=EXPECTED.tool_calls, text="hello", finish_reason="stop", state=State.ERROR)
-    assert _severities(got) == [Severity.COSMETIC] * 3
+    expected = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason="stop")
+    got = Outcome(tool_calls=EXPECTED.tool_calls, text="hello", finish_reason="length", state=State.ERROR)
+    assert _severities(got, expected) == [Severity.COSMETIC] * 3
 
 
 def test_worst() -> None:
@@ -91,3 +94,26 @@ def test_each_line_says_the_severity_of_what_it_is_about() -> None:
     found = dict(differences(EXPECTED, merged))
     assert found["call 1: name 'read' expected, got 'readsearch'"] is Severity.UNSAFE
     assert [s for line, s in found.items() if line.startswith("call 1: arguments")] == [Severity.LOST]
+
+
+@pytest.mark.parametrize("word", ["tool_use", "tool_calls", "TOOL_CALL"])
+def test_a_tool_finish_the_client_loses_makes_its_agent_skip_the_calls(word: str) -> None:
+    # anthropic's usage-only message_delta resets stop_reason to None (upstream #1940): an agent that
+    # runs its calls on `stop_reason == "tool_use"` runs none of them.
+    call = ToolCall("f", {"a": 1}, "c1")
+    expected = Outcome(tool_calls=(call,), finish_reason=word)
+    for got in (None, "end_turn", "stop"):
+        assert differences(expected, Outcome(tool_calls=(call,), finish_reason=got)) == [
+            (f"finish_reason: {word!r} expected, got {got!r}", Severity.LOST)
+        ]
+
+
+def test_other_finish_differences_stay_cosmetic() -> None:
+    call = ToolCall("f", {}, "c1")
+    assert differences(Outcome(tool_calls=(call,), finish_reason="stop"), Outcome(tool_calls=(call,))) == [
+        ("finish_reason: 'stop' expected, got None", Severity.COSMETIC)
+    ]
+    # No call to skip: the word is only a label.
+    assert differences(Outcome(finish_reason="tool_use"), Outcome()) == [
+        ("finish_reason: 'tool_use' expected, got None", Severity.COSMETIC)
+    ]

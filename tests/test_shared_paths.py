@@ -78,6 +78,8 @@ def inside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         ["show", "link::original::s0", "--cassettes", "fn"],
         ["explain", "../outside::original::s0"],
         ["explain", "link::original::s0", "--cassettes", "fn"],
+        ["mutate", "../outside::original::s0", "-o", "out.yaml"],
+        ["mutate", "/etc/passwd::original::s0", "-o", "out.yaml"],
     ],
 )
 def test_show_reads_only_the_selection(

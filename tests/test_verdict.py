@@ -72,7 +72,7 @@ def test_a_cut_case_reporting_the_unfinished_call_fails_as_unsafe() -> None:
 
 def test_a_cosmetic_difference_and_a_policy_case_warn_and_fail_only_when_strict() -> None:
     case = build_case("openai-chat/single-call::original::s0")
-    result = judge(_Fixed(replace(case.expected, finish_reason="stop")), "fixed", case)  # type: ignore[arg-type]
+    result = judge(_Fixed(replace(case.expected, text=case.expected.text + "!")), "fixed", case)  # type: ignore[arg-type]
     assert result.verdict is Verdict.WARN and result.severity is Severity.COSMETIC
     assert not result.failed and not result.fails() and result.fails(strict=True)
     policy = build_case("openai-chat/single-call::D6-missing-done::s0")

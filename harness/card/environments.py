@@ -32,9 +32,12 @@ __all__ = [
     "adapter_problem",
     "available_versions",
     "build",
+    "build_first",
     "cache_root",
     "installed_version",
     "pick_versions",
+    "resolve_versions",
+    "site_packages",
     "source_root",
 ]
 
@@ -53,6 +56,7 @@ class SideEnvironment:
     library: Library
     version: str
     python: str  # the interpreter that serves the adapter
+    note: str | None = None  # why this release and not the one asked for (newer ones passed over)
 
     def spec(self) -> str:
         """The accumulator spec that runs this environment's adapter over stdio."""
@@ -124,18 +128,66 @@ def available_versions(package: str) -> list[str]:
     return [v.strip() for v in found.group(1).split(",") if v.strip()]
 
 
+WALK_BACK = 6  # releases `newest` tries, newest first, before the row says none installs here
+
+
 def pick_versions(package: str, wanted: list[str]) -> list[str]:
     """`newest` (the latest release) and `oldest` (the first release of the latest major line,
     the one upstream still maintains) resolved against the index; other entries kept as given."""
+    return list(dict.fromkeys(candidates[0] for candidates in resolve_versions(package, wanted)))
+
+
+def resolve_versions(package: str, wanted: list[str]) -> list[list[str]]:
+    """For each wanted version, the releases to try in order: `newest` the latest `WALK_BACK`
+    releases, newest first (the first that installs and imports is graded: `build_first`);
+    `oldest` the first release of the latest major line; a release given as itself."""
     if not any(w in ("newest", "oldest") for w in wanted):
-        return list(dict.fromkeys(wanted))
+        return [[w] for w in dict.fromkeys(wanted)]
     releases = [v for v in available_versions(package) if re.fullmatch(r"\d+(\.\d+)*", v)]
     if not releases:
         raise EnvironmentProblem(f"{package} has no final release on the index")
     major = releases[0].split(".")[0]
     line = [v for v in releases if v.split(".")[0] == major]
-    chosen = {"newest": releases[0], "oldest": line[-1]}
-    return list(dict.fromkeys(chosen.get(w, w) for w in wanted))
+    chosen = {"newest": releases[:WALK_BACK], "oldest": [line[-1]]}
+    return [chosen.get(w, [w]) for w in dict.fromkeys(wanted)]
+
+
+def build_first(
+    library: Library,
+    candidates: list[str],
+    say: Callable[[str], None] = print,
+    builder: Callable[..., SideEnvironment] | None = None,
+) -> SideEnvironment:
+    """The environment of the first of `candidates` that installs and imports here. Each release
+    passed over is named in its `note` with what stopped it; none: the first one's problem."""
+    make = builder or build
+    passed: list[str] = []
+    first: EnvironmentProblem | None = None
+    for version in candidates:
+        try:
+            env = make(library, version, say=say)
+        except EnvironmentProblem as exc:
+            first = first or exc
+            passed.append(f"{version} ({exc})")
+            say(f"{library.name} {version}: passed over: {exc}")
+            continue
+        if not passed:
+            return env
+        note = f"newest that installs here; passed over {'; '.join(passed)}"
+        return SideEnvironment(env.library, env.version, env.python, note=note)
+    assert first is not None, "no candidate release"
+    if len(candidates) > 1:
+        raise EnvironmentProblem(f"none of the {len(candidates)} newest releases installs here: {first}")
+    raise first
+
+
+def site_packages(python: str) -> str | None:
+    """Where this interpreter's packages are installed (its purelib), or None."""
+    try:
+        run = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], timeout=60)
+    except EnvironmentProblem:
+        return None
+    return run.stdout.strip() or None
 
 
 def installed_version(python: str, package: str) -> str | None:
@@ -172,7 +224,7 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
         say(f"{library.name} {version}: refreshing the harness in {where}")
         _pip(python, ["--no-deps", "--force-reinstall", str(root)])
     else:
-        say(f"{library.name} {version}: building {where} (pip install {library.name}=={version})")
+        say(f"{library.name} {version}: building {where} (pip install {library.requirement(version)})")
         if where.exists():
             shutil.rmtree(where)
         where.parent.mkdir(parents=True, exist_ok=True)
@@ -180,9 +232,20 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
         made = _run([sys.executable, "-m", "venv", *bare, str(where)], timeout=300)
         if made.returncode != 0:
             raise EnvironmentProblem(f"venv failed: {_last_line(made.stderr + made.stdout)}")
-        _pip(python, [str(root), f"{library.name}=={version}"])
+        _pip(python, [str(root), library.requirement(version)])
+        _imports(python, library)
     stamp_path.write_text(json.dumps(want) + "\n", encoding="utf-8")
     return SideEnvironment(library, version, python)
+
+
+def _imports(python: str, library: Library) -> None:
+    """That the adapter loads its library in the environment: a release that installs but does
+    not import (a dependency's API gone) is passed over like one that does not install."""
+    code = "import sys\nfrom harness.check.accumulators import resolve\nresolve(sys.argv[1])\n"
+    run = _run([python, "-c", code, library.adapter], timeout=300)
+    if run.returncode != 0:
+        said = _last_line(run.stderr + run.stdout)
+        raise EnvironmentProblem(f"adapter {library.adapter} does not load: {said}")
 
 
 def _pip_installs_elsewhere() -> bool:

@@ -11,18 +11,20 @@ import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from harness.card.environments import source_root
 from harness.card.known import KnownIssue, find_known
 from harness.card.repros import repro_scripts
+from harness.check.severity import Severity
 from harness.check.verdict import FAILING, Verdict, signature
 
 __all__ = ["CARD_VERSION", "Graded", "card", "changes", "row", "version_key"]
 
 CARD_VERSION = 1
-_SEVERITY_ORDER = ("unsafe", "lost", "cosmetic")
+_SEVERITY_ORDER = tuple(str(s) for s in sorted(Severity, key=lambda s: s.rank))  # worst first
 _CLASS_ORDER = {"spec": 0, "quirk": 1, "policy": 2}
 EXAMPLES = 5  # case ids kept per scenario in a change between versions
 
@@ -37,6 +39,8 @@ class Graded:
     report: Mapping[str, Any] | None = None
     problem: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    note: str | None = None  # why this release was graded and not a newer one
+    site_packages: str | None = None  # where the graded release is installed (its lines are read there)
 
 
 def version_key(version: str) -> tuple[tuple[int, ...], str]:
@@ -82,7 +86,7 @@ def _example(case: Mapping[str, Any]) -> str:
 
 def row(
     graded: Graded,
-    known: Callable[[str, str], KnownIssue | None] = find_known,
+    known: Callable[[str, str, str, str | None], KnownIssue | None] = find_known,
     repros: Mapping[tuple[str, str], str] | None = None,
 ) -> dict[str, Any]:
     """The card's row for one library version. `repros`: (library, case id) -> a standalone
@@ -94,6 +98,10 @@ def row(
         "adapter": graded.adapter,
         "problem": graded.problem,
     }
+    if graded.note:
+        out["note"] = graded.note
+    if graded.extra.get("shared"):
+        out["shared"] = graded.extra["shared"]
     if graded.report is None:
         return out
     cases = [c for c in graded.report.get("cases", []) if c["verdict"] != Verdict.SKIPPED]
@@ -107,14 +115,16 @@ def row(
             by_severity[case.get("severity") or case["verdict"]] += 1
     out["by_class"] = {c: dict(by_class[c]) for c in sorted(by_class, key=lambda c: _CLASS_ORDER.get(c, 3))}
     out["by_severity"] = dict(sorted(by_severity.items(), key=lambda kv: _severity_sort(kv[0])))
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    # Cases are grouped by what the library did (the signature) and what explains it: a known
+    # issue covers the cases of its evidence only, the rest of the signature stands apart.
+    groups: dict[tuple[str, KnownIssue | None], list[Mapping[str, Any]]] = defaultdict(list)
     for case in cases:
         if case["verdict"] != Verdict.PASS:  # warnings too: a cosmetic difference is still one
-            groups[_signature(case)].append(case)
+            sig = _signature(case)
+            groups[(sig, known(graded.library, sig, str(case["id"]), case.get("scenario")))].append(case)
     signatures = []
-    for sig, members in groups.items():
+    for (sig, issue), members in groups.items():
         worst = min(members, key=_rank)
-        issue = known(graded.library, sig)
         signatures.append(
             {
                 "signature": sig,
@@ -124,17 +134,49 @@ def row(
                 "classes": dict(Counter(str(c.get("class")) for c in members).most_common()),
                 "worst": worst["id"],
                 "example": _example(worst),
-                "known": issue.to_dict() if issue is not None else None,
+                "known": _checked(issue.to_dict(), graded) if issue is not None else None,
                 "repros": sorted(
                     {scripts[key] for c in members if (key := (graded.library, str(c["id"]))) in scripts}
                 ),
             }
         )
     signatures.sort(
-        key=lambda s: (s["verdict"] == "warn", _severity_sort(s["severity"]), -s["cases"], s["signature"])
+        key=lambda s: (
+            s["verdict"] == "warn",
+            _severity_sort(s["severity"]),
+            -s["cases"],
+            s["signature"],
+            s["worst"],
+        )
     )
     out["signatures"] = signatures
     return out
+
+
+def _checked(known: dict[str, Any], graded: Graded) -> dict[str, Any]:
+    """A known issue with its library line read again in the graded release: kept (at its line, or
+    where the same text moved to, the nearest), or dropped and said so (`source_note`). Without the
+    release at hand (a card rebuilt from stored reports) the line is shown as quoted, for its own
+    version."""
+    source = known.get("source")
+    if not source or graded.site_packages is None:
+        return known
+    try:
+        lines = (Path(graded.site_packages) / source["file"]).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        lines = []
+    text = str(source["text"]).strip()
+    at = [n for n, line in enumerate(lines, start=1) if line.strip() == text]
+    release = " ".join(filter(None, (source.get("package"), source["version"])))
+    if not at:
+        quoted = f"`{source['file']}:{source['line']}` in {release}"
+        note = f"the quoted line ({quoted}) is not in {graded.version}"
+        return {**known, "source": None, "source_note": note}
+    line = min(at, key=lambda n: abs(n - int(source["line"])))
+    moved = line != source["line"] or source["version"] != graded.version
+    # A line of another distribution (`package`) keeps that one's version.
+    checked = {**source, "line": line, **({} if source.get("package") else {"version": graded.version})}
+    return {**known, "source": checked, "source_note": f"read in {graded.version}" if moved else None}
 
 
 def _severity_sort(severity: str) -> int:
@@ -197,6 +239,43 @@ def card(
         "version": CARD_VERSION,
         "date": date,
         "selection": dict(selection or {}),
-        "rows": [row(g) for g in ordered],
+        "rows": [row(g) for g in _without_repeats(ordered)],
         "changes": changes(ordered),
     }
+
+
+def _without_repeats(graded: Sequence[Graded]) -> list[Graded]:
+    """Each row as graded, but for a library graded through others (`Library.via`): its cases that
+    the newest graded release of one of those gives the same verdict and signature are left out of
+    its row (counted there, not twice), and the row says how many (`extra["shared"]`)."""
+    from harness.card.libraries import LIBRARIES
+
+    newest: dict[str, Graded] = {}
+    for g in graded:
+        if g.report is not None and (
+            g.library not in newest or version_key(g.version) > version_key(newest[g.library].version)
+        ):
+            newest[g.library] = g
+    out = []
+    for g in graded:
+        lib = LIBRARIES.get(g.library)
+        others = [newest[name] for name in (lib.via if lib else ()) if name in newest]
+        if g.report is None or not others:
+            out.append(g)
+            continue
+        seen = {
+            str(c["id"]): (other, c["verdict"], _signature(c) if c["verdict"] != Verdict.PASS else "")
+            for other in others
+            for c in (other.report or {}).get("cases", [])
+        }
+        kept, shared = [], Counter[str]()
+        for c in g.report.get("cases", []):
+            found = seen.get(str(c["id"]))
+            mine = (c["verdict"], _signature(c) if c["verdict"] != Verdict.PASS else "")
+            if found is not None and found[1:] == mine and c["verdict"] != Verdict.SKIPPED:
+                shared[f"{found[0].library} {found[0].version}"] += 1
+            else:
+                kept.append(c)
+        report = {**g.report, "cases": kept}
+        out.append(replace(g, report=report, extra={**g.extra, "shared": dict(shared)}))
+    return out

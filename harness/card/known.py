@@ -4,14 +4,20 @@ responsible (read in the installed release, file:line and the line's text).
 
 The list is `known.yaml` beside this module, keyed by library and exact signature (the
 `harness.check.verdict.signature` of the failing case): a signature the matrix no longer
-produces shows up in `tests/test_report_card.py`, not silently. A library that raises gives one
-signature per set of differences around its raise (`...; state complete expected, got error
-(IndexError: list index out of range); ...`); an entry whose signature is `raises <the error>`
-covers every signature carrying that raise, unless one of them has an entry of its own.
+produces shows up in `tests/test_report_card.py`, not silently. A signature is what the library
+did, not why: an entry also names its evidence, the streams it was found on (`cassettes` and
+`scenarios`, shell patterns over the case's cassette and scenario names), and covers only those
+cases. The same differences on another stream are not explained by it until someone looks.
+
+A library that raises gives one signature per set of differences around its raise (`...; state
+complete expected, got error (IndexError: list index out of range); ...`); an entry whose
+signature is `raises <the error>` covers every signature carrying that raise, unless one of them
+has an entry of its own.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -49,9 +55,21 @@ class KnownIssue:
     upstream: str | None  # a link to the upstream issue or fix, when there is one
     fixed_in: str | None
     source: LibraryLine | None
+    cassettes: tuple[str, ...] = ()  # patterns over cassette names (`anthropic/web-search`); none: any
+    scenarios: tuple[str, ...] = ()  # patterns over scenario names; none: any
+
+    def covers(self, case_id: str, scenario: str | None = None) -> bool:
+        """Whether this entry's evidence is the stream of this case (its cassette and scenario)."""
+        cassette, _, rest = case_id.partition("::")
+        scenario = scenario if scenario is not None else rest.partition("::")[0]
+        return _any_match(cassette, self.cassettes) and _any_match(scenario, self.scenarios)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _any_match(name: str, patterns: tuple[str, ...]) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 @cache
@@ -71,6 +89,8 @@ def known_issues(path: Path = KNOWN_FILE) -> dict[tuple[str, str], KnownIssue]:
                 upstream=entry.get("upstream"),
                 fixed_in=entry.get("fixed_in"),
                 source=LibraryLine(**source) if source else None,
+                cassettes=_patterns(entry, "cassettes"),
+                scenarios=_patterns(entry, "scenarios"),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise UsageError(f"{where}: missing or bad field ({exc})") from None
@@ -80,14 +100,25 @@ def known_issues(path: Path = KNOWN_FILE) -> dict[tuple[str, str], KnownIssue]:
     return out
 
 
-def find_known(library: str, sig: str) -> KnownIssue | None:
+def _patterns(entry: dict[str, Any], field: str) -> tuple[str, ...]:
+    value = entry.get(field) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{field} must be a list of patterns")
+    return tuple(value)
+
+
+def find_known(
+    library: str, sig: str, case_id: str | None = None, scenario: str | None = None
+) -> KnownIssue | None:
     """What we know of this signature in this library, if anything: its own entry, else the entry
-    of the raise it carries (`raises <error>`)."""
+    of the raise it carries (`raises <error>`); given a case, only an entry whose evidence covers it."""
     known = known_issues()
-    if (library, sig) in known:
-        return known[(library, sig)]
-    raise_ = raise_key(sig)
-    return known.get((library, raise_)) if raise_ else None
+    issue = known.get((library, sig))
+    if issue is None and (raise_ := raise_key(sig)):
+        issue = known.get((library, raise_))
+    if issue is not None and case_id is not None and not issue.covers(case_id, scenario):
+        return None
+    return issue
 
 
 def raise_key(sig: str) -> str | None:

@@ -18,14 +18,28 @@ __all__ = ["LIBRARIES", "Library", "library"]
 class Library:
     """A library as the card grades it."""
 
-    name: str  # the PyPI distribution, also the name on the command line
+    name: str  # the name on the command line and in the card
     adapter: str  # the accumulator spec `serve-accumulator` is given in the side environment
     dialects: tuple[str, ...]  # the cassettes that adapter reads (others are not sent to it)
-    also: tuple[str, ...] = ()  # other distributions of the same code (a "slim" release)
+    package: str = ""  # the distribution the code lives in, whose releases are graded (default: name)
+    extras: tuple[str, ...] = ()  # the extras of `package` the adapter drives (and only those)
+    also: tuple[str, ...] = ()  # other distributions of the same code (a meta package)
+    # Libraries whose rows already grade this one's code, as their users run it: a case with the
+    # same verdict there is counted in their row, not again in this one (`grading.card`).
+    via: tuple[str, ...] = ()
+
+    @property
+    def distribution(self) -> str:
+        return self.package or self.name
 
     @property
     def distributions(self) -> tuple[str, ...]:
-        return (self.name, *self.also)
+        return (self.distribution, *(d for d in (self.name, *self.also) if d != self.distribution))
+
+    def requirement(self, version: str) -> str:
+        """What pip installs for one release: the package with the adapter's extras only."""
+        extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        return f"{self.distribution}{extras}=={version}"
 
 
 LIBRARIES: dict[str, Library] = {
@@ -33,10 +47,26 @@ LIBRARIES: dict[str, Library] = {
     for lib in (
         Library("openai", "openai-sdk", ("openai-chat", "openai-responses")),
         Library("anthropic", "anthropic-sdk", ("anthropic",)),
-        Library("langchain-core", "langchain-core", ("openai-chat", "anthropic")),
+        # Fed the chunks langchain-openai and langchain-anthropic build: it grades langchain-core's
+        # own merging across its releases, and what those integrations' rows already show is theirs.
+        Library(
+            "langchain-core",
+            "langchain-core",
+            ("openai-chat", "anthropic"),
+            via=("langchain-openai", "langchain-anthropic"),
+        ),
         Library("langchain-openai", "langchain-openai", ("openai-chat", "openai-responses")),
         Library("langchain-anthropic", "langchain-anthropic", ("anthropic",)),
-        Library("pydantic-ai", "pydantic-ai", ("openai-chat", "anthropic"), also=("pydantic-ai-slim",)),
+        # `pydantic-ai` is a meta package pulling in every extra (evals, logfire, ...): the code and
+        # the two models the adapter drives are pydantic-ai-slim's.
+        Library(
+            "pydantic-ai",
+            "pydantic-ai",
+            ("openai-chat", "anthropic"),
+            package="pydantic-ai-slim",
+            extras=("openai", "anthropic"),
+            also=("pydantic-ai",),
+        ),
         Library("litellm", "litellm", ("openai-chat", "anthropic")),
     )
 }

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import write_atomic
+from harness.check.severity import Severity
 from harness.errors import UsageError
 from harness.report.escape import html_text, markdown_code, markdown_text
 from harness.report.shared import shared_values
@@ -33,7 +34,7 @@ MARKERS = {
 }
 _VERDICTS = ("pass", "fail", "warn", "error", "timeout")
 _CLASSES = ("spec", "quirk", "policy")
-_SEVERITIES = ("unsafe", "lost", "cosmetic", "error", "timeout")
+_SEVERITIES = (*(str(s) for s in sorted(Severity, key=lambda s: s.rank)), "error", "timeout")
 
 
 def _cell(text: Any) -> str:
@@ -213,6 +214,15 @@ def markdown(card: Mapping[str, Any], base: str = "") -> str:
     lines = ["# Report card", "", card_block(card, base)]
     for r in _rows(card):
         lines += ["", f"## {_text(r['library'])} {_text(r['version'])} ({markdown_code(r['adapter'])})", ""]
+        if r.get("note"):
+            lines += [_text(f"{r['version']}: {r['note']}"), ""]
+        if r.get("shared"):
+            counted = ", ".join(f"{n} in {_text(where)}" for where, n in r["shared"].items())
+            lines += [
+                "Cases with the same verdict in the rows of the libraries it goes through are counted "
+                f"there: {counted}.",
+                "",
+            ]
         if r.get("problem"):
             lines.append(f"Not graded: {_text(r['problem'])}")
         elif not r.get("signatures"):

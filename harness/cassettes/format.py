@@ -16,6 +16,7 @@ import fcntl
 import gc
 import json
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Iterator
@@ -168,6 +169,10 @@ def plain_data(
 # What yaml's constructor raises besides ConstructorError for a tagged value it cannot build
 # (`!!int x`: ValueError; `!!timestamp x`: AttributeError).
 _BAD_VALUE = (ValueError, TypeError, AttributeError, ArithmeticError)
+# A header goes on the wire as read (the replay server, FakeProvider): a name that is not a token,
+# or a CR or LF in a value, would add headers of the file's own to the response.
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab is the one a value may hold
 MAX_YAML_CHARS = 256 * 1024 * 1024
 # A cassette is ~10 levels deep; an expected outcome's arguments may nest `bounded.MAX_DEPTH` more
 # (what a stream's arguments may), so a case written as a cassette reads back. Bodies deeper than
@@ -416,7 +421,13 @@ class _Reader:
     def headers(self, node: yaml.Node, path: str) -> dict[str, str]:
         out = {}
         for key, value in self.mapping(node, path).items():
-            out[key] = str(self.scalar(value, _join(path, key), (str, int, float), "a string"))
+            if not _HEADER_NAME.fullmatch(key):
+                shown = _join(path, ascii(key)[:60])
+                raise self.fail(value, shown, "is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
+            where = _join(path, key)
+            out[key] = text = str(self.scalar(value, where, (str, int, float), "a string"))
+            if _HEADER_CONTROL.search(text):
+                raise self.fail(value, where, "holds a CR, LF or other control character: refused")
         return out
 
     def request(self, node: yaml.Node, path: str) -> Request:
@@ -434,6 +445,8 @@ class _Reader:
         status = self.scalar(
             self.require(node, fields, "status", path), _join(path, "status"), int, "an integer"
         )
+        if not 100 <= status <= 599:
+            raise self.fail(fields["status"], _join(path, "status"), f"must be from 100 to 599, not {status}")
         headers = self.headers(fields["headers"], _join(path, "headers")) if "headers" in fields else {}
         if "body" in fields and "chunks" not in fields:
             chunks = self.joined(fields["body"], _join(path, "body"))

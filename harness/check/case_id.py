@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Final
 
+from harness.cassettes import corpus
 from harness.check.selection import ORIGINAL, Matrix, Selection
 from harness.errors import HarnessError, UsageError, did_you_mean
 from harness.mutate import Mutation
@@ -30,7 +31,7 @@ from harness.mutate.scenario import (
 )
 from harness.wire.dialects.base import Event
 
-__all__ = ["FoundCase", "StepEffect", "find_case", "is_case_id", "step_effects"]
+__all__ = ["FoundCase", "StepEffect", "find_case", "find_in_selection", "is_case_id", "step_effects"]
 
 _SEED: Final = re.compile(r"s\d+")
 
@@ -124,3 +125,36 @@ def step_effects(found: FoundCase) -> list[StepEffect]:
         out.append(StepEffect(step, stream.events, after.events))
         stream = after
     return out
+
+
+def find_in_selection(case_id: str, roots: Sequence[str]) -> FoundCase:
+    """The case, read only from the selection: the `--cassettes` files and folders, else the bundled
+    corpus or a cassette file below the current folder. An id whose cassette part climbs out
+    (`..`, an absolute path, a symlink out) is a `UsageError`, its file never read."""
+    name = case_id.split(SEPARATOR)[0].partition("#")[0]
+    given = PurePath(name)
+    if given.is_absolute() or ".." in given.parts or ".." in name.split("\\"):
+        raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
+    if roots:
+        allowed = [Path(root).resolve() for root in roots]
+    else:
+        allowed = [corpus.bundled("cassettes").resolve(), Path.cwd().resolve()]
+        named = next((Path(name + ext) for ext in ("", ".yaml", ".yml") if Path(name + ext).is_file()), None)
+        if named is not None and not _within(named, allowed):
+            raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
+    found = find_case(case_id, roots)
+    if not _within(found.source.path, allowed):
+        raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
+    return found
+
+
+_OUTSIDE = (
+    "names a file outside the cassettes shown (the --cassettes paths, the bundled corpus, "
+    "the current folder): give its folder with --cassettes"
+)
+
+
+def _within(path: Path, roots: Sequence[Path]) -> bool:
+    """Whether `path`, its symlinks followed, is one of `roots` or below one."""
+    resolved = path.resolve()
+    return any(resolved == root or resolved.is_relative_to(root) for root in roots)

@@ -33,7 +33,7 @@ from functools import cache
 
 from harness.cassettes.corpus import bundled
 from harness.cassettes.model import Declared
-from harness.check.outcome import State
+from harness.check.outcome import Outcome, State, ToolCall, diff
 from harness.errors import HarnessError
 from harness.mutate import Mutation
 from harness.mutate.scenario import Case, Scenario, load_scenarios
@@ -47,11 +47,16 @@ __all__ = [
     "CaseClass",
     "Expectation",
     "Rule",
+    "Scope",
+    "announced_calls",
+    "announced_rule",
     "classify",
     "declaration",
     "ending_rule",
     "protocol_rule",
     "rule_for",
+    "scope",
+    "situation",
     "stream_rules",
 ]
 
@@ -83,6 +88,9 @@ class Rule:
     reason: str
     quirk: str | None = None
     spec_in: frozenset[str] = frozenset()
+    # A rule about how the stream ended: its leniency covers only the differences the ending
+    # decides (the state, the finish reason, which calls stand), not the rest of the case (`Scope`).
+    ending: bool = False
 
     def text(self) -> str:
         return f"{self.quirk} {self.reason}" if self.quirk else self.reason
@@ -96,24 +104,25 @@ def _quirk(quirk: str | None, reason: str, spec_in: Iterable[str] = ()) -> Rule:
     return Rule(CaseClass.QUIRK, reason, quirk, frozenset(spec_in))
 
 
-def _policy(reason: str) -> Rule:
-    return Rule(CaseClass.POLICY, reason)
+def _ending(reason: str) -> Rule:
+    """A policy rule about how the stream ended (`Rule.ending`)."""
+    return Rule(CaseClass.POLICY, reason, ending=True)
 
 
 _CUT = _spec("a cut before any finish: only calls already final survive (the protocol says when)")
-_CUT_AFTER_FINISH = _policy(
+_CUT_AFTER_FINISH = _ending(
     "a cut after the finish but before the terminal event: whether the turn is over, and so which "
     "calls stand and whether it is `cut` or `complete`, is our rule"
 )
-_CUT_AFTER_WHOLE_CALL = _policy(
+_CUT_AFTER_WHOLE_CALL = _ending(
     "a cut after a whole call in a dialect with no end marker per call (Gemini, Ollama): no protocol "
     "says whether a call that arrived whole stands before the finish; ours waits for the finish"
 )
-_ERROR_AFTER_WHOLE_CALL = _policy(
+_ERROR_AFTER_WHOLE_CALL = _ending(
     "an in-band error after a whole call in a dialect with no end marker per call (Gemini, Ollama): "
     "whether that call stands is our rule (docs/oracle.md, error-after-final-call)"
 )
-_ERROR_AFTER_FINISH = _policy(
+_ERROR_AFTER_FINISH = _ending(
     "an in-band error after the finish: whether the finished turn still stands is our rule"
 )
 
@@ -207,11 +216,11 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
         spec_in={"anthropic", "openai-responses", "bedrock-converse"},
     ),
     # No protocol fixes these meanings: the expectation is our rule (docs/oracle.md).
-    "drop-finish": _policy("no finish reason: whether the turn completes and its calls stand is our rule"),
-    "change-finish": _policy(
+    "drop-finish": _ending("no finish reason: whether the turn completes and its calls stand is our rule"),
+    "change-finish": _ending(
         "a finish reason that contradicts the calls (stop with calls made): whether they stand is our rule"
     ),
-    "drop-sentinel": _policy("a finish without the terminal event: whether the turn is over is our rule"),
+    "drop-sentinel": _ending("a finish without the terminal event: whether the turn is over is our rule"),
     "cut": _CUT,
     "cut-at-every-event": _CUT,
     "cut-mid-args": _CUT,
@@ -306,6 +315,16 @@ _CLASSES: dict[tuple[object, str, str, int], tuple[Scenario | None, object, Expe
 def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] | None) -> Expectation:
     if steps is None:
         return Expectation(CaseClass.SPEC, f"scenario {case.scenario!r} not found: judged as spec")
+    rest, endings = _rules(case, scenario, steps)
+    rules = [*rest, *endings]
+    if not rules:
+        return Expectation(CaseClass.SPEC, "the recorded stream")
+    return _most_lenient(rules)
+
+
+def _rules(case: Case, scenario: Scenario | None, steps: Sequence[Mutation]) -> tuple[list[Rule], list[Rule]]:
+    """The rules that class a case: those about the rest of the case, and those about its ending
+    (`Rule.ending`), whose leniency covers only what the ending decides."""
     retry = RETRIES.get(case.scenario if scenario is None else scenario.name)
     said = case.declared  # the recording's own class, from its cassette (`expected_class`)
     declared = None if said is None else Rule(CaseClass(said.case_class), said.reason)
@@ -318,15 +337,66 @@ def _classify(case: Case, scenario: Scenario | None, steps: Sequence[Mutation] |
     ending = ending_rule(case)
     if ending is not None and all(r.case_class is not CaseClass.POLICY for r in rules):
         rules.append(ending)  # the ending's own rule, when no step already made the case ours
-    if all(r.case_class is CaseClass.SPEC for r in rules):
+    rest = [r for r in rules if not r.ending]
+    if all(r.case_class is CaseClass.SPEC for r in rest):
         broken = protocol_rule(case)  # nothing above explains a stream its protocol forbids
         if broken is not None:
-            rules.append(broken)
-    if not rules:
-        return Expectation(CaseClass.SPEC, "the recorded stream")
+            rest.append(broken)
+    return rest, [r for r in rules if r.ending]
+
+
+def _most_lenient(rules: Sequence[Rule]) -> Expectation:
     worst = max((r.case_class for r in rules), key=_ORDER.index)
     reasons = dict.fromkeys(r.text() for r in rules if r.case_class is worst)
     return Expectation(worst, "; ".join(reasons))
+
+
+@dataclass(frozen=True)
+class Scope:
+    """How far a case's leniency reaches, for judging each difference on its own (docs/oracle.md,
+    "Which class judges a difference"): a difference the stream's ending decides (the state, the
+    finish reason, a call that is missing, an extra call the ending decides) has the class of
+    `ending`; any other has `rest`, the class of the recording and its steps without the ending's
+    rule. `case` is the case's class as `classify` gives it."""
+
+    case: Expectation
+    ending: Expectation
+    rest: Expectation
+    # Calls the ending decides that the reference does not report (`announced_calls`): one
+    # reported as the stream sent it is the ending's question, not the rest's.
+    announced: tuple[ToolCall, ...] = ()
+    trailing: int = 0  # calls after the expected ones the ending decides (the call a length finish cut)
+
+    def explains(self, call: ToolCall, position: int, expected: int) -> bool:
+        """Whether an extra reported call, at `position` among the reported ones (`expected`
+        calls expected), is one the ending decides."""
+        if expected <= position < expected + self.trailing:
+            return True
+        return any(_same_call(call, known) for known in self.announced)
+
+
+def scope(case: Case, scenario: Scenario | None = None) -> Scope:
+    """The case's class and how far it reaches (`Scope`); `scenario` as for `classify`."""
+    whole = classify(case, scenario)
+    steps = _steps(case.scenario) if scenario is None else scenario.steps
+    if steps is None:
+        return Scope(whole, whole, whole)
+    rest, endings = _rules(case, scenario, steps)
+    announced = announced_calls(case)
+    said = announced_rule(case) if announced else None
+    if said is not None and all(r.case_class is not CaseClass.POLICY for r in endings):
+        endings.append(said)  # a leniency of the ending alone: the case's class does not show it
+    if not endings:
+        return Scope(whole, whole, whole)
+    narrow = _most_lenient(rest) if rest else Expectation(CaseClass.SPEC, "the recorded stream")
+    return Scope(whole, _most_lenient([*rest, *endings]), narrow, announced, _trailing(case))
+
+
+def _same_call(a: ToolCall, b: ToolCall) -> bool:
+    return a.name == b.name and (b.id is None or a.id == b.id) and not diff(
+        Outcome(tool_calls=(ToolCall(None, a.arguments, invalid=a.invalid),)),
+        Outcome(tool_calls=(ToolCall(None, b.arguments, invalid=b.invalid),)),
+    )
 
 
 @cache
@@ -347,64 +417,197 @@ def _steps(name: str) -> Sequence[Mutation] | None:
 
 
 # Endings docs/oracle.md judges by a rule of ours, whatever made the stream end so (a recording, a
-# step): a case with calls that ends one of these ways is `policy`.
-_LENGTH_WITH_CALLS = _policy(
+# step): a case that ends one of these ways is `policy` for what its ending decides.
+_LENGTH_WITH_CALLS = _ending(
     "a turn the output limit ended while calls were streamed: that the call it cut is not final is "
     "our rule (length-with-open-call)"
 )
-_FINISH_WITHOUT_TERMINAL = _policy(
+_FINISH_WITHOUT_TERMINAL = _ending(
     "a finish, then a clean end without the terminal event: that the turn is over and its calls "
     "stand is our rule (finish-without-terminal)"
 )
-_TERMINAL_WITHOUT_FINISH = _policy(
+_TERMINAL_WITHOUT_FINISH = _ending(
     "the terminal event with no finish before it: that the calls stand is our rule "
     "(terminal-without-finish)"
 )
-_TERMINAL_WITH_OPEN_CALL = _policy(
+_TERMINAL_WITH_OPEN_CALL = _ending(
     "a call still open when the turn ended (no end marker of its own): that it is reported as "
     "assembled is our rule (terminal-with-open-call)"
 )
-_UNKNOWN_FINISH = _policy(
+_UNKNOWN_FINISH = _ending(
     "a finish reason outside the dialect's documented values: that it still ends the turn and its "
     "calls stand is our rule (unknown-finish)"
 )
-# Each ending rule by its docs/oracle.md situation (what `explain` names the case's situation).
+_ERROR_AFTER_FINAL_CALL = _ending(
+    "an in-band error after a call was final: that the call stands is our rule (error-after-final-call)"
+)
+_CUT_AFTER_FINISH_SITUATION = _ending(
+    "a transport cut after the finish, before the terminal event: that the calls stand and the "
+    "state is `cut` is our rule (cut-after-finish)"
+)
+_ERROR_AFTER_TERMINAL = _ending(
+    "an in-band error after the terminal event: that the turn stands is our rule (error-after-terminal)"
+)
+_ERROR_THEN_CUT = _ending(
+    "an in-band error, then a transport cut: that the state is `error` with the provider's text is "
+    "our rule (error-then-cut)"
+)
+_ANNOUNCED = _ending(
+    "a cut or an in-band error after a call the stream moved past (a later call began) in a dialect "
+    "whose calls have no end marker (OpenAI chat): openai-python announces it done; whether it "
+    "stands is our rule (docs/oracle.md, signalled endings)"
+)
+# Each policy situation of docs/oracle.md's table by name (what `explain` names the case's situation).
 ENDINGS: Mapping[str, Rule] = {
     "length-with-open-call": _LENGTH_WITH_CALLS,
     "finish-without-terminal": _FINISH_WITHOUT_TERMINAL,
     "terminal-without-finish": _TERMINAL_WITHOUT_FINISH,
     "terminal-with-open-call": _TERMINAL_WITH_OPEN_CALL,
     "unknown-finish": _UNKNOWN_FINISH,
+    "error-after-final-call": _ERROR_AFTER_FINAL_CALL,
+    "cut-after-finish": _CUT_AFTER_FINISH_SITUATION,
+    "error-after-terminal": _ERROR_AFTER_TERMINAL,
+    "error-then-cut": _ERROR_THEN_CUT,
 }
 _CALL_KINDS = frozenset({Kind.TOOL_START, Kind.TOOL_ARGS, Kind.TOOL_CALL})
 
 
 def ending_rule(case: Case) -> Rule | None:
-    """The rule of ours a case's ending falls under, if any (with calls in it)."""
+    """The rule of ours a case's ending falls under, if any: its situation's, when docs/oracle.md
+    calls that situation `policy`."""
+    return ENDINGS.get(situation(case))
+
+
+def situation(case: Case) -> str:
+    """The docs/oracle.md situation a case's stream is in ("One rule per situation"; `whole-stream`
+    for a turn that ended as the protocol ends one), read from its events and its expected outcome."""
     d = dialects.get(case.dialect)
+    ends = _terminal_kinds(d)
+    finish = terminal = error = after_terminal = False
     seen: set[Kind] = set()
     for event in case.events:
-        seen |= _kinds(d, event)
-    if not seen & _CALL_KINDS:
-        return None
+        kinds = _kinds(d, event)
+        seen |= kinds
+        if terminal and not event.wire.is_comment:
+            after_terminal = True
+        error |= Kind.ERROR in kinds
+        finish |= Kind.FINISH in kinds
+        terminal |= bool(kinds & ends) and Kind.ERROR not in kinds
+    cut = not case.complete
+    state, calls = case.expected.state, len(case.expected.tool_calls)
+    if state is State.COMPLETE:
+        if terminal and (cut or after_terminal):
+            return "error-after-terminal" if error else "cut-after-terminal"
+        named = _complete_ending(d, case, seen)
+        if named is not None:
+            return named
+        if terminal and not finish:
+            return "terminal-without-finish"
+        if finish and not terminal:
+            return "finish-without-terminal"
+        return "whole-stream"
+    if state is State.ERROR:
+        if calls:
+            return "error-after-final-call"
+        return "error-then-cut" if cut else "error-mid-call"
+    if finish:
+        return "cut-after-finish"
+    if not cut:
+        return "stream-just-stops"
+    return "cut-after-final-call" if calls else "cut-mid-call"
+
+
+@cache
+def _terminal_kinds(d: dialects.Dialect) -> frozenset[Kind]:
+    """What an event that ends a response carries: the sentinel, and the finish too where the
+    finish is the terminal event or there is no other (Bedrock, Responses, Gemini, Ollama)."""
+    if _finish_is_terminal(d):
+        return frozenset({Kind.SENTINEL, Kind.FINISH})
+    return frozenset({Kind.SENTINEL})
+
+
+def _finish_is_terminal(d: dialects.Dialect) -> bool:
+    terminal = d.build(Kind.SENTINEL)
+    return not terminal or any(Kind.FINISH in d.kinds(event) for event in terminal)
+
+
+def _complete_ending(d: dialects.Dialect, case: Case, seen: set[Kind]) -> str | None:
+    """The rule of ours a turn that ended `complete` falls under, if any."""
     reason = case.expected.finish_reason
     word = d.finish_reasons.get(Finish.LENGTH)
-    if word is not None and reason == word:
-        return _LENGTH_WITH_CALLS
+    if word is not None and reason == word and seen & _CALL_KINDS:
+        return "length-with-open-call"
     if reason is not None and d.finish_vocabulary and not (
         isinstance(reason, str) and reason in d.finish_vocabulary
     ):
-        return _UNKNOWN_FINISH
-    if case.expected.state is State.COMPLETE and d.call_end_markers and _open_calls(d, case):
-        return _TERMINAL_WITH_OPEN_CALL
-    terminal = d.build(Kind.SENTINEL)
-    if not terminal or any(Kind.FINISH in d.kinds(event) for event in terminal):
+        return "unknown-finish"
+    if d.call_end_markers and _open_calls(d, case):
+        return "terminal-with-open-call"
+    if _finish_is_terminal(d):
         return None  # the finish is the terminal event, or there is none (Gemini): never one alone
-    if Kind.FINISH in seen and Kind.SENTINEL not in seen and case.expected.state is State.COMPLETE:
-        return _FINISH_WITHOUT_TERMINAL
+    if Kind.FINISH in seen and Kind.SENTINEL not in seen:
+        return "finish-without-terminal"
     if Kind.SENTINEL in seen and Kind.FINISH not in seen:
-        return _TERMINAL_WITHOUT_FINISH
+        return "terminal-without-finish"
     return None
+
+
+def announced_rule(case: Case) -> Rule | None:
+    """`policy` for a cut or errored stream with a call it announced done (`announced_calls`)."""
+    if not announced_calls(case):
+        return None
+    if not dialects.get(case.dialect).calls_final_at_finish:
+        return _ANNOUNCED
+    return _CUT_AFTER_WHOLE_CALL if case.expected.state is State.CUT else _ERROR_AFTER_WHOLE_CALL
+
+
+def announced_calls(case: Case) -> tuple[ToolCall, ...]:
+    """The calls a cut or errored stream announced done without the protocol making them final, as
+    the stream sent them: in a dialect whose calls have no end marker (OpenAI chat) every call a
+    later call followed (openai-python emits `arguments.done` for it when the next begins); where
+    a call arrives whole and waits for the finish (Gemini, Ollama) every whole call. The reference
+    reports none of them (docs/oracle.md, signalled endings)."""
+    d = dialects.get(case.dialect)
+    if case.expected.state is State.COMPLETE or (d.call_end_markers and not d.calls_final_at_finish):
+        return ()
+    events: list[dialects.Event] = []
+    for event in case.events:
+        kinds = _kinds(d, event)
+        if kinds & {Kind.ERROR, Kind.FINISH, Kind.SENTINEL}:
+            if Kind.ERROR not in kinds:
+                return ()  # a finish made the calls final, or not: the situation's own rule decides
+            break
+        events.append(event)
+    fragments = d.fragments(events)
+    begun = sorted({f.call for f in fragments})
+    if d.calls_final_at_finish:
+        whole = {f.call for f in fragments if f.role in _CLOSING}
+        keep = [n for n, call in enumerate(begun) if call in whole]
+    else:
+        keep = list(range(len(begun) - 1))  # every call but the last begun
+    if not keep:
+        return ()
+    assembled = _assembled(d, events)
+    return tuple(assembled[n] for n in keep if n < len(assembled))
+
+
+def _assembled(d: dialects.Dialect, events: Sequence[dialects.Event]) -> tuple[ToolCall, ...]:
+    """The calls of `events` as the reference assembles them when a finish ends the turn there."""
+    word = d.finish_reasons.get(Finish.TOOL_CALLS) or d.finish_reasons.get(Finish.STOP)
+    ending = [*d.build(Kind.FINISH, reason=word), *d.build(Kind.SENTINEL)]
+    acc = d.accumulator()
+    for event in [*events, *ending]:
+        acc.feed(event)
+    return acc.close(None).tool_calls
+
+
+def _trailing(case: Case) -> int:
+    """How many calls after the expected ones the ending decides: the call a length finish cut."""
+    if ending_rule(case) is not _LENGTH_WITH_CALLS:
+        return 0
+    d = dialects.get(case.dialect)
+    begun = len({f.call for f in d.fragments(case.events)})
+    return max(begun - len(case.expected.tool_calls), 0)
 
 
 def declaration(case: Case, scenario: Scenario | None = None) -> Declared | None:

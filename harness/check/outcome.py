@@ -228,6 +228,11 @@ def _server_call_from_dict(data: Any, where: str) -> ServerCall:
     return ServerCall(data.get("name"), arguments, id=data.get("id"), result=data.get("result"))
 
 
+# What a note says when an outcome's state is not the client's word but taken as expected (a
+# follow-up request has no state on its wire, `harness.serve.oracle`): that state signals nothing
+# (`harness.check.severity.signalled`).
+STATE_TAKEN = "state: not on its wire, taken as expected"
+
 # Fields `diff` compares unless told otherwise.
 COMPARED = ("tool_calls", "server_calls", "text", "finish_reason", "state")
 

@@ -4,6 +4,9 @@
   merged or split, a wrong name, arguments that parse but differ, a result routed to another call.
 - `lost`: a call the stream finished is missing or unusable: absent, no name, unparseable
   arguments, an id the result cannot be sent back under.
+- `withheld`: a call the stream finished is missing from a client that said the stream ended
+  badly (its state `cut` or `error`, a raise included) where it did (docs/oracle.md, signalled
+  endings): its user was told the turn failed, so nothing is lost silently; retrying is safe.
 - `cosmetic`: the state label, the finish reason, the text (usage is not compared).
 
 Severities come from the outcomes, not from the diff text: calls are first aligned on equality
@@ -12,22 +15,29 @@ paired in order between the aligned ones. Each line of `harness.check.outcome.di
 severity of what it is about: the name, id or arguments of a call paired at its position, else the
 worst severity of the calls at its position (a line that only shows calls shifted by one elsewhere
 gets the worst severity of all calls).
+
+`weigh` also says of each line whether the stream's ending decides it (the state, the finish
+reason, a call that is missing, an extra call the ending decides): a lenient ending rule covers
+only those (`harness.check.verdict`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
-from harness.check.outcome import COMPARED, Outcome, ToolCall, diff, meets
+from harness.check.outcome import COMPARED, STATE_TAKEN, Outcome, State, ToolCall, diff, meets
+from harness.wire.dialects import tool_call_finishes
 
-__all__ = ["Severity", "call_severities", "differences", "worst"]
+__all__ = ["Difference", "Severity", "call_severities", "differences", "signalled", "weigh", "worst"]
 
 
 class Severity(StrEnum):
     UNSAFE = "unsafe"
     LOST = "lost"
+    WITHHELD = "withheld"
     COSMETIC = "cosmetic"
 
     @property
@@ -36,7 +46,29 @@ class Severity(StrEnum):
         return _RANK.index(self)
 
 
-_RANK = (Severity.UNSAFE, Severity.LOST, Severity.COSMETIC)
+_RANK = (Severity.UNSAFE, Severity.LOST, Severity.WITHHELD, Severity.COSMETIC)
+_SIGNALLED = frozenset({State.CUT, State.ERROR})
+# An extra reported call (the call, its position among the reported ones) the ending decides.
+Decides = Callable[[ToolCall, int], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One line of `diff`, what it costs, and whether the stream's ending decides it."""
+
+    line: str
+    severity: Severity
+    ending: bool
+
+
+def signalled(expected: Outcome, actual: Outcome) -> bool:
+    """Whether the stream ended badly and the client said so (its state `cut` or `error`, and
+    its own word: not a state taken as expected, `STATE_TAKEN`)."""
+    return (
+        expected.state in _SIGNALLED
+        and actual.state in _SIGNALLED
+        and not any(STATE_TAKEN in note for note in actual.notes)
+    )
 _CALL_LINE = re.compile(r"^call (\d+): (\w*)")
 
 
@@ -47,48 +79,73 @@ def worst(severities: Iterable[Severity]) -> Severity | None:
 
 def differences(expected: Outcome, actual: Outcome) -> list[tuple[str, Severity]]:
     """`diff(expected, actual)`, line for line, each with its severity."""
+    return [(d.line, d.severity) for d in weigh(expected, actual)]
+
+
+def weigh(expected: Outcome, actual: Outcome, decides: Decides | None = None) -> list[Difference]:
+    """`diff(expected, actual)`, line for line, each with its severity and whether the ending
+    decides it: the state and finish reason lines, a call missing, an extra call `decides`
+    accepts (none by default), and a line about calls only when all it is about are."""
     if meets(expected, actual):
         return []  # the usual case: nothing to weigh
-    by_expected, by_actual, by_field = _analysis(expected.tool_calls, actual.tool_calls)
+    found = _analysis(expected.tool_calls, actual.tool_calls, signalled(expected, actual), decides)
+    by_expected, by_actual, by_field, ending_e, ending_a = found
     calls_worst = worst([*by_expected.values(), *by_actual.values()]) or Severity.COSMETIC
-    out: list[tuple[str, Severity]] = []
+    calls_ending = all(ending_e.values()) and all(ending_a.values())
+    out: list[Difference] = []
     for field in COMPARED:
         for line in diff(expected, actual, fields=(field,)):
+            if field == "finish_reason" and _skips_calls(expected, actual):
+                out.append(Difference(line, Severity.LOST, True))
+                continue
             if field != "tool_calls":
-                out.append((line, Severity.COSMETIC))
+                out.append(Difference(line, Severity.COSMETIC, field in ("state", "finish_reason")))
                 continue
             at = _CALL_LINE.match(line)
             if at is None:  # the count line sums up the calls
-                out.append((line, calls_worst))
+                out.append(Difference(line, calls_worst, calls_ending))
                 continue
             n = int(at[1]) - 1
             if (n, at[2]) in by_field:
-                out.append((line, by_field[(n, at[2])]))
+                out.append(Difference(line, by_field[(n, at[2])], False))
                 continue
             here = [s for s in (by_expected.get(n), by_actual.get(n)) if s is not None]
+            decided = [e for e in (ending_e.get(n), ending_a.get(n)) if e is not None]
             # A line with no finding at its position only shows calls shifted by one elsewhere.
-            out.append((line, worst(here) or calls_worst))
+            ending = all(decided) if decided else calls_ending
+            out.append(Difference(line, worst(here) or calls_worst, ending))
     return out
 
 
 def call_severities(
-    expected: Sequence[ToolCall], actual: Sequence[ToolCall]
+    expected: Sequence[ToolCall], actual: Sequence[ToolCall], signalled: bool = False
 ) -> tuple[dict[int, Severity], dict[int, Severity]]:
-    """Severities of the calls that differ, by position in `expected` and in `actual`."""
-    by_expected, by_actual, _ = _analysis(expected, actual)
+    """Severities of the calls that differ, by position in `expected` and in `actual`
+    (`signalled`: the client said the stream ended badly, as it did)."""
+    by_expected, by_actual, *_ = _analysis(expected, actual, signalled)
     return by_expected, by_actual
 
 
+_ByField = dict[tuple[int, str], Severity]
+
+
 def _analysis(
-    expected: Sequence[ToolCall], actual: Sequence[ToolCall]
-) -> tuple[dict[int, Severity], dict[int, Severity], dict[tuple[int, str], Severity]]:
-    """`call_severities`, and (position, `name` / `id` / `arguments`) -> severity for the calls
-    paired at the same position in both."""
+    expected: Sequence[ToolCall],
+    actual: Sequence[ToolCall],
+    signalled: bool = False,
+    decides: Decides | None = None,
+) -> tuple[dict[int, Severity], dict[int, Severity], _ByField, dict[int, bool], dict[int, bool]]:
+    """`call_severities`, (position, `name` / `id` / `arguments`) -> severity for the calls
+    paired at the same position in both, and whether the ending decides each call that differs
+    (by position in `expected` and in `actual`): a missing one, an extra one `decides` accepts."""
     anchors = _aligned(expected, actual)
     by_expected: dict[int, Severity] = {}
     by_actual: dict[int, Severity] = {}
     by_field: dict[tuple[int, str], Severity] = {}
+    ending_e: dict[int, bool] = {}
+    ending_a: dict[int, bool] = {}
     other_ids: set[str] = {call.id for call in expected if call.id}
+    missing = Severity.WITHHELD if signalled else Severity.LOST
     previous = (-1, -1)
     for i, j in [*anchors, (len(expected), len(actual))]:
         gone = range(previous[0] + 1, i)
@@ -96,14 +153,30 @@ def _analysis(
         for e, a in zip(gone, came, strict=False):
             fields = _changed(expected[e], actual[a], other_ids - {expected[e].id})
             by_expected[e] = by_actual[a] = worst(fields.values()) or Severity.COSMETIC
+            ending_e[e] = ending_a[a] = False  # what the call holds: no ending decides that
             if e == a:
                 by_field.update({(e, field): severity for field, severity in fields.items()})
         for e in gone[len(came) :]:
-            by_expected[e] = Severity.LOST  # a finished call the accumulator does not report
+            by_expected[e] = missing  # a finished call the accumulator does not report
+            ending_e[e] = True
         for a in came[len(gone) :]:
             by_actual[a] = Severity.UNSAFE  # a call the stream never finished, or one split in two
+            ending_a[a] = decides is not None and decides(actual[a], a)
         previous = (i, j)
-    return by_expected, by_actual, by_field
+    return by_expected, by_actual, by_field, ending_e, ending_a
+
+
+def _skips_calls(expected: Outcome, actual: Outcome) -> bool:
+    """Whether an agent that runs its calls on the provider's "run the tools" finish (`tool_use`,
+    `tool_calls` ...) would skip the calls it was given: the stream said so, the client did not
+    (anthropic's stop_reason reset to None by a later usage-only event, upstream #1940)."""
+    finishes = tool_call_finishes()
+    return (
+        bool(expected.tool_calls)
+        and bool(actual.tool_calls)
+        and expected.finish_reason in finishes
+        and actual.finish_reason not in finishes
+    )
 
 
 def _changed(want: ToolCall, got: ToolCall, other_ids: set[str]) -> dict[str, Severity]:

@@ -6,8 +6,12 @@ accumulator raised, printed garbage or its process died), `timeout` or `skipped`
 says the case is not for it).
 
 Every case has a class (`harness.check.expectation`: spec, quirk, policy) and every difference a
-severity (`harness.check.severity`: unsafe, lost, cosmetic). The rule, in `verdict_for`: an unsafe
-or lost difference in a spec or quirk case fails; a cosmetic one, or any in a policy case, warns.
+severity (`harness.check.severity`: unsafe, lost, withheld, cosmetic). The rule, in `verdict_for`:
+an unsafe or lost difference in a spec or quirk case fails; a withheld or cosmetic one, or any in
+a policy case, warns. Each difference is judged under its own class: a case made lenient by how
+its stream ended (`Scope`) is lenient only on what the ending decides (the state, the finish
+reason, which calls stand); any other difference has the class of the rest of the case, and a
+failure it makes carries that class (docs/oracle.md, "Which class judges a difference").
 
 A failure's `signature` is its diff with call numbers and values abstracted away: equal
 signatures mean the same bug, so reports group by it and the shrinker keeps it.
@@ -24,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from harness.check.accumulators.base import not_for
 from harness.check.capture import captured_output
-from harness.check.expectation import CaseClass, Expectation, classify
-from harness.check.outcome import Outcome
-from harness.check.severity import Severity, differences, worst
+from harness.check.expectation import CaseClass, Expectation, classify, scope
+from harness.check.outcome import Outcome, ToolCall, meets
+from harness.check.severity import Severity, weigh, worst
 from harness.errors import AccumulatorTimeout, HarnessError, NotApplicable
 from harness.report.terminal import shorten
 
@@ -65,13 +69,16 @@ FAILING = frozenset({Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT})
 
 def verdict_for(case_class: CaseClass, severities: Iterable[Severity]) -> Verdict:
     """The verdict of an outcome with these differences: unsafe or lost ones fail a spec or quirk
-    case; cosmetic ones, and any in a policy case, only warn."""
+    case; withheld and cosmetic ones, and any in a policy case, only warn."""
     found = worst(severities)
     if found is None:
         return Verdict.PASS
-    if case_class is CaseClass.POLICY or found is Severity.COSMETIC:
+    if case_class is CaseClass.POLICY or found in _WARNS:
         return Verdict.WARN
     return Verdict.FAIL
+
+
+_WARNS = frozenset({Severity.WITHHELD, Severity.COSMETIC})
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,9 @@ class Result:
     class_reason: str = ""
     severities: tuple[Severity, ...] = ()  # one per `diff` line
     output: str = ""  # what the accumulator printed during the case (bounded: `capture.KEPT`)
+    # Before judging: the case and its scenario, whose `Scope` judges each difference (`judged`);
+    # dropped once judged (a report keeps no case alive).
+    source: Any = field(default=None, compare=False, repr=False)
 
     @property
     def severity(self) -> Severity | None:
@@ -297,22 +307,44 @@ def unjudged(case: Case, spec: str, scenario: Scenario | None = None) -> Result:
         expected=case.expected,
         case_class=expectation.case_class,
         class_reason=expectation.reason,
+        source=(case, scenario),
     )
     return result
 
 
 def judged(base: Result, actual: Outcome, **changes: Any) -> Result:
-    """`base` with the outcome it got: differences, their severities and the verdict they give."""
-    found = differences(base.expected, actual)
-    if not found:  # the usual case, paid once per case: nothing to weigh
-        return _copy(base, verdict=Verdict.PASS, actual=actual, diff=(), severities=(), **changes)
-    severities = tuple(severity for _, severity in found)
+    """`base` with the outcome it got: differences, their severities and the verdict they give,
+    each difference judged under its own class (the case's `Scope`)."""
+    if meets(base.expected, actual):  # the usual case, paid once per case: nothing to weigh
+        return _copy(
+            base, verdict=Verdict.PASS, actual=actual, diff=(), severities=(), source=None, **changes
+        )
+    case_class, reason = base.case_class, base.class_reason
+    rest_class, rest_reason = case_class, reason  # a result read back: its class judges everything
+    decides = None
+    if base.source is not None:
+        found_scope = scope(*base.source)
+        case_class, reason = found_scope.ending.case_class, found_scope.ending.reason
+        rest_class, rest_reason = found_scope.rest.case_class, found_scope.rest.reason
+        expected = len(base.expected.tool_calls)
+
+        def decides(call: ToolCall, at: int) -> bool:
+            return found_scope.explains(call, at, expected)
+
+    found = weigh(base.expected, actual, decides)
+    verdicts = [verdict_for(case_class if d.ending else rest_class, (d.severity,)) for d in found]
+    verdict = next((v for v in (Verdict.FAIL, Verdict.WARN) if v in verdicts), Verdict.PASS)
+    if any(v is Verdict.FAIL and not d.ending for v, d in zip(verdicts, found, strict=True)):
+        case_class, reason = rest_class, rest_reason  # the class the failure was judged under
     return _copy(
         base,
-        verdict=verdict_for(base.case_class, severities),
+        verdict=verdict,
         actual=actual,
-        diff=tuple(line for line, _ in found),
-        severities=severities,
+        diff=tuple(d.line for d in found),
+        severities=tuple(d.severity for d in found),
+        case_class=case_class,
+        class_reason=reason,
+        source=None,
         **changes,
     )
 
@@ -350,6 +382,7 @@ _RESULT_DEFAULTS = {f.name: f.default for f in fields(Result) if f.default is no
 
 def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario | None) -> Result:
     base = unjudged(case, spec, scenario)
+    judging, base = base, _copy(base, source=None)  # an error keeps no case alive
     start = time.perf_counter()
     try:
         actual = accumulator.run(case)
@@ -366,8 +399,9 @@ def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario |
         return replace(base, verdict=Verdict.ERROR, error=describe_error(exc), seconds=seconds)
     seconds = time.perf_counter() - start
     if not isinstance(actual, Outcome):
-        return replace(base, verdict=Verdict.ERROR, error=f"returned {type(actual).__name__}, not an Outcome")
-    return judged(base, actual, seconds=seconds)
+        error = f"returned {type(actual).__name__}, not an Outcome"
+        return replace(base, verdict=Verdict.ERROR, error=error)
+    return judged(judging, actual, seconds=seconds)
 
 
 def describe_error(exc: BaseException) -> str:

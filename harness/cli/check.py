@@ -97,8 +97,10 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         description=(
             "Run an accumulator over the selected cases and give each a verdict: pass, fail, warn, "
             "error, timeout or skipped. An unsafe or lost difference in a spec or quirk case fails; a "
-            "cosmetic one, or any in a policy case, warns. Exit 0 when no case fails (warnings "
-            "included with --strict), 1 when one does, 2 on a usage or input error."
+            "withheld call (a final call left out by a client that signalled the bad ending) or a "
+            "cosmetic difference, or any in a policy case, warns. Exit 0 when no case fails (warnings "
+            "included with --strict), 1 when one does, 2 on a usage or input error, 3 on an error of "
+            "toolstream's own."
         ),
     )
     what = parser.add_mutually_exclusive_group(required=True)

@@ -6,7 +6,7 @@ import argparse
 import shutil
 from typing import Any
 
-from harness.cli.show import find_in_selection
+from harness.check.case_id import find_in_selection
 from harness.report.escape import terminal
 from harness.report.explanation import explain
 

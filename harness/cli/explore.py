@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"no failure found in {args.max_examples} examples")
         return EXIT_OK
     steps = " | ".join(step.describe() for step in finding.steps)
-    print(f"FAILED on {finding.source} with {steps} (seed {finding.seed}): {finding.signature}")
+    source = printable(str(finding.source))  # a user's cassette path: its name is theirs
+    print(f"FAILED on {source} with {steps} (seed {finding.seed}): {printable(finding.signature)}")
     print(f"shrunk from {finding.events_before} to {finding.events} events ({finding.reason}):")
     for line in finding.problems:
         print(f"  {printable(clip(line, TERMINAL_VALUE))}")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes.format import save
-from harness.check.case_id import find_case, is_case_id
+from harness.check.case_id import find_in_selection, is_case_id
 from harness.check.expectation import declaration
 from harness.check.selection import Matrix, Selection
 from harness.cli import arguments
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if not source.is_file() and is_case_id(args.cassette):
         if args.scenario or args.point:
             raise UsageError("a CASE_ID names its scenario, seed and point: leave out --scenario and --point")
-        found = find_case(args.cassette)
+        found = find_in_selection(args.cassette, ())
         return _written(found.case, found.scenario, args.output)
     if not source.is_file():
         raise UsageError(f"{source}: no such cassette file (or a case id <cassette>::<scenario>::s<seed>)")

@@ -28,6 +28,7 @@ from harness.cli import arguments
 from harness.cli.check import add_selection_options, selection_of, timeout_of
 from harness.errors import UsageError
 from harness.report.results import report_to_dict, selection_dict, write_json
+from harness.report.shared import shared_values
 from harness.report.terminal import Progress
 
 DEFAULT_VERSIONS = ("oldest", "newest")
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         card = _grade(args)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    write_json(card, out / "report-card.json")
+    write_json(shared_values(card), out / "report-card.json")
     base = _base(out)
     (out / "report-card.md").write_text(render.markdown(card, base), encoding="utf-8")
     (out / "report-card.html").write_text(render.page(card, base), encoding="utf-8")
@@ -229,15 +230,20 @@ def _targets(args: argparse.Namespace, libraries: list[Library]) -> list[SideEnv
         return targets
     for lib in libraries:
         try:
-            versions = environments.pick_versions(lib.name, _versions(args, lib))
+            wanted = environments.resolve_versions(lib.distribution, _versions(args, lib))
         except EnvironmentProblem as exc:
             targets.append(grading.Graded(lib.name, "?", lib.adapter, problem=str(exc)))
             continue
-        for version in versions:
+        built: set[str] = set()
+        for candidates in wanted:
             try:
-                targets.append(environments.build(lib, version, say=_say))
+                env = environments.build_first(lib, candidates, say=_say)
             except EnvironmentProblem as exc:
-                targets.append(grading.Graded(lib.name, version, lib.adapter, problem=str(exc)))
+                targets.append(grading.Graded(lib.name, candidates[0], lib.adapter, problem=str(exc)))
+                continue
+            if env.version not in built:  # `newest` walked back to `oldest`: graded once
+                built.add(env.version)
+                targets.append(env)
     return targets
 
 
@@ -260,7 +266,10 @@ def _grade(args: argparse.Namespace) -> dict[str, Any]:
             continue
         lib = target.library
         _say(f"{step} {lib.name} {target.version}: {lib.adapter} in {target.python}")
-        graded.append(_grade_one(target, selection, timeout, args.jobs, reports, step))
+        one = _grade_one(target, selection, timeout, args.jobs, reports, step)
+        one.note = target.note
+        one.site_packages = environments.site_packages(target.python)
+        graded.append(one)
     return grading.card(graded, date=datetime.date.today().isoformat(), selection=_said(selection))
 
 
@@ -347,7 +356,7 @@ def _grade_one(
         return grading.Graded(lib.name, env.version, lib.adapter, problem=problem)
     _finished(step, name, report)
     document = report_to_dict(report, mine)
-    write_json(document, reports / f"{lib.name}-{env.version}.json")
+    write_json(shared_values(document), reports / f"{lib.name}-{env.version}.json")
     return grading.Graded(lib.name, env.version, lib.adapter, report=document)
 
 
@@ -389,5 +398,5 @@ def _grade_client(
     report = Report(label, results, seconds=time.perf_counter() - start)
     _finished(step, name, report)
     document = {**report_to_dict(report, mine), "card_adapter": adapter}
-    write_json(document, reports / f"{client.name}-{version}.json")
+    write_json(shared_values(document), reports / f"{client.name}-{version}.json")
     return grading.Graded(library_name, version, adapter, report=document)

@@ -6,17 +6,17 @@ import argparse
 import json
 import shlex
 from collections.abc import Sequence
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
 from harness.cassettes.format import CassetteError
-from harness.check.case_id import FoundCase, find_case, is_case_id
+from harness.check.case_id import find_in_selection, is_case_id
 from harness.check.expectation import declaration
 from harness.check.outcome import Outcome, diff
-from harness.errors import UsageError, in_cassette
-from harness.mutate.scenario import SEPARATOR, case_cassette
+from harness.errors import in_cassette
+from harness.mutate.scenario import case_cassette
 from harness.record import importer
 from harness.report import inspection
 from harness.report.escape import terminal, terminal_json
@@ -95,33 +95,6 @@ def _show_case(args: argparse.Namespace) -> int:
     print(f"(`toolstream explain {one_line(shlex.quote(case.id))}` says why it expects this)\n")
     print(terminal(_describe(cassette, events=not args.no_events)))
     return 0
-
-
-def find_in_selection(case_id: str, roots: Sequence[str]) -> FoundCase:
-    """The case, read only from the selection: the `--cassettes` files and folders, else the bundled
-    corpus or a cassette file below the current folder. An id whose cassette part climbs out
-    (`..`, an absolute path, a symlink out) is a `UsageError`, its file never read."""
-    name = case_id.split(SEPARATOR)[0].partition("#")[0]
-    given = PurePath(name)
-    if given.is_absolute() or ".." in given.parts or ".." in name.split("\\"):
-        raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
-    if roots:
-        allowed = [Path(root).resolve() for root in roots]
-    else:
-        allowed = [corpus.bundled("cassettes").resolve(), Path.cwd().resolve()]
-        named = next((Path(name + ext) for ext in ("", ".yaml", ".yml") if Path(name + ext).is_file()), None)
-        if named is not None and not _within(named, allowed):
-            raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
-    found = find_case(case_id, roots)
-    if not _within(found.source.path, allowed):
-        raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
-    return found
-
-
-_OUTSIDE = (
-    "names a file outside the cassettes shown (the --cassettes paths, the bundled corpus, "
-    "the current folder): give its folder with --cassettes"
-)
 
 
 def _within(path: Path, roots: Sequence[Path]) -> bool:

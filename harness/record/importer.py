@@ -43,7 +43,7 @@ from harness.cassettes.format import (
 from harness.errors import CodecError, DialectError, HarnessError, UsageError
 from harness.record.redaction import Redaction, scrub_cassette, scrub_chunks, scrub_interaction
 from harness.record.volatile import stable_headers, stable_url
-from harness.wire import dialects
+from harness.wire import bounded, dialects
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
 
@@ -325,11 +325,9 @@ def _chunks_body(data: bytes, path: Path, dialect: str | None) -> _Body:
     items: list[tuple[str | None, Any]] = []
     for n, line in enumerate(_json_lines(data, path), start=1):
         try:
-            value = json.loads(line)
-        except ValueError as exc:
+            value = bounded.loads(line)
+        except ValueError as exc:  # not JSON, or nested deeper than `bounded.MAX_DEPTH`
             raise CodecError(f"{path.name}:{n}: not a JSON line ({exc})") from None
-        except RecursionError:
-            raise CodecError(f"{path.name}:{n}: JSON nested too deep to read") from None
         items.append(_chunk_item(value))
     name = dialect or guess_dialect(
         WireEvent(data=p if isinstance(p, str) else json.dumps(p), name=e) for e, p in items

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.check.case_id import FoundCase, StepEffect, step_effects
-from harness.check.expectation import ENDINGS, classify, ending_rule, rule_for
+from harness.check.expectation import classify, rule_for, scope, situation
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.report.escape import terminal_line as one_line
 from harness.report.inspection import gists
 from harness.report.terminal import shorten
 from harness.wire import dialects
-from harness.wire.dialects import Kind
 from harness.wire.dialects.base import Event
 
 __all__ = ["SITUATIONS", "Situation", "explain", "situation_of"]
@@ -60,41 +59,9 @@ SITUATIONS: Final = {row.name: row for row in _ROWS}
 
 
 def situation_of(found: FoundCase) -> Situation:
-    """The situation a case's stream is in, read from its events and how its response ended."""
-    case = found.case
-    d = dialects.get(case.dialect)
-    finish = terminal = error = after_terminal = False
-    for event in case.events:
-        found_kinds = d.kinds(event)
-        if terminal and not event.wire.is_comment:
-            after_terminal = True
-        if Kind.ERROR in found_kinds:
-            error = True
-        finish |= Kind.FINISH in found_kinds
-        terminal |= Kind.SENTINEL in found_kinds and Kind.ERROR not in found_kinds
-    cut = not case.response.complete
-    state, calls = case.expected.state, len(case.expected.tool_calls)
-    if state is State.COMPLETE:
-        if terminal and (cut or after_terminal):
-            return SITUATIONS["error-after-terminal" if error else "cut-after-terminal"]
-        rule = ending_rule(case)  # the rule of ours the case's class names, when its ending has one
-        named = next((name for name, ending in ENDINGS.items() if ending is rule), None)
-        if named is not None:
-            return SITUATIONS[named]
-        if terminal and not finish:
-            return SITUATIONS["terminal-without-finish"]
-        if finish and not terminal:
-            return SITUATIONS["finish-without-terminal"]
-        return SITUATIONS["whole-stream"]
-    if state is State.ERROR:
-        if calls:
-            return SITUATIONS["error-after-final-call"]
-        return SITUATIONS["error-then-cut" if cut else "error-mid-call"]
-    if finish:
-        return SITUATIONS["cut-after-finish"]
-    if not cut:
-        return SITUATIONS["stream-just-stops"]
-    return SITUATIONS["cut-after-final-call" if calls else "cut-mid-call"]
+    """The situation a case's stream is in, read from its events and how its response ended
+    (`harness.check.expectation.situation`, which also gives the case its ending's class)."""
+    return SITUATIONS[situation(found.case)]
 
 
 def explain(found: FoundCase, width: int = 120) -> str:
@@ -107,6 +74,15 @@ def explain(found: FoundCase, width: int = 120) -> str:
         f"  recorded: {one_line(source.id)} ({case.dialect}) from {one_line(str(source.path))}",
         f"  scenario: {one_line(scenario.name)}: {one_line(description) or '-'}",
         f"  class:    {expectation.case_class}: {one_line(expectation.reason)}",
+    ]
+    narrow = scope(case, scenario)
+    if narrow.ending.case_class is not narrow.rest.case_class:
+        # The ending's rule covers the state, the finish reason and which calls stand, no more
+        # (docs/oracle.md, "Which class judges a difference").
+        if narrow.ending != expectation:
+            lines.append(f"  ending:   {narrow.ending.case_class}: {one_line(narrow.ending.reason)}")
+        lines.append(f"  the rest: {narrow.rest.case_class}: {one_line(narrow.rest.reason)}")
+    lines += [
         "",
         "what each step did:",
     ]

@@ -46,7 +46,7 @@ _MARKS: Final = {
     "skipped": " skip",
 }
 # Issue 10's expectation severities, worst first; an unknown one sorts after these, none last.
-_SEVERITIES: Final = ("unsafe", "lost", "cosmetic")
+_SEVERITIES: Final = ("unsafe", "lost", "withheld", "cosmetic")
 # Building a case's stream costs a cassette load: only the worst case of the first kinds gets one.
 _STREAMS: Final = 12
 _STREAM_EVENTS: Final = 200

@@ -18,11 +18,11 @@ import hashlib
 import html
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any
 
 from harness.cassettes.format import Response
@@ -32,6 +32,18 @@ from harness.errors import OutcomeFormatError, UsageError
 from harness.serve import answers, routes
 from harness.serve.attempts import first_attempt
 from harness.serve.followup import Turn, read_followup
+from harness.serve.http1 import (
+    BODY_BUDGET,
+    MAX_BODY,
+    BadRequest,
+    BodyBudget,
+    Request,
+    Reservation,
+    header_block,
+    json_of,
+    read_request,
+    status_line,
+)
 from harness.serve.oracle import Evidence, judge_client
 from harness.serve.upstream import Recorder, UpstreamError
 
@@ -39,8 +51,9 @@ __all__ = ["CaseLog", "ReplayServer"]
 
 # Framing is ours to do; recorded framing headers would contradict it.
 _FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"})
-_MAX_BODY = 64 * 1024 * 1024  # a larger request body is refused: a bad client cannot exhaust memory
 _IDLE_S = 30.0  # an idle keep-alive connection is closed after this
+_LINGER_S = 2.0  # after refusing a request, what the client still sends is read and dropped this long
+MAX_CONNECTIONS = 512  # each holds up to ~128 KiB of unread input besides its body
 
 
 class CaseLog:
@@ -83,27 +96,6 @@ class CaseLog:
 
 
 @dataclass
-class _Request:
-    method: str
-    target: str
-    headers: dict[str, str]
-    body: bytes = b""
-    keep_alive: bool = True
-
-    def json(self) -> Any:
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
-
-
-class _BadRequest(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-@dataclass
 class _Answer:
     """A response to write: whole (`body`), or streamed read by read (`chunks`), maybe cut."""
 
@@ -132,6 +124,9 @@ class ReplayServer:
         host: str = "127.0.0.1",
         port: int = 0,
         recorder: Recorder | None = None,
+        max_body: int = MAX_BODY,
+        body_budget: int = BODY_BUDGET,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.cases = {case.id: case for case in cases}
         self.recorder = recorder  # set: every request goes upstream and is recorded (no cases served)
@@ -143,6 +138,10 @@ class ReplayServer:
         self.first_attempts = {
             case.id: first for case in self.cases.values() if (first := first_attempt(case)) is not None
         }
+        # Memory: one body at most `max_body`, all bodies being read at once at most `body_budget`.
+        self.max_body = max_body
+        self.budget = BodyBudget(body_budget)
+        self.max_connections = max_connections
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -215,6 +214,13 @@ class ReplayServer:
     # -- connections ---------------------------------------------------------------------------
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._writers) >= self.max_connections:
+            message = f"the server has {len(self._writers)} connections open, its limit: try again shortly"
+            with contextlib.suppress(Exception):
+                await _refuse(writer, BadRequest(503, message, retry_after=1))
+                await _linger(reader, writer, seconds=0.5)  # briefly: this connection is over the cap
+            writer.close()
+            return
         self._writers.add(writer)
         sock = writer.get_extra_info("socket")
         if sock is not None:
@@ -222,34 +228,51 @@ class ReplayServer:
                 sock.setsockopt(
                     socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
                 )  # each read leaves as it is written
+        reservation = Reservation(self.budget)
         try:
             while True:
                 try:
-                    request = await asyncio.wait_for(_read_request(reader, writer), _IDLE_S)
-                except _BadRequest as exc:
-                    await _write(
-                        writer, _json_answer(exc.status, {"error": str(exc)}), keep_alive=False, pace=False
+                    request = await asyncio.wait_for(
+                        read_request(reader, writer, reservation, max_body=self.max_body), _IDLE_S
                     )
+                except BadRequest as exc:
+                    reservation.release()  # what was read of the body is dropped
+                    await _refuse(writer, exc)
+                    await _linger(reader, writer)
                     return
                 if request is None:
                     return
                 if self.recorder is not None:
                     if not await _forward(self.recorder, request, writer):
                         return
+                    reservation.release()
                     continue
-                answer = self._answer(request)
-                keep = await _write(writer, answer, keep_alive=request.keep_alive, pace=self.pace)
+                try:
+                    answer = self._answer(request)
+                except BadRequest as exc:
+                    answer = _json_answer(exc.status, {"error": {"message": str(exc)}})
+                except Exception as exc:  # the harness's own bug: the client gets a 500, not a closed socket
+                    line = f"toolstream serve: {request.method} {request.target}: {_one_line(exc)}"
+                    print(line, file=sys.stderr)
+                    answer = _json_answer(500, {"error": {"message": line}})
+                keep_alive = request.keep_alive
+                del request
+                reservation.release()  # the body is read and dropped; the answer may take its time
+                keep = await _write(writer, answer, keep_alive=keep_alive, pace=self.pace)
                 if not keep:
                     return
         except (TimeoutError, ConnectionError, asyncio.IncompleteReadError):
             return
+        except Exception as exc:  # never a traceback and a silent close: one line
+            print(f"toolstream serve: connection dropped: {_one_line(exc)}", file=sys.stderr)
         finally:
+            reservation.release()
             self._writers.discard(writer)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    def _answer(self, request: _Request) -> _Answer:
+    def _answer(self, request: Request) -> _Answer:
         route = routes.parse(request.target, self.cases)
         if route is None:
             path = request.target.split("?", 1)[0]
@@ -263,7 +286,7 @@ class ReplayServer:
             return _json_answer(200, self.describe(case.id))
         if request.method != "POST":
             return _json_answer(405, {"error": f"{request.method} {route.kind}: use POST"})
-        body = request.json()
+        body = json_of(request.body)
         if route.kind == "report":
             try:
                 outcome = Outcome.from_dict(body)
@@ -286,7 +309,9 @@ class ReplayServer:
             if stream:
                 return _Answer(200, [("content-type", media)], chunks=[(data, None)])
             return _Answer(200, [("content-type", media)], data)
-        key = hashlib.sha256(request.target.encode() + b"\0" + request.body).hexdigest()
+        digest = hashlib.sha256(request.target.encode() + b"\0")
+        digest.update(request.body)  # not concatenated: a body of tens of MiB is not copied for its hash
+        key = digest.hexdigest()
         number = self.logs[case.id].attempt(key)
         first = self.first_attempts.get(case.id)
         if first is not None and number == 1:
@@ -377,70 +402,34 @@ def _whole_answer(case: Case, expected: Outcome | None = None) -> _Answer:
 
 
 # ---------------------------------------------------------------------------------------------
-# HTTP/1.1 on asyncio streams
+# Writing answers
 
 
-async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _Request | None:
-    try:
-        head = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError:
-        return None  # the client closed the connection between requests
-    except asyncio.LimitOverrunError:
-        raise _BadRequest(431, "request headers too large") from None
-    lines = head.decode("latin-1").split("\r\n")
-    try:
-        method, target, version = lines[0].split(" ", 2)
-    except ValueError:
-        raise _BadRequest(400, "malformed request line") from None
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if line:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-    connection = headers.get("connection", "").lower()
-    keep_alive = "close" not in connection and (version == "HTTP/1.1" or "keep-alive" in connection)
-    if headers.get("expect", "").lower() == "100-continue":
-        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        await writer.drain()
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = await _read_chunked(reader)
-    else:
-        try:
-            length = int(headers.get("content-length", "0"))
-        except ValueError:
-            raise _BadRequest(400, "bad content-length") from None
-        if length > _MAX_BODY or length < 0:
-            raise _BadRequest(413, "request body too large")
-        body = await reader.readexactly(length)
-    return _Request(method.upper(), target, headers, body, keep_alive)
+async def _refuse(writer: asyncio.StreamWriter, refusal: BadRequest) -> None:
+    """Answer a refused request with its status and one line saying why; the connection closes."""
+    answer = _json_answer(refusal.status, {"error": {"message": str(refusal)}})
+    if refusal.retry_after is not None:
+        answer.headers.append(("retry-after", str(refusal.retry_after)))
+    await _write(writer, answer, keep_alive=False, pace=False)
 
 
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts: list[bytes] = []
-    total = 0
-    while True:
-        line = await reader.readuntil(b"\r\n")
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise _BadRequest(400, "bad chunk size") from None
-        if size == 0:
-            while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
-                pass
-            return b"".join(parts)
-        total += size
-        if total > _MAX_BODY:
-            raise _BadRequest(413, "request body too large")
-        parts.append(await reader.readexactly(size))
-        await reader.readexactly(2)
+async def _linger(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, seconds: float = _LINGER_S
+) -> None:
+    """After a refusal, read and drop what the client still sends (a while at most): closing with
+    unread input would reset the connection, and the client might never read why it was refused."""
+    with contextlib.suppress(Exception):
+        if writer.can_write_eof():
+            writer.write_eof()
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if not await asyncio.wait_for(reader.read(65536), left):
+                return
 
 
-def _status_line(status: int) -> bytes:
-    try:
-        phrase = HTTPStatus(status).phrase
-    except ValueError:
-        phrase = "Unknown"
-    return f"HTTP/1.1 {status} {phrase}\r\n".encode()
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: bool, pace: bool) -> bool:
@@ -449,12 +438,12 @@ async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: b
     head = [*answer.headers, ("connection", "keep-alive" if keep else "close")]
     if answer.chunks is None:
         head.append(("content-length", str(len(answer.body))))
-        writer.write(_status_line(answer.status) + _header_block(head))
+        writer.write(status_line(answer.status) + header_block(head))
         writer.write(answer.body if answer.cut_at is None else answer.body[: answer.cut_at])
         await writer.drain()
         return keep
     head.append(("transfer-encoding", "chunked"))
-    writer.write(_status_line(answer.status) + _header_block(head))
+    writer.write(status_line(answer.status) + header_block(head))
     await writer.drain()
     start = time.monotonic()
     for data, offset_ms in answer.chunks:
@@ -471,12 +460,15 @@ async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: b
     return keep
 
 
-async def _forward(recorder: Recorder, request: _Request, writer: asyncio.StreamWriter) -> bool:
+async def _forward(recorder: Recorder, request: Request, writer: asyncio.StreamWriter) -> bool:
     """Forward a request upstream and stream its response back read by read, as one HTTP chunk
     each; an upstream that breaks mid-body breaks the client's response the same way (no
     terminating chunk, connection closed). Whether the connection can take another request."""
     try:
         forwarded = await recorder.forward(request.method, request.target, request.headers, request.body)
+    except BadRequest as exc:
+        await _refuse(writer, exc)
+        return False
     except UpstreamError as exc:
         await _write(
             writer, _json_answer(502, {"error": {"message": str(exc)}}), keep_alive=False, pace=False
@@ -486,7 +478,7 @@ async def _forward(recorder: Recorder, request: _Request, writer: asyncio.Stream
     head.append(("connection", "keep-alive" if request.keep_alive else "close"))
     complete = False
     try:
-        writer.write(_status_line(forwarded.status) + _header_block(head))
+        writer.write(status_line(forwarded.status) + header_block(head))
         await writer.drain()
         try:
             async for data in forwarded.reads:
@@ -502,6 +494,3 @@ async def _forward(recorder: Recorder, request: _Request, writer: asyncio.Stream
         await forwarded.close()
     return complete and request.keep_alive
 
-
-def _header_block(headers: Iterable[tuple[str, str]]) -> bytes:
-    return ("".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n").encode("latin-1", "replace")

@@ -5,6 +5,9 @@ dialect detected from the path and content, saved atomically when the response e
 
 The server's root stands for the upstream's root: a client whose SDK would call
 `https://api.openai.com/v1/chat/completions` calls `http://127.0.0.1:PORT/v1/chat/completions`.
+Requests go to the upstream and nowhere else: a target that is not a path (`@host/...`,
+`http://host/...`, `//host/...`, CONNECT's `host:443`) is refused before anything is sent, since
+the client's key would go with it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import httpx
 
 from harness.errors import UsageError
 from harness.record.redaction import Redaction
+from harness.serve.http1 import BadRequest, origin_form
 from harness.transports.recording import RecordingTransport
 
 __all__ = ["Forwarded", "Recorder", "UpstreamError"]
@@ -63,6 +67,7 @@ class Recorder:
         if parts.query or parts.fragment:
             raise UsageError(f"--upstream: {upstream!r}: give the provider's root URL, without a query")
         self.upstream = upstream.rstrip("/")
+        self._origin = httpx.URL(self.upstream)
         self.cassette_dir = Path(cassette_dir)
         if self.cassette_dir.exists() and not self.cassette_dir.is_dir():
             raise UsageError(f"--cassette-dir: {self.cassette_dir} is not a directory")
@@ -84,15 +89,36 @@ class Recorder:
                 if not candidate.exists():
                     return candidate
 
+    def url_for(self, target: str) -> str:
+        """The upstream URL of a request target; BadRequest (a 400) for a target that is not a path
+        or would lead anywhere but the upstream."""
+        url = self.upstream + origin_form(target)
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise BadRequest(400, f"request target: not a URL path ({exc})") from None
+        theirs, ours = parsed, self._origin
+        if (theirs.scheme, theirs.host, theirs.port, theirs.userinfo) != (
+            ours.scheme,
+            ours.host,
+            ours.port,
+            ours.userinfo,
+        ):
+            raise BadRequest(400, "request target leads away from the upstream: give a path")
+        return url
+
     async def forward(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Forwarded:
-        """Send one request upstream; its response comes back as it arrives and is recorded."""
+        """Send one request upstream; its response comes back as it arrives and is recorded.
+        Raises BadRequest for a target that is not a path on the upstream, UpstreamError when the
+        upstream cannot be reached."""
+        url = self.url_for(target)
         path = self.path_for(target)
         inner = httpx.AsyncHTTPTransport()
         transport = RecordingTransport(inner, path=path, mode="all", redact=self.redact)
         sent = [(k, v) for k, v in headers.items() if k.lower() not in _NOT_FORWARDED]
         request = httpx.Request(
             method,
-            self.upstream + target,
+            url,
             headers=sent,
             content=body,
             extensions={"timeout": httpx.Timeout(self.timeout).as_dict()},

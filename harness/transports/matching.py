@@ -12,7 +12,6 @@ nothing matches, `explain` names the closest recorded interaction and what diffe
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -23,6 +22,7 @@ from harness.errors import NoMatchError, UsageError
 from harness.record.redaction import DROP, REDACTED, JsonPath, parse_path, rewrite_path
 from harness.record.volatile import LOOPBACK_HOSTS
 from harness.transports.modes import MATCH_FIELDS, MATCH_NAMES, URL_PARTS
+from harness.wire import bounded
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _SHOWN_DIFFERENCES = 3
@@ -323,8 +323,8 @@ def _body_value(body: Any) -> Any:
         body = body.decode("utf-8", errors="replace")
     if isinstance(body, str) and body.lstrip()[:1] in ("{", "["):
         try:
-            return json.loads(body)
-        except (ValueError, RecursionError):  # deep JSON overflows the parser: compare as text
+            return bounded.loads(body)
+        except ValueError:  # not JSON, or nested too deep to parse: compared as text
             return body
     return body
 

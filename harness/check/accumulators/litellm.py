@@ -13,8 +13,9 @@ message: the outcome is that error with the text of the chunks so far and no cal
 
 Environment traps, handled in `accumulator()` before the first case: litellm fetches a remote
 model cost map at import unless `LITELLM_LOCAL_MODEL_COST_MAP=True`, downloads a Hugging Face
-tokenizer for llama-named models unless `HF_HUB_OFFLINE=1`, and any call with tools needs `mcp`
-installed. Needs `pip install 'toolstream-harness[litellm]'`.
+tokenizer for llama-named models unless `HF_HUB_OFFLINE=1`. (`mcp` is not needed: litellm imports it
+for type checking only; 1.102.4 and 1.110.2 stream tool calls without it.)
+Needs `pip install 'toolstream-harness[litellm]'`.
 """
 
 from __future__ import annotations
@@ -45,13 +46,12 @@ DIALECTS = ("openai-chat", "anthropic")
 
 
 def accumulator() -> ClientLevel:
-    """The adapter, after checking litellm (and `mcp`, which its tool calls import) is installed."""
+    """The adapter, after checking litellm is installed."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
     # For a llama-named model litellm counts usage with a tokenizer it downloads from Hugging Face,
     # retrying for ~30 s where there is no network: offline, it falls back to its bundled one.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     require("litellm", EXTRA)
-    require("mcp", EXTRA)
     return ClientLevel(run, NAME, dialects=DIALECTS)
 
 

@@ -58,7 +58,7 @@ from harness.errors import (
     OutcomeFormatError,
     UsageError,
 )
-from harness.wire import dialects
+from harness.wire import bounded, dialects
 from harness.wire.codecs import CodecError, WireEvent
 
 if TYPE_CHECKING:
@@ -303,7 +303,7 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
             if not raw.strip():
                 continue
             try:
-                message = json.loads(raw)
+                message = bounded.loads(raw)
                 if not isinstance(message, dict):
                     raise UsageError("a message must be a JSON object")
                 op = message.get("op")

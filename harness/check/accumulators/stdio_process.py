@@ -38,6 +38,7 @@ from harness.errors import (
     NotApplicable,
     UsageError,
 )
+from harness.wire import bounded
 
 if TYPE_CHECKING:
     from harness.check.case import Case
@@ -383,7 +384,7 @@ class Stdio:
                 continue
             shown = _trimmed(raw)
             try:
-                answer = json.loads(raw.decode("utf-8"))
+                answer = bounded.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
                 raise AccumulatorProtocolError(
                     f"{where}: answered a line that is not JSON: {shown!r}"

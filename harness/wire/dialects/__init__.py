@@ -10,6 +10,7 @@ The built-in dialects are modules of this package; another package adds one by n
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Final, TypeVar
@@ -77,6 +78,7 @@ __all__ = [
     "reference_accumulator",
     "reference_outcome",
     "registered",
+    "tool_call_finishes",
 ]
 
 ENTRY_POINT_GROUP: Final = "toolstream.dialects"
@@ -153,6 +155,14 @@ def _load(name: str) -> Dialect:
     if found.name != name:
         raise DialectError(f"dialect {name!r}: {entry.value} calls itself {found.name!r}")
     return found
+
+
+@functools.cache
+def tool_call_finishes() -> frozenset[str]:
+    """Every dialect's word for "the turn ended to let the client run tools" (`tool_calls`,
+    `tool_use`, `TOOL_CALL` ...): the finish an agent checks before it runs the calls."""
+    words = (get(name).finish_reasons.get(Finish.TOOL_CALLS) for name in names())
+    return frozenset(word for word in words if word)
 
 
 def id_style(name: str) -> IdStyle:
