@@ -1,4 +1,4 @@
-"""The README's Layout table matches the tree: every path it names exists, every stage package is
+"""The Layout table of docs/layout.md matches the tree: every path it names exists, every stage package is
 named; the wheel bundles the corpus folders."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _layout_paths() -> set[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Layout\n", 1)[1].split("\n## ", 1)[0]
-    rows = [row for row in section.splitlines() if row.startswith("| ")]
+    page = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    rows = [row for row in page.splitlines() if row.startswith("| ")]
     return {path for row in rows for path in re.findall(r"`(harness/[^`]+)`", row)}
 
 
