@@ -2,9 +2,9 @@
 
 Runs each `bench_*.py` module's `measure` in turn, prints every figure (each ours against a peer
 measured in the same run), writes the results as JSON under `benchmarks/results/`, and rewrites
-the figures in README.md and benchmarks/README.md between their `<!-- bench:... -->` markers,
-with the machine and the date, so both READMEs always quote the same run. `--quick` takes under
-a minute on two cores; `--smoke` only proves every benchmark still runs (it writes no README).
+the figures in docs/benchmarks.md and benchmarks/README.md between their `<!-- bench:... -->`
+markers, with the machine and the date, so both pages always quote the same run. `--quick` takes
+under a minute on two cores; `--smoke` only proves every benchmark still runs (it writes no page).
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from figures import SCALES, Figure, Scale, describe, machine, table, text_table 
 
 # Pipeline order: wire bytes, cassettes on disk, replay, mutations, whole matrix runs; then start-up.
 BENCHMARKS = ("codecs", "cassettes", "replay", "mutations", "matrix", "startup")
-README = HERE.parent / "README.md"
+PAGE = HERE.parent / "docs" / "benchmarks.md"
 BENCH_README = HERE / "README.md"
 
 
 class MarkerError(Exception):
-    """A README lacks the markers its figures go between."""
+    """A page lacks the markers its figures go between."""
 
 
 def run(names: tuple[str, ...], scale: Scale) -> dict[str, Any]:
@@ -64,16 +64,17 @@ def replace_between(text: str, key: str, body: str, where: Path) -> str:
     return f"{head}{start}\n{body}\n{end}{tail}"
 
 
-def write_readmes(results: dict[str, Any], readme: Path = README, bench_readme: Path = BENCH_README) -> None:
-    """Both READMEs' figures from this one run (the whole table, and each benchmark's own)."""
+def write_pages(results: dict[str, Any], page: Path = PAGE, bench_readme: Path = BENCH_README) -> None:
+    """Both pages' figures from this one run (the whole table in docs/benchmarks.md, and each
+    benchmark's own in benchmarks/README.md)."""
     line = f"Measured by `python benchmarks/run.py` on {describe(results['machine'], results['scale'])}"
-    text = replace_between(readme.read_text(), "all", f"{line}\n\n{table(all_figures(results))}", readme)
+    text = replace_between(page.read_text(), "all", f"{line}\n\n{table(all_figures(results))}", page)
     bench_text = bench_readme.read_text()
     for name, entry in results["benchmarks"].items():
         body = f"{line}\n\n{table(entry['figures'], with_benchmark=False)}"
         bench_text = replace_between(bench_text, name, body, bench_readme)
     # Both checked before either is written: a missing marker leaves neither half-updated.
-    readme.write_text(text)
+    page.write_text(text)
     bench_readme.write_text(bench_text)
 
 
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--quick", action="store_true", help="smaller inputs, fewer runs (under a minute)")
     group.add_argument("--smoke", action="store_true", help="tiny inputs: only proves every benchmark runs")
-    parser.add_argument("--no-write", action="store_true", help="leave both READMEs alone")
+    parser.add_argument("--no-write", action="store_true", help="leave both pages alone")
     parser.add_argument("--only", action="append", choices=BENCHMARKS, help="run this benchmark (repeatable)")
     parser.add_argument("--results", type=Path, default=HERE / "results", help="folder for the results JSON")
     args = parser.parse_args(argv)
@@ -108,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"results: {save(results, args.results)} ({results['seconds']:.0f} s)")
     if args.no_write or scale == "smoke" or args.only:
         return 0
-    write_readmes(results)
-    print(f"updated {README.relative_to(HERE.parent)} and {BENCH_README.relative_to(HERE.parent)}")
+    write_pages(results)
+    print(f"updated {PAGE.relative_to(HERE.parent)} and {BENCH_README.relative_to(HERE.parent)}")
     return 0
 
 

@@ -2,7 +2,10 @@
 
 Shared by the tests of the README (`test_readme.py`) and of the pages under docs/
 (`test_docs_examples.py`): a block is found by its fence, runs in a folder holding the bundled
-cassettes, scenarios and examples, and `toolstream` is this checkout's CLI.
+cassettes, scenarios and examples, and `toolstream` is this checkout's CLI. A recording example
+(`toolstream record`, `RecordingTransport`) talks to a local fake provider through the SDKs' own
+endpoint variable (`OPENAI_BASE_URL`), never to the real one, and must leave its key out of
+every file it writes.
 
 Every command run must exit with exactly the code its line declares and print no traceback: a
 `$ ` line that exits other than 0 says so at its end, as a shell comment the reader sees and a
@@ -17,10 +20,15 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from harness import load_cassette
+from harness.record.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[1]
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n?", re.MULTILINE | re.DOTALL)
@@ -75,6 +83,43 @@ def scratch(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+# Examples that run a matrix, a search, a Node or client process, or a Python script importing an
+# SDK take seconds each: the full suite runs them, the fast lane (`-m "not slow"`) the quick ones.
+SLOW_EXAMPLES = (
+    "toolstream check",
+    "toolstream compare",
+    "toolstream explore",
+    "cmd:node",
+    "--client",
+    "--toolstream-accumulator",
+    "import openai",
+    "import anthropic",
+)
+RECORDING_EXAMPLES = ("toolstream record", "RecordingTransport")
+CANARY = "sk-docs-canary"
+
+
+def is_slow(block: Block) -> bool:
+    return any(command in block.text for command in SLOW_EXAMPLES)
+
+
+@contextmanager
+def provider_for(block: Block, env: dict[str, str]) -> Iterator[None]:
+    """A recording example's provider: a loopback one serving a bundled stream, its key a canary
+    that must reach no file the example writes. Other examples get none."""
+    if not any(marker in block.text for marker in RECORDING_EXAMPLES):
+        yield
+        return
+    with FakeProvider.from_cassette(load_cassette(ROOT / "cassettes/openai-chat/parallel-2.yaml")) as fake:
+        env.update(OPENAI_API_KEY=CANARY, OPENAI_BASE_URL=fake.url + "/v1")
+        yield
+
+
+def leaked_key(folder: Path) -> list[Path]:
+    """The YAML files under `folder` (cassettes, recordings) holding the canary key."""
+    return [p for p in folder.rglob("*.yaml") if CANARY in p.read_text(errors="replace")]
+
+
 def run_python(text: str, cwd: Path, env: dict[str, str]) -> str:
     """Run a block as a script; its stdout, or the test fails with its stderr (exit 0, no traceback)."""
     run = subprocess.run(
@@ -113,3 +158,26 @@ def run_command(line: str, cwd: Path, env: dict[str, str]) -> str:
         f"with `# exits N`): {said}"
     )
     return run.stdout
+
+
+def run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
+    """Run one block the way its reader would: a `python` block as a script (printing exactly the
+    `output` block right after it, if any), each `$ ` line of a `console` block, a `yaml` block as
+    a scenario applied to the bundled corpus."""
+    if block.kind == "python":
+        printed = run_python(block.text, cwd, env)
+        if block.follower is not None and block.follower.kind == "output":
+            assert printed == block.follower.text, f"{block.page}:{block.line} printed:\n{printed}"
+    elif block.kind == "yaml":
+        import yaml
+
+        from harness.matrix.selection import Matrix, Selection
+        from harness.mutate.scenario import scenario_from_data
+
+        scenario = scenario_from_data(yaml.safe_load(block.text), where=f"{block.page}:{block.line}")
+        cases = list(Matrix(Selection(seeds=1), [scenario]).all())
+        assert cases and all(case.expected is not None for case in cases)
+    else:
+        for line in block.text.splitlines():
+            if line.startswith("$ "):
+                run_command(line[2:], cwd, env)

@@ -1,4 +1,5 @@
-"""The one benchmark command: every benchmark runs, and both READMEs get their figures from one run."""
+"""The one benchmark command: every benchmark runs, and both pages (docs/benchmarks.md and
+benchmarks/README.md) get their figures from one run."""
 
 from __future__ import annotations
 
@@ -60,10 +61,10 @@ def test_every_bench_script_is_run_and_runs_alone() -> None:
         assert 'if __name__ == "__main__":' in text
 
 
-def test_both_readmes_get_the_same_run_between_their_markers(tmp_path: Path) -> None:
+def test_both_pages_get_the_same_run_between_their_markers(tmp_path: Path) -> None:
     readme, bench = readmes(tmp_path)
     results = fake_results()
-    runner.write_readmes(results, readme, bench)
+    runner.write_pages(results, readme, bench)
     top, detail = readme.read_text(), bench.read_text()
     assert top.startswith("# Top\n\nbefore\n<!-- bench:all:start -->\n")
     assert top.endswith("<!-- bench:all:end -->\nafter\n")
@@ -77,21 +78,21 @@ def test_both_readmes_get_the_same_run_between_their_markers(tmp_path: Path) -> 
     assert "| matrix speed | 200 MB/s | peer: 100 MB/s |" in detail.split("## matrix")[1]
     assert detail.count("tail ") == len(runner.BENCHMARKS)
     # Writing again replaces, never stacks.
-    runner.write_readmes(results, readme, bench)
+    runner.write_pages(results, readme, bench)
     assert readme.read_text() == top and bench.read_text() == detail
 
 
-def test_a_missing_marker_leaves_both_readmes_untouched(tmp_path: Path) -> None:
+def test_a_missing_marker_leaves_both_pages_untouched(tmp_path: Path) -> None:
     readme, bench = readmes(tmp_path)
     bench.write_text(bench.read_text().replace("<!-- bench:matrix:end -->", ""))
     before = readme.read_text(), bench.read_text()
     with pytest.raises(runner.MarkerError, match=r"bench.md: add the lines <!-- bench:matrix:start -->"):
-        runner.write_readmes(fake_results(), readme, bench)
+        runner.write_pages(fake_results(), readme, bench)
     assert (readme.read_text(), bench.read_text()) == before
 
 
-def test_the_real_readmes_have_every_marker() -> None:
-    runner.replace_between(runner.README.read_text(), "all", "", runner.README)
+def test_the_real_pages_have_every_marker() -> None:
+    runner.replace_between(runner.PAGE.read_text(), "all", "", runner.PAGE)
     for name in runner.BENCHMARKS:
         runner.replace_between(runner.BENCH_README.read_text(), name, "", runner.BENCH_README)
 
@@ -101,7 +102,7 @@ def test_the_real_readmes_have_every_marker() -> None:
 def test_run_py_smoke_runs_each_benchmark(name: str, tmp_path: Path) -> None:
     # One benchmark per test, so xdist spreads them (the whole smoke run is half a minute on one
     # core); `run.py` runs whatever `--only` lists the same way, and `BENCHMARKS` is every script.
-    before = runner.README.read_text(), runner.BENCH_README.read_text()
+    before = runner.PAGE.read_text(), runner.BENCH_README.read_text()
     done = subprocess.run(
         [sys.executable, str(BENCHMARKS / "run.py"), "--smoke", "--only", name, "--results", str(tmp_path)],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
@@ -117,4 +118,4 @@ def test_run_py_smoke_runs_each_benchmark(name: str, tmp_path: Path) -> None:
         assert figure["benchmark"] == name
         assert all(math.isfinite(figure[k]) and figure[k] > 0 for k in ("ours", "peer", "ratio")), figure
         assert figure["what"] in done.stdout
-    assert (runner.README.read_text(), runner.BENCH_README.read_text()) == before
+    assert (runner.PAGE.read_text(), runner.BENCH_README.read_text()) == before

@@ -1,8 +1,8 @@
 """The real clients of examples/clients/, unchanged, run by `toolstream check --client` over their
-dialect's cases (each Node one from its folder where the README's install put exactly what its
+dialect's cases (each Node one from its folder where the documented install put exactly what its
 lockfile pins there, else by its own `npm ci --offline` in a temp folder, from the npm cache that
-install filled; skipped with the install command where that cannot be done), and the README
-table of what each gets wrong, which must match the stored results."""
+install filled; skipped with the install command where that cannot be done), and the table of
+docs/clients.md of what each gets wrong, which must match the stored results."""
 
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ INSTALLED: dict[str, Path] = {}  # client folder -> where it is installed for th
 
 def need(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     """A Node client installed from its pinned lockfile: its own folder where that holds exactly
-    what the lockfile pins (the README's install), else a folder of this test session's own
-    (`npm ci --offline`: from the npm cache the README's install filled, never the network);
+    what the lockfile pins (the documented install), else a folder of this test session's own
+    (`npm ci --offline`: from the npm cache the documented install filled, never the network);
     skipped with the install command where node or the cached packages are missing."""
     folder = TABLE["CLIENTS"][name][0]
     if folder in INSTALLED:
@@ -63,7 +63,7 @@ def need(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
         pytest.skip(skip)
     source = ROOT / "examples" / "clients" / folder
     if _installed_from_lockfile(source):
-        INSTALLED[folder] = source  # the README's install, from this lockfile: nothing to add
+        INSTALLED[folder] = source  # the documented install, from this lockfile: nothing to add
         return
     copy = tmp_path_factory.mktemp(folder)
     for path in source.iterdir():
@@ -105,7 +105,7 @@ def check(name: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
 
 
 def agrees_with_stored(name: str, cases: dict[str, dict[str, Any]]) -> None:
-    """Each case run here has the verdict the README table was written from."""
+    """Each case run here has the verdict the table of docs/clients.md was written from."""
     from harness.oracle.verdict import signature
 
     stored = {row["id"]: row for row in STORED[name]["cases"]}
@@ -174,8 +174,8 @@ def test_the_node_anthropic_sdk_loop(tmp_path: Path, tmp_path_factory: pytest.Te
     assert all(any(line.startswith(raised) for line in c["diff"]) for c in complete)
 
 
-def test_the_readme_table_is_the_stored_results() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_clients_page_table_is_the_stored_results() -> None:
+    readme = (ROOT / "docs" / "clients.md").read_text()
     block = readme.split(TABLE["BEGIN"], 1)[1].split(TABLE["END"], 1)[0].strip()
     stored = {name: STORED[name] for name in TABLE["CLIENTS"] if name in STORED}
     assert block == TABLE["table"](stored)

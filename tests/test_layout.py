@@ -1,4 +1,4 @@
-"""The README's Layout table matches the tree: every path it names exists, every stage package is
+"""The Layout table of docs/layout.md matches the tree: every path it names exists, every stage package is
 named; the wheel bundles the corpus folders."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _layout_paths() -> set[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Layout\n", 1)[1].split("\n## ", 1)[0]
-    rows = [row for row in section.splitlines() if row.startswith("| ")]
+    page = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    rows = [row for row in page.splitlines() if row.startswith("| ")]
     return {path for row in rows for path in re.findall(r"`(harness/[^`]+)`", row)}
 
 
@@ -41,3 +40,21 @@ def test_the_wheel_bundles_every_corpus_folder_and_no_script() -> None:
     corpus = {f"cassettes/{p.name}" for p in (ROOT / "cassettes").iterdir() if any(p.glob("*.yaml"))}
     assert corpus <= bundled
     assert not any(key.startswith("cassettes/synthesize") or key == "cassettes" for key in bundled)
+
+
+def test_the_layout_table_lists_the_stages_bottom_first_as_the_layers_test_does() -> None:
+    """The table reads up the pipeline in the order of `tests/test_layers.py`'s LAYERS."""
+    from test_layers import LAYERS, stage_ranks
+
+    ranks = stage_ranks(LAYERS)
+    page = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    rows = [row for row in page.splitlines() if row.startswith("| ")]
+    order = []
+    for row in rows:
+        for path in re.findall(r"`harness/([^`/.]+)/[^`]*`", row):
+            rank = ranks.get(path)
+            if rank is not None:
+                order.append(rank[0])
+    assert order and order == sorted(order)
+    folders = {name for name, (rank, _) in ranks.items() if not name.endswith(".py")}
+    assert folders <= {p.split("/")[1] for p in _layout_paths()}

@@ -17,6 +17,11 @@ from _pytester_support import ROOT, plugin_args
 # Of the transports it reads only `modes` (record modes and match fields: plain names).
 HEAVY = (
     "harness.check",
+    "harness.oracle",
+    "harness.accumulators",
+    "harness.matrix",
+    "harness.search",
+    "harness.text",
     "harness.serve",
     "harness.transports.recording",
     "harness.transports.replay",

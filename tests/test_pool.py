@@ -65,7 +65,7 @@ def test_the_forkserver_preload_imports_what_a_worker_needs() -> None:
         "from harness import mutate\n"
         "from harness.wire import dialects\n"
         "read = mutate._loaded and dialects._registered is not None\n"
-        "from harness.check import casecache\n"
+        "from harness.matrix import casecache\n"
         "typed = mutate._hints.cache_info().currsize == len(mutate._REGISTRY)\n"
         "typed = typed and casecache._code_digest.cache_info().currsize == 1\n"
         "print(len(MODULES), read and typed, [name for name in MODULES if name not in sys.modules])\n"

@@ -1,4 +1,6 @@
-"""Every Python example of the README's pytest section runs as a test file, the way a user would paste it."""
+"""Every Python example of docs/pytest.md before "Recording in your test suite" (whose ini and
+conftest examples tests/test_recording_in_a_suite.py runs) runs as a test file, the way a user would
+paste it."""
 
 from __future__ import annotations
 
@@ -9,13 +11,12 @@ from _pytester_support import ROOT, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
 
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "pytest.md"
 
 
 def python_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("\n## pytest\n") :]
-    section = section[: section.index("\n## ", 1)]
+    text = PAGE.read_text(encoding="utf-8")
+    section = text[: text.index("\n## Recording in your test suite\n")]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 

@@ -312,7 +312,7 @@ def test_new_episodes_names_its_stale_interactions(project: pytest.Pytester) -> 
 
 
 def test_the_readme_configuration_examples_work(project: pytest.Pytester) -> None:
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parent.parent / "docs" / "pytest.md").read_text(encoding="utf-8")
     section = text[text.index("\n## Recording in your test suite\n") :]
     section = section[: section.index("\n## ", 1)]
     (ini,) = re.findall(r"```ini\n(.*?)```", section, re.S)

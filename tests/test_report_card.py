@@ -1,8 +1,9 @@
 """`toolstream report-card`: libraries graded in their own environments through `serve-accumulator`.
 
 Offline: the installed openai and anthropic are graded from this venv (`--use-current-env`), the two
-langchain-core releases from the side environments `.ci/run` builds. The README's generated blocks
-and the known list are checked against the stored card and the installed library sources.
+langchain-core releases from the side environments `.ci/run` builds. The generated blocks of
+docs/report-card.md and the known list are checked against the stored card and the installed
+library sources.
 """
 
 from __future__ import annotations
@@ -178,7 +179,9 @@ def test_langchain_core_fix_shows_as_a_change_between_versions(tmp_path: Path) -
 
 
 # ---------------------------------------------------------------------------------------------
-# The stored card, the README and the known list
+# The stored card, the page docs/report-card.md and the known list
+
+PAGE = ROOT / "docs" / "report-card.md"
 
 
 def _between(text: str, which: str) -> str:
@@ -186,28 +189,30 @@ def _between(text: str, which: str) -> str:
     return text.split(start + "\n", 1)[1].split("\n" + end, 1)[0]
 
 
-def test_readme_blocks_are_what_the_stored_card_generates() -> None:
+def test_page_blocks_are_what_the_stored_card_generates() -> None:
     card = json.loads(STORED.read_text(encoding="utf-8"))
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert _between(readme, "adapters") == render.adapters_block(card)
-    assert _between(readme, "card") == render.card_block(card)
+    text = PAGE.read_text(encoding="utf-8")
+    # The page is in docs/: its links to examples/repros/ climb one folder.
+    assert _between(text, "adapters") == render.adapters_block(card, "../")
+    assert _between(text, "card") == render.card_block(card, "../")
 
 
-def test_rerendering_the_stored_card_rewrites_the_readme_identically(tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    original = (ROOT / "README.md").read_text(encoding="utf-8")
-    readme.write_text(original, encoding="utf-8")
-    argv = [
-        "report-card",
-        "--from-json",
-        str(STORED),
-        "--out",
-        str(tmp_path / "out"),
-        "--readme",
-        str(readme),
-    ]
+@pytest.mark.parametrize("option", ["--page", "--readme"])
+def test_rerendering_the_stored_card_rewrites_the_page_identically(
+    option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--page` writes the page's blocks, with its links from where the page is in the checkout
+    (here a copy of the checkout's docs/ folder); `--readme` is the same option's old name."""
+    from harness.card import environments
+
+    monkeypatch.setattr(environments, "source_root", lambda: tmp_path)
+    page = tmp_path / "docs" / "report-card.md"
+    page.parent.mkdir()
+    original = PAGE.read_text(encoding="utf-8")
+    page.write_text(original, encoding="utf-8")
+    argv = ["report-card", "--from-json", str(STORED), "--out", str(tmp_path / "out"), option, str(page)]
     assert main(argv) == 0
-    assert readme.read_text(encoding="utf-8") == original
+    assert page.read_text(encoding="utf-8") == original
 
 
 def test_every_known_signature_is_in_the_stored_card() -> None:
@@ -350,16 +355,16 @@ def test_a_signature_links_the_repro_scripts_of_its_cases(issue_card: Path) -> N
     assert f"[openai-parallel-calls-share-index-0](../{script})" in render.markdown(card, "../")
 
 
-def test_the_readme_card_links_every_repro_of_a_graded_library() -> None:
+def test_the_page_card_links_every_repro_of_a_graded_library() -> None:
     from harness.card.repros import repro_scripts
 
     card = json.loads(STORED.read_text(encoding="utf-8"))
     graded = {r["library"] for r in card["rows"] if not r.get("problem")}
-    block = _between((ROOT / "README.md").read_text(encoding="utf-8"), "card")
+    block = _between(PAGE.read_text(encoding="utf-8"), "card")
     scripts = {path for (library, _), path in repro_scripts(ROOT).items() if library in graded}
     assert len(scripts) >= 5  # openai's three and anthropic's two at least
     for path in sorted(scripts):
-        assert f"]({path})" in block, f"{path} is not linked from the README's report card"
+        assert f"](../{path})" in block, f"{path} is not linked from the report card of {PAGE.name}"
 
 
 def test_upstream_reports_are_issue_links_shown_in_the_card() -> None:
@@ -368,7 +373,7 @@ def test_upstream_reports_are_issue_links_shown_in_the_card() -> None:
     linked = {key: issue for key, issue in known_issues().items() if issue.upstream}
     assert linked, "some known signatures have an upstream report"
     card = json.loads(STORED.read_text(encoding="utf-8"))
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = PAGE.read_text(encoding="utf-8")
     page = render.page(card)
     for (library, sig), issue in linked.items():
         assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+", str(issue.upstream))
@@ -381,5 +386,5 @@ def test_upstream_reports_are_issue_links_shown_in_the_card() -> None:
         ]
         assert found and all((s["known"] or {}).get("upstream") == issue.upstream for s in found)
         assert f"href='{issue.upstream}'" in page
-        if any(s in rows[-1].get("signatures", []) for s in found):  # the README shows the newest row
+        if any(s in rows[-1].get("signatures", []) for s in found):  # the page shows the newest row
             assert f"[upstream]({issue.upstream})" in _between(readme, "adapters")

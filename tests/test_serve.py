@@ -716,11 +716,11 @@ def test_serving_by_hand_prints_the_base_url_a_sdk_takes() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The README recipe
+# The curl recipe of docs/commands.md
 
 
 def readme_recipe() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "commands.md").read_text()
     section = text.split("## Replay server", 1)[1].split("\n## ", 1)[0]
     found = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
     assert found, "the Replay server section has a sh block"

@@ -36,7 +36,7 @@ def test_shared_name_and_text() -> None:
 
 def test_report_card_names_no_environment_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 30's part in the renderer: a row's problem names its environment's python and the
-    cache folder; the Markdown, the HTML and the README blocks say neither."""
+    cache folder; the Markdown, the HTML and the blocks of docs/report-card.md say neither."""
     from harness import cache
     from harness.card import render
 

@@ -1,6 +1,6 @@
 """Issue 10's done-when: accumulators written strictly to each documented protocol (tests/strict/)
 have no unsafe or lost difference in a `spec` case over the full bundled matrix of their dialect,
-and the README's "What strictness costs" lists exactly what they pay in quirk and policy cases."""
+and docs/strictness.md ("What strictness costs") lists exactly what they pay in quirk and policy cases."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_no_unsafe_or_lost_difference_in_a_spec_case(dialect: str) -> None:
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_the_readme_lists_what_strictness_costs(dialect: str) -> None:
     fresh = block(dialect, _report(dialect))
-    assert listed(dialect) == fresh, "README drifted: run `python -m tests.strict.costs`"
+    assert listed(dialect) == fresh, "docs/strictness.md drifted: run `python -m tests.strict.costs`"
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

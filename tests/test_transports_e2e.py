@@ -473,7 +473,7 @@ def test_a_recording_served_by_the_fake_provider_records_the_same(
 
 
 def test_the_readme_record_example_saves_a_stream_read_to_done_as_complete(tmp_path: Path) -> None:
-    """The README's record example, against a loopback provider: the SDK stops reading at `[DONE]`
+    """The record example of docs/recording.md, against a loopback provider: the SDK stops reading at `[DONE]`
     and closes the response before its body ends; nothing was lost, so the recording is complete."""
     path = tmp_path / "recordings/weather.yaml"
     with FakeProvider.from_cassette(load(bundled("cassettes") / "openai-chat/parallel-2.yaml")) as fake:

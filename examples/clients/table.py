@@ -1,4 +1,5 @@
-"""What each real client in examples/clients/ gets wrong, as a README table, by one command.
+"""What each real client in examples/clients/ gets wrong, as the table of docs/clients.md, by one
+command.
 
     python examples/clients/table.py --run     # run every installed client, store, write the table
     python examples/clients/table.py           # write the table from the stored results
@@ -8,8 +9,8 @@
 server, `-j` programs at once, 8 by default) over its dialect's whole matrix (every bundled
 cassette of that dialect under every shipped scenario: 1685 openai-chat cases, 1268 anthropic),
 stores the verdicts and what the run cost (wall and CPU seconds) in `results.json` beside this
-file, and writes the table between the markers in README.md. A client whose toolchain is not
-installed keeps its stored results.
+file, and writes the table between the markers in docs/clients.md. A client whose toolchain is
+not installed keeps its stored results.
 
 `--rerun-errors` runs again only the cases of each stored row whose verdict is `error` (after a
 change to the oracle that can only move those, such as the raise rule of `harness.serve.oracle`),
@@ -36,7 +37,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 RESULTS = HERE / "results.json"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "clients.md"
 BEGIN, END = "<!-- clients-table:begin -->", "<!-- clients-table:end -->"
 
 # `--selection`: one seed of these scenarios per dialect, for a client whose whole matrix costs
@@ -205,7 +206,7 @@ def minutes(seconds: float) -> str:
 
 
 def table(stored: dict[str, Any]) -> str:
-    """The README table from stored results."""
+    """The table of docs/clients.md from stored results."""
     lines = [
         "| client | dialect | cases | pass | fail | error | timeout "
         "| what it gets wrong (cases, scenarios) | wall / CPU |",
@@ -253,11 +254,11 @@ def dump(stored: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def write_readme(stored: dict[str, Any]) -> None:
-    text = README.read_text()
+def write_page(stored: dict[str, Any]) -> None:
+    text = PAGE.read_text()
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
-    README.write_text(f"{head}{BEGIN}\n{table(stored)}\n{END}{tail}")
+    PAGE.write_text(f"{head}{BEGIN}\n{table(stored)}\n{END}{tail}")
 
 
 def main() -> int:
@@ -332,7 +333,7 @@ def main() -> int:
                 file=sys.stderr,
             )
     stored = {name: stored[name] for name in CLIENTS if name in stored}
-    write_readme(stored)
+    write_page(stored)
     return 0
 
 

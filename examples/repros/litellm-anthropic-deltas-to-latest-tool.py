@@ -2,7 +2,7 @@
 """anthropic/seed004-interleaved-input-json::original::s0 through litellm: a standalone reproduction.
 
 Stream: quirk (C1 tool blocks interleaved (docker-agent PR #3009)).
-Needs only: pip install litellm mcp
+Needs only: pip install litellm
 Run: python this file. It serves the recorded (and mutated) stream below through the
 library's own HTTP mocking point, prints what the library returned and what the stream
 means, and exits 1 while they differ, 0 once the library handles this stream.
@@ -179,7 +179,7 @@ def tools():
 def run():
     """`litellm.completion(stream=True)` with the mock transport given through `client=` (litellm's
     `HTTPHandler` for anthropic/, an `openai.OpenAI` client for openai/), the chunks then built into
-    one message by `litellm.stream_chunk_builder`, as litellm documents. Tool calls need `mcp`."""
+    one message by `litellm.stream_chunk_builder`, as litellm documents."""
     http_client = httpx.Client(transport=mock_transport(httpx))
     if DIALECT == "anthropic":
         provider = {"model": "anthropic/" + REQUEST["model"], "client": HTTPHandler(client=http_client)}

@@ -5,5 +5,5 @@ builds and caches one virtualenv per library and version; `grading.py` runs the 
 `serve-accumulator` in each and sums it up (rows, failure signatures with their worst case,
 changes between versions); `known.py` holds what we know of each signature (upstream issue,
 the library line responsible, from `known.yaml`); `render.py` writes Markdown, HTML and the
-README's blocks.
+blocks of docs/report-card.md.
 """

@@ -1,5 +1,6 @@
 """`toolstream report-card`: the matrix over released libraries, one side environment per version,
-summed up as report-card.md, .html and .json (and, with `--readme`, the README's two blocks)."""
+summed up as report-card.md, .html and .json (and, with `--page`, the two generated blocks of
+docs/report-card.md)."""
 
 from __future__ import annotations
 
@@ -78,10 +79,13 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="where report-card.md, .html, .json and each version's report go (default ./report-card)",
     )
     parser.add_argument(
+        "--page",
         "--readme",
+        dest="page",
         type=Path,
         metavar="FILE",
-        help="also rewrite this README's generated blocks (built-in adapters, report card)",
+        help="also rewrite the generated blocks (built-in adapters, report card) of this Markdown page: "
+        "docs/report-card.md (`--readme`: the same option, its old name)",
     )
     parser.add_argument(
         "--from-json",
@@ -120,12 +124,12 @@ def run(args: argparse.Namespace) -> int:
     base = _base(out)
     (out / "report-card.md").write_text(render.markdown(card, base), encoding="utf-8")
     (out / "report-card.html").write_text(render.page(card, base), encoding="utf-8")
-    if args.readme is not None:
-        render.update_readme(args.readme, card)
+    if args.page is not None:
+        render.update_page(args.page, card, _base(args.page.parent))
     print(render.card_block(card))
     print(
         f"\nwrote {out / 'report-card.md'}, .html and .json"
-        + (f"; updated {args.readme}" if args.readme else "")
+        + (f"; updated {args.page}" if args.page else "")
     )
     return 0
 

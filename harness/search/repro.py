@@ -51,7 +51,7 @@ SPECS: dict[str, Template] = {
     "pydantic-ai": Template(
         "pydantic-ai-slim[openai,anthropic]", ("openai-chat", "anthropic"), templates.PYDANTIC_AI, _BOTH
     ),
-    "litellm": Template("litellm mcp", ("openai-chat", "anthropic"), templates.LITELLM, _BOTH),
+    "litellm": Template("litellm", ("openai-chat", "anthropic"), templates.LITELLM, _BOTH),
     "langchain-openai": Template(
         "langchain-openai", ("openai-chat",), templates.LANGCHAIN_OPENAI, _OPENAI_ENDPOINTS
     ),

@@ -233,7 +233,7 @@ def tools():
 def run():
     """`litellm.completion(stream=True)` with the mock transport given through `client=` (litellm's
     `HTTPHandler` for anthropic/, an `openai.OpenAI` client for openai/), the chunks then built into
-    one message by `litellm.stream_chunk_builder`, as litellm documents. Tool calls need `mcp`."""
+    one message by `litellm.stream_chunk_builder`, as litellm documents."""
     http_client = httpx.Client(transport=mock_transport(httpx))
     if DIALECT == "anthropic":
         provider = {"model": "anthropic/" + REQUEST["model"], "client": HTTPHandler(client=http_client)}

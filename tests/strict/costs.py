@@ -1,8 +1,8 @@
-"""What strictness costs: the strict accumulators' failures outside `spec` cases, as the README lists
-them (per dialect: class, scenario, severity, signature, count).
+"""What strictness costs: the strict accumulators' failures outside `spec` cases, as
+docs/strictness.md lists them (per dialect: class, scenario, severity, signature, count).
 
-    python -m tests.strict.costs        # rewrite the README's blocks from a fresh run
-    python -m tests.strict.costs --check  # exit 1 when the README differs from a fresh run
+    python -m tests.strict.costs        # rewrite the page's blocks from a fresh run
+    python -m tests.strict.costs --check  # exit 1 when the page differs from a fresh run
 
 `tests/test_strict_accumulators.py` runs the same check per dialect.
 """
@@ -20,7 +20,7 @@ from harness.mutate.scenario import recorded_streams
 from harness.oracle.verdict import signature
 from tests.strict import STRICT
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "strictness.md"
 
 
 def run(dialect: str) -> Report:
@@ -36,7 +36,7 @@ def _declared() -> set[str]:
 
 
 def block(dialect: str, report: Report) -> str:
-    """The README block for one dialect: a summary line and one row per kind of failure."""
+    """The page's block for one dialect: a summary line and one row per kind of failure."""
     classes = Counter(str(r.case_class) for r in report.results)
     declared = _declared()
     rows: Counter[tuple[str, str, str, str]] = Counter()
@@ -69,13 +69,13 @@ def _pattern(dialect: str) -> re.Pattern[str]:
 
 
 def listed(dialect: str, text: str | None = None) -> str | None:
-    """The block the README holds for `dialect` (None when it has none)."""
-    found = _pattern(dialect).search(README.read_text(encoding="utf-8") if text is None else text)
+    """The block the page holds for `dialect` (None when it has none)."""
+    found = _pattern(dialect).search(PAGE.read_text(encoding="utf-8") if text is None else text)
     return None if found is None else found.group(2)
 
 
 def main(argv: list[str]) -> int:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     stale = []
     for dialect in STRICT:
         fresh = block(dialect, run(dialect))
@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         print("stale:", ", ".join(stale) if stale else "none")
         return 1 if stale else 0
-    README.write_text(text, encoding="utf-8")
+    PAGE.write_text(text, encoding="utf-8")
     print("rewritten:", ", ".join(stale) if stale else "none")
     return 0
 
