@@ -31,7 +31,7 @@ def moved(old: str, *new: str) -> None:
         f"{old} has moved to {' and '.join(new)}; import it from there "
         f"(the old path goes in toolstream-harness {REMOVED_IN})",
         DeprecationWarning,
-        stacklevel=_importer_level(),
+        stacklevel=3,  # the line that imported the shim (warnings skips the import machinery's frames)
     )
     targets = [importlib.import_module(name) for name in new]
     if len(targets) == 1 and not hasattr(shim, "__path__"):
@@ -52,13 +52,3 @@ def _forward(shim: ModuleType, targets: list[ModuleType]) -> None:
     names = sorted({n for t in targets for n in getattr(t, "__all__", ())})
     shim.__getattr__ = __getattr__  # type: ignore[method-assign]
     shim.__all__ = names
-
-
-def _importer_level() -> int:
-    """The stack level of the line that imported the shim, past the import machinery's frames."""
-    frame = sys._getframe(2)  # the shim's own module code
-    level = 3
-    while frame.f_back is not None and frame.f_back.f_code.co_filename.startswith("<frozen importlib"):
-        frame = frame.f_back
-        level += 1
-    return level
