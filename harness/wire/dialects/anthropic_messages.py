@@ -46,7 +46,6 @@ from urllib.parse import urlparse
 from harness.cassettes.model import Request, header
 from harness.check.outcome import Outcome, State
 from harness.errors import DialectError
-from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -77,6 +76,8 @@ from harness.wire.dialects.blocks import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    THINKING_BUDGET,
+    Recipe,
     Requesting,
     ToolResult,
     Turn,

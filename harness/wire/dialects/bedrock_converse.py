@@ -38,8 +38,6 @@ from urllib.parse import quote, urlparse, urlsplit
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError, UsageError
-from harness.record.recipes import THINKING_BUDGET, Recipe
-from harness.record.sigv4 import sign_sigv4
 from harness.wire.codecs import EventHeader, WireEvent
 from harness.wire.codecs.eventstream import encode_frame
 from harness.wire.dialects.base import (
@@ -68,11 +66,13 @@ from harness.wire.dialects.blocks import (
     block_invariants,
     renumber_blocks,
 )
+from harness.wire.dialects.requesting import THINKING_BUDGET, Recipe
+from harness.wire.dialects.sigv4 import sign_sigv4
 
 if TYPE_CHECKING:
     import datetime as dt
 
-    from harness.record.providers import PreparedRequest
+    from harness.wire.dialects.providers import PreparedRequest
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     Requesting,

@@ -43,7 +43,6 @@ from urllib.parse import urlsplit
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
-from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -67,6 +66,8 @@ from harness.wire.dialects.base import (
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
+    THINKING_BUDGET,
+    Recipe,
     Requesting,
     Turn,
     args_text,

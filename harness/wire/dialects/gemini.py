@@ -52,7 +52,6 @@ from urllib.parse import quote, urlsplit
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
-from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -77,6 +76,8 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    THINKING_BUDGET,
+    Recipe,
     Requesting,
     ToolResult,
     Turn,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from harness.cassettes.model import Request
@@ -54,6 +54,7 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    Recipe,
     Requesting,
     Turn,
     as_str,
@@ -62,9 +63,6 @@ from harness.wire.dialects.requesting import (
     dumps,
     read_chat_messages,
 )
-
-if TYPE_CHECKING:
-    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request
@@ -83,6 +83,7 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    Recipe,
     Requesting,
     Turn,
     args_text,
@@ -93,9 +94,6 @@ from harness.wire.dialects.requesting import (
     read_chat_messages,
     sse,
 )
-
-if TYPE_CHECKING:
-    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 DONE = "[DONE]"
 

@@ -40,7 +40,7 @@ import hashlib
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request
@@ -70,6 +70,7 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    Recipe,
     Requesting,
     ToolResult,
     Turn,
@@ -81,9 +82,6 @@ from harness.wire.dialects.requesting import (
     sse,
     text_of,
 )
-
-if TYPE_CHECKING:
-    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 ADDED = "response.output_item.added"
 ITEM_DONE = "response.output_item.done"

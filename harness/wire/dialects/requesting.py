@@ -2,9 +2,9 @@
 provider for a stream (`toolstream record`), and standing in for the provider (`toolstream serve`).
 
 The request format is provider knowledge, so it lives with the dialect: its endpoint and path,
-the body that runs a recipe, where its key comes from and the header that carries it. What is
-the same for every provider (picking the root, reading the key, encoding) is in
-`harness.record.providers`.
+the body that runs a recipe (`Recipe`: a prompt and `Tool`s), where its key comes from and the
+header that carries it. What is the same for every provider (picking the root, reading the key,
+encoding) is in `harness.wire.dialects.providers`.
 
 Standing in for the provider is provider knowledge too: the media type it streams with, how a
 client's follow-up request carries back the assistant turn it reassembled (`read_followup`: the
@@ -28,8 +28,34 @@ from harness.errors import UsageError
 if TYPE_CHECKING:
     import datetime as dt
 
-    from harness.record.providers import PreparedRequest
-    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
+    from harness.wire.dialects.providers import PreparedRequest
+
+
+THINKING_BUDGET = 1024  # the reasoning tokens a recipe that thinks asks for
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A provider-neutral function tool; `parameters` is a JSON Schema object."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    @property
+    def takes_no_args(self) -> bool:
+        return not self.parameters.get("properties")
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """What to ask a provider, in no provider's words: a prompt and tools that elicit one tool-call
+    shape (the recipes themselves are a recording matter: `harness.record.recipes`)."""
+
+    name: str
+    prompt: str
+    tools: tuple[Tool, ...]
+    thinking: bool = False
 
 
 FINAL_TEXT = "Done."  # the text of the final answer the replay server gives a follow-up
