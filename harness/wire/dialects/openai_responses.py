@@ -77,7 +77,7 @@ from harness.wire.dialects.requesting import (
     args_text,
     as_dict,
     as_str,
-    call_from_text,
+    call_from,
     call_id,
     sse,
     text_of,
@@ -948,7 +948,7 @@ class OpenAIResponses(Dialect, Requesting):
             start -= 1
         turn = [as_dict(item) for item in items[start:end]]
         calls = tuple(
-            call_from_text(item.get("name"), item.get("arguments"), item.get("call_id"))
+            call_from(item.get("name"), item.get("arguments"), item.get("call_id"))
             for item in turn
             if item.get("type") == "function_call"
         )
