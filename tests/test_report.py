@@ -274,7 +274,7 @@ def _judged(
     )
 
 
-COSMETIC = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason="stop")
+COSMETIC = Outcome(tool_calls=EXPECTED.tool_calls, finish_reason="tool_call")  # a word of its own
 LOST = Outcome(tool_calls=EXPECTED.tool_calls[:1], finish_reason="tool_calls")
 
 

@@ -113,6 +113,11 @@ def test_other_finish_differences_stay_cosmetic() -> None:
     assert differences(Outcome(tool_calls=(call,), finish_reason="stop"), Outcome(tool_calls=(call,))) == [
         ("finish_reason: 'stop' expected, got None", Severity.COSMETIC)
     ]
+    # A word of the library's own for the same thing (pydantic-ai's `tool_call`): its wording.
+    assert differences(
+        Outcome(tool_calls=(call,), finish_reason="tool_calls"),
+        Outcome(tool_calls=(call,), finish_reason="tool_call"),
+    ) == [("finish_reason: 'tool_calls' expected, got 'tool_call'", Severity.COSMETIC)]
     # No call to skip: the word is only a label.
     assert differences(Outcome(finish_reason="tool_use"), Outcome()) == [
         ("finish_reason: 'tool_use' expected, got None", Severity.COSMETIC)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from harness.check.outcome import COMPARED, STATE_TAKEN, Outcome, State, ToolCall, diff, meets
-from harness.wire.dialects import tool_call_finishes
+from harness.wire.dialects import finish_words, tool_call_finishes
 
 __all__ = ["Difference", "Severity", "call_severities", "differences", "signalled", "weigh", "worst"]
 
@@ -168,14 +168,16 @@ def _analysis(
 
 def _skips_calls(expected: Outcome, actual: Outcome) -> bool:
     """Whether an agent that runs its calls on the provider's "run the tools" finish (`tool_use`,
-    `tool_calls` ...) would skip the calls it was given: the stream said so, the client did not
-    (anthropic's stop_reason reset to None by a later usage-only event, upstream #1940)."""
-    finishes = tool_call_finishes()
+    `tool_calls` ...) would skip the calls it was given: the stream said so, and the client gives no
+    finish (anthropic's stop_reason reset to None by a later usage-only event, upstream #1940) or a
+    provider's word that means something else (`end_turn`, `stop`). A word of the library's own
+    (pydantic-ai's `tool_call`) is its wording, and cosmetic."""
+    got = actual.finish_reason
     return (
         bool(expected.tool_calls)
         and bool(actual.tool_calls)
-        and expected.finish_reason in finishes
-        and actual.finish_reason not in finishes
+        and expected.finish_reason in tool_call_finishes()
+        and (got is None or (got in finish_words() and got not in tool_call_finishes()))
     )
 
 

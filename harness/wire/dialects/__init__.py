@@ -165,6 +165,12 @@ def tool_call_finishes() -> frozenset[str]:
     return frozenset(word for word in words if word)
 
 
+@functools.cache
+def finish_words() -> frozenset[str]:
+    """Every finish reason some dialect's protocol documents (`stop`, `end_turn`, `tool_use` ...)."""
+    return frozenset().union(*(get(name).finish_vocabulary for name in names()))
+
+
 def id_style(name: str) -> IdStyle:
     """The id style a provider writes (`openai`, `anthropic`, `bedrock` ...), as its dialect says."""
     for dialect in names():
