@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.check.outcome import Outcome, State, ToolCall
-from harness.wire.dialects import Event
+from harness import Event, Outcome, State, ToolCall
 
 
 class IndexOnly:

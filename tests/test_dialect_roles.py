@@ -164,3 +164,21 @@ def test_what_ends_a_stream_per_dialect() -> None:
     final = '{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"STOP"}]}'
     assert gemini.is_terminal([sse("gemini", final)])
     assert not gemini.is_terminal([sse("gemini", '{"candidates":[{"content":{"parts":[{"text":"a"}]}}]}')])
+
+
+def test_every_chat_or_block_dialect_reads_its_followup_with_the_one_reader() -> None:
+    """A dialect names its follow-up fields (`Followup`); the reading is written once, in
+    `Requesting`. Only the Responses API, whose input is a flat list of items and not turns, reads
+    its own."""
+    from harness.wire.dialects.requesting import Followup, Requesting
+
+    own = sorted(
+        d.name
+        for d in map(dialects.get, dialects.names())
+        if isinstance(d, Requesting) and type(d).read_followup is not Requesting.read_followup
+    )
+    assert own == ["openai-responses"]
+    declared = [
+        d for d in map(dialects.get, dialects.names()) if isinstance(d, Requesting) and d.name not in own
+    ]
+    assert declared and all(isinstance(type(d).followup, Followup) for d in declared)

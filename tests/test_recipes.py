@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 
 from harness.errors import UsageError
-from harness.record import flow, providers, recipes, sigv4
+from harness.record import flow, providers, recipes
+from harness.wire.dialects import sigv4
 
 KEYS = {
     "OPENAI_API_KEY": "sk-test-openai",

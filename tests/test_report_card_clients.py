@@ -122,3 +122,19 @@ def test_no_bar_when_stderr_is_not_a_terminal(tmp_path: Path, capsys: pytest.Cap
     err = capsys.readouterr().err
     assert "#" not in err and "\r" not in err
     assert ": 1 case in " in err
+
+
+def test_the_card_reads_its_client_catalogue_from_the_package_not_from_an_example(tmp_path: Path) -> None:
+    """The catalogue is `harness.card.catalogue`: a checkout whose `examples/clients/` holds only
+    the programs (no `table.py`) still lists the clients, their dialect and how to run them."""
+    from harness.card import clients
+
+    (tmp_path / "examples" / "clients" / "node-openai").mkdir(parents=True)
+    table = clients.client_table(tmp_path)
+    client = clients.NODE_CLIENTS["node-openai"]
+    assert clients.dialect(table, client) == "openai-chat"
+    program = tmp_path / "examples" / "clients" / "node-openai" / "agent.mjs"
+    assert table.command("node-openai") == f"exec node {program}"
+    assert "spec_from_file_location" not in Path(clients.__file__).read_text(encoding="utf-8")
+    with pytest.raises(clients.EnvironmentProblem, match="checkout"):
+        clients.client_table(tmp_path / "elsewhere")

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from harness.card.catalogue import Catalogue
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -54,65 +55,12 @@ SELECTION = {
     ),
 }  # fmt: skip
 
-# The side environment the OpenAI Agents SDK runs in (`.ci/run` builds it).
-AGENTS_PYTHON = ROOT / ".venv-openai-agents" / "bin" / "python"
-
-# name -> (folder, program, dialect, extra environment, what it is)
-CLIENTS: dict[str, tuple[str, list[str], str, dict[str, str], str]] = {
-    "node-openai": (
-        "node-openai", ["node", "agent.mjs"], "openai-chat", {}, "`openai` (Node), `chat.completions.stream`",
-    ),
-    "vercel-ai": (
-        "vercel-ai", ["node", "agent.mjs"], "openai-chat", {}, "`ai` + `@ai-sdk/openai`, `generateText`",
-    ),
-    "vercel-ai-stream": (
-        "vercel-ai", ["node", "agent.mjs"], "openai-chat", {"TOOLSTREAM_STREAM": "1"},
-        "`ai` + `@ai-sdk/openai`, `streamText`",
-    ),
-    "node-anthropic": (
-        "node-anthropic", ["node", "agent.mjs"], "anthropic", {},
-        "`@anthropic-ai/sdk` (Node), `messages.stream`",
-    ),
-    "python-stdlib": (
-        "python-stdlib", [sys.executable, "agent.py"], "openai-chat", {},
-        "standard library, calls keyed by `index`",
-    ),
-    "openai-agents": (
-        "openai-agents", [str(AGENTS_PYTHON), "agent.py"], "openai-chat", {},
-        "OpenAI Agents SDK (Python), `Runner.run_streamed`",
-    ),
-}  # fmt: skip
-
-
-def install_command(name: str) -> str | None:
-    """The command that installs a client's toolchain, or None when it needs none."""
-    folder = HERE / CLIENTS[name][0]
-    if (folder / "package-lock.json").exists():
-        return f"npm ci --prefix {folder.relative_to(ROOT)}"
-    if (folder / "requirements.txt").exists():
-        side, requirements = AGENTS_PYTHON.parent.parent.name, (folder / "requirements.txt").relative_to(ROOT)
-        return f"python3 -m venv {side} && {side}/bin/pip install . -r {requirements}"
-    return None
-
-
-def installed(name: str) -> bool:
-    folder, program, *_ = CLIENTS[name]
-    if program[0] == "node":
-        return shutil.which("node") is not None and (HERE / folder / "node_modules").is_dir()
-    return Path(program[0]).exists()
-
-
-def command(name: str, where: Path | None = None) -> str:
-    """The shell command `check --client` runs for a client (its environment extras included). It
-    `exec`s the program, so the program is the run's own child and its CPU time is counted even
-    when it is killed after its follow-up (a shell in between would die first and lose it).
-    `where`: a copy of the client's folder to run it from (a test's own `npm ci`)."""
-    import shlex
-
-    folder, program, _, extra, _ = CLIENTS[name]
-    path = where or HERE / folder
-    words = [*(f"{k}={shlex.quote(v)}" for k, v in extra.items()), "exec", program[0], str(path / program[1])]
-    return " ".join(words)
+# The client programs beside this file: the catalogue is the harness's (the report card runs them too).
+CATALOGUE = Catalogue(ROOT)
+CLIENTS = CATALOGUE.clients
+install_command = CATALOGUE.install_command
+installed = CATALOGUE.installed
+command = CATALOGUE.command
 
 
 def matrix_of(

@@ -3,36 +3,33 @@ against the replay server (`toolstream serve`'s machinery, `harness.serve.run_cl
 like a library, one row per client (library = its npm package, version = the one installed in
 its `node_modules`).
 
-The clients and how to run them are `examples/clients/table.py`'s `CLIENTS` (read, not copied);
-a client whose toolchain is missing (no `node`, no `node_modules`) is a row naming the command
+The clients and how to run them are the catalogue's (`harness.card.catalogue`, which
+`examples/clients/table.py` reads too); the programs are in the checkout's `examples/clients/`.
+A client whose toolchain is missing (no `node`, no `node_modules`) is a row naming the command
 that installs it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from harness.card.catalogue import CLIENTS_FOLDER, Catalogue
 from harness.card.environments import EnvironmentProblem
 
 __all__ = ["NODE_CLIENTS", "NodeClient", "client_table", "installed_version", "run_cases"]
-
-TABLE = Path("examples") / "clients" / "table.py"
 
 
 @dataclass(frozen=True)
 class NodeClient:
     """A Node client as the card grades it."""
 
-    name: str  # the key in examples/clients/table.py CLIENTS, also the name on the command line
+    name: str  # the name in the catalogue (`harness.card.catalogue`), also the one on the command line
     package: str  # the npm package graded (its installed version is the row's version)
     also: tuple[str, ...] = ()  # other packages it needs, named with their versions in the row
 
@@ -52,44 +49,33 @@ NODE_CLIENTS: dict[str, NodeClient] = {
 }
 
 
-def client_table(root: Path | None) -> ModuleType:
-    """`examples/clients/table.py` of this checkout, loaded (it is an example, not a package)."""
-    path = None if root is None else root / TABLE
-    if path is None or not path.is_file():
-        raise EnvironmentProblem(f"no {TABLE} here: run in the toolstream-harness checkout")
-    spec = importlib.util.spec_from_file_location("toolstream_examples_clients_table", path)
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name)
-    if module is None or getattr(module, "__file__", None) != str(path):
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses and the like look their module up by name
-        spec.loader.exec_module(module)
-    return module
+def client_table(root: Path | None) -> Catalogue:
+    """The client programs of the checkout at `root`; a problem when there is none (the programs
+    are the checkout's examples, with their `node_modules`)."""
+    if root is None or not (root / CLIENTS_FOLDER).is_dir():
+        raise EnvironmentProblem(f"no {CLIENTS_FOLDER} here: run in the toolstream-harness checkout")
+    return Catalogue(root)
 
 
-def folder(table: ModuleType, client: NodeClient) -> Path:
-    return Path(table.HERE) / table.CLIENTS[client.name][0]
-
-
-def installed_version(table: ModuleType, client: NodeClient, package: str | None = None) -> str:
+def installed_version(table: Catalogue, client: NodeClient, package: str | None = None) -> str:
     """The version of `package` (default: the graded one) in the client's node_modules; a
     problem naming the install command when node or the modules are missing."""
     if shutil.which("node") is None or not table.installed(client.name):
         how = table.install_command(client.name) or "install node"
         node = "" if shutil.which("node") else "node is not on PATH; "
         raise EnvironmentProblem(f"not installed ({node}run `{how}`)")
-    manifest = folder(table, client) / "node_modules" / (package or client.package) / "package.json"
+    manifest = table.folder(client.name) / "node_modules" / (package or client.package) / "package.json"
     try:
         return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
     except (OSError, ValueError, KeyError) as exc:
         raise EnvironmentProblem(f"{manifest}: version: cannot read it ({exc})") from None
 
 
-def dialect(table: ModuleType, client: NodeClient) -> str:
-    return str(table.CLIENTS[client.name][2])
+def dialect(table: Catalogue, client: NodeClient) -> str:
+    return str(table.clients[client.name][2])
 
 
-def adapter(table: ModuleType, client: NodeClient) -> str:
+def adapter(table: Catalogue, client: NodeClient) -> str:
     """The row's adapter: `client:NAME`, with the other packages it runs on."""
     others = []
     for package in client.also:
@@ -101,7 +87,7 @@ def adapter(table: ModuleType, client: NodeClient) -> str:
 
 
 def run_cases(
-    table: ModuleType,
+    table: Catalogue,
     client: NodeClient,
     cases: Sequence[Any],
     scenarios: dict[str, Any],

@@ -8,15 +8,9 @@ from typing import Any
 
 from harness.cassettes.model import Cassette, Chunk, Declared, Interaction, Request, Response, Source
 from harness.errors import UsageError
-from harness.wire.codecs import WireEvent
+from harness.wire.codecs import STREAM_CONTENT_TYPES, WireEvent
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # harness/
-
-STREAM_CONTENT_TYPES = {
-    "sse": "text/event-stream; charset=utf-8",
-    "ndjson": "application/x-ndjson",
-    "eventstream": "application/vnd.amazon.eventstream",
-}
 
 
 def bundled(kind: str = "cassettes") -> Path:

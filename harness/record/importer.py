@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.cassettes.corpus import STREAM_CONTENT_TYPES
 from harness.cassettes.format import (
     PLAIN_TAGS,
     Cassette,
@@ -44,7 +43,7 @@ from harness.errors import CodecError, DialectError, HarnessError, UsageError
 from harness.transports.redaction import Redaction, scrub_cassette, scrub_chunks, scrub_interaction
 from harness.transports.volatile import stable_headers, stable_url
 from harness.wire import bounded, dialects
-from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec
+from harness.wire.codecs import STREAM_CONTENT_TYPES, WireEvent, codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
 
 __all__ = [

@@ -1,76 +1,28 @@
-"""The providers `toolstream record` can ask, and the request that runs a recipe on one.
+"""`toolstream record`'s side of the providers: a recipe named in its words, asked of a provider.
 
-A provider is a name and the dialect it speaks. Each dialect with the `Requesting` role is its
-own provider (`openai`, `anthropic`, `bedrock` ...) and knows its endpoint, request body and
-credentials; `COMPATIBLE` lists the servers that speak a dialect without being its provider.
-What is left here is the same for every provider: choosing the API root, reading the key,
-encoding the body.
+What a provider is, the request it takes and the variables it reads are provider knowledge and
+live in `harness.wire.dialects.providers`; this module resolves the recipe by name.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING
 
-from harness.cassettes.corpus import STREAM_CONTENT_TYPES
-from harness.errors import UsageError
 from harness.record.recipes import recipe
-from harness.wire import dialects
-from harness.wire.dialects.requesting import Requesting, required_variable
+from harness.wire.dialects.providers import (
+    COMPATIBLE,
+    PreparedRequest,
+    Provider,
+    prepare_request,
+    provider,
+    providers,
+)
+
+if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Mapping
 
 __all__ = ["COMPATIBLE", "PreparedRequest", "Provider", "build_request", "provider", "providers"]
-
-
-@dataclass(frozen=True, slots=True)
-class Provider:
-    """A name `toolstream record` takes, and the dialect it speaks."""
-
-    name: str
-    dialect: str
-    own_endpoint: bool = True  # False: a server of the user's, so --base-url and --model are needed
-    key_optional: bool = False  # local servers (vLLM, llama.cpp) usually take no key
-
-    @property
-    def default_model(self) -> str | None:
-        asking = dialects.get(self.dialect)
-        return asking.default_model if self.own_endpoint and isinstance(asking, Requesting) else None
-
-
-# Servers that speak a dialect but are not its provider.
-COMPATIBLE: Final = (Provider("openai-compatible", "openai-chat", own_endpoint=False, key_optional=True),)
-
-
-def providers() -> dict[str, Provider]:
-    """Every provider by name: each dialect that can ask its provider, and `COMPATIBLE`."""
-    own = [
-        Provider(d.provider, d.name) for d in map(dialects.get, dialects.names()) if isinstance(d, Requesting)
-    ]
-    return {p.name: p for p in sorted([*own, *COMPATIBLE], key=lambda p: p.name)}
-
-
-def provider(name: str) -> Provider:
-    known = providers()
-    if name not in known:
-        raise UsageError(f"unknown provider {name!r}; choose one of {', '.join(known)}")
-    return known[name]
-
-
-@dataclass(slots=True)
-class PreparedRequest:
-    """A request ready to send: the body is JSON-encoded exactly as it goes on the wire."""
-
-    method: str
-    url: str
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 def build_request(
@@ -83,48 +35,17 @@ def build_request(
     env: Mapping[str, str] | None = None,
     now: dt.datetime | None = None,
 ) -> PreparedRequest:
-    """The request that runs `recipe_name` against `provider_name`, with its credentials.
+    """The request that runs the recipe `recipe_name` against `provider_name`, with its credentials.
 
-    Raises `UsageError` for an unknown provider or recipe, a recipe the provider cannot run,
-    a missing model or base URL, or a missing key (naming the variable to set).
+    Raises `UsageError` for an unknown provider or recipe, and as `prepare_request` does.
     """
-    env = os.environ if env is None else env
-    spec, rec = provider(provider_name), recipe(recipe_name)
-    asking = dialects.get(spec.dialect)
-    if not isinstance(asking, Requesting):
-        raise UsageError(f"dialect {asking.name} does not know how to ask its provider for a stream")
-    if rec.thinking and not asking.streams_reasoning:
-        thinking = [p.name for p in providers().values() if _streams_reasoning(p)]
-        raise UsageError(
-            f"recipe {rec.name} needs reasoning, which {spec.name} does not stream; "
-            f"use {', '.join(thinking[:-1])} or {thinking[-1]}"
-        )
-    model = model or spec.default_model
-    if not model:
-        raise UsageError(f"provider {spec.name} needs --model")
-    # Like the provider's SDK: --base-url, else its endpoint variable (OPENAI_BASE_URL ...), else the default.
-    root = base_url or next((env[v] for v in asking.base_url_env if env.get(v)), None)
-    if not root and spec.own_endpoint:
-        root = asking.root_in(env)
-    if not root:
-        raise UsageError(
-            f"provider {spec.name} needs --base-url (the server's API root, e.g. http://localhost:8000/v1)"
-        )
-    url = root.rstrip("/") + asking.request_path(model)
-    body = json.dumps(asking.request_body(rec, model), ensure_ascii=False, separators=(",", ":"))
-    accept = STREAM_CONTENT_TYPES[asking.codec_name].split(";")[0]
-    request = PreparedRequest(
-        "POST", url, {"content-type": "application/json", "accept": accept}, body.encode("utf-8")
+    provider(provider_name)  # an unknown provider is named before an unknown recipe
+    return prepare_request(
+        provider_name,
+        recipe(recipe_name),
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        env=env,
+        now=now,
     )
-    names = (api_key_env,) if api_key_env else asking.key_env
-    key = ""
-    if names:
-        optional = spec.key_optional and not api_key_env
-        key = next((env[n] for n in names if env.get(n)), "") if optional else required_variable(env, names)
-    request.headers.update(asking.credentials(request, key, env, now))
-    return request
-
-
-def _streams_reasoning(spec: Provider) -> bool:
-    asking = dialects.get(spec.dialect)
-    return isinstance(asking, Requesting) and asking.streams_reasoning

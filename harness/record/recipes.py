@@ -1,41 +1,17 @@
 """Recording recipes: provider-neutral prompts and tools, each eliciting one tool-call shape.
 
-A recipe says what to ask (a prompt, tools, whether to think); how a provider is asked is its
-dialect's `Requesting` role, and `harness.record.providers` puts the two together.
+A recipe says what to ask (a prompt, tools, whether to think: `Recipe` and `Tool`, the words a
+dialect's request is made from, are in `harness.wire.dialects.requesting`); how a provider is
+asked is its dialect's `Requesting` role, and `harness.wire.dialects.providers` puts the two
+together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
-
 from harness.errors import UsageError
+from harness.wire.dialects.requesting import THINKING_BUDGET, Recipe, Tool
 
 __all__ = ["RECIPES", "THINKING_BUDGET", "Recipe", "Tool", "recipe"]
-
-
-@dataclass(frozen=True, slots=True)
-class Tool:
-    """A provider-neutral function tool; `parameters` is a JSON Schema object."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-
-    @property
-    def takes_no_args(self) -> bool:
-        return not self.parameters.get("properties")
-
-
-@dataclass(frozen=True, slots=True)
-class Recipe:
-    """A prompt and tools that elicit one tool-call shape."""
-
-    name: str
-    prompt: str
-    tools: tuple[Tool, ...]
-    thinking: bool = False
 
 
 WEATHER = Tool(
@@ -93,8 +69,6 @@ RECIPES: dict[str, Recipe] = {
         ),
     )
 }
-
-THINKING_BUDGET = 1024
 
 
 def recipe(name: str) -> Recipe:

@@ -14,13 +14,13 @@ from openai._models import construct_type  # how the SDK's own stream builds chu
 from openai.types.chat import ChatCompletionChunk
 from openai.types.responses import Response
 
-from harness.check.outcome import Outcome, State, ToolCall
+from harness import Outcome, State, ToolCall
 
 
 class AgentsChatStream:
     def __init__(self, dialect: str) -> None:
         if dialect != "openai-chat":
-            from harness.errors import NotApplicable
+            from harness import NotApplicable
 
             raise NotApplicable("the Agents SDK's chat handler reads openai-chat only")
         self.chunks: list[dict[str, Any]] = []

@@ -8,6 +8,7 @@ from harness.wire.codecs.ndjson import NDJSONCodec
 from harness.wire.codecs.sse import SSECodec, sniff_newline
 
 __all__ = [
+    "STREAM_CONTENT_TYPES",
     "Codec",
     "Decoder",
     "EventHeader",
@@ -21,6 +22,13 @@ __all__ = [
 ]
 
 CODEC_NAMES = ("sse", "ndjson", "eventstream")
+
+# The Content-Type a stream of each codec is sent with (its media type is what a client accepts).
+STREAM_CONTENT_TYPES = {
+    "sse": "text/event-stream; charset=utf-8",
+    "ndjson": "application/x-ndjson",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
 
 
 def get_codec(name: str) -> Codec:

@@ -46,7 +46,6 @@ from urllib.parse import urlparse
 from harness.cassettes.model import Request, header
 from harness.check.outcome import Outcome, State
 from harness.errors import DialectError
-from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
@@ -77,15 +76,13 @@ from harness.wire.dialects.blocks import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    THINKING_BUDGET,
+    Entry,
+    Followup,
+    Recipe,
     Requesting,
-    ToolResult,
-    Turn,
-    as_str,
-    call_from_object,
     call_id,
-    read_block_messages,
     sse,
-    text_of,
     user_message,
 )
 
@@ -505,23 +502,13 @@ class AnthropicMessages(Dialect, Requesting):
 
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
-    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        return read_block_messages(
-            body.get("messages"),
-            "assistant",
-            "content",
-            lambda b: (
-                ToolResult(as_str(b.get("tool_use_id")), None, b.get("content"))
-                if b.get("type") == "tool_result"
-                else None
-            ),
-            lambda b: (
-                call_from_object(b.get("name"), b.get("input"), b.get("id"))
-                if b.get("type") == "tool_use"
-                else None
-            ),
-            lambda blocks, content: text_of([b for b in blocks if b.get("type") == "text"] or content),
-        )
+    followup = Followup(
+        call=Entry(("id",), ("input",), (("name",),), kind="type", kinds=("tool_use",)),
+        result=Entry(("tool_use_id",), ("content",), kind="type", kinds=("tool_result",)),
+        calls_in="content",
+        results_in="content",
+        text_kind=("type", "text"),
+    )
 
     def final_stream(self) -> bytes:
         message: dict[str, Any] = {

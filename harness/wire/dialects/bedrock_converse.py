@@ -36,10 +36,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlparse, urlsplit
 
 from harness.cassettes.model import Request
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.check.outcome import Outcome, State
 from harness.errors import DialectError, UsageError
-from harness.record.recipes import THINKING_BUDGET, Recipe
-from harness.record.sigv4 import sign_sigv4
 from harness.wire.codecs import EventHeader, WireEvent
 from harness.wire.codecs.eventstream import encode_frame
 from harness.wire.dialects.base import (
@@ -68,22 +66,20 @@ from harness.wire.dialects.blocks import (
     block_invariants,
     renumber_blocks,
 )
+from harness.wire.dialects.requesting import THINKING_BUDGET, Recipe
+from harness.wire.dialects.sigv4 import sign_sigv4
 
 if TYPE_CHECKING:
     import datetime as dt
 
-    from harness.record.providers import PreparedRequest
+    from harness.wire.dialects.providers import PreparedRequest
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
+    Entry,
+    Followup,
     Requesting,
-    ToolResult,
-    Turn,
-    as_dict,
-    as_str,
-    call_from_object,
     call_id,
     dumps,
-    read_block_messages,
     required_variable,
 )
 
@@ -506,23 +502,13 @@ class BedrockConverse(Dialect, Requesting):
 
     media_type = "application/vnd.amazon.eventstream"
 
-    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        def result(block: Mapping[str, Any]) -> ToolResult | None:
-            found = as_dict(block.get("toolResult"))
-            return ToolResult(as_str(found.get("toolUseId")), None, found.get("content")) if found else None
-
-        def call(block: Mapping[str, Any]) -> ToolCall | None:
-            use = as_dict(block.get("toolUse"))
-            return call_from_object(use.get("name"), use.get("input"), use.get("toolUseId")) if use else None
-
-        return read_block_messages(
-            body.get("messages"),
-            "assistant",
-            "content",
-            result,
-            call,
-            lambda blocks, _: "".join(b["text"] for b in blocks if isinstance(b.get("text"), str)),
-        )
+    followup = Followup(
+        call=Entry(("toolUse", "toolUseId"), ("toolUse", "input"), (("toolUse", "name"),), under="toolUse"),
+        result=Entry(("toolResult", "toolUseId"), ("toolResult", "content"), under="toolResult"),
+        calls_in="content",
+        results_in="content",
+        plain_text=False,
+    )
 
     def final_stream(self) -> bytes:
         frames = [

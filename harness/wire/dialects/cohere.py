@@ -35,7 +35,7 @@ is `cut` (after `message-end` too: its calls stay final) and reports the calls a
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,7 +43,6 @@ from urllib.parse import urlsplit
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
-from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -67,13 +66,14 @@ from harness.wire.dialects.base import (
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
+    THINKING_BUDGET,
+    Entry,
+    Followup,
+    Recipe,
     Requesting,
-    Turn,
     args_text,
-    call_from_text,
     call_id,
     chat_body,
-    read_chat_messages,
     sse,
 )
 
@@ -594,8 +594,11 @@ class CohereDialect(Dialect, Requesting):
 
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
-    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        return read_chat_messages(body, ("tool",), lambda m: None, call_from_text)
+    followup = Followup(
+        call=Entry(("id",), ("function", "arguments"), (("function", "name"),)),
+        result=Entry(("tool_call_id",), ("content",), kind="role", kinds=("tool",)),
+        calls_in="tool_calls",
+    )
 
     def final_stream(self) -> bytes:
         usage = {

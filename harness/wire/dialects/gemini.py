@@ -52,7 +52,6 @@ from urllib.parse import quote, urlsplit
 from harness.cassettes.model import Request
 from harness.check.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
-from harness.record.recipes import THINKING_BUDGET, Recipe
 from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -77,13 +76,11 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    THINKING_BUDGET,
+    Entry,
+    Followup,
+    Recipe,
     Requesting,
-    ToolResult,
-    Turn,
-    as_dict,
-    as_str,
-    call_from_object,
-    read_block_messages,
     sse,
 )
 
@@ -678,23 +675,27 @@ class GeminiDialect(Dialect, Requesting):
 
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
-    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        def result(part: Mapping[str, Any]) -> ToolResult | None:
-            found = as_dict(part.get("functionResponse"))
-            if not found:
-                return None
-            return ToolResult(as_str(found.get("id")), as_str(found.get("name")), found.get("response"))
-
-        def call(part: Mapping[str, Any]) -> ToolCall | None:
-            found = as_dict(part.get("functionCall"))
-            return call_from_object(found.get("name"), found.get("args"), found.get("id")) if found else None
-
-        def text(parts: list[Mapping[str, Any]], _: Any) -> str:  # a thought's text is not the answer's
-            return "".join(
-                p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
-            )
-
-        return read_block_messages(body.get("contents"), "model", "parts", result, call, text)
+    followup = Followup(
+        call=Entry(
+            ("functionCall", "id"),
+            ("functionCall", "args"),
+            (("functionCall", "name"),),
+            under="functionCall",
+        ),
+        result=Entry(
+            ("functionResponse", "id"),
+            ("functionResponse", "response"),
+            (("functionResponse", "name"),),
+            under="functionResponse",
+        ),
+        calls_in="parts",
+        results_in="parts",
+        turns="contents",
+        assistant="model",
+        text_in="parts",
+        thought="thought",  # a thought's text is not the answer's
+        plain_text=False,
+    )
 
     def final_stream(self) -> bytes:
         return sse([(None, self.whole_response(Outcome(text=FINAL_TEXT, finish_reason="STOP")))])

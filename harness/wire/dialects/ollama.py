@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from harness.cassettes.model import Request
@@ -54,17 +54,13 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    Entry,
+    Followup,
+    Recipe,
     Requesting,
-    Turn,
-    as_str,
-    call_from_object,
     chat_body,
     dumps,
-    read_chat_messages,
 )
-
-if TYPE_CHECKING:
-    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 _GO_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -407,11 +403,14 @@ class OllamaDialect(Dialect, Requesting):
 
     media_type = "application/x-ndjson"
 
-    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        # Ollama sends arguments as an object and names the tool in `tool_name`.
-        return read_chat_messages(
-            body, ("tool",), lambda m: as_str(m.get("tool_name") or m.get("name")), call_from_object
-        )
+    # Ollama sends arguments as an object and names the tool in `tool_name`.
+    followup = Followup(
+        call=Entry(("id",), ("function", "arguments"), (("function", "name"),)),
+        result=Entry(
+            ("tool_call_id",), ("content",), (("tool_name",), ("name",)), kind="role", kinds=("tool",)
+        ),
+        calls_in="tool_calls",
+    )
 
     def final_stream(self) -> bytes:
         head = {"model": REPLAY_MODEL, "created_at": "2025-01-01T00:00:00Z"}

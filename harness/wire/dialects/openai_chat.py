@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request
@@ -83,19 +83,15 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    Entry,
+    Followup,
+    Recipe,
     Requesting,
-    Turn,
     args_text,
-    as_str,
-    call_from_text,
     call_id,
     chat_body,
-    read_chat_messages,
     sse,
 )
-
-if TYPE_CHECKING:
-    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 DONE = "[DONE]"
 
@@ -756,8 +752,11 @@ class OpenAIChat(Dialect, Requesting):
 
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
-    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        return read_chat_messages(body, ("tool", "function"), lambda m: as_str(m.get("name")), call_from_text)
+    followup = Followup(
+        call=Entry(("id",), ("function", "arguments"), (("function", "name"),)),
+        result=Entry(("tool_call_id",), ("content",), (("name",),), kind="role", kinds=("tool", "function")),
+        calls_in="tool_calls",
+    )
 
     def final_stream(self) -> bytes:
         head = {

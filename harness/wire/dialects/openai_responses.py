@@ -40,7 +40,7 @@ import hashlib
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request
@@ -70,20 +70,18 @@ from harness.wire.dialects.base import (
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
+    Recipe,
     Requesting,
     ToolResult,
     Turn,
     args_text,
     as_dict,
     as_str,
-    call_from_text,
+    call_from,
     call_id,
     sse,
     text_of,
 )
-
-if TYPE_CHECKING:
-    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
 
 ADDED = "response.output_item.added"
 ITEM_DONE = "response.output_item.done"
@@ -950,7 +948,7 @@ class OpenAIResponses(Dialect, Requesting):
             start -= 1
         turn = [as_dict(item) for item in items[start:end]]
         calls = tuple(
-            call_from_text(item.get("name"), item.get("arguments"), item.get("call_id"))
+            call_from(item.get("name"), item.get("arguments"), item.get("call_id"))
             for item in turn
             if item.get("type") == "function_call"
         )

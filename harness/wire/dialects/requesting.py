@@ -2,9 +2,9 @@
 provider for a stream (`toolstream record`), and standing in for the provider (`toolstream serve`).
 
 The request format is provider knowledge, so it lives with the dialect: its endpoint and path,
-the body that runs a recipe, where its key comes from and the header that carries it. What is
-the same for every provider (picking the root, reading the key, encoding) is in
-`harness.record.providers`.
+the body that runs a recipe (`Recipe`: a prompt and `Tool`s), where its key comes from and the
+header that carries it. What is the same for every provider (picking the root, reading the key,
+encoding) is in `harness.wire.dialects.providers`.
 
 Standing in for the provider is provider knowledge too: the media type it streams with, how a
 client's follow-up request carries back the assistant turn it reassembled (`read_followup`: the
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,8 +28,34 @@ from harness.errors import UsageError
 if TYPE_CHECKING:
     import datetime as dt
 
-    from harness.record.providers import PreparedRequest
-    from harness.record.recipes import Recipe  # the recording side: not loaded to read a stream
+    from harness.wire.dialects.providers import PreparedRequest
+
+
+THINKING_BUDGET = 1024  # the reasoning tokens a recipe that thinks asks for
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A provider-neutral function tool; `parameters` is a JSON Schema object."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    @property
+    def takes_no_args(self) -> bool:
+        return not self.parameters.get("properties")
+
+
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """What to ask a provider, in no provider's words: a prompt and tools that elicit one tool-call
+    shape (the recipes themselves are a recording matter: `harness.record.recipes`)."""
+
+    name: str
+    prompt: str
+    tools: tuple[Tool, ...]
+    thinking: bool = False
 
 
 FINAL_TEXT = "Done."  # the text of the final answer the replay server gives a follow-up
@@ -96,11 +122,13 @@ class Requesting(ABC):
 
     media_type: ClassVar[str] = "text/event-stream"  # what a stream of this dialect is served as
 
-    @abstractmethod
+    followup: ClassVar[Followup]  # where the provider's follow-up keeps the turn, in its names
+
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
         """The assistant turn a parsed request body carries back (its last assistant turn and the
         tool results after it), or None when it carries no tool results after that turn (a first
         request, not a follow-up). A pure function of the body."""
+        return self.followup.read(body)
 
     @abstractmethod
     def final_stream(self) -> bytes:
@@ -184,18 +212,10 @@ def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def call_from_text(name: Any, arguments: Any, identifier: Any) -> ToolCall:
-    """A call echoed with its arguments as a JSON string (OpenAI, Cohere)."""
+def call_from(name: Any, arguments: Any, identifier: Any) -> ToolCall:
+    """A call a client echoed: arguments as JSON text (OpenAI, Cohere, or a client that sends the
+    text it reassembled) are judged as text, arguments as an object as they are."""
     if isinstance(arguments, str):
-        return ToolCall.from_text(as_str(name), arguments, as_str(identifier))
-    return ToolCall(
-        name=as_str(name), arguments={} if arguments is None else arguments, id=as_str(identifier)
-    )
-
-
-def call_from_object(name: Any, arguments: Any, identifier: Any) -> ToolCall:
-    """A call echoed with its arguments as a JSON object (Anthropic, Gemini, Bedrock, Ollama)."""
-    if isinstance(arguments, str):  # some clients send the text they reassembled: judge it as text
         return ToolCall.from_text(as_str(name), arguments, as_str(identifier))
     return ToolCall(
         name=as_str(name), arguments={} if arguments is None else arguments, id=as_str(identifier)
@@ -213,67 +233,107 @@ def text_of(content: Any) -> str:
     )
 
 
-def split_turn(
-    messages: Sequence[Any], is_assistant: Callable[[Mapping[str, Any]], bool]
-) -> tuple[int, list[Any]]:
-    """The index of the last assistant message (-1: none) and the messages after it."""
-    last = -1
-    for i, message in enumerate(messages):
-        if isinstance(message, Mapping) and is_assistant(message):
-            last = i
-    return last, list(messages[last + 1 :])
+Path = tuple[str, ...]  # keys into nested objects: ("function", "name")
 
 
-def read_block_messages(
-    messages: Any,
-    assistant: str,
-    blocks_key: str,
-    result: Callable[[Mapping[str, Any]], ToolResult | None],
-    call: Callable[[Mapping[str, Any]], ToolCall | None],
-    text: Callable[[list[Mapping[str, Any]], Any], str],
-) -> Turn | None:
-    """A list of messages whose content is a list of typed blocks (Anthropic and Bedrock `content`,
-    Gemini `parts`): the call blocks of the last `assistant` turn and the result blocks after it.
-    The three differ only in what makes a block a result (`result`) or a call (`call`), and in the
-    turn's text (`text`, from its blocks and its raw content, which Anthropic allows as a string)."""
-    items = as_list(messages)
-    last, after = split_turn(items, lambda m: m.get("role") == assistant)
-    results = tuple(
-        found
-        for m in after
-        if isinstance(m, Mapping)
-        for block in as_list(m.get(blocks_key))
-        if (found := result(as_dict(block))) is not None
-    )
-    if not results:
-        return None
-    content = as_dict(items[last]).get(blocks_key) if last >= 0 else None
-    blocks = [as_dict(b) for b in as_list(content)]
-    calls = tuple(made for block in blocks if (made := call(block)) is not None)
-    return Turn(calls, results, text(blocks, content))
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """Where a follow-up keeps one tool call or one tool result, in a provider's field names.
+
+    An entry is one when its `kind` key holds one of `kinds` (Anthropic's block `type`, OpenAI's
+    message `role`), or, with no `kind`, when it holds the object `under` names (Bedrock `toolUse`);
+    an entry is every item there when neither is given (OpenAI's `tool_calls`)."""
+
+    id: Path
+    value: Path  # the call's arguments, or the result's content
+    names: tuple[Path, ...] = ()  # the first one set is the tool's name (a result may carry none)
+    kind: str | None = None
+    kinds: tuple[str, ...] = ()
+    under: str | None = None
+
+    def matches(self, item: Mapping[str, Any]) -> bool:
+        if self.kind is not None:
+            return item.get(self.kind) in self.kinds
+        return self.under is None or bool(as_dict(item.get(self.under)))
+
+    def name(self, item: Mapping[str, Any]) -> str | None:
+        found = None
+        for path in self.names:  # like `a or b`: the first set, else the last
+            found = dig(item, path)
+            if found:
+                break
+        return as_str(found)
 
 
-def read_chat_messages(
-    body: Mapping[str, Any],
-    result_roles: tuple[str, ...],
-    result_name: Callable[[Mapping[str, Any]], str | None],
-    call: Callable[[Any, Any, Any], ToolCall],
-) -> Turn | None:
-    """The OpenAI-shaped `messages` list (OpenAI chat, Ollama, Cohere v2): the last assistant turn's
-    `tool_calls` and the tool messages after it; the three differ only in the names given here."""
-    messages = as_list(body.get("messages"))
-    last, after = split_turn(messages, lambda m: m.get("role") == "assistant")
-    results = tuple(
-        ToolResult(as_str(m.get("tool_call_id")), result_name(m), m.get("content"))
-        for m in after
-        if isinstance(m, Mapping) and m.get("role") in result_roles
-    )
-    if not results:
-        return None
-    turn = as_dict(messages[last]) if last >= 0 else {}
-    calls = tuple(
-        call(as_dict(c.get("function")).get("name"), as_dict(c.get("function")).get("arguments"), c.get("id"))
-        for c in as_list(turn.get("tool_calls"))
-        if isinstance(c, Mapping)
-    )
-    return Turn(calls, results, text_of(turn.get("content")))
+@dataclass(frozen=True, slots=True)
+class Followup:
+    """How a provider's request carries back the assistant turn: the list of turns, the model's
+    role, where the turn keeps its calls and its text, and where the results after it are.
+
+    `results_in` None: each message after the turn may itself be a result (OpenAI-shaped chat);
+    otherwise the key of the list of blocks in which they are (Anthropic `content`, Gemini `parts`).
+    A text block counts when `text_kind` (if given) says it is text and `thought` (if given) does
+    not mark it as reasoning. A dialect names its fields in a `Followup`; `Requesting.read_followup`
+    reads every dialect's with this one reader."""
+
+    call: Entry
+    result: Entry
+    calls_in: str
+    results_in: str | None = None
+    turns: str = "messages"
+    assistant: str = "assistant"
+    text_in: str = "content"
+    text_kind: tuple[str, str] | None = None
+    thought: str | None = None
+    plain_text: bool = True  # the content may be a plain string (not Bedrock's, not Gemini's)
+
+    def read(self, body: Mapping[str, Any]) -> Turn | None:
+        """The last assistant turn's calls and text, and the results after it; None without results."""
+        turns = as_list(body.get(self.turns))
+        last = -1
+        for i, message in enumerate(turns):
+            if isinstance(message, Mapping) and message.get("role") == self.assistant:
+                last = i
+        after = mappings(turns[last + 1 :])
+        if self.results_in is not None:
+            after = [block for message in after for block in mappings(message.get(self.results_in))]
+        results = tuple(
+            ToolResult(
+                as_str(dig(item, self.result.id)), self.result.name(item), dig(item, self.result.value)
+            )
+            for item in after
+            if self.result.matches(item)
+        )
+        if not results:
+            return None
+        turn = as_dict(turns[last]) if last >= 0 else {}
+        calls = tuple(
+            call_from(self.call.name(item), dig(item, self.call.value), dig(item, self.call.id))
+            for item in mappings(turn.get(self.calls_in))
+            if self.call.matches(item)
+        )
+        return Turn(calls, results, self.text(turn.get(self.text_in)))
+
+    def text(self, content: Any) -> str:
+        if isinstance(content, str):
+            return content if self.plain_text else ""
+        return "".join(
+            part["text"]
+            for part in mappings(content)
+            if isinstance(part.get("text"), str)
+            and (self.text_kind is None or part.get(self.text_kind[0]) == self.text_kind[1])
+            and not (self.thought and part.get(self.thought))
+        )
+
+
+def mappings(value: Any) -> list[Mapping[str, Any]]:
+    """The objects in a list (anything else in it is no entry)."""
+    return [item for item in as_list(value) if isinstance(item, Mapping)]
+
+
+def dig(item: Mapping[str, Any], path: Path) -> Any:
+    """The value at `path` in nested objects, or None where one is missing."""
+    found: Any = item
+    for key in path:
+        found = as_dict(found).get(key)
+    return found
