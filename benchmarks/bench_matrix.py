@@ -320,7 +320,7 @@ def _set(name: str, value: str | None) -> None:
 def long_call(reads: int) -> Cassette:
     """One OpenAI chat response of `reads` reads: a tool call writing a file, its arguments a word
     a chunk, then the finish and `[DONE]` (one terminal signal, at the end, as a provider sends it)."""
-    from harness.cassettes.corpus import synthesize
+    from harness.wire.synthesis import synthesize
 
     head = {"id": "chatcmpl-long", "object": "chat.completion.chunk", "created": 1730000000,
             "model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_5050236cbd"}  # fmt: skip

@@ -24,13 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from figures import Figure, Scale, cost, parse_scale, print_figures
 
-from harness.cassettes.corpus import synthesize
 from harness.cassettes.outcome import Outcome
 from harness.errors import NotApplicable
 from harness.matrix.casecache import collector_paused
 from harness.mutate import Stream, build
 from harness.mutate.scenario import load_scenarios, run_pipeline
 from harness.wire import dialects
+from harness.wire.synthesis import synthesize
 
 NAME = "mutations"
 # Per scale: the two stream lengths (events) and the two bodies to rechunk (bytes).

@@ -7,7 +7,7 @@ import dataclasses
 import random
 from typing import Any
 
-from harness.cassettes.corpus import bundled, synthesize
+from harness.cassettes.corpus import bundled
 from harness.cassettes.format import load
 from harness.cassettes.outcome import Outcome, diff
 from harness.mutate import Mutation, Stream, build
@@ -15,6 +15,7 @@ from harness.mutate.scenario import run_pipeline
 from harness.wire import dialects
 from harness.wire.codecs import decode_all
 from harness.wire.dialects import Kind
+from harness.wire.synthesis import synthesize
 
 
 def stream_of(name: str, **asked: Any) -> Stream:

@@ -11,7 +11,6 @@ import pytest
 from harness.accumulators import resolve
 from harness.accumulators.client import base_url, recorded_request, replay_transport
 from harness.cassettes import format as cassette
-from harness.cassettes.corpus import synthesize
 from harness.cassettes.format import Request
 from harness.cassettes.outcome import State, diff
 from harness.errors import NotApplicable
@@ -19,6 +18,7 @@ from harness.matrix.selection import Selection, build_case
 from harness.mutate.scenario import Case
 from harness.wire import dialects
 from harness.wire.dialects import Kind
+from harness.wire.synthesis import synthesize
 
 CASSETTES = Path(__file__).resolve().parent.parent / "cassettes"
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")

@@ -226,7 +226,7 @@ def test_any_cassette_text_loads_or_is_one_clean_error(
 
 
 def test_json_deeper_than_the_limit_is_refused_before_parsing() -> None:
-    from harness.wire import bounded
+    from harness import bounded
 
     assert bounded.loads("[" * bounded.MAX_DEPTH + "]" * bounded.MAX_DEPTH) is not None
     with pytest.raises(bounded.TooDeep, match="5000 levels deep"):
@@ -285,8 +285,8 @@ def test_importing_a_body_nested_thousands_deep_is_one_line(
 
 
 def test_a_case_with_arguments_as_deep_as_allowed_reads_back(tmp_path: Path) -> None:
+    from harness import bounded
     from harness.cassettes.outcome import Outcome, ToolCall
-    from harness.wire import bounded
 
     deep: object = 1
     for _ in range(bounded.MAX_DEPTH - 1):

@@ -12,7 +12,7 @@ import pytest
 from _pytester_support import copy_cassettes, plugin_args, prepare
 
 from harness.accumulators import resolve
-from harness.accumulators.program import ClientProgram
+from harness.accumulators.program import ClientProgram, run_clients
 from harness.cassettes.outcome import State, ToolCall
 from harness.cli import main
 from harness.errors import UsageError
@@ -22,7 +22,7 @@ from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Verdict
-from harness.serve import Evidence, Turn, judge_client, run_clients
+from harness.serve import Evidence, Turn, judge_client
 from harness.serve.followup import ToolResult
 
 pytest_plugins = ["pytester"]

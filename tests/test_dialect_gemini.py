@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from harness.cassettes.corpus import split_reads
 from harness.cassettes.format import Chunk, Request, Response
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import DialectError
@@ -23,6 +22,7 @@ from harness.wire.dialects import (
     reference_outcome,
 )
 from harness.wire.dialects.gemini import DIALECT, json_path
+from harness.wire.synthesis import split_reads
 
 SIG = "CiQBVKhc7v3Jx0k2mQ0Kx9w1YzE2NzM0ZTk3ZTEyMWRlNzJiOTQ="
 

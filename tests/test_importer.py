@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
 from harness.errors import CassetteError, CodecError, HarnessError, UsageError
 from harness.record import importer
-from harness.wire import dialects
+from harness.wire import dialects, synthesis
 from harness.wire.codecs import WireEvent
 
 WEATHER = '{"city":"Paris"}'
@@ -296,7 +295,7 @@ SUFFIX = {"ndjson": ".ndjson", "eventstream": ".bin", "sse": ".sse"}
 
 
 def synthesized(dialect: str) -> cassettes.Cassette:
-    return corpus.synthesize(
+    return synthesis.synthesize(
         f"{dialect}-one-call",
         dialect,
         url="https://example.invalid/",

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from harness.cassettes import format as cassettes
-from harness.cassettes.corpus import synthesize
 from harness.errors import DialectError
 from harness.matrix.case_id import find_case
 from harness.matrix.runner import run_matrix
@@ -24,6 +23,7 @@ from harness.matrix.selection import Selection
 from harness.report.explanation import situation_of
 from harness.wire import dialects
 from harness.wire.dialects import Finish, Kind
+from harness.wire.synthesis import synthesize
 
 CALLS = 12  # more parallel calls than any bundled recording has
 PIECES = 240  # argument pieces of the long call

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from harness.accumulators.program import run_clients
 from harness.cassettes.outcome import State
 from harness.cli import main
 from harness.matrix.selection import Selection
@@ -22,7 +23,7 @@ from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Verdict
-from harness.serve import ReplayServer, base_urls, run_clients
+from harness.serve import ReplayServer, base_urls
 from harness.serve.attempts import PLANS, first_attempt
 
 ROOT = Path(__file__).resolve().parents[1]

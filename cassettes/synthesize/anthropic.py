@@ -21,8 +21,9 @@ if __name__ == "__main__":
     # Run as a script, this folder is sys.path[0] and this file would shadow the `anthropic` SDK.
     sys.path[0] = str(ROOT)
 
-from harness.cassettes.corpus import declare, synthesize  # noqa: E402
+from harness.cassettes.corpus import declare  # noqa: E402
 from harness.cassettes.format import Cassette, save  # noqa: E402
+from harness.wire.synthesis import synthesize  # noqa: E402
 
 URL = "https://api.anthropic.com/v1/messages"
 OUT = ROOT / "cassettes" / "anthropic"

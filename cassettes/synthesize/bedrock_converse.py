@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if __name__ == "__main__":
     sys.path[0] = str(ROOT)  # run as a script: import the harness from this checkout
 
-from harness.cassettes.corpus import synthesize  # noqa: E402
 from harness.cassettes.format import Cassette, save  # noqa: E402
 from harness.wire.dialects.bedrock_converse import exception_event, padding  # noqa: E402
+from harness.wire.synthesis import synthesize  # noqa: E402
 
 REGION = "us-east-1"
 OUT = ROOT / "cassettes" / "bedrock-converse"

@@ -18,9 +18,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from harness.cassettes import format as cassettes  # noqa: E402
-from harness.cassettes.corpus import split_reads, synthesize  # noqa: E402
 from harness.cassettes.format import Cassette, Chunk  # noqa: E402
 from harness.wire.dialects import reference_outcome  # noqa: E402
+from harness.wire.synthesis import split_reads, synthesize  # noqa: E402
 
 DIALECT = "gemini"
 OUT = ROOT / "cassettes" / "gemini"

@@ -19,8 +19,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from harness.cassettes import format as cassettes  # noqa: E402
-from harness.cassettes.corpus import synthesize  # noqa: E402
 from harness.cassettes.format import Cassette  # noqa: E402
+from harness.wire.synthesis import synthesize  # noqa: E402
 
 DIALECT = "ollama"
 OUT = ROOT / "cassettes" / "ollama"

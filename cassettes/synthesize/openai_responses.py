@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 if __name__ == "__main__":
     sys.path[0] = str(ROOT)  # run as a script: import the harness from this checkout
 
-from harness.cassettes.corpus import declare, synthesize  # noqa: E402
+from harness.cassettes.corpus import declare  # noqa: E402
 from harness.cassettes.format import Cassette, save  # noqa: E402
+from harness.wire.synthesis import synthesize  # noqa: E402
 
 DIALECT = "openai-responses"
 OPENAI_URL = "https://api.openai.com/v1/responses"

@@ -71,7 +71,7 @@ def matrix_of(
 ) -> Any:
     """The dialect's whole matrix, or the cases of these scenarios (`seeds`: the first N seeds), or
     exactly these case ids."""
-    from harness.check.selection import Matrix, Selection
+    from harness.matrix.selection import Matrix, Selection
 
     return Matrix(Selection(dialects=(dialect,), scenarios=scenarios or (), seeds=seeds, cases=cases))
 
@@ -89,8 +89,8 @@ def run(
     and of this process)."""
     import resource
 
-    from harness.check.verdict import signature
-    from harness.serve import run_clients
+    from harness.accumulators.program import run_clients
+    from harness.oracle.verdict import signature
 
     def cpu() -> float:
         own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

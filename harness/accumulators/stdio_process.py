@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from harness import bounded
 from harness.accumulators import subreaper
 from harness.accumulators.stdio import (
     FEEDS,
@@ -38,7 +39,6 @@ from harness.errors import (
     NotApplicable,
     UsageError,
 )
-from harness.wire import bounded
 
 if TYPE_CHECKING:
     from harness.cassettes.outcome import Outcome

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, Final
 
+from harness import bounded
 from harness.accumulators import prepare, reference, resolve
 from harness.accumulators.base import not_for
 from harness.accumulators.stdio import FEEDS, outcome_answer
@@ -22,7 +23,7 @@ from harness.errors import (
     NotApplicable,
     UsageError,
 )
-from harness.wire import bounded, dialects
+from harness.wire import dialects
 from harness.wire.codecs import CodecError, WireEvent
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
 """The Node clients of `examples/clients/` on the report card: each a real program run unchanged
-against the replay server (`toolstream serve`'s machinery, `harness.serve.run_client`), graded
+against the replay server (`toolstream serve`'s machinery, `harness.accumulators.program.run_client`), graded
 like a library, one row per client (library = its npm package, version = the one installed in
 its `node_modules`).
 
@@ -98,8 +98,11 @@ def run_cases(
 ) -> tuple[str, list[Any]]:
     """Each case through the client on one replay server, `jobs` at once; `advance(case_id)`
     after each. The spec the results carry and the results, in case order."""
-    from harness.serve import ReplayServer, run_client  # the server is loaded only when asked for
-    from harness.serve.clients import PREFIX
+    from harness.accumulators.program import (
+        PREFIX,
+        run_client,  # the server is loaded only when asked for
+    )
+    from harness.serve import ReplayServer
 
     command = table.command(client.name)
     label = PREFIX + command

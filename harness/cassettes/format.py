@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from harness import bounded
 from harness.cassettes.model import (  # the model, re-exported: `format.Cassette` is where users found it
     CASE_CLASSES,
     SOURCE_KINDS,
@@ -43,7 +44,6 @@ from harness.cassettes.model import (
 )
 from harness.cassettes.outcome import Outcome
 from harness.errors import CassetteError, HarnessError, OutcomeFormatError, UsageError
-from harness.wire import bounded
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

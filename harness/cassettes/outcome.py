@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from harness import bounded
 from harness.errors import OutcomeFormatError
-from harness.wire import bounded
 
 
 class State(StrEnum):

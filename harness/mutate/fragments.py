@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from harness import bounded
 from harness.cassettes.outcome import ToolCall
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
@@ -25,7 +26,6 @@ from harness.mutate.calls import (
     reference_on,
     routing_keys_apart,
 )
-from harness.wire import bounded
 from harness.wire.dialects import MISSING, Event, Field, Fragment, Role
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)

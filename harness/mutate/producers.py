@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from harness import bounded
 from harness.cassettes.outcome import ToolCall
 from harness.errors import NotApplicable
 from harness.mutate import Meaning, Mutation, Stream, mutation
 from harness.mutate.calls import args_text, by_call, continuation, fragments_or_skip, set_at, value
-from harness.wire import bounded
 from harness.wire.dialects import MISSING, Event, Field, Fragment, Kind, Role
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness import bounded
 from harness.cassettes.format import (
     PLAIN_TAGS,
     Cassette,
@@ -42,7 +43,7 @@ from harness.cassettes.format import (
 from harness.errors import CodecError, DialectError, HarnessError, UsageError
 from harness.transports.redaction import Redaction, scrub_cassette, scrub_chunks, scrub_interaction
 from harness.transports.volatile import stable_headers, stable_url
-from harness.wire import bounded, dialects
+from harness.wire import dialects
 from harness.wire.codecs import STREAM_CONTENT_TYPES, WireEvent, codec_for_media_type, decode_all, get_codec
 from harness.wire.dialects.bedrock_converse import EVENT_TYPES as BEDROCK_EVENT_TYPES
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit
 
+from harness import bounded
 from harness.cassettes.format import Interaction, Request
 from harness.errors import NoMatchError, UsageError
 from harness.transports.modes import MATCH_FIELDS, MATCH_NAMES, URL_PARTS
 from harness.transports.redaction import DROP, REDACTED, JsonPath, parse_path, rewrite_path
 from harness.transports.volatile import LOOPBACK_HOSTS
-from harness.wire import bounded
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 _SHOWN_DIFFERENCES = 3

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from harness.cassettes.model import Request, Response
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.errors import CodecError, DialectError, did_you_mean
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec, sniff_newline
 from harness.wire.codecs.sse import SSECodec

@@ -44,7 +44,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request, header
-from harness.check.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, State
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
+from harness import bounded
 from harness.cassettes.model import Request
-from harness.check.outcome import Outcome
+from harness.cassettes.outcome import Outcome
 from harness.errors import DialectError
-from harness.wire import bounded
 from harness.wire.codecs import Codec, WireEvent, get_codec
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlparse, urlsplit
 
 from harness.cassettes.model import Request
-from harness.check.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, State
 from harness.errors import DialectError, UsageError
 from harness.wire.codecs import EventHeader, WireEvent
 from harness.wire.codecs.eventstream import encode_frame

@@ -19,7 +19,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from harness.check.outcome import Outcome, ServerCall, State, ToolCall
+from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall
 from harness.wire.dialects.base import Event, ReferenceAccumulator, Violation
 
 

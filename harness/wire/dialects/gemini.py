@@ -49,10 +49,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from harness import bounded
 from harness.cassettes.model import Request
-from harness.check.outcome import Outcome, ServerCall, State, ToolCall
+from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
-from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,

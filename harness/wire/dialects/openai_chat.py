@@ -55,10 +55,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from harness import bounded
 from harness.cassettes.model import Request
-from harness.check.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
-from harness.wire import bounded
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,

@@ -14,12 +14,12 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from harness.errors import UsageError
 from harness.wire import dialects
 from harness.wire.codecs import STREAM_CONTENT_TYPES
-from harness.wire.dialects.requesting import Recipe, Requesting, required_variable
+from harness.wire.dialects.requesting import PreparedRequest, Recipe, Requesting, required_variable
 
 __all__ = ["COMPATIBLE", "PreparedRequest", "Provider", "prepare_request", "provider", "providers"]
 
@@ -56,20 +56,6 @@ def provider(name: str) -> Provider:
     if name not in known:
         raise UsageError(f"unknown provider {name!r}; choose one of {', '.join(known)}")
     return known[name]
-
-
-@dataclass(slots=True)
-class PreparedRequest:
-    """A request ready to send: the body is JSON-encoded exactly as it goes on the wire."""
-
-    method: str
-    url: str
-    headers: dict[str, str]
-    body: bytes
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.body)
 
 
 def prepare_request(

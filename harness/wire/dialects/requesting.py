@@ -22,16 +22,27 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness.check.outcome import Outcome, ToolCall
+from harness.cassettes.outcome import Outcome, ToolCall
 from harness.errors import UsageError
 
 if TYPE_CHECKING:
     import datetime as dt
 
-    from harness.wire.dialects.providers import PreparedRequest
-
-
 THINKING_BUDGET = 1024  # the reasoning tokens a recipe that thinks asks for
+
+
+@dataclass(slots=True)
+class PreparedRequest:
+    """A request ready to send: the body is JSON-encoded exactly as it goes on the wire."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
 
 
 @dataclass(frozen=True, slots=True)
