@@ -1,9 +1,11 @@
 """toolstream-harness: record, mutate and replay streamed LLM tool calls; check any accumulator.
 
-The names below are the public API, grouped by task. The stage packages behind them
-(`harness.cassettes`, `harness.wire`, `harness.mutate`, `harness.transports`, `harness.record`,
-`harness.check`, `harness.report`, `harness.plugin`, `harness.cli`) are internal: their layout
-shows the pipeline, and may change between releases. Errors live in `harness.errors`, all of them
+The names below are the public API, grouped by task. The stage packages behind them, bottom
+to top (`harness.cassettes`, `harness.text`, `harness.wire`, `harness.mutate`,
+`harness.transports`, `harness.record`, `harness.oracle`, `harness.serve`, `harness.accumulators`,
+`harness.matrix`, `harness.search`, `harness.report`, `harness.card`, `harness.plugin`,
+`harness.cli`; docs/layout.md) are internal: their layout shows the pipeline, and may change
+between releases. Errors live in `harness.errors`, all of them
 re-exported here.
 
 Names are imported on first use (PEP 562), so `import harness` stays cheap for `cmd:` children and

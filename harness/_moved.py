@@ -51,4 +51,4 @@ def _forward(shim: ModuleType, targets: list[ModuleType]) -> None:
 
     names = sorted({n for t in targets for n in getattr(t, "__all__", ())})
     shim.__getattr__ = __getattr__  # type: ignore[method-assign]
-    shim.__all__ = names
+    shim.__all__ = names  # type: ignore[attr-defined]

@@ -4,7 +4,7 @@ It wires pytest to `harness.plugin.items`, `harness.plugin.options`, `harness.pl
 report writers. Without a `--toolstream-*` option (or ini key) and without a test asking for its
 fixtures or markers, it changes nothing in a run, and costs nothing: every pytest session of a
 project with the package installed loads it, so this module and the ones loaded with it import
-only what registering options, hooks and fixtures needs; the matrix (`items`, `harness.check`) and
+only what registering options, hooks and fixtures needs; the matrix (`items`, `harness.matrix`) and
 the report writers are imported by the hook or fixture that first needs them.
 """
 
