@@ -151,6 +151,16 @@ def test_a_call_announced_done_before_a_cut_is_policy_as_sent() -> None:
     assert result.verdict is Verdict.WARN and result.case_class is CaseClass.POLICY, result
 
 
+def test_a_call_text_followed_before_a_cut_is_announced_too() -> None:
+    # pydantic-ai ends a part (PartEndEvent) when the next part begins, text as well as a call.
+    case_id = "openai-chat/openrouter-text-between-calls::cut-at-every-event::s0::e17"
+    case = _case(case_id)
+    (first,) = announced_calls(case)
+    assert first.name == "get_weather" and first.arguments == {"city": "Paris"}
+    result = _judge(case_id, replace(case.expected, tool_calls=(first,), error="ModelConnectionError"))
+    assert result.verdict is Verdict.WARN and result.case_class is CaseClass.POLICY, result
+
+
 def test_a_call_announced_done_with_other_arguments_is_unsafe() -> None:
     case = _case(ANNOUNCED)
     (first,) = announced_calls(case)

@@ -564,7 +564,8 @@ def announced_rule(case: Case) -> Rule | None:
 def announced_calls(case: Case) -> tuple[ToolCall, ...]:
     """The calls a cut or errored stream announced done without the protocol making them final, as
     the stream sent them: in a dialect whose calls have no end marker (OpenAI chat) every call a
-    later call followed (openai-python emits `arguments.done` for it when the next begins); where
+    later call or text followed (openai-python emits `arguments.done` for it when the next call
+    begins, pydantic-ai a `PartEndEvent` when the next part does); where
     a call arrives whole and waits for the finish (Gemini, Ollama) every whole call. The reference
     reports none of them (docs/oracle.md, signalled endings)."""
     d = dialects.get(case.dialect)
@@ -584,7 +585,11 @@ def announced_calls(case: Case) -> tuple[ToolCall, ...]:
         whole = {f.call for f in fragments if f.role in _CLOSING}
         keep = [n for n, call in enumerate(begun) if call in whole]
     else:
-        keep = list(range(len(begun) - 1))  # every call but the last begun
+        # Every call but the last begun, and the last too when other content followed it (text:
+        # pydantic-ai ends a part when the next begins, as openai-python does for the next call).
+        last = max((f.event for f in fragments if f.call == begun[-1]), default=-1) if begun else -1
+        moved_on = any(Kind.TEXT in _kinds(d, event) for event in events[last + 1 :])
+        keep = list(range(len(begun) if moved_on else len(begun) - 1))
     if not keep:
         return ()
     assembled = _assembled(d, events)
