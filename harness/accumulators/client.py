@@ -86,7 +86,7 @@ class ClientLevel:
         """Nothing is held across cases."""
 
 
-_HARNESS = Path(__file__).resolve().parents[2]  # the `harness` package
+_HARNESS = Path(__file__).resolve().parents[1]  # the `harness` package
 
 
 def in_message_order(announced: list[tuple[Any, Any]]) -> list[Any]:
