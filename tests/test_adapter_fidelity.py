@@ -126,3 +126,21 @@ def test_pydantic_ai_gives_what_its_direct_api_gives() -> None:
     found = [f"{r['id']}: pydantic-ai gives {r['user']}, the adapter {r['adapter']}" for r in rows
              if r["user"] != r["adapter"]]  # fmt: skip
     assert found == [], "\n".join(found[:10])
+
+
+def test_an_sdk_built_on_httpx_gets_an_httpx_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Releases of openai and anthropic before httpx2 refuse an httpx2 client (`Invalid http_client`):
+    # the adapters hand each SDK a client of the library its own base client imports.
+    import sys
+    import types
+
+    import httpx
+
+    from harness.accumulators.client import sdk_http
+
+    old, base = types.ModuleType("oldsdk"), types.ModuleType("oldsdk._base_client")
+    base.httpx = httpx  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "oldsdk", old)
+    monkeypatch.setitem(sys.modules, "oldsdk._base_client", base)
+    assert sdk_http("oldsdk", "openai") is httpx
+    assert sdk_http("openai", "openai").__name__ == "httpx2"  # the pinned release is built on httpx2

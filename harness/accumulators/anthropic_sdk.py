@@ -22,6 +22,7 @@ from harness.accumulators.client import (
     request_body,
     require,
     require_dialect,
+    sdk_http,
 )
 from harness.accumulators.openai_sdk import split_kwargs
 from harness.cassettes.outcome import Outcome, State, ToolCall
@@ -37,18 +38,18 @@ NAME = "anthropic-sdk"
 def accumulator() -> ClientLevel:
     """The adapter, after checking the SDK is installed."""
     require("anthropic", "anthropic")
-    require("httpx2", "anthropic")
+    sdk_http("anthropic", "anthropic")
     return ClientLevel(run, NAME, dialects=("anthropic",))
 
 
 def client_for(transport: Any, case: Case) -> Any:
     """An `anthropic.Anthropic` client whose requests go to `transport`, without retries."""
     anthropic = require("anthropic", "anthropic")
-    httpx2 = require("httpx2", "anthropic")
+    http = sdk_http("anthropic", "anthropic")
     return anthropic.Anthropic(
         api_key="test",
         base_url=base_url(recorded_request(case), "/v1/messages"),
-        http_client=httpx2.Client(transport=transport),
+        http_client=http.Client(transport=transport),
         max_retries=0,
     )
 
@@ -57,7 +58,7 @@ def run(transport: Any, case: Case) -> Outcome:
     """One case through `messages.stream(...)`."""
     require_dialect(case, NAME, ("anthropic",))
     anthropic = require("anthropic", "anthropic")
-    httpx2 = require("httpx2", "anthropic")
+    http = sdk_http("anthropic", "anthropic")
     client = client_for(transport, case)
     # tool_use blocks the SDK reported stopped, with their index: the message lists them by index
     # (interleaved blocks stop out of it), so the calls are reported in that order, as the final
@@ -74,7 +75,7 @@ def run(transport: Any, case: Case) -> Outcome:
                     text.append(event.delta.text)
             final = stream.get_final_message()
     except Exception as exc:  # whatever the SDK raises: `client.raised`
-        state = raised(exc, (httpx2.RequestError, anthropic.APIConnectionError))
+        state = raised(exc, (http.RequestError, anthropic.APIConnectionError))
         return _partial(stopped, text, _snapshot(stream), state, exc)
     calls = tuple(_call(block) for block in final.content if block.type == "tool_use")
     final_text = "".join(block.text for block in final.content if block.type == "text")

@@ -98,6 +98,16 @@ def in_message_order(announced: list[tuple[Any, Any]]) -> list[Any]:
     return [item for _, _, item in placed] + rest
 
 
+def sdk_http(sdk: str, extra: str) -> Any:
+    """The HTTP library the installed `openai` or `anthropic` SDK is built on, to hand it a client
+    of that library over the replay transport: httpx2 for current releases, httpx for older ones
+    (which refuse an httpx2 client). Read from the SDK's own base client module."""
+    require(sdk, extra)
+    base = require(f"{sdk}._base_client", extra)
+    library = getattr(base, "httpx2", None) or getattr(base, "httpx", None)
+    return library if library is not None else require("httpx2", extra)
+
+
 def raised(exc: BaseException, cut: tuple[type[BaseException], ...] = ()) -> State:
     """The state of a case whose library raised `exc` while streaming: CUT for the transport's
     errors (`cut`), ERROR for anything else the library raised. Raised in the harness's own code

@@ -25,6 +25,7 @@ from harness.accumulators.client import (
     request_body,
     require,
     require_dialect,
+    sdk_http,
 )
 from harness.accumulators.langchain_core import outcome_of, raised_outcome
 from harness.cassettes.outcome import Outcome, State
@@ -41,7 +42,7 @@ EXTRA = "langchain-anthropic"
 def accumulator() -> ClientLevel:
     """The adapter, after checking langchain-anthropic is installed."""
     require("langchain_anthropic", EXTRA)
-    require("httpx2", EXTRA)
+    sdk_http("anthropic", EXTRA)
     return ClientLevel(run, NAME, dialects=("anthropic",))
 
 
@@ -50,7 +51,7 @@ def run(transport: Any, case: Case) -> Outcome:
     require_dialect(case, NAME, ("anthropic",))
     langchain_anthropic = require("langchain_anthropic", EXTRA)
     anthropic = require("anthropic", EXTRA)
-    httpx2 = require("httpx2", EXTRA)
+    http = sdk_http("anthropic", EXTRA)
     body = request_body(case)
     model = langchain_anthropic.ChatAnthropic(
         model=str(body.get("model") or "toolstream"),
@@ -68,6 +69,6 @@ def run(transport: Any, case: Case) -> Outcome:
         for chunk in runnable.stream("toolstream"):
             total = chunk if total is None else total + chunk
     except Exception as exc:  # whatever langchain or the SDK raises: `client.raised`
-        state = raised(exc, (httpx2.RequestError, anthropic.APIConnectionError))
+        state = raised(exc, (http.RequestError, anthropic.APIConnectionError))
         return raised_outcome(total, state, raised_error(exc))
     return outcome_of(total, State.COMPLETE, None)

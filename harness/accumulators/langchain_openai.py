@@ -1,13 +1,14 @@
 """`langchain-openai`: the real `ChatOpenAI` over the replay transport, `.stream(...)`, chunks summed.
 
-The model gets an `httpx2` client on the replay transport (langchain-openai hands `http_client`
-to the `openai` SDK, which is built on httpx2), so the SDK's SSE parsing and langchain's chunk
-conversion both run. Chat streams use Chat Completions, Responses streams `use_responses_api`.
-The recorded tools are bound so the request looks like the recorded one. When the stream raises
-(a transport error on a cut, `APIError` for an in-band error, the `ValueError` langchain-openai
-raises for a Responses `error` event, anything else: `client.raised`) the outcome is cut or error
-with the text and finish reason of the chunks given until then and no call: langchain re-raises,
-so its user never gets a message whose calls are final (see `langchain_core.raised_outcome`).
+The model gets a client of the HTTP library the `openai` SDK is built on (httpx2; httpx before it)
+on the replay transport (langchain-openai hands `http_client` to the SDK), so the SDK's SSE
+parsing and langchain's chunk conversion both run. Chat streams use Chat Completions, Responses
+streams `use_responses_api`. The recorded tools are bound so the request looks like the recorded
+one. When the stream raises (a transport error on a cut, `APIError` for an in-band error, the
+`ValueError` langchain-openai raises for a Responses `error` event, anything else:
+`client.raised`) the outcome is cut or error with the text and finish reason of the chunks given
+until then and no call: langchain re-raises, so its user never gets a message whose calls are
+final (see `langchain_core.raised_outcome`).
 Needs `pip install 'toolstream-harness[langchain-openai]'`.
 """
 
@@ -24,6 +25,7 @@ from harness.accumulators.client import (
     request_body,
     require,
     require_dialect,
+    sdk_http,
 )
 from harness.accumulators.langchain_core import outcome_of, raised_outcome
 from harness.cassettes.outcome import Outcome, State
@@ -40,7 +42,7 @@ EXTRA = "langchain-openai"
 def accumulator() -> ClientLevel:
     """The adapter, after checking langchain-openai is installed."""
     require("langchain_openai", EXTRA)
-    require("httpx2", EXTRA)
+    sdk_http("openai", EXTRA)
     return ClientLevel(run, NAME, dialects=("openai-chat", "openai-responses"))
 
 
@@ -48,7 +50,7 @@ def run(transport: Any, case: Case) -> Outcome:
     """One case through `ChatOpenAI.stream`."""
     require_dialect(case, NAME, ("openai-chat", "openai-responses"))
     langchain_openai = require("langchain_openai", EXTRA)
-    httpx2 = require("httpx2", EXTRA)
+    http = sdk_http("openai", EXTRA)
     openai = require("openai", EXTRA)
     responses = case.dialect == "openai-responses"
     body = request_body(case)
@@ -56,8 +58,8 @@ def run(transport: Any, case: Case) -> Outcome:
         model=str(body.get("model") or "toolstream"),
         api_key="test",
         base_url=base_url(recorded_request(case), "/responses" if responses else "/chat/completions"),
-        http_client=httpx2.Client(transport=transport),
-        http_async_client=httpx2.AsyncClient(transport=transport),
+        http_client=http.Client(transport=transport),
+        http_async_client=http.AsyncClient(transport=transport),
         max_retries=0,
         use_responses_api=responses,
     )
@@ -68,6 +70,6 @@ def run(transport: Any, case: Case) -> Outcome:
         for chunk in runnable.stream("toolstream"):
             total = chunk if total is None else total + chunk
     except Exception as exc:  # whatever langchain or the SDK raises: `client.raised`
-        state = raised(exc, (httpx2.RequestError, openai.APIConnectionError))
+        state = raised(exc, (http.RequestError, openai.APIConnectionError))
         return raised_outcome(total, state, raised_error(exc))
     return outcome_of(total, State.COMPLETE, None)

@@ -31,6 +31,7 @@ from harness.accumulators.client import (
     request_body,
     require,
     require_dialect,
+    sdk_http,
 )
 from harness.cassettes.outcome import Outcome, State, ToolCall
 
@@ -45,8 +46,7 @@ DIALECTS = ("openai-chat", "openai-responses")
 
 def accumulator() -> ClientLevel:
     """The adapter, after checking the SDK is installed."""
-    require("openai", "openai")
-    require("httpx2", "openai")
+    sdk_http("openai", "openai")
     return ClientLevel(run, NAME, dialects=DIALECTS)
 
 
@@ -60,11 +60,11 @@ def run(transport: Any, case: Case) -> Outcome:
 
 def _client(transport: Any, case: Case, endpoint: str) -> Any:
     openai = require("openai", "openai")
-    httpx2 = require("httpx2", "openai")
+    http = sdk_http("openai", "openai")
     return openai.OpenAI(
         api_key="test",
         base_url=base_url(recorded_request(case), endpoint),
-        http_client=httpx2.Client(transport=transport),
+        http_client=http.Client(transport=transport),
         max_retries=0,
     )
 
@@ -89,8 +89,8 @@ def _parameters(function: Callable[..., Any]) -> frozenset[str]:
 def _failure(exc: BaseException) -> State:
     """Cut or error for what the SDK raised mid-stream (`client.raised`)."""
     openai = require("openai", "openai")
-    httpx2 = require("httpx2", "openai")
-    return raised(exc, (httpx2.RequestError, openai.APIConnectionError))
+    http = sdk_http("openai", "openai")
+    return raised(exc, (http.RequestError, openai.APIConnectionError))
 
 
 def _chat(transport: Any, case: Case) -> Outcome:

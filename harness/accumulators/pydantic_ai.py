@@ -1,7 +1,8 @@
 """`pydantic-ai`: pydantic-ai's own OpenAI chat and Anthropic models streaming over the replay transport.
 
 `OpenAIChatModel` / `AnthropicModel` get an `openai.AsyncOpenAI` / `anthropic.AsyncAnthropic`
-client on an `httpx2.AsyncClient` over the replay transport; `model.request_stream(...)` is
+client on an async client of the HTTP library the SDK is built on (httpx2; httpx before it) over the
+replay transport; `model.request_stream(...)` is
 iterated to the end and `get()` gives the `ModelResponse` its user sees (the one an `Agent`
 turns into tool calls). The recorded tools are passed as `function_tools`. The outcome is that
 response's `ToolCallPart`s (string arguments parsed, as `args_as_dict()` does), its text parts
@@ -30,6 +31,7 @@ from harness.accumulators.client import (
     request_body,
     require,
     require_dialect,
+    sdk_http,
 )
 from harness.cassettes.outcome import Outcome, ToolCall
 
@@ -47,7 +49,6 @@ def accumulator() -> ClientLevel:
     """The adapter, after checking pydantic-ai (with its OpenAI and Anthropic models) is installed."""
     require("pydantic_ai.models.openai", EXTRA)
     require("pydantic_ai.models.anthropic", EXTRA)
-    require("httpx2", EXTRA)
     return ClientLevel(run, NAME, dialects=DIALECTS)
 
 
@@ -58,10 +59,10 @@ def run(transport: Any, case: Case) -> Outcome:
 
 
 def _model(transport: Any, case: Case) -> Any:
-    httpx2 = require("httpx2", EXTRA)
     body = request_body(case)
     name = str(body.get("model") or "toolstream")
-    http_client = httpx2.AsyncClient(transport=transport)
+    sdk = "openai" if case.dialect == "openai-chat" else "anthropic"
+    http_client = sdk_http(sdk, EXTRA).AsyncClient(transport=transport)
     if case.dialect == "openai-chat":
         openai = require("openai", EXTRA)
         models = require("pydantic_ai.models.openai", EXTRA)
@@ -117,7 +118,9 @@ async def _stream(transport: Any, case: Case) -> Outcome:
                     ended.append((event.index, event.part))
             response = stream.get()
     except Exception as exc:  # whatever pydantic-ai raises: `client.raised`
-        state = raised(exc, (exceptions.ModelConnectionError,))
+        # ModelConnectionError came in 2.x: an older release raises the SDK's own connection error.
+        cut = getattr(exceptions, "ModelConnectionError", None)
+        state = raised(exc, (cut,) if cut is not None else _connection_errors(case))
         text = _text(stream.get().parts) if stream is not None else ""
         calls = tuple(_call(part) for part in in_message_order(ended))
         return Outcome(tool_calls=calls, text=text, state=state, error=raised_error(exc))
@@ -130,6 +133,12 @@ async def _stream(transport: Any, case: Case) -> Outcome:
         finish_reason=finish if isinstance(finish, str) else None,
         usage={"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
     )
+
+
+def _connection_errors(case: Case) -> tuple[type[BaseException], ...]:
+    """What a cut raises where pydantic-ai has no `ModelConnectionError`: the SDK's and its HTTP library's."""
+    sdk = "openai" if case.dialect == "openai-chat" else "anthropic"
+    return (require(sdk, EXTRA).APIConnectionError, sdk_http(sdk, EXTRA).RequestError)
 
 
 def _text(parts: Any) -> str:
