@@ -125,3 +125,21 @@ def test_no_row_repeats_the_verdicts_of_the_integration_it_goes_through() -> Non
     assert [s["worst"] for s in row["signatures"]] == [own["id"]]
     other = next(r for r in card["rows"] if r["library"] == "langchain-anthropic")
     assert other["cases"] == 3 and "shared" not in other
+
+
+def test_a_card_rebuilt_from_stored_reports_keeps_why_a_release_was_graded(tmp_path: Path) -> None:
+    import json
+
+    from harness.cli import main
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    note = "newest that installs here; passed over 1.8.4 (pip install failed)"
+    report = {
+        "cases": [_case("openai-chat/single-call::original::s0", verdict="pass", diff=())],
+        "card_note": note,
+    }
+    (reports / "langchain-core-1.8.3.json").write_text(json.dumps(report), encoding="utf-8")
+    assert main(["report-card", "--from-reports", str(reports), "--out", str(tmp_path / "out")]) == 0
+    card = json.loads((tmp_path / "out" / "report-card.json").read_text(encoding="utf-8"))
+    assert card["rows"][0]["note"] == note

@@ -173,7 +173,11 @@ def _regrade(folder: Path) -> dict[str, Any]:
             graded.append(grading.Graded(NODE_CLIENTS[name].library, release, adapter, report=report))
             continue
         lib = LIBRARIES[name]
-        graded.append(grading.Graded(lib.name, release, lib.adapter, report=report))
+        one = grading.Graded(lib.name, release, lib.adapter, report=report, note=report.get("card_note"))
+        # The release's library lines are read again where its environment is still cached.
+        python = environments.cache_root() / f"{lib.name}-{release}" / "bin" / "python"
+        one.site_packages = environments.site_packages(str(python)) if python.exists() else None
+        graded.append(one)
     if not graded:
         raise UsageError(f"{folder}: no LIBRARY-VERSION.json report in it")
     selections = [g.report.get("selection") or {} for g in graded if g.report is not None]
@@ -355,7 +359,7 @@ def _grade_one(
     if problem is not None:
         return grading.Graded(lib.name, env.version, lib.adapter, problem=problem)
     _finished(step, name, report)
-    document = report_to_dict(report, mine)
+    document = {**report_to_dict(report, mine), **({"card_note": env.note} if env.note else {})}
     write_json(shared_values(document), reports / f"{lib.name}-{env.version}.json")
     return grading.Graded(lib.name, env.version, lib.adapter, report=document)
 
