@@ -17,14 +17,15 @@ from typing import Any
 
 from harness.card.environments import source_root
 from harness.card.known import KnownIssue, find_known
+from harness.card.libraries import LIBRARIES
 from harness.card.repros import repro_scripts
-from harness.oracle.severity import Severity
+from harness.oracle.severity import WORST_FIRST
 from harness.oracle.verdict import FAILING, Verdict, signature
 
 __all__ = ["CARD_VERSION", "Graded", "card", "changes", "row", "version_key"]
 
 CARD_VERSION = 1
-_SEVERITY_ORDER = tuple(str(s) for s in sorted(Severity, key=lambda s: s.rank))  # worst first
+_SEVERITY_ORDER = WORST_FIRST
 _CLASS_ORDER = {"spec": 0, "quirk": 1, "policy": 2}
 EXAMPLES = 5  # case ids kept per scenario in a change between versions
 
@@ -38,7 +39,8 @@ class Graded:
     adapter: str
     report: Mapping[str, Any] | None = None
     problem: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    # Cases left out because a row it goes through gives them the same verdict: row -> count.
+    shared: dict[str, int] = field(default_factory=dict)
     note: str | None = None  # why this release was graded and not a newer one
     site_packages: str | None = None  # where the graded release is installed (its lines are read there)
 
@@ -100,8 +102,8 @@ def row(
     }
     if graded.note:
         out["note"] = graded.note
-    if graded.extra.get("shared"):
-        out["shared"] = graded.extra["shared"]
+    if graded.shared:
+        out["shared"] = graded.shared
     if graded.report is None:
         return out
     cases = [c for c in graded.report.get("cases", []) if c["verdict"] != Verdict.SKIPPED]
@@ -247,9 +249,7 @@ def card(
 def _without_repeats(graded: Sequence[Graded]) -> list[Graded]:
     """Each row as graded, but for a library graded through others (`Library.via`): its cases that
     the newest graded release of one of those gives the same verdict and signature are left out of
-    its row (counted there, not twice), and the row says how many (`extra["shared"]`)."""
-    from harness.card.libraries import LIBRARIES
-
+    its row (counted there, not twice), and the row says how many (`shared`)."""
     newest: dict[str, Graded] = {}
     for g in graded:
         if g.report is not None and (
@@ -277,5 +277,5 @@ def _without_repeats(graded: Sequence[Graded]) -> list[Graded]:
             else:
                 kept.append(c)
         report = {**g.report, "cases": kept}
-        out.append(replace(g, report=report, extra={**g.extra, "shared": dict(shared)}))
+        out.append(replace(g, report=report, shared=dict(shared)))
     return out

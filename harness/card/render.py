@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.cassettes.format import write_atomic
 from harness.errors import UsageError
-from harness.oracle.severity import Severity
+from harness.oracle.severity import WORST_FIRST
 from harness.text.escape import html_text, markdown_code, markdown_text
 from harness.text.shared import shared_values
 
@@ -34,7 +34,7 @@ MARKERS = {
 }
 _VERDICTS = ("pass", "fail", "warn", "error", "timeout")
 _CLASSES = ("spec", "quirk", "policy")
-_SEVERITIES = (*(str(s) for s in sorted(Severity, key=lambda s: s.rank)), "error", "timeout")
+_SEVERITIES = (*WORST_FIRST, "error", "timeout")
 
 
 def _cell(text: Any) -> str:

@@ -31,7 +31,16 @@ from enum import StrEnum
 from harness.cassettes.outcome import COMPARED, STATE_TAKEN, Outcome, State, ToolCall, diff, meets
 from harness.wire.dialects import finish_words, tool_call_finishes
 
-__all__ = ["Difference", "Severity", "call_severities", "differences", "signalled", "weigh", "worst"]
+__all__ = [
+    "WORST_FIRST",
+    "Difference",
+    "Severity",
+    "call_severities",
+    "differences",
+    "signalled",
+    "weigh",
+    "worst",
+]
 
 
 class Severity(StrEnum):
@@ -47,6 +56,7 @@ class Severity(StrEnum):
 
 
 _RANK = (Severity.UNSAFE, Severity.LOST, Severity.WITHHELD, Severity.COSMETIC)
+WORST_FIRST: tuple[str, ...] = tuple(str(s) for s in _RANK)  # the severities' names, worst first
 _SIGNALLED = frozenset({State.CUT, State.ERROR})
 # An extra reported call (the call, its position among the reported ones) the ending decides.
 Decides = Callable[[ToolCall, int], bool]
@@ -69,6 +79,8 @@ def signalled(expected: Outcome, actual: Outcome) -> bool:
         and actual.state in _SIGNALLED
         and not any(STATE_TAKEN in note for note in actual.notes)
     )
+
+
 _CALL_LINE = re.compile(r"^call (\d+): (\w*)")
 
 
