@@ -246,6 +246,11 @@ def card(
     }
 
 
+def _outcome(case: Mapping[str, Any]) -> tuple[str, str]:
+    """A case's verdict and, when it does not pass, its signature: what two rows agree on."""
+    return case["verdict"], _signature(case) if case["verdict"] != Verdict.PASS else ""
+
+
 def _without_repeats(graded: Sequence[Graded]) -> list[Graded]:
     """Each row as graded, but for a library graded through others (`Library.via`): its cases that
     the newest graded release of one of those gives the same verdict and signature are left out of
@@ -264,15 +269,14 @@ def _without_repeats(graded: Sequence[Graded]) -> list[Graded]:
             out.append(g)
             continue
         seen = {
-            str(c["id"]): (other, c["verdict"], _signature(c) if c["verdict"] != Verdict.PASS else "")
+            str(c["id"]): (other, _outcome(c))
             for other in others
             for c in (other.report or {}).get("cases", [])
         }
         kept, shared = [], Counter[str]()
         for c in g.report.get("cases", []):
             found = seen.get(str(c["id"]))
-            mine = (c["verdict"], _signature(c) if c["verdict"] != Verdict.PASS else "")
-            if found is not None and found[1:] == mine and c["verdict"] != Verdict.SKIPPED:
+            if found is not None and found[1] == _outcome(c) and c["verdict"] != Verdict.SKIPPED:
                 shared[f"{found[0].library} {found[0].version}"] += 1
             else:
                 kept.append(c)
