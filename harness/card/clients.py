@@ -1,50 +1,63 @@
-"""The Node clients of `examples/clients/` on the report card: each a real program run unchanged
+"""The client programs of `examples/clients/` on the report card: each a real program run unchanged
 against the replay server (`toolstream serve`'s machinery, `harness.accumulators.program.run_client`), graded
-like a library, one row per client (library = its npm package, version = the one installed in
-its `node_modules`).
+like a library, one row per client (library = the package it exercises, npm or PyPI; version =
+the one installed beside the program: its `node_modules`, or the side environment it runs in).
 
 The clients and how to run them are the catalogue's (`harness.card.catalogue`, which
 `examples/clients/table.py` reads too); the programs are in the checkout's `examples/clients/`.
-A client whose toolchain is missing (no `node`, no `node_modules`) is a row naming the command
-that installs it.
+A client whose toolchain is missing (no `node`, no `node_modules`, no side environment) is a row
+naming the command that installs it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.card import environments
 from harness.card.catalogue import CLIENTS_FOLDER, Catalogue
 from harness.card.environments import EnvironmentProblem
+from harness.card.verdicts import files_digest
 
-__all__ = ["NODE_CLIENTS", "NodeClient", "client_table", "installed_version", "run_cases"]
+__all__ = ["CLIENTS", "Client", "client_table", "contents", "installed_version", "run_cases"]
 
 
 @dataclass(frozen=True)
-class NodeClient:
-    """A Node client as the card grades it."""
+class Client:
+    """A client program as the card grades it."""
 
     name: str  # the name in the catalogue (`harness.card.catalogue`), also the one on the command line
-    package: str  # the npm package graded (its installed version is the row's version)
+    package: str  # the package graded (its installed version is the row's version)
     also: tuple[str, ...] = ()  # other packages it needs, named with their versions in the row
+    registry: str = "npm"  # where `package` comes from: npm (a Node program) or PyPI (a Python one)
 
     @property
     def library(self) -> str:
-        """The row's library: the npm package, said to be one (`openai` is also a PyPI name)."""
-        return f"{self.package} (npm)"
+        """The row's library: the package, said where it is from (`openai` is both)."""
+        return f"{self.package} ({self.registry})"
+
+    @property
+    def node(self) -> bool:
+        return self.registry == "npm"
 
 
-NODE_CLIENTS: dict[str, NodeClient] = {
+CLIENTS: dict[str, Client] = {
     c.name: c
     for c in (
-        NodeClient("node-openai", "openai"),
-        NodeClient("node-anthropic", "@anthropic-ai/sdk"),
-        NodeClient("vercel-ai", "ai", also=("@ai-sdk/openai",)),
+        Client("node-openai", "openai"),
+        Client("node-anthropic", "@anthropic-ai/sdk"),
+        Client("vercel-ai", "ai", also=("@ai-sdk/openai",)),
+        # The Agents SDK's own loop over the whole openai-chat matrix: each case starts a Python
+        # with the SDK (about 3 s of imports), the card's costliest row by far.
+        Client("openai-agents", "openai-agents", also=("openai",), registry="PyPI"),
     )
 }
 
@@ -57,13 +70,19 @@ def client_table(root: Path | None) -> Catalogue:
     return Catalogue(root)
 
 
-def installed_version(table: Catalogue, client: NodeClient, package: str | None = None) -> str:
-    """The version of `package` (default: the graded one) in the client's node_modules; a
-    problem naming the install command when node or the modules are missing."""
-    if shutil.which("node") is None or not table.installed(client.name):
+def installed_version(table: Catalogue, client: Client, package: str | None = None) -> str:
+    """The version of `package` (default: the graded one) installed for the client; a problem
+    naming the install command when its toolchain is missing."""
+    if (client.node and shutil.which("node") is None) or not table.installed(client.name):
         how = table.install_command(client.name) or "install node"
-        node = "" if shutil.which("node") else "node is not on PATH; "
+        node = "" if not client.node or shutil.which("node") else "node is not on PATH; "
         raise EnvironmentProblem(f"not installed ({node}run `{how}`)")
+    if not client.node:
+        python = table.clients[client.name][1][0]
+        found = environments.installed_version(python, package or client.package)
+        if found is None:
+            raise EnvironmentProblem(f"{python}: {package or client.package} is not installed there")
+        return found
     manifest = table.folder(client.name) / "node_modules" / (package or client.package) / "package.json"
     try:
         return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
@@ -71,11 +90,41 @@ def installed_version(table: Catalogue, client: NodeClient, package: str | None 
         raise EnvironmentProblem(f"{manifest}: version: cannot read it ({exc})") from None
 
 
-def dialect(table: Catalogue, client: NodeClient) -> str:
+def contents(table: Catalogue, client: Client) -> dict[str, Any]:
+    """What the client's verdicts depend on besides the harness (`harness.card.verdicts`): the
+    program's own files, its lock file, the runtime's version and, for a Python program, every
+    distribution of its environment."""
+    folder = table.folder(client.name)
+    files = []
+    for where, folders, names in os.walk(folder):
+        folders[:] = [f for f in folders if f not in ("node_modules", "__pycache__")]  # not walked
+        files += [Path(where) / name for name in names]
+    out: dict[str, Any] = {"program": files_digest(files, folder)}
+    for package in (client.package, *client.also):
+        try:
+            out[package] = installed_version(table, client, package)
+        except EnvironmentProblem:
+            out[package] = None
+    if client.node:
+        out["node"] = _node_version()
+    else:
+        out["environment"] = environments.contents(table.clients[client.name][1][0])
+    return out
+
+
+def _node_version() -> str:
+    try:
+        done = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    return done.stdout.strip()
+
+
+def dialect(table: Catalogue, client: Client) -> str:
     return str(table.clients[client.name][2])
 
 
-def adapter(table: Catalogue, client: NodeClient) -> str:
+def adapter(table: Catalogue, client: Client) -> str:
     """The row's adapter: `client:NAME`, with the other packages it runs on."""
     others = []
     for package in client.also:
@@ -88,15 +137,17 @@ def adapter(table: Catalogue, client: NodeClient) -> str:
 
 def run_cases(
     table: Catalogue,
-    client: NodeClient,
+    client: Client,
     cases: Sequence[Any],
     scenarios: dict[str, Any],
     *,
     jobs: int,
     timeout: float,
     advance: Callable[[str], None],
+    hold: Callable[[], AbstractContextManager[None]] = nullcontext,
 ) -> tuple[str, list[Any]]:
-    """Each case through the client on one replay server, `jobs` at once; `advance(case_id)`
+    """Each case through the client on one replay server, at most `jobs` at once, each while it
+    holds what `hold()` gives (a slot of the card's: `harness.card.schedule`); `advance(case_id)`
     after each. The spec the results carry and the results, in case order."""
     from harness.accumulators.program import (
         PREFIX,
@@ -110,9 +161,10 @@ def run_cases(
     with ReplayServer(list(cases), pace=False).running() as server:
 
         def one(case: Any) -> Any:
-            result = run_client(
-                server, case, command, timeout=timeout, label=label, scenario=scenarios.get(case.scenario)
-            )
+            with hold():
+                result = run_client(
+                    server, case, command, timeout=timeout, label=label, scenario=scenarios.get(case.scenario)
+                )
             advance(case.id)
             return result
 

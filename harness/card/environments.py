@@ -19,8 +19,9 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from harness.accumulators.stdio_process import start_failure
 from harness.card.libraries import Library
@@ -33,6 +34,7 @@ __all__ = [
     "build",
     "build_first",
     "cache_root",
+    "contents",
     "installed_version",
     "pick_versions",
     "resolve_versions",
@@ -58,6 +60,7 @@ class SideEnvironment:
     version: str
     python: str  # the interpreter that serves the adapter
     note: str | None = None  # why this release and not the one asked for (newer ones passed over)
+    built: bool = False  # one of the card's own (`build`), not an environment it was pointed at
 
     def spec(self) -> str:
         """The accumulator spec that runs this environment's adapter over stdio."""
@@ -175,7 +178,7 @@ def build_first(
         if not passed:
             return env
         note = f"newest that installs here; passed over {'; '.join(passed)}"
-        return SideEnvironment(env.library, env.version, env.python, note=note)
+        return replace(env, note=note)
     assert first is not None, "no candidate release"
     if len(candidates) > 1:
         raise EnvironmentProblem(f"none of the {len(candidates)} newest releases installs here: {first}")
@@ -191,6 +194,32 @@ def site_packages(python: str) -> str | None:
     return run.stdout.strip() or None
 
 
+_CONTENTS = """\
+import importlib.metadata as m, importlib.util, json, sys, sysconfig
+found = importlib.util.find_spec("harness")
+print(json.dumps({
+    "python": sys.version.split()[0],
+    "purelib": sysconfig.get_paths()["purelib"],
+    "harness": list(found.submodule_search_locations or [])[:1] if found else [],
+    "distributions": sorted(
+        f"{d.metadata['Name']}=={d.version}" for d in m.distributions() if d.metadata["Name"]
+    ),
+}))
+"""
+
+
+def contents(python: str) -> dict[str, Any]:
+    """What an interpreter's environment holds that a verdict can depend on: its Python version,
+    every distribution installed with its version, and where its `harness` package is (the
+    adapter runs from that copy); an empty mapping when it cannot say."""
+    try:
+        run = _run([python, "-c", _CONTENTS], timeout=120)
+        found = json.loads(run.stdout)
+    except (EnvironmentProblem, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def installed_version(python: str, package: str) -> str | None:
     """The version of `package` installed for this interpreter, or None."""
     code = (
@@ -202,8 +231,12 @@ def installed_version(python: str, package: str) -> str | None:
     return run.stdout.strip() or None
 
 
-def build(library: Library, version: str, say: Callable[[str], None] = print) -> SideEnvironment:
-    """The cached environment for this release, built (or its harness refreshed) when needed."""
+def build(
+    library: Library, version: str, say: Callable[[str], None] = print, *, refresh: bool = True
+) -> SideEnvironment:
+    """The cached environment for this release, built (or its harness refreshed) when needed.
+    `refresh` False: one already built for this release is returned as it is, its harness
+    perhaps older (the card refreshes it only for a row whose verdicts are not stored)."""
     root = source_root()
     if root is None:
         raise EnvironmentProblem(
@@ -216,10 +249,12 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
     want = {"library": library.name, "version": version, "harness": _source_hash(root)}
     stamp = _read_stamp(stamp_path)
     if stamp == want and Path(python).exists():
-        return SideEnvironment(library, version, python)
+        return SideEnvironment(library, version, python, built=True)
+    same_release = stamp is not None and {**stamp, "harness": want["harness"]} == want
+    if not refresh and same_release and Path(python).exists():
+        return SideEnvironment(library, version, python, built=True)
     # Refreshed in place if some pip can install there (one made without its own, by a harness
     # whose pip installs elsewhere, is rebuilt when this harness's cannot).
-    same_release = stamp is not None and {**stamp, "harness": want["harness"]} == want
     pip_there = _pip_installs_elsewhere() or (where / "bin" / "pip").exists()
     if same_release and Path(python).exists() and pip_there:
         say(f"{library.name} {version}: refreshing the harness in {where}")
@@ -236,7 +271,7 @@ def build(library: Library, version: str, say: Callable[[str], None] = print) ->
         _pip(python, [str(root), library.requirement(version)])
         _imports(python, library)
     stamp_path.write_text(json.dumps(want) + "\n", encoding="utf-8")
-    return SideEnvironment(library, version, python)
+    return SideEnvironment(library, version, python, built=True)
 
 
 def _imports(python: str, library: Library) -> None:

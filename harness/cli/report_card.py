@@ -6,21 +6,24 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import io
 import json
 import os
 import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Generic, TextIO, TypeVar
 
 from harness.accumulators import builtin_names
-from harness.card import clients, environments, grading, render
-from harness.card.clients import NODE_CLIENTS, NodeClient
+from harness.card import clients, environments, grading, render, verdicts
+from harness.card.clients import CLIENTS, Client
 from harness.card.environments import EnvironmentProblem, SideEnvironment
 from harness.card.libraries import LIBRARIES, Library, library
+from harness.card.schedule import RowJob, RowSlots, run_rows
+from harness.card.verdicts import VerdictCache
 from harness.cli import arguments
 from harness.cli.check import add_selection_options, selection_of, timeout_of
 from harness.errors import UsageError
@@ -32,7 +35,11 @@ from harness.text.shared import shared_values
 from harness.text.terminal import Progress
 
 DEFAULT_VERSIONS = ("oldest", "newest")
-CLIENT_TIMEOUT = 30.0  # seconds per case for a Node client when --timeout is 0 (a client needs one)
+CLIENT_TIMEOUT = 30.0  # seconds per case for a client when --timeout is 0 (a client needs one)
+CLIENT_WEIGHT = 100  # a client's case against a library's: a program's start-up, in the order of rows
+NO_DIALECT = "no selected dialect is one it reads"
+NO_CASE = "no selected case is one it reads"
+T = TypeVar("T")
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -51,7 +58,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--libraries", type=_names, metavar="A,B",
         help=f"libraries to grade (known: {', '.join(LIBRARIES)}) and Node clients run through the replay "
-        f"server ({', '.join(NODE_CLIENTS)}; each graded at the version in its node_modules); default: "
+        f"server ({', '.join(CLIENTS)}; each graded at the version in its node_modules); default: "
         "every library with an adapter here and every Node client",
     )  # fmt: skip
     parser.add_argument(
@@ -99,6 +106,11 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         metavar="DIR",
         help="grade stored reports instead of running (DIR/LIBRARY-VERSION.json, as in OUT/reports)",
     )
+    parser.add_argument(
+        "--no-cache", "--fresh", dest="no_cache", action="store_true",
+        help="grade every row again: stored verdicts are not read (and are written anew); by default "
+        "a row whose library, environment, harness code and selection are unchanged reuses them",
+    )  # fmt: skip
     add_selection_options(parser)
     return parser
 
@@ -155,7 +167,7 @@ def _load_card(path: Path) -> dict[str, Any]:
 def _regrade(folder: Path) -> dict[str, Any]:
     """A card from stored reports named `LIBRARY-VERSION.json` (what `--out DIR/reports` holds)."""
     graded = []
-    known = [*LIBRARIES, *NODE_CLIENTS]
+    known = [*LIBRARIES, *CLIENTS]
     names = sorted(known, key=len, reverse=True)  # `langchain-core-1.2.13` is langchain-core's
     for path in sorted(folder.glob("*.json")):
         name = next((n for n in names if path.stem.startswith(n + "-")), None)
@@ -168,9 +180,9 @@ def _regrade(folder: Path) -> dict[str, Any]:
         if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
             raise UsageError(f"{path}: cases: not a report of `toolstream check --json`")
         release = path.stem[len(name) + 1 :]
-        if name in NODE_CLIENTS:
+        if name in CLIENTS:
             adapter = str(report.get("card_adapter") or f"client:{name}")
-            graded.append(grading.Graded(NODE_CLIENTS[name].library, release, adapter, report=report))
+            graded.append(grading.Graded(CLIENTS[name].library, release, adapter, report=report))
             continue
         lib = LIBRARIES[name]
         one = grading.Graded(lib.name, release, lib.adapter, report=report, note=report.get("card_note"))
@@ -187,17 +199,17 @@ def _regrade(folder: Path) -> dict[str, Any]:
 
 def _libraries(args: argparse.Namespace) -> list[Library]:
     if args.libraries:
-        return [library(name) for name in dict.fromkeys(args.libraries) if name not in NODE_CLIENTS]
+        return [library(name) for name in dict.fromkeys(args.libraries) if name not in CLIENTS]
     return [lib for lib in LIBRARIES.values() if lib.adapter in builtin_names()]
 
 
-def _clients(args: argparse.Namespace) -> list[NodeClient]:
+def _clients(args: argparse.Namespace) -> list[Client]:
     """The Node clients to grade: those named in --libraries, else all (none with --no-clients)."""
     if args.no_clients:
         return []
     if args.libraries:
-        return [NODE_CLIENTS[name] for name in dict.fromkeys(args.libraries) if name in NODE_CLIENTS]
-    return list(NODE_CLIENTS.values())
+        return [CLIENTS[name] for name in dict.fromkeys(args.libraries) if name in CLIENTS]
+    return list(CLIENTS.values())
 
 
 def _versions(args: argparse.Namespace, lib: Library) -> list[str]:
@@ -241,7 +253,7 @@ def _targets(args: argparse.Namespace, libraries: list[Library]) -> list[SideEnv
         built: set[str] = set()
         for candidates in wanted:
             try:
-                env = environments.build_first(lib, candidates, say=_say)
+                env = environments.build_first(lib, candidates, say=_say, builder=_built)
             except EnvironmentProblem as exc:
                 targets.append(grading.Graded(lib.name, candidates[0], lib.adapter, problem=str(exc)))
                 continue
@@ -251,67 +263,336 @@ def _targets(args: argparse.Namespace, libraries: list[Library]) -> list[SideEnv
     return targets
 
 
+def _built(library: Library, version: str, say: Any = _say) -> SideEnvironment:
+    """A release's environment, built if it is not there yet; one already built keeps the harness
+    it has until its row is graded (a row whose verdicts are stored needs no refresh)."""
+    return environments.build(library, version, say=say, refresh=False)
+
+
 def _grade(args: argparse.Namespace) -> dict[str, Any]:
     selection = selection_of(args)
     timeout = timeout_of(args)
     libraries = _libraries(args)
-    node = _clients(args)
-    targets: list[SideEnvironment | grading.Graded | NodeClient] = [*_targets(args, libraries), *node]
-    reports = args.out / "reports"
-    graded: list[grading.Graded] = []
+    chosen = _clients(args)
+    targets: list[SideEnvironment | grading.Graded | Client] = [*_targets(args, libraries), *chosen]
+    cache = None if args.no_cache else VerdictCache(environments.cache_root() / "verdicts")
+    card = CardRun(selection, timeout, args.out / "reports", cache, len(targets))
+    slots = args.jobs or os.cpu_count() or 1
+    planned: list[grading.Graded | PlannedRow[grading.Graded]] = []
     for n, target in enumerate(targets, start=1):
         step = f"[{n}/{len(targets)}]"
         if isinstance(target, grading.Graded):
             _say(f"{step} {target.library} {target.version}: {target.problem}")
-            graded.append(target)
-            continue
-        if isinstance(target, NodeClient):
-            graded.append(_grade_client(target, selection, args, reports, step))
-            continue
-        lib = target.library
-        _say(f"{step} {lib.name} {target.version}: {lib.adapter} in {target.python}")
-        one = _grade_one(target, selection, timeout, args.jobs, reports, step)
-        one.note = target.note
-        one.site_packages = environments.site_packages(target.python)
-        graded.append(one)
+            planned.append(target)
+        elif isinstance(target, Client):
+            planned.append(card.client_row(target, step))
+        else:
+            planned.append(card.library_row(target, step))
+    jobs = [job for job in planned if isinstance(job, PlannedRow)]
+    card.start(sum(job.cases for job in jobs))
+    try:
+        done = iter(run_rows([job.job for job in jobs], slots))
+    finally:
+        card.close()
+    graded = [next(done) if isinstance(job, PlannedRow) else job for job in planned]
+    card.summary()
     return grading.card(graded, date=datetime.date.today().isoformat(), selection=_said(selection))
 
 
-class CaseProgress(Progress):
-    """A bar counting cases. `run_matrix` advances its progress once per unit of work (one
-    cassette x scenario x seed, which holds any number of cases, often none) and sets `total` to
-    the number of units: this bar knows each unit's cases and counts those instead."""
+@dataclass(frozen=True)
+class PlannedRow(Generic[T]):
+    """A row to grade: its scheduler job and how many cases it counts on the card's bar."""
 
-    def __init__(self, per_unit: Mapping[str, int], label: str, stream: TextIO | None = None) -> None:
-        self.cases = sum(per_unit.values())
+    job: RowJob[T]
+    cases: int
+
+
+class CardProgress(Progress):
+    """One bar over the whole card, counting cases (rows report from several threads). Lines said
+    while it is drawn (`say`) clear it first, then it is drawn again."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        super().__init__(total, label="report card", stream=stream or sys.stderr)
+        self._lock = threading.RLock()
+        self._note = ""
+
+    def advance(self, n: int = 1, note: str = "") -> None:
+        with self._lock:
+            self._note = note or self._note
+            super().advance(n, self._note)
+
+    def say(self, message: str) -> None:
+        with self._lock:
+            if self.enabled:
+                self.stream.write("\r" + " " * 120 + "\r")
+            print(message, file=self.stream, flush=True)
+            if self.enabled and self.done:
+                self._last = 0.0
+                super().advance(0, self._note)
+
+
+class RowProgress(Progress):
+    """A row's share of the card's bar, as `run_matrix` drives a progress: it advances once per
+    unit of work (a cassette x scenario x seed, which holds any number of cases, often none) and
+    sets `total` to the number of units; this one knows each unit's cases and counts those."""
+
+    def __init__(self, bar: CardProgress, per_unit: Mapping[str, int], name: str) -> None:
+        super().__init__(1, stream=io.StringIO())  # draws nothing itself
+        self._bar = bar
         self._per_unit = dict(per_unit)
-        self._lock = threading.Lock()  # a Node client's cases finish on several threads
-        super().__init__(self.cases, label=label, stream=stream or sys.stderr)
+        self._name = name
 
     @property
     def total(self) -> int:
-        return max(self.cases, 1)
+        return max(sum(self._per_unit.values()), 1)
 
     @total.setter
     def total(self, units: int) -> None:
         """Ignored: the total is the number of cases, known from the start."""
 
     def advance(self, n: int = 1, note: str = "") -> None:
+        self._bar.advance(self._per_unit.get(note, n), f"{self._name}: {note}")
+
+    def close(self) -> None:
+        """The card's bar is closed once, by the card."""
+
+
+class CardRun:
+    """What the card's rows share while they run: the selection, the verdict cache, the bar, where
+    the reports go. `library_row` and `client_row` plan one row each (a scheduler job)."""
+
+    def __init__(
+        self,
+        selection: Selection,
+        timeout: float | None,
+        reports: Path,
+        cache: VerdictCache | None,
+        rows: int,
+    ) -> None:
+        self.selection = selection
+        self.timeout = timeout
+        self.reports = reports
+        self.cache = cache
+        self.bar = CardProgress(0)
+        self.stored = 0  # rows whose verdicts came from the cache
+        self.rows = rows
+        self._counts: dict[Selection, dict[str, int]] = {}
+        self._cases: dict[Selection, Matrix] = {}
+        self._lock = threading.Lock()
+        self._inputs: dict[str, str] = {}
+        self.started = time.perf_counter()
+
+    def start(self, cases: int) -> None:
+        self.bar.total = max(cases, 1)
+        self.started = time.perf_counter()
+
+    def close(self) -> None:
+        self.bar.close()
+
+    def say(self, message: str) -> None:
+        self.bar.say(message)
+
+    def summary(self) -> None:
+        if self.cache is None:
+            return
+        seconds = time.perf_counter() - self.started
+        if self.stored:
+            _say(
+                f"{self.stored} of {self.rows} rows from stored verdicts ({self.cache.folder}; "
+                f"--no-cache grades them again); the card took {seconds:.0f} s"
+            )
+
+    # -- what a row depends on ---------------------------------------------------------------
+
+    def key(self, row: str, versions: Mapping[str, Any], mine: Selection) -> dict[str, Any]:
+        """The row's cache key: what ran it, the harness, the selection (with the contents of
+        cassettes and scenarios given by path, which the harness's fingerprint does not cover)."""
+        chosen = {**selection_dict(mine), "inputs": self._input_digest(mine)}
+        return verdicts.row_key(row, versions, chosen, self.timeout)
+
+    def _input_digest(self, selection: Selection) -> str:
+        paths = [*selection.cassettes, *([selection.scenarios_dir] if selection.scenarios_dir else [])]
+        if not paths:
+            return ""
+        named = "\0".join(map(str, paths))
         with self._lock:
-            super().advance(self._per_unit.get(note, n), note)
+            if named not in self._inputs:
+                files: list[Path] = []
+                for given in map(Path, paths):
+                    found = [p for p in given.rglob("*") if p.is_file()] if given.is_dir() else [given]
+                    files += [f.resolve() for f in found if f.exists()]
+                self._inputs[named] = verdicts.files_digest(files, Path("/"))
+            return self._inputs[named]
+
+    def case_counts(self, selection: Selection) -> dict[str, int]:
+        """Each unit of work's number of cases, by `Unit.describe()` (what the runner's note says)."""
+        if selection not in self._counts:
+            matrix = Matrix(selection)
+            self._counts[selection] = {unit.describe(): len(matrix.cases(unit)) for unit in matrix.units()}
+        return self._counts[selection]
+
+    def matrix(self, selection: Selection) -> Matrix:
+        if selection not in self._cases:
+            self._cases[selection] = Matrix(selection)
+        return self._cases[selection]
+
+    def stored_report(
+        self, key: Mapping[str, Any], name: str, step: str, cases: int
+    ) -> dict[str, Any] | None:
+        """The row's stored report, said so and counted on the bar; None: it is graded."""
+        if self.cache is None:
+            return None
+        report = self.cache.get(key)
+        if report is None:
+            return None
+        with self._lock:
+            self.stored += 1
+        self.bar.advance(cases, f"{name}: stored")
+        n = len(report["cases"])
+        self.say(f"{step} {name}: {n:,} case{'' if n == 1 else 's'} from stored verdicts (unchanged)")
+        return report
+
+    def finished(self, step: str, name: str, report: Report) -> None:
+        """One line per row when it is done (what a log keeps; the bar is for terminals)."""
+        counts = ", ".join(f"{v} {n:,}" for v in Verdict if (n := report.count(v)))
+        n = len(report.results)
+        plural = "" if n == 1 else "s"
+        self.say(f"{step} {name}: {n:,} case{plural} in {report.seconds:.0f} s ({counts or 'none'})")
+
+    # -- the rows ------------------------------------------------------------------------------
+
+    def library_row(self, env: SideEnvironment, step: str) -> grading.Graded | PlannedRow[grading.Graded]:
+        """A library's row: the selected cases of its dialects through its adapter over stdio,
+        in one `serve-accumulator` process (one slot for the whole row)."""
+        lib = env.library
+        selection = self.selection
+        dialects = [d for d in lib.dialects if not selection.dialects or d in selection.dialects]
+        if not dialects:
+            return grading.Graded(lib.name, env.version, lib.adapter, problem=NO_DIALECT)
+        mine = replace(selection, dialects=tuple(dialects), cases=_cases_read(selection, dialects))
+        if selection.cases and not mine.cases:
+            return grading.Graded(lib.name, env.version, lib.adapter, problem=NO_CASE)
+        per_unit = self.case_counts(mine)
+        cases = sum(per_unit.values())
+        name = f"{lib.name} {env.version}"
+
+        def run(slots: RowSlots) -> grading.Graded:
+            one = self._grade_library(env, mine, per_unit, name, step, slots)
+            one.note = env.note
+            return one
+
+        return PlannedRow(RowJob(name, float(cases), run), cases)
+
+    def _grade_library(
+        self,
+        env: SideEnvironment,
+        mine: Selection,
+        per_unit: Mapping[str, int],
+        name: str,
+        step: str,
+        slots: RowSlots,
+    ) -> grading.Graded:
+        lib = env.library
+        found = environments.contents(env.python)
+        site = found.get("purelib")
+        key = self.key(f"library {lib.name} {env.version}", _environment_versions(env, found), mine)
+        stored = self.stored_report(key, name, step, sum(per_unit.values()))
+        if stored is not None:
+            return self._graded_library(env, stored, site)
+        with slots.held():
+            if env.built:  # its harness made current for this run (left as it was when stored)
+                try:
+                    env = environments.build(lib, env.version, say=self.say)
+                except EnvironmentProblem as exc:
+                    return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
+            self.say(f"{step} {name}: {lib.adapter} in {env.python}")
+            progress = RowProgress(self.bar, per_unit, name)
+            try:
+                report = run_matrix(env.spec(), mine, timeout=self.timeout, jobs=1, progress=progress)
+            except UsageError as exc:
+                return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
+        # Its process started by the run, not by a check of its own (which imported the library
+        # once more): one that cannot start fails every case at once, and the row says why.
+        problem = environments.adapter_problem(env, (result.error for result in report.results))
+        if problem is not None:
+            return grading.Graded(lib.name, env.version, lib.adapter, problem=problem)
+        self.finished(step, name, report)
+        document = report_to_dict(report, mine)
+        if self.cache is not None:
+            self.cache.put(key, document)
+        return self._graded_library(env, document, site)
+
+    def _graded_library(
+        self, env: SideEnvironment, document: dict[str, Any], site: str | None
+    ) -> grading.Graded:
+        lib = env.library
+        document = {**document, **({"card_note": env.note} if env.note else {})}
+        write_json(shared_values(document), self.reports / f"{lib.name}-{env.version}.json")
+        one = grading.Graded(lib.name, env.version, lib.adapter, report=document)
+        one.site_packages = site
+        return one
+
+    def client_row(self, client: Client, step: str) -> grading.Graded | PlannedRow[grading.Graded]:
+        """A client's row through the replay server: the selected cases of its dialect, each a
+        run of the program judged by its follow-up request (what `check --client` does), as many
+        at once as the card has slots."""
+        library_name = client.library
+        try:
+            table = clients.client_table(environments.source_root())
+            version = clients.installed_version(table, client)
+            adapter = clients.adapter(table, client)
+            dialect = clients.dialect(table, client)
+        except EnvironmentProblem as exc:
+            _say(f"{step} {client.name}: {exc}")
+            return grading.Graded(library_name, "-", f"client:{client.name}", problem=str(exc))
+        selection = self.selection
+        if selection.dialects and dialect not in selection.dialects:
+            return grading.Graded(library_name, version, adapter, problem=NO_DIALECT)
+        mine = replace(selection, dialects=(dialect,), cases=_cases_read(selection, [dialect]))
+        if selection.cases and not mine.cases:
+            return grading.Graded(library_name, version, adapter, problem=NO_CASE)
+        matrix = self.matrix(mine)
+        cases = list(matrix.all())
+        name = f"{library_name} {version}"
+        timeout = self.timeout if self.timeout else CLIENT_TIMEOUT
+
+        def run(slots: RowSlots) -> grading.Graded:
+            key = self.key(f"client {client.name}", clients.contents(table, client), mine)
+            stored = self.stored_report(key, name, step, len(cases))
+            if stored is None:
+                self.say(f"{step} {name}: {client.name} through the replay server")
+                start = time.perf_counter()
+                try:
+                    label, results = clients.run_cases(
+                        table, client, cases, matrix.by_name, jobs=slots.size, timeout=timeout,
+                        advance=lambda case_id: self.bar.advance(1, f"{name}: {case_id}"), hold=slots.held,
+                    )  # fmt: skip
+                except (OSError, UsageError) as exc:
+                    problem = f"the replay server failed: {exc}"
+                    return grading.Graded(library_name, version, adapter, problem=problem)
+                report = Report(label, results, seconds=time.perf_counter() - start)
+                self.finished(step, name, report)
+                stored = report_to_dict(report, mine)
+                if self.cache is not None:
+                    self.cache.put(key, stored)
+            document = {**stored, "card_adapter": adapter}
+            write_json(shared_values(document), self.reports / f"{client.name}-{version}.json")
+            return grading.Graded(library_name, version, adapter, report=document)
+
+        # A client's case costs a program's start-up: far more than a library's (`CLIENT_WEIGHT`).
+        return PlannedRow(RowJob(name, float(len(cases) * CLIENT_WEIGHT), run, divisible=True), len(cases))
 
 
-def _case_counts(selection: Selection) -> dict[str, int]:
-    """Each unit of work's number of cases, by `Unit.describe()` (what the runner's note says)."""
-    matrix = Matrix(selection)
-    return {unit.describe(): len(matrix.cases(unit)) for unit in matrix.units()}
-
-
-def _finished(step: str, name: str, report: Report) -> None:
-    """One line per environment when it is done (what a log keeps; the bar is for terminals)."""
-    counts = ", ".join(f"{v} {n:,}" for v in Verdict if (n := report.count(v)))
-    n = len(report.results)
-    _say(f"{step} {name}: {n:,} case{'' if n == 1 else 's'} in {report.seconds:.0f} s ({counts or 'none'})")
+def _environment_versions(env: SideEnvironment, found: Mapping[str, Any]) -> dict[str, Any]:
+    """What a library row's environment holds that its verdicts depend on. The harness copy the
+    adapter runs from counts by its code: a built environment's is made this checkout's before
+    its row is graded (so the fingerprint covers it); another one's is hashed where it is."""
+    out = {"python": found.get("python"), "distributions": found.get("distributions")}
+    here = str(Path(verdicts.__file__).resolve().parent.parent)
+    copies = [str(Path(p).resolve()) for p in found.get("harness") or []]
+    if not env.built and copies and copies[0] != here:
+        out["harness"] = verdicts.fingerprint(Path(copies[0]))
+    return out
 
 
 def _cases_read(selection: Selection, dialects: list[str]) -> tuple[str, ...]:
@@ -325,82 +606,3 @@ def _said(selection: Selection) -> dict[str, Any]:
     """The options that narrowed the matrix (none: the whole bundled matrix)."""
     fields = selection_dict(selection)
     return {key: value for key, value in fields.items() if value}
-
-
-def _grade_one(
-    env: SideEnvironment,
-    selection: Selection,
-    timeout: float | None,
-    jobs: int,
-    reports: Path,
-    step: str = "",
-) -> grading.Graded:
-    lib = env.library
-    dialects = [d for d in lib.dialects if not selection.dialects or d in selection.dialects]
-    if not dialects:
-        return grading.Graded(
-            lib.name, env.version, lib.adapter, problem="no selected dialect is one it reads"
-        )
-    mine = replace(selection, dialects=tuple(dialects), cases=_cases_read(selection, dialects))
-    if selection.cases and not mine.cases:
-        return grading.Graded(lib.name, env.version, lib.adapter, problem="no selected case is one it reads")
-    name = f"{lib.name} {env.version}"
-    try:
-        progress = CaseProgress(_case_counts(mine), label=f"{step} {name}".strip())
-        try:
-            report = run_matrix(env.spec(), mine, timeout=timeout, jobs=jobs, progress=progress)
-        finally:
-            progress.close()
-    except UsageError as exc:
-        return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
-    # Its process started by the run, not by a check of its own (which imported the library
-    # once more): one that cannot start fails every case at once, and the row says why.
-    problem = environments.adapter_problem(env, (result.error for result in report.results))
-    if problem is not None:
-        return grading.Graded(lib.name, env.version, lib.adapter, problem=problem)
-    _finished(step, name, report)
-    document = {**report_to_dict(report, mine), **({"card_note": env.note} if env.note else {})}
-    write_json(shared_values(document), reports / f"{lib.name}-{env.version}.json")
-    return grading.Graded(lib.name, env.version, lib.adapter, report=document)
-
-
-def _grade_client(
-    client: NodeClient, selection: Selection, args: argparse.Namespace, reports: Path, step: str
-) -> grading.Graded:
-    """One Node client through the replay server: the selected cases of its dialect, each a run
-    of the program judged by its follow-up request (what `check --client` does)."""
-    library_name = client.library
-    try:
-        table = clients.client_table(environments.source_root())
-        version = clients.installed_version(table, client)
-        adapter = clients.adapter(table, client)
-        dialect = clients.dialect(table, client)
-    except EnvironmentProblem as exc:
-        _say(f"{step} {client.name}: {exc}")
-        return grading.Graded(library_name, "-", f"client:{client.name}", problem=str(exc))
-    if selection.dialects and dialect not in selection.dialects:
-        return grading.Graded(library_name, version, adapter, problem="no selected dialect is one it reads")
-    mine = replace(selection, dialects=(dialect,), cases=_cases_read(selection, [dialect]))
-    if selection.cases and not mine.cases:
-        return grading.Graded(library_name, version, adapter, problem="no selected case is one it reads")
-    timeout = args.timeout if args.timeout > 0 else CLIENT_TIMEOUT
-    name = f"{library_name} {version}"
-    _say(f"{step} {name}: {client.name} through the replay server")
-    matrix = Matrix(mine)
-    cases = list(matrix.all())
-    progress = CaseProgress({case.id: 1 for case in cases}, label=f"{step} {name}")
-    start = time.perf_counter()
-    try:
-        label, results = clients.run_cases(
-            table, client, cases, matrix.by_name, jobs=args.jobs or 1, timeout=timeout,
-            advance=lambda case_id: progress.advance(note=case_id),
-        )  # fmt: skip
-    except (OSError, UsageError) as exc:
-        return grading.Graded(library_name, version, adapter, problem=f"the replay server failed: {exc}")
-    finally:
-        progress.close()
-    report = Report(label, results, seconds=time.perf_counter() - start)
-    _finished(step, name, report)
-    document = {**report_to_dict(report, mine), "card_adapter": adapter}
-    write_json(shared_values(document), reports / f"{client.name}-{version}.json")
-    return grading.Graded(library_name, version, adapter, report=document)

@@ -1,0 +1,121 @@
+"""The card's verdicts kept from one run to the next: the same library release in the same
+environment, judged by the same harness code over the same selection, gets the same verdicts.
+
+A row's key (`row_key`) names what it ran (the row, the versions its environment holds, the
+Python or Node that ran it, the program's own files for a client), the harness that judged it
+(`fingerprint`: every `.py` file of the package, the bundled cassettes and scenarios) and what
+was asked (the selection and the per-case timeout). Its report is stored under the key's hash in
+`report-card/verdicts/` of the harness's cache (`$TOOLSTREAM_CACHE`), with the key beside it: an
+entry is used only when it holds that very key and a report, so a corrupt, truncated or foreign
+file is ignored (and written again), never trusted. Entries are written whole or not at all (a
+temporary file, then a rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["VERSION", "VerdictCache", "files_digest", "fingerprint", "row_key"]
+
+VERSION = 1  # of an entry's layout: another layout is not read
+_FINGERPRINTS: dict[Path, str] = {}
+
+
+def files_digest(paths: Iterable[Path], root: Path) -> str:
+    """A hash of these files' names (relative to `root`) and contents, in name order."""
+    digest = hashlib.sha256()
+    for path in sorted(paths, key=lambda p: p.relative_to(root).as_posix()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError:
+            digest.update(b"unreadable")
+    return digest.hexdigest()
+
+
+def fingerprint(package: Path | None = None) -> str:
+    """The harness code that can change a verdict: the package's `.py` files and the bundled
+    cassettes and scenarios (all of them, to be safe). Computed once a process per package."""
+    from harness.cassettes.corpus import bundled
+
+    here = (package or Path(__file__).resolve().parent.parent).resolve()
+    if here not in _FINGERPRINTS:
+        parts = [files_digest((p for p in here.rglob("*.py") if "__pycache__" not in p.parts), here)]
+        for kind in ("cassettes", "scenarios"):
+            folder = bundled(kind) if package is None else here.parent / kind
+            files = [p for p in folder.rglob("*") if p.is_file()] if folder.is_dir() else []
+            parts.append(files_digest(files, folder))
+        _FINGERPRINTS[here] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    return _FINGERPRINTS[here]
+
+
+def row_key(
+    row: str,
+    versions: Mapping[str, Any],
+    selection: Mapping[str, Any],
+    timeout: float | None,
+    harness: str | None = None,
+) -> dict[str, Any]:
+    """What a row's verdicts depend on, as plain data. `versions`: what its environment holds
+    (distributions and their versions, the interpreter's version, a client program's files)."""
+    return {
+        "version": VERSION,
+        "row": row,
+        "versions": dict(versions),
+        "harness": harness or fingerprint(),
+        "selection": dict(selection),
+        "timeout": timeout,
+    }
+
+
+def _digest(key: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+class VerdictCache:
+    """Row reports by key, one JSON file each in `folder`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path(self, key: Mapping[str, Any]) -> Path:
+        return self.folder / f"{_digest(key)}.json"
+
+    def get(self, key: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The stored report of this key; None when there is none or the file is not a whole
+        entry of this very key (it is then written again by the run)."""
+        try:
+            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != json.loads(json.dumps(key, default=str)):
+            return None
+        report = entry.get("report")
+        if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
+            return None
+        if not all(isinstance(case, dict) and "id" in case and "verdict" in case for case in report["cases"]):
+            return None
+        return report
+
+    def put(self, key: Mapping[str, Any], report: Mapping[str, Any]) -> None:
+        """Store a row's report; a cache that cannot be written is left as it is (the card does
+        not need it)."""
+        target = self.path(key)
+        text = json.dumps({"key": key, "report": report}, default=str, ensure_ascii=False)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".writing-", suffix=".json")
+        except OSError:
+            return
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(temporary, target)
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
