@@ -109,7 +109,7 @@ def test_progress_counts_cases_on_a_terminal(tmp_path: Path, monkeypatch: pytest
     (row,) = _card(tmp_path)["rows"]
     cases = row["cases"]
     assert cases >= 2
-    frames = [f for f in terminal.getvalue().split("\r") if "[1/1] openai" in f and "#" in f]
+    frames = [f for f in terminal.getvalue().split("\r") if "report card [" in f and "#" in f]
     # The bar counts cases, not units of work (a cassette x scenario x seed): it ends at the count.
     assert frames and f"] {cases}/{cases} " in frames[-1]
     assert f"[1/1] openai {row['version']}: {cases} cases in" in terminal.getvalue()
@@ -131,7 +131,7 @@ def test_the_card_reads_its_client_catalogue_from_the_package_not_from_an_exampl
 
     (tmp_path / "examples" / "clients" / "node-openai").mkdir(parents=True)
     table = clients.client_table(tmp_path)
-    client = clients.NODE_CLIENTS["node-openai"]
+    client = clients.CLIENTS["node-openai"]
     assert clients.dialect(table, client) == "openai-chat"
     program = tmp_path / "examples" / "clients" / "node-openai" / "agent.mjs"
     assert table.command("node-openai") == f"exec node {program}"
