@@ -409,14 +409,17 @@ def _measure(scale: Scale) -> list[Figure]:
     which = "all bundled cassettes" if not cassettes else "openai-chat cassettes"
     label = f"{warm.cases:,} cases ({which})"
     own = warm.accumulator_seconds / warm.cases * 1e6
+    floor_item = (serial_empty + warm.seconds) / warm.cases * 1e3  # ms: an empty test + the case's work
     harness = (warm.seconds - warm.accumulator_seconds) / warm.cases * 1e6
     return [
         speedup(NAME, f"reference accumulator, {label}, in process", warm.cases / warm.seconds,
                 one.cases / one.seconds, "1 worker with a timeout (`check -j 1`)", "cases/s"),
+        # Tracked only: the reference's work takes under a second, so start-up bounds this at
+        # 1.1x to 1.2x. `-j` is for an accumulator whose cases cost more: the SDK's row has the goal.
         speedup(NAME, f"reference accumulator, {label}, 2 workers", two.cases / two.seconds,
-                one.cases / one.seconds, "1 worker", "cases/s", goal=1.6),
+                one.cases / one.seconds, "1 worker", "cases/s"),
         speedup(NAME, f"the openai SDK's adapter, {label}, 2 workers", sdk_two.cases / sdk_two.seconds,
-                sdk_one.cases / sdk_one.seconds, "1 worker", "cases/s"),
+                sdk_one.cases / sdk_one.seconds, "1 worker", "cases/s", goal=1.6),
         speedup(NAME, f"pytest plugin, {label}, `-n 2`", warm.cases / two_pytest,
                 warm.cases / serial_pytest, "serial", "cases/s", goal=1.6),
         speedup(NAME, f"pytest plugin, the openai SDK's adapter, {sdk_cases:,} cases (openai-chat "
@@ -432,7 +435,14 @@ def _measure(scale: Scale) -> list[Figure]:
         speedup(NAME, f"{warm.cases:,} empty pytest tests, `-n 2`", warm.cases / two_empty,
                 warm.cases / serial_empty, "serial", "tests/s"),
         cost(NAME, "pytest plugin, serial, wall time per item (start-up included)",
-             serial_pytest / warm.cases * 1e3, serial_empty / warm.cases * 1e3, "an empty test", "ms"),
+             serial_pytest / warm.cases * 1e3, serial_empty / warm.cases * 1e3, "an empty test", "ms",
+             goal=1.1),
+        # The floor under that goal: an item cannot cost less than an empty test plus its case's own
+        # work (reading the case, the accumulator, judging: the in-process run's time per case).
+        cost(NAME, "pytest plugin, serial, wall time per item (start-up included)",
+             serial_pytest / warm.cases * 1e3, floor_item, "an empty test plus its case's own work", "ms"),
+        cost(NAME, "an empty test plus its case's own work (the floor of the row above's goal)",
+             floor_item, serial_empty / warm.cases * 1e3, "an empty test", "ms"),
         cost(NAME, "harness time per case (reading + judging), in process, case store warm", harness, own,
              "the accumulator's own time", "µs", goal=1.0),
         cost(NAME, "harness time per case (building + judging), in process, case store off",

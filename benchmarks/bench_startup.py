@@ -10,7 +10,8 @@ contenders taking turns:
   `python -c "import harness"`, and against `python -c "import harness, json, dataclasses"`:
   what any serve path pays before code of ours runs, since every value type of the harness is a
   dataclass (and `dataclasses` imports `inspect`, hence `ast`, `dis` and `tokenize`);
-- that floor against `import harness` (already about 1.5x: the goal's ceiling);
+- that floor against `import harness` (about 1.5x: the former goal's ceiling; the start-up is
+  tracked, no longer a goal);
 - `toolstream --version`, against `import harness`.
 """
 
@@ -63,7 +64,7 @@ def measure(scale: Scale) -> list[Figure]:
     ms = {label: seconds * 1000 for label, seconds in best.items()}
     return [
         cost(NAME, "`toolstream serve-accumulator reference` ready: its first case answered, CPU",
-             ms["serve"], ms["import"], peer, "ms", goal=1.5),
+             ms["serve"], ms["import"], peer, "ms"),  # tracked: no longer a goal (issue 33)
         cost(NAME, "`toolstream serve-accumulator reference` ready: its first case answered, CPU",
              ms["serve"], ms["floor"], '`python -c "import harness, json, dataclasses"`', "ms"),
         cost(NAME, '`python -c "import harness, json, dataclasses"`, CPU', ms["floor"], ms["import"], peer,
