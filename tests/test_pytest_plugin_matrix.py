@@ -247,3 +247,44 @@ def _assert_junit_verdicts(project: pytest.Pytester, expected: dict[str, int]) -
             verdict = json.loads(prop.get("value") or "{}")["verdict"]
             found[verdict] = found.get(verdict, 0) + 1
     assert found == expected
+
+
+def test_the_collector_is_kept_off_the_session_while_items_run_and_gets_it_all_back(
+    project: pytest.Pytester,
+) -> None:
+    """Each of the collector's full passes walks every live object: with the session's long-lived
+    ones (modules, items, ids, verdicts so far) out of its way while the matrix items run, a
+    plugin item costs about what an empty test does (benchmarks/bench_matrix.py). At the end
+    everything is handed back, before pytest's own last collections."""
+    import gc
+
+    project.makeconftest(
+        """
+import gc
+
+SEEN = []
+
+
+def pytest_runtest_call(item):
+    SEEN.append(gc.get_freeze_count())
+
+
+def pytest_sessionfinish(session):
+    session.config.seen_freezes = list(SEEN)
+"""
+    )
+    seen: list[int] = []
+
+    class Spy:
+        @pytest.hookimpl(trylast=True)
+        def pytest_unconfigure(self, config: pytest.Config) -> None:
+            seen.extend(config.seen_freezes)  # type: ignore[attr-defined]
+            seen.append(-gc.get_freeze_count())  # after the plugin's own end: thawed
+
+    assert gc.get_freeze_count() == 0
+    argv = matrix_args("--toolstream-accumulator", "accs:FirstCallOnly")
+    result = project.runpytest(*argv, plugins=[Spy()])
+    result.assert_outcomes(passed=1, failed=2)
+    *during, after = seen
+    assert len(during) == 3 and all(frozen > 0 for frozen in during)
+    assert after == 0 and gc.get_freeze_count() == 0

@@ -22,12 +22,15 @@ from harness.plugin.options import MatrixOptions, Settings, add_options, check_i
 
 if TYPE_CHECKING:
     from harness.matrix.selection import Selection
-    from harness.plugin.items import CaseCatalog, MatrixCase, MatrixResults
+    from harness.plugin.items import CaseCatalog, LongLived, MatrixCase, MatrixResults
 
 _SETTINGS = pytest.StashKey[Settings]()
 _CATALOG = pytest.StashKey["CaseCatalog"]()  # made by `_catalog` when first needed
 _RESULTS = pytest.StashKey["MatrixResults"]()  # made by `_results` when first needed
 _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, said once after it
+_FROZEN: pytest.StashKey[LongLived] = pytest.StashKey()  # the collector kept off what lives on
+
+KEEP_EVERY = 500  # verdicts taken between two moves of what lives on out of the collector's way
 
 pytest_plugins = (
     "harness.plugin.record",  # the `toolstream` fixture: recording in a test suite
@@ -92,9 +95,17 @@ def _xdist_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own end, which walks every live object twice
 def pytest_unconfigure(config: pytest.Config) -> None:
+    # The session's cases and verdicts are let go of here (the summary and reports are written):
+    # pytest's last garbage collections (unraisableexception) would otherwise walk them all, a
+    # cost per item that an empty test does not pay.
     if _CATALOG in config.stash:
         config.stash[_CATALOG].shutdown()
+    if _RESULTS in config.stash:
+        config.stash[_RESULTS].clear()
+    if _FROZEN in config.stash:
+        config.stash[_FROZEN].close()  # pytest's last collections walk everything, as without us
 
 
 def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selection:
@@ -139,7 +150,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     settings = config.stash[_SETTINGS]
     if not settings.runs_matrix:
         return
-    from harness.plugin.items import CaseItem, CompareItem, MatrixCollector, item_name
+    from harness.plugin.items import CaseItem, CompareItem, LongLived, MatrixCollector, item_name
 
     catalog = _catalog(config)
     selection = _selection(settings)
@@ -173,6 +184,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             )  # fmt: skip
             _skip_unless_declared(pair, catalog, settings.compare, dialects[i])
             items.append(pair)
+    # What lives to the session's end (modules, items, ids) is kept out of the collector's full
+    # passes while the items run, and the verdicts as they arrive (`_Listener`): each pass would
+    # walk them all again, a cost per item that grows with the matrix.
+    config.stash[_FROZEN] = frozen = LongLived()
+    frozen.keep()
 
 
 def _skip_unless_declared(
@@ -194,7 +210,10 @@ class _Listener:
         if report.when != "call" or not report.user_properties:
             return
         if any(key in (RESULT_KEY, COMPARE_KEY) for key, _ in report.user_properties):
-            _results(self.config).take(report.user_properties)
+            results = _results(self.config)
+            results.take(report.user_properties)
+            if len(results.results) % KEEP_EVERY == 0 and _FROZEN in self.config.stash:
+                self.config.stash[_FROZEN].keep()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

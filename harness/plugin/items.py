@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import shlex
 from collections import Counter, OrderedDict, defaultdict
@@ -39,6 +40,7 @@ __all__ = [
     "CaseFailed",
     "CaseItem",
     "CompareItem",
+    "LongLived",
     "MatrixCase",
     "MatrixResults",
     "compare_text",
@@ -150,11 +152,32 @@ class CaseCatalog:
         return None
 
     def shutdown(self) -> None:
+        """The session's end: its accumulators shut down, and the cases it kept let go."""
         for acc in self._accumulators.values():
             with contextlib.suppress(Exception):
                 acc.shutdown()
         self._accumulators.clear()
         self._prepared.clear()
+        self._built.clear()
+        self._units.clear()
+
+
+class LongLived:
+    """The cyclic garbage collector kept off what a session keeps to its end (as a matrix run does,
+    `harness.matrix.pool.LongLived`, which this process need not import): `keep()` moves what
+    lives now out of its passes, `close()` puts it all back. Not when someone else froze objects."""
+
+    def __init__(self) -> None:
+        self.owner = gc.get_freeze_count() == 0
+
+    def keep(self) -> None:
+        if self.owner:
+            gc.freeze()
+
+    def close(self) -> None:
+        if self.owner:
+            gc.unfreeze()
+            self.owner = False
 
 
 class CaseFailed(AssertionError):
@@ -374,6 +397,12 @@ class MatrixResults:
         self.results: list[Result] = []
         self.pairs: list[tuple[Result, Result, tuple[str, ...]]] = []
         self._made: dict[str, Result] = {}  # property text -> the verdict it was made from (`carry`)
+
+    def clear(self) -> None:
+        """Let go of every verdict (the summary and the reports are written)."""
+        self.results.clear()
+        self.pairs.clear()
+        self._made.clear()
 
     def carry(self, result: Result) -> tuple[str, str]:
         """`result_property(result)`, remembered: when its report arrives in this process (a
