@@ -274,3 +274,26 @@ def test_a_harness_change_or_a_corrupt_entry_grades_the_row_again(
     assert _run(tmp_path / "changed") == 0
     assert len(fast_rows) == 2 * rows + 1  # every row again
     assert _reports(tmp_path / "changed") == _reports(tmp_path / "first")
+
+
+# ---------------------------------------------------------------------------------------------
+# The Agents SDK's loop, a client row
+
+
+def test_the_agents_sdk_is_a_client_row_naming_its_install_when_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.card import catalogue, clients
+
+    monkeypatch.setattr(catalogue, "AGENTS_VENV", ".venv-not-here")
+    monkeypatch.setenv("TOOLSTREAM_CACHE", str(tmp_path / "cache"))
+    argv = ["report-card", "--libraries", "openai-agents", "--case", "openai-chat/parallel-2::original::s0"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 0
+    (row,) = json.loads((tmp_path / "out" / "report-card.json").read_text())["rows"]
+    assert (row["library"], row["version"], row["adapter"]) == (
+        "openai-agents (PyPI)",
+        "-",
+        "client:openai-agents",
+    )
+    assert "python3 -m venv .venv-not-here" in row["problem"]
+    assert clients.CLIENTS["openai-agents"].package == "openai-agents"
