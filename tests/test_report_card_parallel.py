@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,31 @@ def test_indivisible_rows_start_first_and_the_costliest_first() -> None:
         "client-big",
         "client-small",
     ]
+
+
+def test_rows_start_in_priority_order_whatever_each_does_before_it_asks() -> None:
+    """The costliest row gets the first slot even when it reads its environment for longer than
+    a cheaper one before asking (a row's cache lookup runs before it takes a slot)."""
+    log: list[str] = []
+
+    def row(name: str, before: float) -> Callable[[RowSlots], str]:
+        def run(slots: RowSlots) -> str:
+            time.sleep(before)
+            with slots.held():
+                log.append(name)
+            return name
+
+        return run
+
+    jobs = [RowJob("cheap", 1.0, row("cheap", 0.0)), RowJob("dear", 9.0, row("dear", 0.2))]
+    assert run_rows(jobs, slots=1) == ["cheap", "dear"]
+    assert log == ["dear", "cheap"]
+
+
+def test_a_row_that_never_asks_holds_up_nobody() -> None:
+    log: list[str] = []
+    jobs = [RowJob("stored", 9.0, lambda slots: "stored"), _sleeper("graded", 0.0, log)]
+    assert run_rows(jobs, slots=1) == ["stored", "graded"]
 
 
 def test_a_freed_slot_goes_to_the_best_priority_waiting() -> None:
@@ -256,6 +282,26 @@ def test_an_unchanged_row_reuses_its_verdicts_and_says_so(
     assert _run(tmp_path / "fresh", "--no-cache") == 0  # forced: every row graded again
     assert len(fast_rows) == 2 * rows
     assert "from stored verdicts" not in capsys.readouterr().err
+    # What each row took is kept, by row, to start the costliest first next time.
+    durations = VerdictCache(tmp_path / "cache" / "report-card" / "verdicts").durations()
+    assert len(durations) == rows and all(name.startswith("library ") for name in durations)
+
+
+@pytest.mark.slow  # two card runs of a few seconds each
+def test_no_cache_writes_the_verdicts_anew(tmp_path: Path, fast_rows: list[str]) -> None:
+    assert _run(tmp_path / "fresh", "--fresh") == 0
+    rows = len(fast_rows)
+    assert _run(tmp_path / "again") == 0
+    assert len(fast_rows) == rows  # the forced run's verdicts were stored
+
+
+def test_unreadable_durations_are_none(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path)
+    assert cache.durations() == {}
+    (tmp_path / "durations.json").write_text('{"library a 1": 3.5, "library b 1": "soon", "c": -1}')
+    assert cache.durations() == {"library a 1": 3.5}
+    (tmp_path / "durations.json").write_text("[")
+    assert cache.durations() == {}
 
 
 @pytest.mark.slow  # three card runs of a few seconds each
@@ -264,7 +310,8 @@ def test_a_harness_change_or_a_corrupt_entry_grades_the_row_again(
 ) -> None:
     assert _run(tmp_path / "first") == 0
     rows = len(fast_rows)
-    stored = sorted((tmp_path / "cache" / "report-card" / "verdicts").glob("*.json"))
+    folder = tmp_path / "cache" / "report-card" / "verdicts"
+    stored = sorted(p for p in folder.glob("*.json") if p.name != "durations.json")
     assert len(stored) == rows
     stored[0].write_text('{"key": ', encoding="utf-8")  # cut short
     assert _run(tmp_path / "corrupt") == 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -26,30 +26,47 @@ T = TypeVar("T")
 
 class Slots:
     """`n` slots, each handed to the waiting holder of the best (lowest) priority; equal
-    priorities in the order they asked."""
+    priorities in the order they asked. `expected`: priorities that will ask (each row's, before
+    its first piece of work): a free slot waits for a better one of those to ask, or to say it
+    will not (`forget`), so rows start in priority order whatever each does before it asks."""
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, expected: Iterable[tuple[int, ...]] = ()) -> None:
         self.size = max(n, 1)
         self._free = self.size
         self._lock = threading.Lock()
         self._waiting: list[tuple[tuple[int, ...], int, threading.Event]] = []
         self._asked = itertools.count()
+        self._expected = sorted(expected)
 
     def acquire(self, priority: tuple[int, ...]) -> None:
+        ready = threading.Event()
         with self._lock:
-            if self._free > 0:
-                self._free -= 1
-                return
-            ready = threading.Event()
+            self._arrived(priority)
             heapq.heappush(self._waiting, (priority, next(self._asked), ready))
-        ready.wait()  # the releasing thread hands its slot over (it never goes back to the pool)
+            self._hand_out()
+        ready.wait()
 
     def release(self) -> None:
         with self._lock:
-            if self._waiting:
-                heapq.heappop(self._waiting)[2].set()
-            else:
-                self._free += 1
+            self._free += 1
+            self._hand_out()
+
+    def forget(self, priority: tuple[int, ...]) -> None:
+        """That a row expected to ask will not (it ended, its verdicts read from the cache)."""
+        with self._lock:
+            self._arrived(priority)
+            self._hand_out()
+
+    def _arrived(self, priority: tuple[int, ...]) -> None:
+        if priority in self._expected:
+            self._expected.remove(priority)
+
+    def _hand_out(self) -> None:
+        while self._free > 0 and self._waiting:
+            if self._expected and self._expected[0] < self._waiting[0][0]:
+                return  # a better row has not asked yet
+            self._free -= 1
+            heapq.heappop(self._waiting)[2].set()
 
     @contextmanager
     def held(self, priority: tuple[int, ...]) -> Iterator[None]:
@@ -95,20 +112,24 @@ def order(jobs: Sequence[RowJob[T]]) -> list[int]:
 def run_rows(jobs: Sequence[RowJob[T]], slots: int) -> list[T]:
     """Every row's result, in the order given. A row that raises stops nothing else; the first
     such error (in the order given) is raised once every row has ended."""
-    pool = Slots(slots)
+    started = order(jobs)
+    pool = Slots(slots, expected=[(int(jobs[n].divisible), rank) for rank, n in enumerate(started)])
     results: list[T | None] = [None] * len(jobs)
     errors: list[BaseException | None] = [None] * len(jobs)
 
     def one(n: int, rank: int) -> None:
         job = jobs[n]
+        priority = (int(job.divisible), rank)
         try:
-            results[n] = job.run(RowSlots(pool, (int(job.divisible), rank)))
+            results[n] = job.run(RowSlots(pool, priority))
         except BaseException as exc:  # handed to the caller's thread, which raises it
             errors[n] = exc
+        finally:
+            pool.forget(priority)  # if it never asked
 
     threads = [
         threading.Thread(target=one, args=(n, rank), name=f"card-row-{jobs[n].name}", daemon=True)
-        for rank, n in enumerate(order(jobs))
+        for rank, n in enumerate(started)
     ]
     for thread in threads:
         thread.start()

@@ -24,6 +24,7 @@ from typing import Any
 __all__ = ["VERSION", "VerdictCache", "files_digest", "fingerprint", "row_key"]
 
 VERSION = 1  # of an entry's layout: another layout is not read
+DURATIONS = "durations.json"  # row -> seconds it took when last graded
 _FINGERPRINTS: dict[Path, str] = {}
 
 
@@ -106,8 +107,25 @@ class VerdictCache:
     def put(self, key: Mapping[str, Any], report: Mapping[str, Any]) -> None:
         """Store a row's report; a cache that cannot be written is left as it is (the card does
         not need it)."""
-        target = self.path(key)
-        text = json.dumps({"key": key, "report": report}, default=str, ensure_ascii=False)
+        self._write(self.path(key), {"key": key, "report": report})
+
+    def durations(self) -> dict[str, float]:
+        """What each row took when it was last graded, by row (the scheduler starts the costliest
+        first); empty when unknown or unreadable."""
+        try:
+            found = json.loads((self.folder / DURATIONS).read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return {}
+        if not isinstance(found, dict):
+            return {}
+        return {k: float(v) for k, v in found.items() if isinstance(v, int | float) and v >= 0}
+
+    def record_durations(self, seconds: Mapping[str, float]) -> None:
+        if seconds:
+            self._write(self.folder / DURATIONS, {**self.durations(), **seconds})
+
+    def _write(self, target: Path, data: Any) -> None:
+        text = json.dumps(data, default=str, ensure_ascii=False)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".writing-", suffix=".json")

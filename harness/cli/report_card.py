@@ -36,7 +36,9 @@ from harness.text.terminal import Progress
 
 DEFAULT_VERSIONS = ("oldest", "newest")
 CLIENT_TIMEOUT = 30.0  # seconds per case for a client when --timeout is 0 (a client needs one)
-CLIENT_WEIGHT = 100  # a client's case against a library's: a program's start-up, in the order of rows
+# What a case takes, at a guess, until a row has been graded once (then its own time orders it):
+LIBRARY_CASE_SECONDS = 0.02  # one message to a `serve-accumulator` process
+CLIENT_CASE_SECONDS = 0.5  # a program started for it
 NO_DIALECT = "no selected dialect is one it reads"
 NO_CASE = "no selected case is one it reads"
 T = TypeVar("T")
@@ -275,8 +277,8 @@ def _grade(args: argparse.Namespace) -> dict[str, Any]:
     libraries = _libraries(args)
     chosen = _clients(args)
     targets: list[SideEnvironment | grading.Graded | Client] = [*_targets(args, libraries), *chosen]
-    cache = None if args.no_cache else VerdictCache(environments.cache_root() / "verdicts")
-    card = CardRun(selection, timeout, args.out / "reports", cache, len(targets))
+    cache = VerdictCache(environments.cache_root() / "verdicts")
+    card = CardRun(selection, timeout, args.out / "reports", cache, len(targets), read=not args.no_cache)
     slots = args.jobs or os.cpu_count() or 1
     planned: list[grading.Graded | PlannedRow[grading.Graded]] = []
     for n, target in enumerate(targets, start=1):
@@ -368,8 +370,11 @@ class CardRun:
         reports: Path,
         cache: VerdictCache | None,
         rows: int,
+        *,
+        read: bool = True,
     ) -> None:
         self.selection = selection
+        self.read = read  # stored verdicts are used (else only written, anew)
         self.timeout = timeout
         self.reports = reports
         self.cache = cache
@@ -381,6 +386,8 @@ class CardRun:
         self._lock = threading.Lock()
         self._inputs: dict[str, str] = {}
         self.started = time.perf_counter()
+        self.seconds: dict[str, float] = {}  # row -> what it took, graded in this run
+        self._durations = cache.durations() if cache is not None else {}
 
     def start(self, cases: int) -> None:
         self.bar.total = max(cases, 1)
@@ -388,12 +395,14 @@ class CardRun:
 
     def close(self) -> None:
         self.bar.close()
+        if self.cache is not None:
+            self.cache.record_durations(self.seconds)
 
     def say(self, message: str) -> None:
         self.bar.say(message)
 
     def summary(self) -> None:
-        if self.cache is None:
+        if self.cache is None or not self.read:
             return
         seconds = time.perf_counter() - self.started
         if self.stored:
@@ -440,7 +449,7 @@ class CardRun:
         self, key: Mapping[str, Any], name: str, step: str, cases: int
     ) -> dict[str, Any] | None:
         """The row's stored report, said so and counted on the bar; None: it is graded."""
-        if self.cache is None:
+        if self.cache is None or not self.read or not key:
             return None
         report = self.cache.get(key)
         if report is None:
@@ -451,6 +460,14 @@ class CardRun:
         n = len(report["cases"])
         self.say(f"{step} {name}: {n:,} case{'' if n == 1 else 's'} from stored verdicts (unchanged)")
         return report
+
+    def graded(self, row: str, seconds: float) -> None:
+        with self._lock:
+            self.seconds[row] = round(seconds, 1)
+
+    def cost(self, row: str, cases: int, per_case: float) -> float:
+        """What a row is expected to take: its last grading's seconds, else its cases at a guess."""
+        return self._durations.get(row, cases * per_case)
 
     def finished(self, step: str, name: str, report: Report) -> None:
         """One line per row when it is done (what a log keeps; the bar is for terminals)."""
@@ -481,7 +498,8 @@ class CardRun:
             one.note = env.note
             return one
 
-        return PlannedRow(RowJob(name, float(cases), run), cases)
+        cost = self.cost(f"library {lib.name} {env.version}", cases, LIBRARY_CASE_SECONDS)
+        return PlannedRow(RowJob(name, cost, run), cases)
 
     def _grade_library(
         self,
@@ -495,7 +513,9 @@ class CardRun:
         lib = env.library
         found = environments.contents(env.python)
         site = found.get("purelib")
-        key = self.key(f"library {lib.name} {env.version}", _environment_versions(env, found), mine)
+        # An environment that cannot say what it holds is graded and not stored.
+        row = f"library {lib.name} {env.version}"
+        key = self.key(row, _environment_versions(env, found), mine) if found else {}
         stored = self.stored_report(key, name, step, sum(per_unit.values()))
         if stored is not None:
             return self._graded_library(env, stored, site)
@@ -518,7 +538,8 @@ class CardRun:
             return grading.Graded(lib.name, env.version, lib.adapter, problem=problem)
         self.finished(step, name, report)
         document = report_to_dict(report, mine)
-        if self.cache is not None:
+        self.graded(row, report.seconds)
+        if self.cache is not None and key:
             self.cache.put(key, document)
         return self._graded_library(env, document, site)
 
@@ -573,14 +594,15 @@ class CardRun:
                 report = Report(label, results, seconds=time.perf_counter() - start)
                 self.finished(step, name, report)
                 stored = report_to_dict(report, mine)
+                self.graded(f"client {client.name}", report.seconds)
                 if self.cache is not None:
                     self.cache.put(key, stored)
             document = {**stored, "card_adapter": adapter}
             write_json(shared_values(document), self.reports / f"{client.name}-{version}.json")
             return grading.Graded(library_name, version, adapter, report=document)
 
-        # A client's case costs a program's start-up: far more than a library's (`CLIENT_WEIGHT`).
-        return PlannedRow(RowJob(name, float(len(cases) * CLIENT_WEIGHT), run, divisible=True), len(cases))
+        cost = self.cost(f"client {client.name}", len(cases), CLIENT_CASE_SECONDS)
+        return PlannedRow(RowJob(name, cost, run, divisible=True), len(cases))
 
 
 def _environment_versions(env: SideEnvironment, found: Mapping[str, Any]) -> dict[str, Any]:
