@@ -31,6 +31,7 @@ from typing import IO
 
 from harness.accumulators import subreaper
 from harness.accumulators.capture import Captured
+from harness.accumulators.warm import WarmStarts, warm_starts
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
@@ -62,9 +63,11 @@ def run_clients(
     pace: bool = False,
     server: ReplayServer | None = None,
     scenarios: dict[str, Scenario] | None = None,
+    warm_start: bool = True,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
-    (`scenarios`: by name, the scenarios that made the cases, for their class)."""
+    (`scenarios`: by name, the scenarios that made the cases, for their class). A Python program
+    starts warm unless `warm_start` is False (see `harness.accumulators.warm`)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -75,13 +78,15 @@ def run_clients(
 
     def one(running: ReplayServer, case: Case) -> Result:
         return run_client(
-            running, case, command, timeout=timeout, label=label, scenario=by_name.get(case.scenario)
-        )
+            running, case, command, timeout=timeout, label=label, scenario=by_name.get(case.scenario),
+            zygotes=zygotes,
+        )  # fmt: skip
 
     with contextlib.ExitStack() as stack:
         running = (
             server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
         )
+        zygotes = stack.enter_context(warm_starts(command, running.url, on=warm_start))
         if jobs == 1:
             results = [one(running, case) for case in cases]
         else:
@@ -98,9 +103,11 @@ def run_client(
     timeout: float,
     label: str | None = None,
     scenario: Scenario | None = None,
+    zygotes: WarmStarts | None = None,
 ) -> Result:
-    """One run of `command` against one case of a running server, judged."""
-    evidence, dropped = _run(server, case, command, timeout=timeout)
+    """One run of `command` against one case of a running server, judged (`zygotes`: those that
+    fork it, from `warm.warm_starts`; None: it starts cold)."""
+    evidence, dropped = _run(server, case, command, timeout=timeout, zygotes=zygotes)
     result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
     if dropped is None:
         return result
@@ -110,14 +117,24 @@ def run_client(
 
 
 def run_evidence(
-    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
+    server: ReplayServer,
+    case: Case,
+    command: str | Sequence[str],
+    *,
+    timeout: float,
+    zygotes: WarmStarts | None = None,
 ) -> Evidence:
     """Run `command` once against `case` and collect what it showed (see `Evidence`)."""
-    return _run(server, case, command, timeout=timeout)[0]
+    return _run(server, case, command, timeout=timeout, zygotes=zygotes)[0]
 
 
 def _run(
-    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
+    server: ReplayServer,
+    case: Case,
+    command: str | Sequence[str],
+    *,
+    timeout: float,
+    zygotes: WarmStarts | None = None,
 ) -> tuple[Evidence, str | None]:
     """The evidence of one run, and a note when some of its output was dropped (else None)."""
     if subreaper.stopping():  # a signal is ending the harness: its queued runs start nothing
@@ -125,11 +142,14 @@ def _run(
     log = server.log(case.id)
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
+    zygote = zygotes.slot() if zygotes is not None else None  # made ready (preloaded) before the clock starts
     wrapped = subreaper.CONTAINED
     if wrapped:  # the wrapper runs the shell itself
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     start = time.monotonic()
-    process = subprocess.Popen(
+    # Forked by a warm zygote (which, like the wrapper, ends the run's tree), else started cold.
+    forked = zygotes.fork(zygote, env) if zygotes is not None and zygote is not None else None
+    process = forked or subprocess.Popen(
         subreaper.contained(argv) if wrapped else command,
         shell=not wrapped and isinstance(command, str),
         env=env,
@@ -143,7 +163,7 @@ def _run(
     try:
         exit_code, timed_out, heard_at = _watch(process, log, start, timeout)
     finally:
-        subreaper.stop(process, wrapped=wrapped, grace=2.0)
+        subreaper.stop(process, wrapped=wrapped or forked is not None, grace=2.0)
         for reader in readers:
             reader.join(_READ_END)  # the tree has ended: its pipes are at their end
         for pipe in (process.stdout, process.stderr):
@@ -209,11 +229,13 @@ class ClientProgram:
         self.timeout = timeout
         self._stack: contextlib.ExitStack | None = None
         self._server: ReplayServer | None = None
+        self._zygotes: WarmStarts | None = None
 
     def prepare(self, timeout: float | None = None) -> None:
         if self._server is None:
             stack = contextlib.ExitStack()
             self._server = stack.enter_context(ReplayServer([]).running())
+            self._zygotes = stack.enter_context(warm_starts(self.command, self._server.url))
             self._stack = stack
 
     def run(self, case: Case) -> Outcome:
@@ -222,14 +244,14 @@ class ClientProgram:
         # The server looks cases up by id on each request: one added here is served from now on.
         self._server.cases[case.id] = case
         self._server.logs.setdefault(case.id, CaseLog())
-        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout)
+        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout, zygotes=self._zygotes)
         outcome = outcome_of(case, evidence)
         return outcome if dropped is None else _noted(outcome, dropped)
 
     def shutdown(self) -> None:
         if self._stack is not None:
             self._stack.close()
-        self._stack = self._server = None
+        self._stack = self._server = self._zygotes = None
 
 
 def _watch(

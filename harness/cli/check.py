@@ -117,6 +117,11 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     add_selection_options(parser)
     add_strict_option(parser)
     parser.add_argument(
+        "--no-warm-start", action="store_true",
+        help="with --client: start every run of a Python program afresh instead of forking a preloaded "
+        "interpreter (same as TOOLSTREAM_NO_WARM_START=1; docs/clients.md)",
+    )  # fmt: skip
+    parser.add_argument(
         "--json", type=arguments.output_file, metavar="FILE", help="write the JSON report here (atomically)"
     )
     parser.add_argument(
@@ -169,4 +174,7 @@ def _run_client(command: str, selection: Selection, args: argparse.Namespace) ->
         raise UsageError("--timeout: a client needs a timeout of more than 0 seconds")
     matrix = Matrix(selection)
     jobs = 1 if args.jobs is None else args.jobs  # None: -j not given (see `add_selection_options`)
-    return run_clients(list(matrix.all()), command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name)
+    return run_clients(
+        list(matrix.all()), command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name,
+        warm_start=not args.no_warm_start,
+    )  # fmt: skip
