@@ -5,7 +5,6 @@ killed the same way."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -17,7 +16,7 @@ import pytest
 
 from harness.accumulators import subreaper
 from harness.accumulators.program import run_clients, run_evidence
-from harness.accumulators.warm import OFF_ENV, PythonProgram, WarmStarts, python_program, warm_starts
+from harness.accumulators.warm import OFF_ENV, PythonProgram, python_program, warm_starts
 from harness.cli import main
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
@@ -43,7 +42,8 @@ PROBE = textwrap.dedent(
             "env": dict(os.environ), "argv": sys.argv, "orig_argv": sys.orig_argv, "cwd": os.getcwd(),
             "name": __name__, "file": __file__, "path0": sys.path[0], "globals": sorted(globals()),
             "cached": __cached__, "spec": __spec__, "main": sys.modules["__main__"].__dict__ is globals(),
-            "parent": open(f"/proc/{os.getppid()}/cmdline").read(), "threads": len(os.listdir("/proc/self/task")),
+            "parent": open(f"/proc/{os.getppid()}/cmdline").read(),
+            "threads": len(os.listdir("/proc/self/task")),
         }
         sys.stderr.write(json.dumps(shown))
     elif what == "parent":
@@ -124,9 +124,10 @@ def test_python_programs_are_recognised_and_anything_else_starts_cold(tmp_path: 
     carded = python_program(f"TOOLSTREAM_STREAM=1 exec python3 {script}")
     assert carded is not None and carded.assignments == {"TOOLSTREAM_STREAM": "1"}
     for cold in (
-        f"python3 {script} | cat", f"python3 {script} > out", f"python3 {script}; true", f"python3 $HOME/{script.name}",
-        f"node {script}", f"python3 -u {script}", f"python3 {tmp_path / 'missing.py'}", "python3", f"python3 {tmp_path}",
-        f"python3 -c 'print(1)'", f"python3 {script} 'unclosed",
+        f"python3 {script} | cat", f"python3 {script} > out", f"python3 {script}; true",
+        f"python3 $HOME/{script.name}", f"node {script}", f"python3 -u {script}",
+        f"python3 {tmp_path / 'missing.py'}", "python3", f"python3 {tmp_path}", "python3 -c 'print(1)'",
+        f"python3 {script} 'unclosed",
     ):  # fmt: skip
         assert python_program(cold) is None, cold
 
@@ -163,7 +164,9 @@ def test_the_run_sees_the_environment_argv_cwd_and_main_of_a_cold_start(
     assert seen_warm["name"] == "__main__" and seen_warm["main"] is True and seen_warm["threads"] == 1
 
 
-def test_each_case_gets_its_own_environment(server: ReplayServer, cases: dict[str, Case], probe: Path) -> None:
+def test_each_case_gets_its_own_environment(
+    server: ReplayServer, cases: dict[str, Case], probe: Path
+) -> None:
     command = f"{sys.executable} {probe} show"
     with warm_starts(command, server.url) as zygotes:
         seen = [
@@ -175,7 +178,8 @@ def test_each_case_gets_its_own_environment(server: ReplayServer, cases: dict[st
 
 
 @pytest.mark.parametrize(
-    ("argv", "code"), [("exit 0", 0), ("exit 3", 3), ("exit 256", 0), ("exit -1", 255), ("exit bye", 1), ("raise", 1)]
+    ("argv", "code"),
+    [("exit 0", 0), ("exit 3", 3), ("exit 256", 0), ("exit -1", 255), ("exit bye", 1), ("raise", 1)],
 )
 def test_exit_codes_and_tracebacks_are_those_of_a_cold_start(
     server: ReplayServer, cases: dict[str, Case], probe: Path, argv: str, code: int
@@ -219,13 +223,17 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (site,) = where.glob("lib/python*/site-packages")
     (site / "cachedenv.py").write_text("import os\nSEEN = os.environ.get('OPENAI_BASE_URL')\n")
     (site / "threadsat.py").write_text(
-        "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\nSEEN = 'x'\n"
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+        "SEEN = 'x'\n"
     )
     return where / "bin" / "python"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("module", "why"), [("cachedenv", "reads OPENAI_BASE_URL"), ("threadsat", "starts a thread")])
+@pytest.mark.parametrize(
+    ("module", "why"), [("cachedenv", "reads OPENAI_BASE_URL"), ("threadsat", "starts a thread")]
+)
 def test_a_module_unsafe_to_fork_after_is_never_preloaded(
     server: ReplayServer, cases: dict[str, Case], probe: Path, venv: Path, module: str, why: str
 ) -> None:
@@ -270,7 +278,9 @@ def test_warm_verdicts_equal_cold_ones_for_the_stdlib_and_openai_sdk_programs(
             tools = [{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}]
             for _ in range(3):
                 calls = {}
-                stream = client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools, stream=True)
+                stream = client.chat.completions.create(
+                    model="gpt-4.1", messages=messages, tools=tools, stream=True
+                )
                 for chunk in stream:
                     for choice in chunk.choices:
                         for part in choice.delta.tool_calls or []:
@@ -280,10 +290,13 @@ def test_warm_verdicts_equal_cold_ones_for_the_stdlib_and_openai_sdk_programs(
                             call["arguments"] += (part.function and part.function.arguments) or ""
                 if not calls:
                     break
-                messages.append({"role": "assistant", "tool_calls": [
-                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                    for c in calls.values()]})
-                messages += [{"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in calls.values()]
+                turn = [
+                    {"id": c["id"], "type": "function",
+                     "function": {"name": c["name"], "arguments": c["arguments"]}}
+                    for c in calls.values()
+                ]
+                messages.append({"role": "assistant", "tool_calls": turn})
+                messages += [{"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in turn]
             """
         )
     )
@@ -294,11 +307,13 @@ def test_warm_verdicts_equal_cold_ones_for_the_stdlib_and_openai_sdk_programs(
         assert verdicts(warm)[:4] == verdicts(cold) == verdicts(warm)[4:], command
 
 
-def test_no_warm_start_option_runs_cold(probe: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_warm_start_option_runs_cold(
+    probe: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     results = {}
     for flag in ([], ["--no-warm-start"]):
         out = tmp_path / f"r{len(flag)}.json"
-        command = f"{sys.executable} {probe} show"
+        command = f"{sys.executable} {probe} parent"
         main(["check", "--client", command, "--case", SINGLE, "--json", str(out), "--timeout", "20", *flag])
         results[bool(flag)] = json.loads(out.read_text())["cases"][0]
     capsys.readouterr()

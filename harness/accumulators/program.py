@@ -244,7 +244,8 @@ class ClientProgram:
         # The server looks cases up by id on each request: one added here is served from now on.
         self._server.cases[case.id] = case
         self._server.logs.setdefault(case.id, CaseLog())
-        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout, zygotes=self._zygotes)
+        zygotes = self._zygotes
+        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout, zygotes=zygotes)
         outcome = outcome_of(case, evidence)
         return outcome if dropped is None else _noted(outcome, dropped)
 

@@ -144,7 +144,9 @@ class _Zygote:
             )
         finally:
             theirs.close()
-        self._reader = threading.Thread(target=self._read_output, name="toolstream-zygote-output", daemon=True)
+        self._reader = threading.Thread(
+            target=self._read_output, name="toolstream-zygote-output", daemon=True
+        )
         self._reader.start()
         script = os.path.abspath(program.script) if program.script is not None else None
         self.send({"op": "setup", "script": script, "module": program.module, "case_keys": list(case_keys)})
@@ -246,7 +248,9 @@ class _Zygote:
             for fd in (out_r, err_r):
                 os.close(fd)
             raise ZygoteError(str(answer.get("error", "the zygote did not start the run")))
-        return Forked(self, pool, int(answer["pid"]), open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0))
+        return Forked(
+            self, pool, int(answer["pid"]), open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0)
+        )
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -263,7 +267,9 @@ class Forked(subprocess.Popen[bytes]):
     read its exit from the zygote (which reports it once the run's tree has ended), SIGTERM asks
     the zygote to end the tree (as the `subreaper` wrapper does for a cold run)."""
 
-    def __init__(self, zygote: _Zygote, pool: WarmStarts, pid: int, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+    def __init__(
+        self, zygote: _Zygote, pool: WarmStarts, pid: int, stdout: IO[bytes], stderr: IO[bytes]
+    ) -> None:
         # No `Popen.__init__`: the process exists already, and it is the zygote's child.
         self.args = list(zygote.program.command_line)
         self.pid = pid
@@ -420,7 +426,9 @@ class WarmStarts:
                 self.unsafe.update(unsafe)
                 self.modules = [name for name in self.modules if name.partition(".")[0] not in self.unsafe]
                 self.models = [
-                    name for name in self.models if ":models" not in self.unsafe and name.partition(".")[0] not in self.unsafe
+                    name
+                    for name in self.models
+                    if ":models" not in self.unsafe and name.partition(".")[0] not in self.unsafe
                 ]
                 self._changed = True
             self.lost(zygote)  # it imported an unsafe module: a new one, without it
@@ -457,7 +465,10 @@ def warm_starts(command: str | Sequence[str], server: str, *, on: bool = True) -
         return
     # The zygote gets a run's environment with a placeholder case; the variables that differ
     # between two cases are the ones no preloaded module may read at import.
-    one, other = client_environment(server, "toolstream:warm:a"), client_environment(server, "toolstream:warm:b")
+    one, other = (
+        client_environment(server, "toolstream:warm:a"),
+        client_environment(server, "toolstream:warm:b"),
+    )
     case_keys = sorted(key for key in one if one[key] != other.get(key))
     env = {**os.environ, **one, **program.assignments}
     starts = WarmStarts(program, env, case_keys)

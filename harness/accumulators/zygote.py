@@ -143,7 +143,9 @@ def _watched_environ(reads: _Reads) -> Any:
             return super().__iter__()
 
     environ: Any = os.environ
-    return Watched(environ._data, environ.encodekey, environ.decodekey, environ.encodevalue, environ.decodevalue)
+    return Watched(
+        environ._data, environ.encodekey, environ.decodekey, environ.encodevalue, environ.decodevalue
+    )
 
 
 def _threads() -> int:
@@ -165,7 +167,7 @@ def preload(target: Target, names: list[str], built: list[str], reads: _Reads) -
     unsafe: dict[str, str] = {}
     real = os.environ
     watched = _watched_environ(reads)
-    os.environ = watched
+    os.environ = watched  # noqa: B003 (a view of the same environment, only watched)
     try:
         for name in names:
             if name in sys.modules or name == "__main__":
@@ -199,7 +201,7 @@ def preload(target: Target, names: list[str], built: list[str], reads: _Reads) -
             if reads.seen:
                 unsafe[":models"] = "reads " + ", ".join(sorted(reads.seen)) + " while building its models"
     finally:
-        os.environ = real
+        os.environ = real  # noqa: B003
     return {"loaded": loaded, "failed": failed, "unsafe": unsafe, "threads": _threads()}
 
 
@@ -234,7 +236,11 @@ def complete_models(target: Target, names: list[str]) -> list[str]:
         for part in qualname.split("."):
             found = getattr(found, part, None)
         rebuild = getattr(found, "model_rebuild", None)
-        if isinstance(found, type) and callable(rebuild) and found.__dict__.get("__pydantic_complete__") is False:
+        if (
+            isinstance(found, type)
+            and callable(rebuild)
+            and found.__dict__.get("__pydantic_complete__") is False
+        ):
             with contextlib.suppress(Exception):
                 rebuild(raise_errors=False)
                 done.append(name)
@@ -275,22 +281,20 @@ def _exit_code(exc: SystemExit) -> int:
         return 0
     if isinstance(code, int):
         return code & 0xFF
-    try:
+    with contextlib.suppress(Exception):
         sys.stderr.write(f"{code}\n")
-    except Exception:
-        pass
     return 1
 
 
-def _run_program(target: Target, argv: list[str], report: int, before: set[str], incomplete: list[type]) -> None:
+def _run_program(
+    target: Target, argv: list[str], report: int, before: set[str], incomplete: list[type]
+) -> None:
     """Run the program as `__main__`, then exit as the interpreter does. Never returns."""
     import atexit
 
     def tell() -> None:  # registered first, so it runs after the program's own atexit hooks
-        try:
+        with contextlib.suppress(Exception):
             os.write(report, json.dumps(learned(target, before, incomplete)).encode())
-        except Exception:
-            pass
         os.close(report)
 
     atexit.register(tell)
@@ -341,10 +345,8 @@ def _finish(code: int, interrupted: bool) -> None:
     hooks, flush its output; then exit (a KeyboardInterrupt by SIGINT, as `python` does)."""
     threading = sys.modules.get("threading")
     if threading is not None:
-        try:
+        with contextlib.suppress(BaseException):
             threading._shutdown()  # type: ignore[attr-defined]
-        except BaseException:
-            pass
     import atexit
 
     atexit._run_exitfuncs()
@@ -361,7 +363,12 @@ def _finish(code: int, interrupted: bool) -> None:
 
 
 def _child(
-    target: Target, request: dict[str, Any], fds: list[int], closing: list[int], report: int, incomplete: list[type]
+    target: Target,
+    request: dict[str, Any],
+    fds: list[int],
+    closing: list[int],
+    report: int,
+    incomplete: list[type],
 ) -> None:
     """In the forked child: become the program's process, then run it. Never returns."""
     try:
@@ -424,7 +431,9 @@ class Zygote:
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 usable = len(payload) - len(payload) % 4
-                self.fds.extend(int.from_bytes(payload[i : i + 4], sys.byteorder) for i in range(0, usable, 4))
+                self.fds.extend(
+                    int.from_bytes(payload[i : i + 4], sys.byteorder) for i in range(0, usable, 4)
+                )
         if not data:
             return None
         self.buffer += data
@@ -461,10 +470,9 @@ class Zygote:
             self.send(preload(self.target, modules, built, self.reads))
         elif op == "run":
             self.run(message)
-        elif op == "stop":
-            if self.child is not None:
-                self.end_tree()
-                self.finish(None)
+        elif op == "stop" and self.child is not None:
+            self.end_tree()
+            self.finish(None)
 
     def run(self, request: dict[str, Any]) -> None:
         assert self.target is not None
@@ -514,10 +522,8 @@ class Zygote:
 
     def finish(self, code: int | None) -> None:
         if self.child is not None:  # stopped: it was killed with the rest of the tree
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.child, 0)
-            except ChildProcessError:
-                pass
             self.child = None
             code = None
         report: Any = {}
@@ -533,12 +539,11 @@ class Zygote:
             self.report = None
             with contextlib.suppress(ValueError):
                 report = json.loads(data) if data else {}
-        if code is None:
-            status = _STOPPED
-        else:
-            status = code if code >= 0 else 128 - code
+        status = _STOPPED if code is None else code if code >= 0 else 128 - code
         learned = report if isinstance(report, dict) else {}
-        self.send({"exit": status, "modules": learned.get("modules", []), "models": learned.get("models", [])})
+        self.send(
+            {"exit": status, "modules": learned.get("modules", []), "models": learned.get("models", [])}
+        )
 
 
 def main(argv: list[str]) -> int:
