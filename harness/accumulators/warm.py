@@ -284,12 +284,12 @@ class Forked(subprocess.Popen[bytes]):
     def poll(self) -> int | None:
         if self.returncode is None:
             self._await(0)
-        return self.returncode  # type: ignore[no-any-return]
+        return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None and not self._await(timeout):
             raise subprocess.TimeoutExpired(self.args, timeout or 0)
-        return self.returncode  # type: ignore[no-any-return]
+        return self.returncode
 
     def _await(self, timeout: float | None) -> bool:
         """Whether the run's exit has come (within `timeout` seconds)."""

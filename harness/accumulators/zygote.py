@@ -209,9 +209,11 @@ def models() -> list[type]:
     """Every pydantic model class (none when pydantic is not imported)."""
     base = getattr(sys.modules.get("pydantic.main"), "BaseModel", None)
     found: list[type] = []
-    stack, seen = ([base], set()) if isinstance(base, type) else ([], set())
+    stack: list[type] = [base] if isinstance(base, type) else []
+    seen: set[int] = set()
     while stack:
-        for sub in type.__subclasses__(stack.pop()):
+        subclasses: list[type] = type.__subclasses__(stack.pop())
+        for sub in subclasses:
             if id(sub) not in seen:
                 seen.add(id(sub))
                 found.append(sub)
@@ -346,7 +348,7 @@ def _finish(code: int, interrupted: bool) -> None:
     threading = sys.modules.get("threading")
     if threading is not None:
         with contextlib.suppress(BaseException):
-            threading._shutdown()  # type: ignore[attr-defined]
+            threading._shutdown()
     import atexit
 
     atexit._run_exitfuncs()
@@ -442,12 +444,12 @@ class Zygote:
 
     def serve(self) -> int:
         while True:
-            ready, _, _ = select.select([self.control, self.wake_r], [], [], 0.5)
+            ready, _, _ = select.select([self.control.fileno(), self.wake_r], [], [], 0.5)
             if self.wake_r in ready:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self.wake_r, 512)  # SIGCHLDs since the last look: one reap takes them all
                 self.reap()
-            if self.control in ready:
+            if self.control.fileno() in ready:
                 got = self.messages()
                 if got is None:
                     self.end_tree()
