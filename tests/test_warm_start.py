@@ -254,6 +254,30 @@ def test_a_module_unsafe_to_fork_after_is_never_preloaded(
         assert again is not None and module in again.unsafe and again.modules
 
 
+@pytest.mark.parametrize("zygote", ["refused", "threaded"])
+def test_a_zygote_that_cannot_start_or_has_threads_leaves_the_program_cold(
+    server: ReplayServer, cases: dict[str, Case], probe: Path, tmp_path: Path, zygote: str
+) -> None:
+    # An interpreter that runs programs as usual, but fails the zygote, or starts it with a thread.
+    threaded = tmp_path / "threaded"
+    threaded.mkdir()
+    (threaded / "sitecustomize.py").write_text(
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
+    )
+    then = "exit 3" if zygote == "refused" else f"export PYTHONPATH={threaded}"
+    interpreter = tmp_path / "bin" / "python3"
+    interpreter.parent.mkdir()
+    interpreter.write_text(f'#!/bin/sh\ncase "$1" in *zygote.py) {then};; esac\nexec {sys.executable} "$@"\n')
+    interpreter.chmod(0o755)
+    command = f"{interpreter} {probe} parent"
+    with warm_starts(command, server.url) as zygotes:
+        assert zygotes is not None
+        runs = [run_evidence(server, cases[SINGLE], command, timeout=20, zygotes=zygotes) for _ in range(2)]
+        assert zygotes.off is not None and not zygotes.zygotes
+        assert zygote != "threaded" or "thread" in zygotes.off
+    assert all(run.exit_code == 0 and "zygote.py" not in run.stderr for run in runs)
+
+
 # ---------------------------------------------------------------------------------------------
 # Verdicts
 

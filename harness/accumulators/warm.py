@@ -149,11 +149,17 @@ class _Zygote:
         )
         self._reader.start()
         script = os.path.abspath(program.script) if program.script is not None else None
-        self.send({"op": "setup", "script": script, "module": program.module, "case_keys": list(case_keys)})
-        hello = self.receive(START_TIMEOUT)
-        started = hello.get("environ")
-        if not isinstance(started, dict) or hello.get("threads") != 1:
-            raise ZygoteError(f"the zygote started with {hello.get('threads')} threads")
+        try:
+            self.send(
+                {"op": "setup", "script": script, "module": program.module, "case_keys": list(case_keys)}
+            )
+            hello = self.receive(START_TIMEOUT)
+            started = hello.get("environ")
+            if not isinstance(started, dict) or hello.get("threads") != 1:
+                raise ZygoteError(f"the zygote started with {hello.get('threads')} threads")
+        except BaseException:
+            self.close()
+            raise
         # What the shell and the interpreter add to (or take from) the environment they are given.
         self.added = {k: str(v) for k, v in started.items() if env.get(k) != v}
         self.removed = [k for k in env if k not in started]
