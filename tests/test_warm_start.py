@@ -32,6 +32,12 @@ SINGLE = "openai-chat/single-call::original::s0"
 PARALLEL = "openai-chat/parallel-2::original::s0"
 SHARED_INDEX = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"
 CUT = "openai-chat/cut-mid-arguments::original::s0"
+MANY = 2000  # modules of about 60 bytes each in a report: twice what a pipe holds
+ANTHROPIC_CASES = (
+    "anthropic/single-call::original::s0",
+    "anthropic/parallel-calls::original::s0",
+    "anthropic/cut-mid-args::original::s0",
+)
 
 PROBE = textwrap.dedent(
     """\
@@ -221,6 +227,11 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
     (site,) = where.glob("lib/python*/site-packages")
+    many = site / "manymodules"
+    many.mkdir()
+    (many / "__init__.py").write_text("SEEN = 'many'\n")
+    for n in range(MANY):
+        (many / f"module_with_a_rather_long_name_{n:04}.py").write_text("")
     (site / "cachedenv.py").write_text("import os\nSEEN = os.environ.get('OPENAI_BASE_URL')\n")
     (site / "threadsat.py").write_text(
         "import threading, time\n"
@@ -278,6 +289,28 @@ def test_a_zygote_that_cannot_start_or_has_threads_leaves_the_program_cold(
     assert all(run.exit_code == 0 and "zygote.py" not in run.stderr for run in runs)
 
 
+@pytest.mark.slow
+def test_a_run_that_imports_more_than_a_pipe_holds_still_ends(
+    server: ReplayServer, cases: dict[str, Case], probe: Path, venv: Path, tmp_path: Path
+) -> None:
+    # What a run imported is reported at its end through a pipe: more than the pipe holds
+    # (64 KiB) must not block the run's exit.
+    program = tmp_path / "many.py"
+    program.write_text(
+        "import importlib\n"
+        f"for n in range({MANY}):\n"
+        "    importlib.import_module(f'manymodules.module_with_a_rather_long_name_{n:04}')\n"
+    )
+    command = f"{venv} {program}"
+    with warm_starts(command, server.url) as zygotes:
+        assert zygotes is not None
+        first = run_evidence(server, cases[SINGLE], command, timeout=20, zygotes=zygotes)
+        assert first.exit_code == 0 and not first.timed_out
+        assert len(zygotes.modules) > MANY  # all of them learned
+        again = run_evidence(server, cases[SINGLE], command, timeout=20, zygotes=zygotes)
+        assert again.exit_code == 0 and zygotes.off is None
+
+
 # ---------------------------------------------------------------------------------------------
 # Verdicts
 
@@ -287,7 +320,7 @@ def verdicts(report: object) -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 @pytest.mark.slow
-def test_warm_verdicts_equal_cold_ones_for_the_stdlib_and_openai_sdk_programs(
+def test_warm_verdicts_equal_cold_ones_for_stdlib_openai_and_anthropic_sdk_programs(
     cases: dict[str, Case], tmp_path: Path
 ) -> None:
     sdk = tmp_path / "sdk_agent.py"
@@ -324,11 +357,43 @@ def test_warm_verdicts_equal_cold_ones_for_the_stdlib_and_openai_sdk_programs(
             """
         )
     )
-    chosen = [cases[c] for c in (SINGLE, PARALLEL, SHARED_INDEX, CUT)]
-    for command in (f"{sys.executable} {STDLIB_AGENT}", f"{sys.executable} {sdk}"):
+    anthropic_sdk = tmp_path / "anthropic_agent.py"
+    anthropic_sdk.write_text(
+        textwrap.dedent(
+            """\
+            import anthropic
+
+            client = anthropic.Anthropic(max_retries=0)
+            messages = [{"role": "user", "content": "Weather in Paris?"}]
+            tools = [{"name": "lookup", "input_schema": {"type": "object"}}]
+            for _ in range(3):
+                with client.messages.stream(
+                    model="claude-sonnet-4-5", max_tokens=1024, messages=messages, tools=tools
+                ) as stream:
+                    message = stream.get_final_message()
+                calls = [block for block in message.content if block.type == "tool_use"]
+                if not calls:
+                    break
+                messages.append({"role": "assistant", "content": [
+                    {"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in calls
+                ]})
+                messages.append({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": c.id, "content": "ok"} for c in calls
+                ]})
+            """
+        )
+    )
+    openai_cases = [cases[c] for c in (SINGLE, PARALLEL, SHARED_INDEX, CUT)]
+    anthropic_cases = list(selected_cases(Selection(cases=ANTHROPIC_CASES)))
+    for command, chosen in (
+        (f"{sys.executable} {STDLIB_AGENT}", openai_cases),
+        (f"{sys.executable} {sdk}", openai_cases),
+        (f"{sys.executable} {anthropic_sdk}", anthropic_cases),
+    ):
         cold = run_clients(chosen, command, timeout=20, warm_start=False)
         warm = run_clients(chosen * 2, command, timeout=20)  # the second pass forks what the first taught
-        assert verdicts(warm)[:4] == verdicts(cold) == verdicts(warm)[4:], command
+        half = len(chosen)
+        assert verdicts(warm)[:half] == verdicts(cold) == verdicts(warm)[half:], command
 
 
 def test_no_warm_start_option_runs_cold(

@@ -414,6 +414,8 @@ class Zygote:
         self.reads = _Reads(set())
         self.child: int | None = None
         self.report: int | None = None
+        self.reported = b""  # what the run's child has written of its report so far
+        self.report_ended = False
         self.reaper = _load_subreaper()
         self.reaper.become_subreaper()
         self.wake_r, wake_w = os.pipe()
@@ -444,7 +446,12 @@ class Zygote:
 
     def serve(self) -> int:
         while True:
-            ready, _, _ = select.select([self.control.fileno(), self.wake_r], [], [], 0.5)
+            watched = [self.control.fileno(), self.wake_r]
+            if self.report is not None and not self.report_ended:  # a report larger than a pipe holds
+                watched.append(self.report)
+            ready, _, _ = select.select(watched, [], [], 0.5)
+            if self.report is not None and self.report in ready:
+                self.read_report()
             if self.wake_r in ready:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self.wake_r, 512)  # SIGCHLDs since the last look: one reap takes them all
@@ -501,7 +508,8 @@ class Zygote:
         os.close(report_w)
         for fd in fds:
             os.close(fd)
-        self.child, self.report = pid, report_r
+        os.set_blocking(report_r, False)
+        self.child, self.report, self.reported, self.report_ended = pid, report_r, b"", False
         self.send({"pid": pid})
 
     def reap(self) -> None:
@@ -519,6 +527,14 @@ class Zygote:
                 self.finish(os.waitstatus_to_exitcode(status))
                 return
 
+    def read_report(self) -> None:
+        """Whatever the run's child has written to its report pipe since the last read."""
+        assert self.report is not None
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self.report, 1 << 16):
+                self.reported += chunk
+            self.report_ended = True
+
     def end_tree(self) -> None:
         self.reaper._end_descendants()
 
@@ -530,17 +546,11 @@ class Zygote:
             code = None
         report: Any = {}
         if self.report is not None:
-            os.set_blocking(self.report, False)
-            data = b""
-            try:
-                while chunk := os.read(self.report, 1 << 16):
-                    data += chunk
-            except BlockingIOError:
-                pass
+            self.read_report()
             os.close(self.report)
             self.report = None
             with contextlib.suppress(ValueError):
-                report = json.loads(data) if data else {}
+                report = json.loads(self.reported) if self.reported else {}
         status = _STOPPED if code is None else code if code >= 0 else 128 - code
         learned = report if isinstance(report, dict) else {}
         self.send(
