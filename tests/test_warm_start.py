@@ -47,7 +47,8 @@ PROBE = textwrap.dedent(
         shown = {
             "env": dict(os.environ), "argv": sys.argv, "orig_argv": sys.orig_argv, "cwd": os.getcwd(),
             "name": __name__, "file": __file__, "path0": sys.path[0], "globals": sorted(globals()),
-            "cached": __cached__, "spec": __spec__, "main": sys.modules["__main__"].__dict__ is globals(),
+            "cached": __cached__, "spec": getattr(__spec__, "name", None),
+            "main": sys.modules["__main__"].__dict__ is globals(),
             "parent": open(f"/proc/{os.getppid()}/cmdline").read(),
             "threads": len(os.listdir("/proc/self/task")),
         }
@@ -153,7 +154,10 @@ def test_turned_off_by_the_environment_variable(monkeypatch: pytest.MonkeyPatch,
 
 
 def shown(evidence: Evidence) -> dict:
-    return json.loads(evidence.stderr)
+    try:
+        return json.loads(evidence.stderr)
+    except ValueError:
+        raise AssertionError(f"the probe said: {evidence.stderr}") from None
 
 
 def test_the_run_sees_the_environment_argv_cwd_and_main_of_a_cold_start(
@@ -232,6 +236,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (many / "__init__.py").write_text("SEEN = 'many'\n")
     for n in range(MANY):
         (many / f"module_with_a_rather_long_name_{n:04}.py").write_text("")
+    (site / "probemodule.py").write_text(PROBE)
     (site / "cachedenv.py").write_text("import os\nSEEN = os.environ.get('OPENAI_BASE_URL')\n")
     (site / "threadsat.py").write_text(
         "import threading, time\n"
@@ -287,6 +292,22 @@ def test_a_zygote_that_cannot_start_or_has_threads_leaves_the_program_cold(
         assert zygotes.off is not None and not zygotes.zygotes
         assert zygote != "threaded" or "thread" in zygotes.off
     assert all(run.exit_code == 0 and "zygote.py" not in run.stderr for run in runs)
+
+
+@pytest.mark.slow
+def test_python_dash_m_runs_the_module_as_a_cold_start_would(
+    server: ReplayServer, cases: dict[str, Case], venv: Path
+) -> None:
+    command = f"{venv} -m probemodule show"
+    cold, warm = both(server, cases[SINGLE], command, runs=2)
+    seen_cold = shown(cold)
+    seen_cold.pop("parent")
+    for run in warm:  # the second one forked from a zygote that preloaded what the first imported
+        seen = shown(run)
+        assert "zygote.py" in seen.pop("parent")
+        assert seen == seen_cold
+    assert seen_cold["argv"][0].endswith("probemodule.py")
+    assert seen_cold["orig_argv"][1:3] == ["-m", "probemodule"]
 
 
 @pytest.mark.slow

@@ -90,6 +90,8 @@ class Target:
         the program would find it: its own folder first)."""
         if name in sys.builtin_module_names:
             return True
+        if self.module is not None and name in (self.module, f"{self.module}.__main__"):
+            return False  # `-m` runs it as __main__: found imported already, runpy would warn
         top = name.partition(".")[0]
         if top != name and not self.allowed(top):
             return False
@@ -307,6 +309,7 @@ def _run_program(
             import runpy
 
             sys.argv = ["-m", *argv[1:]]
+            _fresh_main()  # runpy runs the module in `__main__`'s namespace: the program's, not ours
             runpy._run_module_as_main(target.module, alter_argv=True)  # type: ignore[attr-defined]
         else:
             _run_script(argv)
@@ -324,19 +327,20 @@ def _run_program(
     _finish(code, interrupted)
 
 
+def _fresh_main() -> types.ModuleType:
+    """A new `__main__` module, as the interpreter makes it at start-up."""
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__annotations__={}, __builtins__=builtins)
+    sys.modules["__main__"] = main
+    return main
+
+
 def _run_script(argv: list[str]) -> None:
     path = argv[0] if os.path.isabs(argv[0]) else os.path.join(os.getcwd(), argv[0])
-    main = types.ModuleType("__main__")
     from importlib.machinery import SourceFileLoader
 
-    main.__dict__.update(
-        __annotations__={},
-        __builtins__=builtins,
-        __file__=path,
-        __cached__=None,
-        __loader__=SourceFileLoader("__main__", path),
-    )
-    sys.modules["__main__"] = main
+    main = _fresh_main()
+    main.__dict__.update(__file__=path, __cached__=None, __loader__=SourceFileLoader("__main__", path))
     with open(path, "rb") as source:
         code = compile(source.read(), path, "exec", dont_inherit=True)
     exec(code, main.__dict__)
