@@ -250,6 +250,8 @@ class _Zygote:
             os.close(out_w)
             os.close(err_w)
         answer = self.receive(START_TIMEOUT)
+        while "exit" in answer:  # a run given up on (its stop outlasted the wait) ended late
+            answer = self.receive(START_TIMEOUT)
         if "pid" not in answer:
             for fd in (out_r, err_r):
                 os.close(fd)
