@@ -345,10 +345,17 @@ class Matrix:
         cassette_name, scenario_name, seed, point = parts
         scenario = self.by_name.get(scenario_name) or self._library_scenario(scenario_name)
         base, _, number = cassette_name.partition("#")
+        named: list[str] = []
         for path in self._named_paths().get(base, []):
             for source in self.sources(path):
                 if source.id.partition("#")[2] == number:
                     return source, scenario, seed, point
+                named.append(source.id)
+        if named:  # the file is there, the turn is not (a conversation's turns are `name#N`)
+            listed = ", ".join(named)
+            raise ScenarioError(
+                f"case id {case_id!r}: no recorded stream {cassette_name!r}; that file's are {listed}"
+            )
         raise ScenarioError(f"case id {case_id!r}: no cassette {cassette_name!r} in the selection")
 
     def _library_scenario(self, name: str) -> Scenario:
