@@ -198,6 +198,7 @@ def test_show_and_check_take_the_conversation_by_path_and_by_name(
     assert main(["show", case_id, "--no-events"]) == 0
     shown = capsys.readouterr().out
     assert "#1 POST" in shown and "#2 POST" in shown and ANSWER[:16] in shown
+    assert "test_agent_answers.toolstream (turn #1 of 2) mutated by scenario" in shown
     assert main(["show", name, "--no-events"]) == 0
     assert "test_agent_answers.toolstream" in capsys.readouterr().out
     for given in (RECORDED, name):
@@ -297,7 +298,8 @@ BY_ID = KEY == "id"
 def chat(messages):
     connection = http.client.HTTPConnection(BASE.hostname, BASE.port, timeout=20)
     body = {"model": "m", "messages": messages, "stream": True}
-    connection.request("POST", BASE.path + "/chat/completions", json.dumps(body), {"content-type": "application/json"})
+    headers = {"content-type": "application/json"}
+    connection.request("POST", BASE.path + "/chat/completions", json.dumps(body), headers)
     return connection.getresponse()
 
 
@@ -336,6 +338,7 @@ def _agent(folder: Path, key: str) -> str:
     return f"{sys.executable} {script}"
 
 
+@pytest.mark.slow
 def test_check_client_judges_agents_over_the_conversation(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -88,8 +88,11 @@ def _show_case(args: argparse.Namespace) -> int:
         print(terminal_json(inspection.to_json(cassette)))
         return 0
     case = found.case
+    talk = case.conversation
+    turn = f" (turn #{talk.turn} of {len(talk.before) + 1 + len(talk.after)})" if talk else ""
     print(
-        f"case {one_line(case.id)}: {one_line(found.source.id)} mutated by scenario {one_line(case.scenario)}"
+        f"case {one_line(case.id)}: {one_line(found.source.id)}{turn} mutated by scenario "
+        f"{one_line(case.scenario)}"
     )
     print(f"(`toolstream explain {one_line(shlex.quote(case.id))}` says why it expects this)\n")
     print(terminal(_describe(cassette, events=not args.no_events)))
