@@ -10,7 +10,6 @@ case. Warnings (cosmetic differences, policy cases) are listed apart: they fail 
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,7 +23,7 @@ from harness.report.replay import replay_command
 from harness.search.compare import Comparison, Difference, meets_expectation
 from harness.text.escape import terminal
 from harness.text.escape import terminal_line as one_line
-from harness.text.terminal import clip, clip_values, printable, shorten, table
+from harness.text.terminal import LONG_VALUE, clip, clip_values, output_width, printable, shorten, table
 
 __all__ = [
     "REPORT_VERSION",
@@ -271,7 +270,8 @@ def _groups(failures: Sequence[Result], width: int | None) -> str:
     else:
         lines = [f"{total} failures in {len(groups)} kinds:"]
     pad = 8 if single else 13
-    room = (width or shutil.get_terminal_size((120, 24)).columns) - pad
+    columns = width or output_width()
+    room = LONG_VALUE if columns is None else columns - pad  # piped: nothing cut to a width
     for n, (sig, members) in enumerate(groups.items(), start=1):
         scenarios = Counter(r.scenario for r in members)
         where = ", ".join(f"{s} ({k})" if k > 1 else s for s, k in scenarios.most_common(4))
