@@ -5,6 +5,9 @@ that listed 136 differences one by one."""
 from __future__ import annotations
 
 import io
+import re
+import shlex
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +47,22 @@ def test_piped_explain_cuts_no_event(capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     # The usage chunk is longer than half of any terminal: piped, both sides show it whole.
     assert out.count('"rejected_prediction_tokens":0}},"obfuscation"') == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# repro refuses a user's own accumulator with the command that does reproduce the case
+
+
+def test_repro_of_an_own_accumulator_names_the_command_that_reproduces_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    case_id = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"
+    assert main(["repro", case_id, "--accumulator", "examples.accumulators:IndexOnly"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no script template" in err
+    suggested = re.search(r"`(toolstream compare [^`]+)`", err)
+    assert suggested is not None and "`toolstream explore --accumulator examples.accumulators:IndexOnly" in err
+    # The command it names works as given: the case, shrunk, as a cassette in DIR.
+    argv = shlex.split(suggested[1].replace("DIR", str(tmp_path / "found")))
+    assert main(argv[1:]) == 1
+    assert len(list((tmp_path / "found").glob("*.yaml"))) == 1
