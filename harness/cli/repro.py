@@ -75,5 +75,5 @@ def _own_accumulator(args: argparse.Namespace) -> str:
     return one_line(
         f"no script template for accumulator {spec!r} (scripts: {', '.join([*SPECS, 'langchain-core'])}); "
         f"for your own accumulator, `{shlex.join(compare)}` writes this case shrunk as a cassette "
-        f"into DIR, and `{shlex.join(explore)}` finds and shrinks failures"
+        f"into DIR, and `{shlex.join(explore)}` finds a failure and writes it shrunk"
     )
