@@ -76,7 +76,7 @@ def cases(
     )
     if seeds is not None and seeds < 1:
         raise UsageError(f"seeds: must be at least 1, not {seeds}")
-    Matrix(selection, store=None)  # an unknown dialect or scenario is an error now, not at the first draw
+    _matrix(selection)  # an unknown dialect or scenario is an error now, not at the first draw
     return _drawn_case(selection, seeds)
 
 
@@ -196,10 +196,16 @@ def _cut_order(case: Case) -> tuple[int, str]:
 
 
 @functools.cache
+def _matrix(selection: Selection) -> Matrix:
+    """The selection made concrete (its scenarios loaded), once a process for every strategy of it."""
+    return Matrix(selection)
+
+
+@functools.cache
 def _corpus(selection: Selection) -> _Corpus:
     """The selection's case ids (listed without building cases where the shipped catalog holds
     them), grouped and ordered for shrinking; made at the first draw and kept."""
-    matrix = Matrix(selection)
+    matrix = _matrix(selection)
     ids = list_ids(matrix)
     if not ids:
         raise UsageError(f"no cases in the selection {selection}")
