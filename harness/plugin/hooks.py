@@ -206,16 +206,35 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     results = _results(config)
     comparison = results.comparison()
+    matrix = _matrix_ids(config, settings)
+    reports = results.reports()
+    if matrix is not None and not reports:  # a shard given none of the cases: still its report
+        from harness.oracle.verdict import Report
+
+        reports = [Report(settings.accumulators[0], strict=settings.strict)]
     if settings.json is not None:
         from harness.report.results import session_to_dict, write_json
 
-        write_json(session_to_dict(results.reports(), comparison, _selection(settings)), settings.json)
+        write_json(session_to_dict(reports, comparison, _selection(settings), matrix=matrix), settings.json)
     if settings.html is not None:
         from harness.report.html import write_html
 
-        write_html(
-            settings.html, reports=results.reports(), comparison=comparison, selection=_selection(settings)
-        )
+        write_html(settings.html, reports=reports, comparison=comparison, selection=_selection(settings))
+
+
+def _matrix_ids(config: pytest.Config, settings: Settings) -> list[str] | None:
+    """The case ids a whole session reports, sorted as its report is (the JSON report's `matrix`,
+    which `toolstream report merge` checks shards against): the generated items of one
+    accumulator, but those of a dialect it declares it does not read. None when that is not
+    known: a compare, several accumulators, or only `toolstream_case` tests."""
+    if len(settings.accumulators) != 1 or settings.compare is not None:
+        return None
+    catalog, spec = _catalog(config), settings.accumulators[0]
+    try:
+        ids = catalog.ids(_selection(settings))
+        return sorted(i for i, dialect in ids.items() if catalog.not_for((spec,), dialect) is None)
+    except HarnessError:
+        return None  # said at collection already
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness._version import __version__
 from harness.cassettes.format import write_atomic
 from harness.matrix.selection import Selection
 from harness.oracle.severity import Severity
@@ -52,23 +53,39 @@ GRID_MAX_SCENARIOS = 40
 TERMINAL_VALUE = 2_000
 
 
-def report_to_dict(report: Report, selection: Selection | None = None) -> dict[str, Any]:
-    """The JSON report: a summary object and every case, in run order."""
-    out: dict[str, Any] = {"version": REPORT_VERSION, "summary": report.summary()}
+# `matrix` not given to `report_to_dict`: the document has no "matrix" key (a `check` run: its
+# cases are its whole matrix); None: the key is null (the cases a whole run reports are unknown).
+_UNSAID: Any = object()
+
+
+def report_to_dict(
+    report: Report, selection: Selection | None = None, *, matrix: Sequence[str] | None = _UNSAID
+) -> dict[str, Any]:
+    """The JSON report: the harness version that wrote it, a summary object, the selection, and
+    every case in run order. `matrix`: the ids a whole run reports, in its order, when this
+    document may hold only part of them (a pytest shard; `harness.report.merge` reads it)."""
+    out: dict[str, Any] = {"version": REPORT_VERSION, "harness": __version__, "summary": report.summary()}
     if selection is not None:
         out["selection"] = selection_dict(selection)
+    if matrix is not _UNSAID:
+        out["matrix"] = None if matrix is None else list(matrix)
     out["cases"] = [result.to_dict() for result in report.results]
     return out
 
 
 def session_to_dict(
-    reports: Sequence[Report], comparison: Comparison | None = None, selection: Selection | None = None
+    reports: Sequence[Report],
+    comparison: Comparison | None = None,
+    selection: Selection | None = None,
+    *,
+    matrix: Sequence[str] | None = _UNSAID,
 ) -> dict[str, Any]:
-    """The JSON report of a session that ran a compare, one accumulator, or several."""
+    """The JSON report of a session that ran a compare, one accumulator, or several; `matrix`:
+    for one accumulator, the ids a whole session reports (None: not known)."""
     if comparison is not None:
         return comparison_to_dict(comparison)
     if len(reports) == 1:
-        return report_to_dict(reports[0], selection)
+        return report_to_dict(reports[0], selection, matrix=matrix)
     return {"version": REPORT_VERSION, "reports": [report_to_dict(r) for r in reports]}
 
 
