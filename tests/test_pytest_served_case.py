@@ -315,3 +315,11 @@ def test_a_test_asking_for_both_case_fixtures_is_a_usage_error(project: pytest.P
     run = project.runpytest(*plugin_args(), *SELECT)
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     run.stderr.fnmatch_lines(["*test_both: asks for both toolstream_case and toolstream_served_case*"])
+
+
+def test_the_docs_show_the_example_as_shipped() -> None:
+    page = (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8")
+    section = page[page.index("\n## Test your own agent: `toolstream_served_case`\n") :]
+    shown = section[section.index("```python\n") + len("```python\n") :]
+    shown = shown[: shown.index("```")]
+    assert shown.strip() in (EXAMPLE / "test_agent.py").read_text(encoding="utf-8")
