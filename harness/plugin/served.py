@@ -125,7 +125,7 @@ class ServedCase:
             raise raised  # a skip, an xfail, an exit, an interrupt: not judged
         own = isinstance(raised, AssertionError | pytest.fail.Exception)
         agent = None if own else raised
-        result = self.judge(agent)
+        result = self._judge(agent)
         text = self._failure(result) if result.fails(self.strict) else None
         if raised is None:
             if text is not None:
@@ -137,7 +137,7 @@ class ServedCase:
             raised.add_note(text)
         raise raised
 
-    def judge(self, raised: BaseException | None = None) -> Result:
+    def _judge(self, raised: BaseException | None = None) -> Result:
         """The verdict on what the server received so far (and `raised`, what the agent raised),
         kept in `result` and carried to the session's summary and reports."""
         log = self._log
