@@ -3,8 +3,8 @@ served one streamed case at a time and judged by the follow-up request the agent
 
     pytest examples/agent_tests --toolstream-scenarios original,parallel-calls-share-index-0
 
-fails `test_agent_keyed_by_index` on the parallel-calls-share-index-0 cases (it merges calls
-that share index 0) and passes everything else.
+fails `test_agent_keyed_by_index` on the cases whose parallel calls share index 0 (the scenario,
+and a LiteLLM recording): it merges them into one call. Everything else passes.
 """
 
 from __future__ import annotations
