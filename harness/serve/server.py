@@ -167,6 +167,17 @@ class ReplayServer:
     def log(self, case_id: str) -> CaseLog:
         return self.logs[case_id]
 
+    def add(self, case: Case) -> CaseLog:
+        """Serve `case` from its next request on (a running server looks cases up by id on each
+        request), its retry cut included; its log, kept when the id was served before."""
+        self.cases[case.id] = case
+        first = first_attempt(case)
+        if first is not None:
+            self.first_attempts[case.id] = first
+        else:
+            self.first_attempts.pop(case.id, None)
+        return self.logs.setdefault(case.id, CaseLog())
+
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
