@@ -11,7 +11,6 @@ the report writers are imported by the hook or fixture that first needs them.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -103,12 +102,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selection:
-    """Marker > command line > ini; the cassette dir is the matrix's cassettes when given."""
+    """Marker > command line > ini; the cassette dir is the matrix's cassettes when given. The
+    marker's cassettes go by path or by the name case ids use (`openai-chat/parallel-2`)."""
+    from harness.cassettes.corpus import located
     from harness.matrix.selection import Selection
 
     marked = marked or MatrixOptions()
     if marked.cassettes is not None:
-        cassettes = tuple(str(Path(c).resolve()) for c in marked.cassettes)
+        cassettes = tuple(str(located(c).resolve()) for c in marked.cassettes)
     else:
         cassettes = (str(settings.cassette_dir),) if settings.cassette_dir is not None else ()
     return Selection(
