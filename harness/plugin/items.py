@@ -31,7 +31,7 @@ from harness.mutate.scenario import Case, Scenario
 from harness.oracle.verdict import Report, Result, Verdict, signature
 from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.report.replay import pytest_command, pytest_item_name, replay_command
-from harness.report.results import counts, group_tags, severity_rank, warning_lines
+from harness.report.results import counts, failure_kinds, group_tags, warning_lines
 from harness.search.compare import Comparison, Difference, outcome_difference
 
 __all__ = [
@@ -449,10 +449,7 @@ class MatrixResults:
 def _grouped(failures: Sequence[Result]) -> list[str]:
     if not failures:
         return []
-    groups: dict[str, list[Result]] = defaultdict(list)
-    for result in failures:
-        groups[signature(result)].append(result)
-    ordered = sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0]))
+    ordered = list(failure_kinds(failures).items())  # numbered as the terminal and the HTML number them
     if len(ordered) == 1:
         out = [f"{len(failures)} failures, all: {ordered[0][0]}"]
         if group_tags(ordered[0][1]):
