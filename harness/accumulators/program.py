@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import IO
 
-from harness.accumulators import subreaper
+from harness.accumulators import node_warm, subreaper
 from harness.accumulators.capture import Captured
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
@@ -125,31 +125,17 @@ def _run(
     log = server.log(case.id)
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
-    wrapped = subreaper.CONTAINED
-    if wrapped:  # the wrapper runs the shell itself
-        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    start = time.monotonic()
-    process = subprocess.Popen(
-        subreaper.contained(argv) if wrapped else command,
-        shell=not wrapped and isinstance(command, str),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group: one kill ends all it started
-    )
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
-    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
-    try:
-        exit_code, timed_out, heard_at = _watch(process, log, start, timeout)
-    finally:
-        subreaper.stop(process, wrapped=wrapped, grace=2.0)
-        for reader in readers:
-            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
-        for pipe in (process.stdout, process.stderr):
-            with contextlib.suppress(OSError):
-                if pipe is not None:
-                    pipe.close()
+    program = node_warm.parse(command, env) if node_warm.enabled(env) else None
+    start = time.monotonic()
+    warm = node_warm.start(program, env, out, err) if program is not None else None
+    if warm is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
+        try:
+            exit_code, timed_out, heard_at = _watch(warm, log, start, timeout)
+        finally:
+            warm.finish()
+    else:
+        exit_code, timed_out, heard_at = _cold(command, env, log, start, timeout, out, err)
     stdout, stderr = out.text, err.text
     report = log.reports[0] if log.reports else _stdout_report(stdout)
     followup = log.followups[0] if log.followups else None
@@ -163,6 +149,42 @@ def _run(
         stderr=stderr,
         requests=log.attempts,
     ), _dropped(out, err)
+
+
+def _cold(
+    command: str | Sequence[str],
+    env: dict[str, str],
+    log: CaseLog,
+    start: float,
+    timeout: float,
+    out: Captured,
+    err: Captured,
+) -> tuple[int | None, bool, float | None]:
+    """Run `command` as a process of its own (under the subreaper wrapper), its output read into
+    `out` and `err`: (exit code, timed out, heard at), as `_watch` gives them."""
+    wrapped = subreaper.CONTAINED
+    if wrapped:  # the wrapper runs the shell itself
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    process = subprocess.Popen(
+        subreaper.contained(argv) if wrapped else command,
+        shell=not wrapped and isinstance(command, str),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: one kill ends all it started
+    )
+    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
+    try:
+        return _watch(process, log, start, timeout)
+    finally:
+        subreaper.stop(process, wrapped=wrapped, grace=2.0)
+        for reader in readers:
+            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
+        for pipe in (process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
 
 
 def _drain(pipe: IO[bytes] | None, into: Captured) -> threading.Thread:
@@ -233,7 +255,7 @@ class ClientProgram:
 
 
 def _watch(
-    process: subprocess.Popen[bytes], log: CaseLog, start: float, timeout: float
+    process: subprocess.Popen[bytes] | node_warm.WarmRun, log: CaseLog, start: float, timeout: float
 ) -> tuple[int | None, bool, float | None]:
     """Wait for a follow-up, a report, an exit or the deadline: (exit code, timed out, heard at)."""
     deadline = start + timeout
