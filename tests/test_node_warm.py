@@ -39,22 +39,28 @@ const base = process.env.OPENAI_BASE_URL;
 const headers = { "content-type": "application/json", authorization: `Bearer ${process.env.OPENAI_API_KEY}` };
 const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }];
 const messages = [{ role: "user", content: "Weather?" }];
-const chat = (messages) =>
-  fetch(`${base}/chat/completions`, { method: "POST", headers, body: JSON.stringify({ model: "m", stream: true, tools, messages }) });
+const chat = (messages) => {
+  const body = JSON.stringify({ model: "m", stream: true, tools, messages });
+  return fetch(`${base}/chat/completions`, { method: "POST", headers, body });
+};
 const text = await (await chat(messages)).text();
 const calls = [];
 for (const line of text.split("\n")) {
   if (!line.startsWith("data: ") || line.startsWith("data: [DONE]")) continue;
   for (const part of JSON.parse(line.slice(6)).choices?.[0]?.delta?.tool_calls ?? []) {
-    const call = (calls[part.index ?? 0] ??= { id: null, type: "function", function: { name: "", arguments: "" } });
+    const fresh = { id: null, type: "function", function: { name: "", arguments: "" } };
+    const call = (calls[part.index ?? 0] ??= fresh);
     call.id ??= part.id;
     call.function.name += part.function?.name ?? "";
     call.function.arguments += part.function?.arguments ?? "";
   }
 }
-process.stderr.write(JSON.stringify({ argv: process.argv.slice(1), env: process.env, execArgv: process.execArgv }) + "\n");
+const seen = { argv: process.argv.slice(1), env: process.env, execArgv: process.execArgv };
+process.stderr.write(JSON.stringify(seen) + "\n");
 if (mode === "throw") {
-  class APIError extends Error { constructor(message, options) { super(message, options); this.name = "APIError"; this.status = 500; } }
+  class APIError extends Error {
+    constructor(message, options) { super(message, options); this.name = "APIError"; this.status = 500; }
+  }
   throw new APIError("the server said no", { cause: new TypeError("fetch failed") });
 }
 if (mode === "reject") Promise.reject(new RangeError("nobody caught this"));
@@ -64,7 +70,9 @@ if (mode === "wait") setInterval(() => {}, 1000);
 if (mode === "string") throw "a bare string";
 if (!mode || mode === "arg") {
   messages.push({ role: "assistant", content: null, tool_calls: calls.filter(Boolean) });
-  for (const call of calls.filter(Boolean)) messages.push({ role: "tool", tool_call_id: call.id, content: "ok" });
+  for (const call of calls.filter(Boolean)) {
+    messages.push({ role: "tool", tool_call_id: call.id, content: "ok" });
+  }
   await (await chat(messages)).text();
 }
 """
@@ -157,7 +165,8 @@ def test_the_case_sees_exactly_its_environment_and_argv(
 def test_a_raise_exits_1_with_the_error_on_stderr(
     agent: Path, server: ReplayServer, cases: dict[str, Case], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for mode, error in (("throw", "APIError: the server said no"), ("reject", "RangeError: nobody caught this")):
+    raises = (("throw", "APIError: the server said no"), ("reject", "RangeError: nobody caught this"))
+    for mode, error in raises:
         cold, warm = both(monkeypatch, server, cases[SINGLE], f"node {agent} {mode}")
         assert warm.exit_code == cold.exit_code == 1, mode
         assert thrown(warm.stderr) == thrown(cold.stderr) == error, mode
