@@ -230,3 +230,20 @@ def test_a_case_runs_in_a_worker_when_warm(
     cold, warm = both(monkeypatch, server, cases[SINGLE], f"node {probe}")
     assert "main=true" in cold.stderr and "main=false" in warm.stderr
     assert warm.exit_code == cold.exit_code == 7
+
+
+@pytest.mark.parametrize("cold", [False, True])
+def test_check_client_cold_turns_warm_starts_off(cold: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.accumulators import program
+    from harness.cli import main
+    from harness.oracle.verdict import Report
+
+    asked: dict[str, object] = {}
+
+    def run_clients(cases: list[Case], command: str, **options: object) -> Report:
+        asked.update(options)
+        return Report("client:" + command, [])
+
+    monkeypatch.setattr(program, "run_clients", run_clients)
+    code = main(["check", "--client", "node agent.mjs", "--case", SINGLE, *(["--cold"] if cold else [])])
+    assert code == 0 and asked["warm"] is (not cold)

@@ -62,9 +62,11 @@ def run_clients(
     pace: bool = False,
     server: ReplayServer | None = None,
     scenarios: dict[str, Scenario] | None = None,
+    warm: bool = True,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
-    (`scenarios`: by name, the scenarios that made the cases, for their class)."""
+    (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a
+    Node program starts cold on every case, see `node_warm`)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -74,9 +76,8 @@ def run_clients(
     start = time.perf_counter()
 
     def one(running: ReplayServer, case: Case) -> Result:
-        return run_client(
-            running, case, command, timeout=timeout, label=label, scenario=by_name.get(case.scenario)
-        )
+        scenario = by_name.get(case.scenario)
+        return run_client(running, case, command, timeout=timeout, label=label, scenario=scenario, warm=warm)
 
     with contextlib.ExitStack() as stack:
         running = (
@@ -87,6 +88,7 @@ def run_clients(
         else:
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 results = list(pool.map(lambda case: one(running, case), cases))
+    node_warm.close()  # the warm processes left idle
     return Report(label, results, seconds=time.perf_counter() - start)
 
 
@@ -98,9 +100,10 @@ def run_client(
     timeout: float,
     label: str | None = None,
     scenario: Scenario | None = None,
+    warm: bool = True,
 ) -> Result:
     """One run of `command` against one case of a running server, judged."""
-    evidence, dropped = _run(server, case, command, timeout=timeout)
+    evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm)
     result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
     if dropped is None:
         return result
@@ -117,7 +120,7 @@ def run_evidence(
 
 
 def _run(
-    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
+    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float, warm: bool = True
 ) -> tuple[Evidence, str | None]:
     """The evidence of one run, and a note when some of its output was dropped (else None)."""
     if subreaper.stopping():  # a signal is ending the harness: its queued runs start nothing
@@ -126,7 +129,7 @@ def _run(
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
-    program = node_warm.parse(command, env) if node_warm.enabled(env) else None
+    program = node_warm.parse(command, env) if warm and node_warm.enabled(env) else None
     start = time.monotonic()
     warm = node_warm.start(program, env, out, err) if program is not None else None
     if warm is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
@@ -249,6 +252,7 @@ class ClientProgram:
         return outcome if dropped is None else _noted(outcome, dropped)
 
     def shutdown(self) -> None:
+        node_warm.close()
         if self._stack is not None:
             self._stack.close()
         self._stack = self._server = None
