@@ -244,9 +244,7 @@ class ClientProgram:
     def run(self, case: Case) -> Outcome:
         self.prepare()
         assert self._server is not None
-        # The server looks cases up by id on each request: one added here is served from now on.
-        self._server.cases[case.id] = case
-        self._server.logs.setdefault(case.id, CaseLog())
+        self._server.add(case)  # served from now on, its retry cut included
         evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout)
         outcome = outcome_of(case, evidence)
         return outcome if dropped is None else _noted(outcome, dropped)
