@@ -131,12 +131,12 @@ def _run(
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
     program = node_warm.parse(command, env) if warm and node_warm.enabled(env) else None
     start = time.monotonic()
-    warm = node_warm.start(program, env, out, err) if program is not None else None
-    if warm is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
+    started = node_warm.start(program, env, out, err) if program is not None else None
+    if started is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
         try:
-            exit_code, timed_out, heard_at = _watch(warm, log, start, timeout)
+            exit_code, timed_out, heard_at = _watch(started, log, start, timeout)
         finally:
-            warm.finish()
+            started.finish()
     else:
         exit_code, timed_out, heard_at = _cold(command, env, log, start, timeout, out, err)
     stdout, stderr = out.text, err.text
