@@ -1,16 +1,26 @@
-"""Client programs: `python benchmarks/bench_clients.py [--quick | --smoke]` from the repo root.
+"""Client programs under `check --client`: `python benchmarks/bench_clients.py [--quick | --smoke]`
+from the repo root. What a case costs, one section per kind of client program; a client whose
+toolchain is not installed gives no rows.
 
-What `toolstream check --client CMD` costs per case, one section per kind of client program.
-Each figure is a whole `check --client` run in a fresh process, timed from outside: CPU time
-(user + system of the run and every process below it, from the resource usage of children
-waited for) and wall time. The cost of a case is the marginal one: a run over N cases less a run
-over one, divided by N - 1, so the harness's own start-up and a zygote's preloading (paid once
-per worker) are left out. Best of several rounds, the contenders taking turns.
+## Node programs: warm starts (`harness.accumulators.node_warm`)
+
+Node SDK loops (examples/clients/node-openai, node-anthropic, with their `node_modules`): CPU per
+case of `run_clients` over cases spread across the client's dialect matrix, each Node program run
+warm (a worker thread of a kept Node process) against the same cases started cold (`warm=False`:
+a process per case, under the subreaper wrapper). CPU is the user and system time of every
+process the run started (RUSAGE_CHILDREN, the warm processes ended and waited for before it is
+read), best of N, the two taking turns. The verdicts of the two must agree case for case, or the
+run stops.
 
 ## Python programs: warm starts (`harness.accumulators.warm`)
 
-A Python client runs forked from a zygote that has imported what the program imports, instead
-of starting its interpreter afresh per case (`--no-warm-start`). Rows:
+A Python client runs forked from a zygote that has imported what the program imports, instead of
+starting its interpreter afresh per case (`--cold`). Each figure is a whole `toolstream check
+--client` run in a fresh process, timed from outside: CPU time (user + system of the run and
+every process below it, from the resource usage of children waited for) and wall time. The cost
+of a case is the marginal one: a run over N cases less a run over one, divided by N - 1, so the
+harness's own start-up and a zygote's preloading (paid once per worker) are left out. Best of
+several rounds, the contenders taking turns. Rows:
 
 - the OpenAI Agents SDK loop (examples/clients/openai-agents, run in the side virtualenv
   `.venv-openai-agents`; its rows are left out where that is not installed) over the openai-chat
@@ -27,23 +37,75 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from figures import ROOT, Figure, Scale, cost, parse_scale, print_figures
+from figures import Figure, Scale, cost, parse_scale, print_figures  # noqa: E402
 
 NAME = "clients"
 RUNS: dict[Scale, int] = {"full": 3, "quick": 2, "smoke": 1}
-CASES: dict[Scale, int] = {"full": 13, "quick": 4, "smoke": 2}  # openai-chat `original` cases per run
+# ---- Node programs
+NODE_CLIENTS = {"node-openai": "openai-chat", "node-anthropic": "anthropic"}
+CASES: dict[Scale, int] = {"full": 40, "quick": 12, "smoke": 2}
+# ---- Python programs
+PYTHON_CASES: dict[Scale, int] = {"full": 13, "quick": 4, "smoke": 2}  # openai-chat `original` cases per run
 AGENTS_PYTHON = ROOT / ".venv-openai-agents" / "bin" / "python"
 AGENTS = ROOT / "examples" / "clients" / "openai-agents" / "agent.py"
 STDLIB = ROOT / "examples" / "clients" / "python-stdlib" / "agent.py"
+
+
+# ---------------------------------------------------------------------------------------------
+# Node programs
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def node_rows(scale: Scale) -> list[Figure]:
+    from harness.accumulators import node_warm
+    from harness.accumulators.program import run_clients
+    from harness.card.catalogue import Catalogue
+    from harness.matrix.selection import Matrix, Selection
+    from harness.oracle.verdict import signature
+
+    catalogue = Catalogue(ROOT)
+    figures = []
+    for name, dialect in NODE_CLIENTS.items():
+        if shutil.which("node") is None or not catalogue.installed(name):
+            continue
+        matrix = Matrix(Selection(dialects=(dialect,)))
+        every = list(matrix.all())
+        cases = every[:: max(1, len(every) // CASES[scale])][: CASES[scale]]
+        best = {True: float("inf"), False: float("inf")}
+        verdicts: dict[bool, list[tuple[str, str]]] = {}
+        for _ in range(RUNS[scale]):
+            for warm in (False, True):
+                before = _children_cpu()
+                report = run_clients(cases, catalogue.command(name), jobs=1, timeout=30, warm=warm)
+                node_warm.close()
+                best[warm] = min(best[warm], (_children_cpu() - before) / len(cases))
+                verdicts[warm] = [(str(r.verdict), signature(r)) for r in report.results]
+        if verdicts[True] != verdicts[False]:
+            raise SystemExit(f"{name}: warm and cold verdicts differ: {verdicts}")
+        figures.append(
+            cost(NAME, f"{name}: Node SDK loop, CPU per case ({len(cases)} {dialect} cases)",
+                 best[True] * 1000, best[False] * 1000, "a cold start per case (`--cold`)", "ms", goal=0.5)
+        )  # fmt: skip
+    return figures
+
+
+# ---------------------------------------------------------------------------------------------
+# Python programs
 
 
 def original_cases(count: int) -> list[str]:
@@ -60,9 +122,9 @@ def check_run(command: str, ids: list[str], *, warm: bool, cache: str) -> tuple[
     argv = [sys.executable, "-m", "harness.cli", "check", "--client", command, "--timeout", "60"]
     argv += [a for i in ids for a in ("--case", i)]
     if not warm:
-        argv.append("--no-warm-start")
+        argv.append("--cold")
     env = {**os.environ, "TOOLSTREAM_CACHE": cache, "PYTHONPATH": str(ROOT)}
-    env.pop("TOOLSTREAM_NO_WARM_START", None)
+    env.pop("TOOLSTREAM_WARM", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=False, env=env, cwd=ROOT)
@@ -99,12 +161,11 @@ def per_case(command: str, ids: list[str], rounds: int, cache: str) -> dict[str,
     return {way: (marginal(warm, 0), marginal(warm, 1)) for way, warm in (("warm", True), ("cold", False))}
 
 
-def measure(scale: Scale) -> list[Figure]:
-    ids = original_cases(CASES[scale])
+def python_rows(scale: Scale) -> list[Figure]:
+    ids = original_cases(PYTHON_CASES[scale])
     rounds = RUNS[scale]
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="bench-clients-") as cache:
-        # ---- Python programs: warm starts
         if AGENTS_PYTHON.exists() and scale != "smoke":
             command = f"{AGENTS_PYTHON} {AGENTS}"
             importing = [str(AGENTS_PYTHON), "-c", "import agents, openai"]
@@ -124,8 +185,11 @@ def measure(scale: Scale) -> list[Figure]:
             cost(NAME, f"standard-library loop per case ({len(ids)} cases), CPU, warm start",
                  stdlib["warm"][0] * 1000, stdlib["cold"][0] * 1000, "cold start", "ms")
         )  # fmt: skip
-        # ---- Node programs: (rows of their own)
     return figures
+
+
+def measure(scale: Scale) -> list[Figure]:
+    return node_rows(scale) + python_rows(scale)
 
 
 def main(argv: list[str] | None = None) -> int:

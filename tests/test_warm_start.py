@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from harness.accumulators import subreaper
+from harness.accumulators.node_warm import SWITCH
 from harness.accumulators.program import run_clients, run_evidence
-from harness.accumulators.warm import OFF_ENV, PythonProgram, python_program, warm_starts
+from harness.accumulators.warm import PythonProgram, python_program, warm_starts
 from harness.cli import main
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
@@ -98,7 +99,7 @@ def probe(tmp_path: Path) -> Path:
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLSTREAM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv(OFF_ENV, raising=False)
+    monkeypatch.delenv(SWITCH, raising=False)
 
 
 def both(
@@ -142,7 +143,7 @@ def test_python_programs_are_recognised_and_anything_else_starts_cold(tmp_path: 
 def test_turned_off_by_the_environment_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     script = tmp_path / "agent.py"
     script.write_text("")
-    monkeypatch.setenv(OFF_ENV, "1")
+    monkeypatch.setenv(SWITCH, "0")
     with warm_starts(f"python3 {script}", "http://127.0.0.1:9") as zygotes:
         assert zygotes is None
     with warm_starts(f"python3 {script}", "http://127.0.0.1:9", on=False) as zygotes:
@@ -411,17 +412,17 @@ def test_warm_verdicts_equal_cold_ones_for_stdlib_openai_and_anthropic_sdk_progr
         (f"{sys.executable} {sdk}", openai_cases),
         (f"{sys.executable} {anthropic_sdk}", anthropic_cases),
     ):
-        cold = run_clients(chosen, command, timeout=20, warm_start=False)
+        cold = run_clients(chosen, command, timeout=20, warm=False)
         warm = run_clients(chosen * 2, command, timeout=20)  # the second pass forks what the first taught
         half = len(chosen)
         assert verdicts(warm)[:half] == verdicts(cold) == verdicts(warm)[half:], command
 
 
-def test_no_warm_start_option_runs_cold(
+def test_the_cold_option_runs_cold(
     probe: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     results = {}
-    for flag in ([], ["--no-warm-start"]):
+    for flag in ([], ["--cold"]):
         out = tmp_path / f"r{len(flag)}.json"
         command = f"{sys.executable} {probe} parent"
         main(["check", "--client", command, "--case", SINGLE, "--json", str(out), "--timeout", "20", *flag])

@@ -29,9 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import IO
 
-from harness.accumulators import subreaper
+from harness.accumulators import node_warm, subreaper
 from harness.accumulators.capture import Captured
-from harness.accumulators.warm import WarmStarts, warm_starts
+from harness.accumulators.warm import Forked, WarmStarts, warm_starts
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
@@ -63,11 +63,11 @@ def run_clients(
     pace: bool = False,
     server: ReplayServer | None = None,
     scenarios: dict[str, Scenario] | None = None,
-    warm_start: bool = True,
+    warm: bool = True,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
-    (`scenarios`: by name, the scenarios that made the cases, for their class). A Python program
-    starts warm unless `warm_start` is False (see `harness.accumulators.warm`)."""
+    (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a
+    Node or Python program starts cold on every case, see `node_warm` and `warm`)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -77,8 +77,9 @@ def run_clients(
     start = time.perf_counter()
 
     def one(running: ReplayServer, case: Case) -> Result:
+        scenario = by_name.get(case.scenario)
         return run_client(
-            running, case, command, timeout=timeout, label=label, scenario=by_name.get(case.scenario),
+            running, case, command, timeout=timeout, label=label, scenario=scenario, warm=warm,
             zygotes=zygotes,
         )  # fmt: skip
 
@@ -86,12 +87,13 @@ def run_clients(
         running = (
             server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
         )
-        zygotes = stack.enter_context(warm_starts(command, running.url, on=warm_start))
+        zygotes = stack.enter_context(warm_starts(command, running.url, on=warm))
         if jobs == 1:
             results = [one(running, case) for case in cases]
         else:
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 results = list(pool.map(lambda case: one(running, case), cases))
+    node_warm.close()  # the warm processes left idle
     return Report(label, results, seconds=time.perf_counter() - start)
 
 
@@ -103,11 +105,12 @@ def run_client(
     timeout: float,
     label: str | None = None,
     scenario: Scenario | None = None,
+    warm: bool = True,
     zygotes: WarmStarts | None = None,
 ) -> Result:
     """One run of `command` against one case of a running server, judged (`zygotes`: those that
-    fork it, from `warm.warm_starts`; None: it starts cold)."""
-    evidence, dropped = _run(server, case, command, timeout=timeout, zygotes=zygotes)
+    fork a Python program, from `warm.warm_starts`)."""
+    evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm, zygotes=zygotes)
     result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
     if dropped is None:
         return result
@@ -134,6 +137,7 @@ def _run(
     command: str | Sequence[str],
     *,
     timeout: float,
+    warm: bool = True,
     zygotes: WarmStarts | None = None,
 ) -> tuple[Evidence, str | None]:
     """The evidence of one run, and a note when some of its output was dropped (else None)."""
@@ -142,34 +146,20 @@ def _run(
     log = server.log(case.id)
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
-    zygote = zygotes.slot() if zygotes is not None else None  # made ready (preloaded) before the clock starts
-    wrapped = subreaper.CONTAINED
-    if wrapped:  # the wrapper runs the shell itself
-        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    start = time.monotonic()
-    # Forked by a warm zygote (which, like the wrapper, ends the run's tree), else started cold.
-    forked = zygotes.fork(zygote, env) if zygotes is not None and zygote is not None else None
-    process = forked or subprocess.Popen(
-        subreaper.contained(argv) if wrapped else command,
-        shell=not wrapped and isinstance(command, str),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group: one kill ends all it started
-    )
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
-    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
-    try:
-        exit_code, timed_out, heard_at = _watch(process, log, start, timeout)
-    finally:
-        subreaper.stop(process, wrapped=wrapped or forked is not None, grace=2.0)
-        for reader in readers:
-            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
-        for pipe in (process.stdout, process.stderr):
-            with contextlib.suppress(OSError):
-                if pipe is not None:
-                    pipe.close()
+    program = node_warm.parse(command, env) if warm and node_warm.enabled(env) else None
+    # A Python program's zygote, made ready (preloaded) before the clock starts.
+    zygote = zygotes.slot() if zygotes is not None and warm and program is None else None
+    start = time.monotonic()
+    started = node_warm.start(program, env, out, err) if program is not None else None
+    if started is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
+        try:
+            exit_code, timed_out, heard_at = _watch(started, log, start, timeout)
+        finally:
+            started.finish()
+    else:
+        forked = zygotes.fork(zygote, env) if zygotes is not None and zygote is not None else None
+        exit_code, timed_out, heard_at = _cold(command, env, log, start, timeout, out, err, forked)
     stdout, stderr = out.text, err.text
     report = log.reports[0] if log.reports else _stdout_report(stdout)
     followup = log.followups[0] if log.followups else None
@@ -183,6 +173,44 @@ def _run(
         stderr=stderr,
         requests=log.attempts,
     ), _dropped(out, err)
+
+
+def _cold(
+    command: str | Sequence[str],
+    env: dict[str, str],
+    log: CaseLog,
+    start: float,
+    timeout: float,
+    out: Captured,
+    err: Captured,
+    forked: Forked | None = None,
+) -> tuple[int | None, bool, float | None]:
+    """Run `command` as a process of its own (under the subreaper wrapper), or watch `forked` (a
+    Python program forked by its warm zygote, which ends the run's tree as the wrapper does), its
+    output read into `out` and `err`: (exit code, timed out, heard at), as `_watch` gives them."""
+    wrapped = subreaper.CONTAINED
+    if wrapped:  # the wrapper runs the shell itself
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    process = forked or subprocess.Popen(
+        subreaper.contained(argv) if wrapped else command,
+        shell=not wrapped and isinstance(command, str),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: one kill ends all it started
+    )
+    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
+    try:
+        return _watch(process, log, start, timeout)
+    finally:
+        subreaper.stop(process, wrapped=wrapped or forked is not None, grace=2.0)
+        for reader in readers:
+            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
+        for pipe in (process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
 
 
 def _drain(pipe: IO[bytes] | None, into: Captured) -> threading.Thread:
@@ -241,22 +269,21 @@ class ClientProgram:
     def run(self, case: Case) -> Outcome:
         self.prepare()
         assert self._server is not None
-        # The server looks cases up by id on each request: one added here is served from now on.
-        self._server.cases[case.id] = case
-        self._server.logs.setdefault(case.id, CaseLog())
+        self._server.add(case)  # served from now on, its retry cut included
         zygotes = self._zygotes
         evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout, zygotes=zygotes)
         outcome = outcome_of(case, evidence)
         return outcome if dropped is None else _noted(outcome, dropped)
 
     def shutdown(self) -> None:
+        node_warm.close()
         if self._stack is not None:
             self._stack.close()
         self._stack = self._server = self._zygotes = None
 
 
 def _watch(
-    process: subprocess.Popen[bytes], log: CaseLog, start: float, timeout: float
+    process: subprocess.Popen[bytes] | node_warm.WarmRun, log: CaseLog, start: float, timeout: float
 ) -> tuple[int | None, bool, float | None]:
     """Wait for a follow-up, a report, an exit or the deadline: (exit code, timed out, heard at)."""
     deadline = start + timeout

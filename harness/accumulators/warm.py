@@ -17,8 +17,8 @@ the list is kept per program in the cache (`warm/` under `$TOOLSTREAM_CACHE`), k
 interpreter and the script's path, size and modification time. A module that reads a per-case
 variable (OPENAI_BASE_URL, ...) from `os.environ` while it is imported, or leaves a thread
 running, is never preloaded (the zygote is replaced without it); a zygote that cannot start or
-preload makes its program run cold. `TOOLSTREAM_NO_WARM_START=1` (`check --no-warm-start`)
-starts every run cold.
+preload makes its program run cold. `TOOLSTREAM_WARM=0` (`check --client --cold`), the switch
+Node programs' warm starts share (`node_warm`), starts every run cold.
 """
 
 from __future__ import annotations
@@ -42,13 +42,12 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from harness import cache
-from harness.accumulators import subreaper
+from harness.accumulators import node_warm, subreaper
 from harness.accumulators.capture import Captured
 from harness.serve.routes import client_environment
 
-__all__ = ["OFF_ENV", "Forked", "PythonProgram", "WarmStarts", "python_program", "warm_starts"]
+__all__ = ["Forked", "PythonProgram", "WarmStarts", "python_program", "warm_starts"]
 
-OFF_ENV = "TOOLSTREAM_NO_WARM_START"  # set to 1: every client program starts cold
 ZYGOTE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
 START_TIMEOUT = 30.0  # seconds for a zygote to start and answer
 PRELOAD_TIMEOUT = 180.0  # seconds for it to import what was learned
@@ -459,15 +458,11 @@ class WarmStarts:
         self.save()
 
 
-def turned_off() -> bool:
-    return os.environ.get(OFF_ENV, "").strip() not in ("", "0")
-
-
 @contextlib.contextmanager
 def warm_starts(command: str | Sequence[str], server: str, *, on: bool = True) -> Iterator[WarmStarts | None]:
     """Zygotes for `command`'s runs against the replay server at URL `server` while the block
     runs; None when it starts cold (not a Python program, turned off, or not Linux)."""
-    program = python_program(command) if on and not turned_off() and subreaper.CONTAINED else None
+    program = python_program(command) if on and node_warm.enabled() and subreaper.CONTAINED else None
     if program is None or sys.platform != "linux":
         yield None
         return
