@@ -41,11 +41,11 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from harness.accumulators.event_level import cut_error
-from harness.cassettes.model import Request, Response
+from harness.cassettes.model import Chunk, Request, Response
 from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import (
     AccumulatorProtocolError,
@@ -54,12 +54,15 @@ from harness.errors import (
 
 if TYPE_CHECKING:
     from harness.mutate.case import Case
+    from harness.wire.dialects import Event
 
 __all__ = [
     "PROTOCOL_VERSION",
     "WARMUP_CASE",
     "answer_outcome",
     "case_messages",
+    "case_parts",
+    "fed_message",
     "outcome_answer",
     "warmup_case",
 ]
@@ -78,6 +81,17 @@ WARMUP_CASE: Final = "toolstream:warm-up"
 
 def case_messages(case: Case, feed: Feed, *, warmup: bool = False) -> Iterator[dict[str, Any]]:
     """The protocol messages of one case, `start` to `end`."""
+    start, fed, end = case_parts(case, feed, warmup=warmup)
+    yield start
+    yield from map(fed_message, fed)
+    yield end
+
+
+def case_parts(
+    case: Case, feed: Feed, *, warmup: bool = False
+) -> tuple[dict[str, Any], Sequence[Event | Chunk], dict[str, Any]]:
+    """A case's `start` message, what it feeds (its events without SSE comments, or its reads),
+    each one message (`fed_message`), and its `end` message."""
     start: dict[str, Any] = {
         "op": "start",
         "protocol": PROTOCOL_VERSION,
@@ -89,15 +103,18 @@ def case_messages(case: Case, feed: Feed, *, warmup: bool = False) -> Iterator[d
         start["warmup"] = True
     if isinstance(case.request, Request):
         start["request"] = {"method": case.request.method, "url": case.request.url, "body": case.request.body}
-    yield start
     if feed == "bytes":
-        for chunk in case.response.chunks:
-            yield {"op": "bytes", "b64": base64.b64encode(chunk.data).decode("ascii")}
+        fed: Sequence[Event | Chunk] = case.response.chunks
     else:
-        for event in case.events:
-            if not event.wire.is_comment:
-                yield {"op": "event", "event": event.name, "data": event.payload}
-    yield {"op": "end", "error": cut_error(case)}
+        fed = [event for event in case.events if not event.wire.is_comment]
+    return start, fed, {"op": "end", "error": cut_error(case)}
+
+
+def fed_message(item: Event | Chunk) -> dict[str, Any]:
+    """The message that feeds one event (`event`) or one network read (`bytes`)."""
+    if isinstance(item, Chunk):
+        return {"op": "bytes", "b64": base64.b64encode(item.data).decode("ascii")}
+    return {"op": "event", "event": item.name, "data": item.payload}
 
 
 def warmup_case() -> Case:

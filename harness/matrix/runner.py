@@ -14,17 +14,20 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Sequence
-from typing import overload
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, overload
 
 from harness.accumulators import builtin_names, prepare, resolve
 from harness.errors import InternalError, UsageError
 from harness.matrix.judging import judge
-from harness.matrix.pool import LongLived, Pool, start_server
+from harness.matrix.pool import LongLived, Pool, start_server, told_ahead
 from harness.matrix.selection import Matrix, Selection, Unit
 from harness.mutate.scenario import MAX_SEEDS
 from harness.oracle.verdict import Report, Result
 from harness.text.terminal import Progress
+
+if TYPE_CHECKING:
+    from harness.mutate.case import Case
 
 __all__ = ["run_matrix", "trusted"]
 
@@ -129,12 +132,17 @@ def _run_in_process(
     for acc, spec in zip(accumulators, specs, strict=True):
         prepare(acc, spec)  # off the clock: what a case's `seconds` counts is the accumulator's own work
     kept = LongLived()
-    try:
-        out: list[list[list[Result]]] = []
-        for unit in units:
+
+    def built() -> Iterator[tuple[int, list[Case]]]:
+        for n, unit in enumerate(units):
             cases = matrix.cases(unit)
             if cases:  # most units of a full matrix have none (the scenario does not fit)
                 kept.keep()
+            yield n, cases
+
+    try:
+        out: list[list[list[Result]]] = []
+        for n, cases in told_ahead(built(), accumulators):
             out.append(
                 [
                     [
@@ -146,7 +154,7 @@ def _run_in_process(
             )
             del cases
             if progress is not None:
-                progress.advance(note=unit.describe())
+                progress.advance(note=units[n].describe())
         return out
     finally:
         matrix.flush()  # the cases built here, for the next run
