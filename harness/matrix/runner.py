@@ -4,7 +4,9 @@ Containment: whatever an accumulator does to one case, the run goes on. Without 
 with one job, cases run in this process and an exception is the case's verdict; with a per-case
 timeout or several jobs they run in worker processes (`harness.matrix.pool`), where a hang or a
 dead process is the case's verdict too. Trusted accumulators (the built-ins: they neither hang
-nor kill their process) run in this process unless a number of jobs is asked for. Work is split
+nor kill their process) run in this process unless a number of jobs is asked for, and so do
+`cmd:` processes, which contain themselves (`Stdio` gives each case the timeout and replaces a
+process that hangs or dies; a worker would only add its start and a hop). Work is split
 into units (one cassette x scenario x seed, `harness.matrix.selection`) and results are put back
 in unit order, so `jobs=N` gives the same report as a serial run.
 """
@@ -29,13 +31,19 @@ from harness.text.terminal import Progress
 if TYPE_CHECKING:
     from harness.mutate.case import Case
 
-__all__ = ["run_matrix", "trusted"]
+__all__ = ["contains_itself", "run_matrix", "trusted"]
 
 
 def trusted(spec: str) -> bool:
     """Whether a spec names one of our own in-process accumulators (the reference, a built-in
     adapter), which runs without a worker process unless jobs are asked for."""
     return spec.strip() in builtin_names()
+
+
+def contains_itself(spec: str) -> bool:
+    """Whether a spec is a `cmd:` (or `cmd-bytes:`) process, whose `Stdio` keeps each case's
+    deadline and replaces a process that hangs or dies: run in this process, it needs no worker."""
+    return spec.strip().startswith(("cmd:", "cmd-bytes:"))
 
 
 @overload
@@ -73,8 +81,8 @@ def run_matrix(
 
     With a timeout or `jobs > 1` the cases run in worker processes: a script calling this needs
     the usual `if __name__ == "__main__":` guard (the workers import the main module). `jobs`
-    None: trusted accumulators (`trusted`) run in this process whatever the timeout, others as
-    with `jobs=1`."""
+    None: trusted accumulators (`trusted`) and `cmd:` processes (`contains_itself`, given the
+    timeout) run in this process, others as with `jobs=1`."""
     many = [specs] if isinstance(specs, str) else list(specs)
     if not many:
         raise UsageError("no accumulator given")
@@ -88,10 +96,13 @@ def run_matrix(
     if selection.seeds is not None and not 1 <= selection.seeds <= MAX_SEEDS:
         raise UsageError(f"seeds: must be from 1 to {MAX_SEEDS}, not {selection.seeds}")
     start = time.perf_counter()
+    deadline = None  # the timeout a `cmd:` process keeps itself, run in this process
     if jobs is None:
         jobs = 1
-        if all(trusted(spec) for spec in many):
-            timeout = None  # a built-in neither hangs nor dies: no worker to guard against that
+        if all(trusted(spec) or contains_itself(spec) for spec in many):
+            # A built-in neither hangs nor dies, and a `cmd:` process is killed at its case's
+            # deadline by `Stdio` itself: no worker to guard against either.
+            deadline, timeout = timeout, None
     pooled = jobs > 1 or timeout is not None
     if pooled:
         start_server()  # ready while the selection is read
@@ -104,7 +115,7 @@ def run_matrix(
         if progress is not None:
             progress.total = max(len(units), 1)
         if pool is None:
-            per_unit = _run_in_process(matrix, many, units, progress)
+            per_unit = _run_in_process(matrix, many, units, progress, deadline)
         else:
             per_unit = pool.run(units, progress)
     finally:
@@ -126,9 +137,18 @@ def run_matrix(
 
 
 def _run_in_process(
-    matrix: Matrix, specs: Sequence[str], units: Sequence[Unit], progress: Progress | None
+    matrix: Matrix,
+    specs: Sequence[str],
+    units: Sequence[Unit],
+    progress: Progress | None,
+    deadline: float | None = None,
 ) -> list[list[list[Result]]]:
+    from harness.accumulators.stdio_process import Stdio  # loaded with a `cmd:` spec's already
+
     accumulators = [resolve(spec) for spec in specs]
+    for acc in accumulators:
+        if deadline is not None and isinstance(acc, Stdio):
+            acc.timeout = deadline  # each case's, and the warm-up's
     for acc, spec in zip(accumulators, specs, strict=True):
         prepare(acc, spec)  # off the clock: what a case's `seconds` counts is the accumulator's own work
     kept = LongLived()
