@@ -9,6 +9,7 @@ import shutil
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -317,3 +318,69 @@ def test_node_example_passes_the_corpus_pipelined() -> None:
         for c in cases:
             assert diff(c.expected, acc.run(c)) == [], c.id
         assert acc.started == 1
+
+
+def test_a_cmd_spec_runs_in_this_process_its_timeout_kept_per_case_by_stdio(
+    case: Case, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import Selection, run_matrix
+    from harness.matrix import runner
+    from harness.oracle.verdict import Verdict
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a worker pool was started for a cmd: spec")
+
+    monkeypatch.setattr(runner, "Pool", no_pool)
+    single = str(CASSETTES / "openai-chat" / "single-call.yaml")
+    selection = Selection(cassettes=(single,), scenarios=("original", "F3-single-read"))
+    report = run_matrix(f"cmd:{speaker(0.0)}", selection, timeout=1.0)
+    assert [r.verdict for r in report.results] == [Verdict.FAIL, Verdict.FAIL]  # answered: no calls
+    hangs = python(SPEAKER.replace('case.startswith("bad")', 'case != "toolstream:warm-up"'), "0", "hang")
+    started = time.monotonic()
+    report = run_matrix(f"cmd:{hangs}", selection, timeout=1.0)
+    assert [r.verdict for r in report.results] == [Verdict.TIMEOUT, Verdict.TIMEOUT]
+    assert all("no answer within 1 s" in (r.error or "") for r in report.results)
+    assert time.monotonic() - started < 15
+
+
+def test_serve_refuses_a_line_that_is_not_utf8_as_a_broken_message(tmp_path: Path) -> None:
+    import subprocess
+
+    start = b'{"op":"start","case":"x","dialect":"openai-chat","feed":"events"}\n'
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "serve-accumulator", "reference"],
+        input=start + b"\xff\xfe\n",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert b"line 2" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_a_cmd_process_starts_before_the_selection_is_read_and_ends_if_it_cannot_be(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from harness import Selection, run_matrix
+    from harness.errors import UsageError
+    from harness.matrix import runner
+
+    made: list[Stdio] = []
+    resolve = runner.resolve
+
+    def resolving(spec: str) -> object:
+        acc = resolve(spec)
+        made.append(acc)  # type: ignore[arg-type]
+        return acc
+
+    def unreadable(selection: Selection) -> None:
+        assert len(made) == 1  # resolved, its process starting, before the selection is read
+        raise UsageError("cassettes: no such folder")
+
+    monkeypatch.setattr(runner, "resolve", resolving)
+    monkeypatch.setattr(runner, "Matrix", unreadable)
+    with pytest.raises(UsageError, match="no such folder"):
+        run_matrix(f"cmd:{speaker(0.0)}", Selection(), timeout=5.0)
+    (acc,) = made
+    assert acc.timeout == 5.0 and acc.started == 1
+    assert acc._child is None  # shut down: its process ended with the run

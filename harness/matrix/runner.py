@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, overload
@@ -29,6 +30,7 @@ from harness.oracle.verdict import Report, Result
 from harness.text.terminal import Progress
 
 if TYPE_CHECKING:
+    from harness.accumulators.base import Accumulator
     from harness.mutate.case import Case
 
 __all__ = ["contains_itself", "run_matrix", "trusted"]
@@ -106,21 +108,28 @@ def run_matrix(
     pooled = jobs > 1 or timeout is not None
     if pooled:
         start_server()  # ready while the selection is read
-    matrix = Matrix(selection)
-    pool = Pool(selection.absolute(), matrix.scenario_data(), many, timeout, jobs) if pooled else None
+    early: list[_Warming | None] = []
+    pool = None
     try:
+        for spec in many:  # `cmd:` processes start, and warm up, while the selection is read
+            early.append(_Warming(spec, deadline) if contains_itself(spec) and not pooled else None)
+        matrix = Matrix(selection)
+        pool = Pool(selection.absolute(), matrix.scenario_data(), many, timeout, jobs) if pooled else None
         if pool is not None and not selection.cases:
             pool.start(len(matrix.cassette_files()))  # a batch is a cassette file's units
         units = matrix.units()
         if progress is not None:
             progress.total = max(len(units), 1)
         if pool is None:
-            per_unit = _run_in_process(matrix, many, units, progress, deadline)
+            per_unit = _run_in_process(matrix, many, units, progress, early)
         else:
             per_unit = pool.run(units, progress)
     finally:
         if pool is not None:
             pool.close()
+        for warming in early:
+            if warming is not None:
+                warming.acc.shutdown()  # ended already, unless the selection could not be read
     reports = [Report(spec, seconds=time.perf_counter() - start) for spec in many]
     rows = [per_spec for unit_results in per_unit for per_spec in unit_results if per_spec]
     ids = [per_spec[0].id for per_spec in rows]
@@ -136,21 +145,41 @@ def run_matrix(
     return reports[0] if isinstance(specs, str) else reports
 
 
+class _Warming:
+    """A `cmd:` accumulator whose process starts and answers its warm-up in a thread of its own
+    while the selection is read: its start is a Python start-up of its own, run beside ours.
+    `deadline` (None: its default) is each case's timeout, which `Stdio` keeps."""
+
+    def __init__(self, spec: str, deadline: float | None) -> None:
+        from harness.accumulators.stdio_process import Stdio
+
+        acc = resolve(spec)
+        assert isinstance(acc, Stdio)
+        if deadline is not None:
+            acc.timeout = deadline  # each case's, and the warm-up's
+        self.acc = acc
+        # `Stdio.prepare` prints nothing (the process's output comes through pipes) and does not
+        # raise for the process's misbehaviour: run bare, it captures no file descriptor of ours.
+        self.thread = threading.Thread(target=acc.prepare, name="toolstream-warm-up", daemon=True)
+        self.thread.start()
+
+    def ready(self) -> Accumulator:
+        self.thread.join()
+        return self.acc
+
+
 def _run_in_process(
     matrix: Matrix,
     specs: Sequence[str],
     units: Sequence[Unit],
     progress: Progress | None,
-    deadline: float | None = None,
+    early: Sequence[_Warming | None],
 ) -> list[list[list[Result]]]:
-    from harness.accumulators.stdio_process import Stdio  # loaded with a `cmd:` spec's already
-
-    accumulators = [resolve(spec) for spec in specs]
-    for acc in accumulators:
-        if deadline is not None and isinstance(acc, Stdio):
-            acc.timeout = deadline  # each case's, and the warm-up's
-    for acc, spec in zip(accumulators, specs, strict=True):
-        prepare(acc, spec)  # off the clock: what a case's `seconds` counts is the accumulator's own work
+    pairs = zip(specs, early, strict=True)
+    accumulators = [resolve(spec) if warming is None else warming.ready() for spec, warming in pairs]
+    for acc, spec, warming in zip(accumulators, specs, early, strict=True):
+        if warming is None:
+            prepare(acc, spec)  # off the clock: what a case's `seconds` counts is the accumulator's own work
     kept = LongLived()
 
     def built() -> Iterator[tuple[int, list[Case]]]:
