@@ -22,12 +22,17 @@ outcome it may answer `{"case":ID,"failure":TEXT}` (it raised on this case) or
 the first case the harness may send a warm-up case (`"warmup":true`, id `WARMUP_CASE`), answered
 like any other; its answer is not judged.
 
-The answer is the first line the process prints after the case is sent; any other line is a
-protocol error for the case it arrives in, named with the line: a line before the answer (a
-debug print, a line before `end`), an answer naming another case, or a line printed after the
-previous answer (reported on the next case, which says so). The process is then replaced, so the
-case after starts clean. A v1 answer (no `case`) is accepted while the process has never named a
-case, the only time it is unambiguous.
+The answer is the first line the process prints after its answer to the case before; any other
+line is a protocol error for the case it arrives in, named with the line: a line before the
+answer (a debug print, a line before `end`), an answer naming another case, or a line printed
+after the previous answer (reported on the next case, which says so). The process is then
+replaced, so the case after starts clean. A v1 answer (no `case`) is accepted while the process
+has never named a case, the only time it is unambiguous.
+
+Pipelined: to a process that has named a case (its warm-up answer), the cases a runner announces
+are written ahead of their turn (up to 8), so the process never waits for the harness between
+cases; it answers them in order, each when its `end` arrives. A case's timeout counts from its
+turn. A v1 process gets one case at a time.
 
 `Stdio` is the harness's side: garbage, a dead process and a hang each fail only their case
 (`AccumulatorProtocolError`, `AccumulatorCrashed`, `AccumulatorTimeout`) and the next case gets a
