@@ -431,9 +431,9 @@ class Stdio:
         for _ in range(2):  # a second time only for a case written ahead to a process that then exited
             try:
                 if not self._in_flight:
-                    child = self._live_child()
-                    self._stray_before(child, case)
-                    self._write(child, ahead=False)
+                    fresh = self._live_child()
+                    self._stray_before(fresh, case)
+                    self._write(fresh, ahead=False)
                 child = self._child
                 assert child is not None
                 self._top_up(child)

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, cast
 
 from harness import bounded
 from harness.accumulators import prepare, reference, resolve
@@ -101,7 +101,8 @@ class _Pending:
         case = Case(
             id=self.id,
             dialect=self.dialect.name,
-            response=DeferredResponse(error is None, error, response),
+            # Rendered when first read (`Case.response` takes a deferred one: `DeferredResponse`).
+            response=cast(Response, DeferredResponse(error is None, error, response)),
             events=tuple(events),
             expected=Outcome(),
             cassette="stdio",
