@@ -384,3 +384,26 @@ def test_a_cmd_process_starts_before_the_selection_is_read_and_ends_if_it_cannot
     (acc,) = made
     assert acc.timeout == 5.0 and acc.started == 1
     assert acc._child is None  # shut down: its process ended with the run
+
+
+def test_told_ahead_tells_no_case_of_a_dialect_the_accumulator_does_not_read(case: Case) -> None:
+    acc = Told()
+    acc.dialects = ("anthropic",)  # type: ignore[attr-defined]
+    list(told_ahead([(0, cases_of(case, ["a", "b"]))], [acc]))  # type: ignore[list-item]
+    assert acc.log == []
+
+
+@pytest.mark.parametrize("feed", ["events", "bytes"])
+def test_serve_accumulator_reference_pipelined_equals_in_process(feed: str) -> None:
+    from harness.accumulators import resolve
+
+    command = shlex.join([sys.executable, "-m", "harness", "serve-accumulator", "reference"])
+    paths = [*(CASSETTES / "openai-chat").glob("*.yaml"), *(CASSETTES / "anthropic").glob("*.yaml")]
+    cases = [recorded_case(path) for path in sorted(paths)]
+    local = resolve("reference")
+    with Stdio(command, "bytes" if feed == "bytes" else "events", timeout=60) as remote:
+        remote.prepare()
+        remote.upcoming(cases)
+        for c in cases:  # the protocol's answer has no server calls
+            assert remote.run(c) == replace(local.run(c), server_calls=()), c.id
+        assert remote.started == 1

@@ -20,7 +20,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from harness import bounded
 from harness.accumulators import subreaper
@@ -43,7 +43,6 @@ from harness.errors import (
 )
 
 if TYPE_CHECKING:
-    from harness.cassettes.model import Chunk
     from harness.cassettes.outcome import Outcome
     from harness.mutate.case import Case
     from harness.wire.dialects import Event
@@ -117,25 +116,34 @@ def _line(message: Mapping[str, Any]) -> bytes:
     return (_ENCODE(message) + "\n").encode("utf-8", "backslashreplace")
 
 
-# Each fed event's or read's line, by identity: the cases of a run share them (a cassette's
-# scenarios and cut points reuse its events: the openai-chat matrix feeds 26,015 events that are
-# 2,747 objects), so each is encoded once. Bounded; each line keeps its item, so its id is not
-# reused while the line is kept.
-_FED_LINES: dict[int, tuple[Event | Chunk, bytes]] = {}
+# Each fed event's line, by identity: the cases of a run share their events (a cassette's
+# scenarios and cut points reuse them: the openai-chat matrix feeds 26,015 events that are 2,747
+# objects), so each is encoded once. Bounded in count, and only lines up to `_FED_LINE_KEPT`
+# bytes are kept; each keeps its event, so its id is not reused while the line is kept. Reads
+# (feed bytes) are made afresh with each case's response: never kept.
+_FED_LINES: dict[int, tuple[Event, bytes]] = {}
 _FED_LINES_KEPT: Final = 8192
+_FED_LINE_KEPT: Final = 64 * 1024
 
 
 def case_bytes(case: Case, feed: Feed, *, warmup: bool = False) -> bytes:
     """The lines of one case (`case_messages`), as written to the process."""
     start, fed, end = case_parts(case, feed, warmup=warmup)
     lines = [_line(start)]
-    for item in fed:
-        found = _FED_LINES.get(id(item))
-        if found is None or found[0] is not item:
-            if len(_FED_LINES) >= _FED_LINES_KEPT:
-                _FED_LINES.clear()
-            found = _FED_LINES[id(item)] = (item, _line(fed_message(item)))
-        lines.append(found[1])
+    if feed == "bytes":
+        lines += [_line(fed_message(chunk)) for chunk in fed]
+    else:
+        for event in fed:
+            found = _FED_LINES.get(id(event))
+            if found is None or found[0] is not event:
+                line = _line(fed_message(event))
+                if len(line) > _FED_LINE_KEPT:
+                    lines.append(line)
+                    continue
+                if len(_FED_LINES) >= _FED_LINES_KEPT:
+                    _FED_LINES.clear()
+                found = _FED_LINES[id(event)] = (cast("Event", event), line)
+            lines.append(found[1])
     lines.append(_line(end))
     return b"".join(lines)
 

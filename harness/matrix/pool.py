@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.accumulators import resolve, subreaper
-from harness.accumulators.base import Accumulator
+from harness.accumulators.base import Accumulator, not_for
 from harness.accumulators.capture import captured_output
 from harness.errors import HarnessError, UsageError
 from harness.matrix.judging import judge
@@ -190,16 +190,18 @@ def told_ahead(
     one that can start on cases early (a `cmd:` process, pipelined) always has the next ones.
     `skipped` holds the (unit, case, accumulator) positions that will not be run (a case
     announced must be run). Accumulators without `upcoming` cost nothing here."""
-    found = [(i, getattr(acc, "upcoming", None)) for i, acc in enumerate(accumulators)]
-    tellers = [(i, tell) for i, tell in found if callable(tell)]
+    found = [(i, acc, getattr(acc, "upcoming", None)) for i, acc in enumerate(accumulators)]
+    tellers = [(i, acc, tell) for i, acc, tell in found if callable(tell)]
     if not tellers:
         yield from built
         return
     held: deque[tuple[int, list[Case]]] = deque()
     count = 0  # cases held
     for n, cases in built:
-        for i, tell in tellers:
-            tell([case for k, case in enumerate(cases) if (n, k, i) not in skipped])
+        for i, acc, tell in tellers:
+            # Nor a case `judge` skips without running it (a dialect the accumulator does not read).
+            runs = [c for k, c in enumerate(cases) if (n, k, i) not in skipped]
+            tell([c for c in runs if not_for(acc, "", c.dialect) is None])
         held.append((n, cases))
         count += len(cases)
         while count - len(held[0][1]) >= AHEAD:
