@@ -407,3 +407,30 @@ def test_serve_accumulator_reference_pipelined_equals_in_process(feed: str) -> N
         for c in cases:  # the protocol's answer has no server calls
             assert remote.run(c) == replace(local.run(c), server_calls=()), c.id
         assert remote.started == 1
+
+
+# Answers good-0 after good-1, every other case in order.
+SWAPS = """
+import json, sys
+held = []
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["op"] == "start":
+        case = message["case"]
+    elif message["op"] == "end":
+        if case == "good-0":
+            held.append(case)
+            continue
+        for answered in [case, *held]:
+            print(json.dumps({"case": answered, "text": answered}), flush=True)
+        held = []
+"""
+
+
+def test_answers_out_of_order_fail_the_case_owed_first_naming_the_other(case: Case) -> None:
+    with Stdio(python(SWAPS), "events") as acc:
+        acc.prepare()
+        got = run_all(acc, cases_of(case, IDS[:5]))
+        assert acc.started == 2
+    assert got["good-0"].startswith("AccumulatorProtocolError") and "answered case 'good-1'" in got["good-0"]
+    assert {k: v for k, v in got.items() if k != "good-0"} == {k: k for k in IDS[1:5]}

@@ -319,9 +319,9 @@ class Stdio:
     are then matched by id, and a stray line cannot shift them. A case's clock starts when it is
     run (its answer is next), not when it was written. A case written ahead to a process that
     then exits before answering it goes again to a fresh process, as it would have without
-    pipelining (a one-shot process that answers one case and exits keeps working), so the
-    verdicts never depend on the window; after any other failure the cases written ahead are
-    written again to the next process.
+    pipelining (a process that ends itself every few cases loses none), so the verdicts never
+    depend on the window; after any other failure the cases written ahead are written again to
+    the next process.
     """
 
     def __init__(
