@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import IO
 
-from harness.accumulators import subreaper
+from harness.accumulators import node_warm, subreaper
 from harness.accumulators.capture import Captured
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
@@ -62,9 +62,11 @@ def run_clients(
     pace: bool = False,
     server: ReplayServer | None = None,
     scenarios: dict[str, Scenario] | None = None,
+    warm: bool = True,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
-    (`scenarios`: by name, the scenarios that made the cases, for their class)."""
+    (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a
+    Node program starts cold on every case, see `node_warm`)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -74,9 +76,8 @@ def run_clients(
     start = time.perf_counter()
 
     def one(running: ReplayServer, case: Case) -> Result:
-        return run_client(
-            running, case, command, timeout=timeout, label=label, scenario=by_name.get(case.scenario)
-        )
+        scenario = by_name.get(case.scenario)
+        return run_client(running, case, command, timeout=timeout, label=label, scenario=scenario, warm=warm)
 
     with contextlib.ExitStack() as stack:
         running = (
@@ -87,6 +88,7 @@ def run_clients(
         else:
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 results = list(pool.map(lambda case: one(running, case), cases))
+    node_warm.close()  # the warm processes left idle
     return Report(label, results, seconds=time.perf_counter() - start)
 
 
@@ -98,9 +100,10 @@ def run_client(
     timeout: float,
     label: str | None = None,
     scenario: Scenario | None = None,
+    warm: bool = True,
 ) -> Result:
     """One run of `command` against one case of a running server, judged."""
-    evidence, dropped = _run(server, case, command, timeout=timeout)
+    evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm)
     result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
     if dropped is None:
         return result
@@ -117,7 +120,7 @@ def run_evidence(
 
 
 def _run(
-    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
+    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float, warm: bool = True
 ) -> tuple[Evidence, str | None]:
     """The evidence of one run, and a note when some of its output was dropped (else None)."""
     if subreaper.stopping():  # a signal is ending the harness: its queued runs start nothing
@@ -125,31 +128,17 @@ def _run(
     log = server.log(case.id)
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
-    wrapped = subreaper.CONTAINED
-    if wrapped:  # the wrapper runs the shell itself
-        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    start = time.monotonic()
-    process = subprocess.Popen(
-        subreaper.contained(argv) if wrapped else command,
-        shell=not wrapped and isinstance(command, str),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group: one kill ends all it started
-    )
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
-    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
-    try:
-        exit_code, timed_out, heard_at = _watch(process, log, start, timeout)
-    finally:
-        subreaper.stop(process, wrapped=wrapped, grace=2.0)
-        for reader in readers:
-            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
-        for pipe in (process.stdout, process.stderr):
-            with contextlib.suppress(OSError):
-                if pipe is not None:
-                    pipe.close()
+    program = node_warm.parse(command, env) if warm and node_warm.enabled(env) else None
+    start = time.monotonic()
+    started = node_warm.start(program, env, out, err) if program is not None else None
+    if started is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
+        try:
+            exit_code, timed_out, heard_at = _watch(started, log, start, timeout)
+        finally:
+            started.finish()
+    else:
+        exit_code, timed_out, heard_at = _cold(command, env, log, start, timeout, out, err)
     stdout, stderr = out.text, err.text
     report = log.reports[0] if log.reports else _stdout_report(stdout)
     followup = log.followups[0] if log.followups else None
@@ -163,6 +152,42 @@ def _run(
         stderr=stderr,
         requests=log.attempts,
     ), _dropped(out, err)
+
+
+def _cold(
+    command: str | Sequence[str],
+    env: dict[str, str],
+    log: CaseLog,
+    start: float,
+    timeout: float,
+    out: Captured,
+    err: Captured,
+) -> tuple[int | None, bool, float | None]:
+    """Run `command` as a process of its own (under the subreaper wrapper), its output read into
+    `out` and `err`: (exit code, timed out, heard at), as `_watch` gives them."""
+    wrapped = subreaper.CONTAINED
+    if wrapped:  # the wrapper runs the shell itself
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    process = subprocess.Popen(
+        subreaper.contained(argv) if wrapped else command,
+        shell=not wrapped and isinstance(command, str),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: one kill ends all it started
+    )
+    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
+    try:
+        return _watch(process, log, start, timeout)
+    finally:
+        subreaper.stop(process, wrapped=wrapped, grace=2.0)
+        for reader in readers:
+            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
+        for pipe in (process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
 
 
 def _drain(pipe: IO[bytes] | None, into: Captured) -> threading.Thread:
@@ -219,21 +244,20 @@ class ClientProgram:
     def run(self, case: Case) -> Outcome:
         self.prepare()
         assert self._server is not None
-        # The server looks cases up by id on each request: one added here is served from now on.
-        self._server.cases[case.id] = case
-        self._server.logs.setdefault(case.id, CaseLog())
+        self._server.add(case)  # served from now on, its retry cut included
         evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout)
         outcome = outcome_of(case, evidence)
         return outcome if dropped is None else _noted(outcome, dropped)
 
     def shutdown(self) -> None:
+        node_warm.close()
         if self._stack is not None:
             self._stack.close()
         self._stack = self._server = None
 
 
 def _watch(
-    process: subprocess.Popen[bytes], log: CaseLog, start: float, timeout: float
+    process: subprocess.Popen[bytes] | node_warm.WarmRun, log: CaseLog, start: float, timeout: float
 ) -> tuple[int | None, bool, float | None]:
     """Wait for a follow-up, a report, an exit or the deadline: (exit code, timed out, heard at)."""
     deadline = start + timeout
