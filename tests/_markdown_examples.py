@@ -92,6 +92,7 @@ SLOW_EXAMPLES = (
     "cmd:node",
     "--client",
     "--toolstream-accumulator",
+    "examples/agent_tests",
     "import openai",
     "import anthropic",
 )

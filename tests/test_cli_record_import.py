@@ -129,11 +129,53 @@ def test_record_default_output_and_recipe(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_record_missing_key_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The provider's own endpoint needs its key: refused before anything is sent.
     out = tmp_path / "never.yaml"
-    assert main(["record", "anthropic", "-o", str(out), "--base-url", "http://127.0.0.1:9"]) == 2
+    assert main(["record", "anthropic", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "ANTHROPIC_API_KEY" in err
     assert not out.exists()
+    # A key variable named with --api-key-env is required wherever the request goes.
+    argv = ["record", "openai", "--base-url", "http://127.0.0.1:9/v1", "--api-key-env", "MY_GATEWAY_KEY"]
+    assert main([*argv, "-o", str(out)]) == 2
+    assert "MY_GATEWAY_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic", "gemini", "cohere"])
+def test_record_to_a_base_url_needs_no_key(
+    provider: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 32: `record openai --base-url http://127.0.0.1:8900/v1` demanded OPENAI_API_KEY.
+    spec = providers.provider(provider)
+    api_root = "/v1" if spec.dialect in ("openai-chat", "openai-responses") else ""
+    path = urlsplit(providers.build_request(provider, base_url="http://h" + api_root, env={}).url).path
+    out = tmp_path / "rec.yaml"
+    with serve_at(served(spec.dialect), path) as fake:
+        assert main(record_args(provider, fake.url + api_root, out)) == 0, capsys.readouterr().err
+        sent = fake.requests[0]
+    assert not {"authorization", "x-api-key", "x-goog-api-key"} & {h.lower() for h in sent.headers}
+    assert cassettes.load(out).interactions[0].expected is not None
+
+
+def test_record_to_a_gateway_passes_the_key_through_and_redacts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    out = tmp_path / "rec.yaml"
+    with serve_at(served("openai-chat"), "/v1/chat/completions") as fake:
+        assert main(record_args("openai", fake.url + "/v1", out)) == 0
+        sent = fake.requests[0]
+    assert sent.header("authorization") == f"Bearer {CANARY}" and CANARY not in out.read_text()
+
+
+def test_record_refused_for_want_of_a_key_says_none_was_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    error = Script.of([b'{"error": "no key"}'], status=401, headers={"content-type": "application/json"})
+    with FakeProvider().route("POST", "/v1/chat/completions", error) as fake:
+        assert main(["record", "openai", "--base-url", fake.url + "/v1", "-o", str(tmp_path / "x.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "HTTP 401" in err and "no key was sent: set OPENAI_API_KEY" in err
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from harness.cassettes.corpus import bundled
 from harness.cassettes.outcome import Outcome, ToolCall
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Selection
+from harness.oracle.expectation import CaseClass
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Report, Result, Verdict
 from harness.report.html import render_html, write_html
@@ -113,8 +114,10 @@ def test_page_is_self_contained_and_carries_every_case() -> None:
     assert pytest_line.endswith(f"-k 'compare[{case_id}]'")
     assert any("toolstream compare reference mypkg.acc:merge_by_index" in c for c in commands)
     assert page.count('class="cell differ"') == 2 and page.count('class="cell agree"') == 10
-    # The summary names the one kind of difference, with both differing cases behind it.
-    assert section["groups"][0]["count"] == 2 and "B has" in section["groups"][0]["signature"]
+    # The summary names the one kind of difference (as `compare` prints it), both cases behind it.
+    [kind] = section["groups"]
+    assert kind["count"] == 2 and kind["kind"] == 1
+    assert kind["signature"] == "A pass, B fail (name concatenated; tool_calls count)"
 
 
 def test_check_grid_colours_by_worst_verdict_counts_one_way_and_escapes() -> None:
@@ -160,42 +163,32 @@ def test_summary_comes_first_worst_kind_first_with_its_worst_case() -> None:
     ]
     # The worst case of a kind is the one with the most to say.
     assert section["groups"][0]["worst_id"] == "openai-chat/b::A1::s0"
-    assert "4 of 5 cases fail (3 fail, 1 error)" in page
+    assert "mine:Acc: 4 of 5 cases fail<" in page
+    assert ">5 cases: 1 pass, 3 fail, 1 error, 0 timeout, 0 skipped<" in page
     # Grids by dialect: the one with more failures first, its failing rows and columns first.
     assert page.index(">openai-chat <span>3 of 4 failing") < page.index(">anthropic <span>1 of 1 failing")
     rows = re.findall(r'<th class="row" title="([^"]+)"', page)
     assert rows[:2] == ["A1", "original"]
 
 
-class Graded(Result):
-    """A result as issue 10 will make them: its dict carries a severity and an expectation class."""
-
-    grade: tuple[str, str] = ("", "")
-
-    def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        out["severity"], out["class"] = self.grade
-        return out
+def graded(scenario: str, severity: Severity, cls: CaseClass, n: int, diff: tuple[str, ...]) -> Result:
+    made = result("openai-chat/a", scenario, "mine:Acc", Verdict.FAIL, seed=n, diff=diff)
+    return replace(made, severities=(severity,) * len(diff), case_class=cls)
 
 
-def graded(scenario: str, severity: str, cls: str, n: int) -> Result:
-    base = result("openai-chat/a", scenario, "mine:Acc", Verdict.FAIL, seed=n)
-    made = Graded(**{f: getattr(base, f) for f in base.__dataclass_fields__})
-    object.__setattr__(made, "grade", (severity, cls))
-    return made
-
-
-def test_severity_and_class_group_and_order_when_results_carry_them() -> None:
-    results = [graded("many", "cosmetic", "policy", n) for n in range(5)]
-    results += [graded("few", "unsafe", "spec", 0), graded("some", "lost", "quirk", 0)]
+def test_kinds_are_the_terminals_tagged_with_severity_and_classes() -> None:
+    cut = ("state: cut expected, got complete",)
+    results = [graded("many", Severity.COSMETIC, CaseClass.POLICY, n, cut) for n in range(5)]
+    results += [graded("few", Severity.UNSAFE, CaseClass.SPEC, 0, MERGED_DIFF)]
+    results += [graded("some", Severity.UNSAFE, CaseClass.QUIRK, n, MERGED_DIFF) for n in range(2)]
     page = render_html(reports=[Report("mine:Acc", results)], stream=no_stream)
     groups = page_data(page)[0]["groups"]
-    assert [(g["severity"], g["class"], g["count"]) for g in groups] == [
-        ("unsafe", "spec", 1),
-        ("lost", "quirk", 1),
-        ("cosmetic", "policy", 5),
+    assert [(g["kind"], g["severity"], g.get("classes"), g["count"]) for g in groups] == [
+        (1, "unsafe", [["quirk", 2], ["spec", 1]], 3),
+        (2, "cosmetic", None, 5),
     ]
-    assert '<span class="tag unsafe">unsafe</span><span class="tag spec">spec</span>' in page
+    assert '<span class="no">kind 1</span><span class="tag unsafe">unsafe</span>' in page
+    assert '<span class="tag quirk">quirk 2</span><span class="tag spec">spec 1</span>' in page
     # Every result has a class now (spec by default); one without severities shows none.
     plain = render_html(reports=[Report("mine:Acc", [result("o/a", "x", "mine:Acc", Verdict.FAIL)])])
     assert '<span class="tag spec">spec</span><strong>' in plain and 'class="tag unsafe' not in plain
@@ -212,7 +205,7 @@ def test_warnings_have_cells_of_their_own_and_a_table_apart() -> None:
     assert cell_of(section, warned.id)["status"] == "warn"
     assert [bool(g.get("warn")) for g in section["groups"]] == [False, True]
     assert page.index("what is wrong") < page.index("warnings: fail only with --strict")
-    assert "mine:Acc: 1 of 2 cases fail (1 fail, 1 warn)" in page
+    assert "mine:Acc: 1 of 2 cases fail<" in page and ">2 cases: 0 pass, 1 fail, 1 warn, 0 error," in page
     box = section["cases"][0]
     assert box["lines"][0].startswith("unsafe    call 1: name") and box["severity"] == "unsafe"
     strict = page_data(

@@ -27,7 +27,9 @@ LAYERS: tuple[str, ...] = (
     "__main__.py",  # `python -m harness`
     "cli | plugin",  # the shells: one thin module per command; the pytest plugin
     "__init__.py",  # the public names (a lazy table)
-    "card",  # `toolstream report-card`: libraries graded, side environments, grading, rendering
+    # `toolstream report-card`: libraries graded, side environments, grading, rendering; the
+    # hypothesis strategies over the matrix (`harness.strategies`, hypothesis an optional extra)
+    "card | strategies.py",
     "report",  # what the user sees: JSON, terminal, HTML, decoded cassettes
     "search",  # explore, compare, shrink, repro
     "matrix",  # selection, the case store, the catalog of ids, the pool, the runner, judge

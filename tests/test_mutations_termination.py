@@ -5,6 +5,8 @@ from _mutation_streams import all_points, apply, assert_oracle, stream_of
 
 from harness.cassettes.outcome import State
 from harness.mutate import build
+from harness.mutate.calls import fragments_or_skip
+from harness.wire.dialects import MISSING
 
 
 @pytest.mark.parametrize(
@@ -96,3 +98,29 @@ def test_the_prefix_oracle_judges_every_prefix_as_the_reference_fed_from_the_sta
             assert oracle.outcome(events[:n], error) == reference_on(d, events[:n], error)
             mixed = (*events[:n], *tail)
             assert oracle.outcome(mixed, error) == reference_on(d, mixed, error)
+
+
+def test_a_cut_inside_arguments_that_share_the_finish_chunk_loses_the_finish() -> None:
+    """vLLM's shape (D2): the last argument fragment carries the finish. A cut inside that fragment
+    cuts before the finish too: the call is not final, and the reference agrees (it used to keep
+    the finish on the first half, expect the call, and fail the reference as a spec case)."""
+    whole = apply("coalesce-args", stream_of("openai-chat/parallel-2"))  # each call's text in one piece
+    shared = apply("move-finish", whole, to="with-last-args")
+    last = len(shared.expected.tool_calls) - 1
+    out = apply("cut-mid-args", shared, call=last)
+    d = out.dialect
+    assert all(d.finish_reason(event) is MISSING for event in out.events)
+    assert out.expected.state is State.CUT and len(out.expected.tool_calls) < last + 1
+    assert_oracle(out)
+
+
+def test_a_split_keeps_the_finish_after_every_piece() -> None:
+    whole = apply("coalesce-args", stream_of("openai-chat/parallel-2"))
+    shared = apply("move-finish", whole, to="with-last-args")
+    out = apply("split-args", shared, size=1)
+    d = out.dialect
+    finishes = [i for i, event in enumerate(out.events) if d.finish_reason(event) is not MISSING]
+    assert len(finishes) == 1
+    assert max(f.event for f in fragments_or_skip(out)) == finishes[0]
+    assert out.expected == shared.expected
+    assert_oracle(out)

@@ -35,6 +35,7 @@ HEAVY = (
     "harness.plugin.items",
     "harness.plugin.handle",
     "harness.plugin.snapshot",
+    "harness.plugin.served",
 )
 
 # Writes every module imported in the session, at its very end (after the plugin's last hook).

@@ -20,8 +20,8 @@ def python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_the_doc_has_three_examples() -> None:
-    assert len(python_blocks()) == 3
+def test_the_doc_has_four_examples() -> None:
+    assert len(python_blocks()) == 4
 
 
 @pytest.mark.slow
@@ -29,12 +29,12 @@ def test_examples_pass_recording_then_replaying(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prepare(pytester, monkeypatch)
-    names = ["test_weather", "test_matrix", "test_compare"]
+    names = ["test_weather", "test_matrix", "test_compare", "test_properties"]
     pytester.makepyfile(**dict(zip(names, python_blocks(), strict=True)))
     recorded = pytester.runpytest(*plugin_args(), "--toolstream-record-mode", "once", "-p", "no:randomly")
     total = recorded.parseoutcomes()["passed"]
     recorded.assert_outcomes(passed=total)
-    assert total > 3  # one per case in the two matrix examples, plus the recording
+    assert total > 4  # one per case in the two matrix examples, plus the recording and the property test
     assert (pytester.path / "cassettes" / "test_weather" / "test_weather_call.toolstream.yaml").is_file()
     replayed = pytester.runpytest(*plugin_args(), "-p", "no:randomly")
     replayed.assert_outcomes(passed=total)

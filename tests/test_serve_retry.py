@@ -145,6 +145,16 @@ def test_the_first_attempt_is_cut_and_the_same_request_again_gets_the_whole_stre
     assert received["requests"] == 3 and received["retried"] == 1
 
 
+def test_a_case_added_to_a_running_server_cuts_its_first_attempt_too(retry_cases: dict[str, Case]) -> None:
+    """Cases added one by one (`add`: `client:CMD` under the matrix runner, the pytest plugin's
+    served cases) get their retry cut as cases given at the start do."""
+    with ReplayServer([]).running() as running:
+        running.add(retry_cases[AFTER_FINISH])
+        url = base_urls(running.url, AFTER_FINISH)["openai-chat"] + "/chat/completions"
+        assert raw_stream(url, BODY)[1] is False
+        assert raw_stream(url, BODY) == (retry_cases[AFTER_FINISH].response.body, True)
+
+
 def test_openai_sdk_does_not_retry_a_stream_cut_mid_body(server: ReplayServer) -> None:
     """openai-python's retry loop (`max_retries`, default 2) wraps sending the request and reading
     the status and headers; a streamed body is read after it, so a cut mid-body reaches the caller

@@ -22,8 +22,9 @@ def bundled(kind: str = "cassettes") -> Path:
 
 
 def cassette_paths(paths: Iterable[str | Path] | None = None) -> list[Path]:
-    """Expand files and folders into cassette files (`*.yaml`, `*.yml`), sorted; default: bundled."""
-    roots = [Path(p) for p in paths] if paths else [bundled("cassettes")]
+    """Expand files and folders into cassette files (`*.yaml`, `*.yml`), sorted; default: bundled.
+    Each is a path or a cassette's name in case ids (`located`)."""
+    roots = [located(p) for p in paths] if paths else [bundled("cassettes")]
     out: list[Path] = []
     for root in roots:
         if root.is_dir():
@@ -31,8 +32,38 @@ def cassette_paths(paths: Iterable[str | Path] | None = None) -> list[Path]:
         elif root.is_file():
             out.append(root)
         else:
-            raise UsageError(f"{root}: no such cassette file or folder")
+            raise UsageError(
+                f"{root}: no such cassette file or folder, nor a bundled cassette of that name "
+                "(toolstream cassettes lists them)"
+            )
     return out
+
+
+_SUFFIXES = (".yaml", ".yml")
+
+
+def located(given: str | Path) -> Path:
+    """A cassette file or folder given by its path, else by its name in case ids: the path
+    without its suffix (`tests/cassettes/chat`), or a bundled cassette or folder
+    (`openai-chat/parallel-2`, `openai-chat`); `given` as is when none exists. A name that climbs
+    out of the bundled corpus (`..`, absolute, a symlink out) names nothing in it."""
+    path = Path(given)
+    if path.exists():
+        return path
+    text = str(given)
+    for suffix in _SUFFIXES:
+        if Path(text + suffix).is_file():
+            return Path(text + suffix)
+    try:
+        root = bundled("cassettes").resolve()
+    except UsageError:
+        return path
+    if not text or path.is_absolute() or ".." in path.parts or "\\" in text:
+        return path
+    for candidate in (root / text, *(root / (text + suffix) for suffix in _SUFFIXES)):
+        if candidate.exists() and candidate.resolve().is_relative_to(root):
+            return candidate
+    return path
 
 
 def declare(cassette: Cassette, case_class: str, reason: str) -> Cassette:

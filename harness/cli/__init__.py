@@ -45,6 +45,7 @@ COMMANDS = {
     "explore": "explore",
     "check": "check",
     "compare": "compare",
+    "report": "report",
     "serve-accumulator": "serve_accumulator",
     "serve": "serve",
     "report-card": "report_card",

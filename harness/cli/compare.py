@@ -11,7 +11,13 @@ from harness.cli import arguments
 from harness.cli.check import add_selection_options, add_strict_option, selection_of, timeout_of
 from harness.oracle.verdict import Verdict
 from harness.report.html import write_html
-from harness.report.results import comparison_to_dict, counts, render_comparison, write_json
+from harness.report.results import (
+    comparison_to_dict,
+    counts,
+    render_comparison,
+    shown_differences,
+    write_json,
+)
 from harness.search.compare import compare_matrix, write_reproductions
 from harness.text.terminal import Progress
 
@@ -69,9 +75,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.out
     if out is None and comparison.differences:
         out = Path(tempfile.mkdtemp(prefix="toolstream-compare-"))
-    reproductions = (
-        write_reproductions(comparison, selection, out, limit=args.max_differences) if out is not None else {}
-    )
+    # The differences shown are the ones reproduced: every kind's first before any kind's second.
+    shown = shown_differences(comparison.differences, args.max_differences, args.strict)
+    reproductions = write_reproductions(comparison, selection, out, chosen=shown) if out is not None else {}
     if args.json:
         write_json(comparison_to_dict(comparison, reproductions, strict=args.strict), args.json)
     if args.html:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 from typing import Any
 
 from harness.matrix.case_id import find_in_selection
 from harness.report.explanation import explain
 from harness.text.escape import terminal
+from harness.text.terminal import output_width
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -32,5 +32,5 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     found = find_in_selection(args.case_id, args.cassettes)
-    print(terminal(explain(found, width=shutil.get_terminal_size((120, 24)).columns)))
+    print(terminal(explain(found, width=output_width())))  # piped: no event cut to a width
     return 0

@@ -16,7 +16,8 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         description=(
             "Send a recipe's request (tools and a prompt that elicit one tool-call shape, streaming on) "
             "to a provider, keep every network read, and save a redacted cassette with the reference "
-            "outcome. Keys come from the provider's usual environment variables."
+            "outcome. Keys come from the provider's usual environment variables; with --base-url "
+            "(a local server, a gateway) the key is sent when its variable is set, else none."
         ),
     )
     parser.add_argument(
@@ -43,7 +44,9 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         metavar="URL",
         help="API root to send to instead of the provider's (needed for openai-compatible)",
     )
-    parser.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    parser.add_argument(
+        "--api-key-env", metavar="VAR", help="environment variable holding the API key (required when named)"
+    )
     parser.add_argument("--mode", default="all", metavar="MODE", help="record mode (default: all)")
     parser.add_argument(
         "--timeout", type=arguments.seconds, default=120.0, metavar="S", help="HTTP timeout in seconds"

@@ -12,7 +12,8 @@ from typing import Any
 from harness.cli.arguments import output_file
 from harness.errors import HarnessError, UsageError
 from harness.matrix.selection import Matrix, Selection
-from harness.search.repro import SPECS, repro_script
+from harness.search.repro import SPECS, has_template, repro_script
+from harness.text.escape import terminal_line as one_line
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -46,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{exc} (usage: toolstream repro CASSETTE::SCENARIO::s<SEED> --accumulator SPEC)"
         ) from None
+    if not has_template(args.accumulator):
+        raise UsageError(_own_accumulator(args))
     command = shlex.join(["toolstream", "repro", args.case_id, "--accumulator", args.accumulator])
     # The scenario as found (in --scenarios-dir too), whose steps give the case's class.
     script = repro_script(case, args.accumulator, command=command, scenario=matrix.by_name.get(case.scenario))
@@ -59,3 +62,18 @@ def run(args: argparse.Namespace) -> int:
     os.replace(temporary, path)
     print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _own_accumulator(args: argparse.Namespace) -> str:
+    """The refusal for an accumulator with no script template, on one line: the commands that do
+    reproduce a case for it (`compare` against the reference writes it shrunk as a cassette)."""
+    options = ["--cassettes", *args.cassettes] if args.cassettes else []
+    options += ["--scenarios-dir", args.scenarios_dir] if args.scenarios_dir else []
+    spec = args.accumulator
+    compare = ["toolstream", "compare", "reference", spec, "--case", args.case_id, *options, "--out", "DIR"]
+    explore = ["toolstream", "explore", "--accumulator", spec, "--out", "DIR"]
+    return one_line(
+        f"no script template for accumulator {spec!r} (scripts: {', '.join([*SPECS, 'langchain-core'])}); "
+        f"for your own accumulator, `{shlex.join(compare)}` writes this case shrunk as a cassette "
+        f"into DIR, and `{shlex.join(explore)}` finds a failure and writes it shrunk"
+    )

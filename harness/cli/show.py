@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +44,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if len(args.paths) == 1 and is_case_id(args.paths[0]) and not Path(args.paths[0]).exists():
         return _show_case(args)
-    args.paths = [_bundled_name(p) for p in args.paths]
+    args.paths = [str(corpus.located(p)) for p in args.paths]
     paths = corpus.cassette_paths(args.paths)
     single = len(paths) == 1 and not (args.paths and Path(args.paths[0]).is_dir())
     if args.json:
@@ -89,27 +88,15 @@ def _show_case(args: argparse.Namespace) -> int:
         print(terminal_json(inspection.to_json(cassette)))
         return 0
     case = found.case
+    talk = case.conversation
+    turn = f" (turn #{talk.turn} of {len(talk.before) + 1 + len(talk.after)})" if talk else ""
     print(
-        f"case {one_line(case.id)}: {one_line(found.source.id)} mutated by scenario {one_line(case.scenario)}"
+        f"case {one_line(case.id)}: {one_line(found.source.id)}{turn} mutated by scenario "
+        f"{one_line(case.scenario)}"
     )
     print(f"(`toolstream explain {one_line(shlex.quote(case.id))}` says why it expects this)\n")
     print(terminal(_describe(cassette, events=not args.no_events)))
     return 0
-
-
-def _within(path: Path, roots: Sequence[Path]) -> bool:
-    """Whether `path`, its symlinks followed, is one of `roots` or below one."""
-    resolved = path.resolve()
-    return any(resolved == root or resolved.is_relative_to(root) for root in roots)
-
-
-def _bundled_name(given: str) -> str:
-    """A bundled cassette by its name in case ids (`openai-chat/parallel-2`), else `given` as is."""
-    if Path(given).exists():
-        return given
-    root = corpus.bundled("cassettes")
-    candidate = root / f"{given}.yaml"
-    return str(candidate) if candidate.is_file() and _within(candidate, [root.resolve()]) else given
 
 
 def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:

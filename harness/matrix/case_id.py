@@ -68,6 +68,7 @@ def find_case(case_id: str, cassettes: Sequence[str] = ()) -> FoundCase:
     scenario = _scenario(scenario_name)
     wanted = name.partition("#")[0]
     known: list[str] = []
+    streams: list[str] = []  # the recorded streams of the file the id names, when not the one it names
     for path in matrix.cassette_files():
         ident = cassette_id(path, matrix.roots)
         known.append(ident)
@@ -75,6 +76,7 @@ def find_case(case_id: str, cassettes: Sequence[str] = ()) -> FoundCase:
             continue
         for source in matrix.sources(path):
             if source.id.partition("#")[2] != name.partition("#")[2]:
+                streams.append(source.id)
                 continue
             found = cases_for(source, scenario, int(seed_text[1:]), rest[0] if rest else None)
             if not found:
@@ -83,6 +85,9 @@ def find_case(case_id: str, cassettes: Sequence[str] = ()) -> FoundCase:
                     f"({source.dialect.name}{', no such point' if rest else ''})"
                 )
             return FoundCase(found[0], source, scenario)
+    if streams:  # a conversation's turns are `name#N`, a file of one source is `name`
+        listed = ", ".join(streams)
+        raise UsageError(f"case id {case_id!r}: no recorded stream {name!r}; that file's are {listed}")
     where = ", ".join(roots) if roots else "the bundled corpus (toolstream cassettes lists it)"
     hint = did_you_mean(wanted, known)
     raise UsageError(f"case id {case_id!r}: no cassette {wanted!r} in {where}{hint}")
@@ -136,7 +141,7 @@ def find_in_selection(case_id: str, roots: Sequence[str]) -> FoundCase:
     if given.is_absolute() or ".." in given.parts or ".." in name.split("\\"):
         raise UsageError(f"case id {case_id!r}: {_OUTSIDE}")
     if roots:
-        allowed = [Path(root).resolve() for root in roots]
+        allowed = [corpus.located(root).resolve() for root in roots]
     else:
         allowed = [corpus.bundled("cassettes").resolve(), Path.cwd().resolve()]
         named = next((Path(name + ext) for ext in ("", ".yaml", ".yml") if Path(name + ext).is_file()), None)

@@ -5,9 +5,10 @@ ids, the dialect filter, and the scenario's steps and seed: the keys `harness.ma
 case ids by (`file_key`, `scenario_key`). The store keeps one file per cassette file key, holding
 the cases of every unit (scenario x seed) built from it so far, as plain data in `marshal` form
 (which builds no objects but plain ones and runs no code on load). What comes back is what the
-pipeline made: id, dialect, events, expectation, request, cassette, scenario, seed, point. The
-wire bytes are kept when the run that built the case rendered them (a byte-level accumulator read
-them); otherwise the case's `response` is rebuilt through the pipeline when first read, so an
+pipeline made: id, dialect, events, expectation, request, cassette, scenario, seed, point, and
+the recorded turns around the stream when its cassette is a conversation. The wire bytes are
+kept when the run that built the case rendered them (a byte-level accumulator read them);
+otherwise the case's `response` is rebuilt through the pipeline when first read, so an
 event-level run neither pays for rendering bytes nor stores them.
 
 Where: `cases/` in the harness's cache folder (`harness.cache`: `$TOOLSTREAM_CACHE`, else
@@ -43,9 +44,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from harness.cassettes.model import Chunk, Declared, Request, Response
+from harness.cassettes.model import Chunk, Declared, Interaction, Request, Response
 from harness.cassettes.outcome import Outcome
-from harness.mutate.scenario import Case, DeferredResponse, Scenario, load_scenario, scenario_from_data
+from harness.mutate.scenario import (
+    Case,
+    Conversation,
+    DeferredResponse,
+    Scenario,
+    load_scenario,
+    scenario_from_data,
+)
 from harness.oracle import expectation
 from harness.oracle.expectation import CaseClass, Expectation, classify
 from harness.wire.codecs.base import WireEvent
@@ -352,6 +360,7 @@ class Encoder:
             response,
             self._shared((str(expectation.case_class), expectation.reason)),
             None if case.declared is None else self._shared((case.declared.case_class, case.declared.reason)),
+            None if case.conversation is None else self._once(case.conversation, self._conversation),
         )
 
     def _events(self, events: tuple[Event, ...]) -> tuple[Any, ...]:
@@ -377,6 +386,19 @@ class Encoder:
     def _outcome(self, outcome: Outcome) -> tuple[Any, ...]:
         plain: tuple[Any, ...] = _plain(outcome.to_record())
         return plain
+
+    def _conversation(self, conversation: Conversation) -> tuple[Any, ...]:
+        def turns(items: tuple[Interaction, ...]) -> tuple[Any, ...]:
+            return tuple(
+                (
+                    _request_record(item.request),
+                    _response_record(item.response),
+                    None if item.expected is None else self._outcome(item.expected),
+                )
+                for item in items
+            )
+
+        return (conversation.turn, turns(conversation.before), turns(conversation.after))
 
 
 def _intern(text: Any) -> Any:
@@ -432,7 +454,7 @@ class Decoder:
 
     def case(self, record: tuple[Any, ...], rebuild: Callable[[str], Response]) -> Case:
         (case_id, dialect, cassette, scenario, seed, point, events, expected, request, complete, error,
-         response, judged, declared) = record  # fmt: skip
+         response, judged, declared, conversation) = record  # fmt: skip
         memo = self._memo
         expectation = memo.get(id(judged))
         if expectation is None:
@@ -453,6 +475,11 @@ class Decoder:
             if said is None:
                 said = memo[id(declared)] = (declared, Declared(*declared))
             declared = said[1]
+        if conversation is not None:  # shared by the cases of one recorded stream
+            talk = memo.get(id(conversation))
+            if talk is None:
+                talk = memo[id(conversation)] = (conversation, _conversation(conversation))
+            conversation = talk[1]
         if response is None:
             response = DeferredResponse(complete, error, partial(rebuild, case_id))
         else:
@@ -469,6 +496,7 @@ class Decoder:
             expected=outcome[1],
             request=request,
             declared=declared,
+            conversation=conversation,
             _response=response,
             expectation=expectation[1],
         )
@@ -499,6 +527,19 @@ class Decoder:
 def _response(record: tuple[Any, ...]) -> Response:
     status, headers, chunks, complete, error, error_type = record
     return Response(status, dict(headers), [Chunk(*c) for c in chunks], complete, error, error_type)
+
+
+def _conversation(record: tuple[Any, ...]) -> Conversation:
+    turn, before, after = record
+
+    def turns(items: tuple[Any, ...]) -> tuple[Interaction, ...]:
+        out = []
+        for asked, answer, said in items:
+            expected = None if said is None else Outcome.from_record(said)
+            out.append(Interaction(Request(*asked), _response(answer), expected))
+        return tuple(out)
+
+    return Conversation(turn, turns(before), turns(after))
 
 
 # ---------------------------------------------------------------------------------------------

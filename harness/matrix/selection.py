@@ -5,7 +5,8 @@ selection made concrete in one process: its scenarios loaded, its cassettes list
 built on demand, one unit of work (cassette file x scenario x seed) at a time.
 
 The rules, once:
-- cassettes: files or folders (empty: the bundled corpus); a file reached twice counts once.
+- cassettes: files or folders, by path or by their name in case ids (`corpus.located`; empty:
+  the bundled corpus); a file reached twice counts once.
 - scenarios: an item ending in `.yaml`/`.yml` is a scenario file, an existing folder a scenario
   folder, anything else a scenario name (`harness.mutate.scenario.is_scenario_path`); empty:
   every scenario of `scenarios_dir` (default the shipped library) plus `original`. A scenario
@@ -23,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from harness.cassettes.corpus import bundled, cassette_paths
+from harness.cassettes.corpus import bundled, cassette_paths, located
 from harness.cassettes.model import Response
 from harness.errors import ScenarioError
 from harness.matrix.casecache import CaseStore, ScenarioFiles, StoredUnits, collector_paused, default_store
@@ -80,9 +81,13 @@ class Selection:
         def fix(item: str) -> str:
             return str(Path(item).resolve()) if Path(item).exists() else item
 
+        def fix_cassette(item: str) -> str:  # also one given by its name in case ids
+            found = located(item)
+            return str(found.resolve()) if found.exists() else item
+
         return replace(
             self,
-            cassettes=tuple(fix(c) for c in self.cassettes),
+            cassettes=tuple(fix_cassette(c) for c in self.cassettes),
             scenarios=tuple(fix(s) for s in self.scenarios),
             scenarios_dir=None if self.scenarios_dir is None else fix(self.scenarios_dir),
         )
@@ -133,7 +138,7 @@ class Matrix:
         for name in selection.dialects:
             dialects.get(name)  # an unknown dialect is a usage error, before any work
         self.selection = selection
-        self.roots = [Path(p) for p in selection.cassettes] or [bundled("cassettes")]
+        self.roots = [located(p) for p in selection.cassettes] or [bundled("cassettes")]
         self.store: CaseStore | None = default_store() if store is _DEFAULT_STORE else store
         self.scenarios = _selected_scenarios(selection, self.store) if scenarios is None else list(scenarios)
         self.by_name = {s.name: s for s in self.scenarios}
@@ -345,10 +350,17 @@ class Matrix:
         cassette_name, scenario_name, seed, point = parts
         scenario = self.by_name.get(scenario_name) or self._library_scenario(scenario_name)
         base, _, number = cassette_name.partition("#")
+        named: list[str] = []
         for path in self._named_paths().get(base, []):
             for source in self.sources(path):
                 if source.id.partition("#")[2] == number:
                     return source, scenario, seed, point
+                named.append(source.id)
+        if named:  # the file is there, the turn is not (a conversation's turns are `name#N`)
+            listed = ", ".join(named)
+            raise ScenarioError(
+                f"case id {case_id!r}: no recorded stream {cassette_name!r}; that file's are {listed}"
+            )
         raise ScenarioError(f"case id {case_id!r}: no cassette {cassette_name!r} in the selection")
 
     def _library_scenario(self, name: str) -> Scenario:

@@ -6,10 +6,11 @@ after another, and what a prefix of the stream makes final (the oracle of cuts a
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import pickle
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from harness.cassettes.outcome import Outcome, State, ToolCall
@@ -134,6 +135,25 @@ def continuation(dialect: Dialect, event: Event, slot: int, args: str) -> Event:
         return dialect.continuation(event, slot, args)
     except DialectError as exc:
         raise NotApplicable(str(exc)) from None
+
+
+def spliced(dialect: Dialect, events: Sequence[Event], inserts: Mapping[int, Sequence[Event]]) -> list[Event]:
+    """`events` with `inserts[i]` after event `i`, an event split in pieces that way keeping its
+    finish signal last: a finish it carried moves onto the last piece, so the turn still ends after
+    every byte of its calls (left on the first piece, the split would end the turn before the rest
+    of the arguments: another stream, not the same one in more pieces, and a cut after the first
+    piece would keep a finish that never came)."""
+    out: list[Event] = []
+    for i, event in enumerate(events):
+        more = list(inserts.get(i, ()))
+        reason = dialect.finish_reason(event) if more else MISSING
+        if reason is not MISSING and dialect.finish_reason(more[-1]) is MISSING:
+            with contextlib.suppress(DialectError):  # a wire whose pieces cannot carry it: as it was
+                last = dialect.with_finish_reason(more[-1], reason)
+                event, more[-1] = dialect.with_finish_reason(event, MISSING), last
+        out.append(event)
+        out.extend(more)
+    return out
 
 
 def terminal_index(stream: Stream) -> int:

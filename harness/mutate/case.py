@@ -8,14 +8,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.cassettes.model import Declared, Response
+from harness.cassettes.model import Declared, Interaction, Response
 from harness.cassettes.outcome import Outcome
 
 if TYPE_CHECKING:
     from harness.mutate import Stream
     from harness.wire.dialects import Event
 
-__all__ = ["Case", "DeferredResponse"]
+__all__ = ["Case", "Conversation", "DeferredResponse"]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """Where a case's stream sits in a recorded conversation (a cassette of several turns): its
+    `turn`, from 1 as `show` and the replay messages number interactions; the turns recorded
+    `before` it; the turns `after` it, which answer the follow-ups in order (the replay server
+    serves them, and a case written as a cassette keeps them all)."""
+
+    turn: int
+    before: tuple[Interaction, ...] = ()
+    after: tuple[Interaction, ...] = ()
 
 
 class DeferredResponse:
@@ -78,6 +90,8 @@ class Case:
     # What its cassette declares of its class (`expected_class`), kept by `replace`: a case written
     # as a cassette and read back is judged as the case was (harness.oracle.expectation).
     declared: Declared | None = field(default=None, compare=False, repr=False)
+    # The recorded turns around its stream when its cassette is a conversation, kept by `replace`.
+    conversation: Conversation | None = field(default=None, compare=False, repr=False)
     # Its class (`harness.oracle.expectation.Expectation`) when already known: set only on a case
     # read back from the built-case store; not an argument, so `replace` drops it with the events.
     expectation: Any = field(default=None, init=False, compare=False, repr=False)

@@ -25,6 +25,7 @@ from harness.mutate.calls import (
     one_fragment_per_event,
     reference_on,
     routing_keys_apart,
+    spliced,
 )
 from harness.wire.dialects import MISSING, Event, Field, Fragment, Role
 
@@ -73,11 +74,7 @@ class SplitArgs(Mutation):
             inserts.setdefault(fragment.event, []).extend(more)
         if not inserts:
             raise NotApplicable("no argument text to split")
-        out: list[Event] = []
-        for i, event in enumerate(events):
-            out.append(event)
-            out.extend(inserts.get(i, ()))
-        return stream.with_events(out)
+        return stream.with_events(spliced(d, events, inserts))
 
 
 @mutation("coalesce-args")
@@ -250,11 +247,7 @@ class EmptyArgsFragment(Mutation):
             )
         if not inserts:
             raise NotApplicable("no call header to continue")
-        out: list[Event] = []
-        for i, event in enumerate(stream.events):
-            out.append(event)
-            out.extend(inserts.get(i, ()))
-        return stream.with_events(out)
+        return stream.with_events(spliced(d, stream.events, inserts))
 
 
 @mutation("placeholder-args")
@@ -306,10 +299,7 @@ class RepeatArgsAtEnd(Mutation):
             doubled[number] = text + text
         if not inserts:
             raise NotApplicable("no argument text to repeat")
-        out: list[Event] = []
-        for i, event in enumerate(stream.events):
-            out.append(event)
-            out.extend(inserts.get(i, ()))
+        out = spliced(d, stream.events, inserts)
         # Which of the two the dialect's rules say: its reference accumulator on the new stream.
         seen = reference_on(d, out, None).tool_calls
         calls = list(stream.expected.tool_calls)

@@ -29,6 +29,7 @@ from harness.mutate.calls import (
     fragments_or_skip,
     headers_have_ids,
     reference_on,
+    spliced,
     value,
 )
 from harness.wire import dialects
@@ -519,11 +520,7 @@ class SplitName(Mutation):
                 raise NotApplicable(str(exc)) from None
         if not inserts:
             raise NotApplicable("no call name long enough to split")
-        out: list[Event] = []
-        for i, event in enumerate(events):
-            out.append(event)
-            if i in inserts:
-                out.append(inserts[i])
+        out = spliced(d, events, {i: [piece] for i, piece in inserts.items()})
         # Whether name pieces are joined is the provider's rule (OpenAI chat joins them).
         seen = reference_on(d, out, None if stream.complete else stream.error)
         if diff(stream.expected, seen, fields=("tool_calls",)):

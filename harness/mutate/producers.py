@@ -20,7 +20,7 @@ from harness import bounded
 from harness.cassettes.outcome import ToolCall
 from harness.errors import NotApplicable
 from harness.mutate import Meaning, Mutation, Stream, mutation
-from harness.mutate.calls import args_text, by_call, continuation, fragments_or_skip, set_at, value
+from harness.mutate.calls import args_text, by_call, continuation, fragments_or_skip, set_at, spliced, value
 from harness.wire.dialects import MISSING, Event, Field, Fragment, Kind, Role
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)
@@ -306,11 +306,8 @@ class SplitSurrogatePairs(Mutation):
                     set_at(events, d, fragment, Field.ARGS, whole)
         if not any(inserts.values()):
             raise NotApplicable("no argument text with a character outside the BMP")
-        out: list[Event] = []
-        for i, event in enumerate(events):
-            out.append(event)
-            out.extend(inserts.get(i, ()))
-        return stream.with_events(out, replace(stream.expected, tool_calls=tuple(calls)))
+        expected = replace(stream.expected, tool_calls=tuple(calls))
+        return stream.with_events(spliced(d, events, inserts), expected)
 
     def _inserted(
         self, text: str, strings: list[str], expected: ToolCall | None

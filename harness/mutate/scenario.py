@@ -30,7 +30,7 @@ from harness.cassettes.model import Cassette, Chunk, Declared, Interaction, Resp
 from harness.cassettes.outcome import Outcome
 from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean, in_cassette
 from harness.mutate import Meaning, Mutation, Stream, build
-from harness.mutate.case import Case, DeferredResponse
+from harness.mutate.case import Case, Conversation, DeferredResponse
 from harness.wire import dialects
 from harness.wire.codecs import decode_all
 from harness.wire.dialects import Dialect, Event
@@ -39,6 +39,7 @@ __all__ = [
     "MAX_SEED",
     "MAX_SEEDS",
     "Case",
+    "Conversation",
     "DeferredResponse",
     "RecordedStream",
     "Scenario",
@@ -386,7 +387,8 @@ def _drew_nothing(rng: random.Random) -> bool:
 @dataclass(frozen=True)
 class RecordedStream:
     """One recorded streamed response that cases are built from: its interaction (and its place
-    in the cassette), dialect, case-id base and expectation."""
+    in the cassette, from 0), dialect, case-id base and expectation; in a conversation, the turns
+    around it."""
 
     id: str
     path: Path
@@ -394,6 +396,7 @@ class RecordedStream:
     interaction: Interaction
     expected: Outcome
     number: int = 0
+    conversation: Conversation | None = None
 
     @cached_property
     def stream(self) -> Stream:
@@ -436,12 +439,20 @@ def _bundled_cassettes() -> Path | None:
 
 
 def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
-    """The streamed interactions of one cassette file, named for case ids by `cassette_id`."""
+    """The streamed interactions of one cassette file that cases are built from, named for case
+    ids by `cassette_id`.
+
+    A cassette of one interaction is one source. A conversation (several interactions: turn 1
+    asks and the model streams tool calls, turn 2 sends the results and the model answers) is
+    tested where the model streams tool calls: its sources are the turns whose response holds
+    tool calls by their dialect's reading, or that declare an expected outcome (a turn written
+    by `toolstream mutate`); every streamed turn when none does. One source keeps the cassette's
+    name as its id; several are `name#N`, N the turn's place from 1 (as `show` numbers it)."""
     from harness.cassettes.format import load  # the YAML reader, loaded when a file is read
 
     cassette = load(path)
     base = cassette_id(path, roots)
-    out = []
+    streamed: list[tuple[int, Dialect, Interaction, Outcome]] = []
     for n, interaction in enumerate(cassette.interactions):
         name = cassette.dialect or dialects.detect(interaction.request)
         if name is None or not interaction.response.chunks:
@@ -449,8 +460,15 @@ def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
         dialect = dialects.get(name)
         with in_cassette(path, f"interactions[{n}].response"):
             expected = interaction.expected or dialects.reference_outcome(interaction.response, dialect)
-        case_id = base if len(cassette.interactions) == 1 else f"{base}#{n}"
-        out.append(RecordedStream(case_id, path, dialect, interaction, expected, n))
+        streamed.append((n, dialect, interaction, expected))
+    turns = tuple(cassette.interactions)
+    if len(turns) > 1:
+        streamed = [s for s in streamed if s[3].tool_calls or s[2].expected is not None] or streamed
+    out = []
+    for n, dialect, interaction, expected in streamed:
+        case_id = base if len(streamed) == 1 else f"{base}#{n + 1}"
+        conversation = None if len(turns) == 1 else Conversation(n + 1, turns[:n], turns[n + 1 :])
+        out.append(RecordedStream(case_id, path, dialect, interaction, expected, n, conversation))
     return out
 
 
@@ -491,6 +509,7 @@ def case_of_stream(
         point=point,
         request=source.interaction.request,
         declared=source.interaction.declared,
+        conversation=source.conversation,
     )
 
 
@@ -530,16 +549,21 @@ def case_with_events(case: Case, events: Sequence[Event]) -> Case:
 
 
 def case_cassette(case: Case, *, name: str | None = None, declared: Declared | None = None) -> Cassette:
-    """A case as a one-interaction cassette, its expected outcome stored, replayable as any other;
-    `declared`: the class of that expectation (`harness.oracle.expectation.declaration`)."""
+    """A case as a cassette, its expected outcome stored, replayable as any other: one
+    interaction, or a conversation's turns with the case's in its place; `declared`: the class of
+    that expectation (`harness.oracle.expectation.declaration`)."""
+    talk = case.conversation
     provenance = (
-        f"mutated from {case.cassette} by scenario {case.scenario} seed {case.seed}"
+        f"mutated from {case.cassette}"
+        + (f" (turn #{talk.turn} of {len(talk.before) + 1 + len(talk.after)})" if talk else "")
+        + f" by scenario {case.scenario} seed {case.seed}"
         + (f" point {case.point}" if case.point else "")
         + f" (case {case.id})"
     )
+    mutated = Interaction(case.request, case.response, case.expected, declared)
     return Cassette(
         name=name or case.id.replace(SEPARATOR, "--").replace("/", "-"),
         source=Source("synthesized", provenance),
-        interactions=[Interaction(case.request, case.response, case.expected, declared)],
+        interactions=[*talk.before, mutated, *talk.after] if talk else [mutated],
         dialect=case.dialect,
     )

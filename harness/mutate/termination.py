@@ -16,7 +16,14 @@ from typing import Literal
 from harness.cassettes.outcome import State
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, evolve, mutation
-from harness.mutate.calls import by_call, expect_prefix, first_signal, fragments_or_skip, terminal_index
+from harness.mutate.calls import (
+    by_call,
+    expect_prefix,
+    first_signal,
+    fragments_or_skip,
+    spliced,
+    terminal_index,
+)
 from harness.mutate.wire import CUT_ERROR, CUT_ERROR_TYPE
 from harness.wire.dialects import MISSING, Event, Field, Finish, Kind, Role
 
@@ -117,7 +124,7 @@ class CutMidArgs(Mutation):
                 except DialectError:
                     break  # a whole-call wire, arguments as text (an Ollama proxy's): as below
                 events[fragment.event] = first
-                events.insert(fragment.event + 1, rest)
+                events = spliced(d, events, {fragment.event: [rest]})  # a finish it carried never came
                 return cut_after(stream.with_events(events), fragment.event + 1, self.error)
         # No argument text to split (whole-call dialects): cut right after the call's first fragment.
         return cut_after(stream, calls[number][0].event + 1, self.error)

@@ -10,24 +10,28 @@ the report writers are imported by the hook or fixture that first needs them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, UsageError
 from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
 
 if TYPE_CHECKING:
     from harness.matrix.selection import Selection
     from harness.plugin.items import CaseCatalog, LongLived, MatrixCase, MatrixResults
+    from harness.plugin.served import ServedCase
+    from harness.serve.server import ReplayServer
 
 _SETTINGS = pytest.StashKey[Settings]()
 _CATALOG = pytest.StashKey["CaseCatalog"]()  # made by `_catalog` when first needed
 _RESULTS = pytest.StashKey["MatrixResults"]()  # made by `_results` when first needed
 _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, said once after it
+_SERVED = pytest.StashKey["ServedCase"]()  # on an item: its served case, judged after its call
+# The fixtures a test is parametrized over the matrix by, one case each.
+_CASE_FIXTURES = ("toolstream_case", "toolstream_served_case")
 _FROZEN: pytest.StashKey[LongLived] = pytest.StashKey()  # the collector kept off what lives on
 
 KEEP_EVERY = 500  # verdicts taken between two moves of what lives on out of the collector's way
@@ -56,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "toolstream_matrix(cassettes=None, scenarios=None, dialects=None, seeds=None): "
-        "the cases a test asking for `toolstream_case` runs over",
+        "the cases a test asking for `toolstream_case` or `toolstream_served_case` runs over",
     )
     try:
         check_ini_keys(config)
@@ -109,12 +113,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selection:
-    """Marker > command line > ini; the cassette dir is the matrix's cassettes when given."""
+    """Marker > command line > ini; the cassette dir is the matrix's cassettes when given. The
+    marker's cassettes go by path or by the name case ids use (`openai-chat/parallel-2`)."""
+    from harness.cassettes.corpus import located
     from harness.matrix.selection import Selection
 
     marked = marked or MatrixOptions()
     if marked.cassettes is not None:
-        cassettes = tuple(str(Path(c).resolve()) for c in marked.cassettes)
+        cassettes = tuple(str(located(c).resolve()) for c in marked.cassettes)
     else:
         cassettes = (str(settings.cassette_dir),) if settings.cassette_dir is not None else ()
     return Selection(
@@ -126,20 +132,23 @@ def _selection(settings: Settings, marked: MatrixOptions | None = None) -> Selec
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "toolstream_case" not in metafunc.fixturenames:
+    asked = [name for name in _CASE_FIXTURES if name in metafunc.fixturenames]
+    if not asked:
         return
     config = metafunc.config
     marker = metafunc.definition.get_closest_marker("toolstream_matrix")
     try:
+        if len(asked) > 1:
+            raise UsageError(f"asks for both {' and '.join(asked)}: one case fixture per test")
         marked = MatrixOptions.from_marker(marker.kwargs) if marker is not None else None
         selection = _selection(config.stash[_SETTINGS], marked)
         ids = list(_catalog(config).ids(selection))
     except HarnessError as exc:
         # Raised here, pytest would show it as a collection error inside a pluggy traceback.
         config.stash[_USAGE].append(f"{metafunc.definition.nodeid}: {exc}")
-        metafunc.parametrize("toolstream_case", list[Any](), indirect=True)
+        metafunc.parametrize(asked[0], list[Any](), indirect=True)
         return
-    metafunc.parametrize("toolstream_case", [(selection, case_id) for case_id in ids], ids=ids, indirect=True)
+    metafunc.parametrize(asked[0], [(selection, case_id) for case_id in ids], ids=ids, indirect=True)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, --lf and xdist look at the items
@@ -225,16 +234,35 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     results = _results(config)
     comparison = results.comparison()
+    matrix = _matrix_ids(config, settings)
+    reports = results.reports()
+    if matrix is not None and not reports:  # a shard given none of the cases: still its report
+        from harness.oracle.verdict import Report
+
+        reports = [Report(settings.accumulators[0], strict=settings.strict)]
     if settings.json is not None:
         from harness.report.results import session_to_dict, write_json
 
-        write_json(session_to_dict(results.reports(), comparison, _selection(settings)), settings.json)
+        write_json(session_to_dict(reports, comparison, _selection(settings), matrix=matrix), settings.json)
     if settings.html is not None:
         from harness.report.html import write_html
 
-        write_html(
-            settings.html, reports=results.reports(), comparison=comparison, selection=_selection(settings)
-        )
+        write_html(settings.html, reports=reports, comparison=comparison, selection=_selection(settings))
+
+
+def _matrix_ids(config: pytest.Config, settings: Settings) -> list[str] | None:
+    """The case ids a whole session reports, sorted as its report is (the JSON report's `matrix`,
+    which `toolstream report merge` checks shards against): the generated items of one
+    accumulator, but those of a dialect it declares it does not read. None when that is not
+    known: a compare, several accumulators, or only `toolstream_case` tests."""
+    if len(settings.accumulators) != 1 or settings.compare is not None:
+        return None
+    catalog, spec = _catalog(config), settings.accumulators[0]
+    try:
+        ids = catalog.ids(_selection(settings))
+        return sorted(i for i, dialect in ids.items() if catalog.not_for((spec,), dialect) is None)
+    except HarnessError:
+        return None  # said at collection already
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -268,6 +296,54 @@ def toolstream_case(request: pytest.FixtureRequest) -> MatrixCase:
         catalog.case(selection, case_id), selection, catalog, node=request.node, strict=settings.strict,
         replay_selection=_selection(settings),
     )  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def _toolstream_replay_server() -> Iterator[ReplayServer]:
+    """This process's replay server (each xdist worker has its own), started by the first test
+    that is served a case, on 127.0.0.1 and a thread of its own."""
+    from harness.plugin.served import replay_server
+
+    with replay_server() as running:
+        yield running
+
+
+@pytest.fixture
+def toolstream_served_case(
+    request: pytest.FixtureRequest, _toolstream_replay_server: ReplayServer
+) -> ServedCase:
+    """One case of the matrix served on 127.0.0.1 to code the test runs itself: point a client
+    at its `base_url` (or its `env`); after the test, the follow-up request that code sent is
+    judged as `toolstream check --client` judges a program (the test is parametrized over all
+    selected cases)."""
+    from harness.plugin.served import ServedCase, label_of
+
+    selection, case_id = request.param
+    catalog = _catalog(request.config)
+    settings = request.config.stash[_SETTINGS]
+    case = catalog.case(selection, case_id)
+    served = ServedCase(
+        case, _toolstream_replay_server, label_of(request.node), catalog.scenario(case.scenario), selection,
+        replay_selection=_selection(settings), strict=settings.strict, node=request.node,
+    )  # fmt: skip
+    request.node.stash[_SERVED] = served
+    return served
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """A served case is judged here, right after the test body, so a failing verdict is the
+    test's failure (not an error in its teardown) and a raise can be weighed as evidence."""
+    served = item.stash.get(_SERVED, None)
+    if served is None:
+        return (yield)
+    try:
+        returned = yield
+    except BaseException as exc:
+        served.settle(exc)  # re-raises it unless it was the agent surfacing a cut (a pass)
+        return None
+    served.settle(None)
+    return returned
 
 
 @pytest.fixture

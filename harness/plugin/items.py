@@ -32,7 +32,7 @@ from harness.mutate.scenario import Case, Scenario
 from harness.oracle.verdict import Report, Result, Verdict, signature
 from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.report.replay import pytest_command, pytest_item_name, replay_command
-from harness.report.results import counts, group_tags, severity_rank, warning_lines
+from harness.report.results import counts, failure_kinds, group_tags, warning_lines
 from harness.search.compare import Comparison, Difference, outcome_difference
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "MatrixResults",
     "compare_text",
     "failure_text",
+    "node_location",
     "result_property",
     "snapshot_key",
 ]
@@ -118,11 +119,15 @@ class CaseCatalog:
     def meaning(self, scenario: str) -> Meaning:
         return self._meaning.get(scenario, Meaning.CHANGING)
 
+    def scenario(self, name: str) -> Scenario | None:
+        """The scenario called `name` of a selection asked for (it classes the cases it made)."""
+        return self._scenarios.get(name)
+
     def judge(self, spec: str | Any, case: Case) -> Result:
         """One case through the accumulator `spec` names, classed by the scenario that made it."""
         acc = self.accumulator(spec)
         name = spec if isinstance(spec, str) else acc.name
-        return judge(acc, name, case, self._scenarios.get(case.scenario))
+        return judge(acc, name, case, self.scenario(case.scenario))
 
     def resolved(self, spec: str | Any) -> Accumulator:
         """The accumulator a spec names (or an object wraps to), resolved once a session, not
@@ -195,15 +200,20 @@ def failure_text(
     strict: bool = False,
     test: tuple[str, str] | None = None,
     session: Selection | None = None,
+    served: bool = False,
 ) -> str:
     """The outcome diff (or error) with each line's severity, the case id and class, and the
     commands that replay just this case (`test`: file and name of a `toolstream_case` test, whose
-    pytest line carries the `session`'s options while `selection` is the marker's)."""
+    pytest line carries the `session`'s options while `selection` is the marker's). `served`: the
+    result is a `toolstream_served_case` test's, judged by its follow-up; only pytest replays it."""
     severity = f"{result.severity}, " if result.severity else ""
+    judged = f"test {result.accumulator}" if served else f"accumulator {result.accumulator}"
     lines = [
-        f"{result.verdict.upper()} {result.id} (accumulator {result.accumulator}) "
+        f"{result.verdict.upper()} {result.id} ({judged}) "
         f"[{severity}{result.case_class}: {result.class_reason or '-'}]"
     ]
+    if served and result.verdict in (Verdict.FAIL, Verdict.WARN) and result.error:
+        lines.append(f"  {result.error}")  # no follow-up came: say so before the calls it lost
     if result.verdict in (Verdict.FAIL, Verdict.WARN) and len(result.severities) == len(result.diff):
         lines.extend(f"  {s:<8}  {line}" for line, s in zip(result.diff, result.severities, strict=True))
     elif result.verdict in (Verdict.FAIL, Verdict.WARN):
@@ -212,7 +222,7 @@ def failure_text(
         lines.extend(f"  {line}" for line in (result.error or "(no message)").splitlines())
     spec = None if test is not None else result.accumulator
     pytest_line = pytest_command(session or selection, result.id, strict=strict, spec=spec, test=test)
-    check_line = replay_command(result.accumulator, result.id, selection, strict=strict)
+    check_line = None if served else replay_command(result.accumulator, result.id, selection, strict=strict)
     lines.extend(replay_lines([pytest_line, check_line]))
     return "\n".join(lines)
 
@@ -281,13 +291,15 @@ class MatrixCase:
         return result
 
     def _test(self) -> tuple[str, str] | None:
-        """The test's file (relative to where pytest runs) and name, for its replay command."""
-        if self.node is None:
-            return None
-        path = Path(self.node.path)
-        with contextlib.suppress(ValueError):
-            path = path.relative_to(Path.cwd())
-        return str(path), self.node.name
+        return None if self.node is None else node_location(self.node)
+
+
+def node_location(node: Any) -> tuple[str, str]:
+    """A test's file (relative to where pytest runs) and name, for its replay command."""
+    path = Path(node.path)
+    with contextlib.suppress(ValueError):
+        path = path.relative_to(Path.cwd())
+    return str(path), node.name
 
 
 def snapshot_key(case: Case, meaning: Meaning) -> str:
@@ -466,10 +478,7 @@ class MatrixResults:
 def _grouped(failures: Sequence[Result]) -> list[str]:
     if not failures:
         return []
-    groups: dict[str, list[Result]] = defaultdict(list)
-    for result in failures:
-        groups[signature(result)].append(result)
-    ordered = sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0]))
+    ordered = list(failure_kinds(failures).items())  # numbered as the terminal and the HTML number them
     if len(ordered) == 1:
         out = [f"{len(failures)} failures, all: {ordered[0][0]}"]
         if group_tags(ordered[0][1]):

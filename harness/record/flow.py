@@ -81,7 +81,11 @@ def record(
             cassettes.save(saved, path)
         else:
             path.unlink()
-        raise UsageError(f"{spec.name} answered HTTP {status}: {snippet or '(empty body)'}")
+        hint = ""
+        if status in (401, 403) and not _sends_credentials(request.headers):
+            names = api_key_env or " or ".join(_key_variables(spec.dialect)) or "a key variable"
+            hint = f" (no key was sent: set {names}, or name yours with --api-key-env VAR)"
+        raise UsageError(f"{spec.name} answered HTTP {status}: {snippet or '(empty body)'}{hint}")
     saved.name = path.stem
     saved.dialect = spec.dialect
     saved.source = cassettes.Source(
@@ -93,6 +97,19 @@ def record(
     transport.scrub(saved)  # a secret echoed in pieces can reappear whole in `expected`
     cassettes.save(saved, path)
     return path
+
+
+def _sends_credentials(headers: Mapping[str, str]) -> bool:
+    """Whether a prepared request carries any credential (it has only its two own headers else)."""
+    return bool({name.lower() for name in headers} - {"content-type", "accept"})
+
+
+def _key_variables(dialect: str) -> tuple[str, ...]:
+    from harness.wire import dialects
+    from harness.wire.dialects.requesting import Requesting
+
+    asking = dialects.get(dialect)
+    return asking.key_env if isinstance(asking, Requesting) else ()
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

@@ -19,7 +19,7 @@ from harness.matrix.case_id import FoundCase, StepEffect, step_effects
 from harness.oracle.expectation import classify, rule_for, scope, situation
 from harness.report.inspection import gists
 from harness.text.escape import terminal_line as one_line
-from harness.text.terminal import shorten
+from harness.text.terminal import LONG_VALUE, shorten
 from harness.wire import dialects
 from harness.wire.dialects.base import Event
 
@@ -64,8 +64,9 @@ def situation_of(found: FoundCase) -> Situation:
     return SITUATIONS[situation(found.case)]
 
 
-def explain(found: FoundCase, width: int = 120) -> str:
-    """The whole explanation, as printed by `toolstream explain`."""
+def explain(found: FoundCase, width: int | None = 120) -> str:
+    """The whole explanation, as printed by `toolstream explain`; `width` None: no event is cut
+    to fit a width (output piped)."""
     case, source, scenario = found.case, found.source, found.scenario
     expectation = classify(case, scenario)
     description = " ".join(scenario.description.split())
@@ -131,22 +132,33 @@ def _effect(effect: StepEffect, dialect: str) -> str:
     return "; ".join(said) + f" ({len(before)} -> {len(after)} events)"
 
 
+def _widest(events: Sequence[Event], texts: Sequence[str]) -> int:
+    pairs = zip(events, texts, strict=True)
+    labels = [f"{event.name} {text}" if event.name else text for event, text in pairs]
+    return max(20, min(max(map(len, labels), default=0), LONG_VALUE))
+
+
 def _span(start: int, end: int) -> str:
     return str(start) if end - start == 1 else f"{start}-{end - 1}"
 
 
-def _side_by_side(dialect: str, original: Sequence[Event], mutated: Sequence[Event], width: int) -> list[str]:
+def _side_by_side(
+    dialect: str, original: Sequence[Event], mutated: Sequence[Event], width: int | None
+) -> list[str]:
     """Two columns; the mark between them: ` ` same, `~` changed, `-` removed, `+` added."""
     left, right = gists(dialect, list(original)), gists(dialect, list(mutated))
-    column = max((width - 14) // 2, 20)
-    rows = [f"{'recorded':<{column + 5}}   mutated", f"{'-' * (column + 5)}   {'-' * (column + 5)}"]
+    if width is None:  # each column as wide as its widest event (each still clipped at LONG_VALUE)
+        column, right_column = _widest(original, left), _widest(mutated, right)
+    else:
+        column = right_column = max((width - 14) // 2, 20)
+    rows = [f"{'recorded':<{column + 5}}   mutated", f"{'-' * (column + 5)}   {'-' * (right_column + 5)}"]
 
-    def cell(n: int | None, texts: list[str], events: Sequence[Event]) -> str:
+    def cell(n: int | None, texts: list[str], events: Sequence[Event], room: int) -> str:
         if n is None:
-            return " " * (column + 5)
+            return " " * (room + 5)
         name = events[n].name
         label = f"{name} " if name else ""
-        return f"{n:>3}  {shorten(label + texts[n], column):<{column}}"
+        return f"{n:>3}  {shorten(label + texts[n], room):<{room}}"
 
     keys_a, keys_b = _keys(dialect, original), _keys(dialect, mutated)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False).get_opcodes():
@@ -154,7 +166,8 @@ def _side_by_side(dialect: str, original: Sequence[Event], mutated: Sequence[Eve
         for k in range(max(i2 - i1, j2 - j1)):
             i = i1 + k if i1 + k < i2 else None
             j = j1 + k if j1 + k < j2 else None
-            rows.append(f"{cell(i, left, original)} {mark} {cell(j, right, mutated)}".rstrip())
+            before, after = cell(i, left, original, column), cell(j, right, mutated, right_column)
+            rows.append(f"{before} {mark} {after}".rstrip())
     rows.append("marks: ~ changed, - removed, + added")
     return rows
 

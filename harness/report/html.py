@@ -4,8 +4,10 @@ The page leads with what is wrong: per accumulator (or per compare), a summary o
 kind, worst first, each with its count, where it happens and its worst case; a click opens that
 case (diff, expected and actual outcome, the mutated stream, the commands that replay it). Below
 it, the scenario x cassette grid of each dialect, failing rows and columns first, every cell
-saying its counts the same way ("2✗ 1✓"). Cases are read in their `to_dict()` form; kinds are
-grouped on `severity` and `class`, and warnings (which fail only under --strict) are listed apart.
+saying its counts the same way ("2✗ 1✓"). The kinds are the terminal's, numbered alike (`kind 3`
+is the same kind in `check`'s or `compare`'s output, and in the JSON of a compare), each tagged with
+its worst severity and its classes; warnings (which fail only under --strict) are listed apart, by
+severity, class and signature. The headline's counts add up, as the terminal's last line does.
 Used by `toolstream check --html`, `toolstream compare --html` and the pytest plugin alike.
 """
 
@@ -22,9 +24,9 @@ from typing import Any, Final
 from harness.cassettes.format import write_atomic
 from harness.errors import HarnessError
 from harness.matrix.selection import Selection, build_case
-from harness.oracle.verdict import Report, signature
+from harness.oracle.verdict import Report, Verdict, signature
 from harness.report.replay import pytest_command, replay_command
-from harness.report.results import counts
+from harness.report.results import counts, difference_kinds, failure_kinds, verdict_counts
 from harness.search.compare import Comparison
 from harness.text.escape import html_text, script_json
 from harness.text.shared import shared_values, without_machine_paths
@@ -109,24 +111,29 @@ def _check_section(
     entries = [_check_entry(case, selection, report.strict) for case in cases]
     failing = [n for n, result in enumerate(report.results) if result.fails(report.strict)]
     warned = [n for n, r in enumerate(report.results) if r.verdict == "warn" and not r.fails(report.strict)]
-    groups = _groups(cases, failing, signature, _diff_size)
+    # The terminal's kinds, in its order: `kind 3` is the same kind on the page and in `check`'s output.
+    at = {id(result): n for n, result in enumerate(report.results)}
+    kinds = failure_kinds([report.results[n] for n in failing])
+    groups = [
+        _group(cases, [at[id(r)] for r in members], sig, _diff_size, kind=k)
+        for k, (sig, members) in enumerate(kinds.items(), start=1)
+    ]
     groups += [{**g, "warn": True} for g in _groups(cases, warned, signature, _diff_size)]
-    found = Counter(case["verdict"] for case in cases)
-    # Pass and fail are said by the headline itself; the rarer verdicts are named when present.
-    rarer = [v for v in ("warn", "error", "timeout", "skipped") if found[v]]
-    shown = (["fail"] if found["fail"] and rarer[:1] != ["skipped"] else []) + rarer
-    said = f" ({', '.join(f'{found[v]} {v}' for v in shown)})" if rarer else ""
     if failing:
-        headline = f"{report.accumulator}: {len(failing)} of {len(cases)} cases fail{said}"
+        headline = f"{report.accumulator}: {len(failing)} of {len(cases)} cases fail"
     elif cases:
-        headline = f"{report.accumulator}: all {len(cases)} cases pass{said}"
+        headline = f"{report.accumulator}: all {len(cases)} cases pass"
     else:
         headline = f"{report.accumulator}: no cases were run"
+    # Every case counted once, as the terminal's last line counts them: the parts add up.
+    strict = " (strict: warnings fail)" if report.strict and report.count(Verdict.WARN) else ""
+    said = f"{len(cases)} cases: {verdict_counts(report)}{strict}" if cases else ""
     # Under --strict a warning fails: its cell says so.
     statuses = [
         "fail" if n in failing and c["verdict"] == "warn" else c["verdict"] for n, c in enumerate(cases)
     ]
-    return _section(headline, not failing, cases, entries, groups, statuses, streams, _legend(False))
+    section = _section(headline, not failing, cases, entries, groups, statuses, streams, _legend(False))
+    return {**section, "counts": said}
 
 
 def _compare_section(
@@ -166,8 +173,12 @@ def _compare_section(
         )
     differ = [n for n, status in enumerate(statuses) if status == "differ"]
     warned = [n for n, status in enumerate(statuses) if status == "warn"]
-    groups = _groups(cases, differ, _difference_signature, _diff_size)
-    groups += [{**g, "warn": True} for g in _groups(cases, warned, _difference_signature, _diff_size)]
+    # The kinds `compare` prints, numbered alike (those that only warn come last there too).
+    at = {a.id: n for n, a in enumerate(comparison.a.results)}
+    groups = []
+    for k, (sig, members) in enumerate(difference_kinds(comparison.differences, strict).items(), start=1):
+        group = _group(cases, [at[d.id] for d in members], sig, _diff_size, kind=k)
+        groups.append(group if counts(members[0], strict) else {**group, "warn": True})
     apart = f" (and {len(warned)} only warnings)" if warned else ""
     if differ:
         headline = f"A = {a_spec} vs B = {b_spec}: differ on {len(differ)} of {len(cases)} cases{apart}"
@@ -287,48 +298,55 @@ def _groups(
     kind: Callable[[Mapping[str, Any]], str],
     size: Callable[[Mapping[str, Any]], int],
 ) -> list[dict[str, Any]]:
+    """The warnings by (severity, class, signature), worst first, as the terminal lists them."""
     by_key: dict[tuple[Any, Any, str], list[int]] = defaultdict(list)
     for n in members:
         case = cases[n]
         by_key[(case.get("severity"), case.get("class"), kind(case))].append(n)
-    groups = []
-    for (severity, cls, sig), found in by_key.items():
-        dialects = Counter(cases[n]["dialect"] for n in found)
-        scenarios = Counter(cases[n]["scenario"] for n in found)
-        where = ", ".join(f"{s} ({k})" if k > 1 else s for s, k in scenarios.most_common(3))
-        if len(scenarios) > 3:
-            where += f", +{len(scenarios) - 3} more"
-        group: dict[str, Any] = {
-            "signature": sig,
-            "count": len(found),
-            "dialects": ", ".join(f"{d} ({k})" for d, k in dialects.most_common()),
-            "scenarios": where,
-            # The worst case says the most: the longest diff, the first id among equals.
-            "worst": (worst := max(found, key=lambda n: (size(cases[n]), -n))),
-            "worst_id": cases[worst]["id"],
-            "cases": found,
-        }
-        if severity:
-            group["severity"] = severity
-        if cls:
-            group["class"] = cls
-        groups.append(group)
+    groups = [_group(cases, found, sig, size) for (_, _, sig), found in by_key.items()]
     groups.sort(key=lambda g: (_severity_rank(g.get("severity")), -g["count"], g["signature"]))
     return groups
 
 
+def _group(
+    cases: Sequence[Mapping[str, Any]],
+    found: list[int],
+    sig: str,
+    size: Callable[[Mapping[str, Any]], int],
+    *,
+    kind: int | None = None,
+) -> dict[str, Any]:
+    """One row of the summary: the cases `found` (indexes into `cases`) of one kind."""
+    dialects = Counter(cases[n]["dialect"] for n in found)
+    scenarios = Counter(cases[n]["scenario"] for n in found)
+    where = ", ".join(f"{s} ({k})" if k > 1 else s for s, k in scenarios.most_common(3))
+    if len(scenarios) > 3:
+        where += f", +{len(scenarios) - 3} more"
+    group: dict[str, Any] = {
+        "signature": sig,
+        "count": len(found),
+        "dialects": ", ".join(f"{d} ({k})" for d, k in dialects.most_common()),
+        "scenarios": where,
+        # The worst case says the most: the longest diff, the first id among equals.
+        "worst": (worst := max(found, key=lambda n: (size(cases[n]), -n))),
+        "worst_id": cases[worst]["id"],
+        "cases": found,
+    }
+    if kind is not None:
+        group["kind"] = kind
+    severities = [cases[n].get("severity") for n in found if cases[n].get("severity")]
+    if severities:
+        group["severity"] = min(severities, key=_severity_rank)
+    classes = Counter(cases[n]["class"] for n in found if cases[n].get("class"))
+    if len(classes) == 1:
+        group["class"] = next(iter(classes))
+    elif classes:  # a kind across classes says each, as the terminal's tags do: `spec 3, quirk 1`
+        group["classes"] = [[cls, k] for cls, k in classes.most_common()]
+    return group
+
+
 def _diff_size(case: Mapping[str, Any]) -> int:
     return len(case.get("diff") or ())
-
-
-_CALL = re.compile(r"^call \d+: ")
-_VALUE = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|-?\b\d+(?:\.\d+)?\b")
-
-
-def _difference_signature(case: Mapping[str, Any]) -> str:
-    """What kind of difference A and B have, call numbers and values abstracted."""
-    parts = sorted({_VALUE.sub("…", _CALL.sub("", line)) for line in case["diff"]})
-    return shorten("; ".join(parts), 160) or "differ"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,6 +414,8 @@ def _section_html(n: int, section: dict[str, Any]) -> str:
     e = html_text
     state = "ok" if section["ok"] else "bad"
     out = [f'<section class="run" data-section="{n}"><h2 class="{state}">{e(section["headline"])}</h2>']
+    if section.get("counts"):
+        out.append(f'<p class="counts">{e(section["counts"])}</p>')
     if any(not g.get("warn") for g in section["groups"]):
         out.append(_summary_html(n, section["groups"], warn=False))
     if any(g.get("warn") for g in section["groups"]):
@@ -419,15 +439,15 @@ def _summary_html(n: int, groups: list[dict[str, Any]], warn: bool) -> str:
     for g, group in enumerate(groups):
         if bool(group.get("warn")) is not warn:
             continue  # failures and warnings each get a table; `g` stays the index the page's data uses
-        tags = "".join(
-            f'<span class="tag {e(str(group[key]))}">{e(str(group[key]))}</span>'
-            for key in ("severity", "class")
-            if key in group
-        )
+        named = [(str(group[key]), str(group[key])) for key in ("severity", "class") if key in group]
+        named += [(str(cls), f"{cls} {k}") for cls, k in group.get("classes", ())]
+        tags = "".join(f'<span class="tag {e(cls)}">{e(text)}</span>' for cls, text in named)
+        # Numbered as the terminal numbers it: `kind 3` means the same kind in both.
+        number = f'<span class="no">kind {group["kind"]}</span>' if "kind" in group else ""
         rows.append(
             f'<tr class="kind" data-section="{n}" data-group="{g}" tabindex="0">'
             f'<td class="count">{group["count"]}</td>'
-            f'<td class="sig">{tags}<strong>{e(group["signature"])}</strong>'
+            f'<td class="sig">{number}{tags}<strong>{e(group["signature"])}</strong>'
             f'<div class="where">{e(group["dialects"])} &middot; {e(group["scenarios"])}</div></td>'
             f'<td class="worst"><span class="open">worst case</span>'
             f'<div class="id">{e(group["worst_id"])}</div></td></tr>'
@@ -520,6 +540,8 @@ nav.dialects a span{color:#555;font-size:12px}.hint{color:#666;margin-left:10px}
 .summary tr.kind:hover,.summary tr.kind:focus{background:#fff3f3;outline:none}
 .summary td.count{font-size:18px;font-weight:700;color:#c62828;text-align:right;width:64px}
 .summary td.sig strong{font-weight:600}
+.summary .no{display:inline-block;margin-right:6px;color:#555;font-size:12px;font-weight:600}
+p.counts{margin:-4px 0 8px 14px;color:#444;font-size:13px}
 .summary .where{color:#555;font-size:12px;margin-top:2px}
 .summary td.worst{width:36%;font-size:12px}
 .summary .open{color:#0b57d0;font-weight:600;text-decoration:underline}
@@ -622,7 +644,8 @@ function openGroup(tr){
     }
     boxes.push(others);
   }
-  show(group.count + ' cases: ' + group.signature, boxes);
+  const kind = group.kind ? 'kind ' + group.kind + ': ' : '';
+  show(kind + group.count + ' cases: ' + group.signature, boxes);
 }
 function bind(selector, action){
   document.querySelectorAll(selector).forEach(node => {

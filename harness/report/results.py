@@ -10,32 +10,36 @@ case. Warnings (cosmetic differences, policy cases) are listed apart: they fail 
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness._version import __version__
 from harness.cassettes.format import write_atomic
 from harness.matrix.selection import Selection
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Report, Result, Verdict, signature
 from harness.report.replay import replay_command
-from harness.search.compare import Comparison, Difference, meets_expectation
+from harness.search.compare import Comparison, Difference, difference_signature, meets_expectation
 from harness.text.escape import terminal
 from harness.text.escape import terminal_line as one_line
-from harness.text.terminal import clip, clip_values, printable, shorten, table
+from harness.text.terminal import LONG_VALUE, clip, clip_values, output_width, printable, shorten, table
 
 __all__ = [
     "REPORT_VERSION",
     "comparison_to_dict",
     "counts",
+    "difference_kinds",
+    "failure_kinds",
     "group_tags",
     "render_check",
     "render_comparison",
     "replay_command",
     "report_to_dict",
     "severity_rank",
+    "shown_differences",
+    "verdict_counts",
     "warning_lines",
     "write_json",
 ]
@@ -49,23 +53,39 @@ GRID_MAX_SCENARIOS = 40
 TERMINAL_VALUE = 2_000
 
 
-def report_to_dict(report: Report, selection: Selection | None = None) -> dict[str, Any]:
-    """The JSON report: a summary object and every case, in run order."""
-    out: dict[str, Any] = {"version": REPORT_VERSION, "summary": report.summary()}
+# `matrix` not given to `report_to_dict`: the document has no "matrix" key (a `check` run: its
+# cases are its whole matrix); None: the key is null (the cases a whole run reports are unknown).
+_UNSAID: Any = object()
+
+
+def report_to_dict(
+    report: Report, selection: Selection | None = None, *, matrix: Sequence[str] | None = _UNSAID
+) -> dict[str, Any]:
+    """The JSON report: the harness version that wrote it, a summary object, the selection, and
+    every case in run order. `matrix`: the ids a whole run reports, in its order, when this
+    document may hold only part of them (a pytest shard; `harness.report.merge` reads it)."""
+    out: dict[str, Any] = {"version": REPORT_VERSION, "harness": __version__, "summary": report.summary()}
     if selection is not None:
         out["selection"] = selection_dict(selection)
+    if matrix is not _UNSAID:
+        out["matrix"] = None if matrix is None else list(matrix)
     out["cases"] = [result.to_dict() for result in report.results]
     return out
 
 
 def session_to_dict(
-    reports: Sequence[Report], comparison: Comparison | None = None, selection: Selection | None = None
+    reports: Sequence[Report],
+    comparison: Comparison | None = None,
+    selection: Selection | None = None,
+    *,
+    matrix: Sequence[str] | None = _UNSAID,
 ) -> dict[str, Any]:
-    """The JSON report of a session that ran a compare, one accumulator, or several."""
+    """The JSON report of a session that ran a compare, one accumulator, or several; `matrix`:
+    for one accumulator, the ids a whole session reports (None: not known)."""
     if comparison is not None:
         return comparison_to_dict(comparison)
     if len(reports) == 1:
-        return report_to_dict(reports[0], selection)
+        return report_to_dict(reports[0], selection, matrix=matrix)
     return {"version": REPORT_VERSION, "reports": [report_to_dict(r) for r in reports]}
 
 
@@ -79,6 +99,9 @@ def comparison_to_dict(
     comparison: Comparison, reproductions: Mapping[str, Path] | None = None, *, strict: bool = False
 ) -> dict[str, Any]:
     reproductions = reproductions or {}
+    kinds = difference_kinds(comparison.differences, strict)
+    # Each difference's kind: its number as the terminal and the HTML page give it, and its signature.
+    kind_of = {d.id: (n, sig) for n, (sig, members) in enumerate(kinds.items(), start=1) for d in members}
     return {
         "version": REPORT_VERSION,
         "summary": {
@@ -88,7 +111,12 @@ def comparison_to_dict(
             "differences": len(comparison.differences),
             "failing": sum(counts(d, strict) for d in comparison.differences),
             "strict": strict,
+            "kinds": len(kinds),
         },
+        "kinds": [
+            {"kind": n, "signature": sig, "count": len(members), "warn": not counts(members[0], strict)}
+            for n, (sig, members) in enumerate(kinds.items(), start=1)
+        ],
         "differences": [
             {
                 "id": d.id,
@@ -98,6 +126,8 @@ def comparison_to_dict(
                 "meets_expectation": meets_expectation(d.a, d.b),
                 "warn": not counts(d, strict),
                 "reproduction": str(reproductions[d.id]) if d.id in reproductions else None,
+                "kind": kind_of[d.id][0],
+                "signature": kind_of[d.id][1],
             }
             for d in comparison.differences
         ],
@@ -155,7 +185,7 @@ def render_check(
     if overview:
         blocks.append(overview)
     failures = report.failures
-    groups = _failure_groups(failures)
+    groups = failure_kinds(failures)
     shown = _round_robin(list(groups.values()), len(failures) if max_failures <= 0 else max_failures)
     for n, (sig, members) in enumerate(groups.items(), start=1):
         listed = [r for r in members if r.id in shown]
@@ -163,7 +193,9 @@ def render_check(
             continue
         if len(groups) > 1:
             # The overview already named each kind: a number refers to it without saying it twice.
-            blocks.append(f"== {f'kind {n}' if numbered else one_line(sig)} ({len(members)} cases)")
+            # Numbered either way: `kind 3` is the same kind in the HTML page and the JSON.
+            said = "" if numbered else f": {one_line(sig)}"
+            blocks.append(f"== kind {n}{said} ({len(members)} cases)")
         blocks.extend(_failure(result, selection, report.strict) for result in listed)
     if len(shown) < len(failures):
         blocks.append(
@@ -176,8 +208,9 @@ def render_check(
     return terminal("\n\n".join(blocks))  # what a name or value spelled raw cannot reach
 
 
-def _failure_groups(failures: Sequence[Result]) -> dict[str, list[Result]]:
-    """Failing results by signature: the worst severity first, then the largest group."""
+def failure_kinds(failures: Sequence[Result]) -> dict[str, list[Result]]:
+    """Failing results by signature, numbered from 1 in this order wherever they are shown
+    (terminal, HTML): the worst severity first, then the largest group."""
     groups: dict[str, list[Result]] = defaultdict(list)
     for result in failures:
         groups[signature(result)].append(result)
@@ -214,7 +247,7 @@ def warning_lines(warnings: Sequence[Result], option: str = "--strict") -> list[
     return lines
 
 
-def _round_robin(groups: list[list[Result]], limit: int) -> set[str]:
+def _round_robin(groups: Sequence[Sequence[Result | Difference]], limit: int) -> set[str]:
     chosen: set[str] = set()
     depth = 0
     while len(chosen) < limit and any(depth < len(g) for g in groups):
@@ -259,26 +292,40 @@ def _mark(results: Sequence[Result]) -> str:
 
 
 def _groups(failures: Sequence[Result], width: int | None) -> str:
-    groups = _failure_groups(failures)
+    return _kinds_overview(failure_kinds(failures), "failures", width)
+
+
+def _kinds_overview(
+    groups: Mapping[str, Sequence[Result]],
+    noun: str,
+    width: int | None,
+    notes: Mapping[str, str] | None = None,
+) -> str:
+    """The numbered kinds (`14 failures in 3 kinds:`), each with its count, tags and scenarios;
+    `notes` adds a word to a kind by its signature."""
     if not groups:
         return ""
+    notes = notes or {}
     total = sum(len(m) for m in groups.values())
     single = len(groups) == 1
     if single:
-        lines = [f"{total} failures, all: {one_line(next(iter(groups)))}"]
-        if group_tags(next(iter(groups.values()))):
-            lines.append(" " * 8 + group_tags(next(iter(groups.values()))).strip())
+        sig, members = next(iter(groups.items()))
+        lines = [f"{total} {noun}, all: {one_line(sig)}{notes.get(sig, '')}"]
+        if group_tags(members):
+            lines.append(" " * 8 + group_tags(members).strip())
     else:
-        lines = [f"{total} failures in {len(groups)} kinds:"]
+        lines = [f"{total} {noun} in {len(groups)} kinds:"]
     pad = 8 if single else 13
-    room = (width or shutil.get_terminal_size((120, 24)).columns) - pad
+    columns = width or output_width()
+    room = LONG_VALUE if columns is None else columns - pad  # piped: nothing cut to a width
     for n, (sig, members) in enumerate(groups.items(), start=1):
         scenarios = Counter(r.scenario for r in members)
         where = ", ".join(f"{s} ({k})" if k > 1 else s for s, k in scenarios.most_common(4))
         if len(scenarios) > 4:
             where += f", +{len(scenarios) - 4} more"
         if not single:
-            lines.append(f"{n:>3}. {len(members):>6}  {group_tags(members)}{one_line(sig)}")
+            said = f"{group_tags(members)}{one_line(sig)}{notes.get(sig, '')}"
+            lines.append(f"{n:>3}. {len(members):>6}  {said}")
         lines.append(" " * pad + shorten(where, room))
     return "\n".join(lines)
 
@@ -322,9 +369,15 @@ def _printed(line: str) -> str:
     return printable(clip(line, TERMINAL_VALUE))
 
 
-def _summary_line(report: Report) -> str:
+def verdict_counts(report: Report) -> str:
+    """`715 pass, 769 fail, 181 warn, 20 error, 0 timeout, 0 skipped`: every case counted once, so
+    the parts add up to the run's cases; the terminal's last line and the HTML page say it alike."""
     # A warning count is said when there are warnings: most runs have none.
-    said = ", ".join(f"{report.count(v)} {v}" for v in Verdict if v is not Verdict.WARN or report.count(v))
+    return ", ".join(f"{report.count(v)} {v}" for v in Verdict if v is not Verdict.WARN or report.count(v))
+
+
+def _summary_line(report: Report) -> str:
+    said = verdict_counts(report)
     verdict = "ok" if report.ok else "FAILED"
     if report.strict and report.count(Verdict.WARN):
         verdict += " (strict: warnings fail)"
@@ -342,28 +395,36 @@ def render_comparison(
     max_differences: int = 50,
     outcome: Callable[[Result], str] | None = None,
     strict: bool = False,
+    width: int | None = None,
 ) -> str:
-    """The terminal output of `toolstream compare`: each difference, then a summary line. A
-    difference where neither side fails its case is marked a warning (`counts`)."""
+    """The terminal output of `toolstream compare`, grouped as `check` groups its failures: the
+    numbered kinds of difference (how each side fares: `A pass, B fail (name concatenated)`),
+    then each shown difference under its kind (with a cap, every kind shows one before any shows
+    a second), then a summary line. A difference where neither side fails its case is marked a
+    warning (`counts`), its kinds listed last."""
     reproductions = reproductions or {}
     show = outcome or _outcome_text
     a, b = comparison.a.accumulator, comparison.b.accumulator
     blocks = [f"A = {a}\nB = {b}"]
-    shown = comparison.differences if max_differences <= 0 else comparison.differences[:max_differences]
-    for difference in shown:
-        warn = "" if counts(difference, strict) else " (warning: neither side fails its case)"
-        lines = [f"DIFFERS {one_line(difference.id)} [{difference.a.case_class}]{warn}"]
-        lines.extend(f"  {_printed(line)}" for line in difference.lines)
-        lines.append(f"  A: {show(difference.a)}")
-        lines.append(f"  B: {show(difference.b)}")
-        meets = meets_expectation(difference.a, difference.b)
-        lines.append(f"  meets the expectation: {meets}")
-        if difference.id in reproductions:
-            lines.append(f"  reproduction: {one_line(str(reproductions[difference.id]))}")
-        blocks.append("\n".join(lines))
+    kinds = difference_kinds(comparison.differences, strict)
+    if kinds:
+        warned = [sig for sig, members in kinds.items() if not counts(members[0], strict)]
+        notes = dict.fromkeys(warned, " (warnings: neither side fails)")
+        sides = {sig: [_worse_side(d) for d in members] for sig, members in kinds.items()}
+        blocks.append(_kinds_overview(sides, "differences", width, notes))
+    shown = {d.id for d in shown_differences(comparison.differences, max_differences, strict)}
+    for n, members in enumerate(kinds.values(), start=1):
+        listed = [d for d in members if d.id in shown]
+        if not listed:
+            continue
+        if len(kinds) > 1:
+            blocks.append(f"== kind {n} ({len(members)} cases)")
+        blocks.extend(_difference(d, reproductions, show, strict) for d in listed)
     hidden = len(comparison.differences) - len(shown)
     if hidden:
-        blocks.append(f"... and {hidden} more differences (--max-differences 0 shows all)")
+        blocks.append(
+            f"... and {hidden} more differences (--max-differences 0 shows all, --json lists all)"
+        )
     total = len(comparison.a.results)
     if comparison.agree:
         blocks.append(f"A and B agree on all {total} cases")
@@ -372,6 +433,52 @@ def render_comparison(
         only = f" ({apart} only warnings: --strict counts them)" if apart else ""
         blocks.append(f"A and B differ on {len(comparison.differences)} of {total} cases{only}")
     return terminal("\n\n".join(blocks))
+
+
+def difference_kinds(differences: Iterable[Difference], strict: bool = False) -> dict[str, list[Difference]]:
+    """Differences by `difference_signature`, numbered from 1 in this order wherever they are
+    shown (terminal, HTML, JSON): those that fail the compare first, then the worst severity,
+    then the largest kind."""
+    groups: dict[str, list[Difference]] = defaultdict(list)
+    for difference in differences:
+        groups[difference_signature(difference)].append(difference)
+
+    def order(item: tuple[str, list[Difference]]) -> tuple[bool, int, int, str]:
+        sig, members = item
+        sides = [side for d in members for side in (d.a, d.b)]
+        return not counts(members[0], strict), severity_rank(sides), -len(members), sig
+
+    return dict(sorted(groups.items(), key=order))
+
+
+def shown_differences(
+    differences: Sequence[Difference], limit: int, strict: bool = False
+) -> list[Difference]:
+    """The differences a compare shows and reproduces, `limit` at most (0: all), in kind order: with
+    a cap, every kind gives one before any gives a second."""
+    kinds = difference_kinds(differences, strict)
+    chosen = _round_robin(list(kinds.values()), len(differences) if limit <= 0 else limit)
+    return [d for members in kinds.values() for d in members if d.id in chosen]
+
+
+def _worse_side(difference: Difference) -> Result:
+    """The side that says more of the difference's kind: the worse severity, else A."""
+    a, b = difference.a, difference.b
+    return b if severity_rank([b]) < severity_rank([a]) else a
+
+
+def _difference(
+    difference: Difference, reproductions: Mapping[str, Path], show: Callable[[Result], str], strict: bool
+) -> str:
+    warn = "" if counts(difference, strict) else " (warning: neither side fails its case)"
+    lines = [f"DIFFERS {one_line(difference.id)} [{difference.a.case_class}]{warn}"]
+    lines.extend(f"  {_printed(line)}" for line in difference.lines)
+    lines.append(f"  A: {show(difference.a)}")
+    lines.append(f"  B: {show(difference.b)}")
+    lines.append(f"  meets the expectation: {meets_expectation(difference.a, difference.b)}")
+    if difference.id in reproductions:
+        lines.append(f"  reproduction: {one_line(str(reproductions[difference.id]))}")
+    return "\n".join(lines)
 
 
 def _outcome_text(result: Result) -> str:

@@ -3,7 +3,7 @@ as a shrunk reproduction cassette that still shows it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Matrix, Selection
 from harness.mutate.scenario import Case, case_cassette, case_with_events
 from harness.oracle.expectation import declaration, stream_rules
-from harness.oracle.verdict import Report, Result, Verdict, diff_signature
+from harness.oracle.verdict import Report, Result, Verdict, diff_signature, signature
 from harness.search.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.text.terminal import Progress
 from harness.wire.dialects import Event
@@ -25,6 +25,7 @@ __all__ = [
     "Comparison",
     "Difference",
     "compare_matrix",
+    "difference_signature",
     "meets_expectation",
     "outcome_difference",
     "shrink_difference",
@@ -97,6 +98,28 @@ def meets_expectation(a: Result, b: Result) -> str:
     return "both" if pass_a and pass_b else "A" if pass_a else "B" if pass_b else "neither"
 
 
+def difference_signature(difference: Difference) -> str:
+    """What kind of difference this is, call numbers and values abstracted (equal for equal bugs):
+    how each side fares against the case's expectation (`A pass, B fail (name concatenated)`), and
+    when both fare alike, what differs between their outcomes."""
+    a, b = _fares(difference.a), _fares(difference.b)
+    said = f"A {a}, B {b}"
+    if a == b and difference.a.actual is not None and difference.b.actual is not None:
+        # A's outcome in the place of the expected one: the kinds need no direction
+        said += f"; A vs B: {diff_signature(diff(difference.a.actual, difference.b.actual))}"
+    return said
+
+
+def _fares(result: Result) -> str:
+    """`pass`, `timeout`, `fail (name concatenated)`, `error (ValueError: …)`: one side's kind."""
+    kind = signature(result)
+    if result.verdict in (Verdict.FAIL, Verdict.WARN):
+        return f"{result.verdict} ({kind})"
+    if result.verdict is Verdict.ERROR:
+        return f"error ({kind.removeprefix('error: ')})"
+    return kind
+
+
 def _as_ab(line: str) -> str:
     # `diff` speaks of expected/got; here the first side is A and the second B.
     head, sep, rest = line.partition(": unexpected ")
@@ -157,11 +180,13 @@ def write_reproductions(
     *,
     limit: int = 50,
     budget: int = DEFAULT_BUDGET,
+    chosen: Sequence[Difference] | None = None,
 ) -> dict[str, Path]:
-    """Each difference (the first `limit`; 0: all) as a cassette in `out`, shrunk when both
-    accumulators produced an outcome: the mutated request + response and its expectation."""
+    """Each difference (`chosen`, default the first `limit`; 0: all) as a cassette in `out`, shrunk
+    when both accumulators produced an outcome: the mutated request + response and its expectation."""
     out = Path(out)
-    chosen = comparison.differences if limit <= 0 else comparison.differences[:limit]
+    if chosen is None:
+        chosen = comparison.differences if limit <= 0 else comparison.differences[:limit]
     if not chosen:
         return {}
     matrix = Matrix(selection)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from harness.mutate.case import Case
     from harness.mutate.scenario import Scenario
 
-__all__ = ["SPECS", "Template", "repro_script", "template_for"]
+__all__ = ["SPECS", "Template", "has_template", "repro_script", "template_for"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,11 @@ SPECS: dict[str, Template] = {
 _LANGCHAIN_CORE = {"openai-chat": "langchain-openai", "anthropic": "langchain-anthropic"}
 # Request fields the scripts pass on (the mocked server answers whatever is sent).
 _REQUEST_FIELDS = ("model", "max_tokens", "system", "messages", "tools", "tool_choice", "stream_options")
+
+
+def has_template(spec: str) -> bool:
+    """Whether `repro` writes scripts for this accumulator spec (for some dialect)."""
+    return spec in SPECS or spec == "langchain-core"
 
 
 def template_for(spec: str, dialect: str) -> Template:

@@ -26,6 +26,9 @@ a case, as an `Outcome`, judged by the same machinery as any accumulator's (`cla
   (on a cut case, ending is right only when the program saw the cut). Asking is what the server
   counts for the case (`Evidence.requests`), so the rule needs no other case to compare with (and
   no guess from exit codes: 127 from a shell, 1 from node or python, all mean the same here).
+- Code run in the judge's own process (a test given a case by the pytest plugin,
+  `Evidence.in_process`) is judged by the same rules: a return stands for exit 0, a raise for a
+  non-zero exit, its `Type: message` for the stderr line; only the notes say "the test".
 """
 
 from __future__ import annotations
@@ -51,6 +54,13 @@ SURFACED = "no follow-up or report: the program ended on a cut or error case, ha
 UNKNOWN = "<unknown>"  # the name of a call known only by a tool result's id
 SILENT = "no follow-up or report: the program exited 0 without sending any call back"
 RAISED = "no follow-up or report: the program exited with code {code} after asking for the stream (a raise)"
+NEVER_ASKED = "the program exited with code {code} without asking for the stream"
+# The same notes for code run in the judge's own process (a test: `Evidence.in_process`), which
+# returns or raises where a program exits.
+SURFACED_IN_PROCESS = "no follow-up request: the test ended on a cut or error case, having run nothing"
+SILENT_IN_PROCESS = "no follow-up request: the test returned without sending the tool results back"
+RAISED_IN_PROCESS = "no follow-up request: the test raised after asking for the stream"
+NEVER_ASKED_IN_PROCESS = "the test ended without asking for the case's stream"
 # A line naming a thrown error, unindented: `Type: message`, `pkg.mod.Type: message` (Python),
 # `Type [CODE]: message` (Node). Indented lines (a Node error's `cause:` and other properties, a
 # traceback's frames) are not the raise.
@@ -68,6 +78,9 @@ class Evidence:
     seconds: float = 0.0
     stderr: str = ""
     requests: int = 0  # first requests the case's stream got from the program (0: it never asked)
+    # Code run in the judge's own process (a test): exit code 0 is a return, 1 a raise, whose
+    # `Type: message` is `stderr`; only the notes' wording differs.
+    in_process: bool = False
 
 
 def turn_outcome(expected: Outcome, turn: Turn) -> Outcome:
@@ -127,13 +140,10 @@ def outcome_of(case: Case, evidence: Evidence) -> Outcome:
         return evidence.report
     if evidence.timed_out or evidence.exit_code is None:
         raise AccumulatorTimeout("no follow-up request or report within the timeout")
+    here = evidence.in_process
     if evidence.requests == 0:
-        raise AccumulatorCrashed(
-            _tail(
-                f"the program exited with code {evidence.exit_code} without asking for the stream",
-                evidence.stderr,
-            )
-        )
+        never = NEVER_ASKED_IN_PROCESS if here else NEVER_ASKED.format(code=evidence.exit_code)
+        raise AccumulatorCrashed(_tail(never, evidence.stderr))
     if expected.state is not State.COMPLETE:
         return Outcome(
             tool_calls=expected.tool_calls,
@@ -141,7 +151,7 @@ def outcome_of(case: Case, evidence: Evidence) -> Outcome:
             finish_reason=expected.finish_reason,
             state=expected.state,
             error=expected.error,
-            notes=(SURFACED,),
+            notes=(SURFACED_IN_PROCESS if here else SURFACED,),
         )
     if evidence.exit_code != 0:
         return Outcome(
@@ -150,14 +160,14 @@ def outcome_of(case: Case, evidence: Evidence) -> Outcome:
             finish_reason=expected.finish_reason,  # calls and the state are judged
             state=State.ERROR,
             error=thrown(evidence.stderr) or f"exit code {evidence.exit_code}",
-            notes=(RAISED.format(code=evidence.exit_code),),
+            notes=(RAISED_IN_PROCESS if here else RAISED.format(code=evidence.exit_code),),
         )
     return Outcome(
         tool_calls=(),
         text=expected.text,
         finish_reason=expected.finish_reason,
         state=expected.state,
-        notes=(SILENT,),
+        notes=(SILENT_IN_PROCESS if here else SILENT,),
     )
 
 
@@ -172,7 +182,8 @@ def judge_client(case: Case, client: str, evidence: Evidence, scenario: Scenario
     except AccumulatorCrashed as exc:
         return replace(base, verdict=Verdict.ERROR, error=describe_error(exc))
     result = judged(base, actual)
-    return replace(result, error=SILENT) if actual.notes == (SILENT,) and result.diff else result
+    silent = actual.notes in ((SILENT,), (SILENT_IN_PROCESS,))
+    return replace(result, error=actual.notes[0]) if silent and result.diff else result
 
 
 def thrown(stderr: str) -> str | None:

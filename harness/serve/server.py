@@ -6,8 +6,12 @@ recorded with `pace=True`); a cut case ends with the connection closed mid-body,
 chunk, the way the cut happened; an error case as recorded. A non-streaming request gets the case's
 outcome as one body (cut: half of it, then the connection closes; in-band error: an error status).
 A follow-up request (it carries tool results) is read by the oracle, kept in the case's `CaseLog`
-and answered with a short final answer in the same dialect. Connections are kept alive between
-requests, and any number of clients may talk to it at once.
+and answered: when the case comes from a recorded conversation, with the turns recorded after its
+stream, the first follow-up with the next turn and so on (matched leniently: by their order, not
+their bodies, since a correct program's follow-up after a mutated stream is not the recorded one;
+the same follow-up sent again gets the same turn); past them, or for any other case, with a
+short final answer in the same dialect. Connections are kept alive between requests, and any
+number of clients may talk to it at once.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.cassettes.format import Response
+from harness.cassettes.format import Interaction, Response
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import OutcomeFormatError, UsageError
 from harness.mutate.case import Case
@@ -46,6 +50,7 @@ from harness.serve.http1 import (
 )
 from harness.serve.oracle import Evidence, judge_client
 from harness.serve.upstream import Recorder, UpstreamError
+from harness.wire import dialects
 
 __all__ = ["CaseLog", "ReplayServer"]
 
@@ -65,16 +70,25 @@ class CaseLog:
         self.followups: list[Turn] = []
         self.reports: list[Outcome] = []
         self.seen: dict[str, int] = {}  # first requests by path and body hash: which attempt each is
+        self.answered: dict[str, int] = {}  # follow-ups by path and body hash: which one each is
 
     def clear(self) -> None:
         with self._changed:
-            self.attempts, self.followups, self.reports, self.seen = 0, [], [], {}
+            self.attempts, self.followups, self.reports, self.seen, self.answered = 0, [], [], {}, {}
 
     def attempt(self, request_key: str) -> int:
         """Count a first request; which attempt of this same request (path and body) it is, from 1."""
         with self._changed:
             self.attempts += 1
             self.seen[request_key] = number = self.seen.get(request_key, 0) + 1
+            self._changed.notify_all()
+            return number
+
+    def followup(self, turn: Turn, request_key: str) -> int:
+        """Keep a follow-up; which one it is, from 0 (the same request sent again is the one it repeats)."""
+        with self._changed:
+            self.followups.append(turn)
+            number = self.answered.setdefault(request_key, len(self.answered))
             self._changed.notify_all()
             return number
 
@@ -152,6 +166,17 @@ class ReplayServer:
 
     def log(self, case_id: str) -> CaseLog:
         return self.logs[case_id]
+
+    def add(self, case: Case) -> CaseLog:
+        """Serve `case` from its next request on (a running server looks cases up by id on each
+        request), its retry cut included; its log, kept when the id was served before."""
+        self.cases[case.id] = case
+        first = first_attempt(case)
+        if first is not None:
+            self.first_attempts[case.id] = first
+        else:
+            self.first_attempts.pop(case.id, None)
+        return self.logs.setdefault(case.id, CaseLog())
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -302,16 +327,19 @@ class ReplayServer:
         if not isinstance(body, dict):
             return _json_answer(400, {"error": {"message": "the request body must be a JSON object"}})
         stream = route.stream if route.stream is not None else routes.streams(case.dialect, body)
+        digest = hashlib.sha256(request.target.encode() + b"\0")
+        digest.update(request.body)  # not concatenated: a body of tens of MiB is not copied for its hash
+        key = digest.hexdigest()
         turn = read_followup(case.dialect, body)
         if turn is not None:
-            self.logs[case.id].add(followup=turn)
+            number = self.logs[case.id].followup(turn, key)
+            talk = case.conversation
+            if talk is not None and number < len(talk.after):
+                return _recorded_turn(case, talk.after[number], stream=stream)
             media, data = answers.final_answer(case.dialect, stream=stream)
             if stream:
                 return _Answer(200, [("content-type", media)], chunks=[(data, None)])
             return _Answer(200, [("content-type", media)], data)
-        digest = hashlib.sha256(request.target.encode() + b"\0")
-        digest.update(request.body)  # not concatenated: a body of tens of MiB is not copied for its hash
-        key = digest.hexdigest()
         number = self.logs[case.id].attempt(key)
         first = self.first_attempts.get(case.id)
         if first is not None and number == 1:
@@ -337,6 +365,9 @@ class ReplayServer:
                 "reports": len(log.reports),
             },
         }
+        if case.conversation is not None:
+            talk = case.conversation
+            out["conversation"] = {"turn": talk.turn, "recorded_turns_after": len(talk.after)}
         first = self.first_attempts.get(case_id)
         if first is not None:
             out["first_attempt"] = {"cut": True, "expected": first.expected.to_dict()}
@@ -385,6 +416,18 @@ def _stream_answer(case: Case, response: Response | None = None) -> _Answer:
     response = case.response if response is None else response
     chunks = [(chunk.data, chunk.offset_ms) for chunk in response.chunks]
     return _Answer(response.status, _headers_of(response, case), chunks=chunks, complete=response.complete)
+
+
+def _recorded_turn(case: Case, turn: Interaction, *, stream: bool) -> _Answer:
+    """A conversation's recorded turn as the answer to a follow-up: as recorded to a streaming
+    request (and when it was recorded whole, or as an error status), else its outcome as one body."""
+    response = turn.response
+    whole = (response.content_type or "").split(";")[0].strip().lower() == answers.JSON
+    if whole or response.status >= 400:
+        return _Answer(response.status, _headers_of(response, case), response.body)
+    if stream:
+        return _stream_answer(case, response)
+    return _whole_answer(case, turn.expected or dialects.reference_outcome(response, case.dialect))
 
 
 def _whole_answer(case: Case, expected: Outcome | None = None) -> _Answer:

@@ -1,4 +1,7 @@
-"""How results look on a terminal: aligned tables, shortened cells, a progress bar on stderr."""
+"""How results look on a terminal: aligned tables, shortened cells, a progress bar on stderr.
+
+Output fits the terminal's width only when stdout is one: piped into a file, `grep` or a pager,
+no line is cut to a width (each value is still `clip`ped at `LONG_VALUE`)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,17 @@ from typing import Any, TextIO
 
 from harness.text.escape import terminal as printable
 
-__all__ = ["LONG_VALUE", "Progress", "case_name", "clip", "clip_values", "printable", "shorten", "table"]
+__all__ = [
+    "LONG_VALUE",
+    "Progress",
+    "case_name",
+    "clip",
+    "clip_values",
+    "output_width",
+    "printable",
+    "shorten",
+    "table",
+]
 
 # A value longer than this is cut wherever it is shown (terminal, JSON, HTML), its length said.
 LONG_VALUE = 10_000
@@ -36,6 +49,18 @@ def clip_values(data: Any, limit: int = LONG_VALUE) -> Any:
     return data
 
 
+def output_width(stream: TextIO | None = None) -> int | None:
+    """The columns to fit output to: the terminal's when `stream` (default stdout) is one, else
+    None (piped output is read by programs and people with a pager: nothing is cut to a width)."""
+    stream = stream or sys.stdout
+    try:
+        if not stream.isatty():
+            return None
+    except ValueError:  # a closed stream
+        return None
+    return shutil.get_terminal_size((120, 24)).columns
+
+
 def shorten(text: str, width: int) -> str:
     """One line, at most `width` characters, with an ellipsis where it was cut."""
     longer = len(text) > width
@@ -44,15 +69,18 @@ def shorten(text: str, width: int) -> str:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, max_width: int | None = None) -> str:
-    """A plain aligned table; the last column is shortened to fit the terminal."""
-    max_width = max_width or shutil.get_terminal_size((120, 24)).columns
+    """A plain aligned table; the last column is shortened to fit `max_width` (default: the
+    terminal's width when stdout is one; piped, nothing is cut but values past `LONG_VALUE`)."""
+    max_width = max_width or output_width()
     # No column wider than the terminal: a 30 MB value in any cell is cut before widths are taken.
+    cell_width = max_width or LONG_VALUE
     cells = [[str(h) for h in headers]] + [
-        ["" if c is None else shorten(str(c), max_width) for c in row] for row in rows
+        ["" if c is None else shorten(str(c), cell_width) for c in row] for row in rows
     ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    fixed = sum(widths[:-1]) + 2 * (len(headers) - 1)
-    widths[-1] = max(min(widths[-1], max_width - fixed), 10)
+    if max_width is not None:
+        fixed = sum(widths[:-1]) + 2 * (len(headers) - 1)
+        widths[-1] = max(min(widths[-1], max_width - fixed), 10)
     lines = []
     for n, row in enumerate(cells):
         parts = [shorten(cell, widths[i]).ljust(widths[i]) for i, cell in enumerate(row)]

@@ -104,7 +104,11 @@ def prepare_request(
     names = (api_key_env,) if api_key_env else asking.key_env
     key = ""
     if names:
-        optional = spec.key_optional and not api_key_env
+        # A root of the user's (--base-url, OPENAI_BASE_URL ...: a local server, a gateway) may take
+        # no key: the provider's variable is sent when set, none otherwise (as a compatible server).
+        # A variable named with --api-key-env is the user saying the key is there: still required.
+        theirs = spec.key_optional or root.rstrip("/") != (asking.root_in(env) or "").rstrip("/")
+        optional = theirs and not api_key_env
         key = next((env[n] for n in names if env.get(n)), "") if optional else required_variable(env, names)
     request.headers.update(asking.credentials(request, key, env, now))
     return request

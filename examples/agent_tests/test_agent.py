@@ -1,0 +1,39 @@
+"""The agent of agent.py tested over the conformance matrix, as its developer would: each test is
+served one streamed case at a time and judged by the follow-up request the agent sends.
+
+    pytest examples/agent_tests --toolstream-scenarios original,parallel-calls-share-index-0
+
+fails `test_agent_keyed_by_index` on the cases whose parallel calls share index 0 (the scenario,
+and a LiteLLM recording): it merges them into one call. Everything else passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import openai
+import pytest
+from agent import calls_by_id, calls_by_index, run_agent, run_agent_async
+
+pytestmark = pytest.mark.toolstream_matrix(dialects=["openai-chat"])
+
+QUESTION = "Weather and time in Paris?"
+
+
+def test_agent_keyed_by_index(toolstream_served_case):
+    client = openai.OpenAI(base_url=toolstream_served_case.base_url, api_key="test")
+    run_agent(client, QUESTION, reassemble=calls_by_index)
+
+
+def test_agent_keyed_by_id(toolstream_served_case):
+    client = openai.OpenAI(base_url=toolstream_served_case.base_url, api_key="test")
+    run_agent(client, QUESTION, reassemble=calls_by_id)
+
+
+def test_async_agent_from_the_environment(toolstream_served_case):
+    async def ask() -> str:
+        async with openai.AsyncOpenAI() as client:  # reads OPENAI_BASE_URL and OPENAI_API_KEY
+            return await run_agent_async(client, QUESTION)
+
+    with toolstream_served_case.environ():
+        asyncio.run(ask())
