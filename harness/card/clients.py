@@ -27,7 +27,7 @@ from harness.card.catalogue import CLIENTS_FOLDER, Catalogue
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
 
-__all__ = ["CLIENTS", "Client", "client_table", "contents", "installed_version", "run_cases"]
+__all__ = ["CLIENTS", "Client", "client_table", "close_warm", "contents", "installed_version", "run_cases"]
 
 
 @dataclass(frozen=True)
@@ -153,21 +153,35 @@ def run_cases(
         PREFIX,
         run_client,  # the server is loaded only when asked for
     )
+    from harness.accumulators.warm import warm_starts
     from harness.serve import ReplayServer
 
     command = table.command(client.name)
     label = PREFIX + command
 
-    with ReplayServer(list(cases), pace=False).running() as server:
+    # A Python program's cases fork from a zygote that has done its imports (`warm_starts`); a
+    # Node one's run in a kept Node process (`node_warm`): as `check --client` runs them.
+    with (
+        ReplayServer(list(cases), pace=False).running() as server,
+        warm_starts(command, server.url) as zygotes,
+    ):
 
         def one(case: Any) -> Any:
             with hold():
                 result = run_client(
-                    server, case, command, timeout=timeout, label=label, scenario=scenarios.get(case.scenario)
-                )
+                    server, case, command, timeout=timeout, label=label,
+                    scenario=scenarios.get(case.scenario), zygotes=zygotes,
+                )  # fmt: skip
             advance(case.id)
             return result
 
         with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
             results = list(pool.map(one, cases))
     return label, results
+
+
+def close_warm() -> None:
+    """End the warm Node processes left idle (once every client row is done)."""
+    from harness.accumulators import node_warm
+
+    node_warm.close()
