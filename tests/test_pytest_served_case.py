@@ -64,7 +64,7 @@ def expected_example_outcomes(found: dict[str, set[str]]) -> None:
     """Only the index-keyed agent fails, and only where parallel calls share index 0."""
     assert found["failed"] == {f"test_agent_keyed_by_index[{SHARED_INDEX_0}]"}, found["failed"]
     assert not found["skipped"]
-    tests = ("test_agent_keyed_by_index", "test_agent_keyed_by_id", "test_async_agent_from_the_environment")
+    tests = ("test_agent_keyed_by_index", "test_agent_keyed_correctly", "test_async_agent_from_the_environment")
     for test in tests:
         ran = {name for names in found.values() for name in names if name.startswith(test + "[")}
         assert len(ran) == 4, ran  # parallel-2 x 2 scenarios, single-call and the cut one x original
