@@ -105,14 +105,16 @@ def test_the_correct_agent_passes_what_servers_really_send(project: pytest.Pytes
 
 
 @pytest.mark.slow
-def test_the_correct_agent_passes_every_openai_chat_shape() -> None:
-    """Every scenario over every bundled openai-chat cassette, one seed each (the whole matrix, two
-    seeds, takes some 5 minutes here): the correct agent passes them all, policy warnings aside."""
+def test_the_correct_agent_passes_the_whole_openai_chat_matrix() -> None:
+    """Every openai-chat case (1633, some 90 s alone): the correct agent passes them all, the
+    policy warnings of `[DONE]` without a finish_reason aside (the SDK hides `[DONE]`)."""
     args = ["-p", "no:cacheprovider", "-p", "no:randomly", *plugin_args(), "-k", "keyed_correctly"]
-    command = [sys.executable, "-m", "pytest", "-q", str(EXAMPLE), *args, "--toolstream-seeds", "1"]
+    command = [sys.executable, "-m", "pytest", "-q", str(EXAMPLE), *args]
     found = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert found.returncode == 0, found.stdout[-3000:]
-    assert re.search(r"test_agent_keyed_correctly: \d+ cases: \d+ pass(, \d+ warn)?\n", found.stdout)
+    summary = re.search(r"test_agent_keyed_correctly: (\d+) cases: (.*)\n", found.stdout)
+    assert summary and re.fullmatch(r"\d+ pass(, \d+ warn)?", summary[2]), found.stdout[-3000:]
+    assert int(summary[1]) > 1000  # the whole matrix, not a slice of it
 
 
 def test_the_failure_says_the_verdict_and_the_pytest_line_that_replays_it(project: pytest.Pytester) -> None:
