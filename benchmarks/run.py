@@ -24,8 +24,9 @@ sys.path.insert(0, str(HERE))
 
 from figures import SCALES, Figure, Scale, describe, machine, table, text_table  # noqa: E402
 
-# Pipeline order: wire bytes, cassettes on disk, replay, mutations, whole matrix runs; then start-up.
-BENCHMARKS = ("codecs", "cassettes", "replay", "mutations", "matrix", "startup")
+# Pipeline order: wire bytes, cassettes on disk, replay, mutations, whole matrix runs, the stdio
+# protocol; then start-up, and the clients run as programs.
+BENCHMARKS = ("codecs", "cassettes", "replay", "mutations", "matrix", "stdio", "startup", "clients")
 PAGE = HERE.parent / "docs" / "benchmarks.md"
 BENCH_README = HERE / "README.md"
 

@@ -29,8 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import IO
 
-from harness.accumulators import subreaper
+from harness.accumulators import node_warm, subreaper
 from harness.accumulators.capture import Captured
+from harness.accumulators.warm import Forked, WarmStarts, warm_starts
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
@@ -62,9 +63,11 @@ def run_clients(
     pace: bool = False,
     server: ReplayServer | None = None,
     scenarios: dict[str, Scenario] | None = None,
+    warm: bool = True,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
-    (`scenarios`: by name, the scenarios that made the cases, for their class)."""
+    (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a
+    Node or Python program starts cold on every case, see `node_warm` and `warm`)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -74,19 +77,23 @@ def run_clients(
     start = time.perf_counter()
 
     def one(running: ReplayServer, case: Case) -> Result:
+        scenario = by_name.get(case.scenario)
         return run_client(
-            running, case, command, timeout=timeout, label=label, scenario=by_name.get(case.scenario)
-        )
+            running, case, command, timeout=timeout, label=label, scenario=scenario, warm=warm,
+            zygotes=zygotes,
+        )  # fmt: skip
 
     with contextlib.ExitStack() as stack:
         running = (
             server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
         )
+        zygotes = stack.enter_context(warm_starts(command, running.url, on=warm))
         if jobs == 1:
             results = [one(running, case) for case in cases]
         else:
             with ThreadPoolExecutor(max_workers=jobs) as pool:
                 results = list(pool.map(lambda case: one(running, case), cases))
+    node_warm.close()  # the warm processes left idle
     return Report(label, results, seconds=time.perf_counter() - start)
 
 
@@ -98,9 +105,12 @@ def run_client(
     timeout: float,
     label: str | None = None,
     scenario: Scenario | None = None,
+    warm: bool = True,
+    zygotes: WarmStarts | None = None,
 ) -> Result:
-    """One run of `command` against one case of a running server, judged."""
-    evidence, dropped = _run(server, case, command, timeout=timeout)
+    """One run of `command` against one case of a running server, judged (`zygotes`: those that
+    fork a Python program, from `warm.warm_starts`)."""
+    evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm, zygotes=zygotes)
     result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
     if dropped is None:
         return result
@@ -110,14 +120,25 @@ def run_client(
 
 
 def run_evidence(
-    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
+    server: ReplayServer,
+    case: Case,
+    command: str | Sequence[str],
+    *,
+    timeout: float,
+    zygotes: WarmStarts | None = None,
 ) -> Evidence:
     """Run `command` once against `case` and collect what it showed (see `Evidence`)."""
-    return _run(server, case, command, timeout=timeout)[0]
+    return _run(server, case, command, timeout=timeout, zygotes=zygotes)[0]
 
 
 def _run(
-    server: ReplayServer, case: Case, command: str | Sequence[str], *, timeout: float
+    server: ReplayServer,
+    case: Case,
+    command: str | Sequence[str],
+    *,
+    timeout: float,
+    warm: bool = True,
+    zygotes: WarmStarts | None = None,
 ) -> tuple[Evidence, str | None]:
     """The evidence of one run, and a note when some of its output was dropped (else None)."""
     if subreaper.stopping():  # a signal is ending the harness: its queued runs start nothing
@@ -125,31 +146,20 @@ def _run(
     log = server.log(case.id)
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
-    wrapped = subreaper.CONTAINED
-    if wrapped:  # the wrapper runs the shell itself
-        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    start = time.monotonic()
-    process = subprocess.Popen(
-        subreaper.contained(argv) if wrapped else command,
-        shell=not wrapped and isinstance(command, str),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group: one kill ends all it started
-    )
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
-    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
-    try:
-        exit_code, timed_out, heard_at = _watch(process, log, start, timeout)
-    finally:
-        subreaper.stop(process, wrapped=wrapped, grace=2.0)
-        for reader in readers:
-            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
-        for pipe in (process.stdout, process.stderr):
-            with contextlib.suppress(OSError):
-                if pipe is not None:
-                    pipe.close()
+    program = node_warm.parse(command, env) if warm and node_warm.enabled(env) else None
+    # A Python program's zygote, made ready (preloaded) before the clock starts.
+    zygote = zygotes.slot() if zygotes is not None and warm and program is None else None
+    start = time.monotonic()
+    started = node_warm.start(program, env, out, err) if program is not None else None
+    if started is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
+        try:
+            exit_code, timed_out, heard_at = _watch(started, log, start, timeout)
+        finally:
+            started.finish()
+    else:
+        forked = zygotes.fork(zygote, env) if zygotes is not None and zygote is not None else None
+        exit_code, timed_out, heard_at = _cold(command, env, log, start, timeout, out, err, forked)
     stdout, stderr = out.text, err.text
     report = log.reports[0] if log.reports else _stdout_report(stdout)
     followup = log.followups[0] if log.followups else None
@@ -163,6 +173,44 @@ def _run(
         stderr=stderr,
         requests=log.attempts,
     ), _dropped(out, err)
+
+
+def _cold(
+    command: str | Sequence[str],
+    env: dict[str, str],
+    log: CaseLog,
+    start: float,
+    timeout: float,
+    out: Captured,
+    err: Captured,
+    forked: Forked | None = None,
+) -> tuple[int | None, bool, float | None]:
+    """Run `command` as a process of its own (under the subreaper wrapper), or watch `forked` (a
+    Python program forked by its warm zygote, which ends the run's tree as the wrapper does), its
+    output read into `out` and `err`: (exit code, timed out, heard at), as `_watch` gives them."""
+    wrapped = subreaper.CONTAINED
+    if wrapped:  # the wrapper runs the shell itself
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    process = forked or subprocess.Popen(
+        subreaper.contained(argv) if wrapped else command,
+        shell=not wrapped and isinstance(command, str),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: one kill ends all it started
+    )
+    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
+    try:
+        return _watch(process, log, start, timeout)
+    finally:
+        subreaper.stop(process, wrapped=wrapped or forked is not None, grace=2.0)
+        for reader in readers:
+            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
+        for pipe in (process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
 
 
 def _drain(pipe: IO[bytes] | None, into: Captured) -> threading.Thread:
@@ -209,29 +257,33 @@ class ClientProgram:
         self.timeout = timeout
         self._stack: contextlib.ExitStack | None = None
         self._server: ReplayServer | None = None
+        self._zygotes: WarmStarts | None = None
 
     def prepare(self, timeout: float | None = None) -> None:
         if self._server is None:
             stack = contextlib.ExitStack()
             self._server = stack.enter_context(ReplayServer([]).running())
+            self._zygotes = stack.enter_context(warm_starts(self.command, self._server.url))
             self._stack = stack
 
     def run(self, case: Case) -> Outcome:
         self.prepare()
         assert self._server is not None
         self._server.add(case)  # served from now on, its retry cut included
-        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout)
+        zygotes = self._zygotes
+        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout, zygotes=zygotes)
         outcome = outcome_of(case, evidence)
         return outcome if dropped is None else _noted(outcome, dropped)
 
     def shutdown(self) -> None:
+        node_warm.close()
         if self._stack is not None:
             self._stack.close()
-        self._stack = self._server = None
+        self._stack = self._server = self._zygotes = None
 
 
 def _watch(
-    process: subprocess.Popen[bytes], log: CaseLog, start: float, timeout: float
+    process: subprocess.Popen[bytes] | node_warm.WarmRun, log: CaseLog, start: float, timeout: float
 ) -> tuple[int | None, bool, float | None]:
     """Wait for a follow-up, a report, an exit or the deadline: (exit code, timed out, heard at)."""
     deadline = start + timeout

@@ -22,12 +22,17 @@ outcome it may answer `{"case":ID,"failure":TEXT}` (it raised on this case) or
 the first case the harness may send a warm-up case (`"warmup":true`, id `WARMUP_CASE`), answered
 like any other; its answer is not judged.
 
-The answer is the first line the process prints after the case is sent; any other line is a
-protocol error for the case it arrives in, named with the line: a line before the answer (a
-debug print, a line before `end`), an answer naming another case, or a line printed after the
-previous answer (reported on the next case, which says so). The process is then replaced, so the
-case after starts clean. A v1 answer (no `case`) is accepted while the process has never named a
-case, the only time it is unambiguous.
+The answer is the first line the process prints after its answer to the case before; any other
+line is a protocol error for the case it arrives in, named with the line: a line before the
+answer (a debug print, a line before `end`), an answer naming another case, or a line printed
+after the previous answer (reported on the next case, which says so). The process is then
+replaced, so the case after starts clean. A v1 answer (no `case`) is accepted while the process
+has never named a case, the only time it is unambiguous.
+
+Pipelined: to a process that has named a case (its warm-up answer), the cases a runner announces
+are written ahead of their turn (up to 8), so the process never waits for the harness between
+cases; it answers them in order, each when its `end` arrives. A case's timeout counts from its
+turn. A v1 process gets one case at a time.
 
 `Stdio` is the harness's side: garbage, a dead process and a hang each fail only their case
 (`AccumulatorProtocolError`, `AccumulatorCrashed`, `AccumulatorTimeout`) and the next case gets a
@@ -41,11 +46,11 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from harness.accumulators.event_level import cut_error
-from harness.cassettes.model import Request, Response
+from harness.cassettes.model import Chunk, Request, Response
 from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import (
     AccumulatorProtocolError,
@@ -54,12 +59,15 @@ from harness.errors import (
 
 if TYPE_CHECKING:
     from harness.mutate.case import Case
+    from harness.wire.dialects import Event
 
 __all__ = [
     "PROTOCOL_VERSION",
     "WARMUP_CASE",
     "answer_outcome",
     "case_messages",
+    "case_parts",
+    "fed_message",
     "outcome_answer",
     "warmup_case",
 ]
@@ -78,6 +86,17 @@ WARMUP_CASE: Final = "toolstream:warm-up"
 
 def case_messages(case: Case, feed: Feed, *, warmup: bool = False) -> Iterator[dict[str, Any]]:
     """The protocol messages of one case, `start` to `end`."""
+    start, fed, end = case_parts(case, feed, warmup=warmup)
+    yield start
+    yield from map(fed_message, fed)
+    yield end
+
+
+def case_parts(
+    case: Case, feed: Feed, *, warmup: bool = False
+) -> tuple[dict[str, Any], Sequence[Event | Chunk], dict[str, Any]]:
+    """A case's `start` message, what it feeds (its events without SSE comments, or its reads),
+    each one message (`fed_message`), and its `end` message."""
     start: dict[str, Any] = {
         "op": "start",
         "protocol": PROTOCOL_VERSION,
@@ -89,15 +108,18 @@ def case_messages(case: Case, feed: Feed, *, warmup: bool = False) -> Iterator[d
         start["warmup"] = True
     if isinstance(case.request, Request):
         start["request"] = {"method": case.request.method, "url": case.request.url, "body": case.request.body}
-    yield start
     if feed == "bytes":
-        for chunk in case.response.chunks:
-            yield {"op": "bytes", "b64": base64.b64encode(chunk.data).decode("ascii")}
+        fed: Sequence[Event | Chunk] = case.response.chunks
     else:
-        for event in case.events:
-            if not event.wire.is_comment:
-                yield {"op": "event", "event": event.name, "data": event.payload}
-    yield {"op": "end", "error": cut_error(case)}
+        fed = [event for event in case.events if not event.wire.is_comment]
+    return start, fed, {"op": "end", "error": cut_error(case)}
+
+
+def fed_message(item: Event | Chunk) -> dict[str, Any]:
+    """The message that feeds one event (`event`) or one network read (`bytes`)."""
+    if isinstance(item, Chunk):
+        return {"op": "bytes", "b64": base64.b64encode(item.data).decode("ascii")}
+    return {"op": "event", "event": item.name, "data": item.payload}
 
 
 def warmup_case() -> Case:

@@ -19,8 +19,8 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from harness import bounded
 from harness.accumulators import subreaper
@@ -28,7 +28,8 @@ from harness.accumulators.stdio import (
     FEEDS,
     Feed,
     answer_outcome,
-    case_messages,
+    case_parts,
+    fed_message,
     warmup_case,
 )
 from harness.errors import (
@@ -36,6 +37,7 @@ from harness.errors import (
     AccumulatorFailure,
     AccumulatorProtocolError,
     AccumulatorTimeout,
+    InternalError,
     NotApplicable,
     UsageError,
 )
@@ -43,6 +45,7 @@ from harness.errors import (
 if TYPE_CHECKING:
     from harness.cassettes.outcome import Outcome
     from harness.mutate.case import Case
+    from harness.wire.dialects import Event
 
 __all__ = ["Stdio"]
 
@@ -50,6 +53,11 @@ _STDERR_KEPT = 4096  # bytes of the child's stderr kept for crash messages
 # The longest answer line read: one longer is a protocol error (its bytes are skipped, not held).
 MAX_LINE = 64 * 1024 * 1024
 _UNNAMED: Final = object()
+# Cases written ahead of their turn to a process that names its cases, and the bytes past which
+# no more are written (the last may be bigger): enough to keep the process busy while the harness
+# judges an answer, few enough that a process replaced mid-window costs little to refill.
+_WINDOW: Final = 8
+_WINDOW_BYTES: Final = 4 << 20
 # Fresh processes, one after the other, that may exit before answering the warm-up case before
 # the accumulator counts as one that cannot start: its cases then fail at once, none starting a
 # process (a bad import or a typo in the command would otherwise cost a process per case).
@@ -100,10 +108,44 @@ class _Exited(AccumulatorCrashed):
         return type(self), (self.where, self.detail)  # pickled whole (its args are the message)
 
 
+_ENCODE: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _line(message: Mapping[str, Any]) -> bytes:
     # A payload may hold a lone surrogate (F2 on the wire): in a JSON string `\udXXX` is exactly that.
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-    return text.encode("utf-8", "backslashreplace")
+    return (_ENCODE(message) + "\n").encode("utf-8", "backslashreplace")
+
+
+# Each fed event's line, by identity: the cases of a run share their events (a cassette's
+# scenarios and cut points reuse them: the openai-chat matrix feeds 26,015 events that are 2,747
+# objects), so each is encoded once. Bounded in count, and only lines up to `_FED_LINE_KEPT`
+# bytes are kept; each keeps its event, so its id is not reused while the line is kept. Reads
+# (feed bytes) are made afresh with each case's response: never kept.
+_FED_LINES: dict[int, tuple[Event, bytes]] = {}
+_FED_LINES_KEPT: Final = 8192
+_FED_LINE_KEPT: Final = 64 * 1024
+
+
+def case_bytes(case: Case, feed: Feed, *, warmup: bool = False) -> bytes:
+    """The lines of one case (`case_messages`), as written to the process."""
+    start, fed, end = case_parts(case, feed, warmup=warmup)
+    lines = [_line(start)]
+    if feed == "bytes":
+        lines += [_line(fed_message(chunk)) for chunk in fed]
+    else:
+        for event in fed:
+            found = _FED_LINES.get(id(event))
+            if found is None or found[0] is not event:
+                line = _line(fed_message(event))
+                if len(line) > _FED_LINE_KEPT:
+                    lines.append(line)
+                    continue
+                if len(_FED_LINES) >= _FED_LINES_KEPT:
+                    _FED_LINES.clear()
+                found = _FED_LINES[id(event)] = (cast("Event", event), line)
+            lines.append(found[1])
+    lines.append(_line(end))
+    return b"".join(lines)
 
 
 class _Child:
@@ -138,7 +180,10 @@ class _Child:
         self.stderr: deque[bytes] = deque()
         self._stderr_size = 0
         self._lock = threading.Lock()
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._closing = False
         threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._write_stdin, daemon=True).start()
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
 
@@ -215,15 +260,27 @@ class _Child:
         return " | ".join(text.splitlines()[-5:])
 
     def send(self, data: bytes) -> None:
-        """Write in a thread of its own: a child that stops reading must not block the harness."""
+        """Queue bytes for the child's stdin. One writer thread per child writes them in order: a
+        child that stops reading blocks that thread, never the harness, and while a big case is
+        being written the reader keeps taking the child's answers (neither pipe can fill both ways)."""
+        self._outbox.put(data)
 
-        def write() -> None:
-            assert self.proc.stdin is not None
+    def _write_stdin(self) -> None:
+        assert self.proc.stdin is not None
+        fd = self.proc.stdin.fileno()
+        try:
+            while (data := self._outbox.get()) is not None:
+                if self._closing:
+                    continue  # the session is ending: what is left is not sent
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+        except OSError:
+            pass  # the child is gone (or closed its stdin): nothing more reaches it
+        finally:
+            # Only this thread closes stdin, so its descriptor is never reused under a write.
             with contextlib.suppress(OSError, ValueError):
-                self.proc.stdin.write(data)
-                self.proc.stdin.flush()
-
-        threading.Thread(target=write, daemon=True).start()
+                self.proc.stdin.close()
 
     def alive(self) -> bool:
         return self.proc.poll() is None and not self.eof
@@ -232,16 +289,17 @@ class _Child:
         """End the process and everything it started."""
         # SIGTERM lets the subreaper end the whole tree; SIGKILL would orphan what left the group.
         subreaper.stop(self.proc, wrapped=self.contained)
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        self._closing = True
+        self._outbox.put(None)  # the writer closes stdin (a write under way fails: the child is gone)
+        for pipe in (self.proc.stdout, self.proc.stderr):
             with contextlib.suppress(OSError, ValueError):
                 if pipe is not None:
                     pipe.close()
 
     def finish(self) -> None:
         """Close stdin (the end of the session) and give the child a moment to exit, then kill it."""
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError, ValueError):
-                self.proc.stdin.close()
+        self._closing = True
+        self._outbox.put(None)  # the writer closes stdin: a write of its own may still be under way
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=2)
         self.kill()
@@ -254,6 +312,16 @@ class Stdio:
     process (and everything it started), and the next case starts a new one: after a protocol
     error nobody can say how many more lines the old process still owes, a new one owes none.
     Cases run one at a time (a lock serialises them).
+
+    Pipelined: the cases a runner announces (`upcoming`) are written ahead of their turn, up to
+    `_WINDOW` of them, so the process has the next case in its stdin while the harness judges
+    the last answer. Only to a process that has named a case in an answer (protocol v2): answers
+    are then matched by id, and a stray line cannot shift them. A case's clock starts when it is
+    run (its answer is next), not when it was written. A case written ahead to a process that
+    then exits before answering it goes again to a fresh process, as it would have without
+    pipelining (a process that ends itself every few cases loses none), so the verdicts never
+    depend on the window; after any other failure the cases written ahead are written again to
+    the next process.
     """
 
     def __init__(
@@ -278,6 +346,8 @@ class Stdio:
         self._unstartable: str | None = None  # set by `prepare`: why no case starts a process
         self._not_ready: str | None = None  # set by `prepare`: the warm-up got no answer in time
         self._lock = threading.Lock()
+        self._told: deque[Case] = deque()  # announced by `upcoming`, not written yet
+        self._in_flight: deque[_Sent] = deque()  # written to `_child`, answers not read yet, in order
 
     def prepare(self, timeout: float | None = None) -> None:
         """Start the process, unless one is running, and wait for its answer to a warm-up case,
@@ -291,10 +361,11 @@ class Stdio:
         with self._lock:
             if self._child is not None and self._child.alive():
                 return
+            self._restart()  # what a dead process was owing goes to the next one
             exited = ""
             for _ in range(_START_TRIES):
                 try:
-                    self._exchange(self._live_child(), warmup_case(), limit, warmup=True)
+                    self._warm_up(self._live_child(), limit)
                     return
                 except _Exited as exc:
                     self._discard()
@@ -308,33 +379,125 @@ class Stdio:
                     return
             self._unstartable = _NOT_STARTED.format(tries=_START_TRIES, exited=exited)
 
+    def upcoming(self, cases: Iterable[Case]) -> None:
+        """The cases `run` is given next, in this order, after those announced before: a process
+        that names its cases gets them written ahead of their turn. A case announced and then
+        not run costs its process (the answers it owes are not waited for): announce only cases
+        that will run."""
+        with self._lock:
+            self._told.extend(cases)
+
+    def prints_nothing(self, case: Case) -> bool:
+        """A case run here writes nothing to this process's stdout or stderr (the process's own
+        output comes through pipes), so the runner needs no capture around it."""
+        return True
+
     def run(self, case: Case, timeout: float | None = None) -> Outcome:
         """Send one case, return the process's answer as an `Outcome` (its notes included)."""
         limit = self.timeout if timeout is None else timeout
         with self._lock:  # a `prepare` still running decides first whether a process is started
-            if self._unstartable is not None:
-                raise AccumulatorCrashed(f"{self.name}: case {case.id}: {self._unstartable}")
-            if self._not_ready is not None:
+            self._take(case)
+            if self._unstartable is not None or self._not_ready is not None:
+                self._told.popleft()  # no process runs: nothing is in flight
+                if self._unstartable is not None:
+                    raise AccumulatorCrashed(f"{self.name}: case {case.id}: {self._unstartable}")
                 raise AccumulatorTimeout(f"{self.name}: case {case.id}: {self._not_ready}")
-            try:
-                answer = self._exchange(self._live_child(), case, limit)
-            except AccumulatorFailure:
-                self._discard()
-                raise
+            answer = self._pipelined(case, limit)
         if isinstance(answer.get("failure"), str):
             raise AccumulatorCrashed(f"{self.name}: case {case.id}: {answer['failure']}")
         if isinstance(answer.get("skip"), str):
             raise NotApplicable(answer["skip"])
         try:
-            return answer_outcome(answer, cut=not case.response.complete)
+            return answer_outcome(answer, cut=not case.complete)  # read without rendering the response
         except AccumulatorProtocolError as exc:
             raise AccumulatorProtocolError(f"{self.name}: case {case.id}: answer {exc}") from None
+
+    def _take(self, case: Case) -> None:
+        """Make `case` the next one owed (`_in_flight[0]`, else `_told[0]`). The cases announced
+        before it will not run: they are forgotten, and when one was written already the process
+        goes (it owes answers nobody will read); a case never announced goes before the others."""
+        if self._in_flight and self._in_flight[0].case is case:
+            return
+        self._restart()
+        for k, told in enumerate(self._told):
+            if told is case:
+                for _ in range(k):
+                    self._told.popleft()
+                return
+        self._told.appendleft(case)
+
+    def _restart(self) -> None:
+        """Drop the process when answers are owed by it; the cases written to it go back to be
+        written again (ahead of the rest)."""
+        if self._in_flight:
+            self._discard()
+            self._told.extendleft(reversed([sent.case for sent in self._in_flight]))
+            self._in_flight.clear()
+
+    def _pipelined(self, case: Case, limit: float | None) -> dict[str, Any]:
+        """The answer to `case`, `_told[0]` or `_in_flight[0]`, the window topped up first."""
+        for _ in range(2):  # a second time only for a case written ahead to a process that then exited
+            try:
+                if not self._in_flight:
+                    fresh = self._live_child()
+                    self._stray_before(fresh, case)
+                    self._write(fresh, ahead=False)
+                child = self._child
+                assert child is not None
+                self._top_up(child)
+            except AccumulatorFailure:
+                self._told.popleft()
+                self._discard()
+                raise
+            except BaseException:
+                self._told.popleft()  # it could not be encoded: the next case goes on
+                raise
+            sent = self._in_flight[0]
+            try:
+                answer = self._answer(child, case, limit)
+            except _Exited:
+                if sent.ahead:  # it may never have been read: it goes to a fresh process
+                    self._restart()
+                    continue
+                self._fail()
+                raise
+            except AccumulatorFailure:
+                self._fail()
+                raise
+            self._in_flight.popleft()
+            return answer
+        raise InternalError("a case written ahead was not answered twice")  # pragma: no cover
+
+    def _fail(self) -> None:
+        """The case owed first failed: the process goes, the cases written after it are written again."""
+        self._in_flight.popleft()
+        self._restart()
+        self._discard()
+
+    def _write(self, child: _Child, *, ahead: bool) -> None:
+        case = self._told[0]
+        data = case_bytes(case, self.feed)
+        self._told.popleft()
+        child.send(data)
+        self._in_flight.append(_Sent(case, ahead, len(data)))
+
+    def _top_up(self, child: _Child) -> None:
+        """Write announced cases while the window has room, to a process that names its cases."""
+        if not child.names_cases:
+            return  # v1: order is all that matches answers to cases, a stray line would shift them
+        size = sum(sent.size for sent in self._in_flight)
+        while self._told and len(self._in_flight) < _WINDOW and size < _WINDOW_BYTES:
+            try:
+                self._write(child, ahead=True)
+            except Exception:
+                return  # it fails on its own turn, as the case owed first
+            size += self._in_flight[-1].size
 
     def _live_child(self) -> _Child:
         child = self._child
         if child is not None:
             child.collect_pending()
-            # A dead process's stray lines are still reported (by `_exchange`) before it is replaced.
+            # A dead process's stray lines are still reported (by `_stray_before`) before it is replaced.
             if child.alive() or child.stray:
                 return child
         self._discard()
@@ -349,18 +512,28 @@ class Stdio:
             self._child.kill()
             self._child = None
 
-    def _exchange(
-        self, child: _Child, case: Case, limit: float | None, *, warmup: bool = False
-    ) -> dict[str, Any]:
-        where = f"{self.name}: case {case.id}"
+    def _stray_before(self, child: _Child, case: Case) -> None:
+        """A line printed after the last answer, known before `case` is written, fails `case`."""
         stray, child.stray = child.stray, []
-        if stray and not warmup:
+        if stray:
             after = f"case {child.answered}" if child.answered else "the warm-up case"
             raise AccumulatorProtocolError(
-                f"{where}: before this case was sent, the process printed a line after its answer to "
-                f"{after}: {_trimmed(stray[0])!r}; process restarted"
+                f"{self.name}: case {case.id}: before this case was sent, the process printed a line "
+                f"after its answer to {after}: {_trimmed(stray[0])!r}; process restarted"
             )
-        child.send(b"".join(_line(message) for message in case_messages(case, self.feed, warmup=warmup)))
+
+    def _warm_up(self, child: _Child, limit: float | None) -> None:
+        """Write the warm-up case and read its answer (a line printed before it is not its fault)."""
+        case = warmup_case()
+        child.stray = []
+        child.send(case_bytes(case, self.feed, warmup=True))
+        self._answer(child, case, limit, warmup=True)
+
+    def _answer(
+        self, child: _Child, case: Case, limit: float | None, *, warmup: bool = False
+    ) -> dict[str, Any]:
+        """The next answer line, which must be `case`'s, read within `limit` seconds from now."""
+        where = f"{self.name}: case {case.id}"
         deadline = None if limit is None else time.monotonic() + limit
         while True:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -397,6 +570,11 @@ class Stdio:
                 if child.names_cases:
                     raise AccumulatorProtocolError(f"{where}: answered a line without its case id: {shown!r}")
             elif named != case.id:
+                if named is not None and named == child.answered:  # one too many, read as the next
+                    raise AccumulatorProtocolError(
+                        f"{where}: the process printed a line after its answer to case {named}: "
+                        f"{shown!r}; process restarted"
+                    )
                 raise AccumulatorProtocolError(f"{where}: answered case {named!r}, not this one: {shown!r}")
             else:
                 child.names_cases = True
@@ -406,6 +584,8 @@ class Stdio:
     def shutdown(self) -> None:
         """End the session: close the process's stdin, then make sure it and its children are gone."""
         with self._lock:
+            self._told.clear()
+            self._in_flight.clear()
             if self._child is not None:
                 self._child.finish()
                 self._child = None
@@ -415,6 +595,14 @@ class Stdio:
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+class _Sent(NamedTuple):
+    """A case written to the process: `ahead` when an earlier case's answer was still owed."""
+
+    case: Case
+    ahead: bool
+    size: int
 
 
 def _trimmed(raw: bytes) -> str:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, cast
 
 from harness import bounded
 from harness.accumulators import prepare, reference, resolve
@@ -25,6 +26,7 @@ from harness.errors import (
 )
 from harness.wire import dialects
 from harness.wire.codecs import CodecError, WireEvent
+from harness.wire.dialects import Event
 
 if TYPE_CHECKING:
     from harness.accumulators.base import Accumulator
@@ -43,7 +45,9 @@ _CONTENT_TYPES: Final = {
 class _Pending:
     """One case being received."""
 
-    def __init__(self, start: Mapping[str, Any]) -> None:
+    def __init__(self, start: Mapping[str, Any], *, lean: bool = False) -> None:
+        """`lean`: for an accumulator that reads payloads only (the reference), whose events need
+        no wire text, nor cases an expected outcome (it reports nothing early)."""
         case_id, dialect, feed = start.get("case"), start.get("dialect"), start.get("feed", "events")
         if not isinstance(case_id, str) or not isinstance(dialect, str) or feed not in FEEDS:
             raise UsageError("start: needs case (string), dialect (string) and feed (events or bytes)")
@@ -53,6 +57,7 @@ class _Pending:
         self.request = _request(start.get("request"))
         self.events: list[dialects.Event] = []
         self.chunks: list[Chunk] = []
+        self.lean = lean
 
     def add(self, message: Mapping[str, Any]) -> None:
         op = message.get("op")
@@ -60,10 +65,12 @@ class _Pending:
             name, data = message.get("event"), message.get("data")
             if name is not None and not isinstance(name, str):
                 raise UsageError("event: `event` must be a string or null")
-            text = data if isinstance(data, str) else self.dialect.dumps(data)
-            event = self.dialect.parse(WireEvent(data=text, name=name))
-            self.events.append(event)
-            self.chunks.append(Chunk(dialects.body_of([event], self.dialect)))
+            if isinstance(data, str):  # text that is not JSON (`[DONE]`), parsed as the wire's would be
+                self.events.append(self.dialect.parse(WireEvent(data=data, name=name)))
+            elif self.lean:  # its wire text is made from the payload if it is ever rendered
+                self.events.append(Event(WireEvent(name=name), data, True))
+            else:  # decoded already: its wire text is how this provider writes it, not parsed again
+                self.events.append(Event(WireEvent(data=self.dialect.dumps(data), name=name), data))
         elif op == "bytes" and self.feed == "bytes":
             try:
                 self.chunks.append(Chunk(base64.b64decode(str(message.get("b64", "")), validate=True)))
@@ -73,20 +80,29 @@ class _Pending:
             raise UsageError(f"unexpected op {op!r} in a case fed by {self.feed}")
 
     def case(self, error: str | None) -> Case:
-        from harness.mutate.case import Case
+        """The case received."""
+        from harness.mutate.case import Case, DeferredResponse
 
-        response = Response(
-            status=200,
-            headers={"content-type": _CONTENT_TYPES.get(self.dialect.codec_name, "application/octet-stream")},
-            chunks=self.chunks,
-            complete=error is None,
-            error=error,
-        )
+        def response() -> Response:
+            # Fed events: the body is rendered from them only when read (a client-level accumulator).
+            chunks = self.chunks
+            if self.feed == "events":
+                chunks = [Chunk(dialects.body_of([event], self.dialect)) for event in self.events]
+            kind = _CONTENT_TYPES.get(self.dialect.codec_name, "application/octet-stream")
+            return Response(
+                status=200,
+                headers={"content-type": kind},
+                chunks=chunks,
+                complete=error is None,
+                error=error,
+            )
+
         events = self.events if self.feed == "events" else _decode(self.chunks, self.dialect)
         case = Case(
             id=self.id,
             dialect=self.dialect.name,
-            response=response,
+            # Rendered when first read (`Case.response` takes a deferred one: `DeferredResponse`).
+            response=cast(Response, DeferredResponse(error is None, error, response)),
             events=tuple(events),
             expected=Outcome(),
             cassette="stdio",
@@ -94,6 +110,8 @@ class _Pending:
             seed=0,
             request=self.request,
         )
+        if self.lean:
+            return case
         # What the case is expected to give, so `view()` notes mean the same as in the harness.
         return replace(case, expected=_REFERENCE.run(case))
 
@@ -121,6 +139,8 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
     Returns 0 at the end of input, 2 after a message that breaks the protocol (reported on stderr).
     """
     acc = resolve(accumulator)
+    # The reference reads payloads only and reports nothing early (no `view`).
+    lean = isinstance(acc, type(_REFERENCE)) and acc.factory is _REFERENCE.factory
     # Before the first line is read: the harness's warm-up case waits for it. Not the reference's,
     # which is loading every dialect: here each dialect is loaded when its first case arrives.
     if not isinstance(acc, type(_REFERENCE)):
@@ -128,34 +148,60 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
     source = stdin if stdin is not None else sys.stdin
     out = stdout if stdout is not None else sys.stdout
     pending: _Pending | None = None
+    number = 0
     try:
-        for number, raw in enumerate(source, start=1):
-            if not raw.strip():
-                continue
-            try:
-                message = bounded.loads(raw)
-                if not isinstance(message, dict):
-                    raise UsageError("a message must be a JSON object")
-                op = message.get("op")
-                if op == "start":
-                    pending = _Pending(message)
+        for lines in _reads(source):
+            for raw in lines:
+                number += 1
+                if not raw.strip():
                     continue
-                if pending is None:
-                    raise UsageError(f"op {op!r} before start")
-                if op != "end":
-                    pending.add(message)
-                    continue
-                error = message.get("error")
-                case = pending.case(None if error is None else str(error))
-                pending = None
-            except (ValueError, HarnessError) as exc:
-                print(f"toolstream serve-accumulator: line {number}: {exc}", file=sys.stderr)
-                return 2
-            out.write(json.dumps(_answer(acc, case), ensure_ascii=False, separators=(",", ":")) + "\n")
-            out.flush()
+                try:
+                    message = bounded.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+                    if not isinstance(message, dict):
+                        raise UsageError("a message must be a JSON object")
+                    op = message.get("op")
+                    if op == "start":
+                        pending = _Pending(message, lean=lean)
+                        continue
+                    if pending is None:
+                        raise UsageError(f"op {op!r} before start")
+                    if op != "end":
+                        pending.add(message)
+                        continue
+                    error = message.get("error")
+                    case = pending.case(None if error is None else str(error))
+                    pending = None
+                except (ValueError, HarnessError) as exc:
+                    print(f"toolstream serve-accumulator: line {number}: {exc}", file=sys.stderr)
+                    return 2
+                out.write(json.dumps(_answer(acc, case), ensure_ascii=False, separators=(",", ":")) + "\n")
+            out.flush()  # once per read: cases written ahead are answered together
     finally:
+        with contextlib.suppress(OSError, ValueError):
+            out.flush()
         acc.shutdown()
     return 0
+
+
+def _reads(source: IO[str]) -> Iterator[list[str] | list[bytes]]:
+    """The lines of `source`, a list per read as they arrive (from its file descriptor when it
+    has one: a harness that writes cases ahead has them read, and answered, together)."""
+    try:
+        fd = source.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+        yield from ([line] for line in source)
+        return
+    partial = bytearray()  # a line's start, extended by each read (linear in a long line)
+    while data := os.read(fd, 1 << 16):
+        end = data.rfind(b"\n")
+        if end < 0:
+            partial += data
+            continue
+        partial += data[:end]
+        yield bytes(partial).split(b"\n")
+        partial[:] = data[end + 1 :]
+    if partial:
+        yield [bytes(partial)]
 
 
 def _answer(acc: Accumulator, case: Case) -> dict[str, Any]:

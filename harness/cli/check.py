@@ -114,6 +114,12 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="a program run unchanged once per case against the replay server (its SDK's base URL pointing"
         " at the case), judged by the follow-up request it sends; -j N runs N at once (docs/serve.md)",
     )  # fmt: skip
+    parser.add_argument(
+        "--cold", action="store_true",
+        help="with --client: start a Node program (node SCRIPT.mjs) or a Python one (python SCRIPT.py) as"
+        " a new process on every case, not in a warm Node process or forked from a preloaded Python one"
+        " (as TOOLSTREAM_WARM=0 does; docs/clients.md, docs/serve.md)",
+    )  # fmt: skip
     add_selection_options(parser)
     add_strict_option(parser)
     parser.add_argument(
@@ -169,4 +175,6 @@ def _run_client(command: str, selection: Selection, args: argparse.Namespace) ->
         raise UsageError("--timeout: a client needs a timeout of more than 0 seconds")
     matrix = Matrix(selection)
     jobs = 1 if args.jobs is None else args.jobs  # None: -j not given (see `add_selection_options`)
-    return run_clients(list(matrix.all()), command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name)
+    cases = list(matrix.all())
+    warm = not args.cold
+    return run_clients(cases, command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name, warm=warm)

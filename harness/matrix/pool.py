@@ -27,14 +27,14 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.accumulators import resolve, subreaper
-from harness.accumulators.base import Accumulator
+from harness.accumulators.base import Accumulator, not_for
 from harness.accumulators.capture import captured_output
 from harness.errors import HarnessError, UsageError
 from harness.matrix.judging import judge
@@ -43,7 +43,10 @@ from harness.mutate.scenario import SEPARATOR
 from harness.oracle.verdict import Result, Verdict, describe_error, unjudged
 from harness.text.terminal import Progress
 
-__all__ = ["LongLived", "Pool"]
+if TYPE_CHECKING:
+    from harness.mutate.case import Case
+
+__all__ = ["LongLived", "Pool", "told_ahead"]
 
 # Messages a worker sends: ("ready",), ("fatal", text), ("units", [(n, results), ...]), each
 # result a `Result.to_record()`.
@@ -56,6 +59,8 @@ POLL_SECONDS = 0.05  # how often the parent looks at the running cases' start ti
 # Batches a worker holds at once: the next is in its pipe when it ends one, so it never waits for
 # the parent to take its results and send more.
 IN_FLIGHT = 2
+# Cases built before the one run now, for accumulators that take them early (`told_ahead`).
+AHEAD = 16
 
 
 class LongLived:
@@ -121,17 +126,22 @@ def _worker_main(
             done: list[tuple[int, list[list[tuple[Any, ...]]]]] = []
             shared: dict[int, Any] = {}  # for the message `done` becomes (`Result.to_record`)
             flushed = time.monotonic()
-            for n, fields in batch:
-                unit = tuple.__new__(Unit, fields)
-                now[3] = -1.0  # building: a death now is the harness's, not a case's
-                now[0], now[1], now[2] = n, 0, 0
-                try:
-                    cases = matrix.cases(unit)
-                except Exception as exc:
-                    conn.send(("fatal", f"{unit.describe()}: {describe_error(exc)}"))
-                    return
-                if cases:
-                    kept.keep()
+
+            def built(batch: list[tuple[int, Any]]) -> Iterator[tuple[int, list[Case]]]:
+                for n, fields in batch:
+                    unit = tuple.__new__(Unit, fields)
+                    now[3] = -1.0  # building: a death now is the harness's, not a case's
+                    now[0], now[1], now[2] = n, 0, 0
+                    try:
+                        cases = matrix.cases(unit)
+                    except Exception as exc:
+                        raise _BuildFailed(f"{unit.describe()}: {describe_error(exc)}") from None
+                    if cases:
+                        kept.keep()
+                    yield n, cases
+
+            # A lost case has its verdict: it is not run again, so not announced either.
+            for n, cases in told_ahead(built(batch), accumulators, skipped=lost):
                 per_case = []
                 for k, case in enumerate(cases):
                     scenario = matrix.by_name.get(case.scenario)
@@ -142,7 +152,7 @@ def _worker_main(
                             row.append(_lost_result(case, scenario, spec, *known).to_record(shared))
                             continue
                         now[3] = 0.0
-                        now[1], now[2] = k, i
+                        now[0], now[1], now[2] = n, k, i
                         now[3] = time.monotonic()
                         row.append(judge(acc, spec, case, scenario).to_record(shared))
                         now[3] = 0.0
@@ -153,6 +163,8 @@ def _worker_main(
                     done, shared, flushed = [], {}, time.monotonic()
             now[3] = 0.0
             conn.send(("units", done))  # the batch's last: the parent may send the next one
+    except _BuildFailed as exc:
+        conn.send(("fatal", str(exc)))
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
     finally:
@@ -161,6 +173,41 @@ def _worker_main(
         for acc in accumulators:
             with contextlib.suppress(Exception):
                 acc.shutdown()
+
+
+class _BuildFailed(Exception):
+    """A unit's cases could not be built (the harness's error, said by the worker as fatal)."""
+
+
+def told_ahead(
+    built: Iterable[tuple[int, list[Case]]],
+    accumulators: Sequence[Accumulator],
+    *,
+    skipped: Container[tuple[int, int, int]] = (),
+) -> Iterator[tuple[int, list[Case]]]:
+    """`built` (each unit's number and cases, in order), each unit given once `AHEAD` cases after
+    it are built, every accumulator with `upcoming` told of each unit's cases as they are built:
+    one that can start on cases early (a `cmd:` process, pipelined) always has the next ones.
+    `skipped` holds the (unit, case, accumulator) positions that will not be run (a case
+    announced must be run). Accumulators without `upcoming` cost nothing here."""
+    found = [(i, acc, getattr(acc, "upcoming", None)) for i, acc in enumerate(accumulators)]
+    tellers = [(i, acc, tell) for i, acc, tell in found if callable(tell)]
+    if not tellers:
+        yield from built
+        return
+    held: deque[tuple[int, list[Case]]] = deque()
+    count = 0  # cases held
+    for n, cases in built:
+        for i, acc, tell in tellers:
+            # Nor a case `judge` skips without running it (a dialect the accumulator does not read).
+            runs = [c for k, c in enumerate(cases) if (n, k, i) not in skipped]
+            tell([c for c in runs if not_for(acc, "", c.dialect) is None])
+        held.append((n, cases))
+        count += len(cases)
+        while count - len(held[0][1]) >= AHEAD:
+            count -= len(held[0][1])
+            yield held.popleft()
+    yield from held
 
 
 def prepare(acc: Accumulator, timeout: float | None) -> None:
