@@ -78,6 +78,9 @@ def scratch(tmp_path: Path) -> dict[str, str]:
     """Link the bundled folders into `tmp_path` and return an environment that imports this checkout."""
     for name in ("cassettes", "scenarios", "examples"):
         (tmp_path / name).symlink_to(ROOT / name)
+    # A project of the reader's own: a bare `pytest` collects its tests, not the example agent's
+    # (examples/agent_tests), which a line names when it means them.
+    (tmp_path / "pytest.ini").write_text("[pytest]\nnorecursedirs = examples cassettes scenarios\n")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(tmp_path), env.get("PYTHONPATH")]))
     return env

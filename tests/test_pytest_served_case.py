@@ -6,7 +6,10 @@ examples/agent_tests as its developer runs it, serially, with xdist and sharded.
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -64,7 +67,11 @@ def expected_example_outcomes(found: dict[str, set[str]]) -> None:
     """Only the index-keyed agent fails, and only where parallel calls share index 0."""
     assert found["failed"] == {f"test_agent_keyed_by_index[{SHARED_INDEX_0}]"}, found["failed"]
     assert not found["skipped"]
-    tests = ("test_agent_keyed_by_index", "test_agent_keyed_by_id", "test_async_agent_from_the_environment")
+    tests = (
+        "test_agent_keyed_by_index",
+        "test_agent_keyed_correctly",
+        "test_async_agent_from_the_environment",
+    )
     for test in tests:
         ran = {name for names in found.values() for name in names if name.startswith(test + "[")}
         assert len(ran) == 4, ran  # parallel-2 x 2 scenarios, single-call and the cut one x original
@@ -79,6 +86,35 @@ def test_the_example_fails_the_index_keyed_agent_on_shared_index_0_only(project:
 def test_the_example_under_xdist_gives_the_same_outcomes(project: pytest.Pytester) -> None:
     found = run_example(example(project), "-n", "2")
     expected_example_outcomes(found)
+
+
+# What servers send that an agent keying calls by id got wrong (issue 32): ids on every chunk, names
+# repeated in full, placeholder and re-sent arguments, arguments as an object, index-null and
+# incremented continuations, rotating ids, a truncated call, a split surrogate pair.
+SHAPES = (
+    "A5-id-on-every-chunk,B3-name-repeated-in-full,B6-placeholder-args-in-header,B8-args-as-object,"
+    "B9-full-args-re-emitted-at-end,A3-index-null-on-continuations,A11-index-incremented-on-continuation,"
+    "A7-id-rotates-per-fragment,D7-truncated-mid-args,F2-surrogate-pair-split"
+)
+
+
+def test_the_correct_agent_passes_what_servers_really_send(project: pytest.Pytester) -> None:
+    """calls_by_id (the example's second agent until issue 32's fix) failed 16 of these 22 cases."""
+    args = [*plugin_args(), *SELECT, "--toolstream-scenarios", SHAPES, "-k", "keyed_correctly and openai"]
+    example(project).runpytest(*args, "--junitxml=junit.xml").assert_outcomes(passed=22)
+
+
+@pytest.mark.slow
+def test_the_correct_agent_passes_the_whole_openai_chat_matrix() -> None:
+    """Every openai-chat case (1633, some 90 s alone): the correct agent passes them all, the
+    policy warnings of `[DONE]` without a finish_reason aside (the SDK hides `[DONE]`)."""
+    args = ["-p", "no:cacheprovider", "-p", "no:randomly", *plugin_args(), "-k", "keyed_correctly"]
+    command = [sys.executable, "-m", "pytest", "-q", str(EXAMPLE), *args]
+    found = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert found.returncode == 0, found.stdout[-3000:]
+    summary = re.search(r"test_agent_keyed_correctly: (\d+) cases: (.*)\n", found.stdout)
+    assert summary and re.fullmatch(r"\d+ pass(, \d+ warn)?", summary[2]), found.stdout[-3000:]
+    assert int(summary[1]) > 1000  # the whole matrix, not a slice of it
 
 
 def test_the_failure_says_the_verdict_and_the_pytest_line_that_replays_it(project: pytest.Pytester) -> None:

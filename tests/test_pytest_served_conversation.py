@@ -90,13 +90,13 @@ def test_agent_answers(toolstream, provider_url):
     assert run_agent(client, "Weather and time in Paris?") == ANSWER
 """
 
-# test_served.py: the same agent over the recording's cases, keyed by index and by id.
+# test_served.py: the same agent over the recording's cases, keyed by index and correctly.
 TEST_SERVED = f"""
 import os
 
 import openai
 import pytest
-from agent import calls_by_id, calls_by_index, run_agent
+from agent import calls_by_index, calls_correctly, run_agent
 
 ANSWER = {ANSWER!r}
 
@@ -115,8 +115,8 @@ def test_agent_keyed_by_index(toolstream_served_case):
     assert ask(toolstream_served_case, calls_by_index) == ANSWER
 
 
-def test_agent_keyed_by_id(toolstream_served_case):
-    assert ask(toolstream_served_case, calls_by_id) == ANSWER
+def test_agent_keyed_correctly(toolstream_served_case):
+    assert ask(toolstream_served_case, calls_correctly) == ANSWER
 """
 
 

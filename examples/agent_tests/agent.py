@@ -1,11 +1,12 @@
 """A small agent on the openai SDK: ask, stream the answer, put the streamed tool calls back
 together, run the tools, send their results back, until the model answers in words.
 
-Two ways of putting the calls together, both common in agents:
-- `calls_by_index`: each fragment goes to the call at its `index`. Gateways that send parallel
-  calls all at index 0 (each with its own id) make it merge them into one call.
-- `calls_by_id`: a fragment bringing an id not yet seen at its index starts a new call; one
-  without an id continues the call at its index.
+Two ways of putting the calls together:
+- `calls_by_index`, the common first try: each fragment goes to the call at its `index`.
+  Gateways that send parallel calls all at index 0 (each with its own id) make it merge them into
+  one call, and it runs the calls of a stream that was cut before it finished.
+- `calls_correctly`: what servers really send, minded (the rules are in `_route` and
+  `Call.merge`), and no calls run unless the stream finished.
 """
 
 from __future__ import annotations
@@ -34,6 +35,22 @@ class Call:
             self.name += fragment.function.name or ""
             self.arguments += fragment.function.arguments or ""
 
+    def merge(self, fragment: Any) -> None:
+        """`add`, minding what servers send again or send otherwise."""
+        if fragment.function is None:
+            return
+        name, arguments = fragment.function.name or "", fragment.function.arguments or ""
+        # A name sent again in full (or growing on each fragment) replaces it; pieces are joined.
+        self.name = name if name.startswith(self.name) else self.name + name
+        if isinstance(arguments, dict):  # arguments sent as a JSON object, not as its text
+            self.arguments = json.dumps({**_object(self.arguments), **arguments})
+        elif arguments == self.arguments and _object(arguments):
+            pass  # the whole arguments sent again
+        elif self.arguments.strip() == "{}" and arguments:
+            self.arguments = arguments  # a "{}" placeholder before the real arguments
+        else:
+            self.arguments += arguments
+
 
 Reassemble = Callable[[Iterable[Any]], tuple[str, list[Call]]]
 
@@ -51,19 +68,72 @@ def calls_by_index(chunks: Iterable[Any]) -> tuple[str, list[Call]]:
     return text, list(calls.values())
 
 
-def calls_by_id(chunks: Iterable[Any]) -> tuple[str, list[Call]]:
-    """The text and the calls of a streamed completion: a new id at an index is a new call."""
-    text, calls, at = "", list[Call](), dict[int, Call]()
+def calls_correctly(chunks: Iterable[Any]) -> tuple[str, list[Call]]:
+    """The text and the calls of a streamed completion, put together the way servers really send
+    them, and only once the stream said it finished (the calls of a cut stream are not run)."""
+    text, calls, finish = "", list[Call](), None
+    at: dict[int | None, Call] = {}  # the latest call at each index
+    by_id: dict[str, Call] = {}
     for chunk in chunks:
-        for choice in chunk.choices:
-            text += choice.delta.content or ""
-            for fragment in choice.delta.tool_calls or []:
-                call = at.get(fragment.index)
-                if call is None or (fragment.id and fragment.id != call.id):
-                    call = at[fragment.index] = Call(id=fragment.id)
-                    calls.append(call)
-                call.add(fragment)
-    return text, calls
+        # Only the first choice: an `n>1` request streams the others too, and a chunk may carry
+        # no choices at all (usage only). A choice without an index is the first one.
+        choice = next((c for c in chunk.choices or [] if (c.index or 0) == 0), None)
+        if choice is None:
+            continue
+        text += choice.delta.content or ""
+        finish = choice.finish_reason or finish
+        for fragment in choice.delta.tool_calls or []:
+            call = _route(fragment, calls, at, by_id)
+            if call is None:  # a new call
+                call = at[fragment.index] = Call(id=fragment.id or None)
+                calls.append(call)
+            if fragment.id:
+                call.id = call.id or fragment.id  # the first id stays (some servers rotate it)
+                by_id.setdefault(fragment.id, call)
+            call.merge(fragment)
+    if finish is None:
+        # Nothing said the turn ended: the connection dropped (or [DONE] came alone). Running
+        # these calls would run arguments the model may never have finished.
+        raise RuntimeError("the stream ended without a finish_reason")
+    if finish == "length":
+        calls = calls[:-1]  # the output limit cut the last call short
+    for call in calls:
+        call.arguments = _whole(call.arguments or "{}")  # no arguments at all: an empty object
+    return _whole(text), calls
+
+
+def _route(
+    fragment: Any, calls: list[Call], at: dict[int | None, Call], by_id: dict[str, Call]
+) -> Call | None:
+    """The call a fragment continues, or None when it starts one."""
+    name = fragment.function.name if fragment.function else None
+    if fragment.id and fragment.id in by_id:
+        return by_id[fragment.id]  # some servers repeat the id on every fragment
+    current = at.get(fragment.index) if fragment.index is not None else (calls[-1] if calls else None)
+    if current is None:
+        # A fragment with neither an id nor a name at a new index continues the latest call
+        # (servers that increment the index on every fragment).
+        return None if fragment.id or name or not calls else calls[-1]
+    if fragment.id and current.id and name:
+        return None  # another id with a name at the same index: parallel calls sharing index 0
+    if name and not fragment.id and name != current.name and current.arguments:
+        return None  # another function at the same index, without ids
+    return current  # a new id without a name is the same call (some servers rotate ids)
+
+
+def _object(text: str) -> dict[str, Any]:
+    """The JSON object `text` holds, or {} when it holds none."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _whole(text: str) -> str:
+    """`text` with the halves of each surrogate pair (split across fragments, one per piece,
+    by servers that cut text in UTF-16 units) put back together as the character they encode."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
 
 def run_tool(call: Call) -> str:
@@ -85,7 +155,7 @@ def next_messages(text: str, calls: list[Call]) -> list[Any]:
     return [{"role": "assistant", "content": text or None, "tool_calls": turn}, *results]
 
 
-def run_agent(client: openai.OpenAI, question: str, reassemble: Reassemble = calls_by_id) -> str:
+def run_agent(client: openai.OpenAI, question: str, reassemble: Reassemble = calls_correctly) -> str:
     """Ask `question`, running the tools the model calls, and return its answer."""
     messages: list[Any] = [{"role": "user", "content": question}]
     for _ in range(4):
@@ -98,7 +168,7 @@ def run_agent(client: openai.OpenAI, question: str, reassemble: Reassemble = cal
 
 
 async def run_agent_async(
-    client: openai.AsyncOpenAI, question: str, reassemble: Reassemble = calls_by_id
+    client: openai.AsyncOpenAI, question: str, reassemble: Reassemble = calls_correctly
 ) -> str:
     """`run_agent` on the async client."""
     messages: list[Any] = [{"role": "user", "content": question}]

@@ -4,7 +4,10 @@ served one streamed case at a time and judged by the follow-up request the agent
     pytest examples/agent_tests --toolstream-scenarios original,parallel-calls-share-index-0
 
 fails `test_agent_keyed_by_index` on the cases whose parallel calls share index 0 (the scenario,
-and a LiteLLM recording): it merges them into one call. Everything else passes.
+and a LiteLLM recording): it merges them into one call. Everything else passes. Over the whole
+openai-chat matrix (`pytest examples/agent_tests -k keyed`), `calls_correctly` passes every case;
+`calls_by_index` fails the index-0 cases and more (names repeated in full, placeholder or re-sent
+arguments, cut streams whose truncated call it runs, ...).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import asyncio
 
 import openai
 import pytest
-from agent import calls_by_id, calls_by_index, run_agent, run_agent_async
+from agent import calls_by_index, calls_correctly, run_agent, run_agent_async
 
 pytestmark = pytest.mark.toolstream_matrix(dialects=["openai-chat"])
 
@@ -25,9 +28,9 @@ def test_agent_keyed_by_index(toolstream_served_case):
     run_agent(client, QUESTION, reassemble=calls_by_index)
 
 
-def test_agent_keyed_by_id(toolstream_served_case):
+def test_agent_keyed_correctly(toolstream_served_case):
     client = openai.OpenAI(base_url=toolstream_served_case.base_url, api_key="test")
-    run_agent(client, QUESTION, reassemble=calls_by_id)
+    run_agent(client, QUESTION, reassemble=calls_correctly)
 
 
 def test_async_agent_from_the_environment(toolstream_served_case):
