@@ -18,7 +18,6 @@ its accumulators start stays in its tree, which a kill ends whole (`subreaper.en
 from __future__ import annotations
 
 import contextlib
-import gc
 import inspect
 import multiprocessing
 import os
@@ -38,6 +37,7 @@ from harness.accumulators.base import Accumulator, not_for
 from harness.accumulators.capture import captured_output
 from harness.errors import HarnessError, UsageError
 from harness.matrix.judging import judge
+from harness.matrix.longlived import LongLived
 from harness.matrix.selection import Matrix, Selection, Unit, rebuilt_scenarios
 from harness.mutate.scenario import SEPARATOR
 from harness.oracle.verdict import Result, Verdict, describe_error, unjudged
@@ -46,7 +46,7 @@ from harness.text.terminal import Progress
 if TYPE_CHECKING:
     from harness.mutate.case import Case
 
-__all__ = ["LongLived", "Pool", "told_ahead"]
+__all__ = ["Pool", "told_ahead"]
 
 # Messages a worker sends: ("ready",), ("fatal", text), ("units", [(n, results), ...]), each
 # result a `Result.to_record()`.
@@ -61,27 +61,6 @@ POLL_SECONDS = 0.05  # how often the parent looks at the running cases' start ti
 IN_FLIGHT = 2
 # Cases built before the one run now, for accumulators that take them early (`told_ahead`).
 AHEAD = 16
-
-
-class LongLived:
-    """The cyclic garbage collector kept off what a run keeps to its end: what lived before it
-    (modules, the caller's data), each unit's cases and the results so far. The collector's full
-    passes over those cost more than making them (6 µs a case, warm, in process; more in a pool's
-    parent, which decodes every result). `keep()` after making some; `close()` at the end of the
-    run, which thaws them. Not when the caller froze some itself. Garbage in a cycle that is
-    alive at a `keep()` waits for `close()`."""
-
-    def __init__(self) -> None:
-        self.owner = gc.get_freeze_count() == 0
-        self.keep()
-
-    def keep(self) -> None:
-        if self.owner:
-            gc.freeze()
-
-    def close(self) -> None:
-        if self.owner:
-            gc.unfreeze()
 
 
 def _worker_main(

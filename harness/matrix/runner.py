@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, overload
 from harness.accumulators import builtin_names, prepare, resolve
 from harness.errors import InternalError, UsageError
 from harness.matrix.judging import judge
-from harness.matrix.pool import LongLived, Pool, start_server, told_ahead
+from harness.matrix.longlived import LongLived
+from harness.matrix.pool import Pool, start_server, told_ahead
 from harness.matrix.selection import Matrix, Selection, Unit
 from harness.mutate.scenario import MAX_SEEDS
 from harness.oracle.verdict import Report, Result

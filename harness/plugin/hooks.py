@@ -20,8 +20,9 @@ from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
 
 if TYPE_CHECKING:
+    from harness.matrix.longlived import LongLived
     from harness.matrix.selection import Selection
-    from harness.plugin.items import CaseCatalog, LongLived, MatrixCase, MatrixResults
+    from harness.plugin.items import CaseCatalog, MatrixCase, MatrixResults
     from harness.plugin.served import ServedCase
     from harness.serve.server import ReplayServer
 
@@ -159,7 +160,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     settings = config.stash[_SETTINGS]
     if not settings.runs_matrix:
         return
-    from harness.plugin.items import CaseItem, CompareItem, LongLived, MatrixCollector, item_name
+    from harness.matrix.longlived import LongLived
+    from harness.plugin.items import CaseItem, CompareItem, MatrixCollector, item_name
 
     catalog = _catalog(config)
     selection = _selection(settings)
@@ -196,8 +198,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     # What lives to the session's end (modules, items, ids) is kept out of the collector's full
     # passes while the items run, and the verdicts as they arrive (`_Listener`): each pass would
     # walk them all again, a cost per item that grows with the matrix.
-    config.stash[_FROZEN] = frozen = LongLived()
-    frozen.keep()
+    config.stash[_FROZEN] = LongLived()
 
 
 def _skip_unless_declared(

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import shlex
 from collections import Counter, OrderedDict, defaultdict
@@ -40,7 +39,6 @@ __all__ = [
     "CaseFailed",
     "CaseItem",
     "CompareItem",
-    "LongLived",
     "MatrixCase",
     "MatrixResults",
     "compare_text",
@@ -165,24 +163,6 @@ class CaseCatalog:
         self._prepared.clear()
         self._built.clear()
         self._units.clear()
-
-
-class LongLived:
-    """The cyclic garbage collector kept off what a session keeps to its end (as a matrix run does,
-    `harness.matrix.pool.LongLived`, which this process need not import): `keep()` moves what
-    lives now out of its passes, `close()` puts it all back. Not when someone else froze objects."""
-
-    def __init__(self) -> None:
-        self.owner = gc.get_freeze_count() == 0
-
-    def keep(self) -> None:
-        if self.owner:
-            gc.freeze()
-
-    def close(self) -> None:
-        if self.owner:
-            gc.unfreeze()
-            self.owner = False
 
 
 class CaseFailed(AssertionError):
