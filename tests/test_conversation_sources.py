@@ -434,7 +434,9 @@ def test_the_fixtures_recording_mutates_and_the_mutated_conversation_replays(
     turns = [[c.decode() for c in _calls_turn(CALLS)], [c.decode() for c in ANSWER_TURN]]
     monkeypatch.setenv("TURNS", json.dumps(turns))
     monkeypatch.setenv("ANSWER", ANSWER)
-    folder = pytester.mkpydir("tests")
+    # A plain folder, not a package: a package named `tests` could meet another of that name
+    # already imported in this process (the run is in-process).
+    folder = pytester.mkdir("tests")
     (folder / "test_agent.py").write_text(AGENT_TEST)
     pytester.runpytest(*plugin_args(), "tests", "--toolstream-record-mode", "once").assert_outcomes(passed=1)
     recorded = pytester.path / "tests" / "cassettes" / "test_agent" / "test_agent_answers.toolstream.yaml"

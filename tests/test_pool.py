@@ -162,3 +162,22 @@ def test_a_script_without_the_main_guard_is_told_why_its_workers_die(tmp_path: P
     script.write_text(f'if __name__ == "__main__":\n{guarded}')
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "", done.stdout + done.stderr
+
+
+def test_workers_run_this_harness_when_the_working_directory_holds_another_copy(tmp_path: Path) -> None:
+    """A checkout of the harness beside an installed one (CI runs the installed wheel from the
+    checkout): the forkserver starts as `python -c`, the working directory first on its path, and
+    its workers imported the checkout's copy, which named the installed corpus's cassettes by
+    their path from here (`.venv/lib/.../openai-chat/...`), ids the parent then could not find."""
+    other = tmp_path / "harness"
+    other.mkdir()
+    (other / "__init__.py").write_text("# another copy, without the rest of the package\n")
+    toolstream = Path(sys.executable).with_name("toolstream")
+    argv = [str(toolstream), "check", "--accumulator", "reference", "--dialect", "openai-chat",
+            "--scenarios", "parallel-calls-share-index-0", "-j", "2", "--json", "out.json"]  # fmt: skip
+    run = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    import json
+
+    ids = [c["id"] for c in json.loads((tmp_path / "out.json").read_text())["cases"]]
+    assert ids and all(i.startswith("openai-chat/") for i in ids), ids[:3]

@@ -17,6 +17,7 @@ import contextlib
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from harness.accumulators.base import (
@@ -162,6 +163,14 @@ def prepare(accumulator: Accumulator, name: str, *, quiet: bool = True) -> None:
             f"accumulator {name!r} cannot start: its prepare() raised {type(exc).__name__}"
             + (f": {text}" if text else "")
         ) from None
+
+
+def cwd_shadows_harness() -> bool:
+    """Whether the working directory holds a copy of the harness package other than the one this
+    process runs (a checkout of it, beside an installed wheel): a Python started there with the
+    working directory first on its path (`python -c`, a forkserver) would import that copy."""
+    found = Path(os.getcwd()) / "harness"
+    return found.is_dir() and found.resolve() != Path(__file__).resolve().parent.parent
 
 
 def import_object(spec: str) -> Any:

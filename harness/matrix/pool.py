@@ -32,7 +32,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.accumulators import resolve, subreaper
+from harness.accumulators import cwd_shadows_harness, resolve, subreaper
 from harness.accumulators.base import Accumulator, not_for
 from harness.accumulators.capture import captured_output
 from harness.errors import HarnessError, UsageError
@@ -272,7 +272,18 @@ def start_server() -> Any:
         with contextlib.suppress(Exception):  # the first worker meets what fails here, and says it
             from multiprocessing import forkserver
 
-            forkserver.ensure_running()
+            # The server starts as `python -c`, the working directory first on its path: where that
+            # holds another copy of the harness (a checkout beside an installed wheel), workers
+            # would run that copy (naming the parent's cassettes by other names); Python's
+            # PYTHONSAFEPATH leaves the directory out.
+            shadowed = cwd_shadows_harness() and "PYTHONSAFEPATH" not in os.environ
+            if shadowed:
+                os.environ["PYTHONSAFEPATH"] = "1"
+            try:
+                forkserver.ensure_running()
+            finally:
+                if shadowed:
+                    del os.environ["PYTHONSAFEPATH"]
     return context
 
 
