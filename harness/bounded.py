@@ -1,5 +1,6 @@
 """JSON text parsed only when it nests no deeper than `MAX_DEPTH`: the one guard for every JSON a
-hostile file or stream gives us (event data, cassette bodies, tool-call arguments).
+hostile file or stream gives us (event data, cassette bodies, tool-call arguments); and a file
+read only up to a size (`read`), whatever it is (a device or a pipe never ends).
 
 Python's JSON parser recurses once per level, and so do `copy.deepcopy`, `json.dumps`, pickling,
 YAML dumping and our own comparisons of what it returns (two or three frames a level). Text
@@ -12,11 +13,14 @@ later recursion well inside the interpreter's limit of 1,000 frames, even below 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from itertools import accumulate
+from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "TooDeep", "depth", "loads"]
+__all__ = ["MAX_DEPTH", "TooDeep", "TooLarge", "depth", "loads", "read"]
 
 MAX_DEPTH: Final = 100
 
@@ -55,3 +59,27 @@ def loads(text: str | bytes, limit: int = MAX_DEPTH) -> Any:
     if found > limit:
         raise TooDeep(found, limit)
     return json.loads(text)
+
+
+class TooLarge(ValueError):
+    """A file over the size its reader allows: refused after reading one byte over, never whole."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"over the {limit:,} bytes allowed")
+
+
+def read(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The file's bytes, `TooLarge` past `limit`; a missing or unreadable file raises its `OSError`.
+    Not `read(limit)` alone: that asks for the whole limit at once (256 MB a cassette)."""
+    with open(Path(path), "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if stat.S_ISREG(status.st_mode) and status.st_size <= limit:
+            data = handle.read(status.st_size + 1)  # the one byte over: a file that grew
+            if len(data) > status.st_size:
+                data += handle.read(limit + 1 - len(data))
+        else:  # a device or a pipe (`/dev/zero`) says no size: at most one byte over the limit
+            data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(limit)
+    return data

@@ -64,19 +64,9 @@ def load(path: str | os.PathLike[str]) -> Cassette:
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes, bounded; UTF-8 is checked by the parser reading them (`compose_safe`)."""
     try:
-        with open(path, "rb") as handle:
-            # Bounded: a device or a pipe (`/dev/zero`) never ends; one byte over says "too big".
-            # Not `read(limit)` alone: it asks for the whole limit at once (256 MB a file).
-            status = os.fstat(handle.fileno())
-            if stat.S_ISREG(status.st_mode) and status.st_size <= MAX_YAML_CHARS:
-                data = handle.read(status.st_size + 1)  # the one byte over: a file that grew
-                if len(data) > status.st_size:
-                    data += handle.read(MAX_YAML_CHARS + 1 - len(data))
-            else:
-                data = handle.read(MAX_YAML_CHARS + 1)
-        if len(data) > MAX_YAML_CHARS:
-            raise CassetteError(path, f"over the {MAX_YAML_CHARS:,} bytes a cassette file may have")
-        return data
+        return bounded.read(path, MAX_YAML_CHARS)
+    except bounded.TooLarge:
+        raise CassetteError(path, f"over the {MAX_YAML_CHARS:,} bytes a cassette file may have") from None
     except FileNotFoundError:
         raise CassetteError(path, "no such cassette file") from None
     except OSError as exc:

@@ -118,10 +118,9 @@ def read_shard(path: str | Path) -> Shard:
     path = Path(path)
     where = _name(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise UsageError(f"{where}: {size} bytes, over the {MAX_BYTES} a report may have")
-        data = bounded.loads(path.read_bytes())
+        data = bounded.loads(bounded.read(path, MAX_BYTES))
+    except bounded.TooLarge:
+        raise UsageError(f"{where}: over the {MAX_BYTES:,} bytes a report may have") from None
     except FileNotFoundError:
         raise UsageError(f"{where}: no such file") from None
     except IsADirectoryError:
