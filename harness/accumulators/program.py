@@ -148,8 +148,8 @@ def _run(
     env = {**os.environ, **client_environment(server.url, case.id)}
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
     program = node_warm.parse(command, env) if warm and node_warm.enabled(env) else None
-    # A Python program's zygote, made ready (preloaded) before the clock starts.
-    zygote = zygotes.slot() if zygotes is not None and warm and program is None else None
+    # A Python program's zygote (`zygotes` is None when off or not Python), ready before the clock starts.
+    zygote = zygotes.slot() if zygotes is not None else None
     start = time.monotonic()
     started = node_warm.start(program, env, out, err) if program is not None else None
     if started is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
