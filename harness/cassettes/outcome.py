@@ -21,14 +21,25 @@ class State(StrEnum):
     ERROR = "error"
 
 
+# -- call kinds (custom/freeform tools, client-run Responses items) ---------------------------
+# A call's kind: what the client runs and how it answers it. `function` calls carry JSON arguments;
+# a `custom` (freeform) call carries its raw input text, which is never parsed as JSON; the
+# client-run Responses items carry the item's action (`shell_call`, `apply_patch_call` ...).
+FUNCTION = "function"
+CUSTOM = "custom"
+# -- end call kinds ----------------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One reassembled call. `arguments` is the parsed JSON value, or the raw text when `invalid`."""
+    """One reassembled call. `arguments` is the parsed JSON value, or the raw text when `invalid`;
+    for a `custom` call (`kind`), the raw input text as streamed, never parsed."""
 
     name: str | None
     arguments: Any
     id: str | None = None
     invalid: bool = False
+    kind: str = FUNCTION
 
     @classmethod
     def from_text(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
@@ -40,6 +51,11 @@ class ToolCall:
             return cls(name=name, arguments=bounded.loads(text), id=id)
         except ValueError:
             return cls(name=name, arguments=text, id=id, invalid=True)
+
+    @classmethod
+    def freeform(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
+        """A custom (freeform) tool call: its input is the raw text, never parsed (`""` stays `""`)."""
+        return cls(name=name, arguments=text, id=id, kind=CUSTOM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +105,7 @@ class Outcome:
         text): what crosses to and from worker processes and into the built-case store, read
         back by `from_record`, which trusts it (no checks: `from_dict` is for data from outside)."""
         return (
-            tuple((c.name, c.arguments, c.id, c.invalid) for c in self.tool_calls),
+            tuple((c.name, c.arguments, c.id, c.invalid, c.kind) for c in self.tool_calls),
             self.text,
             self.finish_reason,
             str(self.state),
@@ -163,20 +179,21 @@ def _setters(cls: type) -> tuple[Any, ...]:
 
 # Frozen slots dataclasses built from their records through their slots (`Outcome.from_record`).
 _new = object.__new__
-_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = (
-    _setters(Outcome)
+_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = _setters(
+    Outcome
 )
-_set_name, _set_arguments, _set_id, _set_invalid = _setters(ToolCall)
+_set_name, _set_arguments, _set_id, _set_invalid, _set_kind = _setters(ToolCall)
 _SERVER_CALL_SET = _setters(ServerCall)
 
 
 def _tool_call(record: Sequence[Any]) -> ToolCall:
-    name, arguments, call_id, invalid = record
+    name, arguments, call_id, invalid, kind = record
     made: ToolCall = _new(ToolCall)
     _set_name(made, name)
     _set_arguments(made, arguments)
     _set_id(made, call_id)
     _set_invalid(made, invalid)
+    _set_kind(made, kind)
     return made
 
 
@@ -194,6 +211,8 @@ def _call_to_dict(call: ToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
     if call.invalid:
         out["invalid"] = True
+    if call.kind != FUNCTION:  # written only when not a function call, so outcomes read as before
+        out["kind"] = call.kind
     return out
 
 
@@ -210,7 +229,12 @@ def _call_from_dict(data: Any, where: str) -> ToolCall:
     arguments = data.get("arguments", {})
     if invalid and not isinstance(arguments, str):
         raise OutcomeFormatError(f"{where}.arguments", "must be the raw text when invalid")
-    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid)
+    kind = data.get("kind", FUNCTION)
+    if not isinstance(kind, str) or not kind:
+        raise OutcomeFormatError(f"{where}.kind", "must be a non-empty string")
+    if kind == CUSTOM and not isinstance(arguments, str):
+        raise OutcomeFormatError(f"{where}.arguments", "must be the raw input text for a custom call")
+    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid, kind=kind)
 
 
 def _server_call_to_dict(call: ServerCall) -> dict[str, Any]:
@@ -277,6 +301,7 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     for want, got in zip(expected.tool_calls, actual.tool_calls, strict=True):
         if (
             want.name != got.name
+            or want.kind != got.kind
             or (want.id is not None and want.id != got.id)
             or want.invalid != got.invalid
             or not _same_json(want.arguments, got.arguments)
@@ -294,6 +319,9 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
             out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
         if want.id is not None and want.id != got.id:
             out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
+        if want.kind != got.kind:
+            out.append(_kind_line(n, want, got))
+            continue  # the arguments of another kind of call are another thing: the kind says it
         if want.invalid != got.invalid:
             left, right = _alike(_render(want), _render(got))
             state = "invalid" if got.invalid else "valid"
@@ -306,6 +334,20 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
     for n, missing in enumerate(expected[len(actual) :], start=len(actual) + 1):
         out.append(f"call {n}: {missing.name!r} {_short(_render(missing))} expected, missing")
     return out
+
+
+def _kind_line(n: int, want: ToolCall, got: ToolCall) -> str:
+    """A call of another kind; a freeform input read as JSON arguments is named as such."""
+    line = f"call {n}: kind {want.kind!r} expected, got {got.kind!r}"
+    if want.kind == CUSTOM and got.kind == FUNCTION:
+        if got.invalid or not isinstance(got.arguments, str):
+            said = "invalid JSON" if got.invalid else "JSON"
+            return (
+                f"{line}: custom input {_short(str(want.arguments))} was parsed as {said}"
+                f" {_short(_render(got))}; freeform input is raw text, never JSON"
+            )
+        return f"{line}: a custom call answered as a function call"
+    return line
 
 
 def _diff_server_calls(expected: Sequence[ServerCall], actual: Sequence[ServerCall]) -> list[str]:
@@ -348,7 +390,7 @@ def _same_json(a: Any, b: Any) -> bool:
 
 
 def _render(call: ToolCall) -> str:
-    if call.invalid:
+    if call.invalid or call.kind == CUSTOM:
         return str(call.arguments)
     return _json(call.arguments)
 

@@ -206,6 +206,10 @@ def _changed(want: ToolCall, got: ToolCall, other_ids: set[str]) -> dict[str, Se
             found["arguments"] = Severity.COSMETIC  # unparseable either way: only the raw text differs
         else:
             found["arguments"] = Severity.UNSAFE  # arguments that parse but say something else
+    if want.kind != got.kind:
+        # A freeform input read as JSON, or a call answered as another kind: the provider rejects
+        # the answer, or the tool runs on input the model did not write.
+        found["kind"] = Severity.LOST
     if want.id is not None and want.id != got.id:
         # Another call's id routes this result there; any other id cannot be answered.
         found["id"] = Severity.UNSAFE if got.id in other_ids else Severity.LOST

@@ -41,6 +41,12 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   chunk with a non-null `error` is an in-band error (D8): error state. Otherwise the stream is cut
   (a transport cut after the finish reason but before `[DONE]` too). A cut or errored stream
   reports only calls made final by a finish reason before it ended; normally none.
+- Custom (freeform) tools: an entry whose `type` is `custom`, or whose `custom` object carries a
+  string `name` or `input`, is a custom call's fragment (its other members may be present as
+  `null`; a gateway's empty `custom: {}` on a function entry is no custom fragment). Its name is
+  `custom.name`, its input the concatenated `custom.input` pieces, reported raw (`ToolCall.freeform`):
+  never parsed as JSON, never `{}`, no placeholder or re-sent-copy rule (openai/openai-python#2530,
+  openai/openai-openapi#576: the shape is reported, not yet in the chunk schema).
 - Text is every `delta.content` of choice 0; reasoning (`reasoning_content`, `reasoning`) is not
   part of the outcome. Usage is the last non-null `usage`.
 - Ambiguous shapes no client can resolve and that are merged: two parallel id-less calls to the
@@ -57,7 +63,7 @@ from urllib.parse import urlparse
 
 from harness import bounded
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import CUSTOM, Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -102,6 +108,11 @@ _FIELD_PATHS: dict[Field, tuple[str, ...]] = {
     Field.TYPE: ("type",),
     Field.NAME: ("function", "name"),
     Field.ARGS: ("function", "arguments"),
+}
+# A custom (freeform) call's entry keeps its name and raw input under `custom`.
+_CUSTOM_PATHS: dict[Field, tuple[str, ...]] = {
+    Field.NAME: ("custom", "name"),
+    Field.ARGS: ("custom", "input"),
 }
 _REASONING_KEYS = ("reasoning_content", "reasoning")
 _ENVELOPE_KEYS = (
@@ -199,6 +210,7 @@ class _Call:
     length: int = 0  # of the text
     solid: int = 0  # the text's characters other than whitespace, counted up to 3
     placeholder: bool = False  # the text is a JSON `{}`, whitespace around it aside
+    custom: bool = False  # a custom (freeform) tool call: its text is raw input, never JSON
 
     @property
     def text(self) -> str:
@@ -224,6 +236,11 @@ class _Call:
         if not isinstance(piece, str) or piece == "":
             return
         self.args_pieces += 1
+        if self.custom:  # raw input: every piece counts, none is a copy or a placeholder
+            self.parts.append(piece)
+            self.length += len(piece)
+            self.solid = 3
+            return
         # Only a piece as long as the text can re-send it: the text is read (joined) only then.
         if len(piece) == self.length and piece == self.text and _is_object(piece):
             return  # a re-sent copy of the whole arguments
@@ -243,12 +260,32 @@ class _Call:
 
     def tool_call(self) -> ToolCall:
         name = self.name or None
+        if self.custom:
+            return ToolCall.freeform(name, join_surrogates(self.text), id=self.id)
         if self.obj is not None and not self.text.strip():
             return ToolCall(name=name, arguments=self.obj, id=self.id)
         return ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
 
 
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def custom_part(entry: Any) -> dict[str, Any] | None:
+    """A `tool_calls[]` entry's `custom` object when the entry is a custom call's fragment: typed
+    `custom`, or its `custom` carries a string name or input (an empty `{}` echoed on a function
+    entry by a gateway is not one, earendil-works/pi#8504)."""
+    if not isinstance(entry, dict):
+        return None
+    custom = entry.get("custom")
+    if not isinstance(custom, dict):
+        return {} if entry.get("type") == "custom" else None
+    if (
+        entry.get("type") == "custom"
+        or isinstance(custom.get("input"), str)
+        or isinstance(custom.get("name"), str)
+    ):
+        return custom
+    return None
 
 
 def join_surrogates(text: str) -> str:
@@ -279,7 +316,8 @@ class _Router:
         """Route and merge one entry; its call number and whether it started the call."""
         if not isinstance(entry, dict):
             return None
-        function = _dict(entry.get("function"))
+        custom = custom_part(entry)
+        function = custom if custom is not None else _dict(entry.get("function"))
         index, call_id, name = _key(entry.get("index")), _text(entry.get("id")), _text(function.get("name"))
         call = self._route(index, call_id, name)
         new = call is None
@@ -293,9 +331,11 @@ class _Router:
             known = self._by_id.get(call_id)
             if known is None or known.position < call.position:
                 self._by_id[call_id] = call
+        if custom is not None and not call.args_pieces:
+            call.custom = True
         if name:
             call.add_name(name)
-        call.add_args(function.get("arguments"))
+        call.add_args(function.get("input" if call.custom else "arguments"))
         call.pieces += 1
         return call.position, new
 
@@ -466,7 +506,7 @@ class OpenAIChat(Dialect, Requesting):
 
     def get(self, event: Event, slot: int, field: Field) -> Any:
         node: Any = self._entry(event.payload, slot)
-        path = _FIELD_PATHS.get(field)
+        path = _path(node, field)
         if path is None:
             return MISSING
         for key in path[:-1]:
@@ -476,10 +516,9 @@ class OpenAIChat(Dialect, Requesting):
         return node.get(path[-1], MISSING)
 
     def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
-        path = _FIELD_PATHS.get(field)
+        path = _path(self._entry(event.payload, slot), field)
         if path is None:
             raise DialectError(f"openai-chat: a tool_calls entry has no {field} field")
-        self._entry(event.payload, slot)  # there is such an entry
         # Copy on write: only the containers on the way to the field are new, the rest is shared
         # with the event's payload (payloads are never edited in place).
         payload = dict(event.payload)
@@ -506,7 +545,10 @@ class OpenAIChat(Dialect, Requesting):
         piece: dict[str, Any] = {}
         if "index" in entry:
             piece["index"] = entry["index"]
-        piece["function"] = {"arguments": args}
+        if custom_part(entry) is not None:
+            piece["custom"] = {"input": args}
+        else:
+            piece["function"] = {"arguments": args}
         choice = _dict(_choice(event.payload))
         return _make(_chunk(event.payload, {"tool_calls": [piece]}, choice_number=choice.get("index", 0)))
 
@@ -756,6 +798,7 @@ class OpenAIChat(Dialect, Requesting):
         call=Entry(("id",), ("function", "arguments"), (("function", "name"),)),
         result=Entry(("tool_call_id",), ("content",), (("name",),), kind="role", kinds=("tool", "function")),
         calls_in="tool_calls",
+        freeform=Entry(("id",), ("custom", "input"), (("custom", "name"),), kind="type", kinds=("custom",)),
     )
 
     def final_stream(self) -> bytes:
@@ -777,6 +820,12 @@ class OpenAIChat(Dialect, Requesting):
     def whole_response(self, outcome: Outcome) -> dict[str, Any]:
         calls = [
             {
+                "id": call_id(c, n, "call_"),
+                "type": "custom",
+                "custom": {"name": c.name or "", "input": args_text(c)},
+            }
+            if c.kind == CUSTOM
+            else {
                 "id": call_id(c, n, "call_"),
                 "type": "function",
                 "function": {"name": c.name or "", "arguments": args_text(c)},
@@ -800,6 +849,13 @@ class OpenAIChat(Dialect, Requesting):
         return {"error": {"message": message, "type": "server_error", "code": None, "param": None}}
 
 
+def _path(entry: Any, field: Field) -> tuple[str, ...] | None:
+    """Where `field` lives in this entry: under `custom` for a custom call's fragment."""
+    if field in _CUSTOM_PATHS and custom_part(entry) is not None:
+        return _CUSTOM_PATHS[field]
+    return _FIELD_PATHS.get(field)
+
+
 def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:
     out: set[Kind] = set()
     delta = _dict(choice.get("delta"))
@@ -809,8 +865,9 @@ def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:
         out.add(Kind.REASONING)
     for entry in _tool_calls(choice):
         entry = _dict(entry)
-        function = _dict(entry.get("function"))
-        args = function.get("arguments")
+        custom = custom_part(entry)
+        function = custom if custom is not None else _dict(entry.get("function"))
+        args = function.get("input" if custom is not None else "arguments")
         header = bool(_text(entry.get("id")) or _text(function.get("name")))
         if header:
             out.add(Kind.TOOL_START)

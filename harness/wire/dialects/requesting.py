@@ -297,6 +297,9 @@ class Followup:
     text_kind: tuple[str, str] | None = None
     thought: str | None = None
     plain_text: bool = True  # the content may be a plain string (not Bedrock's, not Gemini's)
+    # Where a custom (freeform) call keeps its name and raw input (OpenAI chat `type: custom`):
+    # such an entry is read as a freeform call, its input never parsed.
+    freeform: Entry | None = None
 
     def read(self, body: Mapping[str, Any]) -> Turn | None:
         """The last assistant turn's calls and text, and the results after it; None without results."""
@@ -319,11 +322,20 @@ class Followup:
             return None
         turn = as_dict(turns[last]) if last >= 0 else {}
         calls = tuple(
-            call_from(self.call.name(item), dig(item, self.call.value), dig(item, self.call.id))
+            self._call(item)
             for item in mappings(turn.get(self.calls_in))
-            if self.call.matches(item)
+            if self.call.matches(item) or (self.freeform is not None and self.freeform.matches(item))
         )
         return Turn(calls, results, self.text(turn.get(self.text_in)))
+
+    def _call(self, item: Mapping[str, Any]) -> ToolCall:
+        custom = self.freeform
+        if custom is not None and custom.matches(item):
+            raw = dig(item, custom.value)
+            return ToolCall.freeform(
+                custom.name(item), raw if isinstance(raw, str) else "", as_str(dig(item, custom.id))
+            )
+        return call_from(self.call.name(item), dig(item, self.call.value), dig(item, self.call.id))
 
     def text(self, content: Any) -> str:
         if isinstance(content, str):
