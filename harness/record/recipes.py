@@ -38,6 +38,13 @@ OPEN_ISSUES = Tool(
     {"type": "object", "properties": {}},
 )
 
+RUN_SHELL = Tool(
+    "run_shell",
+    "Run one POSIX shell command line in the workspace; the input is the command line itself.",
+    {},
+    freeform=True,
+)
+
 RECIPES: dict[str, Recipe] = {
     recipe.name: recipe
     for recipe in (
@@ -66,6 +73,12 @@ RECIPES: dict[str, Recipe] = {
             "Work it out, then call get_weather for that city.",
             (WEATHER,),
             thinking=True,
+        ),
+        Recipe(
+            "custom-tool",
+            'Count the lines containing "TODO" or "FIXME" under src/ with one shell command line. '
+            "Call run_shell with the command line itself as its input.",
+            (RUN_SHELL,),
         ),
     )
 }

@@ -785,6 +785,7 @@ class OpenAIChat(Dialect, Requesting):
     default_model = "gpt-4.1-mini"
     key_env = ("OPENAI_API_KEY",)
     base_url_env = ("OPENAI_BASE_URL",)
+    takes_freeform_tools = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
         return {**chat_body(recipe, model), "stream_options": {"include_usage": True}}

@@ -963,13 +963,16 @@ class OpenAIResponses(Dialect, Requesting):
     key_env = ("OPENAI_API_KEY",)
     base_url_env = ("OPENAI_BASE_URL",)
     streams_reasoning = True
+    takes_freeform_tools = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "input": recipe.prompt,
             "tools": [
-                {
+                {"type": "custom", "name": t.name, "description": t.description, "format": {"type": "text"}}
+                if t.freeform
+                else {
                     "type": "function",
                     "name": t.name,
                     "description": t.description,

@@ -47,11 +47,13 @@ class PreparedRequest:
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """A provider-neutral function tool; `parameters` is a JSON Schema object."""
+    """A provider-neutral function tool; `parameters` is a JSON Schema object. `freeform`: a custom
+    tool, whose input is plain text (OpenAI `type: custom`, format text): `parameters` is unused."""
 
     name: str
     description: str
     parameters: Mapping[str, Any]
+    freeform: bool = False
 
     @property
     def takes_no_args(self) -> bool:
@@ -105,6 +107,9 @@ class Requesting(ABC):
     key_env: ClassVar[tuple[str, ...]] = ()  # any one of these holds the key; empty: no key
     base_url_env: ClassVar[tuple[str, ...]] = ()  # where the provider's own SDK reads its endpoint
     streams_reasoning: ClassVar[bool] = False  # whether a recipe that thinks can run here
+    takes_freeform_tools: ClassVar[bool] = (
+        False  # whether a recipe with a custom (freeform) tool can run here
+    )
 
     @abstractmethod
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
@@ -161,9 +166,14 @@ def chat_body(recipe: Recipe, model: str) -> dict[str, Any]:
 
 
 def function_tools(recipe: Recipe) -> list[dict[str, Any]]:
-    """The recipe's tools as OpenAI-style `function` tools."""
+    """The recipe's tools as OpenAI-style `function` tools (a freeform one as a `custom` tool)."""
     return [
         {
+            "type": "custom",
+            "custom": {"name": t.name, "description": t.description, "format": {"type": "text"}},
+        }
+        if t.freeform
+        else {
             "type": "function",
             "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)},
         }
