@@ -57,6 +57,13 @@ class ToolCall:
         """A custom (freeform) tool call: its input is the raw text, never parsed (`""` stays `""`)."""
         return cls(name=name, arguments=text, id=id, kind=CUSTOM)
 
+    def with_text(self, text: str) -> ToolCall:
+        """This call with other argument text, read the way its kind is: raw for a custom call,
+        parsed (`from_text`) otherwise."""
+        if self.kind == CUSTOM:
+            return ToolCall.freeform(self.name, text, self.id)
+        return ToolCall.from_text(self.name, text, id=self.id)
+
 
 @dataclass(frozen=True, slots=True)
 class ServerCall:

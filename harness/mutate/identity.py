@@ -263,8 +263,13 @@ class FreshPerFragment(_FieldOp):
     imitates = (
         Quirk("A7", "NousResearch/hermes-agent#5254 (LM Studio)"),
         Quirk("A11", "dirac-run/dirac PR #215 (Cerebras, Nebius)"),
+        # Identity that changes mid-call: argument events under another item id than the item's.
+        Quirk(
+            "E6",
+            "anomalyco/opencode PR #45081 (argument events under their own item_id, routed by output_index)",
+        ),
     )
-    breaks = INDEX_BREAKS
+    breaks = (*INDEX_BREAKS, "*.item-unknown")
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         if self.key is Field.NAME:

@@ -205,6 +205,9 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     "correct-args-at-done": _quirk("E2", "a .done that corrects the deltas"),
     "drop-args-deltas": _quirk("E1", "arguments only in .done (sub2api)"),
     "stray-args-after-end": _quirk("E3", "a delta after .done (pydantic-ai PR #6079)"),
+    # G1: the request asked for arguments streamed unbuffered and unvalidated (Anthropic
+    # fine-grained / eager input streaming), which the API documents may not be JSON.
+    "invalid-streamed-args": _spec("invalid JSON streamed unvalidated, as the request asked (G1)"),
     "duplicate-start": _quirk("D10", "a repeated start event (llama.cpp)"),
     "duplicate-finish": _quirk(None, "a finish event sent twice (a gateway replaying its last chunk)"),
     "duplicate-sentinel": _quirk(None, "a terminal event sent twice (a proxy adding its own [DONE])"),

@@ -403,6 +403,20 @@ class AnthropicMessages(Dialect, Requesting):
 
     request_codes = {"anthropic.tool-not-offered": TOOL_NOT_OFFERED}
 
+    def streams_unvalidated_args(self, request: Request | None) -> bool:
+        """Fine-grained tool streaming: a tool with `eager_input_streaming: true` (GA), or the beta
+        header `fine-grained-tool-streaming-2025-05-14`; the streamed `partial_json` is then "not
+        guaranteed" to be valid JSON (platform.claude.com/docs/en/agents-and-tools/tool-use/
+        fine-grained-tool-streaming)."""
+        if request is None:
+            return False
+        beta = ",".join(v for k, v in request.headers.items() if k.lower() == "anthropic-beta")
+        if "fine-grained-tool-streaming" in beta:
+            return True
+        body = request_body(request)
+        tools = body.get("tools") if body is not None else None
+        return any(isinstance(t, dict) and t.get("eager_input_streaming") is True for t in tools or [])
+
     def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
         """A call to a tool the request did not offer (`tools[].name`, client and server tools)."""
         body = request_body(request)

@@ -316,6 +316,11 @@ class Validation:
     # Every code `request_rules` may report, with the rule it stands for (docs/dialects.md lists them).
     request_codes: ClassVar[Mapping[str, str]] = {}
 
+    def streams_unvalidated_args(self, request: Request | None) -> bool:
+        """Whether the provider, for this request, streams tool arguments it neither buffers nor
+        validates, so their text may not be JSON (Anthropic fine-grained / eager input streaming)."""
+        return False
+
     def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
         """Where `events` answer something `request` did not ask for: a choice beyond its `n`, a
         call to a tool it did not offer, usage it did not ask for. None when the request is
@@ -470,6 +475,11 @@ class Editing(ABC):
 
     def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
         """One event holding several fragments, or None when the wire cannot express it."""
+        return None
+
+    def with_text(self, event: Event, text: str) -> Event | None:
+        """The event with assistant text added beside the tool-call fragments it holds (content and
+        call fragments in one delta), or None when the wire cannot express it."""
         return None
 
     @abstractmethod

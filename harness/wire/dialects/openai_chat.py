@@ -589,6 +589,19 @@ class OpenAIChat(Dialect, Requesting):
         payload["choices"].append(other)
         return into.with_payload(payload)
 
+    def with_text(self, event: Event, text: str) -> Event | None:
+        """Choice 0's delta with `content` (after any it had) beside its `tool_calls`."""
+        if _choice(event.payload) is None:
+            return None
+        payload = copy_json(event.payload)
+        choice = _choice(payload)
+        assert choice is not None
+        delta = choice.setdefault("delta", {})
+        if not isinstance(delta, dict):
+            return None
+        delta["content"] = _text(delta.get("content")) + text
+        return event.with_payload(payload)
+
     def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
         """The first part's chunk with every part's entry, in order, in one `tool_calls` list."""
         if not parts:
