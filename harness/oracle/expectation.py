@@ -244,6 +244,11 @@ RETRIES: Mapping[str, Rule] = {
     "retry-cut-after-finished-call": _spec(f"{_RETRY} (first attempt cut after a finished call)"),
     "retry-cut-after-finish": _spec(f"{_RETRY} (first attempt cut after the finish, same ids)"),
     "retry-cut-after-finish-new-ids": _spec(f"{_RETRY} (first attempt cut after the finish, other ids)"),
+    "retry-429-before-stream": _spec(f"{_RETRY} (first attempt a 429 with Retry-After before any byte)"),
+    "retry-503-before-stream": _spec(f"{_RETRY} (first attempt a 503 before any byte)"),
+    "retry-200-error-body": _quirk(
+        None, f"{_RETRY} (first attempt a 200 whose body is an error object: litellm-rs#170)"
+    ),
 }
 
 _CUTS = frozenset({"cut", "cut-at-every-event", "cut-mid-args", "cut-bytes", "cut-at-every-byte"})

@@ -343,7 +343,9 @@ class ReplayServer:
         number = self.logs[case.id].attempt(key)
         first = self.first_attempts.get(case.id)
         if first is not None and number == 1:
-            return _stream_answer(case, first.response) if stream else _whole_answer(case, first.expected)
+            if first.fault or stream:  # a fault before the stream is the same body either way
+                return _stream_answer(case, first.response)
+            return _whole_answer(case, first.expected)
         return _stream_answer(case) if stream else _whole_answer(case)
 
     # -- pages ---------------------------------------------------------------------------------
@@ -370,7 +372,11 @@ class ReplayServer:
             out["conversation"] = {"turn": talk.turn, "recorded_turns_after": len(talk.after)}
         first = self.first_attempts.get(case_id)
         if first is not None:
-            out["first_attempt"] = {"cut": True, "expected": first.expected.to_dict()}
+            out["first_attempt"] = {
+                "cut": not first.fault,
+                "status": first.response.status,
+                "expected": first.expected.to_dict(),
+            }
         if log.followups or log.reports:
             evidence = Evidence(
                 followup=log.followups[0] if log.followups else None,
