@@ -4,6 +4,7 @@ are, with a message naming what goes wrong, and leaves a correct one alone."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -308,3 +309,59 @@ def test_item_id_changing_mid_call_kills_a_client_keyed_on_item_ids_alone() -> N
     assert found and found[0].startswith("call 1: arguments") and found[0].endswith("got {}")
     assert problems(case_id, ResponsesClient(index_fallback=True)) == []
     assert problems("openai-responses/single-call::original::s0", ResponsesClient(index_fallback=False)) == []
+
+
+# -- Responses starts and ends that are not announced --------------------------------------------
+
+
+class SnapshotResponsesClient(ResponsesClient):
+    """Opens its response at `response.created` and keeps items only inside it; with `from_output`
+    its calls are those `response.completed` lists (a client built on the final snapshot)."""
+
+    def __init__(self, from_output: bool = False) -> None:
+        super().__init__(index_fallback=True)
+        self.opened = False
+        self.from_output = from_output
+        self.listed: list[ToolCall] = []
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        if p.get("type") == "response.created":
+            self.opened = True
+        if p.get("type") == "response.completed":
+            self.listed = [
+                ToolCall.from_text(i["name"], i["arguments"], i["call_id"])
+                for i in p["response"]["output"]
+                if i.get("type") == "function_call"
+            ]
+        if self.opened:
+            super().feed(event)
+
+    def close(self, error: str | None) -> Outcome:
+        outcome = super().close(error)
+        return replace(outcome, tool_calls=tuple(self.listed)) if self.from_output else outcome
+
+
+def test_a_responses_stream_without_created_kills_a_client_that_waits_for_it() -> None:
+    case_id = "openai-responses/parallel-2::D10-responses-without-created::s0"
+    assert problems(case_id, SnapshotResponsesClient())[0] == "tool_calls: 2 expected, got 0"
+    assert problems(case_id, ResponsesClient(index_fallback=True)) == []
+    assert problems("openai-responses/parallel-2::original::s0", SnapshotResponsesClient()) == []
+
+
+def test_a_bare_done_instead_of_completed_kills_a_client_reading_the_final_output() -> None:
+    case_id = "openai-responses/parallel-2::D6-responses-ends-in-bare-done::s0"
+    case = build_case(case_id)
+    assert case.events[-1].payload == "[DONE]" and case.expected.state is State.CUT
+    assert len(case.expected.tool_calls) == 2  # each item was done before the end
+    found = problems(case_id, SnapshotResponsesClient(from_output=True))
+    assert found[0] == "tool_calls: 2 expected, got 0"
+    # What the done items say stands; that the turn ended without its terminal event is the state.
+    assert problems(case_id, ResponsesClient(index_fallback=True)) == ["state: cut expected, got complete"]
+
+
+def test_a_bare_done_after_completed_changes_nothing() -> None:
+    case = build_case("openai-responses/parallel-2::D6-done-after-responses-terminal::s0")
+    original = build_case("openai-responses/parallel-2::original::s0")
+    assert case.expected == original.expected and case.events[-1].payload == "[DONE]"
+    assert problems(case.id, ResponsesClient(index_fallback=True)) == []

@@ -238,3 +238,22 @@ class TextWithCall(Mutation):
         return stream.with_events(
             events, replace(stream.expected, text=before + self.text + old[len(before) :])
         )
+
+
+@mutation("drop-start-events")
+@dataclass(frozen=True)
+class DropStartEvents(Mutation):
+    """Leave out the events that announce the response before its first item (Responses
+    `response.created` and `response.in_progress`): a gateway's translated stream that starts with
+    `output_item.added` (LibreChat-AI/agents PR #164, ENTERPILOT/GoModel PR #935: openai-python's
+    `responses.stream()` crashed on it). They carry nothing a call needs: meaning is kept."""
+
+    imitates = (
+        Quirk("D10", "LibreChat-AI/agents PR #164; ENTERPILOT/GoModel PR #935 (no response.created)"),
+    )
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        kept = [e for e in stream.events if not stream.dialect.announces(e)]
+        if len(kept) == len(stream.events):
+            raise NotApplicable("no events that announce the response")
+        return stream.with_events(kept)

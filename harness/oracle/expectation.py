@@ -166,6 +166,12 @@ def _usage_chunks(step: Mutation) -> Rule:
     return _spec("a usage-only final chunk: stream_options.include_usage")
 
 
+def _bare_done(step: Mutation) -> Rule:
+    if getattr(step, "instead", True):
+        return _ending("a bare [DONE] instead of the terminal event: whether the turn is over is our rule")
+    return _quirk("D6", "[DONE] after the terminal event (CLIProxyAPI#3352)")
+
+
 # Every shipped mutation by name (a test keeps it so); a new one declaring `imitates` is a quirk.
 STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     # Shapes every documented protocol allows: fragmentation, read boundaries, SSE framing, ids.
@@ -224,6 +230,7 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
         "a finish reason that contradicts the calls (stop with calls made): whether they stand is our rule"
     ),
     "drop-sentinel": _ending("a finish without the terminal event: whether the turn is over is our rule"),
+    "bare-done": _bare_done,
     "cut": _CUT,
     "cut-at-every-event": _CUT,
     "cut-mid-args": _CUT,
@@ -401,9 +408,13 @@ def scope(case: Case, scenario: Scenario | None = None) -> Scope:
 
 
 def _same_call(a: ToolCall, b: ToolCall) -> bool:
-    return a.name == b.name and (b.id is None or a.id == b.id) and not diff(
-        Outcome(tool_calls=(ToolCall(None, a.arguments, invalid=a.invalid),)),
-        Outcome(tool_calls=(ToolCall(None, b.arguments, invalid=b.invalid),)),
+    return (
+        a.name == b.name
+        and (b.id is None or a.id == b.id)
+        and not diff(
+            Outcome(tool_calls=(ToolCall(None, a.arguments, invalid=a.invalid),)),
+            Outcome(tool_calls=(ToolCall(None, b.arguments, invalid=b.invalid),)),
+        )
     )
 
 
@@ -435,8 +446,7 @@ _FINISH_WITHOUT_TERMINAL = _ending(
     "stand is our rule (finish-without-terminal)"
 )
 _TERMINAL_WITHOUT_FINISH = _ending(
-    "the terminal event with no finish before it: that the calls stand is our rule "
-    "(terminal-without-finish)"
+    "the terminal event with no finish before it: that the calls stand is our rule (terminal-without-finish)"
 )
 _TERMINAL_WITH_OPEN_CALL = _ending(
     "a call still open when the turn ended (no end marker of its own): that it is reported as "
@@ -545,8 +555,10 @@ def _complete_ending(d: dialects.Dialect, case: Case, seen: set[Kind]) -> str | 
     word = d.finish_reasons.get(Finish.LENGTH)
     if word is not None and reason == word and seen & _CALL_KINDS:
         return "length-with-open-call"
-    if reason is not None and d.finish_vocabulary and not (
-        isinstance(reason, str) and reason in d.finish_vocabulary
+    if (
+        reason is not None
+        and d.finish_vocabulary
+        and not (isinstance(reason, str) and reason in d.finish_vocabulary)
     ):
         return "unknown-finish"
     if d.call_end_markers and _open_calls(d, case):

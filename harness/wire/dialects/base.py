@@ -477,6 +477,11 @@ class Editing(ABC):
         """One event holding several fragments, or None when the wire cannot express it."""
         return None
 
+    def announces(self, event: Event) -> bool:
+        """Whether the event only announces the response before its content (Responses
+        `response.created`, `response.in_progress`): what an unannounced start leaves out."""
+        return False
+
     def with_text(self, event: Event, text: str) -> Event | None:
         """The event with assistant text added beside the tool-call fragments it holds (content and
         call fragments in one delta), or None when the wire cannot express it."""

@@ -750,6 +750,9 @@ class OpenAIResponses(Dialect, Requesting):
     def accumulator(self) -> ReferenceAccumulator:
         return OpenAIResponsesAccumulator()
 
+    def announces(self, event: Event) -> bool:
+        return event_type(event) in ("response.created", "response.in_progress", "response.queued")
+
     def is_terminal(self, events: Sequence[Event]) -> bool:
         # completed, incomplete or failed ends a response; a bare `error` event need not be the last.
         said = [event for event in events if not event.wire.is_comment]
