@@ -357,3 +357,19 @@ def test_a_client_parsing_custom_input_as_json_fails_the_custom_tool_cassette() 
     problems = diff(case.expected, outcome_of(FunctionPathChat(kind_aware=False), case))
     assert len(problems) == 1 and "was parsed as invalid JSON" in problems[0], problems
     assert diff(case.expected, outcome_of(FunctionPathChat(kind_aware=True), case)) == []
+
+
+# -- the openai SDK's adapter reads the client items a Responses user runs -------------------------
+
+
+@pytest.mark.parametrize("name", ["custom-tool", "apply-patch", "mcp-streamed-arguments"])
+def test_the_openai_sdk_adapter_reports_custom_and_action_items(name: str) -> None:
+    pytest.importorskip("openai")
+    from harness.accumulators import resolve
+
+    case = build_case(f"openai-responses/{name}::original::s0")
+    acc = resolve("openai-sdk")
+    try:
+        assert diff(case.expected, acc.run(case)) == []
+    finally:
+        acc.shutdown()
