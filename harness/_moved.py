@@ -1,7 +1,7 @@
 """Old module paths kept for one release: each is a shim that warns and hands over to the new home.
 
 A shim is two lines, `from harness._moved import moved` and `moved(__name__, "harness.new.path")`.
-The new home is named as a string, so the import graph (`tests/test_layers.py`) has no arrow from
+The new home is named as a string, so the import graph (`tests/structure/test_layers.py`) has no arrow from
 a shim; the layers test fails any module of `harness/` that imports one. A moved module is its
 new module (`sys.modules` holds the same object under both names, so a patch through either name
 is seen by both); a module split in two, or a package, forwards attribute look-ups in order.
