@@ -1,20 +1,18 @@
-"""The confusing messages of issue 13 ("Why"), each with its new wording. The pytest ones (dialect,
-bad spec, marker, ini key, replay lines) are in test_pytest_plugin_dialects.py; show/mutate/explain
-by case id in test_cli_explain.py."""
+"""Usage errors that say what to do: a missing program named before any case runs, a misspelt
+dialect, scenario, accumulator or option answered with "did you mean", a refused `repro` naming the
+command that does reproduce the case; and `compare` writes nothing into the working folder
+unasked. The pytest plugin's messages are in tests/plugin/test_pytest_plugin_dialects.py;
+show/mutate/explain by case id in tests/cli/test_cli_explain.py."""
 
 from __future__ import annotations
 
-import io
-import os
+import re
+import shlex
 from pathlib import Path
 
 import pytest
 
-from harness.cassettes.outcome import Outcome, ToolCall, diff
 from harness.cli import main
-from harness.oracle.verdict import Result, Verdict
-from harness.search.compare import outcome_difference
-from harness.text.terminal import Progress, case_name
 
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE = str(ROOT / "cassettes/openai-chat/single-call.yaml")
@@ -92,49 +90,17 @@ def test_compare_without_out_writes_nothing_into_the_working_folder(
     assert list(folder.glob("*.yaml"))
 
 
-def _result(actual: Outcome, spec: str) -> Result:
-    return Result(
-        id="c::original::s0", accumulator=spec, verdict=Verdict.FAIL, expected=Outcome(), actual=actual,
-        dialect="openai-chat", cassette="c", scenario="original", seed=0,
-    )  # fmt: skip
-
-
-def test_compare_says_missing_in_a_or_b_not_unexpected() -> None:
-    one = Outcome(tool_calls=(ToolCall("a", {}),))
-    two = Outcome(tool_calls=(ToolCall("a", {}), ToolCall("b", {"x": 1})))
-    assert outcome_difference(_result(one, "A"), _result(two, "B")) == [
-        "tool_calls: 1 in A, B has 2",
-        "call 2: 'b' {\"x\":1} in B, missing in A",
-    ]
-    assert (
-        outcome_difference(_result(two, "A"), _result(one, "B"))[1]
-        == "call 2: 'b' {\"x\":1} in A, missing in B"
-    )
-
-
-def test_an_f2_diff_renders_non_bmp_text_alike_on_both_sides() -> None:
-    joined = Outcome(tool_calls=(ToolCall("w", {"q": "rain \U0001f327"}),))
-    split = Outcome(tool_calls=(ToolCall("w", {"q": "rain \ud83c\udf27"}),))
-    (line,) = diff(joined, split)
-    assert line == 'call 1: arguments {"q":"rain \\U0001f327"} expected, got {"q":"rain \\ud83c\\udf27"}'
-    line.encode("utf-8")  # printable as it is: no lone surrogate left in the line
-    # Without a lone surrogate nothing is escaped.
-    assert "🌧" in diff(joined, Outcome(tool_calls=(ToolCall("w", {"q": "sun 🌧"}),)))[0]
-
-
-class _Tty(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-def test_progress_shows_case_names_not_paths(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TERM", "xterm")
-    stream = _Tty()
-    progress = Progress(2, label="check", stream=stream)
-    path = os.path.join(
-        "/venv/lib/site-packages/harness/_bundled/cassettes", "openai-chat", "parallel-2.yaml"
-    )
-    progress.advance(note=f"{path} x cut-mid-args s0")
-    shown = stream.getvalue()
-    assert "openai-chat/parallel-2 x cut-mid-args s0" in shown and "site-packages" not in shown
-    assert case_name("openai-chat/parallel-2::original::s0") == "openai-chat/parallel-2::original::s0"
+def test_repro_of_an_own_accumulator_names_the_command_that_reproduces_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    case_id = "openai-chat/parallel-2::parallel-calls-share-index-0::s0"
+    assert main(["repro", case_id, "--accumulator", "examples.accumulators:IndexOnly"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no script template" in err
+    suggested = re.search(r"`(toolstream compare [^`]+)`", err)
+    assert suggested is not None
+    assert "`toolstream explore --accumulator examples.accumulators:IndexOnly" in err
+    # The command it names works as given: the case, shrunk, as a cassette in DIR.
+    argv = shlex.split(suggested[1].replace("DIR", str(tmp_path / "found")))
+    assert main(argv[1:]) == 1
+    assert len(list((tmp_path / "found").glob("*.yaml"))) == 1
