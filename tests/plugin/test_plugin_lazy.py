@@ -17,7 +17,6 @@ from tests._pytester_support import ROOT, plugin_args
 # What a session using none of the plugin's features must not import (prefixes of module names).
 # Of the transports it reads only `modes` (record modes and match fields: plain names).
 HEAVY = (
-    "harness.check",
     "harness.oracle",
     "harness.accumulators",
     "harness.matrix",

@@ -4,9 +4,8 @@ Each stage is a folder of `harness/` (or a few top-level modules), written below
 the pipeline to its bottom. A module may import its own stage and any stage below it; stages on
 one line are independent (neither imports the other). Every import counts: at module level, in a
 function, and under `if TYPE_CHECKING:` (a type is a dependency too; counting them keeps a
-circle from hiding behind a lazy import). The old paths kept for one release are shims
-(`harness._moved`): they name their new home as a string, and no module of `harness/` may import
-one. In the spirit of import-linter's layers contract, with `ast` alone.
+circle from hiding behind a lazy import). No module is only an old path: nothing was released, so
+nobody holds one. In the spirit of import-linter's layers contract, with `ast` alone.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ LAYERS: tuple[str, ...] = (
     "wire",  # codecs, dialects: everything a provider's API is
     "text",  # how values are shown: escapers, terminal lines and tables, shared file names
     "cassettes",  # the cassette model and storage, the outcome model, the bundled corpus
-    "_version.py | _moved.py | bounded.py | cache.py | errors.py",  # foundations any stage may use
+    "_version.py | bounded.py | cache.py | errors.py",  # foundations any stage may use
 )
 
 
@@ -102,32 +101,14 @@ def imports_of(root: Path) -> tuple[set[str], list[Import]]:
     return set(modules), sorted(found, key=str)
 
 
-def _hands_over(path: Path) -> bool:
-    """A shim's code is a call `moved(__name__, ...)` at module level."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return any(
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Call)
-        and isinstance(node.value.func, ast.Name)
-        and node.value.func.id == "moved"
-        for node in tree.body
-    )
-
-
-def _only_a_docstring(path: Path) -> bool:
+def only_an_old_path(path: Path) -> bool:
+    """A module that only imports, names `__all__` and calls: another module's old path, handing
+    over to its new home (a package's `__init__` and a `__main__` may do just that)."""
     body = ast.parse(path.read_text(encoding="utf-8")).body
-    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-
-
-def shims(root: Path) -> set[str]:
-    """Old paths kept for one release: modules that hand over through `harness._moved`, and a
-    package of nothing but shims (`harness.check`)."""
-    found = {module_name(p, root) for p in (root / "harness").rglob("*.py") if _hands_over(p)}
-    for init in (root / "harness").rglob("__init__.py"):
-        inside = [p for p in init.parent.rglob("*.py") if p != init]
-        if inside and _only_a_docstring(init) and all(module_name(p, root) in found for p in inside):
-            found.add(module_name(init, root))
-    return found
+    imports = [n for n in body if isinstance(n, ast.Import | ast.ImportFrom)]
+    exported = [n for n in body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__all__"]
+    plain = all(isinstance(n, ast.Import | ast.ImportFrom | ast.Expr) or n in exported for n in body)
+    return path.name not in ("__init__.py", "__main__.py") and bool(imports) and plain
 
 
 def stage_ranks(layers: Iterable[str]) -> dict[str, tuple[int, str]]:
@@ -149,22 +130,15 @@ def stage_of(module: str, ranks: Mapping[str, tuple[int, str]]) -> str | None:
     return key if key in ranks else None
 
 
-def violations(
-    modules: set[str], found: Iterable[Import], layers: Iterable[str], old_paths: set[str] = frozenset()
-) -> list[str]:
-    """Each import that runs up a layer, across one, or into a shim; each module with no stage."""
+def violations(modules: set[str], found: Iterable[Import], layers: Iterable[str]) -> list[str]:
+    """Each import that runs up a layer or across one; each module with no stage."""
     ranks = stage_ranks(layers)
     problems = [
         f"{m}: in no stage of LAYERS"
-        for m in sorted(modules - old_paths)
+        for m in sorted(modules)
         if stage_of(m, ranks) is None and not m.startswith("harness._bundled")
     ]
     for imp in found:
-        if imp.module in old_paths:
-            continue
-        if imp.target in old_paths:
-            problems.append(f"{imp}: a deprecated old path; import its new home")
-            continue
         source, target = stage_of(imp.module, ranks), stage_of(imp.target, ranks)
         if source is None or target is None or source == target:
             continue
@@ -175,12 +149,11 @@ def violations(
     return problems
 
 
-def circles(modules: set[str], found: Iterable[Import], skip: set[str] = frozenset()) -> list[list[str]]:
+def circles(modules: set[str], found: Iterable[Import]) -> list[list[str]]:
     """Module-level import circles (strongly connected components of more than one module)."""
-    edges: dict[str, set[str]] = {m: set() for m in modules - skip}
+    edges: dict[str, set[str]] = {m: set() for m in modules}
     for imp in found:
-        if imp.module not in skip and imp.target not in skip:
-            edges[imp.module].add(imp.target)
+        edges[imp.module].add(imp.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -226,12 +199,12 @@ def circles(modules: set[str], found: Iterable[Import], skip: set[str] = frozens
 
 def test_every_import_runs_down_the_layers() -> None:
     modules, found = imports_of(ROOT)
-    assert violations(modules, found, LAYERS, shims(ROOT)) == []
+    assert violations(modules, found, LAYERS) == []
 
 
 def test_no_import_circle() -> None:
     modules, found = imports_of(ROOT)
-    assert circles(modules, found, shims(ROOT)) == []
+    assert circles(modules, found) == []
 
 
 def test_a_back_import_is_caught(tmp_path: Path) -> None:
@@ -244,7 +217,7 @@ def test_a_back_import_is_caught(tmp_path: Path) -> None:
     codec = copy / "wire" / "codecs" / "sse.py"
     codec.write_text(codec.read_text(encoding="utf-8") + "\nfrom harness.cli import main\n", encoding="utf-8")
     modules, found = imports_of(tmp_path)
-    problems = violations(modules, found, LAYERS, shims(tmp_path))
+    problems = violations(modules, found, LAYERS)
     assert len(problems) == 1
     assert problems[0].startswith("harness/wire/codecs/sse.py:")
     assert problems[0].endswith("-> harness.cli: wire may not import cli (a higher stage)")
@@ -258,16 +231,29 @@ def test_a_back_import_is_caught(tmp_path: Path) -> None:
         ("harness.cli.x", "harness.plugin.y", "cli and plugin are independent"),
         ("harness.mutate.x", "harness.errors", None),
         ("harness.errors", "harness.mutate.x", "errors.py may not import mutate (a higher stage)"),
-        ("harness.mutate.x", "harness.old", "a deprecated old path; import its new home"),
     ],
 )
 def test_the_checker_on_a_made_up_graph(source: str, target: str, problem: str | None) -> None:
-    modules = {source, target, "harness.old"}
     found = [Import(source, "x.py", 1, target)]
-    problems = violations(modules, found, LAYERS, {"harness.old"})
+    problems = violations({source, target}, found, LAYERS)
     assert [p.split(": ", 1)[1] for p in problems] == ([] if problem is None else [problem])
 
 
 def test_a_circle_is_found() -> None:
     found = [Import("harness.a", "a.py", 1, "harness.b"), Import("harness.b", "b.py", 1, "harness.a")]
     assert circles({"harness.a", "harness.b", "harness.c"}, found) == [["harness.a", "harness.b"]]
+
+
+def test_no_module_is_only_an_old_path() -> None:
+    modules = sorted(str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py") if only_an_old_path(p))
+    assert modules == []
+
+
+def test_an_old_path_is_recognised(tmp_path: Path) -> None:
+    shim = tmp_path / "old.py"
+    shim.write_text('"""Moved."""\nfrom harness.bounded import read\n\n__all__ = ["read"]\n')
+    warned = tmp_path / "warned.py"
+    warned.write_text("from harness._moved import moved\nmoved(__name__, 'harness.bounded')\n")
+    real = tmp_path / "real.py"
+    real.write_text("import sys\n\nLIMIT = sys.maxsize\n")
+    assert only_an_old_path(shim) and only_an_old_path(warned) and not only_an_old_path(real)

@@ -28,7 +28,7 @@ def test_every_package_of_harness_is_in_the_layout_table() -> None:
         for init in (ROOT / "harness").rglob("__init__.py")
         if init.parent != ROOT / "harness" and "_bundled" not in init.parts
     }
-    # A package is named itself (`harness/check/`) or through its sub-packages (`harness/wire/codecs/`).
+    # A package is named itself (`harness/oracle/`) or through its sub-packages (`harness/wire/codecs/`).
     assert sorted(p for p in packages if not any(n == p or n.startswith(p + "/") for n in named)) == []
 
 

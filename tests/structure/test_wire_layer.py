@@ -8,8 +8,8 @@ from pathlib import Path
 from test_layers import LAYERS
 
 WIRE = Path(__file__).resolve().parents[2] / "harness" / "wire"
-# Every stage above wire in the layers test's list (and the old `check` paths, shims now).
-ABOVE = ("check", *(name for layer in LAYERS[: LAYERS.index("wire")] for name in layer.split(" | ")))
+# Every stage above wire in the layers test's list.
+ABOVE = tuple(name for layer in LAYERS[: LAYERS.index("wire")] for name in layer.split(" | "))
 ABOVE = tuple(name.removesuffix(".py") for name in ABOVE if name != "__init__.py")
 STILL_ALLOWED: tuple[str, ...] = ()  # the outcome model now sits below wire, in cassettes
 
