@@ -5,19 +5,15 @@ it, case by case, is an accumulator like any other: `harness.accumulators.progra
 from __future__ import annotations
 
 from harness.serve.followup import ToolResult, Turn, read_followup
-from harness.serve.oracle import Evidence, compare_turn, judge_client
 from harness.serve.routes import base_urls, client_environment
 from harness.serve.server import CaseLog, ReplayServer
 
 __all__ = [
     "CaseLog",
-    "Evidence",
     "ReplayServer",
     "ToolResult",
     "Turn",
     "base_urls",
     "client_environment",
-    "compare_turn",
-    "judge_client",
     "read_followup",
 ]

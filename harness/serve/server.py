@@ -33,6 +33,7 @@ from harness.cassettes.format import Interaction, Response
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import OutcomeFormatError, UsageError
 from harness.mutate.case import Case
+from harness.oracle.evidence import evidence_of, judge_client
 from harness.serve import answers, routes
 from harness.serve.attempts import first_attempt
 from harness.serve.followup import Turn, read_followup
@@ -48,7 +49,6 @@ from harness.serve.http1 import (
     read_request,
     status_line,
 )
-from harness.serve.oracle import Evidence, judge_client
 from harness.serve.upstream import Recorder, UpstreamError
 from harness.wire import dialects
 
@@ -372,11 +372,7 @@ class ReplayServer:
         if first is not None:
             out["first_attempt"] = {"cut": True, "expected": first.expected.to_dict()}
         if log.followups or log.reports:
-            evidence = Evidence(
-                followup=log.followups[0] if log.followups else None,
-                report=log.reports[0] if log.reports else None,
-            )
-            out["verdict"] = judge_client(case, "client", evidence).to_dict()
+            out["verdict"] = judge_client(case, "client", evidence_of(log)).to_dict()
         return out
 
     def index(self) -> str:

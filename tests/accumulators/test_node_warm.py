@@ -19,7 +19,7 @@ from harness.accumulators.program import run_clients, run_evidence
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
-from harness.serve.oracle import Evidence, thrown
+from harness.oracle.evidence import Evidence, thrown
 from harness.serve.routes import client_environment
 from harness.serve.server import ReplayServer
 

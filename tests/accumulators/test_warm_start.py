@@ -22,7 +22,7 @@ from harness.cli import main
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
-from harness.serve import Evidence
+from harness.oracle.evidence import Evidence
 from harness.serve.server import ReplayServer
 
 pytestmark = pytest.mark.skipif(not subreaper.CONTAINED, reason="warm starts need Linux")

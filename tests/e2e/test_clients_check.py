@@ -19,9 +19,10 @@ from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
+from harness.oracle.evidence import Evidence, judge_client
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Verdict
-from harness.serve import Evidence, Turn, judge_client
+from harness.serve import Turn
 from harness.serve.followup import ToolResult
 from tests._pytester_support import copy_cassettes, plugin_args, prepare
 

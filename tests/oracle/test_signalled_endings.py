@@ -16,10 +16,10 @@ from harness.cassettes.outcome import STATE_TAKEN, Outcome, State, ToolCall
 from harness.matrix.judging import judge
 from harness.matrix.selection import build_case
 from harness.mutate.scenario import Case
+from harness.oracle.evidence import FROM_FOLLOWUP
 from harness.oracle.expectation import CaseClass, announced_calls, classify, scope, situation
 from harness.oracle.severity import Severity, differences, weigh
 from harness.oracle.verdict import Result, Verdict, verdict_for
-from harness.serve.oracle import FROM_FOLLOWUP
 
 
 class Fixed:
@@ -100,7 +100,7 @@ def test_a_call_the_stream_never_finished_is_unsafe_on_a_signalled_ending() -> N
 
 
 def test_a_state_taken_as_expected_signals_nothing() -> None:
-    # A follow-up request has no state on its wire (`harness.serve.oracle`): a program that went on
+    # A follow-up request has no state on its wire (`harness.oracle.evidence`): a program that went on
     # after a cut without a final call dropped it silently.
     assert STATE_TAKEN in FROM_FOLLOWUP
     case = _case(CUT_WITH_FINAL_CALL)

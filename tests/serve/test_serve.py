@@ -28,17 +28,10 @@ from harness.cli import main
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
+from harness.oracle.evidence import Evidence, judge_client
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Verdict, signature
-from harness.serve import (
-    Evidence,
-    ReplayServer,
-    Turn,
-    base_urls,
-    client_environment,
-    judge_client,
-    read_followup,
-)
+from harness.serve import ReplayServer, Turn, base_urls, client_environment, read_followup
 from harness.serve.answers import final_answer
 from harness.serve.followup import ToolResult
 from harness.serve.routes import case_prefix
@@ -463,7 +456,7 @@ def test_a_responses_followup_by_previous_response_id_is_judged_on_call_ids() ->
         },
     )
     assert turn is not None and turn.by_reference and turn.calls == ()
-    from harness.serve import compare_turn
+    from harness.oracle.evidence import compare_turn
 
     lines = compare_turn([ToolCall("f", {}, "c1")], turn)
     # The result for c2 is something run under an id never finished (unsafe); c1's result is lost.

@@ -37,15 +37,25 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import AccumulatorCrashed, AccumulatorTimeout
 from harness.mutate.scenario import Case, Scenario
 from harness.oracle.severity import Severity, differences
 from harness.oracle.verdict import Result, Verdict, describe_error, judged, unjudged
-from harness.serve.followup import ToolResult, Turn
+from harness.wire.dialects.requesting import ToolResult, Turn
 
-__all__ = ["Evidence", "compare_turn", "judge_client", "outcome_of", "thrown", "turn_outcome"]
+__all__ = [
+    "Evidence",
+    "Heard",
+    "compare_turn",
+    "evidence_of",
+    "judge_client",
+    "outcome_of",
+    "thrown",
+    "turn_outcome",
+]
 
 FROM_FOLLOWUP = (
     "read from the follow-up request (text, finish reason and state: not on its wire, taken as expected)"
@@ -81,6 +91,47 @@ class Evidence:
     # Code run in the judge's own process (a test): exit code 0 is a return, 1 a raise, whose
     # `Type: message` is `stderr`; only the notes' wording differs.
     in_process: bool = False
+
+
+class Heard(Protocol):
+    """What a replay server heard for one case (`harness.serve.CaseLog`): the first requests of
+    its stream, the follow-ups and the reports, in the order they came."""
+
+    @property
+    def attempts(self) -> int: ...
+
+    @property
+    def followups(self) -> Sequence[Turn]: ...
+
+    @property
+    def reports(self) -> Sequence[Outcome]: ...
+
+
+def evidence_of(
+    heard: Heard,
+    *,
+    report: Outcome | None = None,
+    exit_code: int | None = None,
+    timed_out: bool = False,
+    seconds: float = 0.0,
+    stderr: str = "",
+    in_process: bool = False,
+) -> Evidence:
+    """The evidence of one run: the first follow-up and report the server heard (`report`, one the
+    program printed instead, when it posted none) and what the process showed. A run that sent
+    a follow-up or a report did not time out, whatever the clock says."""
+    followup = heard.followups[0] if heard.followups else None
+    report = heard.reports[0] if heard.reports else report
+    return Evidence(
+        followup=followup,
+        report=report,
+        exit_code=exit_code,
+        timed_out=timed_out and followup is None and report is None,
+        seconds=seconds,
+        stderr=stderr,
+        requests=heard.attempts,
+        in_process=in_process,
+    )
 
 
 def turn_outcome(expected: Outcome, turn: Turn) -> Outcome:
