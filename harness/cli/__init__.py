@@ -48,7 +48,7 @@ COMMANDS = {
     "report": "report",
     "serve-accumulator": "serve_accumulator",
     "serve": "serve",
-    "report-card": "report_card",
+    "report-card": "card",
     "repro": "repro",
 }
 

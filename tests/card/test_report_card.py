@@ -197,12 +197,11 @@ def test_page_blocks_are_what_the_stored_card_generates() -> None:
     assert _between(text, "card") == render.card_block(card, "../")
 
 
-@pytest.mark.parametrize("option", ["--page", "--readme"])
 def test_rerendering_the_stored_card_rewrites_the_page_identically(
-    option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`--page` writes the page's blocks, with its links from where the page is in the checkout
-    (here a copy of the checkout's docs/ folder); `--readme` is the same option's old name."""
+    (here a copy of the checkout's docs/ folder)."""
     from harness.card import environments
 
     monkeypatch.setattr(environments, "source_root", lambda: tmp_path)
@@ -210,7 +209,7 @@ def test_rerendering_the_stored_card_rewrites_the_page_identically(
     page.parent.mkdir()
     original = PAGE.read_text(encoding="utf-8")
     page.write_text(original, encoding="utf-8")
-    argv = ["report-card", "--from-json", str(STORED), "--out", str(tmp_path / "out"), option, str(page)]
+    argv = ["report-card", "--from-json", str(STORED), "--out", str(tmp_path / "out"), "--page", str(page)]
     assert main(argv) == 0
     assert page.read_text(encoding="utf-8") == original
 

@@ -1,10 +1,11 @@
-"""`toolstream report-card`: the matrix over released libraries, one side environment per version,
-summed up as report-card.md, .html and .json (and, with `--page`, the two generated blocks of
-docs/report-card.md)."""
+"""One run of the report card (`toolstream report-card` is a shell over it): what to grade
+(`Wanted`: libraries and their releases, client programs, existing environments), each row graded
+as a scheduler job with its share of one progress bar (`CardRun`), the rows summed up as a card
+(`grade`), a card from stored reports (`regrade`) or a stored card read back (`load_card`), and
+the card written as report-card.json, .md and .html (`write_card`)."""
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import io
 import json
@@ -24,8 +25,6 @@ from harness.card.environments import EnvironmentProblem, SideEnvironment
 from harness.card.libraries import LIBRARIES, Library, library
 from harness.card.schedule import RowJob, RowSlots, run_rows
 from harness.card.verdicts import VerdictCache
-from harness.cli import arguments
-from harness.cli.check import add_selection_options, selection_of, timeout_of
 from harness.errors import UsageError
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Matrix, Selection, build_case
@@ -33,6 +32,8 @@ from harness.oracle.verdict import Report, Verdict
 from harness.report.results import report_to_dict, selection_dict, write_json
 from harness.text.shared import shared_values
 from harness.text.terminal import Progress
+
+__all__ = ["CardRun", "Wanted", "grade", "load_card", "regrade", "write_card"]
 
 DEFAULT_VERSIONS = ("oldest", "newest")
 CLIENT_TIMEOUT = 30.0  # seconds per case for a client when --timeout is 0 (a client needs one)
@@ -44,108 +45,33 @@ NO_CASE = "no selected case is one it reads"
 T = TypeVar("T")
 
 
-def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser(
-        name,
-        help="grade released libraries (one side environment per version) and write a report card",
-        description=(
-            "Build one virtualenv per library and version (cached under $TOOLSTREAM_CACHE, default "
-            "~/.cache/toolstream), run the matrix there through `serve-accumulator`, and write "
-            "report-card.md, .html and .json: per library and version pass / fail by class and "
-            "severity, each failure signature once with its worst case and what we know of it, and "
-            "what changed between versions. A library that fails to install or import is a row "
-            "saying so. Exit 0 when the card is written, 2 on a usage error."
-        ),
-    )
-    parser.add_argument(
-        "--libraries", type=_names, metavar="A,B",
-        help=f"libraries to grade (known: {', '.join(LIBRARIES)}) and Node clients run through the replay "
-        f"server ({', '.join(CLIENTS)}; each graded at the version in its node_modules); default: "
-        "every library with an adapter here and every Node client",
-    )  # fmt: skip
-    parser.add_argument(
-        "--no-clients", action="store_true",
-        help="leave the Node clients out (their rows take minutes: each case starts a node process)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--versions", type=_names, metavar="V,...",
-        help="versions to build: `1.2.13`, `newest`, `oldest` (first release of the newest major line) "
-        "for every library, or `LIBRARY=VERSION` for one (default: oldest,newest)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--env", action="append", default=[], metavar="PATH",
-        help="also grade the libraries installed in this existing virtualenv (it needs the harness)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--use-current-env", action="store_true",
-        help="grade the libraries installed in this Python (no building; with --versions, also build those)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--out",
-        type=arguments.output_folder,
-        default=Path("report-card"),
-        metavar="DIR",
-        help="where report-card.md, .html, .json and each version's report go (default ./report-card)",
-    )
-    parser.add_argument(
-        "--page",
-        "--readme",
-        dest="page",
-        type=Path,
-        metavar="FILE",
-        help="also rewrite the generated blocks (built-in adapters, report card) of this Markdown page: "
-        "docs/report-card.md (`--readme`: the same option, its old name)",
-    )
-    parser.add_argument(
-        "--from-json",
-        type=Path,
-        metavar="FILE",
-        help="render a stored report-card.json again instead of running anything",
-    )
-    parser.add_argument(
-        "--from-reports",
-        type=Path,
-        metavar="DIR",
-        help="grade stored reports instead of running (DIR/LIBRARY-VERSION.json, as in OUT/reports)",
-    )
-    parser.add_argument(
-        "--no-cache", "--fresh", dest="no_cache", action="store_true",
-        help="grade every row again: stored verdicts are not read (and are written anew); by default "
-        "a row whose library, environment, harness code and selection are unchanged reuses them",
-    )  # fmt: skip
-    add_selection_options(parser)
-    return parser
-
-
-def _names(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.from_json is not None:
-        card = _load_card(args.from_json)
-    elif args.from_reports is not None:
-        card = _regrade(args.from_reports)
-    else:
-        card = _grade(args)
-    out: Path = args.out
+def write_card(card: Mapping[str, Any], out: Path, page: Path | None = None) -> None:
+    """report-card.json, .md and .html in OUT (made if missing), with no path of this machine;
+    with `page`, that Markdown page's generated blocks rewritten too."""
     out.mkdir(parents=True, exist_ok=True)
-    write_json(shared_values(card), out / "report-card.json")
+    write_json(shared_values(dict(card)), out / "report-card.json")
     base = _base(out)
     (out / "report-card.md").write_text(render.markdown(card, base), encoding="utf-8")
     (out / "report-card.html").write_text(render.page(card, base), encoding="utf-8")
-    if args.page is not None:
-        render.update_page(args.page, card, _base(args.page.parent))
-    print(render.card_block(card))
-    print(
-        f"\nwrote {out / 'report-card.md'}, .html and .json"
-        + (f"; updated {args.page}" if args.page else "")
-    )
-    return 0
+    if page is not None:
+        render.update_page(page, card, _base(page.parent))
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a card grades. `names`: libraries and client programs (empty: every library with an
+    adapter here and every client); `versions`: `1.2.13`, `newest`, `oldest` for every library or
+    `LIBRARY=VERSION` for one (empty: oldest and newest, or only what `pythons` hold when given);
+    `pythons`: interpreters of existing environments whose installed releases are graded too."""
+
+    names: tuple[str, ...] = ()
+    clients: bool = True
+    versions: tuple[str, ...] = ()
+    pythons: tuple[str, ...] = ()
 
 
 def _base(out: Path) -> str:
@@ -156,7 +82,8 @@ def _base(out: Path) -> str:
     return Path(os.path.relpath(root, out.resolve())).as_posix() + "/"
 
 
-def _load_card(path: Path) -> dict[str, Any]:
+def load_card(path: Path) -> dict[str, Any]:
+    """A stored report-card.json, checked to be one of this card version."""
     try:
         card = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
@@ -166,7 +93,7 @@ def _load_card(path: Path) -> dict[str, Any]:
     return card
 
 
-def _regrade(folder: Path) -> dict[str, Any]:
+def regrade(folder: Path) -> dict[str, Any]:
     """A card from stored reports named `LIBRARY-VERSION.json` (what `--out DIR/reports` holds)."""
     graded = []
     known = [*LIBRARIES, *CLIENTS]
@@ -199,39 +126,35 @@ def _regrade(folder: Path) -> dict[str, Any]:
     return grading.card(graded, date=datetime.date.today().isoformat(), selection=said)
 
 
-def _libraries(args: argparse.Namespace) -> list[Library]:
-    if args.libraries:
-        return [library(name) for name in dict.fromkeys(args.libraries) if name not in CLIENTS]
+def _libraries(wanted: Wanted) -> list[Library]:
+    if wanted.names:
+        return [library(name) for name in dict.fromkeys(wanted.names) if name not in CLIENTS]
     return [lib for lib in LIBRARIES.values() if lib.adapter in builtin_names()]
 
 
-def _clients(args: argparse.Namespace) -> list[Client]:
-    """The Node clients to grade: those named in --libraries, else all (none with --no-clients)."""
-    if args.no_clients:
+def _clients(wanted: Wanted) -> list[Client]:
+    """The client programs to grade: those named, else all (none when `clients` is off)."""
+    if not wanted.clients:
         return []
-    if args.libraries:
-        return [CLIENTS[name] for name in dict.fromkeys(args.libraries) if name in CLIENTS]
+    if wanted.names:
+        return [CLIENTS[name] for name in dict.fromkeys(wanted.names) if name in CLIENTS]
     return list(CLIENTS.values())
 
 
-def _versions(args: argparse.Namespace, lib: Library) -> list[str]:
-    given = args.versions or []
+def _versions(wanted: Wanted, lib: Library) -> list[str]:
+    given = wanted.versions
     mine = [v.split("=", 1)[1] for v in given if "=" in v and v.split("=", 1)[0] == lib.name]
     shared = [v for v in given if "=" not in v]
     return mine + shared if given else list(DEFAULT_VERSIONS)
 
 
-def _targets(args: argparse.Namespace, libraries: list[Library]) -> list[SideEnvironment | grading.Graded]:
+def _targets(wanted: Wanted, libraries: list[Library]) -> list[SideEnvironment | grading.Graded]:
     """What to grade: existing environments first, then built ones; a problem found while
     choosing (no such env, no release list) is already a graded row."""
-    for given in args.versions or []:
+    for given in wanted.versions:
         if "=" in given and given.split("=", 1)[0] not in LIBRARIES:
             raise UsageError(f"--versions: unknown library in {given!r} (known: {', '.join(LIBRARIES)})")
-    pythons = [sys.executable] if args.use_current_env else []
-    for env in args.env:
-        if not (Path(env) / "bin" / "python").exists():
-            raise UsageError(f"--env: {env}: no bin/python (not a virtualenv)")
-        pythons.append(str(Path(env) / "bin" / "python"))
+    pythons = list(wanted.pythons)
     targets: list[SideEnvironment | grading.Graded] = []
     for lib in libraries:
         graded: set[str] = set()  # a release found in several environments is graded once, in the first
@@ -244,16 +167,16 @@ def _targets(args: argparse.Namespace, libraries: list[Library]) -> list[SideEnv
         if pythons and not graded:
             where = ", ".join(pythons)
             targets.append(grading.Graded(lib.name, "-", lib.adapter, problem=f"not installed in {where}"))
-    if pythons and not args.versions:
+    if pythons and not wanted.versions:
         return targets
     for lib in libraries:
         try:
-            wanted = environments.resolve_versions(lib.distribution, _versions(args, lib))
+            releases = environments.resolve_versions(lib.distribution, _versions(wanted, lib))
         except EnvironmentProblem as exc:
             targets.append(grading.Graded(lib.name, "?", lib.adapter, problem=str(exc)))
             continue
         built: set[str] = set()
-        for candidates in wanted:
+        for candidates in releases:
             try:
                 env = environments.build_first(lib, candidates, say=_say, builder=_built)
             except EnvironmentProblem as exc:
@@ -271,15 +194,24 @@ def _built(library: Library, version: str, say: Any = _say) -> SideEnvironment:
     return environments.build(library, version, say=say, refresh=False)
 
 
-def _grade(args: argparse.Namespace) -> dict[str, Any]:
-    selection = selection_of(args)
-    timeout = timeout_of(args)
-    libraries = _libraries(args)
-    chosen = _clients(args)
-    targets: list[SideEnvironment | grading.Graded | Client] = [*_targets(args, libraries), *chosen]
+def grade(
+    wanted: Wanted,
+    selection: Selection,
+    *,
+    timeout: float | None,
+    reports: Path,
+    slots: int | None = None,
+    read: bool = True,
+) -> dict[str, Any]:
+    """The card of the `wanted` rows over `selection`: each row graded (as many at once as `slots`,
+    default the cores) unless its stored verdicts still hold (`read` False: graded anew), its
+    report written into `reports` as LIBRARY-VERSION.json."""
+    libraries = _libraries(wanted)
+    chosen = _clients(wanted)
+    targets: list[SideEnvironment | grading.Graded | Client] = [*_targets(wanted, libraries), *chosen]
     cache = VerdictCache(environments.cache_root() / "verdicts")
-    card = CardRun(selection, timeout, args.out / "reports", cache, len(targets), read=not args.no_cache)
-    slots = args.jobs or os.cpu_count() or 1
+    card = CardRun(selection, timeout, reports, cache, len(targets), read=read)
+    slots = slots or os.cpu_count() or 1
     planned: list[grading.Graded | PlannedRow[grading.Graded]] = []
     for n, target in enumerate(targets, start=1):
         step = f"[{n}/{len(targets)}]"
