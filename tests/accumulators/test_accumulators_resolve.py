@@ -10,6 +10,7 @@ import pytest
 from test_accumulators_event_level import CASSETTES, recorded_case
 
 import harness.accumulators as accumulators
+from harness import registry
 from harness.accumulators import (
     ClientLevel,
     EventAccumulator,
@@ -179,7 +180,8 @@ def test_entry_points_register_names(monkeypatch: pytest.MonkeyPatch) -> None:
     def fake(group: str) -> list[EntryPoint]:
         return found if group == accumulators.ENTRY_POINT_GROUP else []
 
-    monkeypatch.setattr(accumulators, "entry_points", fake)
+    monkeypatch.setattr(registry, "entry_points", fake)
+    monkeypatch.setattr(accumulators.REGISTERED, "_entries", None)  # read again, through `fake`
     acc = resolve("mine")
     assert isinstance(acc, EventLevel) and acc.name == "mine"
 

@@ -64,7 +64,7 @@ def test_the_forkserver_preload_imports_what_a_worker_needs() -> None:
         "from harness.matrix.pool_preload import MODULES\n"
         "from harness import mutate\n"
         "from harness.wire import dialects\n"
-        "read = mutate._loaded and dialects._registered is not None\n"
+        "read = mutate._loaded and dialects.REGISTERED.read\n"
         "from harness.matrix import casecache\n"
         "typed = mutate._hints.cache_info().currsize == len(mutate._REGISTRY)\n"
         "typed = typed and casecache._code_digest.cache_info().currsize == 1\n"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import registry
 from harness.cassettes.format import Request
 from harness.errors import DialectError, MutationError
 from harness.mutate import build
@@ -31,7 +32,7 @@ def _block(language: str) -> str:
 
 
 def _reset(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(dialects, "_registered", None)  # the registry is read once per process
+    monkeypatch.setattr(dialects.REGISTERED, "_entries", None)  # the registry is read once per process
     monkeypatch.setattr(dialects, "_loaded", {})
 
 
@@ -102,9 +103,7 @@ def test_a_broken_registration_is_a_dialect_error(
     installed: str, monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
 ) -> None:
     found = [EntryPoint(name, value, dialects.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(
-        dialects, "entry_points", lambda group: found if group == dialects.ENTRY_POINT_GROUP else []
-    )
+    monkeypatch.setattr(registry, "entry_points", lambda group: found)
     _reset(monkeypatch)
     with pytest.raises(DialectError, match=re.escape(message)) as info:
         dialects.names()
@@ -114,8 +113,6 @@ def test_a_broken_registration_is_a_dialect_error(
 
 def test_a_dialect_class_is_instantiated(installed: str, monkeypatch: pytest.MonkeyPatch) -> None:
     found = [EntryPoint("fake-chat", "fake_dialect_plugin:FakeChat", dialects.ENTRY_POINT_GROUP)]
-    monkeypatch.setattr(
-        dialects, "entry_points", lambda group: found if group == dialects.ENTRY_POINT_GROUP else []
-    )
+    monkeypatch.setattr(registry, "entry_points", lambda group: found)
     _reset(monkeypatch)
     assert type(dialects.get("fake-chat")).__name__ == "FakeChat"
