@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import html
 import json
 import socket
 import sys
@@ -50,6 +49,7 @@ from harness.serve.http1 import (
     status_line,
 )
 from harness.serve.upstream import Recorder, UpstreamError
+from harness.text.escape import html_text
 from harness.wire import dialects
 
 __all__ = ["CaseLog", "ReplayServer"]
@@ -382,8 +382,8 @@ class ReplayServer:
             url = routes.base_urls(self.url, case.id)[case.dialect]
             calls = len(case.expected.tool_calls)
             rows.append(
-                f"<tr><td>{html.escape(case.dialect)}</td><td>{html.escape(case.id)}</td>"
-                f"<td>{case.expected.state}</td><td>{calls}</td><td><code>{html.escape(url)}</code></td></tr>"
+                f"<tr><td>{html_text(case.dialect)}</td><td>{html_text(case.id)}</td>"
+                f"<td>{case.expected.state}</td><td>{calls}</td><td><code>{html_text(url)}</code></td></tr>"
             )
         return (
             "<!doctype html><meta charset=utf-8><title>toolstream serve</title>"
