@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness.accumulators.capture import KEPT, captured_output
+from harness.processes.capture import KEPT, captured_output
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Selection
 from harness.oracle.verdict import Result

@@ -1,4 +1,4 @@
-"""Warm starts of Node programs (`harness.accumulators.node_warm`): a case run in a worker of a
+"""Warm starts of Node programs (`harness.processes.node_warm`): a case run in a worker of a
 kept Node process shows what a cold `node SCRIPT.mjs` shows: the same verdicts, exit codes, raise
 on stderr, environment and argv; a hung case ends at its deadline and no other case with it."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.accumulators import node_warm
+from harness.processes import node_warm
 from harness.accumulators.program import run_clients, run_evidence
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases

@@ -1,4 +1,4 @@
-"""Warm starts of Python client programs (`harness.accumulators.warm` and `zygote.py`): a run
+"""Warm starts of Python client programs (`harness.processes.python_warm` and `zygote.py`): a run
 forked from a preloaded interpreter sees and does what a cold start would, and is contained and
 killed the same way."""
 
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.accumulators import subreaper
-from harness.accumulators.node_warm import SWITCH
+from harness.processes import subreaper
+from harness.processes.node_warm import SWITCH
 from harness.accumulators.program import run_clients, run_evidence
-from harness.accumulators.warm import PythonProgram, python_program, warm_starts
+from harness.accumulators.program import _warm_starts as warm_starts
+from harness.processes.python_warm import PythonProgram, python_program
 from harness.cli import main
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases

@@ -29,9 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import IO
 
-from harness.accumulators import node_warm, subreaper
-from harness.accumulators.capture import Captured
-from harness.accumulators.warm import Forked, WarmStarts, warm_starts
+from harness.processes import node_warm, subreaper
+from harness.processes.capture import Captured
+from harness.processes.python_warm import Forked, WarmStarts, warm_starts
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
@@ -87,7 +87,7 @@ def run_clients(
         running = (
             server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
         )
-        zygotes = stack.enter_context(warm_starts(command, running.url, on=warm))
+        zygotes = stack.enter_context(_warm_starts(command, running.url, on=warm))
         if jobs == 1:
             results = [one(running, case) for case in cases]
         else:
@@ -263,7 +263,7 @@ class ClientProgram:
         if self._server is None:
             stack = contextlib.ExitStack()
             self._server = stack.enter_context(ReplayServer([]).running())
-            self._zygotes = stack.enter_context(warm_starts(self.command, self._server.url))
+            self._zygotes = stack.enter_context(_warm_starts(self.command, self._server.url))
             self._stack = stack
 
     def run(self, case: Case) -> Outcome:
@@ -280,6 +280,18 @@ class ClientProgram:
         if self._stack is not None:
             self._stack.close()
         self._stack = self._server = self._zygotes = None
+
+
+def _warm_starts(
+    command: str | Sequence[str], server: str, *, on: bool = True
+) -> contextlib.AbstractContextManager[WarmStarts | None]:
+    """`warm_starts` for runs against the replay server at URL `server`: the zygote gets a run's
+    environment with a placeholder case; the variables that differ between two cases are the ones
+    no preloaded module may read at import."""
+    one = client_environment(server, "toolstream:warm:a")
+    other = client_environment(server, "toolstream:warm:b")
+    case_keys = sorted(key for key in one if one[key] != other.get(key))
+    return warm_starts(command, one, case_keys, on=on)
 
 
 def _watch(

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from harness import bounded
-from harness.accumulators import subreaper
+from harness.processes import subreaper
 from harness.accumulators.stdio import (
     FEEDS,
     Feed,

@@ -153,7 +153,7 @@ def run_cases(
         PREFIX,
         run_client,  # the server is loaded only when asked for
     )
-    from harness.accumulators.warm import warm_starts
+    from harness.accumulators.program import _warm_starts as warm_starts
     from harness.serve import ReplayServer
 
     command = table.command(client.name)
@@ -182,6 +182,6 @@ def run_cases(
 
 def close_warm() -> None:
     """End the warm Node processes left idle (once every client row is done)."""
-    from harness.accumulators import node_warm
+    from harness.processes import node_warm
 
     node_warm.close()

@@ -32,9 +32,10 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.accumulators import cwd_shadows_harness, resolve, subreaper
+from harness.accumulators import cwd_shadows_harness, resolve
+from harness.processes import subreaper
 from harness.accumulators.base import Accumulator, not_for
-from harness.accumulators.capture import captured_output
+from harness.processes.capture import captured_output
 from harness.errors import HarnessError, UsageError
 from harness.matrix.judging import judge
 from harness.matrix.longlived import LongLived

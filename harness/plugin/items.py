@@ -20,7 +20,7 @@ from typing import Any, Final
 import pytest
 
 from harness.accumulators import Accumulator, dialects_of, resolve
-from harness.accumulators.capture import captured_output
+from harness.processes.capture import captured_output
 from harness.cassettes.outcome import Outcome
 from harness.errors import HarnessError, UsageError
 from harness.matrix.catalog import list_ids

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.accumulators import Accumulator, resolve
-from harness.accumulators.capture import captured_output
+from harness.processes.capture import captured_output
 from harness.cassettes.format import save
 from harness.cassettes.outcome import diff
 from harness.matrix.judging import judge

@@ -42,9 +42,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from harness import cache
-from harness.accumulators import node_warm, subreaper
-from harness.accumulators.capture import Captured
-from harness.serve.routes import client_environment
+from harness.processes import node_warm, subreaper
+from harness.processes.capture import Captured
 
 __all__ = ["Forked", "PythonProgram", "WarmStarts", "python_program", "warm_starts"]
 
@@ -459,21 +458,18 @@ class WarmStarts:
 
 
 @contextlib.contextmanager
-def warm_starts(command: str | Sequence[str], server: str, *, on: bool = True) -> Iterator[WarmStarts | None]:
-    """Zygotes for `command`'s runs against the replay server at URL `server` while the block
-    runs; None when it starts cold (not a Python program, turned off, or not Linux)."""
+def warm_starts(
+    command: str | Sequence[str], environment: dict[str, str], case_keys: Sequence[str], *, on: bool = True
+) -> Iterator[WarmStarts | None]:
+    """Zygotes for `command`'s runs while the block runs, started with `environment` (a run's, with
+    a placeholder case); `case_keys`: the variables that differ between two cases, the ones no
+    preloaded module may read at import. None when it starts cold (not a Python program, turned
+    off, or not Linux)."""
     program = python_program(command) if on and node_warm.enabled() and subreaper.CONTAINED else None
     if program is None or sys.platform != "linux":
         yield None
         return
-    # The zygote gets a run's environment with a placeholder case; the variables that differ
-    # between two cases are the ones no preloaded module may read at import.
-    one, other = (
-        client_environment(server, "toolstream:warm:a"),
-        client_environment(server, "toolstream:warm:b"),
-    )
-    case_keys = sorted(key for key in one if one[key] != other.get(key))
-    env = {**os.environ, **one, **program.assignments}
+    env = {**os.environ, **environment, **program.assignments}
     starts = WarmStarts(program, env, case_keys)
     try:
         yield starts

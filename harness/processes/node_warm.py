@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from harness.accumulators import subreaper
-from harness.accumulators.capture import Captured
+from harness.processes import subreaper
+from harness.processes.capture import Captured
 
 __all__ = ["SWITCH", "NodeCommand", "WarmRun", "close", "enabled", "parse", "start"]
 
