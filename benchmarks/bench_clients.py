@@ -72,11 +72,11 @@ def _children_cpu() -> float:
 
 
 def node_rows(scale: Scale) -> list[Figure]:
-    from harness.processes import node_warm
     from harness.accumulators.program import run_clients
     from harness.card.catalogue import Catalogue
     from harness.matrix.selection import Matrix, Selection
     from harness.oracle.verdict import signature
+    from harness.processes import node_warm
 
     catalogue = Catalogue(ROOT)
     figures = []

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.processes import node_warm
 from harness.accumulators.program import run_clients, run_evidence
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
+from harness.processes import node_warm
 from harness.serve.oracle import Evidence, thrown
 from harness.serve.routes import client_environment
 from harness.serve.server import ReplayServer

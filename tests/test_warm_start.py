@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.processes import subreaper
-from harness.processes.node_warm import SWITCH
-from harness.accumulators.program import run_clients, run_evidence
 from harness.accumulators.program import _warm_starts as warm_starts
-from harness.processes.python_warm import PythonProgram, python_program
+from harness.accumulators.program import run_clients, run_evidence
 from harness.cli import main
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
+from harness.processes import subreaper
+from harness.processes.node_warm import SWITCH
+from harness.processes.python_warm import PythonProgram, python_program
 from harness.serve import Evidence
 from harness.serve.server import ReplayServer
 

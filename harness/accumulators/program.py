@@ -29,13 +29,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import IO
 
-from harness.processes import node_warm, subreaper
-from harness.processes.capture import Captured
-from harness.processes.python_warm import Forked, WarmStarts, warm_starts
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
 from harness.oracle.verdict import Report, Result
+from harness.processes import node_warm, subreaper
+from harness.processes.capture import Captured
+from harness.processes.python_warm import Forked, WarmStarts, warm_starts
 from harness.serve.oracle import Evidence, judge_client, outcome_of
 from harness.serve.routes import client_environment
 from harness.serve.server import CaseLog, ReplayServer
