@@ -76,7 +76,6 @@ def node_rows(scale: Scale) -> list[Figure]:
     from harness.card.catalogue import Catalogue
     from harness.matrix.selection import Matrix, Selection
     from harness.oracle.verdict import signature
-    from harness.processes import node_warm
 
     catalogue = Catalogue(ROOT)
     figures = []
@@ -92,7 +91,6 @@ def node_rows(scale: Scale) -> list[Figure]:
             for warm in (False, True):
                 before = _children_cpu()
                 report = run_clients(cases, catalogue.command(name), jobs=1, timeout=30, warm=warm)
-                node_warm.close()
                 best[warm] = min(best[warm], (_children_cpu() - before) / len(cases))
                 verdicts[warm] = [(str(r.verdict), signature(r)) for r in report.results]
         if verdicts[True] != verdicts[False]:

@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from harness.card.catalogue import CLIENTS_FOLDER, Catalogue
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
 
-__all__ = ["CLIENTS", "Client", "client_table", "close_warm", "contents", "installed_version", "run_cases"]
+__all__ = ["CLIENTS", "Client", "client_table", "contents", "installed_version", "run_cases"]
 
 
 @dataclass(frozen=True)
@@ -144,44 +143,16 @@ def run_cases(
     jobs: int,
     timeout: float,
     advance: Callable[[str], None],
-    hold: Callable[[], AbstractContextManager[None]] = nullcontext,
+    hold: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> tuple[str, list[Any]]:
     """Each case through the client on one replay server, at most `jobs` at once, each while it
     holds what `hold()` gives (a slot of the card's: `harness.card.schedule`); `advance(case_id)`
-    after each. The spec the results carry and the results, in case order."""
-    from harness.accumulators.program import (
-        PREFIX,
-        run_client,  # the server is loaded only when asked for
-    )
-    from harness.accumulators.program import _warm_starts as warm_starts
-    from harness.serve import ReplayServer
+    after each. The spec the results carry and the results, in case order: `check --client`'s
+    `run_clients`, warm starts included."""
+    from harness.accumulators.program import run_clients  # the server is loaded only when asked for
 
-    command = table.command(client.name)
-    label = PREFIX + command
-
-    # A Python program's cases fork from a zygote that has done its imports (`warm_starts`); a
-    # Node one's run in a kept Node process (`node_warm`): as `check --client` runs them.
-    with (
-        ReplayServer(list(cases), pace=False).running() as server,
-        warm_starts(command, server.url) as zygotes,
-    ):
-
-        def one(case: Any) -> Any:
-            with hold():
-                result = run_client(
-                    server, case, command, timeout=timeout, label=label,
-                    scenario=scenarios.get(case.scenario), zygotes=zygotes,
-                )  # fmt: skip
-            advance(case.id)
-            return result
-
-        with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-            results = list(pool.map(one, cases))
-    return label, results
-
-
-def close_warm() -> None:
-    """End the warm Node processes left idle (once every client row is done)."""
-    from harness.processes import node_warm
-
-    node_warm.close()
+    report = run_clients(
+        cases, table.command(client.name), jobs=max(jobs, 1), timeout=timeout, scenarios=scenarios,
+        hold=hold, each=lambda result: advance(result.id),
+    )  # fmt: skip
+    return report.accumulator, list(report.results)
