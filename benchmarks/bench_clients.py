@@ -73,14 +73,14 @@ def _children_cpu() -> float:
 
 def node_rows(scale: Scale) -> list[Figure]:
     from harness.accumulators.program import run_clients
-    from harness.card.catalogue import Catalogue
+    from harness.card.catalogue import catalogue
     from harness.matrix.selection import Matrix, Selection
     from harness.oracle.verdict import signature
 
-    catalogue = Catalogue(ROOT)
+    table = catalogue(ROOT)
     figures = []
     for name, dialect in NODE_CLIENTS.items():
-        if shutil.which("node") is None or not catalogue.installed(name):
+        if shutil.which("node") is None or not table.installed(name):
             continue
         matrix = Matrix(Selection(dialects=(dialect,)))
         every = list(matrix.all())
@@ -90,7 +90,7 @@ def node_rows(scale: Scale) -> list[Figure]:
         for _ in range(RUNS[scale]):
             for warm in (False, True):
                 before = _children_cpu()
-                report = run_clients(cases, catalogue.command(name), jobs=1, timeout=30, warm=warm)
+                report = run_clients(cases, table.command(name), jobs=1, timeout=30, warm=warm)
                 best[warm] = min(best[warm], (_children_cpu() - before) / len(cases))
                 verdicts[warm] = [(str(r.verdict), signature(r)) for r in report.results]
         if verdicts[True] != verdicts[False]:

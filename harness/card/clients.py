@@ -1,12 +1,12 @@
-"""The client programs of `examples/clients/` on the report card: each a real program run unchanged
-against the replay server (`toolstream serve`'s machinery, `harness.accumulators.program.run_client`), graded
+"""The card's client programs on the report card: each a real program run unchanged against the
+replay server (`check --client`'s machinery, `harness.accumulators.program.run_clients`), graded
 like a library, one row per client (library = the package it exercises, npm or PyPI; version =
 the one installed beside the program: its `node_modules`, or the side environment it runs in).
 
-The clients and how to run them are the catalogue's (`harness.card.catalogue`, which
-`examples/clients/table.py` reads too); the programs are in the checkout's `examples/clients/`.
-A client whose toolchain is missing (no `node`, no `node_modules`, no side environment) is a row
-naming the command that installs it.
+The clients, where they run and how to run them are the catalogue's (`harness.card.catalogue`,
+which `examples/clients/table.py` reads too); the programs ship with the package. A client whose
+toolchain is missing (no `node`, no `node_modules`, no side environment) is a row naming the
+command that installs it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.card import environments
-from harness.card.catalogue import CLIENTS_FOLDER, Catalogue
+from harness.card.catalogue import Catalogue, catalogue
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
 
@@ -61,12 +61,10 @@ CLIENTS: dict[str, Client] = {
 }
 
 
-def client_table(root: Path | None) -> Catalogue:
-    """The client programs of the checkout at `root`; a problem when there is none (the programs
-    are the checkout's examples, with their `node_modules`)."""
-    if root is None or not (root / CLIENTS_FOLDER).is_dir():
-        raise EnvironmentProblem(f"no {CLIENTS_FOLDER} here: run in the toolstream-harness checkout")
-    return Catalogue(root)
+def client_table(checkout: Path | None) -> Catalogue:
+    """The client programs where they run: in the checkout `checkout` (None: not in one), its
+    `examples/clients/`; else a working copy of the ones the package ships."""
+    return catalogue(checkout)
 
 
 def installed_version(table: Catalogue, client: Client, package: str | None = None) -> str:
