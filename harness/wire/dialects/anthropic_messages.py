@@ -49,7 +49,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -63,8 +62,6 @@ from harness.wire.dialects.base import (
     copy_json,
     field_of,
     request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.blocks import (
     BlockAccumulator,
@@ -401,7 +398,7 @@ class AnthropicMessages(Dialect, Requesting):
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         return renumber_blocks(events, [_step(event) for event in events], _with_index)
 
-    request_codes = {"anthropic.tool-not-offered": TOOL_NOT_OFFERED}
+    tool_paths = (("tools", "*", "name"),)  # client and server tools
 
     def streams_unvalidated_args(self, request: Request | None) -> bool:
         """Fine-grained tool streaming: a tool with `eager_input_streaming: true` (GA), or the beta
@@ -410,19 +407,11 @@ class AnthropicMessages(Dialect, Requesting):
         fine-grained-tool-streaming)."""
         if request is None:
             return False
-        beta = ",".join(v for k, v in request.headers.items() if k.lower() == "anthropic-beta")
-        if "fine-grained-tool-streaming" in beta:
+        if "fine-grained-tool-streaming" in (header(request.headers, "anthropic-beta") or ""):
             return True
         body = request_body(request)
         tools = body.get("tools") if body is not None else None
         return any(isinstance(t, dict) and t.get("eager_input_streaming") is True for t in tools or [])
-
-    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`tools[].name`, client and server tools)."""
-        body = request_body(request)
-        if body is None:
-            return []
-        return unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
 
     # -- builders -------------------------------------------------------------------------------
 
