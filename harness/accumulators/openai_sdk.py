@@ -132,14 +132,26 @@ def _chat(transport: Any, case: Case) -> Outcome:
     if choice is None:
         return Outcome(usage=_usage(final))
     return Outcome(
-        tool_calls=tuple(
-            _call(call.function.name, call.function.arguments, call.id)
-            for call in choice.message.tool_calls or []
-        ),
+        tool_calls=tuple(_chat_call(call) for call in choice.message.tool_calls or []),
         text=choice.message.content or "",
         finish_reason=choice.finish_reason,
         usage=_usage(final),
     )
+
+
+def _chat_call(call: Any) -> ToolCall:
+    """A call of the final completion. The SDK types every streamed call as a function call: a
+    custom (freeform) one comes with `function` None and its `custom` object kept as an extra
+    field (openai/openai-python#2530), which is where its user finds the raw input."""
+    custom = getattr(call, "custom", None)
+    if call.function is None and isinstance(custom, dict):
+        name, text = custom.get("name"), custom.get("input")
+        return ToolCall.freeform(
+            name if isinstance(name, str) else None, text if isinstance(text, str) else "", call.id
+        )
+    if call.function is None:
+        return ToolCall(name=None, arguments="", id=call.id, invalid=True)
+    return _call(call.function.name, call.function.arguments, call.id)
 
 
 def _snapshot(state: Any) -> Any:

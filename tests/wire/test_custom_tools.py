@@ -362,12 +362,20 @@ def test_a_client_parsing_custom_input_as_json_fails_the_custom_tool_cassette() 
 # -- the openai SDK's adapter reads the client items a Responses user runs -------------------------
 
 
-@pytest.mark.parametrize("name", ["custom-tool", "apply-patch", "mcp-streamed-arguments"])
-def test_the_openai_sdk_adapter_reports_custom_and_action_items(name: str) -> None:
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "openai-responses/custom-tool::original::s0",
+        "openai-responses/apply-patch::original::s0",
+        "openai-responses/mcp-streamed-arguments::original::s0",
+        "openai-chat/custom-tool::original::s0",  # the SDK keeps `custom` as an extra field
+    ],
+)
+def test_the_openai_sdk_adapter_reports_custom_and_action_items(case_id: str) -> None:
     pytest.importorskip("openai")
     from harness.accumulators import resolve
 
-    case = build_case(f"openai-responses/{name}::original::s0")
+    case = build_case(case_id)
     acc = resolve("openai-sdk")
     try:
         assert diff(case.expected, acc.run(case)) == []
