@@ -52,8 +52,15 @@ def export(commit: str, into: Path) -> Path:
     """The files of `commit`, written under `into` (no worktree, no change to the repository)."""
     archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
+        tar.extractall(into, filter=_files_only)
     return into
+
+
+def _files_only(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    """Files and folders only: a link in the tree (a side environment's) is none of the code."""
+    if member.issym() or member.islnk():
+        return None
+    return tarfile.data_filter(member, path)
 
 
 def check(tree: Path, store: Path, dialects: tuple[str, ...], report: Path) -> tuple[float, float, int]:
