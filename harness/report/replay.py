@@ -16,6 +16,7 @@ from harness.mutate.scenario import is_scenario_path
 
 __all__ = ["k_expression", "pytest_command", "pytest_item_name", "pytest_options", "replay_command"]
 
+GATEWAY: Final = "gateway:"  # a gateway's label: `gateway:A->B:CMD` (harness.gateway.runner)
 # What pytest's `-k` grammar takes as one identifier (`_pytest/mark/expression.py`).
 _K_IDENT: Final = re.compile(r"[\w:+\-.\[\]\\/]+")
 _K_RESERVED: Final = frozenset({"and", "or", "not", "True", "False", "None"})
@@ -28,9 +29,14 @@ def _quoted(argv: Sequence[str]) -> str:
 def replay_command(
     spec: str, case_id: str, selection: Selection | None = None, *, strict: bool = False
 ) -> str:
-    """`toolstream check` on just this case."""
+    """`toolstream check` on just this case (a gateway's label, `gateway:A->B:CMD`, as its options)."""
     options = selection.replay_options() if selection is not None else []
-    argv = ["toolstream", "check", "--accumulator", spec, *options, "--case", case_id]
+    judged = ["--accumulator", spec]
+    if spec.startswith(GATEWAY):
+        hop, _, command = spec[len(GATEWAY) :].partition(":")
+        source, _, target = hop.partition("->")
+        judged = ["--gateway", command, "--from", source, "--to", target]
+    argv = ["toolstream", "check", *judged, *options, "--case", case_id]
     return _quoted(argv + (["--strict"] if strict else []))
 
 

@@ -90,6 +90,7 @@ from harness.wire.dialects.requesting import (
     args_text,
     call_id,
     chat_body,
+    chat_recipe,
     sse,
 )
 
@@ -749,6 +750,9 @@ class OpenAIChat(Dialect, Requesting):
 
     def request_path(self, model: str) -> str:
         return "/chat/completions"
+
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        return chat_recipe(body)
 
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
