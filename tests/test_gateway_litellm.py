@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from _side_venvs import side_python
 
 ROOT = Path(__file__).resolve().parents[1]
