@@ -50,6 +50,7 @@ COMMANDS = {
     "serve": "serve",
     "report-card": "report_card",
     "repro": "repro",
+    "probe": "probe",
 }
 
 
