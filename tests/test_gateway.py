@@ -1,5 +1,6 @@
-"""Translation mode (`check --gateway`): a gateway written here (tests/gateways/translator.py),
-faithful or with one fault, judged on the bundled cases served as its upstream."""
+"""Translation mode (`check --gateway`): a gateway written for the tests and the docs
+(examples/gateways/translator.py), faithful or with one fault, judged on the bundled cases
+served as its upstream."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from harness.cli import main
 from harness.wire.dialects.translation import asked_again, translated_outcome
 
 ROOT = Path(__file__).resolve().parents[1]
-TRANSLATOR = ROOT / "tests" / "gateways" / "translator.py"
+TRANSLATOR = ROOT / "examples" / "gateways" / "translator.py"
 
 
 def gateway(source: str, target: str, fault: str | None = None) -> str:
@@ -136,3 +137,16 @@ def test_the_question_is_asked_again_in_the_other_dialect() -> None:
         {"input": "Hi", "tools": [{"type": "web_search"}]}, "openai-responses", "openai-chat", "m"
     )
     assert "tools" not in body  # a server tool is not a function a chat client could be offered
+
+
+def test_compare_two_gateways_names_the_rule_only_one_breaks(capsys: pytest.CaptureFixture[str]) -> None:
+    faithful, renumbering = (
+        gateway("openai-chat", "anthropic"),
+        gateway("openai-chat", "anthropic", "renumber"),
+    )
+    hop = ["--from", "openai-chat", "--to", "anthropic", "--scenarios", "original"]
+    cassette = ["--cassettes", str(ROOT / "cassettes/openai-chat/parallel-2.yaml")]
+    assert main(["compare", "--gateway", faithful, renumbering, *hop, *cassette]) == 1
+    assert "B breaks anthropic.block-index-out-of-order, A does not" in capsys.readouterr().out
+    assert main(["compare", "--gateway", faithful, faithful, *hop, *cassette]) == 0
+    assert "A and B agree on all 1 cases" in capsys.readouterr().out

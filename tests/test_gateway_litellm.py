@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -81,3 +82,26 @@ def test_responses_to_chat_loses_arguments_sent_only_in_the_done_event(tmp_path:
     done_only = found["openai-responses/args-only-in-done::original::s0"]
     assert done_only["verdict"] == "fail"
     assert any("expected, got {}" in line for line in done_only["diff"])
+
+
+@SLOW
+def test_probe_through_the_proxy_names_the_shape_its_upstream_streams(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The proxy in front of a server that sends whole calls in one fragment (Groq, B5): LiteLLM
+    passes the shape through, the probe names it, within the protocol (exit 0)."""
+    from harness.cli import main
+    from harness.gateway import serve_upstream, started, upstream_of
+    from harness.matrix.selection import Matrix, Selection
+    from harness.serve import ReplayServer
+
+    (case,) = Matrix(Selection(cases=("openai-chat/groq-whole-calls::original::s0",))).all()
+    with ReplayServer([]).running() as server, started(proxy(), upstream_of(server, "openai-chat")) as url:
+        serve_upstream(server, case)
+        argv = ["probe", "--base-url", url + "/v1", "--dialect", "openai-chat", "--model", "chat-upstream",
+                "--recipes", "single", "parallel", "--out", str(tmp_path)]  # fmt: skip
+        assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"\nB5 +a whole call, name and arguments, in one fragment +within +single, parallel", out
+    )

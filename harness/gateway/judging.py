@@ -75,8 +75,8 @@ def judge_translation(
     result = judged(base, actual)
     lines = [f"{hop}: {_rule_of(line, expected)}: {line}" for line in result.diff]
     severities = list(result.severities)
-    for violation in violations:
-        lines.append(f"{hop}: {violation}")
+    for violation, more in _once_per_rule(violations):
+        lines.append(f"{hop}: {violation}" + (f" (and {more} more)" if more else ""))
         severities.append(Severity.UNSAFE)
     verdict = result.verdict
     if violations:
@@ -117,6 +117,17 @@ def _read(answer: Response, case: Case, target: str, asked: Any) -> tuple[Outcom
             )
         )
     return outcome, found
+
+
+def _once_per_rule(violations: Sequence[Violation]) -> list[tuple[Violation, int]]:
+    """Each rule's first violation and how many more there are (a dropped block start makes
+    every delta after it break the same rule)."""
+    first: dict[str, Violation] = {}
+    count: dict[str, int] = {}
+    for violation in violations:
+        first.setdefault(violation.code, violation)
+        count[violation.code] = count.get(violation.code, 0) + 1
+    return [(violation, count[code] - 1) for code, violation in first.items()]
 
 
 def _rule_of(line: str, expected: Outcome) -> str:

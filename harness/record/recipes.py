@@ -87,8 +87,14 @@ RECIPES: dict[str, Recipe] = {
 # What `toolstream probe` asks a server: the shapes a tool parser gets wrong (parallel calls to
 # one function, a zero-argument call then an argument call, many small calls, a call after text).
 PROBE_RECIPES: tuple[str, ...] = (
-    "single", "parallel", "parallel-same-tool", "no-args", "no-args-then-args", "many-calls", "text-then-tool",
-)  # fmt: skip
+    "single",
+    "parallel",
+    "parallel-same-tool",
+    "no-args",
+    "no-args-then-args",
+    "many-calls",
+    "text-then-tool",
+)
 
 
 def recipe(name: str) -> Recipe:

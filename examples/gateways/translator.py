@@ -1,5 +1,5 @@
-"""A small streaming gateway, written for the tests: OpenAI chat <-> Anthropic Messages, event by
-event, standard library only. Faithful by default; `--fault` makes it break the translation the
+"""A small streaming gateway, for the docs and the tests (docs/gateways.md): OpenAI chat <->
+Anthropic Messages, event by event, standard library only. Faithful by default; `--fault` makes it break the translation the
 way real gateways have:
 
 - `drop-switch`: the event that switches from text to a tool call is dropped (chat -> messages:
@@ -8,7 +8,7 @@ way real gateways have:
   as a function call (messages -> chat);
 - `renumber`: content blocks are numbered from 1, not 0 (chat -> messages).
 
-    python tests/gateways/translator.py --from openai-chat --to anthropic --upstream URL --port P
+    python examples/gateways/translator.py --from openai-chat --to anthropic --upstream URL --port P
 """
 
 from __future__ import annotations
