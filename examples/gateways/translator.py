@@ -1,6 +1,6 @@
 """A small streaming gateway, for the docs and the tests (docs/gateways.md): OpenAI chat <->
-Anthropic Messages, event by event, standard library only. Faithful by default; `--fault` makes it break the translation the
-way real gateways have:
+Anthropic Messages, event by event, standard library only. Faithful by default; `--fault` makes it
+break the translation the way real gateways have:
 
 - `drop-switch`: the event that switches from text to a tool call is dropped (chat -> messages:
   the tool_use block's start after a text block never comes);
