@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _pytester_support import copy_cassettes, plugin_args, prepare
 
 from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall
 from harness.cli import main
@@ -150,3 +151,28 @@ def test_compare_two_gateways_names_the_rule_only_one_breaks(capsys: pytest.Capt
     assert "B breaks anthropic.block-index-out-of-order, A does not" in capsys.readouterr().out
     assert main(["compare", "--gateway", faithful, faithful, *hop, *cassette]) == 0
     assert "A and B agree on all 1 cases" in capsys.readouterr().out
+
+
+def test_the_pytest_option_makes_an_item_per_case_naming_the_hop_and_rule(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prepare(pytester, monkeypatch)
+    copy_cassettes(pytester, "openai-chat/text-then-call", "openai-chat/parallel-2")
+    hop = ["--toolstream-gateway-from", "openai-chat", "--toolstream-gateway-to", "anthropic"]
+    common = [
+        *plugin_args(),
+        "--toolstream-cassette-dir",
+        "corpus",
+        "--toolstream-scenarios",
+        "original",
+        *hop,
+    ]
+    result = pytester.runpytest(*common, "--toolstream-gateway", gateway("openai-chat", "anthropic"))
+    result.assert_outcomes(passed=2)
+    broken = gateway("openai-chat", "anthropic", "drop-switch")
+    result = pytester.runpytest(*common, "--toolstream-gateway", broken)
+    result.assert_outcomes(passed=1, failed=1)  # parallel-2 has no text before its calls: no switch
+    result.stdout.fnmatch_lines(
+        ["*gateway openai-chat -> anthropic: anthropic.delta-outside-block at event*"]
+    )
+    result.stdout.fnmatch_lines(["*pytest --toolstream-gateway*-k 'gateway[[]*openai-chat/text-then-call*"])

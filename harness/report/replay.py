@@ -33,11 +33,17 @@ def replay_command(
     options = selection.replay_options() if selection is not None else []
     judged = ["--accumulator", spec]
     if spec.startswith(GATEWAY):
-        hop, _, command = spec[len(GATEWAY) :].partition(":")
-        source, _, target = hop.partition("->")
+        command, source, target = _gateway(spec)
         judged = ["--gateway", command, "--from", source, "--to", target]
     argv = ["toolstream", "check", *judged, *options, "--case", case_id]
     return _quoted(argv + (["--strict"] if strict else []))
+
+
+def _gateway(spec: str) -> tuple[str, str, str]:
+    """A gateway's label `gateway:A->B:CMD` as (CMD, A, B)."""
+    hop, _, command = spec[len(GATEWAY) :].partition(":")
+    source, _, target = hop.partition("->")
+    return command, source, target
 
 
 def pytest_item_name(spec: str) -> str:
@@ -96,6 +102,11 @@ def pytest_command(
     elif compare is not None:
         argv += ["--toolstream-compare", *compare]
         name = f"compare[{case_id}]"
+    elif spec is not None and spec.startswith(GATEWAY):
+        command, source, target = _gateway(spec)
+        argv += ["--toolstream-gateway", command, "--toolstream-gateway-from", source]
+        argv += ["--toolstream-gateway-to", target]
+        name = f"gateway[{case_id}]"
     else:
         assert spec is not None
         argv += ["--toolstream-accumulator", spec]
