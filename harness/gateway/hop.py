@@ -14,6 +14,7 @@ to whatever case is served there now; one gateway serves one case at a time.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import replace
 from typing import Any
@@ -44,19 +45,29 @@ def serve_upstream(server: ReplayServer, case: Case, slot: str = SLOT) -> CaseLo
     return log
 
 
-def ask(url: str, body: Any, *, timeout: float, headers: dict[str, str] | None = None) -> Response:
+def ask(
+    url: str,
+    body: Any,
+    *,
+    timeout: float,
+    headers: dict[str, str] | None = None,
+    client: httpx.Client | None = None,
+) -> Response:
     """POST `body` as JSON to `url` and read the answer as it streams: each read a chunk with its
     time; a connection that breaks mid-body (or an answer over `MAX_ANSWER`) is a cut response,
-    one that never answered a cut response of status 0."""
+    one that never answered a cut response of status 0. `client`: one kept across hops (its
+    connections reused), else a client of its own."""
     chunks: list[Chunk] = []
     response: Response | None = None
     start = time.monotonic()
     limits = httpx.Timeout(timeout, connect=min(timeout, 10.0))
     try:
-        with (
-            httpx.Client(timeout=limits, trust_env=False) as client,
-            client.stream("POST", url, json=body, headers=headers or {}) as answer,
-        ):
+        with contextlib.ExitStack() as stack:
+            if client is None:
+                client = stack.enter_context(httpx.Client(trust_env=False))
+            answer = stack.enter_context(
+                client.stream("POST", url, json=body, headers=headers or {}, timeout=limits)
+            )
             response = Response(answer.status_code, dict(answer.headers))
             size = 0
             for data in answer.iter_raw():

@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+
 from harness.errors import UsageError
 from harness.gateway.hop import SLOT, ask, serve_upstream, upstream_of
 from harness.gateway.judging import judge_translation
@@ -75,6 +77,7 @@ class GatewayRun:
         self.headers = self.asking.auth_headers(FAKE_KEY) | {"accept": "text/event-stream"}
         self.root = urlsplit(self.asking.api_root or "").path.rstrip("/")  # OpenAI's `/v1`, below the gateway
         self.url: str | None = None
+        self.client: httpx.Client | None = None
         self._stack: contextlib.ExitStack | None = None
 
     def start(self) -> GatewayRun:
@@ -87,6 +90,7 @@ class GatewayRun:
                 self.url = stack.enter_context(
                     started(self.gateway, upstream, start_timeout=self.start_timeout)
                 )
+                self.client = stack.enter_context(httpx.Client(trust_env=False))  # its connections kept
             except BaseException:
                 stack.close()
                 raise
@@ -108,7 +112,8 @@ class GatewayRun:
             return copy_result(skipped, verdict=Verdict.SKIPPED, error=str(exc), source=None)
         serve_upstream(self.server, case, self.slot)
         began = time.monotonic()
-        answer = ask(self.url + self.root + path, body, timeout=self.timeout, headers=self.headers)
+        url = self.url + self.root + path
+        answer = ask(url, body, timeout=self.timeout, headers=self.headers, client=self.client)
         return judge_translation(
             case, answer, source=self.source, target=self.target, asked=body, spec=self.label,
             scenario=scenario, seconds=time.monotonic() - began,
@@ -117,7 +122,7 @@ class GatewayRun:
     def close(self) -> None:
         if self._stack is not None:
             self._stack.close()
-        self._stack = self.url = None
+        self._stack = self.url = self.client = None
 
     def __enter__(self) -> GatewayRun:
         return self.start()
