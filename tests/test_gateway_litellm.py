@@ -105,3 +105,22 @@ def test_probe_through_the_proxy_names_the_shape_its_upstream_streams(
     assert re.search(
         r"\nB5 +a whole call, name and arguments, in one fragment +within +single, parallel", out
     )
+
+
+REPROS = sorted((ROOT / "examples" / "repros" / "gateways").glob("*.py"))
+
+
+def test_each_gateway_repro_is_listed() -> None:
+    listed = (ROOT / "examples" / "repros" / "gateways" / "README.md").read_text()
+    assert len(REPROS) == 3 and all(f"({script.name})" in listed for script in REPROS)
+
+
+@SLOW
+@pytest.mark.parametrize("script", REPROS, ids=lambda p: p.stem)
+def test_each_gateway_repro_fails_on_the_pinned_proxy(script: Path) -> None:
+    python = side_python("litellm-proxy")
+    run = subprocess.run(
+        [str(python), str(script)], capture_output=True, text=True, timeout=600, cwd=script.parent
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "bug present" in run.stdout
