@@ -5,6 +5,7 @@ served as its upstream."""
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -176,3 +177,26 @@ def test_the_pytest_option_makes_an_item_per_case_naming_the_hop_and_rule(
         ["*gateway openai-chat -> anthropic: anthropic.delta-outside-block at event*"]
     )
     result.stdout.fnmatch_lines(["*pytest --toolstream-gateway*-k 'gateway[[]*openai-chat/text-then-call*"])
+
+
+def test_a_gateway_already_running_is_given_by_url_and_its_upstream_port(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from harness.gateway.process import free_port
+
+    upstream, port = free_port(), free_port()
+    argv = [sys.executable, str(TRANSLATOR), "--from", "openai-chat", "--to", "anthropic",
+            "--upstream", f"http://127.0.0.1:{upstream}/case/gateway-0/v1", "--port", str(port)]  # fmt: skip
+    with subprocess.Popen(argv, stderr=subprocess.PIPE) as running:
+        try:
+            assert running.stderr is not None and b"listening" in running.stderr.readline()
+            options = ["--gateway", f"http://127.0.0.1:{port}", "--upstream-port", str(upstream)]
+            assert (
+                main(
+                    ["check", *options, *check("openai-chat", "anthropic", "openai-chat/parallel-2.yaml")[3:]]
+                )
+                == 0
+            )
+            assert "1 pass" in capsys.readouterr().out
+        finally:
+            running.terminate()
