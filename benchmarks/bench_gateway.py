@@ -37,8 +37,7 @@ GATEWAY = (
 
 
 def measure(scale: Scale) -> list[Figure]:
-    from harness.accumulators.program import run_client
-    from harness.accumulators.warm import warm_starts
+    from harness.accumulators.program import run_client, warm_starts
     from harness.gateway.runner import GatewayRun
     from harness.matrix.selection import Selection, cases
     from harness.oracle.verdict import Verdict
@@ -51,16 +50,16 @@ def measure(scale: Scale) -> list[Figure]:
     with (
         GatewayRun(GATEWAY, source="openai-chat", target="anthropic") as gateway,
         ReplayServer(chosen).running() as server,
-        warm_starts(program, server.url) as zygotes,
+        warm_starts(program, server.url) as warm,
     ):
         gateway.judge(chosen[0])  # untimed: the first connection, the first imports
-        run_client(server, chosen[0], program, timeout=30, zygotes=zygotes)
+        run_client(server, chosen[0], program, timeout=30, warm=warm)
         for _ in range(RUNS[scale]):
             start = time.perf_counter()
             through = [gateway.judge(case) for case in chosen]
             best["gateway"] = min(best["gateway"], (time.perf_counter() - start) / len(chosen))
             start = time.perf_counter()
-            ran = [run_client(server, case, program, timeout=30, zygotes=zygotes) for case in chosen]
+            ran = [run_client(server, case, program, timeout=30, warm=warm) for case in chosen]
             best["client"] = min(best["client"], (time.perf_counter() - start) / len(chosen))
             if any(r.verdict is Verdict.ERROR for r in [*through, *ran]):
                 raise SystemExit(f"a case errored: {[r.error for r in [*through, *ran] if r.error]}")

@@ -252,6 +252,7 @@ class Gateway(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
+        self.send_header("connection", "close")
         self.end_headers()
         translate = chat_to_messages if o.source == "openai-chat" else messages_to_chat
         ended = False

@@ -55,8 +55,8 @@ def ask(
 ) -> Response:
     """POST `body` as JSON to `url` and read the answer as it streams: each read a chunk with its
     time; a connection that breaks mid-body (or an answer over `MAX_ANSWER`) is a cut response,
-    one that never answered a cut response of status 0. `client`: one kept across hops (its
-    connections reused), else a client of its own."""
+    one that never answered a cut response of status 0. `client`: one kept across hops, else a
+    client of its own."""
     chunks: list[Chunk] = []
     response: Response | None = None
     start = time.monotonic()

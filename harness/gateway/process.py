@@ -18,8 +18,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO
 
-from harness.accumulators import subreaper
 from harness.errors import UsageError
+from harness.processes import subreaper
 
 __all__ = ["FAKE_KEY", "PLACEHOLDERS", "GatewayFailed", "Upstream", "free_port", "started"]
 

@@ -90,7 +90,10 @@ class GatewayRun:
                 self.url = stack.enter_context(
                     started(self.gateway, upstream, start_timeout=self.start_timeout)
                 )
-                self.client = stack.enter_context(httpx.Client(trust_env=False))  # its connections kept
+                # One client for every case, each case on a connection of its own: a gateway may
+                # close one after its answer, and a request sent on it again would be lost.
+                keep_none = httpx.Limits(max_keepalive_connections=0)
+                self.client = stack.enter_context(httpx.Client(trust_env=False, limits=keep_none))
             except BaseException:
                 stack.close()
                 raise
