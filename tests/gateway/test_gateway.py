@@ -200,3 +200,10 @@ def test_a_gateway_already_running_is_given_by_url_and_its_upstream_port(
             assert "1 pass" in capsys.readouterr().out
         finally:
             running.terminate()
+
+
+def test_jobs_start_one_gateway_each_and_report_as_one(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = check("anthropic", "openai-chat", "anthropic", None, "-j", "2")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "13 cases: 11 pass, 0 fail, 2 warn" in out  # the two cut cases warn: a call withheld
