@@ -31,7 +31,7 @@ ORACLE_DOC: Final = "docs/oracle.md, 'One rule per situation'"
 
 @dataclass(frozen=True)
 class Situation:
-    """A row of docs/oracle.md's situation table (`tests/test_explanation.py` checks they agree)."""
+    """A row of docs/oracle.md's situation table (`tests/cli/test_cli_explain.py` checks they agree)."""
 
     name: str
     state: State
