@@ -71,6 +71,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Report": ("harness.oracle.verdict", "Report"),
     "Result": ("harness.oracle.verdict", "Result"),
     "Verdict": ("harness.oracle.verdict", "Verdict"),
+    "signature": ("harness.oracle.verdict", "signature"),
+    # The report card's client programs (shipped with the package): where each runs, how to run it.
+    "client_catalogue": ("harness.card.catalogue", "catalogue"),
     # Errors (every exception of ours, with its exit code).
     "HarnessError": ("harness.errors", "HarnessError"),
     "CassetteError": ("harness.errors", "CassetteError"),
@@ -108,6 +111,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from harness.accumulators import resolve as resolve_accumulator
     from harness.accumulators.base import Accumulator, ClientRunner, EventAccumulator, client_level
+    from harness.card.catalogue import catalogue as client_catalogue
     from harness.cassettes.corpus import bundled
     from harness.cassettes.format import Cassette, Chunk, Interaction
     from harness.cassettes.format import load as load_cassette
@@ -135,7 +139,7 @@ if TYPE_CHECKING:
     from harness.mutate import Meaning, Mutation, Stream, mutation
     from harness.mutate.case import Case
     from harness.mutate.scenario import Scenario, load_scenarios
-    from harness.oracle.verdict import Report, Result, Verdict
+    from harness.oracle.verdict import Report, Result, Verdict, signature
     from harness.record.fake_provider import FakeProvider, Script
     from harness.transports.modes import RecordMode
     from harness.transports.recording import RecordingTransport

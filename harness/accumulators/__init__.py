@@ -138,8 +138,8 @@ def prepare(accumulator: Accumulator, name: str, *, quiet: bool = True) -> None:
     """Warm `accumulator` up (`prepare()`), what it prints thrown away with its outcome (`quiet`).
     One whose own `prepare` raises cannot run at all: a `UsageError` naming it, as a worker process
     reports it, never a verdict and never an internal error of the harness."""
-    from harness.accumulators.capture import captured_output
     from harness.errors import HarnessError
+    from harness.processes.capture import captured_output
 
     try:
         with captured_output() if quiet else contextlib.nullcontext():

@@ -227,8 +227,6 @@ def grade(
         done = iter(run_rows([job.job for job in jobs], slots))
     finally:
         card.close()
-        if chosen:
-            clients.close_warm()
     graded = [next(done) if isinstance(job, PlannedRow) else job for job in planned]
     card.summary()
     return grading.card(graded, date=datetime.date.today().isoformat(), selection=_said(selection))

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
+from harness.matrix.selection import Matrix, Selection
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = runpy.run_path(str(ROOT / "examples" / "clients" / "table.py"))
@@ -192,7 +193,8 @@ def test_the_stored_results_are_each_clients_whole_dialect_matrix() -> None:
         dialect = TABLE["CLIENTS"][name][2]
         assert entry["dialect"] == dialect
         chosen = entry.get("selection") or {}
-        matrix = TABLE["matrix_of"](dialect, tuple(chosen.get("scenarios", ())) or None, chosen.get("seeds"))
+        scenarios = tuple(chosen.get("scenarios", ()))
+        matrix = Matrix(Selection(dialects=(dialect,), scenarios=scenarios, seeds=chosen.get("seeds")))
         ids = [row["id"] for row in entry["cases"]]
         assert ids == [case.id for case in matrix.all()], f"{name}: rerun examples/clients/table.py --run"
         cost = entry["cost"]

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from harness.cassettes.outcome import Outcome, State, ToolCall, diff
+from harness.oracle.expectation import CaseClass
 from harness.oracle.severity import Severity, call_severities, differences, worst
+from harness.oracle.verdict import Verdict, verdict_for
 
 READ = ToolCall("read", {"path": "a"}, "call_1")
 SEARCH = ToolCall("search", {"q": "x"}, "call_2")
@@ -122,3 +124,27 @@ def test_other_finish_differences_stay_cosmetic() -> None:
     assert differences(Outcome(finish_reason="tool_use"), Outcome()) == [
         ("finish_reason: 'tool_use' expected, got None", Severity.COSMETIC)
     ]
+
+
+def test_calls_in_another_order_under_their_own_ids_are_one_cosmetic_order_line() -> None:
+    # Issue 43: a pure reorder read as "id differs / arguments differ" at severity unsafe.
+    got = Outcome(tool_calls=(SEARCH, READ), finish_reason="tool_calls")
+    assert differences(EXPECTED, got) == [
+        ("tool_calls: order differs: 'call_1', 'call_2' expected, got 'call_2', 'call_1'", Severity.COSMETIC)
+    ]
+    assert verdict_for(CaseClass.SPEC, _severities(got)) is Verdict.WARN
+
+
+def test_calls_are_matched_by_id_before_position() -> None:
+    # The reordered second call's arguments differ: that call's line, under its expected number.
+    changed = ToolCall("search", {"q": "y"}, "call_2")
+    lines = differences(EXPECTED, Outcome(tool_calls=(changed, READ), finish_reason="tool_calls"))
+    assert lines[0][1] is Severity.COSMETIC and lines[0][0].startswith("tool_calls: order differs")
+    assert lines[1:] == [('call 2: arguments {"q":"x"} expected, got {"q":"y"}', Severity.UNSAFE)]
+
+
+def test_without_ids_a_reorder_routes_results_by_position_and_stays_unsafe() -> None:
+    plain = Outcome(tool_calls=(ToolCall("read", {"path": "a"}), ToolCall("search", {"q": "x"})))
+    got = Outcome(tool_calls=plain.tool_calls[::-1])
+    assert Severity.UNSAFE in _severities(got, plain)
+    assert not any(line.startswith("tool_calls: order") for line, _ in differences(plain, got))

@@ -41,6 +41,7 @@ LAYERS: tuple[str, ...] = (
     "wire",  # codecs, dialects: everything a provider's API is
     "text",  # how values are shown: escapers, terminal lines and tables, shared file names
     "cassettes",  # the cassette model and storage, the outcome model, the bundled corpus
+    "processes",  # starting, watching and ending programs: the subreaper, capture, warm starts
     "_version.py | bounded.py | cache.py | errors.py | registry.py",  # foundations any stage may use
 )
 

@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_accumulators_stdio import CASSETTES, recorded_case
 
 from harness.accumulators.stdio_process import Stdio
 from harness.cli import main
 from harness.errors import AccumulatorTimeout
 from harness.mutate.scenario import Case
+from tests.accumulators.test_accumulators_stdio import CASSETTES, recorded_case
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux only")
 

@@ -1,4 +1,4 @@
-"""Warm starts of Node programs (`harness.accumulators.node_warm`): a case run in a worker of a
+"""Warm starts of Node programs (`harness.processes.node_warm`): a case run in a worker of a
 kept Node process shows what a cold `node SCRIPT.mjs` shows: the same verdicts, exit codes, raise
 on stderr, environment and argv; a hung case ends at its deadline and no other case with it."""
 
@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.accumulators import node_warm
-from harness.accumulators.program import run_clients, run_evidence
+from harness.accumulators.program import run_clients, run_evidence, warm_starts
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
 from harness.oracle.evidence import Evidence, thrown
+from harness.processes import node_warm
+from harness.processes.warm import SWITCH, enabled
 from harness.serve.routes import client_environment
 from harness.serve.server import ReplayServer
 
@@ -94,18 +95,19 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(cases: dict[str, Case]) -> Iterator[ReplayServer]:
     with ReplayServer(list(cases.values())).running() as running:
         yield running
-    node_warm.close()
 
 
 def both(
     monkeypatch: pytest.MonkeyPatch, server: ReplayServer, case: Case, command: str, timeout: float = 20.0
 ) -> tuple[Evidence, Evidence]:
     """The evidence of a cold run and of a warm one."""
-    monkeypatch.setenv(node_warm.SWITCH, "0")
+    monkeypatch.setenv(SWITCH, "0")
     cold = run_evidence(server, case, command, timeout=timeout)
-    monkeypatch.setenv(node_warm.SWITCH, "1")
-    warm = run_evidence(server, case, command, timeout=timeout)
-    return cold, warm
+    monkeypatch.setenv(SWITCH, "1")
+    with warm_starts(command, server.url) as started:
+        assert isinstance(started, node_warm.NodeWarmStart)
+        warmed = run_evidence(server, case, command, timeout=timeout, warm=started)
+    return cold, warmed
 
 
 def shown(evidence: Evidence) -> dict:
@@ -115,12 +117,12 @@ def shown(evidence: Evidence) -> dict:
 
 
 def test_only_a_plain_node_script_runs_warm(agent: Path) -> None:
-    program = node_warm.parse(f"exec node {agent} a b")
+    program = node_warm.node_program(f"exec node {agent} a b")
     assert program is not None and program.script == str(agent) and program.args == ("a", "b")
-    assert node_warm.parse(f"X=1 node {agent}") == node_warm.NodeCommand(
+    assert node_warm.node_program(f"X=1 node {agent}") == node_warm.NodeCommand(
         shutil.which("node") or "", str(agent), (), (("X", "1"),)
     )
-    assert node_warm.parse(["node", str(agent), "x y"]).args == ("x y",)  # type: ignore[union-attr]
+    assert node_warm.node_program(["node", str(agent), "x y"]).args == ("x y",)  # type: ignore[union-attr]
     for cold in (
         f"node {agent} | cat",  # shell syntax
         f"node --no-warnings {agent}",  # options to node
@@ -130,8 +132,8 @@ def test_only_a_plain_node_script_runs_warm(agent: Path) -> None:
         f"python {agent}",
         "node",
     ):
-        assert node_warm.parse(cold) is None, cold
-    assert not node_warm.enabled({node_warm.SWITCH: "0"}) and node_warm.enabled({})
+        assert node_warm.node_program(cold) is None, cold
+    assert not enabled({SWITCH: "0"}) and enabled({})
 
 
 @pytest.mark.slow
@@ -139,11 +141,10 @@ def test_warm_and_cold_give_the_same_verdicts(
     agent: Path, cases: dict[str, Case], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     command = f"exec node {agent}"
-    monkeypatch.setenv(node_warm.SWITCH, "0")
+    monkeypatch.setenv(SWITCH, "0")
     cold = run_clients(list(cases.values()), command, jobs=2, timeout=20)
-    monkeypatch.setenv(node_warm.SWITCH, "1")
+    monkeypatch.setenv(SWITCH, "1")
     warm = run_clients(list(cases.values()), command, jobs=2, timeout=20)
-    node_warm.close()
     verdicts = [(r.id, str(r.verdict), r.diff, r.error) for r in cold.results]
     assert [(r.id, str(r.verdict), r.diff, r.error) for r in warm.results] == verdicts
     assert [v for _, v, _, _ in verdicts] == ["pass", "pass", "fail", "fail"]
@@ -155,8 +156,8 @@ def test_the_case_sees_exactly_its_environment_and_argv(
     monkeypatch.setenv("TOOLSTREAM_TEST_MARK", "kept")
     cold, warm = both(monkeypatch, server, cases[SINGLE], f"EXTRA=1 exec node {agent} arg")
     expected = {**os.environ, **client_environment(server.url, SINGLE), "EXTRA": "1"}
-    assert shown(warm)["env"] == {**expected, node_warm.SWITCH: "1"}
-    assert shown(cold)["env"] == {**expected, node_warm.SWITCH: "0"}
+    assert shown(warm)["env"] == {**expected, SWITCH: "1"}
+    assert shown(cold)["env"] == {**expected, SWITCH: "0"}
     assert shown(warm)["argv"] == shown(cold)["argv"] == [str(agent), "arg"]
     assert shown(warm)["execArgv"] == shown(cold)["execArgv"] == []
     # The exit code of the cold run is not compared: on a loaded machine its Node can still be
@@ -205,16 +206,14 @@ def test_a_hung_case_is_ended_at_its_deadline_and_no_other(
     hangs.write_text(
         f'if (process.env.TOOLSTREAM_CASE === "{CUT}") process.argv[2] = "{mode}";\n' + AGENT
     )
-    monkeypatch.setenv(node_warm.SWITCH, "1")
+    monkeypatch.setenv(SWITCH, "1")
     start = time.monotonic()
     report = run_clients(list(cases.values()), f"node {hangs}", jobs=2, timeout=3)
-    node_warm.close()
     assert time.monotonic() - start < 20
     verdicts = {r.id: str(r.verdict) for r in report.results}
     assert verdicts == {SINGLE: "pass", PARALLEL: "pass", SHARED_INDEX: "fail", CUT: "timeout"}
     # The warm process that ran the hung case is usable again (or replaced): the next run passes.
     again = run_clients([cases[SINGLE]], f"node {hangs}", jobs=1, timeout=10)
-    node_warm.close()
     assert str(again.results[0].verdict) == "pass"
 
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from harness.accumulators.capture import KEPT, captured_output
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Selection
 from harness.oracle.verdict import Result
+from harness.processes.capture import KEPT, captured_output
 from harness.text.terminal import clip, clip_values, printable, shorten
 
 ROOT = Path(__file__).resolve().parents[2]

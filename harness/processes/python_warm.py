@@ -8,8 +8,8 @@ worker thread gets a zygote (`zygote.py`, run by the program's own interpreter, 
 the child gets the environment, argv, cwd, stdin, stdout and stderr a cold start would (the
 shell's and the interpreter's own additions to the environment included), its own session, and
 runs the script fresh as `__main__`. The zygote is a child subreaper that ends the run's whole
-tree when it exits or is stopped, so `program._run` watches, times out and kills a warm run
-with the same code as a cold one (`Forked` is its `Popen`).
+tree when it exits or is stopped, so a warm run is watched, timed out and killed as a cold one
+is (`PythonWarmStart.start` gives a `Run`, as `run.start_cold` does).
 
 What to preload is learned: each run reports the standard-library and site-packages modules it
 imported (never the program's own folder's), the zygote imports them before its next fork, and
@@ -17,8 +17,9 @@ the list is kept per program in the cache (`warm/` under `$TOOLSTREAM_CACHE`), k
 interpreter and the script's path, size and modification time. A module that reads a per-case
 variable (OPENAI_BASE_URL, ...) from `os.environ` while it is imported, or leaves a thread
 running, is never preloaded (the zygote is replaced without it); a zygote that cannot start or
-preload makes its program run cold. `TOOLSTREAM_WARM=0` (`check --client --cold`), the switch
-Node programs' warm starts share (`node_warm`), starts every run cold.
+preload, or that stops answering (a program that stopped or killed its parent), is replaced;
+after a few, its program runs cold, and `say` tells so once. Every wait of a start is within the
+case's deadline.
 """
 
 from __future__ import annotations
@@ -29,34 +30,29 @@ import json
 import os
 import re
 import select
-import shlex
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from harness import cache
-from harness.accumulators import node_warm, subreaper
-from harness.accumulators.capture import Captured
-from harness.serve.routes import client_environment
+from harness.processes import subreaper
+from harness.processes.capture import Captured
+from harness.processes.command import parse
+from harness.processes.run import STOP_GRACE, PipedRun
 
-__all__ = ["Forked", "PythonProgram", "WarmStarts", "python_program", "warm_starts"]
+__all__ = ["Forked", "PythonProgram", "PythonWarmStart", "python_program"]
 
 ZYGOTE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zygote.py")
 START_TIMEOUT = 30.0  # seconds for a zygote to start and answer
 PRELOAD_TIMEOUT = 180.0  # seconds for it to import what was learned
-_RESTARTS = 5  # zygotes replaced for unsafe modules before the program runs cold
+_RESTARTS = 5  # zygotes replaced (unsafe modules, no answer) before the program runs cold
 _INTERPRETER = re.compile(r"python(\d+(\.\d+)?)?")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-# Characters that make a command more than words for the shell to split (even quoted: a command
-# with any of them is simply left to the shell and starts cold).
-_SHELL_SYNTAX = set("$`\\*?[]{}~#!;&|<>()\n")
 
 
 @dataclass(frozen=True)
@@ -91,21 +87,10 @@ class PythonProgram:
 def python_program(command: str | Sequence[str]) -> PythonProgram | None:
     """The Python program `command` runs, or None when it is anything else (shell syntax, other
     interpreter options, a program that is not a Python interpreter): that one starts cold."""
-    if isinstance(command, str):
-        if _SHELL_SYNTAX & set(command):
-            return None
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            return None
-        assignments: dict[str, str] = {}
-        while words and _ASSIGNMENT.match(words[0]):
-            name, _, value = words.pop(0).partition("=")
-            assignments[name] = value
-        if words[:1] == ["exec"]:
-            words = words[1:]
-    else:
-        words, assignments = list(command), {}
+    parsed = parse(command)
+    if parsed is None:
+        return None
+    words, assignments = list(parsed.argv), parsed.environment
     if len(words) < 2 or not _INTERPRETER.fullmatch(os.path.basename(words[0])):
         return None
     interpreter, rest = words[0], words[1:]
@@ -116,6 +101,11 @@ def python_program(command: str | Sequence[str]) -> PythonProgram | None:
     return PythonProgram(interpreter, rest[0], None, tuple(rest), tuple(words), assignments)
 
 
+def _left(limit: float, deadline: float) -> float:
+    """Seconds to wait: `limit`, or what is left before `deadline` (monotonic) when that is less."""
+    return max(0.0, min(limit, deadline - time.monotonic()))
+
+
 class ZygoteError(Exception):
     """A zygote did not start, answer or preload: its program runs cold."""
 
@@ -123,7 +113,9 @@ class ZygoteError(Exception):
 class _Zygote:
     """The harness's side of one zygote: its process (under the subreaper wrapper), its socket."""
 
-    def __init__(self, program: PythonProgram, env: dict[str, str], case_keys: Sequence[str]) -> None:
+    def __init__(
+        self, program: PythonProgram, env: dict[str, str], case_keys: Sequence[str], deadline: float
+    ) -> None:
         self.program = program
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
@@ -152,7 +144,7 @@ class _Zygote:
             self.send(
                 {"op": "setup", "script": script, "module": program.module, "case_keys": list(case_keys)}
             )
-            hello = self.receive(START_TIMEOUT)
+            hello = self.receive(_left(START_TIMEOUT, deadline))
             started = hello.get("environ")
             if not isinstance(started, dict) or hello.get("threads") != 1:
                 raise ZygoteError(f"the zygote started with {hello.get('threads')} threads")
@@ -209,7 +201,7 @@ class _Zygote:
         said = self.output.text.strip()
         return f": {said.splitlines()[-1]}" if said else ""
 
-    def preload(self, modules: Sequence[str], models: Sequence[str]) -> dict[str, str]:
+    def preload(self, modules: Sequence[str], models: Sequence[str], deadline: float) -> dict[str, str]:
         """Import `modules` in the zygote and build `models`; the unsafe ones it stopped at (then it
         must be replaced)."""
         wanted = [name for name in modules if name not in self.loaded]
@@ -217,14 +209,14 @@ class _Zygote:
         if not wanted and not built:
             return {}
         self.send({"op": "preload", "modules": wanted, "models": built})
-        answer = self.receive(PRELOAD_TIMEOUT)
+        answer = self.receive(_left(PRELOAD_TIMEOUT, deadline))
         self.loaded.update(wanted, built)
         unsafe = answer.get("unsafe") or {}
         if not unsafe and answer.get("threads") != 1:
             raise ZygoteError(f"the zygote has {answer.get('threads')} threads after preloading")
         return {str(k): str(v) for k, v in unsafe.items()}
 
-    def fork(self, env: dict[str, str], pool: WarmStarts) -> Forked:
+    def fork(self, env: Mapping[str, str], pool: PythonWarmStart, deadline: float) -> Forked:
         """Start one run: the child's environment is `env` as a cold start would see it."""
         program = self.program
         child_env = {**env, **program.assignments, **self.added}
@@ -248,9 +240,9 @@ class _Zygote:
         finally:
             os.close(out_w)
             os.close(err_w)
-        answer = self.receive(START_TIMEOUT)
+        answer = self.receive(_left(START_TIMEOUT, deadline))
         while "exit" in answer:  # a run given up on (its stop outlasted the wait) ended late
-            answer = self.receive(START_TIMEOUT)
+            answer = self.receive(_left(START_TIMEOUT, deadline))
         if "pid" not in answer:
             for fd in (out_r, err_r):
                 os.close(fd)
@@ -275,7 +267,7 @@ class Forked(subprocess.Popen[bytes]):
     the zygote to end the tree (as the `subreaper` wrapper does for a cold run)."""
 
     def __init__(
-        self, zygote: _Zygote, pool: WarmStarts, pid: int, stdout: IO[bytes], stderr: IO[bytes]
+        self, zygote: _Zygote, pool: PythonWarmStart, pid: int, stdout: IO[bytes], stderr: IO[bytes]
     ) -> None:
         # No `Popen.__init__`: the process exists already, and it is the zygote's child.
         self.args = list(zygote.program.command_line)
@@ -329,18 +321,50 @@ class Forked(subprocess.Popen[bytes]):
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
 
+    def abandon(self) -> None:
+        """The zygote did not report the run's end (stopped, or too busy to answer): it is replaced,
+        its subreaper wrapper ending its whole tree, this run's with it."""
+        if self.returncode is None:
+            self._pool.lost(self._zygote, failed=True)
+            self.returncode = 128 + signal.SIGKILL
+
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
         self.send_signal(signal.SIGTERM)
 
 
-class WarmStarts:
-    """The zygotes of one Python program, one per worker thread, and what they learned to preload."""
+class _ForkedRun(PipedRun):
+    """A forked run as a `Run`: its end asks the zygote to end the run's tree; a zygote that does
+    not answer in time is replaced (its wrapper ends everything below it)."""
 
-    def __init__(self, program: PythonProgram, env: dict[str, str], case_keys: Sequence[str]) -> None:
+    process: Forked
+
+    def finish(self) -> None:
+        forked = self.process
+        if forked.poll() is None:
+            forked.terminate()
+            try:
+                forked.wait(STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                forked.abandon()
+        super().finish()
+
+
+class PythonWarmStart:
+    """Warm starts of one Python program: a zygote per worker thread, and what they learned to
+    preload. `start` gives a run forked from this thread's zygote, or None (start it cold)."""
+
+    def __init__(
+        self,
+        program: PythonProgram,
+        env: dict[str, str],
+        case_keys: Sequence[str],
+        say: Callable[[str], None] | None = None,
+    ) -> None:
         self.program = program
         self.env = env
         self.case_keys = list(case_keys)
+        self.say = say
         self.key = program.cache_key()
         self.lock = threading.Lock()
         self.local = threading.local()
@@ -349,9 +373,23 @@ class WarmStarts:
         self.models: list[str] = []  # pydantic models, `module:qualname`, whose first use a run paid
         self.unsafe: dict[str, str] = {}
         self.off: str | None = None  # why this program now starts cold
+        self.failures = 0  # zygotes lost for not answering, one after another
         self._known: set[str] = set()
         self._changed = False
         self._load()
+
+    def start(self, env: Mapping[str, str], out: Captured, err: Captured, deadline: float) -> PipedRun | None:
+        """One run forked with `env` (as a cold start would see it), its output read into `out`
+        and `err`; None when this program starts cold (see `off`). Waits no later than `deadline`."""
+        zygote = self.slot(deadline)
+        if zygote is None:
+            return None
+        try:
+            forked = zygote.fork(env, self, deadline)
+        except (ZygoteError, OSError, ValueError) as exc:
+            self.lost(zygote, failed=True, why=str(exc))
+            return None
+        return _ForkedRun(forked, out, err, wrapped=True)
 
     def _path(self) -> str | None:
         return None if self.key is None else str(cache.home() / "warm" / f"{self.key}.json")
@@ -387,6 +425,7 @@ class WarmStarts:
         """Add what a run imported, and the models it built, to what the zygotes preload (the
         unsafe ones left out)."""
         with self.lock:
+            self.failures = 0  # a run came back: its zygote answers
             for name in modules:
                 if name not in self._known and name.partition(".")[0] not in self.unsafe:
                     self._known.add(name)
@@ -398,16 +437,27 @@ class WarmStarts:
                     self.models.append(name)
                     self._changed = True
 
-    def lost(self, zygote: _Zygote) -> None:
-        """A zygote that ended or broke: the next run on its worker starts a new one."""
+    def lost(self, zygote: _Zygote, *, failed: bool = False, why: str = "") -> None:
+        """A zygote that ended or broke: the next run on its worker starts a new one. `failed`: it
+        stopped answering; after `_RESTARTS` of those one after another, the program runs cold."""
         if getattr(self.local, "zygote", None) is zygote:
             self.local.zygote = None
         with self.lock:
             if zygote in self.zygotes:
                 self.zygotes.remove(zygote)
+            if failed:
+                self.failures += 1
+                if self.failures >= _RESTARTS:
+                    self._turn_off(why or "its zygote stopped answering (the program stops or kills it)")
         zygote.close()
 
-    def slot(self) -> _Zygote | None:
+    def _turn_off(self, why: str) -> None:
+        if self.off is None:
+            self.off = why
+            if self.say is not None:
+                self.say(f"{' '.join(self.program.command_line)}: runs cold from now on: {why}")
+
+    def slot(self, deadline: float) -> _Zygote | None:
         """This worker's zygote, with everything learned so far preloaded; None: run cold."""
         for _ in range(_RESTARTS):
             if self.off is not None:
@@ -415,17 +465,19 @@ class WarmStarts:
             zygote: _Zygote | None = getattr(self.local, "zygote", None)
             try:
                 if zygote is None:
-                    zygote = _Zygote(self.program, self.env, self.case_keys)
+                    zygote = _Zygote(self.program, self.env, self.case_keys, deadline)
                     self.local.zygote = zygote
                     with self.lock:
                         self.zygotes.append(zygote)
                 with self.lock:
                     wanted, built = list(self.modules), list(self.models)
-                unsafe = zygote.preload(wanted, built)
+                unsafe = zygote.preload(wanted, built, deadline)
             except (ZygoteError, OSError, ValueError) as exc:
-                self.off = str(exc)
                 if zygote is not None:
-                    self.lost(zygote)
+                    self.lost(zygote, failed=True, why=str(exc))
+                elif time.monotonic() < deadline:  # it could not start at all
+                    with self.lock:
+                        self._turn_off(str(exc))
                 return None
             if not unsafe:
                 return zygote
@@ -439,16 +491,9 @@ class WarmStarts:
                 ]
                 self._changed = True
             self.lost(zygote)  # it imported an unsafe module: a new one, without it
-        self.off = "too many modules unsafe to preload"
+        with self.lock:
+            self._turn_off("too many modules unsafe to preload")
         return None
-
-    def fork(self, zygote: _Zygote, env: dict[str, str]) -> Forked | None:
-        """Start one run on `zygote`; None (and the zygote replaced) when it cannot."""
-        try:
-            return zygote.fork(env, self)
-        except (ZygoteError, OSError, ValueError):
-            self.lost(zygote)
-            return None
 
     def close(self) -> None:
         with self.lock:
@@ -456,26 +501,3 @@ class WarmStarts:
         for zygote in zygotes:
             zygote.close()
         self.save()
-
-
-@contextlib.contextmanager
-def warm_starts(command: str | Sequence[str], server: str, *, on: bool = True) -> Iterator[WarmStarts | None]:
-    """Zygotes for `command`'s runs against the replay server at URL `server` while the block
-    runs; None when it starts cold (not a Python program, turned off, or not Linux)."""
-    program = python_program(command) if on and node_warm.enabled() and subreaper.CONTAINED else None
-    if program is None or sys.platform != "linux":
-        yield None
-        return
-    # The zygote gets a run's environment with a placeholder case; the variables that differ
-    # between two cases are the ones no preloaded module may read at import.
-    one, other = (
-        client_environment(server, "toolstream:warm:a"),
-        client_environment(server, "toolstream:warm:b"),
-    )
-    case_keys = sorted(key for key in one if one[key] != other.get(key))
-    env = {**os.environ, **one, **program.assignments}
-    starts = WarmStarts(program, env, case_keys)
-    try:
-        yield starts
-    finally:
-        starts.close()

@@ -3,7 +3,7 @@
     INTERPRETER zygote.py FD
 
 Run by the client program's own interpreter (started the way the program would be), it talks to
-the harness over the Unix socket FD in JSON lines (`harness.accumulators.warm` is the other side):
+the harness over the Unix socket FD in JSON lines (`harness.processes.python_warm` is the other side):
 
 - `setup` {script | module, case_keys}: it sets `sys.path` as `python SCRIPT` (or `-m MODULE`)
   would, and answers with the environment it started with (what the shell and the interpreter

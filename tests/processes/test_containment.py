@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_accumulators_subreaper import left_running, recorded_pids
 
 from harness.accumulators import program as clients
 from harness.cli import main
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
+from tests.processes.test_accumulators_subreaper import left_running, recorded_pids
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the subreaper is Linux only")
 

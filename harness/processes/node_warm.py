@@ -18,19 +18,17 @@ runs (a timeout, a program still running after its follow-up), every process the
 killed, as a cold start's tree is, and a random marker written on both pipes says where the
 case's output ends. A warm process that does not answer is killed and not used again.
 
-Only a plain `[VAR=value ...] [exec] node SCRIPT.mjs [ARG ...]` (no shell syntax, no options to
-node, no `NODE_*` assignment, an existing `.mjs` file) runs warm: `process.argv[1]`, `require.main`
-and the like would differ for anything else. `TOOLSTREAM_WARM=0` in the environment (or `check
---client --cold`) starts every case cold.
+Only a plain `[VAR=value ...] [exec] node SCRIPT.mjs [ARG ...]` (`harness.processes.command`; no
+options to node, no `NODE_*` assignment, an existing `.mjs` file) runs warm: `process.argv[1]`,
+`require.main` and the like would differ for anything else. The warm processes are a
+`NodeWarmStart`'s, ended by its `close()`.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -43,13 +41,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from harness.accumulators import subreaper
-from harness.accumulators.capture import Captured
+from harness.processes import subreaper
+from harness.processes.capture import Captured
+from harness.processes.command import parse
 
-__all__ = ["SWITCH", "NodeCommand", "WarmRun", "close", "enabled", "parse", "start"]
+__all__ = ["NodeCommand", "NodeWarmStart", "WarmRun", "node_program"]
 
 RUNNER = Path(__file__).with_name("node_warm.mjs")
-SWITCH = "TOOLSTREAM_WARM"  # "0": every Node program starts cold
 # V8 flags of a warm process (process-wide, so its workers run with them; they change how fast
 # code runs, never what it does). Each case is a new isolate that would compile undici's HTTP
 # parser (WebAssembly) again with the optimizing tier and optimize the SDK's JavaScript as soon as
@@ -58,8 +56,6 @@ SWITCH = "TOOLSTREAM_WARM"  # "0": every Node program starts cold
 # CPU per case of examples/clients/node-openai (benchmarks/bench_clients.py).
 V8_FLAGS = ("--liftoff-only", "--interrupt-budget=675840")
 _ANSWER_S = 5.0  # how long a warm process gets to answer (a start, a kill, a flush)
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_SHELL = set("\n;&|<>()$`\\\"'*?[]{}~#")  # a command with any of these is left to the shell
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,36 +68,22 @@ class NodeCommand:
     assignments: tuple[tuple[str, str], ...]
 
 
-def enabled(env: Mapping[str, str] | None = None) -> bool:
-    """Whether warm starts are on (`TOOLSTREAM_WARM` is not "0"), in `env` (default: os.environ)."""
-    return (os.environ if env is None else env).get(SWITCH, "1").strip() != "0"
-
-
-def parse(command: str | Sequence[str], env: Mapping[str, str] | None = None) -> NodeCommand | None:
+def node_program(command: str | Sequence[str]) -> NodeCommand | None:
     """The Node program `command` runs, when it is one that can run warm (see the module
     docstring); None for anything else."""
-    if isinstance(command, str):
-        if _SHELL & set(command):
-            return None
-        words = command.split()
-    else:
-        words = list(command)
-    assignments = []
-    while words and _ASSIGNMENT.match(words[0]) and isinstance(command, str):
-        name, _, value = words.pop(0).partition("=")
-        if name.startswith("NODE_"):
-            return None  # it changes how node itself starts
-        assignments.append((name, value))
-    if words[:1] == ["exec"] and isinstance(command, str):
-        words.pop(0)
-    if len(words) < 2 or Path(words[0]).name != "node" or not words[1].endswith(".mjs"):
+    parsed = parse(command)
+    if parsed is None or len(parsed.argv) < 2:
         return None
-    path = (env or os.environ).get("PATH")
-    node = shutil.which(words[0], path=path)
+    if any(name.startswith("NODE_") for name, _ in parsed.assignments):
+        return None  # it changes how node itself starts
+    words = parsed.argv
+    if Path(words[0]).name != "node" or not words[1].endswith(".mjs"):
+        return None
+    node = shutil.which(words[0])
     script = os.path.abspath(words[1])
     if node is None or not os.path.isfile(script):
         return None
-    return NodeCommand(node, script, tuple(words[2:]), tuple(assignments))
+    return NodeCommand(node, script, tuple(words[2:]), parsed.assignments)
 
 
 class _Pipe:
@@ -152,7 +134,7 @@ class _Pipe:
 class _Process:
     """One warm Node process (under the subreaper wrapper) and its pipes; one case at a time."""
 
-    def __init__(self, node: str, env: Mapping[str, str]) -> None:
+    def __init__(self, node: str, env: Mapping[str, str], answer: float) -> None:
         ours, theirs = socket.socketpair()
         try:
             argv = [node, *V8_FLAGS, str(RUNNER), str(theirs.fileno())]
@@ -176,7 +158,7 @@ class _Process:
         self.exit_code: int | None = None
         self.exited = threading.Event()
         self.broken = False
-        hello = self._receive(_ANSWER_S)
+        hello = self._receive(answer) if answer > 0 else None
         if hello is None or hello.get("op") != "ready":
             self.end()
             raise OSError("the warm Node process did not start")
@@ -287,7 +269,7 @@ class WarmRun:
             raise subprocess.TimeoutExpired("node", timeout or 0.0)
         return self._process.exit_code if self._process.exit_code is not None else 1
 
-    def finish(self) -> tuple[Captured, Captured]:
+    def finish(self) -> None:
         """End the case (its worker and every process it started) and read the rest of its output;
         the warm process goes back to the pool, or is ended when it did not answer."""
         process = self._process
@@ -309,7 +291,6 @@ class WarmRun:
                 pipe.ended.wait(_ANSWER_S)
         process.out.sink = process.err.sink = None
         self._pool.release(process, healthy)
-        return self.out, self.err
 
 
 class _Pool:
@@ -320,7 +301,7 @@ class _Pool:
         self._keys: dict[int, tuple[str, str, str]] = {}
         self._lock = threading.Lock()
 
-    def acquire(self, node: str) -> _Process:
+    def acquire(self, node: str, deadline: float) -> _Process:
         key = (node, os.getcwd(), json.dumps(sorted(os.environ.items())))
         with self._lock:
             idle = self._idle.get(key, [])
@@ -329,7 +310,7 @@ class _Pool:
                 if not process.broken and process.process.poll() is None:
                     return process
                 process.end()
-        process = _Process(node, os.environ)
+        process = _Process(node, os.environ, max(0.0, min(_ANSWER_S, deadline - time.monotonic())))
         with self._lock:
             self._keys[id(process)] = key
         return process
@@ -344,7 +325,7 @@ class _Pool:
         process.end()
 
     def close(self) -> None:
-        """End every idle warm process (one running a case ends when it is released... later)."""
+        """End every idle warm process (one running a case ends when it is released)."""
         with self._lock:
             idle = [process for processes in self._idle.values() for process in processes]
             self._idle.clear()
@@ -354,20 +335,22 @@ class _Pool:
             process.end()
 
 
-_POOL = _Pool()
-atexit.register(_POOL.close)
+class NodeWarmStart:
+    """Warm starts of one Node program: its kept Node processes, one case at a time each."""
 
+    def __init__(self, program: NodeCommand) -> None:
+        self.program = program
+        self._pool = _Pool()
 
-def start(program: NodeCommand, env: Mapping[str, str], out: Captured, err: Captured) -> WarmRun | None:
-    """Start one case of `program` with `env` in a warm process, its output read into `out` and
-    `err`; None when no warm process could be had (the caller then starts the case cold)."""
-    try:
-        process = _POOL.acquire(program.node)
-    except OSError:
-        return None
-    return WarmRun(_POOL, process, program, env, out, err)
+    def start(self, env: Mapping[str, str], out: Captured, err: Captured, deadline: float) -> WarmRun | None:
+        """Start one case with `env` in a warm process, its output read into `out` and `err`;
+        None when no warm process could be had by `deadline` (the caller then starts it cold)."""
+        try:
+            process = self._pool.acquire(self.program.node, deadline)
+        except OSError:
+            return None
+        return WarmRun(self._pool, process, self.program, env, out, err)
 
-
-def close() -> None:
-    """End the idle warm processes (a run of cases is over; the next one starts them again)."""
-    _POOL.close()
+    def close(self) -> None:
+        """End the idle warm processes (one running a case ends when that case finishes)."""
+        self._pool.close()

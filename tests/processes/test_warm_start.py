@@ -1,4 +1,4 @@
-"""Warm starts of Python client programs (`harness.accumulators.warm` and `zygote.py`): a run
+"""Warm starts of Python client programs (`harness.processes.python_warm` and `zygote.py`): a run
 forked from a preloaded interpreter sees and does what a cold start would, and is contained and
 killed the same way."""
 
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.accumulators import subreaper
-from harness.accumulators.node_warm import SWITCH
-from harness.accumulators.program import run_clients, run_evidence
-from harness.accumulators.warm import PythonProgram, python_program, warm_starts
+from harness.accumulators.program import run_clients, run_evidence, warm_starts
 from harness.cli import main
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
 from harness.oracle.evidence import Evidence
+from harness.processes import subreaper
+from harness.processes.python_warm import PythonProgram, python_program
+from harness.processes.warm import SWITCH
 from harness.serve.server import ReplayServer
 
 pytestmark = pytest.mark.skipif(not subreaper.CONTAINED, reason="warm starts need Linux")
@@ -109,7 +109,7 @@ def both(
     cold = run_evidence(server, case, command, timeout=timeout)
     with warm_starts(command, server.url) as zygotes:
         assert zygotes is not None
-        warm = [run_evidence(server, case, command, timeout=timeout, zygotes=zygotes) for _ in range(runs)]
+        warm = [run_evidence(server, case, command, timeout=timeout, warm=zygotes) for _ in range(runs)]
     return cold, warm
 
 
@@ -181,7 +181,7 @@ def test_each_case_gets_its_own_environment(
     command = f"{sys.executable} {probe} show"
     with warm_starts(command, server.url) as zygotes:
         seen = [
-            shown(run_evidence(server, cases[case], command, timeout=20, zygotes=zygotes))["env"]
+            shown(run_evidence(server, cases[case], command, timeout=20, warm=zygotes))["env"]
             for case in (SINGLE, PARALLEL, SINGLE)
         ]
     assert [env["TOOLSTREAM_CASE"] for env in seen] == [SINGLE, PARALLEL, SINGLE]
@@ -211,12 +211,12 @@ def test_a_timeout_kills_the_forked_tree_and_the_next_run_still_starts_warm(
     with warm_starts(command, server.url) as zygotes:
         assert zygotes is not None
         start = time.monotonic()
-        hung = run_evidence(server, cases[SINGLE], command, timeout=1.5, zygotes=zygotes)
+        hung = run_evidence(server, cases[SINGLE], command, timeout=1.5, warm=zygotes)
         assert hung.timed_out and time.monotonic() - start < 10
         grandchild = int(marker.read_text())
         assert not Path(f"/proc/{grandchild}").exists() or "Z" in Path(f"/proc/{grandchild}/stat").read_text()
         marker.unlink()
-        again = run_evidence(server, cases[SINGLE], command, timeout=1.5, zygotes=zygotes)
+        again = run_evidence(server, cases[SINGLE], command, timeout=1.5, warm=zygotes)
         assert again.timed_out and int(marker.read_text()) != grandchild
         assert zygotes.off is None and len(zygotes.zygotes) == 1  # the same zygote forked both
 
@@ -258,7 +258,7 @@ def test_a_module_unsafe_to_fork_after_is_never_preloaded(
     with warm_starts(command, server.url) as zygotes:
         assert zygotes is not None
         runs = [
-            shown(run_evidence(server, cases[case], command, timeout=20, zygotes=zygotes))
+            shown(run_evidence(server, cases[case], command, timeout=20, warm=zygotes))
             for case in (SINGLE, PARALLEL, CUT)
         ]
         assert why in zygotes.unsafe[module]
@@ -289,7 +289,7 @@ def test_a_zygote_that_cannot_start_or_has_threads_leaves_the_program_cold(
     command = f"{interpreter} {probe} parent"
     with warm_starts(command, server.url) as zygotes:
         assert zygotes is not None
-        runs = [run_evidence(server, cases[SINGLE], command, timeout=20, zygotes=zygotes) for _ in range(2)]
+        runs = [run_evidence(server, cases[SINGLE], command, timeout=20, warm=zygotes) for _ in range(2)]
         assert zygotes.off is not None and not zygotes.zygotes
         assert zygote != "threaded" or "thread" in zygotes.off
     assert all(run.exit_code == 0 and "zygote.py" not in run.stderr for run in runs)
@@ -326,10 +326,10 @@ def test_a_run_that_imports_more_than_a_pipe_holds_still_ends(
     command = f"{venv} {program}"
     with warm_starts(command, server.url) as zygotes:
         assert zygotes is not None
-        first = run_evidence(server, cases[SINGLE], command, timeout=20, zygotes=zygotes)
+        first = run_evidence(server, cases[SINGLE], command, timeout=20, warm=zygotes)
         assert first.exit_code == 0 and not first.timed_out
         assert len(zygotes.modules) > MANY  # all of them learned
-        again = run_evidence(server, cases[SINGLE], command, timeout=20, zygotes=zygotes)
+        again = run_evidence(server, cases[SINGLE], command, timeout=20, warm=zygotes)
         assert again.exit_code == 0 and zygotes.off is None
 
 
