@@ -507,12 +507,11 @@ class CardRun:
             stored = self.stored_report(key, name, step, len(cases))
             if stored is None:
                 self.say(f"{step} {name}: {client.name} through the replay server")
-                row = RowProgress(self.bar, name)
                 start = time.perf_counter()
                 try:
                     label, results = clients.run_cases(
                         table, client, cases, matrix.by_name, jobs=slots.size, timeout=timeout,
-                        advance=lambda case_id: row.advance(note=case_id), hold=slots.held,
+                        progress=RowProgress(self.bar, name), hold=slots.held,
                     )  # fmt: skip
                 except (OSError, UsageError) as exc:
                     problem = f"the replay server failed: {exc}"
