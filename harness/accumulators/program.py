@@ -52,6 +52,9 @@ DEFAULT_TIMEOUT = 25.0
 # line, a raise is named near the end of stderr.
 STDOUT_KEPT = 2 * 1024 * 1024
 STDERR_KEPT = 128 * 1024
+# The case a zygote's environment points at: a warm run that asks the server for it used a value
+# the zygote read (a module that kept it at import, `/proc/self/environ`), not its own case's.
+PLACEHOLDER = "toolstream:warm:a"
 
 
 def _say(line: str) -> None:
@@ -116,7 +119,7 @@ def warm_starts(
     block runs (None: it starts cold). The zygote of a Python program gets a run's environment
     with a placeholder case; the variables that differ between two cases are the ones no module
     it preloads may read at import."""
-    one = client_environment(server, "toolstream:warm:a")
+    one = client_environment(server, PLACEHOLDER)
     other = client_environment(server, "toolstream:warm:b")
     case_keys = sorted(key for key in one if one[key] != other.get(key))
     warm = warm_start(command, one, case_keys, on=on, say=say)
@@ -176,13 +179,20 @@ def _run(
     env = {**os.environ, **client_environment(server.url, case.id)}
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
     start = time.monotonic()
-    run = warm.start(env, out, err, start + timeout) if warm is not None else None
-    if run is None:
-        run = start_cold(command, env, out, err)
+    astray = server.unknown.get(PLACEHOLDER, 0)
+    warmed = warm.start(env, out, err, start + timeout) if warm is not None else None
+    run = warmed if warmed is not None else start_cold(command, env, out, err)
     try:
         exit_code, timed_out, heard_at = _watch(run, log, start, timeout)
     finally:
         run.finish()
+    if warm is not None and warmed is not None:
+        refused = warmed.refused
+        if refused is None and server.unknown.get(PLACEHOLDER, 0) != astray:
+            refused = "a run used the zygote's environment, not its case's (kept at import, or from /proc)"
+        if refused is not None:  # this run again, cold; and every later one
+            warm.refuse(refused)
+            return _run(server, case, command, timeout=timeout, warm=None)
     stdout, stderr = out.text, err.text
     report = log.reports[0] if log.reports else _stdout_report(stdout)
     followup = log.followups[0] if log.followups else None

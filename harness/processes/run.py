@@ -34,6 +34,12 @@ class Run(Protocol):
 
     def finish(self) -> None: ...
 
+    @property
+    def refused(self) -> str | None:
+        """Once finished: what the program did that its warm start could not honour (the run must
+        be made again cold); None for a cold run, or a warm one that was honoured."""
+        ...
+
 
 class PipedRun:
     """A `Popen` whose stdout and stderr are pipes, read by two threads into `out` and `err`;
@@ -45,6 +51,8 @@ class PipedRun:
         self.process = process
         self.wrapped = wrapped
         self._readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
+
+    refused: str | None = None
 
     def poll(self) -> int | None:
         return self.process.poll()
