@@ -99,6 +99,7 @@ def run_clients(
         return result
 
     with contextlib.ExitStack() as stack:
+        stack.enter_context(subreaper.adopting())  # what a program's tree orphans comes back here
         running = (
             server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
         )
@@ -243,6 +244,7 @@ class ClientProgram:
     def prepare(self, timeout: float | None = None) -> None:
         if self._server is None:
             stack = contextlib.ExitStack()
+            stack.enter_context(subreaper.adopting())
             self._server = stack.enter_context(ReplayServer([]).running())
             self._warm = stack.enter_context(warm_starts(self.command, self._server.url))
             self._stack = stack

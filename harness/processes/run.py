@@ -62,6 +62,7 @@ class PipedRun:
 
     def finish(self) -> None:
         subreaper.stop(self.process, wrapped=self.wrapped, grace=STOP_GRACE)
+        subreaper.end_orphans()  # what it left running when it killed its own wrapper
         for reader in self._readers:
             reader.join(_READ_END)  # the tree has ended: its pipes are at their end
         for pipe in (self.process.stdout, self.process.stderr):
