@@ -85,3 +85,17 @@ def test_a_hostile_node_program_gets_its_cold_verdicts_warm(
     assert cold == (0 if expected == "pass" else 1, [(case, expected) for case in CASES])
     assert warm == cold
     assert said.count("runs cold from now on") == 1  # a worker cannot: found out, and said once
+
+
+def test_runs_warm_says_which_commands_start_warm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a verdict's cache key can say besides the program's files (`runs_warm`)."""
+    from harness.processes.warm import runs_warm
+
+    (tmp_path / "agent.py").write_text("")
+    (tmp_path / "agent.mjs").write_text("")
+    python = f"exec python3 {tmp_path / 'agent.py'}"
+    assert runs_warm(python) is subreaper.CONTAINED
+    assert runs_warm(f"node {tmp_path / 'agent.mjs'}") is (shutil.which("node") is not None)
+    assert not runs_warm(f"{python} | cat") and not runs_warm(python, on=False)
+    monkeypatch.setenv("TOOLSTREAM_WARM", "0")
+    assert not runs_warm(python)
