@@ -358,7 +358,7 @@ def test_hostile_programs_get_the_same_verdicts_warm_and_cold(
     import json
     import shutil
 
-    from _hostile_programs import CASES, HOSTILE_NODE, HOSTILE_PYTHON, python_site, write_program
+    from tests._hostile_programs import CASES, HOSTILE_NODE, HOSTILE_PYTHON, python_site, write_program
 
     monkeypatch.setenv("TOOLSTREAM_CACHE", str(tmp_path / "cache"))  # what zygotes learn: this test's
     python = python_site(tmp_path / "venv")
