@@ -42,7 +42,8 @@ LAYERS: tuple[str, ...] = (
     "wire",  # codecs, dialects: everything a provider's API is
     "text",  # how values are shown: escapers, terminal lines and tables, shared file names
     "cassettes",  # the cassette model and storage, the outcome model, the bundled corpus
-    "_version.py | _moved.py | bounded.py | cache.py | errors.py",  # foundations any stage may use
+    "bounded | files.py",  # foundations: what we read from strangers within bounds; every file we write
+    "_version.py | _moved.py | cache.py | errors.py",  # foundations any stage may use
 )
 
 

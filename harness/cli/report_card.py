@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import io
-import json
 import os
 import sys
 import threading
@@ -17,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
 
+from harness import bounded, files
 from harness.accumulators import builtin_names
 from harness.card import clients, environments, grading, render, verdicts
 from harness.card.clients import CLIENTS, Client
@@ -33,6 +33,8 @@ from harness.oracle.verdict import Report, Verdict
 from harness.report.results import report_to_dict, selection_dict, write_json
 from harness.text.shared import shared_values
 from harness.text.terminal import Progress
+
+MAX_REPORT_BYTES = 1 << 30  # a report of the whole bundled matrix is tens of MB
 
 DEFAULT_VERSIONS = ("oldest", "newest")
 CLIENT_TIMEOUT = 30.0  # seconds per case for a client when --timeout is 0 (a client needs one)
@@ -136,14 +138,13 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_json(shared_values(card), out / "report-card.json")
     base = _base(out)
-    (out / "report-card.md").write_text(render.markdown(card, base), encoding="utf-8")
-    (out / "report-card.html").write_text(render.page(card, base), encoding="utf-8")
+    files.write(out / "report-card.md", render.markdown(card, base).encode("utf-8"))
+    files.write(out / "report-card.html", render.page(card, base).encode("utf-8"))
     if args.page is not None:
         render.update_page(args.page, card, _base(args.page.parent))
     print(render.card_block(card))
     print(
-        f"\nwrote {out / 'report-card.md'}, .html and .json"
-        + (f"; updated {args.page}" if args.page else "")
+        f"\nwrote {out / 'report-card.md'}, .html and .json" + (f"; updated {args.page}" if args.page else "")
     )
     return 0
 
@@ -157,10 +158,7 @@ def _base(out: Path) -> str:
 
 
 def _load_card(path: Path) -> dict[str, Any]:
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+    card = bounded.read_json(path, MAX_REPORT_BYTES, "a report-card.json")
     if not isinstance(card, dict) or card.get("version") != grading.CARD_VERSION or "rows" not in card:
         raise UsageError(f"{path}: version: not a report-card.json of version {grading.CARD_VERSION}")
     return card
@@ -175,10 +173,7 @@ def _regrade(folder: Path) -> dict[str, Any]:
         name = next((n for n in names if path.stem.startswith(n + "-")), None)
         if name is None:
             raise UsageError(f"{path}: not named LIBRARY-VERSION.json (libraries: {', '.join(known)})")
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise UsageError(f"{path}: not JSON ({exc})") from None
+        report = bounded.read_json(path, MAX_REPORT_BYTES, "a JSON report")
         if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
             raise UsageError(f"{path}: cases: not a report of `toolstream check --json`")
         release = path.stem[len(name) + 1 :]

@@ -30,10 +30,10 @@ from harness.cassettes.format import (
     Response,
     Source,
     load,
-    locked,
     save,
 )
 from harness.errors import HarnessError, UsageError
+from harness.files import locked
 from harness.transports._library import Library, TransportBase, library_of
 from harness.transports.matching import Matcher
 from harness.transports.modes import MATCH_FIELDS, RecordMode
