@@ -393,6 +393,7 @@ def _vcr_bodies(data: bytes, path: Path, redaction: Redaction) -> list[_Body]:
             continue
         request, secrets = redaction.request(request)
         headers = redaction.response_headers(headers, secrets)
+        secrets += redaction.response_secrets(headers, [Chunk(body)])
         body = scrub_chunks([Chunk(body)], secrets)[0].data
         bodies.append(_Body(body, request=request, status=status, headers=headers, secrets=secrets))
     if not bodies:
