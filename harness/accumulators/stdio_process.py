@@ -23,7 +23,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
 from harness import bounded
-from harness.accumulators import subreaper
 from harness.accumulators.stdio import (
     FEEDS,
     Feed,
@@ -41,6 +40,7 @@ from harness.errors import (
     NotApplicable,
     UsageError,
 )
+from harness.processes import subreaper
 
 if TYPE_CHECKING:
     from harness.cassettes.outcome import Outcome

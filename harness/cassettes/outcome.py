@@ -229,7 +229,7 @@ def _server_call_from_dict(data: Any, where: str) -> ServerCall:
 
 
 # What a note says when an outcome's state is not the client's word but taken as expected (a
-# follow-up request has no state on its wire, `harness.serve.oracle`): that state signals nothing
+# follow-up request has no state on its wire, `harness.oracle.evidence`): that state signals nothing
 # (`harness.oracle.severity.signalled`).
 STATE_TAKEN = "state: not on its wire, taken as expected"
 
