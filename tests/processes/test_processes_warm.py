@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests._hostile_programs import CASES, COLD, HOSTILE_NODE, HOSTILE_PYTHON, python_site, write_program
 
 from harness.cli import main
 from harness.processes import subreaper
+from tests._hostile_programs import CASES, COLD, HOSTILE_NODE, HOSTILE_PYTHON, python_site, write_program
 
 # What a warm start cannot honour, found out (the program then runs cold, said once): its own module
 # named like one the zygote imported; a value kept from the zygote's environment by ways the
