@@ -39,6 +39,7 @@ __all__ = [
     "Report",
     "Result",
     "Verdict",
+    "character",
     "copy_result",
     "describe_error",
     "diff_signature",
@@ -394,6 +395,15 @@ def signature(result: Result | Mapping[str, Any]) -> str:
     if verdict not in (Verdict.FAIL, Verdict.WARN):
         return str(verdict)
     return diff_signature(lines) or "fail"
+
+
+def character(result: Result) -> tuple[str, tuple[str, ...], bool]:
+    """What a shrink must keep of a failure: its signature (the kinds of difference, or the
+    exception's type and site), the severities it reached, and whether the expectation holds a
+    call that is invalid (a shrink that cuts the stream inside an expected call's arguments turns
+    "a fragment dropped" into "invalid arguments": another bug)."""
+    severities = tuple(sorted({str(s) for s in result.severities}))
+    return signature(result), severities, any(call.invalid for call in result.expected.tool_calls)
 
 
 def diff_signature(lines: Iterable[str]) -> str:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import files
 from harness._version import __version__
-from harness.cassettes.format import write_atomic
 from harness.matrix.selection import Selection
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Report, Result, Verdict, signature
@@ -139,7 +139,7 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     path = Path(path)
     # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
     text = json.dumps(clip_values(data), ensure_ascii=False, indent=2) + "\n"
-    write_atomic(path, text.encode("utf-8", "backslashreplace"))
+    files.write(path, text.encode("utf-8", "backslashreplace"))
     return path
 
 
@@ -422,9 +422,7 @@ def render_comparison(
         blocks.extend(_difference(d, reproductions, show, strict) for d in listed)
     hidden = len(comparison.differences) - len(shown)
     if hidden:
-        blocks.append(
-            f"... and {hidden} more differences (--max-differences 0 shows all, --json lists all)"
-        )
+        blocks.append(f"... and {hidden} more differences (--max-differences 0 shows all, --json lists all)")
     total = len(comparison.a.results)
     if comparison.agree:
         blocks.append(f"A and B agree on all {total} cases")
