@@ -14,6 +14,7 @@ from harness.cli import main
 from harness.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Selection
+from harness.oracle.verdict import root_cause
 from harness.report.results import report_to_dict, write_json
 from tests._pytester_support import CASSETTES, FIRST_CALL_ONLY, plugin_args, prepare
 
@@ -89,6 +90,7 @@ def whole_check() -> dict[str, Any]:
     data = report_to_dict(report, selection)
     # One case made to fail, as a wrong accumulator's would.
     data["cases"][-1] = {**data["cases"][-1], "verdict": "fail", "diff": ["call 2: missing 'get_time'"]}
+    data["cases"][-1]["root_cause"] = root_cause(data["cases"][-1])  # as a failing case's JSON has it
     data["summary"] = {**data["summary"], "pass": data["summary"]["pass"] - 1, "fail": 1, "ok": False}
     return data
 
