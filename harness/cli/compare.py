@@ -33,7 +33,7 @@ from harness.search.compare import (
     outcome_difference,
     write_reproductions,
 )
-from harness.text.terminal import Progress
+from harness.text.terminal import ProgressBar
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gateway:
         comparison = _gateways(args.spec_a, args.spec_b, selection, args)
     else:
-        progress = Progress(0, label="compare")
+        progress = ProgressBar(label="compare")
         try:
             comparison = compare_matrix(
                 args.spec_a,
