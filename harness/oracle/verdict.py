@@ -25,7 +25,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from harness.cassettes.outcome import ORDER_DIFFERS, Outcome, ToolCall, meets
+from harness.cassettes.outcome import ORDER_DIFFERS, ROTATED, Outcome, ToolCall, meets
 from harness.errors import HarnessError
 from harness.oracle.expectation import CaseClass, Expectation, classify, scope
 from harness.oracle.severity import Severity, weigh, worst
@@ -459,6 +459,8 @@ def _line_signature(line: str) -> str:
             return "name concatenated"
         return "name differs"
     if body.startswith("id "):
+        if body.endswith(ROTATED):
+            return "id rotated"
         return "id missing" if body.endswith("got None") else "id differs"
     if body.startswith("arguments "):
         return "arguments invalid JSON" if " got invalid " in body else "arguments differ"

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -197,6 +197,7 @@ class _Call:
     length: int = 0  # of the text
     solid: int = 0  # the text's characters other than whitespace, counted up to 3
     placeholder: bool = False  # the text is a JSON `{}`, whitespace around it aside
+    aliases: list[str] = field(default_factory=list)  # other ids its fragments carried (A7)
 
     @property
     def text(self) -> str:
@@ -242,8 +243,10 @@ class _Call:
     def tool_call(self) -> ToolCall:
         name = self.name or None
         if self.obj is not None and not self.text.strip():
-            return ToolCall(name=name, arguments=self.obj, id=self.id)
-        return ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
+            made = ToolCall(name=name, arguments=self.obj, id=self.id)
+        else:
+            made = ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
+        return replace(made, aliases=tuple(self.aliases)) if self.aliases else made
 
 
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -286,6 +289,8 @@ class _Router:
             self.calls.append(call)
             if index is not None:
                 self._at_index[index] = call
+        if call_id and call.id is not None and call_id != call.id and call_id not in call.aliases:
+            call.aliases.append(call_id)  # a rotated id (A7): the client may keep any of them
         if call_id and call.id is None:
             call.id = call_id
             known = self._by_id.get(call_id)
