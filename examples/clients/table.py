@@ -13,7 +13,7 @@ file, and writes the table between the markers in docs/clients.md. A client whos
 not installed keeps its stored results.
 
 `--rerun-errors` runs again only the cases of each stored row whose verdict is `error` (after a
-change to the oracle that can only move those, such as the raise rule of `harness.serve.oracle`),
+change to the oracle that can only move those, such as the raise rule of `harness.oracle.evidence`),
 replaces their entries, and keeps the row's recorded cost (its run is still the one measured): the
 row says how many cases were re-judged and when (`rejudged`, shown in the cost column). A row whose
 installed versions are not the stored ones is left as it is (re-judge it with `--run`).

@@ -32,12 +32,12 @@ from dataclasses import replace
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
+from harness.oracle.evidence import Evidence, evidence_of, judge_client, outcome_of
 from harness.oracle.verdict import Report, Result
 from harness.processes import subreaper
 from harness.processes.capture import Captured
 from harness.processes.run import Run, start_cold
 from harness.processes.warm import WarmStart, warm_start
-from harness.serve.oracle import Evidence, judge_client, outcome_of
 from harness.serve.routes import client_environment
 from harness.serve.server import CaseLog, ReplayServer
 
@@ -196,18 +196,14 @@ def _run(
         if refused is not None:  # this run again, cold; and every later one
             warm.refuse(refused)
             return _run(server, case, command, timeout=timeout, warm=None)
-    stdout, stderr = out.text, err.text
-    report = log.reports[0] if log.reports else _stdout_report(stdout)
-    followup = log.followups[0] if log.followups else None
     ended = heard_at if heard_at is not None else time.monotonic()
-    return Evidence(
-        followup=followup,
-        report=report,
+    return evidence_of(
+        log,
+        report=_stdout_report(out.text),
         exit_code=exit_code,
-        timed_out=timed_out and followup is None and report is None,
+        timed_out=timed_out,
         seconds=ended - start,
-        stderr=stderr,
-        requests=log.attempts,
+        stderr=err.text,
     ), _dropped(out, err)
 
 
@@ -231,7 +227,7 @@ class ClientProgram:
 
     `run(case)` serves the case (added to the server on first use), runs the command with the
     case's environment, and returns the outcome its follow-up or report shows; a program that
-    cannot be judged raises the runner's timeout or crash errors (see `harness.serve.oracle`)."""
+    cannot be judged raises the runner's timeout or crash errors (see `harness.oracle.evidence`)."""
 
     def __init__(self, command: str, *, name: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         if not command.strip():

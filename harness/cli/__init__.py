@@ -48,8 +48,9 @@ COMMANDS = {
     "report": "report",
     "serve-accumulator": "serve_accumulator",
     "serve": "serve",
-    "report-card": "report_card",
+    "report-card": "card",
     "repro": "repro",
+    "bisect": "bisect",
 }
 
 
