@@ -4,7 +4,7 @@ the same verdicts (every one a pass, as cold); where a warm start cannot honour 
 found out, and the program runs cold, said once.
 
 The programs are `tests/_hostile_programs.py`'s; the slow lane's fuzz harness runs them too
-(tests/test_fuzz_inputs.py)."""
+(tests/cassettes/test_fuzz_inputs.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests._hostile_programs import CASES, COLD, HOSTILE_NODE, HOSTILE_PYTHON, python_site, write_program
 
 from harness.cli import main
 from harness.processes import subreaper
+from tests._hostile_programs import CASES, COLD, HOSTILE_NODE, HOSTILE_PYTHON, python_site, write_program
 
 # What a warm start cannot honour, found out (the program then runs cold, said once): its own module
 # named like one the zygote imported; a value kept from the zygote's environment by ways the
