@@ -512,7 +512,7 @@ class CardRun:
                 try:
                     label, results = clients.run_cases(
                         table, client, cases, matrix.by_name, jobs=slots.size, timeout=timeout,
-                        advance=lambda case_id: row.advance(note=case_id), hold=slots.held,
+                        advance=lambda case_id: row.advance(note=case_id), hold=slots.held, say=self.say,
                     )  # fmt: skip
                 except (OSError, UsageError) as exc:
                     problem = f"the replay server failed: {exc}"
