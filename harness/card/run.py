@@ -7,7 +7,6 @@ the card written as report-card.json, .md and .html (`write_card`)."""
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import sys
 import threading
@@ -17,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
 
+from harness import bounded, files
 from harness.accumulators import builtin_names
 from harness.card import clients, environments, grading, render, verdicts
 from harness.card.clients import CLIENTS, Client
@@ -33,6 +33,8 @@ from harness.text.shared import shared_values
 from harness.text.terminal import ProgressBar
 
 __all__ = ["CardRun", "Wanted", "grade", "load_card", "regrade", "write_card"]
+
+MAX_REPORT_BYTES = 1 << 30  # a report of the whole bundled matrix is tens of MB
 
 DEFAULT_VERSIONS = ("oldest", "newest")
 CLIENT_TIMEOUT = 30.0  # seconds per case for a client when --timeout is 0 (a client needs one)
@@ -54,8 +56,8 @@ def write_card(card: Mapping[str, Any], out: Path, page: Path | None = None) -> 
     out.mkdir(parents=True, exist_ok=True)
     write_json(shared_values(dict(card)), out / "report-card.json")
     base = _base(out)
-    (out / "report-card.md").write_text(render.markdown(card, base), encoding="utf-8")
-    (out / "report-card.html").write_text(render.page(card, base), encoding="utf-8")
+    files.write(out / "report-card.md", render.markdown(card, base).encode("utf-8"))
+    files.write(out / "report-card.html", render.page(card, base).encode("utf-8"))
     if page is not None:
         render.update_page(page, card, _base(page.parent))
 
@@ -83,10 +85,7 @@ def _base(out: Path) -> str:
 
 def load_card(path: Path) -> dict[str, Any]:
     """A stored report-card.json, checked to be one of this card version."""
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+    card = bounded.read_json(path, MAX_REPORT_BYTES, "a report-card.json")
     if not isinstance(card, dict) or card.get("version") != grading.CARD_VERSION or "rows" not in card:
         raise UsageError(f"{path}: version: not a report-card.json of version {grading.CARD_VERSION}")
     return card
@@ -101,10 +100,7 @@ def regrade(folder: Path) -> dict[str, Any]:
         name = next((n for n in names if path.stem.startswith(n + "-")), None)
         if name is None:
             raise UsageError(f"{path}: not named LIBRARY-VERSION.json (libraries: {', '.join(known)})")
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise UsageError(f"{path}: not JSON ({exc})") from None
+        report = bounded.read_json(path, MAX_REPORT_BYTES, "a JSON report")
         if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
             raise UsageError(f"{path}: cases: not a report of `toolstream check --json`")
         release = path.stem[len(name) + 1 :]
@@ -507,12 +503,11 @@ class CardRun:
             stored = self.stored_report(key, name, step, len(cases))
             if stored is None:
                 self.say(f"{step} {name}: {client.name} through the replay server")
-                row = RowProgress(self.bar, name)
                 start = time.perf_counter()
                 try:
                     label, results = clients.run_cases(
                         table, client, cases, matrix.by_name, jobs=slots.size, timeout=timeout,
-                        advance=lambda case_id: row.advance(note=case_id), hold=slots.held, say=self.say,
+                        progress=RowProgress(self.bar, name), hold=slots.held, say=self.say,
                     )  # fmt: skip
                 except (OSError, UsageError) as exc:
                     problem = f"the replay server failed: {exc}"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
+from harness import files
 from harness.accumulators import resolve
 from harness.cli.arguments import output_file
 from harness.errors import HarnessError, UsageError
@@ -60,10 +59,6 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(script)
         return 0
-    path: Path = args.output
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(script, encoding="utf-8")
-    os.replace(temporary, path)
+    path = files.write(args.output, script.encode("utf-8"))
     print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from harness import files
 from harness.accumulators import Accumulator, dialects_of, prepare, resolve
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
 from harness.cassettes.model import Declared
@@ -333,5 +334,5 @@ def write_finding(finding: Finding, out: Path) -> tuple[Path, Path]:
     data = scenario.to_data()
     data.pop("meaning")
     scenario_path = out / f"{stem}.scenario.yaml"
-    scenario_path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    files.write(scenario_path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode("utf-8"))
     return cassette_path, scenario_path
