@@ -507,7 +507,7 @@ class CardRun:
                 try:
                     label, results = clients.run_cases(
                         table, client, cases, matrix.by_name, jobs=slots.size, timeout=timeout,
-                        progress=RowProgress(self.bar, name), hold=slots.held,
+                        progress=RowProgress(self.bar, name), hold=slots.held, say=self.say,
                     )  # fmt: skip
                 except (OSError, UsageError) as exc:
                     problem = f"the replay server failed: {exc}"
