@@ -24,10 +24,10 @@ CASSETTE = "openai-chat/single-call"
 WRITERS = {
     "repro -o": ["repro", CASE, "--accumulator", "openai-sdk", "-o", "FILE"],
     "mutate -o": ["mutate", CASE, "-o", "FILE"],
-    "check --json": ["check", "--accumulator", "reference", "--cassettes", CASSETTE, "--scenarios", "original",
-                     "--timeout", "0", "--json", "FILE"],
-    "check --html": ["check", "--accumulator", "reference", "--cassettes", CASSETTE, "--scenarios", "original",
-                     "--timeout", "0", "--html", "FILE"],
+    "check --json": ["check", "--accumulator", "reference", "--cassettes", CASSETTE,
+                     "--scenarios", "original", "--timeout", "0", "--json", "FILE"],
+    "check --html": ["check", "--accumulator", "reference", "--cassettes", CASSETTE,
+                     "--scenarios", "original", "--timeout", "0", "--html", "FILE"],
 }  # fmt: skip
 
 
