@@ -26,6 +26,7 @@ from harness.card import environments
 from harness.card.catalogue import Catalogue, catalogue
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
+from harness.processes import warm
 from harness.text.terminal import Progress
 
 __all__ = ["CLIENTS", "Client", "client_table", "contents", "installed_version", "run_cases"]
@@ -91,14 +92,15 @@ def installed_version(table: Catalogue, client: Client, package: str | None = No
 
 def contents(table: Catalogue, client: Client) -> dict[str, Any]:
     """What the client's verdicts depend on besides the harness (`harness.card.verdicts`): the
-    program's own files, its lock file, the runtime's version and, for a Python program, every
-    distribution of its environment."""
+    program's own files, its lock file, whether it starts warm or cold (`TOOLSTREAM_WARM`), the
+    runtime's version and, for a Python program, every distribution of its environment."""
     folder = table.folder(client.name)
     files = []
     for where, folders, names in os.walk(folder):
         folders[:] = [f for f in folders if f not in ("node_modules", "__pycache__")]  # not walked
         files += [Path(where) / name for name in names]
-    out: dict[str, Any] = {"program": files_digest(files, folder)}
+    # Warm or cold: a warm start can change what a program does (issue 37), so its verdicts are its own.
+    out: dict[str, Any] = {"program": files_digest(files, folder), "warm": warm.enabled()}
     for package in (client.package, *client.also):
         try:
             out[package] = installed_version(table, client, package)
