@@ -37,6 +37,7 @@ BENCHMARKS = (
     "stdio",
     "startup",
     "clients",
+    "gateway",
     "card",
 )
 PAGE = HERE.parent / "docs" / "benchmarks.md"

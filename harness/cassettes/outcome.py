@@ -39,6 +39,9 @@ class ToolCall:
     arguments: Any
     id: str | None = None
     invalid: bool = False
+    # Other ids the stream sent for this same call (A7: a fresh id on every fragment): a client
+    # that keeps one of them answers under an id the provider sent for it. Not compared by `==`.
+    aliases: tuple[str, ...] = field(default=(), compare=False)
     kind: str = FUNCTION
 
     @classmethod
@@ -112,7 +115,7 @@ class Outcome:
         text): what crosses to and from worker processes and into the built-case store, read
         back by `from_record`, which trusts it (no checks: `from_dict` is for data from outside)."""
         return (
-            tuple((c.name, c.arguments, c.id, c.invalid, c.kind) for c in self.tool_calls),
+            tuple((c.name, c.arguments, c.id, c.invalid, c.aliases, c.kind) for c in self.tool_calls),
             self.text,
             self.finish_reason,
             str(self.state),
@@ -189,17 +192,18 @@ _new = object.__new__
 _set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = _setters(
     Outcome
 )
-_set_name, _set_arguments, _set_id, _set_invalid, _set_kind = _setters(ToolCall)
+_set_name, _set_arguments, _set_id, _set_invalid, _set_aliases, _set_kind = _setters(ToolCall)
 _SERVER_CALL_SET = _setters(ServerCall)
 
 
 def _tool_call(record: Sequence[Any]) -> ToolCall:
-    name, arguments, call_id, invalid, kind = record
+    name, arguments, call_id, invalid, aliases, kind = record
     made: ToolCall = _new(ToolCall)
     _set_name(made, name)
     _set_arguments(made, arguments)
     _set_id(made, call_id)
     _set_invalid(made, invalid)
+    _set_aliases(made, tuple(aliases))
     _set_kind(made, kind)
     return made
 
@@ -218,6 +222,8 @@ def _call_to_dict(call: ToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
     if call.invalid:
         out["invalid"] = True
+    if call.aliases:
+        out["aliases"] = list(call.aliases)
     if call.kind != FUNCTION:  # written only when not a function call, so outcomes read as before
         out["kind"] = call.kind
     return out
@@ -236,12 +242,17 @@ def _call_from_dict(data: Any, where: str) -> ToolCall:
     arguments = data.get("arguments", {})
     if invalid and not isinstance(arguments, str):
         raise OutcomeFormatError(f"{where}.arguments", "must be the raw text when invalid")
+    aliases = data.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise OutcomeFormatError(f"{where}.aliases", "must be a list of strings")
     kind = data.get("kind", FUNCTION)
     if not isinstance(kind, str) or not kind:
         raise OutcomeFormatError(f"{where}.kind", "must be a non-empty string")
     if kind == CUSTOM and not isinstance(arguments, str):
         raise OutcomeFormatError(f"{where}.arguments", "must be the raw input text for a custom call")
-    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid, kind=kind)
+    return ToolCall(
+        name=name, arguments=arguments, id=call_id, invalid=invalid, aliases=tuple(aliases), kind=kind
+    )
 
 
 def _server_call_to_dict(call: ServerCall) -> dict[str, Any]:
@@ -263,6 +274,13 @@ def _server_call_from_dict(data: Any, where: str) -> ServerCall:
 # follow-up request has no state on its wire, `harness.oracle.evidence`): that state signals nothing
 # (`harness.oracle.severity.signalled`).
 STATE_TAKEN = "state: not on its wire, taken as expected"
+# What a client-level adapter notes when its library never hands its user a finish reason (many
+# frameworks): there is nothing to compare, so the finish reason is not (as usage is not).
+FINISH_NOT_SURFACED = "finish_reason: not surfaced by the library"
+
+
+def _finish_compared(expected: Outcome, actual: Outcome) -> bool:
+    return expected.finish_reason != actual.finish_reason and FINISH_NOT_SURFACED not in actual.notes
 
 # Fields `diff` compares unless told otherwise.
 COMPARED = ("tool_calls", "server_calls", "text", "finish_reason", "state")
@@ -284,7 +302,7 @@ def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED
     if "text" in fields and expected.text != actual.text:
         left, right = _alike(expected.text, actual.text)
         out.append(f"text: {_short(left)} expected, got {_short(right)}")
-    if "finish_reason" in fields and expected.finish_reason != actual.finish_reason:
+    if "finish_reason" in fields and _finish_compared(expected, actual):
         out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
     if "state" in fields and expected.state != actual.state:
         # An unexpected error says which: a library's raise is the failure a maintainer looks for.
@@ -299,7 +317,7 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     (nearly all meet their expectation, and writing nothing is cheaper than writing no lines)."""
     if (
         expected.text != actual.text
-        or expected.finish_reason != actual.finish_reason
+        or _finish_compared(expected, actual)
         or expected.state != actual.state
         or len(expected.tool_calls) != len(actual.tool_calls)
         or (actual.server_calls and _diff_server_calls(expected.server_calls, actual.server_calls))
@@ -333,6 +351,8 @@ def paired_by_id(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> li
 
 
 ORDER_DIFFERS = "tool_calls: order differs"
+# The end of an id line whose id is another the stream sent for the call (`ToolCall.aliases`).
+ROTATED = " (another id the stream sent for it)"
 
 
 def order_line(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> str:
@@ -355,7 +375,8 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
         if want.name != got.name:
             out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
         if want.id is not None and want.id != got.id:
-            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
+            other = ROTATED if got.id in want.aliases else ""
+            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}{other}")
         if want.kind != got.kind:
             out.append(_kind_line(n, want, got))
             continue  # the arguments of another kind of call are another thing: the kind says it

@@ -31,7 +31,9 @@ LAYERS: tuple[str, ...] = (
     "card | strategies.py",
     "report",  # what the user sees: JSON, terminal, HTML, decoded cassettes
     "search",  # explore, compare, shrink, repro
-    "matrix",  # selection, the case store, the catalog of ids, the pool, the runner, judge
+    # selection, the case store, the catalog of ids, the pool, the runner, judge; gateways judged
+    # as translators, producers probed
+    "matrix | gateway",
     "accumulators",  # the interface, the resolver, event / client level, stdio, programs, adapters
     "serve",  # the replay server a program is pointed at, and the follow-up oracle
     "oracle",  # expectations and their classes, severities, the verdict model
@@ -42,7 +44,8 @@ LAYERS: tuple[str, ...] = (
     "text",  # how values are shown: escapers, terminal lines and tables, shared file names
     "cassettes",  # the cassette model and storage, the outcome model, the bundled corpus
     "processes",  # starting, watching and ending programs: the subreaper, capture, warm starts
-    "_version.py | bounded.py | cache.py | errors.py | registry.py",  # foundations any stage may use
+    "bounded | files.py",  # foundations: what we read from strangers within bounds; every file we write
+    "_version.py | cache.py | errors.py | registry.py",  # foundations any stage may use
 )
 
 
