@@ -64,10 +64,12 @@ def run_clients(
     server: ReplayServer | None = None,
     scenarios: dict[str, Scenario] | None = None,
     warm: bool = True,
+    retarget: bool = True,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
     (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a
-    Node or Python program starts cold on every case, see `node_warm` and `warm`)."""
+    Node or Python program starts cold on every case, see `node_warm` and `warm`; `retarget`:
+    each case moved onto the tools the program's first request offers, `harness.mutate.retarget`)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -85,7 +87,9 @@ def run_clients(
 
     with contextlib.ExitStack() as stack:
         running = (
-            server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
+            server if server is not None else stack.enter_context(
+                ReplayServer(cases, pace=pace, retarget=retarget).running()
+            )
         )
         zygotes = stack.enter_context(warm_starts(command, running.url, on=warm))
         if jobs == 1:
@@ -111,7 +115,11 @@ def run_client(
     """One run of `command` against one case of a running server, judged (`zygotes`: those that
     fork a Python program, from `warm.warm_starts`)."""
     evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm, zygotes=zygotes)
-    result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
+    log = server.log(case.id)
+    served = log.case if log.case is not None else case  # retargeted onto the program's tools
+    result = judge_client(served, label or PREFIX + str(command), evidence, scenario)
+    if log.retarget is not None and result.actual is not None:
+        result = replace(result, actual=_noted(result.actual, log.retarget.describe()))
     if dropped is None:
         return result
     if result.actual is not None:

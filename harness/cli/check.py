@@ -120,6 +120,11 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         " a new process on every case, not in a warm Node process or forked from a preloaded Python one"
         " (as TOOLSTREAM_WARM=0 does; docs/clients.md, docs/serve.md)",
     )  # fmt: skip
+    parser.add_argument(
+        "--no-retarget", dest="retarget", action="store_false",
+        help="with --client: serve each case as recorded, not moved onto the tools the program's request"
+        " offers (docs/testing-your-agent.md)",
+    )  # fmt: skip
     add_selection_options(parser)
     add_strict_option(parser)
     parser.add_argument(
@@ -177,4 +182,7 @@ def _run_client(command: str, selection: Selection, args: argparse.Namespace) ->
     jobs = 1 if args.jobs is None else args.jobs  # None: -j not given (see `add_selection_options`)
     cases = list(matrix.all())
     warm = not args.cold
-    return run_clients(cases, command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name, warm=warm)
+    return run_clients(
+        cases, command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name, warm=warm,
+        retarget=args.retarget,
+    )  # fmt: skip

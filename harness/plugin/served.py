@@ -5,7 +5,12 @@ program (`harness.serve.oracle.judge_client`: same verdicts, classes, severities
 
 Imported by the fixture when a test first asks for it, so a session that serves nothing never
 imports the server. One `ReplayServer` per process (an xdist worker has its own), started on a
-thread by the first test that asks and holding every case served in the session (`add`).
+thread by the first test that asks and holding every case served in the session (`add`); each
+test is served under a token of its own, so a request a test leaves behind (a background task
+posting after the body returned) is never judged as another test's: it is kept as late, on the
+test that sent it. The case is moved onto the tools the test's first request offers
+(`harness.mutate.retarget`; `--toolstream-no-retarget` or the marker's `retarget=False` serve
+the recording), and judged against the moved expectation.
 
 What the test body did is the evidence, read by `ServedCase.settle` once it returned or raised:
 - It returned: the follow-up (or `POST <prefix>/report`) is judged; none is judged as a program
@@ -24,14 +29,16 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import pytest
 
 from harness.accumulators.client import raised_error
 from harness.matrix.selection import Selection
+from harness.mutate.retarget import Retarget
 from harness.mutate.scenario import Case, Scenario
 from harness.oracle.verdict import Result
 from harness.plugin.items import failure_text, node_location, result_property
@@ -61,21 +68,27 @@ class ServedCase:
     ...); `environ()` sets them in `os.environ` for a block.
     """
 
-    case: Case = field(repr=False)
+    case: Case = field(repr=False)  # as recorded (`served` is what the test was served)
     server: ReplayServer = field(repr=False)
     label: str  # the test (node id without its parameters): the verdict's accumulator name
+    # The scenario that made the case: it classes the verdict (spec, quirk, policy) and says which
+    # differences it allows; None for a case of no known scenario.
     scenario: Scenario | None = field(default=None, repr=False)
     selection: Selection | None = field(default=None, repr=False)
     replay_selection: Selection | None = field(default=None, repr=False)  # the session's options
     strict: bool = False  # warnings fail too
     node: Any = field(default=None, repr=False)
     result: Result | None = field(default=None, repr=False)  # the verdict, once the test has run
+    retargeting: bool = True  # the case moves onto the tools the test's first request offers
+    mapping: dict[str, str] = field(default_factory=dict, repr=False)  # recorded name -> tool
     _log: CaseLog = field(init=False, repr=False)
     _started: float = field(init=False, repr=False)
+    _token: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._log = self.server.add(self.case)
-        self._log.clear()  # another test may have been served this case before
+        # A log of its own under a token: a late request of another test never lands here.
+        self._token = uuid.uuid4().hex[:16]
+        self._log = self.server.add(self.case, token=self._token, retarget=self.retargeting, mapping=self.mapping)
         self._started = time.monotonic()
 
     def __repr__(self) -> str:  # pytest prints a failing test's arguments
@@ -90,16 +103,37 @@ class ServedCase:
         return self.case.dialect
 
     @property
+    def served(self) -> Case:
+        """The case as served: retargeted onto the tools the test's first request offered, once
+        it came (`retarget` says how, or why not), else the recording's."""
+        return self._log.case if self._log.case is not None else self.case
+
+    @property
+    def retarget(self) -> Retarget | None:
+        """How the case was moved onto the test's tools (`mapping`, or `reason` it was not);
+        None before the first request, or with retargeting off."""
+        return self._log.retarget
+
+    @property
     def expected(self) -> Any:
-        return self.case.expected
+        return self.served.expected
 
     @property
     def base_url(self) -> str:
-        return base_urls(self.server.url, self.case.id)[self.case.dialect]
+        return base_urls(self.server.url, self.case.id, self._token)[self.case.dialect]
 
     @property
     def env(self) -> dict[str, str]:
-        return client_environment(self.server.url, self.case.id)
+        return client_environment(self.server.url, self.case.id, self._token)
+
+    @property
+    def log(self) -> CaseLog:
+        """What the server received for this test (its late requests: `log.late`)."""
+        return self._log
+
+    def close(self) -> None:
+        """The test has ended: a request after this is late, said on this test."""
+        self._log.closed = True
 
     @contextlib.contextmanager
     def environ(self) -> Iterator[dict[str, str]]:
@@ -150,16 +184,26 @@ class ServedCase:
             requests=log.attempts,
             in_process=True,
         )
-        self.result = result = judge_client(self.case, self.label, evidence, self.scenario)
+        result = judge_client(self.served, self.label, evidence, self.scenario)
+        moved = self._log.retarget
+        if moved is not None and result.actual is not None:
+            notes = (*result.actual.notes, moved.describe())
+            result = replace(result, actual=replace(result.actual, notes=notes))
+        self.result = result
         if self.node is not None:
             self.node.user_properties.append(result_property(result))
         return result
 
     def _failure(self, result: Result) -> str:
         test = node_location(self.node) if self.node is not None else None
-        return failure_text(
+        text = failure_text(
             result, self.selection, strict=self.strict, test=test, session=self.replay_selection, served=True
         )
+        moved = self._log.retarget
+        if moved is None or not (moved.mapping or moved.reason):
+            return text
+        head, _, rest = text.partition("\n")
+        return f"{head}\n  ({moved.describe()})\n{rest}"
 
 
 def label_of(node: Any) -> str:
