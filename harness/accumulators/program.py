@@ -87,9 +87,9 @@ def run_clients(
 
     with contextlib.ExitStack() as stack:
         running = (
-            server if server is not None else stack.enter_context(
-                ReplayServer(cases, pace=pace, retarget=retarget).running()
-            )
+            server
+            if server is not None
+            else stack.enter_context(ReplayServer(cases, pace=pace, retarget=retarget).running())
         )
         zygotes = stack.enter_context(warm_starts(command, running.url, on=warm))
         if jobs == 1:

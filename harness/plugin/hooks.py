@@ -292,7 +292,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(f"{kind} report: {path}")
 
 
-def _late_lines(served: Sequence[ServedCase]) -> list[str]:
+def _late_lines(served: list[ServedCase]) -> list[str]:
     """Each request a served test sent after it ended, on that test (never judged as another's)."""
     late = [(s, request) for s in served for request in s.log.late]
     if not late:
@@ -350,10 +350,12 @@ class Scoping:
         return f"{label} speaks {spoken}: add @pytest.mark.toolstream_matrix(dialects=[{spoken!r}])"
 
     def summary_lines(self) -> list[str]:
-        return [
-            f"{label}: {n} cases of other dialects skipped ({self._reason(label, self.speaks.get(label))})"
-            for label, n in self.skipped.items()
-        ]
+        lines = []
+        for label, n in self.skipped.items():
+            spoken = self.speaks.get(label)
+            what = "cases of other dialects" if spoken is not None else "more cases"
+            lines.append(f"{label}: {n} {what} skipped ({self._reason(label, spoken)})")
+        return lines
 
 
 # ---------------------------------------------------------------------------------------------

@@ -121,7 +121,9 @@ def add_options(parser: pytest.Parser) -> None:
         "where it got worse or a known failure changed; --snapshot-update writes it",
     )  # fmt: skip
     parser.addini("toolstream_record_mode", "default record mode of the toolstream fixture", default=None)
-    parser.addini("toolstream_retarget", "move served cases onto the request's tools", type="bool", default=True)
+    parser.addini(
+        "toolstream_retarget", "move served cases onto the request's tools", type="bool", default=True
+    )
     parser.addini("toolstream_baseline", "judge cases against a syrupy baseline", type="bool", default=False)
     parser.addini(
         "toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None

@@ -88,7 +88,9 @@ class ServedCase:
     def __post_init__(self) -> None:
         # A log of its own under a token: a late request of another test never lands here.
         self._token = uuid.uuid4().hex[:16]
-        self._log = self.server.add(self.case, token=self._token, retarget=self.retargeting, mapping=self.mapping)
+        self._log = self.server.add(
+            self.case, token=self._token, retarget=self.retargeting, mapping=self.mapping
+        )
         self._started = time.monotonic()
 
     def __repr__(self) -> str:  # pytest prints a failing test's arguments

@@ -16,7 +16,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote, unquote, urlsplit
 
-__all__ = ["PREFIX", "RUN", "Route", "base_urls", "case_prefix", "client_environment", "parse", "quoted", "streams"]
+__all__ = [
+    "PREFIX",
+    "RUN",
+    "Route",
+    "base_urls",
+    "case_prefix",
+    "client_environment",
+    "parse",
+    "quoted",
+    "streams",
+]
 
 PREFIX = "/case/"
 RUN = "/run/"

@@ -34,7 +34,6 @@ from harness.cassettes.outcome import Outcome, State
 from harness.errors import OutcomeFormatError, UsageError
 from harness.mutate.case import Case
 from harness.mutate.retarget import Retarget, offered_tools, retarget
-from harness.wire.dialects.retargeting import OfferedTool
 from harness.serve import answers, routes
 from harness.serve.attempts import first_attempt
 from harness.serve.followup import Turn, read_followup
@@ -53,6 +52,7 @@ from harness.serve.http1 import (
 from harness.serve.oracle import Evidence, judge_client
 from harness.serve.upstream import Recorder, UpstreamError
 from harness.wire import dialects
+from harness.wire.dialects.retargeting import OfferedTool
 
 __all__ = ["CaseLog", "ReplayServer"]
 
@@ -604,4 +604,3 @@ async def _forward(recorder: Recorder, request: Request, writer: asyncio.StreamW
     finally:
         await forwarded.close()
     return complete and request.keep_alive
-
