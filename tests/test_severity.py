@@ -122,3 +122,13 @@ def test_other_finish_differences_stay_cosmetic() -> None:
     assert differences(Outcome(finish_reason="tool_use"), Outcome()) == [
         ("finish_reason: 'tool_use' expected, got None", Severity.COSMETIC)
     ]
+
+
+def test_a_raise_on_a_complete_stream_costs_what_the_calls_it_lost_cost() -> None:
+    raised = Outcome(state=State.ERROR, error="ValueError: boom", finish_reason="tool_calls")
+    found = differences(EXPECTED, raised)
+    assert [s for line, s in found if line.startswith("state:")] == [Severity.LOST]
+    assert {s for _, s in found} == {Severity.LOST}  # never `cosmetic state` beside `lost` lines
+    # With every call there, the state alone is a label.
+    labelled = Outcome(tool_calls=(READ, SEARCH), finish_reason="tool_calls", state=State.ERROR, error="x")
+    assert _severities(labelled) == [Severity.COSMETIC]

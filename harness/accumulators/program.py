@@ -64,7 +64,7 @@ def run_clients(
     server: ReplayServer | None = None,
     scenarios: dict[str, Scenario] | None = None,
     warm: bool = True,
-    retarget: bool = True,
+    retarget: bool = False,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
     (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a

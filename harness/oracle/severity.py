@@ -7,7 +7,9 @@
 - `withheld`: a call the stream finished is missing from a client that said the stream ended
   badly (its state `cut` or `error`, a raise included) where it did (docs/oracle.md, signalled
   endings): its user was told the turn failed, so nothing is lost silently; retrying is safe.
-- `cosmetic`: the state label, the finish reason, the text (usage is not compared).
+- `cosmetic`: the state label, the finish reason, the text (usage is not compared); but the state
+  line of a complete stream a client ended as cut or error (it raised) while calls differ costs
+  what those calls cost: the raise is why they are lost.
 
 Severities come from the outcomes, not from the diff text: calls are first aligned on equality
 (so a missing first call reads as one lost call, not as every later call renamed), the rest are
@@ -89,6 +91,11 @@ def worst(severities: Iterable[Severity]) -> Severity | None:
     return min(severities, key=lambda s: s.rank, default=None)
 
 
+def _ended_badly(expected: Outcome, actual: Outcome) -> bool:
+    """A complete stream the client ended as cut or error (a raise)."""
+    return expected.state is State.COMPLETE and actual.state is not State.COMPLETE
+
+
 def differences(expected: Outcome, actual: Outcome) -> list[tuple[str, Severity]]:
     """`diff(expected, actual)`, line for line, each with its severity."""
     return [(d.line, d.severity) for d in weigh(expected, actual)]
@@ -104,11 +111,16 @@ def weigh(expected: Outcome, actual: Outcome, decides: Decides | None = None) ->
     by_expected, by_actual, by_field, ending_e, ending_a = found
     calls_worst = worst([*by_expected.values(), *by_actual.values()]) or Severity.COSMETIC
     calls_ending = all(ending_e.values()) and all(ending_a.values())
+    calls_differ = bool(diff(expected, actual, fields=("tool_calls",)))
     out: list[Difference] = []
     for field in COMPARED:
         for line in diff(expected, actual, fields=(field,)):
             if field == "finish_reason" and _skips_calls(expected, actual):
                 out.append(Difference(line, Severity.LOST, True))
+                continue
+            if field == "state" and _ended_badly(expected, actual) and calls_differ:
+                # A raise or cut where the stream was complete is what lost the calls: as they are.
+                out.append(Difference(line, calls_worst, True))
                 continue
             if field != "tool_calls":
                 out.append(Difference(line, Severity.COSMETIC, field in ("state", "finish_reason")))
