@@ -281,6 +281,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     lines = config.stash[_RESULTS].summary_lines() if _RESULTS in config.stash else []
     lines += config.stash[_SCOPING].summary_lines()
     lines += _late_lines(config.stash[_SERVED_TESTS])
+    lines += _baseline_lines(config.stash[_SERVED_TESTS])
     settings = config.stash[_SETTINGS]
     if not lines and not (settings.json or settings.html):
         return
@@ -303,6 +304,23 @@ def _late_lines(served: list[ServedCase]) -> list[str]:
         lines.append(f"  {where}: {request}")
     if len(late) > 20:
         lines.append(f"  ... and {len(late) - 20} more")
+    return lines
+
+
+def _baseline_lines(served: list[ServedCase]) -> list[str]:
+    """How the cases of tests with a baseline compared with it; the ones that got better, named."""
+    changes = [s for s in served if s.change is not None]
+    if not changes:
+        return []
+    counts: dict[str, int] = {}
+    for s in changes:
+        counts[str(s.change)] = counts.get(str(s.change), 0) + 1
+    lines = ["baseline: " + ", ".join(f"{n} {change}" for change, n in sorted(counts.items()))]
+    better = [s for s in changes if str(s.change) == "better"]
+    for s in better[:20]:
+        lines.append(f"  better: {s.node.nodeid if s.node is not None else s.id}")
+    if better:
+        lines.append("  tighten the baseline: run these tests again with --snapshot-update")
     return lines
 
 
@@ -412,11 +430,27 @@ def toolstream_served_case(
     served = ServedCase(
         case, _toolstream_replay_server, label, catalog.scenario(case.scenario), selection,
         replay_selection=_selection(settings), strict=settings.strict, node=request.node,
-        retargeting=retargeting, mapping=mapping,
+        retargeting=retargeting, mapping=mapping, baseline=_baseline(request, settings, marked),
     )  # fmt: skip
     request.node.stash[_SERVED] = served
     config.stash[_SERVED_TESTS].append(served)
     return served
+
+
+def _baseline(request: pytest.FixtureRequest, settings: Settings, marked: MatrixOptions) -> Any:
+    """The test's baseline kept by syrupy (`--toolstream-baseline` or the marker's `baseline=True`;
+    the marker's `baseline=False` turns it off), or None."""
+    if not (settings.baseline if marked.baseline is None else marked.baseline):
+        return None
+    try:
+        snapshot = request.getfixturevalue("snapshot")
+    except pytest.FixtureLookupError:
+        snapshot = None
+    if snapshot is None:
+        pytest.fail("a toolstream baseline is kept by syrupy: pip install syrupy", pytrace=False)
+    from harness.plugin.snapshot import Baseline
+
+    return Baseline(snapshot)
 
 
 @pytest.hookimpl(wrapper=True)

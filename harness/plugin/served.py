@@ -81,6 +81,10 @@ class ServedCase:
     result: Result | None = field(default=None, repr=False)  # the verdict, once the test has run
     retargeting: bool = True  # the case moves onto the tools the test's first request offers
     mapping: dict[str, str] = field(default_factory=dict, repr=False)  # recorded name -> tool
+    # The test's baseline of verdicts (`harness.plugin.snapshot.Baseline`), when it keeps one; how
+    # this case compared with it, once judged (`harness.oracle.baseline.Change`).
+    baseline: Any = field(default=None, repr=False)
+    change: Any = field(default=None, repr=False)
     _log: CaseLog = field(init=False, repr=False)
     _started: float = field(init=False, repr=False)
     _token: str = field(init=False, repr=False)
@@ -163,6 +167,10 @@ class ServedCase:
         agent = None if own else raised
         result = self._judge(agent)
         text = self._failure(result) if result.fails(self.strict) else None
+        if self.baseline is not None and not own:
+            held, text = self._against_baseline(result, text)
+            if held and agent is not None:
+                return  # a known failure, as the baseline keeps it (or better)
         if raised is None:
             if text is not None:
                 pytest.fail(text, pytrace=False)
@@ -172,6 +180,19 @@ class ServedCase:
         if text is not None:
             raised.add_note(text)
         raise raised
+
+    def _against_baseline(self, result: Result, text: str | None) -> tuple[bool, str | None]:
+        """Whether the baseline holds the verdict (the same or better: the test passes), and the
+        failure text: where it got worse, what it was and what it is, above the verdict's."""
+        from harness.oracle.baseline import Change
+
+        self.change, before, now = self.baseline.hold(result)
+        if self.change is Change.NEW:
+            return False, text
+        if self.change is Change.WORSE:
+            said = f"worse than its baseline: {before} before, {now} now"
+            return False, f"{said}\n{text or self._failure(result)}"
+        return True, None
 
     def _judge(self, raised: BaseException | None = None) -> Result:
         """The verdict on what the server received so far (and `raised`, what the agent raised),
