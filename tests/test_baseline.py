@@ -13,7 +13,15 @@ from harness.cli import main
 from harness.oracle.baseline import Change, Entry, compare
 from harness.oracle.verdict import Verdict
 
-SELECT = ["--dialect", "openai-chat", "--scenarios", "original", "parallel-calls-share-index-0", "--seeds", "1"]
+SELECT = [
+    "--dialect",
+    "openai-chat",
+    "--scenarios",
+    "original",
+    "parallel-calls-share-index-0",
+    "--seeds",
+    "1",
+]
 
 
 @pytest.fixture
@@ -43,7 +51,9 @@ def test_a_baseline_holds_the_line(accs: Path, capsys: pytest.CaptureFixture[str
     # Written on one run, the next identical run passes, though cases fail.
     assert check(wrong, "--baseline", baseline, "--baseline-update") == 0
     assert check(wrong, "--json", str(accs / "wrong.json")) == 1
-    failing = {c["id"] for c in json.loads((accs / "wrong.json").read_text())["cases"] if c["verdict"] == "fail"}
+    failing = {
+        c["id"] for c in json.loads((accs / "wrong.json").read_text())["cases"] if c["verdict"] == "fail"
+    }
     capsys.readouterr()
     assert check(wrong, "--baseline", baseline) == 0
     assert "baseline " in capsys.readouterr().out
@@ -65,5 +75,7 @@ def test_a_bad_baseline_is_one_line_and_exit_2(accs: Path, capsys: pytest.Captur
     bad.write_text("cases:\n  some/case::original::s0: {verdict: maybe}\n")
     assert check("reference", "--baseline", str(bad)) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "bad.yaml: field cases.some/case::original::s0: verdict 'maybe'" in err
+    assert (
+        len(err.splitlines()) == 1 and "bad.yaml: field cases.some/case::original::s0: verdict 'maybe'" in err
+    )
     assert check("reference", "--baseline-update") == 2

@@ -14,7 +14,7 @@ from _pytester_support import ROOT, copy_cassettes, plugin_args, prepare
 pytest_plugins = ["pytester"]
 assert openai
 
-TEST = '''
+TEST = """
 import os
 
 import openai
@@ -30,14 +30,24 @@ def test_agent(toolstream_served_case):
     reassemble = calls_by_index if os.environ.get("MERGE_INDEX_0") else calls_correctly
     client = openai.OpenAI(base_url=toolstream_served_case.base_url, api_key="test", max_retries=0)
     run_agent(client, "Weather and time in Paris?", reassemble=reassemble)
-'''
-SELECT = ["--toolstream-cassette-dir=corpus", "--toolstream-seeds", "1", "-p", "no:randomly", "-p", "no:cacheprovider"]
+"""
+SELECT = [
+    "--toolstream-cassette-dir=corpus",
+    "--toolstream-seeds",
+    "1",
+    "-p",
+    "no:randomly",
+    "-p",
+    "no:cacheprovider",
+]
 
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     prepare(pytester, monkeypatch)
-    copy_cassettes(pytester, "openai-chat/parallel-2", "openai-chat/single-call", "openai-chat/cut-mid-arguments")
+    copy_cassettes(
+        pytester, "openai-chat/parallel-2", "openai-chat/single-call", "openai-chat/cut-mid-arguments"
+    )
     shutil.copy(ROOT / "examples" / "agent_tests" / "agent.py", pytester.path / "agent.py")
     return pytester
 
@@ -50,7 +60,9 @@ def failed(run: pytest.RunResult, module: str = "test_agent") -> set[str]:
 def test_a_baseline_fails_only_what_got_worse(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, marked: str
 ) -> None:
-    project.makepyfile(test_agent=TEST.replace("MARKED", marked), test_plain=TEST.replace("MARKED", "seeds=1"))
+    project.makepyfile(
+        test_agent=TEST.replace("MARKED", marked), test_plain=TEST.replace("MARKED", "seeds=1")
+    )
     option = [] if marked == "baseline=True" else ["--toolstream-baseline"]
     args = [*plugin_args(), *SELECT, *option, "test_agent.py"]
     # The merging agent without a baseline: the cases it gets wrong.

@@ -33,6 +33,8 @@ _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, s
 _SERVED = pytest.StashKey["ServedCase"]()  # on an item: its served case, judged after its call
 _SERVED_TESTS = pytest.StashKey[list["ServedCase"]]()  # every served case of the session (late requests)
 _SCOPING = pytest.StashKey["Scoping"]()  # the dialect each unscoped served test speaks
+# By test (node id without parameters): its selection and the case ids it was parametrized over.
+_MATRICES = pytest.StashKey[dict[str, tuple["Selection | None", "list[str] | None"]]]()
 # The fixtures a test is parametrized over the matrix by, one case each.
 _CASE_FIXTURES = ("toolstream_case", "toolstream_served_case")
 _FROZEN: pytest.StashKey[LongLived] = pytest.StashKey()  # the collector kept off what lives on
@@ -77,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_USAGE] = []
     config.stash[_SERVED_TESTS] = []
     config.stash[_SCOPING] = Scoping()
+    config.stash[_MATRICES] = {}
     if not _xdist_worker(config):  # an xdist worker's verdicts are taken by the controller
         config.pluginmanager.register(_Listener(config), "toolstream-results")
 
@@ -154,6 +157,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(asked[0], list[Any](), indirect=True)
         return
     metafunc.parametrize(asked[0], [(selection, case_id) for case_id in ids], ids=ids, indirect=True)
+    # What a whole session reports for this test, for `report merge` to check its shards against.
+    config.stash[_MATRICES][metafunc.definition.nodeid] = (selection, sorted(ids))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, --lf and xdist look at the items
@@ -253,21 +258,32 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if settings.json is not None:
         from harness.report.results import session_to_dict, write_json
 
-        write_json(session_to_dict(reports, comparison, _selection(settings), matrix=matrix), settings.json)
+        matrices = config.stash[_MATRICES].copy()
+        if len(settings.accumulators) > 1 and settings.compare is None:
+            matrices.update(
+                {
+                    spec: (_selection(settings), _matrix_ids(config, settings, spec))
+                    for spec in settings.accumulators
+                }
+            )
+        document = session_to_dict(
+            reports, comparison, _selection(settings), matrix=matrix, matrices=matrices
+        )
+        write_json(document, settings.json)
     if settings.html is not None:
         from harness.report.html import write_html
 
         write_html(settings.html, reports=reports, comparison=comparison, selection=_selection(settings))
 
 
-def _matrix_ids(config: pytest.Config, settings: Settings) -> list[str] | None:
+def _matrix_ids(config: pytest.Config, settings: Settings, spec: str | None = None) -> list[str] | None:
     """The case ids a whole session reports, sorted as its report is (the JSON report's `matrix`,
     which `toolstream report merge` checks shards against): the generated items of one
     accumulator, but those of a dialect it declares it does not read. None when that is not
     known: a compare, several accumulators, or only `toolstream_case` tests."""
-    if len(settings.accumulators) != 1 or settings.compare is not None:
+    if spec is None and (len(settings.accumulators) != 1 or settings.compare is not None):
         return None
-    catalog, spec = _catalog(config), settings.accumulators[0]
+    catalog, spec = _catalog(config), spec or settings.accumulators[0]
     try:
         ids = catalog.ids(_selection(settings))
         return sorted(i for i, dialect in ids.items() if catalog.not_for((spec,), dialect) is None)
