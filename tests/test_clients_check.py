@@ -71,7 +71,8 @@ def test_check_client_judges_each_case_with_classes_and_severities(
 
 
 def test_check_client_serves_the_recording_with_no_retarget(tmp_path: Path) -> None:
-    args = ["check", "--client", COMMAND, "--json", str(tmp_path / "r.json"), "--no-retarget", "--timeout", "20"]
+    args = ["check", "--client", COMMAND, "--json", str(tmp_path / "r.json"), "--no-retarget"]
+    args += ["--timeout", "20"]
     assert main([*args, "--case", SHARED_INDEX]) == 1
     merged = json.loads((tmp_path / "r.json").read_text())["cases"][0]
     assert "call 1: name 'get_weather' expected, got 'get_weatherget_time'" in merged["diff"]
