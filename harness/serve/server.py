@@ -221,16 +221,15 @@ class ReplayServer:
         self.cases[case.id] = case
         on = self.retarget if retarget is None else retarget
         if token is not None:
-            self.runs[token] = log = CaseLog(case, retarget=on, mapping=mapping)
-            return log
-        log = self.logs.setdefault(case.id, CaseLog(case, retarget=on, mapping=mapping))
-        log.retargeting, log.mapping = on, dict(mapping or {})
-        log.serve(case)
-        return log
-
-    def forget(self, token: str) -> None:
-        """Let go of a test's log (its late requests then get a 404)."""
-        self.runs.pop(token, None)
+            self.runs[token] = CaseLog(case, retarget=on, mapping=mapping)
+            return self.runs[token]
+        known = self.logs.get(case.id)
+        if known is None:
+            self.logs[case.id] = CaseLog(case, retarget=on, mapping=mapping)
+            return self.logs[case.id]
+        known.retargeting, known.mapping = on, dict(mapping or {})
+        known.serve(case)
+        return known
 
     # -- lifecycle ---------------------------------------------------------------------------
 
