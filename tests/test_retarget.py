@@ -121,3 +121,8 @@ def test_offered_tools_are_read_where_each_dialect_keeps_them():
         OfferedTool("b", {})
     ]
     assert offered_tools("openai-chat", {"messages": []}) == []
+
+
+def test_a_stream_without_calls_says_so() -> None:
+    case = _case("openai-chat/azure-prompt-filter::D9-finish-without-tool-deltas::s0")
+    assert retarget(case, [WEATHER]).describe() == "served as recorded: the stream calls no tool"

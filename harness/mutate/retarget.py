@@ -104,6 +104,8 @@ def _retarget(case: Case, paths: ToolPaths, tools: list[OfferedTool], given: dic
     for call, name in names_seen:
         name_pieces.setdefault(call, []).append(name)
     call_names = {call: _folded(pieces) for call, pieces in name_pieces.items()}
+    if not call_names:
+        return Retarget(case, reason="the stream calls no tool")
     offered = {t.name: t for t in tools}
     mapping = _mapping([n for n in call_names.values()], tools, offered, given)
     if not mapping:
