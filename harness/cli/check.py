@@ -18,7 +18,7 @@ from harness.oracle.verdict import FAILING, Report, Verdict
 from harness.report.html import write_html
 from harness.report.results import render_check, report_to_dict, write_json
 from harness.text.escape import terminal_line
-from harness.text.terminal import Progress
+from harness.text.terminal import ProgressBar
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     if args.client is not None:
         report = _run_client(args.client, selection, args)
     else:
-        progress = Progress(0, label="check")
+        progress = ProgressBar(label="check")
         try:
             report = run_matrix(
                 args.accumulator, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress

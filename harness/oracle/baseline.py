@@ -19,7 +19,8 @@ from typing import Any, Final
 
 import yaml
 
-from harness import bounded
+from harness import bounded, files
+from harness.bounded.yaml import plain_data
 from harness.errors import UsageError
 from harness.oracle.verdict import Result, Verdict, signature
 
@@ -97,18 +98,10 @@ def compare(stored: Entry | None, current: Entry) -> Change:
 
 def read_baseline(path: Path) -> dict[str, Entry]:
     """A baseline file: case id -> entry; a file that does not exist is an empty baseline."""
-    try:
-        text = bounded.read(path, MAX_BASELINE)
-    except FileNotFoundError:
+    if not path.exists():
         return {}
-    except bounded.TooLarge:
-        raise UsageError(f"{path}: the baseline is larger than {MAX_BASELINE >> 20} MiB") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the baseline: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
+    text = bounded.read_input(path, MAX_BASELINE, "a baseline")
+    data = plain_data(text, path, error=UsageError) or {}
     cases = data.get("cases") if isinstance(data, Mapping) else None
     if not isinstance(cases, Mapping):
         raise UsageError(f"{path}: field cases: expected a mapping of case id to verdict")
@@ -117,8 +110,6 @@ def read_baseline(path: Path) -> dict[str, Entry]:
 
 def write_baseline(path: Path, results: Iterable[Result]) -> None:
     """Write the verdicts of `results` as a baseline file (atomically, cases sorted by id)."""
-    from harness.cassettes.format import write_atomic
-
     cases = {r.id: entry_of(r).to_dict() for r in sorted(results, key=lambda r: r.id)}
     text = yaml.safe_dump({"cases": cases}, sort_keys=False, allow_unicode=True, width=200)
-    write_atomic(path, text.encode("utf-8"))
+    files.write(path, text.encode("utf-8"))

@@ -25,7 +25,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from harness.cassettes.outcome import Outcome, ToolCall, meets
+from harness.cassettes.outcome import ORDER_DIFFERS, Outcome, ToolCall, meets
 from harness.errors import HarnessError
 from harness.oracle.expectation import CaseClass, Expectation, classify, scope
 from harness.oracle.severity import Severity, weigh, worst
@@ -39,6 +39,7 @@ __all__ = [
     "Report",
     "Result",
     "Verdict",
+    "character",
     "copy_result",
     "describe_error",
     "diff_signature",
@@ -396,6 +397,15 @@ def signature(result: Result | Mapping[str, Any]) -> str:
     return diff_signature(lines) or "fail"
 
 
+def character(result: Result) -> tuple[str, tuple[str, ...], bool]:
+    """What a shrink must keep of a failure: its signature (the kinds of difference, or the
+    exception's type and site), the severities it reached, and whether the expectation holds a
+    call that is invalid (a shrink that cuts the stream inside an expected call's arguments turns
+    "a fragment dropped" into "invalid arguments": another bug)."""
+    severities = tuple(sorted({str(s) for s in result.severities}))
+    return signature(result), severities, any(call.invalid for call in result.expected.tool_calls)
+
+
 def diff_signature(lines: Iterable[str]) -> str:
     """The kinds of difference in `diff` lines (`... expected, got ...`), sorted, values abstracted."""
     return "; ".join(sorted({_line_signature(line) for line in lines}))
@@ -411,6 +421,8 @@ def error_signature(error: str) -> str:
 
 def _line_signature(line: str) -> str:
     body = _CALL.sub("", line)
+    if line.startswith(ORDER_DIFFERS):
+        return "order differs"
     if line.startswith("tool_calls:"):
         return "tool_calls count"
     if line.startswith("state:"):

@@ -10,6 +10,7 @@ the report writers are imported by the hook or fixture that first needs them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -255,25 +256,25 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         from harness.oracle.verdict import Report
 
         reports = [Report(settings.accumulators[0], strict=settings.strict)]
-    if settings.json is not None:
-        from harness.report.results import session_to_dict, write_json
+    try:
+        if settings.json is not None:
+            from harness.report.results import session_to_dict, write_json
 
-        matrices = config.stash[_MATRICES].copy()
-        if len(settings.accumulators) > 1 and settings.compare is None:
-            matrices.update(
-                {
-                    spec: (_selection(settings), _matrix_ids(config, settings, spec))
-                    for spec in settings.accumulators
-                }
+            matrices = config.stash[_MATRICES].copy()
+            if len(settings.accumulators) > 1 and settings.compare is None:
+                for spec in settings.accumulators:
+                    matrices[spec] = (_selection(settings), _matrix_ids(config, settings, spec))
+            document = session_to_dict(
+                reports, comparison, _selection(settings), matrix=matrix, matrices=matrices
             )
-        document = session_to_dict(
-            reports, comparison, _selection(settings), matrix=matrix, matrices=matrices
-        )
-        write_json(document, settings.json)
-    if settings.html is not None:
-        from harness.report.html import write_html
+            write_json(document, settings.json)
+        if settings.html is not None:
+            from harness.report.html import write_html
 
-        write_html(settings.html, reports=reports, comparison=comparison, selection=_selection(settings))
+            write_html(settings.html, reports=reports, comparison=comparison, selection=_selection(settings))
+    except HarnessError as exc:  # a report path that is a FIFO, a link, a read-only folder: one line
+        print(f"toolstream: {exc}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 def _matrix_ids(config: pytest.Config, settings: Settings, spec: str | None = None) -> list[str] | None:

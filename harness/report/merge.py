@@ -166,7 +166,7 @@ def _document(path: Path) -> Any:
     """A report file's JSON, read within bounds; a file that is not JSON is a `UsageError`."""
     where = _name(path)
     try:
-        return bounded.loads(bounded.read(path, MAX_BYTES))
+        return bounded.loads(bounded.read(path, MAX_BYTES), finite=True)
     except bounded.TooLarge:
         raise UsageError(f"{where}: over the {MAX_BYTES:,} bytes a report may have") from None
     except FileNotFoundError:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import files
 from harness._version import __version__
-from harness.cassettes.format import write_atomic
 from harness.matrix.selection import Selection
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Report, Result, Verdict, signature
@@ -152,7 +152,7 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     path = Path(path)
     # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
     text = json.dumps(clip_values(data), ensure_ascii=False, indent=2) + "\n"
-    write_atomic(path, text.encode("utf-8", "backslashreplace"))
+    files.write(path, text.encode("utf-8", "backslashreplace"))
     return path
 
 
