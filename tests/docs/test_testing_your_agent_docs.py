@@ -10,7 +10,8 @@ import shlex
 
 import openai
 import pytest
-from _pytester_support import ROOT, plugin_args, prepare
+
+from tests._pytester_support import ROOT, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
 assert openai

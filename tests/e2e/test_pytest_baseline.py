@@ -9,7 +9,8 @@ import shutil
 
 import openai
 import pytest
-from _pytester_support import ROOT, copy_cassettes, plugin_args, prepare
+
+from tests._pytester_support import ROOT, copy_cassettes, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
 assert openai

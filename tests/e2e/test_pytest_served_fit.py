@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import openai
 import pytest
-from _pytester_support import copy_cassettes, plugin_args, prepare
+
+from tests._pytester_support import copy_cassettes, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
 assert openai

@@ -8,9 +8,9 @@ import json
 
 import openai
 import pytest
-from _pytester_support import FIRST_CALL_ONLY, copy_cassettes, plugin_args, prepare
 
 from harness.cli import main
+from tests._pytester_support import FIRST_CALL_ONLY, copy_cassettes, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
 assert openai

@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from _pytester_support import FIRST_CALL_ONLY
 
 from harness.cli import main
 from harness.oracle.baseline import Change, Entry, compare
 from harness.oracle.verdict import Verdict
+from tests._pytester_support import FIRST_CALL_ONLY
 
 SELECT = [
     "--dialect",
