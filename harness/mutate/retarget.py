@@ -556,7 +556,8 @@ def _moved(outcome: Outcome, table: Sequence[tuple[ToolCall, ToolCall]], what: s
         for n, (old, new) in enumerate(table):
             if n not in used and old.name == call.name and old.arguments == call.arguments:
                 used.add(n)
-                calls.append(ToolCall(new.name, new.arguments, id=call.id, invalid=new.invalid))
+                # The call's ids (and the ids it was also sent under) stay: only name and arguments move.
+                calls.append(replace(call, name=new.name, arguments=new.arguments, invalid=new.invalid))
                 break
         else:
             if any(old.name == call.name for old, _ in table):

@@ -126,3 +126,13 @@ def test_offered_tools_are_read_where_each_dialect_keeps_them():
 def test_a_stream_without_calls_says_so() -> None:
     case = _case("openai-chat/azure-prompt-filter::D9-finish-without-tool-deltas::s0")
     assert retarget(case, [WEATHER]).describe() == "served as recorded: the stream calls no tool"
+
+
+def test_the_ids_a_call_was_also_sent_under_stay() -> None:
+    case = _case("openai-chat/azure-prompt-filter::A7-id-rotates-per-fragment::s0")
+    moved = retarget(case, [WEATHER])
+    assert moved.changed
+    assert [c.aliases for c in moved.case.expected.tool_calls] == [
+        c.aliases for c in case.expected.tool_calls
+    ]
+    assert moved.case.expected.tool_calls[0].aliases  # the rotated ids, as the expectation keeps them
