@@ -306,10 +306,19 @@ def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED
         out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
     if "state" in fields and expected.state != actual.state:
         # An unexpected error says which: a library's raise is the failure a maintainer looks for.
-        raise_ = actual.error.splitlines()[0][:80] if actual.state is State.ERROR and actual.error else ""
+        raise_ = _first_line(actual.error) if actual.state is State.ERROR and actual.error else ""
         said = f" ({raise_})" if raise_ else ""
         out.append(f"state: {expected.state} expected, got {actual.state}{said}")
     return out
+
+
+_RAISE_SHOWN = 80  # characters of a raise's first line a diff shows
+
+
+def _first_line(error: str) -> str:
+    """An error's first line, cut to `_RAISE_SHOWN` characters with `...` where it was cut."""
+    line = (error.splitlines() or [""])[0]
+    return line if len(line) <= _RAISE_SHOWN else line[: _RAISE_SHOWN - 3] + "..."
 
 
 def meets(expected: Outcome, actual: Outcome) -> bool:

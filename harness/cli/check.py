@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness.cli import arguments
@@ -13,9 +14,11 @@ from harness.errors import UsageError
 from harness.matrix import casecache
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Matrix, Selection
-from harness.oracle.verdict import Report
+from harness.oracle.baseline import Change, Entry, compare, entry_of, read_baseline, write_baseline
+from harness.oracle.verdict import FAILING, Report, Verdict
 from harness.report.html import write_html
 from harness.report.results import render_check, report_to_dict, write_json
+from harness.text.escape import terminal_line
 from harness.text.terminal import ProgressBar
 
 DEFAULT_TIMEOUT = 30.0
@@ -170,6 +173,11 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         " a new process on every case, not in a warm Node process or forked from a preloaded Python one"
         " (as TOOLSTREAM_WARM=0 does; docs/clients.md, docs/serve.md)",
     )  # fmt: skip
+    parser.add_argument(
+        "--no-retarget", dest="retarget", action="store_false",
+        help="with --client: serve each case as recorded, not moved onto the tools the program's request"
+        " offers (docs/testing-your-agent.md)",
+    )  # fmt: skip
     add_selection_options(parser)
     add_strict_option(parser)
     parser.add_argument(
@@ -182,6 +190,16 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="write a self-contained HTML page of the matrix here",
     )
     parser.add_argument(
+        "--baseline", type=Path, metavar="FILE",
+        help="judge each case against its verdict in this baseline: exit 1 only where a case got worse"
+        " (a pass that fails, a known failure with another signature); cases that got better are named"
+        " (docs/testing-your-agent.md)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--baseline-update", action="store_true",
+        help="with --baseline: write this run's verdicts as the baseline (then exit 0)",
+    )  # fmt: skip
+    parser.add_argument(
         "--max-failures",
         type=arguments.LIMIT,
         default=50,
@@ -193,6 +211,9 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
+    if args.baseline_update and args.baseline is None:
+        raise UsageError("--baseline-update: needs --baseline FILE (where to write it)")
+    stored = read_baseline(args.baseline) if args.baseline is not None and not args.baseline_update else None
     if args.client is not None:
         report = _run_client(args.client, selection, args)
     elif args.gateway is not None:
@@ -213,7 +234,35 @@ def run(args: argparse.Namespace) -> int:
     print(render_check(report, selection=selection, max_failures=args.max_failures))
     if not report.results:
         print("no cases selected", file=sys.stderr)
+    if args.baseline_update:
+        write_baseline(args.baseline, report.results)
+        print(f"baseline {args.baseline}: {len(report.results)} verdicts written")
+        return 0
+    if stored is not None:
+        return _against_baseline(report, stored, args.baseline, strict=args.strict)
     return 0 if report.ok else 1
+
+
+def _against_baseline(report: Report, stored: dict[str, Entry], path: Path, *, strict: bool) -> int:
+    """Say how each case compares with its baseline; 1 where one got worse (or a case the baseline
+    does not hold fails)."""
+    changes: dict[Change, list[tuple[str, Entry | None, Entry]]] = {change: [] for change in Change}
+    for result in report.results:
+        now = entry_of(result)
+        changes[compare(stored.get(result.id), now)].append((result.id, stored.get(result.id), now))
+    new_failing = [
+        c for c in changes[Change.NEW] if c[2].verdict in FAILING or (strict and c[2].verdict is Verdict.WARN)
+    ]
+    said = ", ".join(f"{len(found)} {change}" for change, found in changes.items() if found)
+    print(f"baseline {path}: {said or 'no cases'}")
+    for title, found in (("worse", changes[Change.WORSE]), ("not in the baseline, failing", new_failing)):
+        for case_id, before, now in found:
+            print(f"  {title}: {terminal_line(case_id)}: {before or 'none'} -> {now}")
+    for case_id, before, now in changes[Change.BETTER]:
+        print(f"  better: {terminal_line(case_id)}: {before} -> {now}")
+    if changes[Change.BETTER]:
+        print("  tighten the baseline: the same command with --baseline-update")
+    return 1 if changes[Change.WORSE] or new_failing else 0
 
 
 def _run_client(command: str, selection: Selection, args: argparse.Namespace) -> Report:
@@ -229,4 +278,7 @@ def _run_client(command: str, selection: Selection, args: argparse.Namespace) ->
     jobs = 1 if args.jobs is None else args.jobs  # None: -j not given (see `add_selection_options`)
     cases = list(matrix.all())
     warm = not args.cold
-    return run_clients(cases, command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name, warm=warm)
+    return run_clients(
+        cases, command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name, warm=warm,
+        retarget=args.retarget,
+    )  # fmt: skip

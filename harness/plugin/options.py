@@ -114,7 +114,29 @@ def add_options(parser: pytest.Parser) -> None:
         "--toolstream-no-case-cache", dest="toolstream_no_case_cache", action="store_true", default=False,
         help="build every matrix case instead of reading it from the built-case store",
     )  # fmt: skip
+    group.addoption(
+        "--toolstream-retarget", dest="toolstream_retarget", action="store_true", default=None,
+        help="move each served case onto the tools the test's request offers (the default)",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-no-retarget", dest="toolstream_retarget", action="store_false",
+        help="serve each case as recorded, with the recording's tool names and arguments",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-only-matrix", dest="toolstream_only_matrix", action="store_true", default=False,
+        help="run only the matrix items of --toolstream-accumulator / --toolstream-compare, not the "
+        "project's own tests",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-baseline", dest="toolstream_baseline", action="store_true", default=None,
+        help="judge each case against its verdict kept by syrupy next to the test (a baseline): fail only "
+        "where it got worse or a known failure changed; --snapshot-update writes it",
+    )  # fmt: skip
     parser.addini("toolstream_record_mode", "default record mode of the toolstream fixture", default=None)
+    parser.addini(
+        "toolstream_retarget", "move served cases onto the request's tools", type="bool", default=True
+    )
+    parser.addini("toolstream_baseline", "judge cases against a syrupy baseline", type="bool", default=False)
     parser.addini(
         "toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None
     )
@@ -146,6 +168,10 @@ class Settings:
     html: Path | None = None
     strict: bool = False
     ci: bool = False
+    retarget: bool = True  # served cases move onto the tools the request offers (the ini's, or the option's)
+    retarget_given: bool = False  # --toolstream-[no-]retarget given: it beats a marker's
+    only_matrix: bool = False  # the generated items alone
+    baseline: bool = False  # served and matrix cases judged against their syrupy baseline
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -210,6 +236,10 @@ class Settings:
             html=path("toolstream_html"),
             strict=bool(option("toolstream_strict") or config.getini("toolstream_strict")),
             ci=bool(os.environ.get("CI")),
+            retarget=_flag(option("toolstream_retarget"), config.getini("toolstream_retarget")),
+            retarget_given=option("toolstream_retarget") is not None,
+            only_matrix=bool(option("toolstream_only_matrix")),
+            baseline=_flag(option("toolstream_baseline"), config.getini("toolstream_baseline")),
         )
 
     def record_mode_for(self, marked: RecordMode | None) -> tuple[RecordMode, str | None]:
@@ -265,6 +295,11 @@ def _known_dialect(name: str, where: str) -> None:
     if name not in known:
         hint = did_you_mean(name, known) or f"; known: {', '.join(known)}"
         raise UsageError(f"{where}: unknown dialect {name!r}{hint}")
+
+
+def _flag(given: bool | None, ini: Any) -> bool:
+    """A yes/no setting: the command line's when given, else the ini's."""
+    return bool(ini) if given is None else given
 
 
 def _integer(value: Any, name: str) -> int:
@@ -343,6 +378,9 @@ class MatrixOptions:
     scenarios: tuple[str, ...] | None = None
     dialects: tuple[str, ...] | None = None
     seeds: int | None = None
+    # A served case's retargeting: True / False, or {recorded name: offered tool} (then on).
+    retarget: bool | Mapping[str, str] | None = None
+    baseline: bool | None = None  # the case's verdict judged against its syrupy baseline
 
     @classmethod
     def from_marker(
@@ -361,7 +399,31 @@ class MatrixOptions:
             if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
                 raise UsageError(f"{where}: seeds= must be a positive whole number, not {seeds!r}")
             out["seeds"] = seeds
+        retarget = given.get("retarget")
+        if retarget is not None:
+            valid = isinstance(retarget, bool) or (
+                isinstance(retarget, Mapping)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in retarget.items())
+            )
+            if not valid:
+                raise UsageError(
+                    f"{where}: retarget= must be True, False or a dict of recorded name to tool name, "
+                    f"not {retarget!r}"
+                )
+            out["retarget"] = retarget if isinstance(retarget, bool) else dict(retarget)
+        baseline = given.get("baseline")
+        if baseline is not None:
+            if not isinstance(baseline, bool):
+                raise UsageError(f"{where}: baseline= must be True or False, not {baseline!r}")
+            out["baseline"] = baseline
         return cls(**out)
+
+    def retargeting(self, settings: Settings) -> tuple[bool, dict[str, str]]:
+        """Whether a served case is retargeted (command line > marker > ini), and the mapping."""
+        mapping = dict(self.retarget) if isinstance(self.retarget, Mapping) else {}
+        if settings.retarget_given or self.retarget is None:
+            return settings.retarget, mapping
+        return self.retarget is not False, mapping
 
 
 def file_safe(name: str) -> str:

@@ -82,14 +82,27 @@ def session_to_dict(
     selection: Selection | None = None,
     *,
     matrix: Sequence[str] | None = _UNSAID,
+    matrices: Mapping[str, tuple[Selection | None, Sequence[str] | None]] | None = None,
 ) -> dict[str, Any]:
     """The JSON report of a session that ran a compare, one accumulator, or several; `matrix`:
-    for one accumulator, the ids a whole session reports (None: not known)."""
+    for one accumulator, the ids a whole session reports (None: not known). `matrices`: by
+    accumulator (or test) name, its selection and the ids a whole session reports for it, so
+    `report merge` checks each one's matrix in a session of several."""
     if comparison is not None:
         return comparison_to_dict(comparison)
+    matrices = matrices or {}
     if len(reports) == 1:
+        own = matrices.get(reports[0].accumulator)
+        if own is not None:
+            return report_to_dict(reports[0], own[0] or selection, matrix=own[1])
         return report_to_dict(reports[0], selection, matrix=matrix)
-    return {"version": REPORT_VERSION, "reports": [report_to_dict(r) for r in reports]}
+    documents = []
+    for report in reports:
+        own = matrices.get(report.accumulator)
+        documents.append(
+            report_to_dict(report) if own is None else report_to_dict(report, own[0], matrix=own[1])
+        )
+    return {"version": REPORT_VERSION, "harness": __version__, "reports": documents}
 
 
 def counts(difference: Difference, strict: bool = False) -> bool:

@@ -126,6 +126,16 @@ def test_other_finish_differences_stay_cosmetic() -> None:
     ]
 
 
+def test_a_raise_on_a_complete_stream_costs_what_the_calls_it_lost_cost() -> None:
+    raised = Outcome(state=State.ERROR, error="ValueError: boom", finish_reason="tool_calls")
+    found = differences(EXPECTED, raised)
+    assert [s for line, s in found if line.startswith("state:")] == [Severity.LOST]
+    assert {s for _, s in found} == {Severity.LOST}  # never `cosmetic state` beside `lost` lines
+    # With every call there, the state alone is a label.
+    labelled = Outcome(tool_calls=(READ, SEARCH), finish_reason="tool_calls", state=State.ERROR, error="x")
+    assert _severities(labelled) == [Severity.COSMETIC]
+
+
 def test_calls_in_another_order_under_their_own_ids_are_one_cosmetic_order_line() -> None:
     # Issue 43: a pure reorder read as "id differs / arguments differ" at severity unsafe.
     got = Outcome(tool_calls=(SEARCH, READ), finish_reason="tool_calls")
