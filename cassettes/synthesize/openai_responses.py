@@ -319,9 +319,13 @@ class ResponseStream:
         self.emit("response.mcp_call.in_progress", item_id=item_id, output_index=index)
         for piece in pieces(arguments, self.rng):
             self.emit("response.mcp_call_arguments.delta", delta=piece, item_id=item_id, output_index=index)
-        self.emit("response.mcp_call_arguments.done", arguments=arguments, item_id=item_id, output_index=index)
+        self.emit(
+            "response.mcp_call_arguments.done", arguments=arguments, item_id=item_id, output_index=index
+        )
         self.emit("response.mcp_call.completed", item_id=item_id, output_index=index)
-        item.update(status="completed", arguments=arguments, output=output, error=None, approval_request_id=None)
+        item.update(
+            status="completed", arguments=arguments, output=output, error=None, approval_request_id=None
+        )
         self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
         self.output.append(item)
 
@@ -642,7 +646,9 @@ def apply_patch() -> Cassette:
     call_id = "call_" + "".join(s.rng.choice(ALNUM) for _ in range(24))
     diff = "@@ def greet(name):\n-    print('hi ' + name)\n+    print(f\"Hello, {name}!\")\n"
     operation = {"type": "update_file", "path": "src/greet.py", "diff": diff}
-    s.whole_item("apply_patch_call", "apc_", {"status": "completed", "call_id": call_id, "operation": operation})
+    s.whole_item(
+        "apply_patch_call", "apc_", {"status": "completed", "call_id": call_id, "operation": operation}
+    )
     s.complete(512, 77)
     body = request("gpt-5.1", "Make greet() say Hello with an f-string.", [APPLY_PATCH])
     provenance = (
