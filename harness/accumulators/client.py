@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from harness.mutate.case import Case
 
 __all__ = [
+    "REFUSED",
     "ClientLevel",
     "base_url",
     "in_message_order",
@@ -153,12 +154,15 @@ def sdk_http(sdk: str, extra: str) -> Any:
     return library if library is not None else require("httpx2", extra)
 
 
+REFUSED = "the library refused the request before reading the stream"  # what a refusal's skip says
+
+
 def refused(adapter: str, error: str) -> NotApplicable:
     """A case the library cannot accept: it raised (`error`) before any byte of the stream was
     read, so its stream handling was never exercised. Skipped with the reason, never an `error`
     verdict: the request asks for what this release cannot do (a server-side tool an older
     release cannot bind), which says nothing about how it reads a stream."""
-    return NotApplicable(f"{adapter}: the library refused the request before reading the stream: {error}")
+    return NotApplicable(f"{adapter}: {REFUSED}: {error}")
 
 
 def _raised_here(exc: BaseException) -> bool:

@@ -47,6 +47,7 @@ __all__ = [
     "build_first",
     "cache_root",
     "contents",
+    "dated_environment",
     "index_url",
     "install_argv",
     "installed_version",
@@ -126,9 +127,11 @@ def _source_hash(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str], timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, env=env)
     except subprocess.TimeoutExpired:
         raise EnvironmentProblem(f"`{' '.join(argv[:4])} ...` took more than {timeout:g} s") from None
     except OSError as exc:
@@ -254,6 +257,34 @@ def installed_version(python: str, package: str) -> str | None:
 def index_url() -> str:
     """The index pip installs from: `PIP_INDEX_URL`, else PyPI's simple index."""
     return os.environ.get("PIP_INDEX_URL") or INDEX
+
+
+_SOURCES = ("index-url", "extra-index-url", "find-links")  # where pip finds releases
+
+
+def _remote(value: str) -> str:
+    """The remote sources of a pip source setting (URLs other than `file:`), space-separated."""
+    return " ".join(v for v in value.split() if re.match(r"https?://", v))
+
+
+def dated_environment(config: str, environ: dict[str, str]) -> dict[str, str]:
+    """The environment for a dated `pip install`: pip's settings (`pip config list` output, and
+    the `PIP_*` variables) as variables, with its config files left out (`PIP_CONFIG_FILE` the
+    null device) and every local source dropped (a `file:` index, a `--find-links` folder):
+    pip exempts local files from `--uploaded-prior-to`, so a newer release there would be taken."""
+    env = {k: v for k, v in environ.items() if not k.startswith("PIP_")}
+    for line in config.splitlines():
+        found = re.fullmatch(r"[^.]*\.([a-z0-9-]+)='(.*)'", line.strip())
+        if found:
+            env[f"PIP_{found.group(1).upper().replace('-', '_')}"] = found.group(2)
+    env.update({k: v for k, v in environ.items() if k.startswith("PIP_")})
+    for key in _SOURCES:
+        name = f"PIP_{key.upper().replace('-', '_')}"
+        kept = _remote(env.pop(name, ""))
+        if kept:
+            env[name] = kept
+    env["PIP_CONFIG_FILE"] = os.devnull
+    return env
 
 
 def _normalized(name: str) -> str:
@@ -390,9 +421,12 @@ def _of_its_day(
         if upgrade.returncode != 0 or not _takes_cutoff(tuple(pip)):
             undated = "no pip here takes --uploaded-prior-to (pip 26.0 and later)"
             cutoff = None
+    env = None
     if cutoff is not None:
         say(f"{library.name} {version}: its dependencies as uploaded before {cutoff}")
-    run = _run(install_argv(pip, library.requirement(version), cutoff), PIP_TIMEOUT)
+        listed = _run([*pip[:3], "config", "list"], timeout=120)
+        env = dated_environment(listed.stdout, dict(os.environ))
+    run = _run(install_argv(pip, library.requirement(version), cutoff), PIP_TIMEOUT, env)
     if run.returncode != 0:
         raise EnvironmentProblem(f"pip install failed: {_last_line(run.stderr + run.stdout)}")
     return {"cutoff": cutoff, "undated": undated}

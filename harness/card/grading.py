@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.accumulators.client import REFUSED
 from harness.card.environments import source_root
 from harness.card.known import KnownIssue, find_known
 from harness.card.libraries import LIBRARIES
@@ -112,8 +113,8 @@ def row(
         out["shared"] = graded.shared
     if graded.report is None:
         return out
+    stopped = does_not_run(graded.report.get("cases", []))
     cases = [c for c in graded.report.get("cases", []) if c["verdict"] != Verdict.SKIPPED]
-    stopped = does_not_run(cases)
     if stopped:
         out["does_not_run"] = stopped
         cases = [c for c in cases if c.get("dialect") not in stopped]
@@ -182,19 +183,23 @@ def _raise_of(case: Mapping[str, Any]) -> str | None:
 
 def does_not_run(cases: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The dialects whose unmutated recordings (`original`) the release cannot even stream here:
-    every graded `original` case of the dialect fails with a raise. Each with the reason, its
-    first raise: the environment's fault or the adapter's, not stream handling, so those cases
-    are not graded (a recording the release reads, or fails without a raise, keeps the dialect)."""
+    every `original` case of the dialect fails with a raise, or is skipped as a request the library
+    refused before reading the stream (`client.REFUSED`: a release beside an SDK it cannot call).
+    Each with the reason, its first raise: the environment's fault or the adapter's, not stream
+    handling, so those cases are not graded (a recording the release reads, or fails without a
+    raise, keeps the dialect)."""
     originals: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for case in cases:
-        if case.get("scenario") == "original" and case["verdict"] != Verdict.SKIPPED:
+        if case.get("scenario") == "original" and (
+            case["verdict"] != Verdict.SKIPPED or REFUSED in str(case.get("error"))
+        ):
             originals[str(case.get("dialect"))].append(case)
     stopped = {}
     for dialect, members in originals.items():
-        raises = [_raise_of(c) if _failing(c) else None for c in members]
+        raises = [_raise_of(c) if _failing(c) or c["verdict"] == Verdict.SKIPPED else None for c in members]
         if all(raises):
             first = str(raises[0]).removeprefix(f"{members[0].get('accumulator')}: case {members[0]['id']}: ")
-            stopped[dialect] = first.splitlines()[0][:300]
+            stopped[dialect] = first.split(f"{REFUSED}: ", 1)[-1].splitlines()[0][:300]
     return dict(sorted(stopped.items()))
 
 
@@ -264,8 +269,7 @@ def changes(graded: Sequence[Graded]) -> list[dict[str, Any]]:
 def _running(graded: Graded) -> dict[str, Mapping[str, Any]]:
     """A row's cases by id, but those of the dialects it does not run here (`does_not_run`)."""
     cases = (graded.report or {}).get("cases", [])
-    graded_cases = [c for c in cases if c["verdict"] != Verdict.SKIPPED]
-    stopped = does_not_run(graded_cases)
+    stopped = does_not_run(cases)
     return {c["id"]: c for c in cases if c.get("dialect") not in stopped}
 
 

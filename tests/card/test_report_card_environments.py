@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from harness.accumulators.client import REFUSED
 from harness.card import environments, grading, render
 from harness.card.environments import EnvironmentProblem, install_argv, published
 from harness.card.libraries import Library
@@ -199,3 +200,43 @@ def test_a_row_whose_every_dialect_raises_on_its_recordings_says_so_with_the_rea
     assert row["dependencies_undated"] == "no pip here"
     page = render.markdown({"date": "2026-11-28", "rows": [row], "changes": []})
     assert f"not graded: {said}" in page and "Graded with today's dependencies: no pip here." in page
+
+
+def test_a_dialect_that_does_not_run_is_no_change_between_versions() -> None:
+    union = "TypeError: Cannot instantiate typing.Union"
+    old = [_case("anthropic", "original", "fail", "error", union)]
+    old.append(_case("openai-chat", "original", "fail", "cut"))
+    new = [_case("anthropic", "original", "pass"), _case("openai-chat", "original", "pass")]
+    graded = [grading.Graded("mine", v, "mine", report={"cases": c}) for v, c in (("1.0", old), ("2.0", new))]
+    [change] = grading.changes(graded)
+    assert change["cases"] == 1  # the anthropic case, not graded in 1.0, is no change
+    assert [f["examples"] for f in change["fixed"]] == [["openai-chat/x::original::s0"]]
+
+
+def test_a_dated_install_leaves_out_local_sources_which_pip_would_not_date() -> None:
+    config = "\n".join(
+        [
+            "global.extra-index-url='file:///srv/simple https://mirror.example.test/simple'",
+            "global.find-links='/srv/wheels'",
+            "global.cert='/etc/ssl/certs/ca.crt'",
+            ":env:.find-links='/srv/wheels'",
+        ]
+    )
+    environ = {"PATH": "/bin", "PIP_FIND_LINKS": "/srv/wheels", "PIP_DEFAULT_TIMEOUT": "180"}
+    env = environments.dated_environment(config, environ)
+    assert env["PIP_EXTRA_INDEX_URL"] == "https://mirror.example.test/simple"
+    assert "PIP_FIND_LINKS" not in env and "PIP_INDEX_URL" not in env
+    assert env["PIP_CERT"] == "/etc/ssl/certs/ca.crt" and env["PIP_DEFAULT_TIMEOUT"] == "180"
+    assert env["PIP_CONFIG_FILE"] == os.devnull and env["PATH"] == "/bin"
+
+
+def test_a_dialect_whose_recordings_the_library_all_refuses_does_not_run_here() -> None:
+    typo = "TypeError: AsyncMessages.create() got an unexpected keyword argument 'temperature'"
+    refusal = f"pydantic-ai: {REFUSED}: {typo}"
+    cases = [_case("anthropic", "original", "skipped") | {"error": refusal} for _ in range(2)]
+    cases.append(_case("anthropic", "D7-truncated-mid-args", "skipped") | {"error": refusal})
+    assert grading.does_not_run(cases) == {"anthropic": typo}
+    cases.append(_case("anthropic", "original", "skipped") | {"error": "mine reads openai-chat streams"})
+    assert grading.does_not_run(cases) == {"anthropic": typo}  # a skip of another kind is no evidence
+    cases.append(_case("anthropic", "original", "pass"))
+    assert grading.does_not_run(cases) == {}  # one recording it reads: it runs
