@@ -26,7 +26,9 @@ from figures import SCALES, Figure, Scale, describe, machine, table, text_table 
 
 # Pipeline order: wire bytes, cassettes on disk, replay, mutations, whole matrix runs, the stdio
 # protocol; then start-up, the clients run as programs, and the report card's rows over libraries.
-BENCHMARKS = ("codecs", "cassettes", "replay", "mutations", "matrix", "stdio", "startup", "clients", "card")
+BENCHMARKS = (
+    "codecs", "cassettes", "replay", "mutations", "matrix", "stdio", "startup", "clients", "gateway", "card",
+)
 PAGE = HERE.parent / "docs" / "benchmarks.md"
 BENCH_README = HERE / "README.md"
 

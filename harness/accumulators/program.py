@@ -182,6 +182,8 @@ def _run(
     start = time.monotonic()
     astray = server.unknown.get(PLACEHOLDER, 0)
     warmed = warm.start(env, out, err, start + timeout) if warm is not None else None
+    if warmed is None and warm is not None:
+        start = time.monotonic()  # a warm start that could not be had costs the case none of its time
     run = warmed if warmed is not None else start_cold(command, env, out, err)
     try:
         exit_code, timed_out, heard_at = _watch(run, log, start, timeout)

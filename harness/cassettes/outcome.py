@@ -29,6 +29,9 @@ class ToolCall:
     arguments: Any
     id: str | None = None
     invalid: bool = False
+    # Other ids the stream sent for this same call (A7: a fresh id on every fragment): a client
+    # that keeps one of them answers under an id the provider sent for it. Not compared by `==`.
+    aliases: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def from_text(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
@@ -89,7 +92,7 @@ class Outcome:
         text): what crosses to and from worker processes and into the built-case store, read
         back by `from_record`, which trusts it (no checks: `from_dict` is for data from outside)."""
         return (
-            tuple((c.name, c.arguments, c.id, c.invalid) for c in self.tool_calls),
+            tuple((c.name, c.arguments, c.id, c.invalid, c.aliases) for c in self.tool_calls),
             self.text,
             self.finish_reason,
             str(self.state),
@@ -166,17 +169,18 @@ _new = object.__new__
 _set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = _setters(
     Outcome
 )
-_set_name, _set_arguments, _set_id, _set_invalid = _setters(ToolCall)
+_set_name, _set_arguments, _set_id, _set_invalid, _set_aliases = _setters(ToolCall)
 _SERVER_CALL_SET = _setters(ServerCall)
 
 
 def _tool_call(record: Sequence[Any]) -> ToolCall:
-    name, arguments, call_id, invalid = record
+    name, arguments, call_id, invalid, aliases = record
     made: ToolCall = _new(ToolCall)
     _set_name(made, name)
     _set_arguments(made, arguments)
     _set_id(made, call_id)
     _set_invalid(made, invalid)
+    _set_aliases(made, tuple(aliases))
     return made
 
 
@@ -194,6 +198,8 @@ def _call_to_dict(call: ToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
     if call.invalid:
         out["invalid"] = True
+    if call.aliases:
+        out["aliases"] = list(call.aliases)
     return out
 
 
@@ -210,7 +216,10 @@ def _call_from_dict(data: Any, where: str) -> ToolCall:
     arguments = data.get("arguments", {})
     if invalid and not isinstance(arguments, str):
         raise OutcomeFormatError(f"{where}.arguments", "must be the raw text when invalid")
-    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid)
+    aliases = data.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise OutcomeFormatError(f"{where}.aliases", "must be a list of strings")
+    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid, aliases=tuple(aliases))
 
 
 def _server_call_to_dict(call: ServerCall) -> dict[str, Any]:
@@ -308,6 +317,8 @@ def paired_by_id(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> li
 
 
 ORDER_DIFFERS = "tool_calls: order differs"
+# The end of an id line whose id is another the stream sent for the call (`ToolCall.aliases`).
+ROTATED = " (another id the stream sent for it)"
 
 
 def order_line(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> str:
@@ -330,7 +341,8 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
         if want.name != got.name:
             out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
         if want.id is not None and want.id != got.id:
-            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
+            other = ROTATED if got.id in want.aliases else ""
+            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}{other}")
         if want.invalid != got.invalid:
             left, right = _alike(_render(want), _render(got))
             state = "invalid" if got.invalid else "valid"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
@@ -69,6 +70,48 @@ def add_strict_option(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_gateway_options(parser: argparse.ArgumentParser) -> None:
+    """`--from`, `--to`, `--upstream-port`, `--model`: what `--gateway` translates (check, compare)."""
+    parser.add_argument(
+        "--from", dest="source", metavar="DIALECT", help="with --gateway: its upstream's dialect"
+    )
+    parser.add_argument(
+        "--to", dest="target", metavar="DIALECT", help="with --gateway: the dialect it answers in"
+    )
+    parser.add_argument(
+        "--upstream-port", type=int, default=0, metavar="P",
+        help="with --gateway URL: the replay server listens here, the gateway's upstream at"
+        " http://127.0.0.1:P/case/gateway-0 (default: a free port, for a gateway the harness starts)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--model", default=None, metavar="M",
+        help="with --gateway: the model the gateway is asked for (default toolstream-upstream)",
+    )  # fmt: skip
+
+
+def gateway_report(spec: str, selection: Selection, args: argparse.Namespace) -> Report:
+    """`--gateway CMD_OR_URL --from A --to B`: the A cases as the gateway's upstream, judged in B."""
+    from harness.gateway import run_gateway  # the gateway stage is loaded only when asked for
+    from harness.gateway.runner import GATEWAY_MODEL
+    from harness.wire import dialects
+
+    if not args.source or not args.target:
+        raise UsageError("--gateway: needs --from DIALECT and --to DIALECT")
+    for option, name in (("--from", args.source), ("--to", args.target)):
+        if name not in dialects.names():
+            raise UsageError(f"{option}: unknown dialect {name!r}; known: {', '.join(dialects.names())}")
+    if args.timeout <= 0:
+        raise UsageError("--timeout: a gateway needs a timeout of more than 0 seconds")
+    if not selection.dialects:
+        selection = dataclasses.replace(selection, dialects=(args.source,))
+    matrix = Matrix(selection)
+    return run_gateway(
+        list(matrix.all()), spec, source=args.source, target=args.target, timeout=args.timeout,
+        jobs=1 if args.jobs is None else args.jobs, model=args.model or GATEWAY_MODEL,
+        scenarios=matrix.by_name, upstream_port=args.upstream_port,
+    )  # fmt: skip
+
+
 def selection_of(args: argparse.Namespace) -> Selection:
     if getattr(args, "no_case_cache", False):
         casecache.turn_off()  # in the environment, so worker processes agree
@@ -114,6 +157,13 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="a program run unchanged once per case against the replay server (its SDK's base URL pointing"
         " at the case), judged by the follow-up request it sends; -j N runs N at once (docs/serve.md)",
     )  # fmt: skip
+    what.add_argument(
+        "--gateway", metavar="CMD_OR_URL",
+        help="a gateway translating --from's API into --to's: each --from case served as its upstream, the"
+        " same question asked of it in --to's API, its answer judged (a command template with {upstream},"
+        " {key} and {port}, started and stopped by the harness; or a URL: docs/gateways.md)",
+    )  # fmt: skip
+    add_gateway_options(parser)
     parser.add_argument(
         "--cold", action="store_true",
         help="with --client: start a Node program (node SCRIPT.mjs) or a Python one (python SCRIPT.py) as"
@@ -145,6 +195,8 @@ def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
     if args.client is not None:
         report = _run_client(args.client, selection, args)
+    elif args.gateway is not None:
+        report = gateway_report(args.gateway, selection, args)
     else:
         progress = ProgressBar(label="check")
         try:

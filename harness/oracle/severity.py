@@ -248,8 +248,12 @@ def _changed(want: ToolCall, got: ToolCall, other_ids: set[str]) -> dict[str, Se
         else:
             found["arguments"] = Severity.UNSAFE  # arguments that parse but say something else
     if want.id is not None and want.id != got.id:
-        # Another call's id routes this result there; any other id cannot be answered.
-        found["id"] = Severity.UNSAFE if got.id in other_ids else Severity.LOST
+        # Another call's id routes this result there; any other id cannot be answered, but one
+        # the stream also sent for this call (A7, rotated ids) can.
+        if got.id in want.aliases:
+            found["id"] = Severity.COSMETIC
+        else:
+            found["id"] = Severity.UNSAFE if got.id in other_ids else Severity.LOST
     return found
 
 

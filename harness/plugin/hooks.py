@@ -21,6 +21,7 @@ from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
 
 if TYPE_CHECKING:
+    from harness.gateway.runner import GatewayRun
     from harness.matrix.longlived import LongLived
     from harness.matrix.selection import Selection
     from harness.plugin.items import CaseCatalog, MatrixCase, MatrixResults
@@ -35,6 +36,7 @@ _SERVED = pytest.StashKey["ServedCase"]()  # on an item: its served case, judged
 # The fixtures a test is parametrized over the matrix by, one case each.
 _CASE_FIXTURES = ("toolstream_case", "toolstream_served_case")
 _FROZEN: pytest.StashKey[LongLived] = pytest.StashKey()  # the collector kept off what lives on
+_GATEWAY = pytest.StashKey["GatewayRun"]()  # --toolstream-gateway's, made by `_gateway`
 
 KEEP_EVERY = 500  # verdicts taken between two moves of what lives on out of the collector's way
 
@@ -96,6 +98,18 @@ def _results(config: pytest.Config) -> MatrixResults:
     return config.stash[_RESULTS]
 
 
+def _gateway(config: pytest.Config) -> GatewayRun:
+    """The session's gateway (`--toolstream-gateway`), started when its first item runs."""
+    if _GATEWAY not in config.stash:
+        from harness.gateway.runner import GATEWAY_MODEL, GatewayRun
+
+        command, source, target, model = config.stash[_SETTINGS].gateway or ("", "", "", None)
+        config.stash[_GATEWAY] = GatewayRun(
+            command, source=source, target=target, model=model or GATEWAY_MODEL
+        )
+    return config.stash[_GATEWAY]
+
+
 def _xdist_worker(config: pytest.Config) -> bool:
     """Whether this process is an xdist worker (its controller takes the verdicts and reports)."""
     return hasattr(config, "workerinput")
@@ -108,6 +122,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     # cost per item that an empty test does not pay.
     if _CATALOG in config.stash:
         config.stash[_CATALOG].shutdown()
+    if _GATEWAY in config.stash:
+        config.stash[_GATEWAY].close()  # the gateway process and all it started end here
     if _RESULTS in config.stash:
         config.stash[_RESULTS].clear()
     if _FROZEN in config.stash:
@@ -188,6 +204,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             )
             _skip_unless_declared(item, catalog, (spec,), dialects[i])
             items.append(item)
+    if settings.gateway is not None:
+        from harness.plugin.items import GatewayItem
+
+        run = _gateway(config)
+        for i in ids:
+            if dialects[i] != run.source:
+                continue
+            name = f"gateway[{i}]"
+            items.append(
+                GatewayItem.from_parent(name=name, nodeid=f"toolstream::{name}", run=run, case_id=i, **common)
+            )
     if settings.compare is not None:
         for i in ids:
             pair = CompareItem.from_parent(

@@ -82,6 +82,23 @@ def add_options(parser: pytest.Parser) -> None:
         help="test items that fail where accumulators A and B reach different outcomes",
     )  # fmt: skip
     group.addoption(
+        "--toolstream-gateway", dest="toolstream_gateway", default=None, metavar="CMD_OR_URL",
+        help="test items judging this gateway translating --toolstream-gateway-from into "
+        "--toolstream-gateway-to on each case served as its upstream (as check --gateway)",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-gateway-from", dest="toolstream_gateway_from", default=None, metavar="DIALECT",
+        help="with --toolstream-gateway: its upstream's dialect",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-gateway-to", dest="toolstream_gateway_to", default=None, metavar="DIALECT",
+        help="with --toolstream-gateway: the dialect it answers in",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-gateway-model", dest="toolstream_gateway_model", default=None, metavar="M",
+        help="with --toolstream-gateway: the model it is asked for",
+    )  # fmt: skip
+    group.addoption(
         "--toolstream-json", dest="toolstream_json", default=None, metavar="FILE",
         help="write the matrix results as the JSON report of `toolstream check`",
     )  # fmt: skip
@@ -123,6 +140,8 @@ class Settings:
     dialects: tuple[str, ...] = ()
     seeds: int | None = None
     compare: tuple[str, str] | None = None
+    # A gateway judged as a translator: (CMD_OR_URL, from dialect, to dialect, model or None).
+    gateway: tuple[str, str, str, str | None] | None = None
     json: Path | None = None
     html: Path | None = None
     strict: bool = False
@@ -165,7 +184,20 @@ class Settings:
         compare = option("toolstream_compare") or ini("toolstream_compare")
         if compare is not None and len(compare) != 2:
             raise UsageError(f"toolstream_compare: needs exactly two accumulator specs, got {len(compare)}")
+        gateway = None
+        if option("toolstream_gateway") is not None:
+            hop = (option("toolstream_gateway_from"), option("toolstream_gateway_to"))
+            if not all(hop):
+                raise UsageError(
+                    "--toolstream-gateway: needs --toolstream-gateway-from and --toolstream-gateway-to"
+                )
+            for where, name in zip(
+                ("--toolstream-gateway-from", "--toolstream-gateway-to"), hop, strict=True
+            ):
+                _known_dialect(name, where)
+            gateway = (str(option("toolstream_gateway")), hop[0], hop[1], option("toolstream_gateway_model"))
         return cls(
+            gateway=gateway,
             record_mode=None if mode is None else RecordMode.parse(str(mode)),
             record_mode_given=cli_mode is not None,
             cassette_dir=path("toolstream_cassette_dir"),
@@ -196,7 +228,7 @@ class Settings:
     @property
     def runs_matrix(self) -> bool:
         """True when the plugin generates matrix items of its own."""
-        return bool(self.accumulators) or self.compare is not None
+        return bool(self.accumulators) or self.compare is not None or self.gateway is not None
 
 
 def check_option_names(args: Sequence[str], parser: pytest.Parser) -> None:

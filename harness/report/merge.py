@@ -22,7 +22,6 @@ from a whole run's, with each case's own timing).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,8 @@ from harness._version import __version__
 from harness.errors import HarnessError, UsageError
 from harness.matrix.catalog import list_ids
 from harness.matrix.selection import Matrix, Selection
-from harness.oracle.verdict import Report, Result
+from harness.mutate.scenario import MAX_SEEDS
+from harness.oracle.verdict import Report, Result, seconds_of
 from harness.report.results import REPORT_VERSION, report_to_dict
 from harness.text.escape import terminal_line
 
@@ -144,14 +144,10 @@ def read_shard(path: str | Path) -> Shard:
     summary = _field(data, "summary", dict, where)
     accumulator = _field(summary, "accumulator", str, where, "summary.")
     strict = _field(summary, "strict", bool, where, "summary.")
-    seconds = summary.get("seconds", 0.0)
-    if (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, int | float)
-        or not math.isfinite(seconds)
-        or seconds < 0
-    ):
-        raise UsageError(f"{where}: summary.seconds: must be a number of seconds, not {_shown(seconds)}")
+    try:
+        seconds = seconds_of(summary.get("seconds", 0.0), "summary.seconds")
+    except ValueError as exc:
+        raise UsageError(f"{where}: {terminal_line(str(exc))[:200]}") from None
     harness = data.get("harness")
     if harness is not None and not isinstance(harness, str):
         raise UsageError(f"{where}: harness: must be a version string, not {_shown(harness)}")
@@ -201,8 +197,14 @@ def _selection(data: Any, where: str) -> Selection | None:
         raise UsageError(
             f"{where}: selection.scenarios_dir: must be a folder or null, not {_shown(scenarios_dir)}"
         )
-    if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
-        raise UsageError(f"{where}: selection.seeds: must be a count of seeds or null, not {_shown(seeds)}")
+    if seeds is not None and (
+        isinstance(seeds, bool) or not isinstance(seeds, int) or not 0 < seeds <= MAX_SEEDS
+    ):
+        # Bounded as `--seeds` is: a forged 1,000,000 listed a million cases (84 s, 1.47 GB).
+        raise UsageError(
+            f"{where}: selection.seeds: must be a count of seeds from 1 to {MAX_SEEDS:,} or null, "
+            f"not {_shown(seeds)}"
+        )
     return Selection(scenarios_dir=scenarios_dir, seeds=seeds, **lists)
 
 

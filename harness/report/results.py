@@ -10,6 +10,7 @@ case. Warnings (cosmetic differences, policy cases) are listed apart: they fail 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -140,9 +141,20 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     """Write a report atomically (a reader never sees half a file)."""
     path = Path(path)
     # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
-    text = json.dumps(clip_values(data), ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(_finite(clip_values(data)), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     files.write(path, text.encode("utf-8", "backslashreplace"))
     return path
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every `NaN` and infinity as null: JSON has neither, and a report is JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(child) for key, child in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(child) for child in value]
+    return value
 
 
 def selection_dict(selection: Selection) -> dict[str, Any]:

@@ -43,7 +43,9 @@ class Route:
 
 
 def quoted(case_id: str) -> str:
-    return quote(case_id, safe="")
+    """The case id as one URL path segment; a file name that is not UTF-8 (read as lone
+    surrogates) keeps its bytes, and `parse` reads them back."""
+    return quote(case_id.encode("utf-8", "surrogateescape"), safe="")
 
 
 def case_prefix(case_id: str) -> str:
@@ -57,7 +59,7 @@ def parse(target: str, cases: Container[str]) -> Route | None:
         return None
     rest = path[len(PREFIX) :]
     head, slash, tail = rest.partition("/")
-    case_id, tail = unquote(head), slash + tail
+    case_id, tail = unquote(head, errors="surrogateescape"), slash + tail
     if case_id not in cases:
         # A client that decoded the quoted id before sending: the longest known id the path starts with.
         case_id, tail = _known_prefix(unquote(rest), cases)

@@ -40,6 +40,7 @@ PAGES = (
     "commands.md",
     "recording.md",
     "security.md",
+    "gateways.md",
 )
 # Every other page, and why its blocks are not run here.
 NOT_RUN_HERE = {

@@ -78,6 +78,8 @@ from harness.wire.dialects.requesting import (
     Recipe,
     Requesting,
     call_id,
+    last_user_text,
+    recipe_from,
     sse,
     user_message,
 )
@@ -485,6 +487,9 @@ class AnthropicMessages(Dialect, Requesting):
 
     def request_path(self, model: str) -> str:
         return "/v1/messages"
+
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        return recipe_from(last_user_text(body.get("messages")), body.get("tools"), (), "input_schema")
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key, "anthropic-version": "2023-06-01"}

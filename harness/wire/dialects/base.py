@@ -313,6 +313,15 @@ class Validation:
         """Every violation of the protocol in `events`, in stream order (none: the default)."""
         return []
 
+    # The catalogue classes (`A1`, `B5` ... as the scenarios name them) `shapes` can tell in a
+    # stream of this dialect: what each is, and whether the protocol allows it (`toolstream probe`).
+    shape_codes: ClassVar[Mapping[str, tuple[str, bool]]] = {}
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        """Each catalogue class a whole stream shows (one detector per class of `shape_codes`),
+        with the position of the first event that shows it; none where the dialect tells none."""
+        return {}
+
     @property
     def request_codes(self) -> Mapping[str, str]:
         """Every code `request_rules` may report, with the rule it stands for (docs/dialects.md

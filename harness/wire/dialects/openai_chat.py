@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -87,6 +87,7 @@ from harness.wire.dialects.requesting import (
     args_text,
     call_id,
     chat_body,
+    chat_recipe,
     sse,
 )
 
@@ -196,6 +197,7 @@ class _Call:
     length: int = 0  # of the text
     solid: int = 0  # the text's characters other than whitespace, counted up to 3
     placeholder: bool = False  # the text is a JSON `{}`, whitespace around it aside
+    aliases: list[str] = field(default_factory=list)  # other ids its fragments carried (A7)
 
     @property
     def text(self) -> str:
@@ -241,8 +243,10 @@ class _Call:
     def tool_call(self) -> ToolCall:
         name = self.name or None
         if self.obj is not None and not self.text.strip():
-            return ToolCall(name=name, arguments=self.obj, id=self.id)
-        return ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
+            made = ToolCall(name=name, arguments=self.obj, id=self.id)
+        else:
+            made = ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
+        return replace(made, aliases=tuple(self.aliases)) if self.aliases else made
 
 
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -285,6 +289,8 @@ class _Router:
             self.calls.append(call)
             if index is not None:
                 self._at_index[index] = call
+        if call_id and call.id is not None and call_id != call.id and call_id not in call.aliases:
+            call.aliases.append(call_id)  # a rotated id (A7): the client may keep any of them
         if call_id and call.id is None:
             call.id = call_id
             known = self._by_id.get(call_id)
@@ -592,6 +598,71 @@ class OpenAIChat(Dialect, Requesting):
     }
     finish_vocabulary = FINISH_REASONS
 
+    shape_codes = {
+        "A1": ("parallel calls start at one index", False),
+        "A3": ("a call fragment without an index (absent or null)", False),
+        "A5": ("the call id repeated on its continuation fragments", False),
+        "A6": ("an empty-string id on a continuation fragment", False),
+        "B1": ("two fragments of one index within one delta", False),
+        "B3": ("the name repeated on a continuation fragment", False),
+        "B5": ("a whole call, name and arguments, in one fragment", True),
+        "B6": ("whole placeholder arguments (`{}`) in the header, then more arguments", False),
+        "B7": ("an empty arguments fragment after the header", True),
+        "C2": ("several calls in one delta", True),
+        "D1": ("finish reason `stop` after tool calls", False),
+        "D6": ("no `[DONE]` at the end", False),
+        "D9": ("finish reason `tool_calls` without a tool call", False),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        fragments = self.fragments(events)
+        ids: dict[int, Any] = {}  # call -> the id its first fragment gave
+        headers: dict[int, Any] = {}  # call -> the arguments its first fragment gave
+        started_at: dict[Any, int] = {}  # index -> the call that started there
+        in_event: dict[int, list[tuple[int, Any]]] = {}  # event -> (call, index) of its fragments
+        for fragment in fragments:
+            event, slot, call = events[fragment.event], fragment.slot, fragment.call
+            index, given_id = self.get(event, slot, Field.INDEX), self.get(event, slot, Field.ID)
+            args, name = self.get(event, slot, Field.ARGS), self.get(event, slot, Field.NAME)
+            in_event.setdefault(fragment.event, []).append((call, index))
+            if index is MISSING or index is None:
+                found.setdefault("A3", fragment.event)
+            if call not in ids:
+                ids[call], headers[call] = given_id, args
+                if started_at.get(index, call) != call:
+                    found.setdefault("A1", fragment.event)
+                started_at.setdefault(index, call)
+                if fragment.role is Role.WHOLE:
+                    found.setdefault("B5", fragment.event)
+                continue
+            if given_id == "":
+                found.setdefault("A6", fragment.event)
+            elif isinstance(given_id, str) and given_id == ids[call]:
+                found.setdefault("A5", fragment.event)
+            if isinstance(name, str) and name:
+                found.setdefault("B3", fragment.event)
+            if args == "":
+                found.setdefault("B7", fragment.event)
+            elif isinstance(args, str) and _whole_json(headers[call]):
+                found.setdefault("B6", fragment.event)
+        for position, entries in in_event.items():
+            if len({call for call, _ in entries}) > 1:
+                found.setdefault("C2", position)
+            indexes = [index for _, index in entries]
+            if len(indexes) != len(set(map(repr, indexes))):
+                found.setdefault("B1", position)
+        for position, event in enumerate(events):
+            reason = self.finish_reason(event)
+            if reason == "stop" and fragments:
+                found.setdefault("D1", position)
+            elif reason == "tool_calls" and not fragments:
+                found.setdefault("D9", position)
+        meaningful = [e for e in events if not e.wire.is_comment]
+        if meaningful and meaningful[-1].payload != DONE:
+            found.setdefault("D6", len(events) - 1)
+        return dict(sorted(found.items(), key=lambda item: item[1]))
+
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """Chat Completions rules, per choice: one documented finish_reason, no content after it,
         `tool_calls` exactly when the choice made calls; nothing after `[DONE]`."""
@@ -750,6 +821,9 @@ class OpenAIChat(Dialect, Requesting):
     def request_path(self, model: str) -> str:
         return "/chat/completions"
 
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        return chat_recipe(body)
+
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
     followup = Followup(
@@ -867,3 +941,14 @@ def _make(payload: dict[str, Any]) -> Event:
 
 
 DIALECT = OpenAIChat()
+
+
+def _whole_json(text: Any) -> bool:
+    """Whether arguments text is already a whole JSON value (`{}`): more after it cannot join it."""
+    if not isinstance(text, str) or not text.strip():
+        return False
+    try:
+        bounded.loads(text)
+    except ValueError:
+        return False
+    return True

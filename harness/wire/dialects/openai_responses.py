@@ -75,6 +75,8 @@ from harness.wire.dialects.requesting import (
     as_str,
     call_from,
     call_id,
+    last_user_text,
+    recipe_from,
     sse,
     text_of,
 )
@@ -909,6 +911,11 @@ class OpenAIResponses(Dialect, Requesting):
 
     def request_path(self, model: str) -> str:
         return "/responses"
+
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        given = body.get("input")
+        prompt = given if isinstance(given, str) else last_user_text(given)
+        return recipe_from(prompt, body.get("tools"), ())
 
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 

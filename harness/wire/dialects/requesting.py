@@ -114,6 +114,12 @@ class Requesting(ABC):
     def request_path(self, model: str) -> str:
         """The path under the API root that the body goes to."""
 
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        """What a request of this dialect asks, in no provider's words: its last user message and
+        its function tools (what a gateway's client asks again in another dialect); None where
+        the dialect cannot say (the default) or the body asks nothing."""
+        return None
+
     def root_in(self, env: Mapping[str, str]) -> str | None:
         """The API root when none is given (Bedrock's depends on the region)."""
         return self.api_root
@@ -158,6 +164,42 @@ def chat_body(recipe: Recipe, model: str) -> dict[str, Any]:
     """The body OpenAI chat, Ollama and Cohere share: the model, the prompt as a user message,
     the tools as `function` tools, streaming on."""
     return {"model": model, "messages": user_message(recipe), "tools": function_tools(recipe), "stream": True}
+
+
+def chat_recipe(body: Mapping[str, Any]) -> Recipe | None:
+    """The recipe of a chat-shaped body (OpenAI chat, Ollama, Cohere): the last user message's
+    text and the `function` tools."""
+    return recipe_from(last_user_text(body.get("messages")), body.get("tools"), ("function",))
+
+
+def recipe_from(
+    prompt: str | None, tools: Any, under: tuple[str, ...], schema: str = "parameters"
+) -> Recipe | None:
+    """A recipe of `prompt` and the function tools of a request's tool list, each tool's name,
+    description and schema read under `under` (("function",) for OpenAI chat, () for a flat
+    entry) at `schema`; an entry of another type (a server tool: `web_search`) is left out.
+    None when there is no prompt."""
+    if prompt is None:
+        return None
+    found = []
+    for entry in mappings(tools):
+        kind = entry.get("type")
+        if kind is not None and kind not in ("function", "custom"):
+            continue
+        spec = dig(entry, under) if under else entry
+        name = as_str(as_dict(spec).get("name"))
+        if name:
+            description = as_str(as_dict(spec).get("description")) or ""
+            found.append(Tool(name, description, dict(as_dict(as_dict(spec).get(schema)))))
+    return Recipe("request", prompt, tuple(found))
+
+
+def last_user_text(turns: Any) -> str | None:
+    """The text of the last `user` message of a list of turns (None when there is none)."""
+    for message in reversed(mappings(turns)):
+        if message.get("role") == "user":
+            return text_of(message.get("content"))
+    return None
 
 
 def function_tools(recipe: Recipe) -> list[dict[str, Any]]:
