@@ -256,7 +256,7 @@ def installed_version(python: str, package: str) -> str | None:
 
 def index_url() -> str:
     """The index pip installs from: `PIP_INDEX_URL`, else PyPI's simple index."""
-    return os.environ.get("PIP_INDEX_URL") or INDEX
+    return os.environ.get("PIP_INDEX_URL") or INDEX  # `build` passes pip's configured one
 
 
 _SOURCES = ("index-url", "extra-index-url", "find-links")  # where pip finds releases
@@ -399,11 +399,13 @@ def _of_its_day(
     it was published: `{"cutoff": ..., "undated": None}`, or no cutoff and why (`undated`)."""
     cutoff: str | None = None
     undated: str | None = None
-    if os.environ.get("PIP_NO_INDEX", "").lower() in ("1", "true", "yes", "on"):
+    listed = _run([sys.executable, "-m", "pip", "config", "list"], timeout=120)
+    env = dated_environment(listed.stdout if listed.returncode == 0 else "", dict(os.environ))
+    if env.get("PIP_NO_INDEX", "").lower() in ("1", "true", "yes", "on"):
         undated = "pip is told to use no index (PIP_NO_INDEX): no upload time to date by"
     else:
-        try:
-            cutoff = published(library.distribution, version)
+        try:  # from the index the dated install reads
+            cutoff = published(library.distribution, version, env.get("PIP_INDEX_URL"))
         except EnvironmentProblem as exc:
             undated = str(exc)
     here = [sys.executable, "-m", "pip", "--python", python] if _pip_installs_elsewhere() else None
@@ -421,12 +423,9 @@ def _of_its_day(
         if upgrade.returncode != 0 or not _takes_cutoff(tuple(pip)):
             undated = "no pip here takes --uploaded-prior-to (pip 26.0 and later)"
             cutoff = None
-    env = None
     if cutoff is not None:
         say(f"{library.name} {version}: its dependencies as uploaded before {cutoff}")
-        listed = _run([*pip[:3], "config", "list"], timeout=120)
-        env = dated_environment(listed.stdout, dict(os.environ))
-    run = _run(install_argv(pip, library.requirement(version), cutoff), PIP_TIMEOUT, env)
+    run = _run(install_argv(pip, library.requirement(version), cutoff), PIP_TIMEOUT, env if cutoff else None)
     if run.returncode != 0:
         raise EnvironmentProblem(f"pip install failed: {_last_line(run.stderr + run.stdout)}")
     return {"cutoff": cutoff, "undated": undated}
