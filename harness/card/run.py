@@ -110,6 +110,7 @@ def regrade(folder: Path) -> dict[str, Any]:
             continue
         lib = LIBRARIES[name]
         one = grading.Graded(lib.name, release, lib.adapter, report=report, note=report.get("card_note"))
+        one.cutoff, one.undated = report.get("card_cutoff"), report.get("card_undated")
         # The release's library lines are read again where its environment is still cached.
         python = environments.cache_root() / f"{lib.name}-{release}" / "bin" / "python"
         one.site_packages = environments.site_packages(str(python)) if python.exists() else None
@@ -471,9 +472,11 @@ class CardRun:
         self, env: SideEnvironment, document: dict[str, Any], site: str | None
     ) -> grading.Graded:
         lib = env.library
-        document = {**document, **({"card_note": env.note} if env.note else {})}
+        said = {"card_note": env.note, "card_cutoff": env.cutoff, "card_undated": env.undated}
+        document = {**document, **{k: v for k, v in said.items() if v}}
         write_json(shared_values(document), self.reports / f"{lib.name}-{env.version}.json")
         one = grading.Graded(lib.name, env.version, lib.adapter, report=document)
+        one.cutoff, one.undated = document.get("card_cutoff"), document.get("card_undated")
         one.site_packages = site
         return one
 
