@@ -85,6 +85,8 @@ ENTRY_POINT_GROUP: Final = "toolstream.dialects"
 # Built-in name -> module in this package with a `DIALECT`. Detection tries the most specific URL
 # shapes first, registered dialects next, and the generic OpenAI chat shape last.
 _BUILTINS: Final = {
+    "ai-sdk-ui": "ai_sdk_ui",
+    "ag-ui": "ag_ui",
     "openai-responses": "openai_responses",
     "anthropic": "anthropic_messages",
     "gemini": "gemini",
