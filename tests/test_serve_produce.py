@@ -70,7 +70,7 @@ def test_a_broken_off_answer_is_an_incomplete_response() -> None:
 def test_a_producer_that_fails_names_its_exit_code(tmp_path: Path) -> None:
     script = tmp_path / "fail.py"
     script.write_text("import sys; print('no upstream', file=sys.stderr); sys.exit(4)")
-    with pytest.raises(UsageError, match="exited 4 .*no upstream"):
+    with pytest.raises(UsageError, match=r"exited 4 .*no upstream"):
         produce(build_case("openai-chat/single-call::original::s0"), [sys.executable, str(script)])
 
 
