@@ -202,3 +202,21 @@ def test_produced_cassettes_name_their_producer() -> None:
         assert cassette.source.kind == "recorded"
         assert "pydantic-ai-slim 2.68.0" in cassette.source.provenance
         assert "ag-ui-protocol 1.0.0" in cassette.source.provenance
+
+
+def test_the_followup_gathers_calls_spread_over_assistant_messages() -> None:
+    from harness.serve.followup import read_followup
+
+    def call(n: str) -> dict[str, Any]:
+        return {"id": n, "type": "function", "function": {"name": "f", "arguments": '{"x":1}'}}
+
+    messages = [
+        {"id": "u", "role": "user", "content": "Go"},
+        {"id": "a", "role": "assistant", "toolCalls": [call("a")]},
+        {"id": "b", "role": "assistant", "toolCalls": [call("b")]},
+    ]
+    assert read_followup("ag-ui", {"threadId": "t", "runId": "r2", "messages": messages}) is None
+    results = [{"id": f"r{n}", "role": "tool", "toolCallId": n, "content": "ok"} for n in "ab"]
+    turn = read_followup("ag-ui", {"threadId": "t", "runId": "r2", "messages": [*messages, *results]})
+    assert turn is not None
+    assert [c.id for c in turn.calls] == ["a", "b"] and len(turn.results) == 2

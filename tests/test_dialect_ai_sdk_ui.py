@@ -222,3 +222,38 @@ def test_produced_cassettes_name_their_producer() -> None:
         assert cassette.source.kind == "recorded"
         assert "toUIMessageStreamResponse() of ai 6.0.326" in cassette.source.provenance
         assert cassette.interactions[0].response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+
+
+def test_the_followup_is_the_message_list_with_the_tool_parts_outputs() -> None:
+    from harness.serve.followup import read_followup
+
+    user = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "Weather?"}]}
+    part = {
+        "type": "tool-get_weather",
+        "toolCallId": "c1",
+        "state": "input-available",
+        "input": {"city": "Paris"},
+    }
+    assert read_followup("ai-sdk-ui", {"messages": [user, {"role": "assistant", "parts": [part]}]}) is None
+    ran = {**part, "state": "output-available", "output": "18C"}
+    turn = read_followup("ai-sdk-ui", {"messages": [user, {"role": "assistant", "parts": [ran]}]})
+    assert turn is not None
+    assert turn.calls == (ToolCall("get_weather", {"city": "Paris"}, "c1"),)
+    assert [(r.call_id, r.content) for r in turn.results] == [("c1", "18C")]
+
+
+def test_the_replay_server_serves_a_case_at_the_apps_chat_endpoint() -> None:
+    import urllib.request
+
+    from harness.serve import ReplayServer
+    from harness.serve.routes import client_environment
+
+    case = build_case("ai-sdk-ui/from-openai-chat-single-call::original::s0")
+    with ReplayServer([case]).running() as server:
+        url = client_environment(server.url, case.id)["TOOLSTREAM_AI_SDK_UI_URL"]
+        request = urllib.request.Request(
+            url, json.dumps({"messages": []}).encode(), {"content-type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            body = answer.read()
+    assert body == case.response.body

@@ -41,6 +41,14 @@ class Catalogue:
                 "vercel-ai", ["node", "agent.mjs"], "openai-chat", {"TOOLSTREAM_STREAM": "1"},
                 "`ai` + `@ai-sdk/openai`, `streamText`",
             ),
+            "ai-sdk-ui": (
+                "ai-sdk-ui", ["node", "agent.mjs"], "ai-sdk-ui", {},
+                "`ai` (Node), `DefaultChatTransport` + `readUIMessageStream`",
+            ),
+            "ag-ui": (
+                "ag-ui", ["node", "agent.mjs"], "ag-ui", {},
+                "`@ag-ui/client` (Node), `HttpAgent.runAgent`",
+            ),
             "node-anthropic": (
                 "node-anthropic", ["node", "agent.mjs"], "anthropic", {},
                 "`@anthropic-ai/sdk` (Node), `messages.stream`",

@@ -39,7 +39,7 @@ from harness.wire.dialects.base import (
     Violation,
     Wire,
 )
-from harness.wire.dialects.requesting import Requesting
+from harness.wire.dialects.requesting import Requesting, StandingIn
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -60,6 +60,7 @@ __all__ = [
     "ReferenceAccumulator",
     "Requesting",
     "Role",
+    "StandingIn",
     "Validation",
     "Violation",
     "Wire",

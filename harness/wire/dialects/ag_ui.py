@@ -33,7 +33,7 @@ complete at `RUN_FINISHED`; ended before, it is `cut` and reports the calls alre
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from harness.cassettes.model import Request
@@ -55,6 +55,17 @@ from harness.wire.dialects.base import (
     request_body,
 )
 from harness.wire.dialects.keyed import KeyedCalls
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    Entry,
+    Followup,
+    StandingIn,
+    Turn,
+    call_id,
+    dumps,
+    mappings,
+    sse,
+)
 
 START, ARGS, END, CHUNK = "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_CHUNK"
 _CALL_TYPES: Final = frozenset({START, ARGS, END, CHUNK})
@@ -181,7 +192,7 @@ class AGUIAccumulator(ReferenceAccumulator):
         return Outcome(calls, text, None, State.COMPLETE)
 
 
-class AGUIDialect(Dialect):
+class AGUIDialect(Dialect, StandingIn):
     name = "ag-ui"
     codec_name = "sse"
     default_url = "http://localhost:8000/ag-ui"
@@ -400,6 +411,63 @@ class AGUIDialect(Dialect):
             elif kind == "RUN_ERROR":
                 ended = True
         return out
+
+    # -- standing in for the agent (`toolstream serve`) -------------------------------------------
+
+    # A frontend tool's result is a new run: its `messages` hold the assistant message with
+    # `toolCalls` and a `role: tool` message per result (docs.ag-ui.com/concepts/tools).
+    followup = Followup(
+        call=Entry(("id",), ("function", "arguments"), (("function", "name"),)),
+        result=Entry(("toolCallId",), ("content",), kind="role", kinds=("tool",)),
+        calls_in="toolCalls",
+    )
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        """The turn after the last user message: the reducer keeps a call without a
+        `parentMessageId` in an assistant message of its own, so the calls of one turn may be
+        spread over several; their results are the `role: tool` messages among them."""
+        messages = mappings(body.get("messages"))
+        users = [n for n, m in enumerate(messages) if m.get("role") == "user"]
+        turn = messages[users[-1] + 1 :] if users else messages
+        assistant = {
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": "".join(
+                        m["content"]
+                        for m in turn
+                        if m.get("role") == "assistant" and isinstance(m.get("content"), str)
+                    ),
+                    "toolCalls": [
+                        c for m in turn if m.get("role") == "assistant" for c in mappings(m.get("toolCalls"))
+                    ],
+                }
+            ]
+        }
+        results = [m for m in turn if m.get("role") == "tool"]
+        return self.followup.read({"messages": [*assistant["messages"], *results]})
+
+    def final_stream(self) -> bytes:
+        return sse(
+            (None, payload)
+            for payload in (
+                {"type": "RUN_STARTED", "threadId": "final", "runId": "final"},
+                {"type": "TEXT_MESSAGE_START", "messageId": "final", "role": "assistant"},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "final", "delta": FINAL_TEXT},
+                {"type": "TEXT_MESSAGE_END", "messageId": "final"},
+                {"type": "RUN_FINISHED", "threadId": "final", "runId": "final"},
+            )
+        )
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        """The outcome as the assistant message a client's reducer builds (AG-UI has no whole form)."""
+        calls = [
+            {"id": call_id(c, n, "call_"), "type": "function",
+             "function": {"name": c.name or "", "arguments": c.arguments if isinstance(c.arguments, str)
+                          else dumps(c.arguments)}}
+            for n, c in enumerate(outcome.tool_calls)
+        ]  # fmt: skip
+        return {"id": "replay", "role": "assistant", "content": outcome.text, "toolCalls": calls}
 
 
 DIALECT = AGUIDialect()

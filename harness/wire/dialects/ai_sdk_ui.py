@@ -30,7 +30,7 @@ keeps the calls already final. Nothing after `[DONE]` counts.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from harness.cassettes.model import Request
@@ -53,6 +53,16 @@ from harness.wire.dialects.base import (
     request_body,
 )
 from harness.wire.dialects.keyed import KeyedCalls
+from harness.wire.dialects.requesting import (
+    FINAL_TEXT,
+    StandingIn,
+    ToolResult,
+    Turn,
+    as_str,
+    call_from,
+    mappings,
+    sse,
+)
 
 SENTINEL: Final = "[DONE]"
 START, DELTA, AVAILABLE, INPUT_ERROR = (
@@ -186,7 +196,7 @@ _ARGS_KEYS: Final = {DELTA: "inputTextDelta", AVAILABLE: "input", INPUT_ERROR: "
 _NAMED: Final = frozenset({START, AVAILABLE, INPUT_ERROR})
 
 
-class AISDKUIDialect(Dialect):
+class AISDKUIDialect(Dialect, StandingIn):
     name = "ai-sdk-ui"
     codec_name = "sse"
     default_url = "http://localhost:3000/api/chat"
@@ -413,6 +423,57 @@ class AISDKUIDialect(Dialect):
                 if reason is not None and reason not in FINISH_REASONS:
                     out.append(Violation("ai-sdk-ui.finish-reason-unknown", pos, f"finishReason {reason!r}"))
         return out
+
+    # -- standing in for the app (`toolstream serve`) --------------------------------------------
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        """`useChat`'s next request after its tools ran (`sendAutomaticallyWhen`): the whole UI
+        message list, the last assistant message's tool parts holding each call's input and, once
+        run, its `output` (`state: output-available` or `output-error`). None before any output."""
+        messages = [m for m in mappings(body.get("messages")) if m.get("role") == "assistant"]
+        if not messages:
+            return None
+        calls, results, text = [], [], []
+        for part in mappings(messages[-1].get("parts")):
+            kind = as_str(part.get("type")) or ""
+            if kind == "text":
+                text.append(as_str(part.get("text")) or "")
+            if not (kind.startswith("tool-") or kind == "dynamic-tool"):
+                continue
+            name = as_str(part.get("toolName")) if kind == "dynamic-tool" else kind.removeprefix("tool-")
+            calls.append(call_from(name, part.get("input"), part.get("toolCallId")))
+            if part.get("state") in ("output-available", "output-error"):
+                output = part.get("output", part.get("errorText"))
+                results.append(ToolResult(as_str(part.get("toolCallId")), name, output))
+        if not results:
+            return None
+        return Turn(tuple(calls), tuple(results), "".join(text))
+
+    def final_stream(self) -> bytes:
+        return sse(
+            (None, payload)
+            for payload in (
+                {"type": "start"},
+                {"type": "start-step"},
+                {"type": "text-start", "id": "final"},
+                {"type": "text-delta", "id": "final", "delta": FINAL_TEXT},
+                {"type": "text-end", "id": "final"},
+                {"type": "finish-step"},
+                {"type": "finish", "finishReason": "stop"},
+                SENTINEL,
+            )
+        )
+
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        """The outcome as the assistant `UIMessage` it builds (the stream has no whole form)."""
+        parts: list[dict[str, Any]] = [{"type": "text", "text": outcome.text}] if outcome.text else []
+        for n, call in enumerate(outcome.tool_calls):
+            parts.append({"type": f"tool-{call.name}", "toolCallId": call.id or f"call_{n}",
+                          "state": "input-available", "input": call.arguments})  # fmt: skip
+        return {"id": "replay", "role": "assistant", "parts": parts}
+
+    def error_body(self, message: str) -> Mapping[str, Any]:
+        return {"error": message}
 
 
 DIALECT = AISDKUIDialect()
