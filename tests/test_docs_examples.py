@@ -40,6 +40,8 @@ PAGES = (
     "commands.md",
     "recording.md",
     "security.md",
+    "ai-sdk-ui.md",
+    "ag-ui.md",
 )
 # Every other page, and why its blocks are not run here.
 NOT_RUN_HERE = {
