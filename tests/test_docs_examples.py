@@ -42,6 +42,7 @@ PAGES = (
     "security.md",
     "ai-sdk-ui.md",
     "ag-ui.md",
+    "websocket.md",
 )
 # Every other page, and why its blocks are not run here.
 NOT_RUN_HERE = {

@@ -16,6 +16,7 @@ __all__ = ["CLIENTS_FOLDER", "Catalogue", "ClientEntry"]
 
 CLIENTS_FOLDER = Path("examples") / "clients"  # where the programs are, under the checkout
 AGENTS_VENV = ".venv-openai-agents"  # the side environment the OpenAI Agents SDK runs in (`.ci/run`)
+REALTIME_VENV = ".venv-openai-realtime"  # the openai SDK's Realtime client and `websockets` (`.ci/run`)
 
 # (folder, program, dialect, extra environment, what it is)
 ClientEntry = tuple[str, list[str], str, dict[str, str], str]
@@ -28,6 +29,7 @@ class Catalogue:
         self.root = root
         self.here = root / CLIENTS_FOLDER
         self.agents_python = root / AGENTS_VENV / "bin" / "python"
+        self.realtime_python = root / REALTIME_VENV / "bin" / "python"
         self.clients: dict[str, ClientEntry] = {
             "node-openai": (
                 "node-openai", ["node", "agent.mjs"], "openai-chat", {},
@@ -48,6 +50,10 @@ class Catalogue:
             "ag-ui": (
                 "ag-ui", ["node", "agent.mjs"], "ag-ui", {},
                 "`@ag-ui/client` (Node), `HttpAgent.runAgent`",
+            ),
+            "openai-realtime": (
+                "openai-realtime", [str(self.realtime_python), "agent.py"], "openai-realtime", {},
+                "`openai` (Python), `client.realtime.connect` over `websockets`",
             ),
             "node-anthropic": (
                 "node-anthropic", ["node", "agent.mjs"], "anthropic", {},
@@ -73,7 +79,8 @@ class Catalogue:
             return f"npm ci --prefix {folder.relative_to(self.root)}"
         if (folder / "requirements.txt").exists():
             requirements = (folder / "requirements.txt").relative_to(self.root)
-            return f"python3 -m venv {AGENTS_VENV} && {AGENTS_VENV}/bin/pip install . -r {requirements}"
+            venv = REALTIME_VENV if name == "openai-realtime" else AGENTS_VENV
+            return f"python3 -m venv {venv} && {venv}/bin/pip install . -r {requirements}"
         return None
 
     def installed(self, name: str) -> bool:

@@ -23,6 +23,7 @@ PREFIX = "/case/"
 _ENDINGS: tuple[tuple[str, str, bool | None], ...] = (
     ("/ui-message-stream", "ai-sdk-ui", True),
     ("/ag-ui", "ag-ui", True),
+    ("/realtime", "openai-realtime", True),  # a WebSocket session (harness.serve.websocket)
     ("/chat/completions", "openai-chat", None),
     ("/responses", "openai-responses", None),
     ("/messages", "anthropic", None),
@@ -106,6 +107,7 @@ def base_urls(server: str, case_id: str) -> dict[str, str]:
         "cohere": root,
         "ai-sdk-ui": root + "/ui-message-stream",  # an app's chat endpoint, not a base
         "ag-ui": root + "/ag-ui",  # an agent's endpoint, not a base
+        "openai-realtime": root + "/v1",  # the SDK connects to ws://<base>/realtime
     }
 
 

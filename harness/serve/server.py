@@ -50,6 +50,7 @@ from harness.serve.http1 import (
 )
 from harness.serve.oracle import Evidence, judge_client
 from harness.serve.upstream import Recorder, UpstreamError
+from harness.serve.websocket import is_upgrade, serve_session
 from harness.wire import dialects
 
 __all__ = ["CaseLog", "ReplayServer"]
@@ -266,6 +267,10 @@ class ReplayServer:
                     await _linger(reader, writer)
                     return
                 if request is None:
+                    return
+                if is_upgrade(request):
+                    reservation.release()
+                    await serve_session(self.cases, self.logs, request, reader, writer, pace=self.pace)
                     return
                 if self.recorder is not None:
                     if not await _forward(self.recorder, request, writer):

@@ -88,6 +88,7 @@ ENTRY_POINT_GROUP: Final = "toolstream.dialects"
 _BUILTINS: Final = {
     "ai-sdk-ui": "ai_sdk_ui",
     "ag-ui": "ag_ui",
+    "openai-realtime": "openai_realtime",
     "openai-responses": "openai_responses",
     "anthropic": "anthropic_messages",
     "gemini": "gemini",
