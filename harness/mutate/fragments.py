@@ -341,6 +341,11 @@ class TruncateArgs(Mutation):
         text = args_text(d, stream.events, group)
         if not text or len(text) <= self.chars:
             raise NotApplicable("no argument text long enough to truncate")
+        for fragment in group:
+            whole = _args(stream, stream.events, fragment) if fragment.role is Role.END else MISSING
+            if whole is not MISSING and whole is not None and not isinstance(whole, str):
+                # The AI SDK's tool-input-available: its producer parsed the text; cut, it says so.
+                raise NotApplicable("the call's end carries its arguments parsed, not as text")
         events: list[Event | None] = list(stream.events)
         left = self.chars
         gone: list[Fragment] = []
@@ -482,7 +487,9 @@ class CallInOneEvent(Mutation):
             if call is None or call.invalid or call.id is None or call.name is None:
                 raise NotApplicable("a call that is not whole and final cannot be sent in one event")
             try:
-                built = d.build(Kind.TOOL_CALL, id=call.id, name=call.name, args=call.arguments)
+                built = d.build(
+                    Kind.TOOL_CALL, id=call.id, name=call.name, args=call.arguments, one_event=True
+                )
             except DialectError as exc:
                 raise NotApplicable(str(exc)) from None
             if len(built) != 1:

@@ -26,7 +26,8 @@ Keying rules of the reference accumulator (and of `fragments`):
   text that does not parse makes the call `invalid`.
 
 Finality: a call is final at its `TOOL_CALL_END` (a chunk call at the event after it). The run is
-complete at `RUN_FINISHED`; ended before, it is `cut` and reports the calls already final.
+complete at `RUN_FINISHED` (a call still open then is reported as assembled: docs/oracle.md
+`terminal-with-open-call`); ended before, it is `cut` and reports the calls already final.
 `RUN_ERROR` is an error state that keeps them. AG-UI has no finish reason.
 """
 
@@ -189,7 +190,8 @@ class AGUIAccumulator(ReferenceAccumulator):
             return Outcome(calls, text, None, State.ERROR, self._error)
         if not self._finished:
             return Outcome(calls, text, None, State.CUT, error or "stream ended without RUN_FINISHED")
-        return Outcome(calls, text, None, State.COMPLETE)
+        # A call whose TOOL_CALL_END never came before RUN_FINISHED: assembled (docs/oracle.md).
+        return Outcome(tuple(call.tool_call() for call in self._calls.calls), text, None, State.COMPLETE)
 
 
 class AGUIDialect(Dialect, StandingIn):
@@ -199,7 +201,10 @@ class AGUIDialect(Dialect, StandingIn):
     claimed_types = _CLAIMED
 
     def matches(self, request: Request) -> bool:
-        """A `RunAgentInput`: a `threadId` and a `runId`."""
+        """A `RunAgentInput` (a `threadId` and a `runId`), or a request to the replay server's
+        path for an agent's endpoint."""
+        if request.url.split("?", 1)[0].rstrip("/").endswith("/ag-ui"):
+            return True
         body = request_body(request)
         return body is not None and "threadId" in body and "runId" in body
 
@@ -224,7 +229,7 @@ class AGUIDialect(Dialect, StandingIn):
         if kind in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CHUNK"):
             return frozenset({Kind.TEXT})
         if kind == "RUN_FINISHED":
-            return frozenset({Kind.SENTINEL})
+            return frozenset({Kind.FINISH, Kind.SENTINEL})  # the run's end is its only finish
         if kind == "RUN_ERROR":
             return frozenset({Kind.ERROR})
         if kind in _META:
@@ -235,7 +240,8 @@ class AGUIDialect(Dialect, StandingIn):
         return AGUIAccumulator()
 
     def finish_reason(self, event: Event) -> Any:
-        return MISSING  # AG-UI has no finish reason
+        # AG-UI has no finish reason: the run's end says only that it finished.
+        return None if payload_type(event.payload) == "RUN_FINISHED" else MISSING
 
     # -- editing -------------------------------------------------------------------------------
 
@@ -246,7 +252,18 @@ class AGUIDialect(Dialect, StandingIn):
             routed = route(calls, event.payload)
             if routed is not None:
                 out.append(Fragment(number, 0, routed[0], routed[1]))
-        return out
+        # A chunk call sent in one chunk and ended by what came next is a whole call in one event.
+        counts: dict[int, int] = {}
+        for fragment in out:
+            counts[fragment.call] = counts.get(fragment.call, 0) + 1
+        return [
+            Fragment(f.event, f.slot, f.call, Role.WHOLE)
+            if counts[f.call] == 1
+            and calls.calls[f.call].ended
+            and payload_type(events[f.event].payload) == CHUNK
+            else f
+            for f in out
+        ]
 
     def _kind(self, event: Event, slot: int) -> str:
         kind = payload_type(event.payload)
@@ -255,6 +272,8 @@ class AGUIDialect(Dialect, StandingIn):
         return kind
 
     def _key(self, kind: str, field: Field) -> str | None:
+        if field is Field.ITEM_ID and kind == CHUNK:
+            return None  # chunks are routed by position: another id ends the open chunk call
         if field in (Field.ID, Field.ITEM_ID):
             return "toolCallId"  # the call's id is also what routes each of its fragments
         if field is Field.NAME:
@@ -272,9 +291,11 @@ class AGUIDialect(Dialect, StandingIn):
         key = self._key(kind, field)
         if key is None:
             raise DialectError(f"ag-ui: a {kind} event has no {field}")
+        # Only a chunk that continues the open chunk call may go without an id (or a name).
+        continues = kind == CHUNK and not isinstance(event.payload.get("toolCallName"), str)
         if (
             field in (Field.ID, Field.ITEM_ID, Field.NAME)
-            and kind != CHUNK
+            and not continues
             and not (isinstance(value, str) and value)
         ):
             raise DialectError(f"ag-ui: a {kind} event names its call by {key}")
@@ -297,7 +318,7 @@ class AGUIDialect(Dialect, StandingIn):
         return None  # an event is one fragment
 
     def with_finish_reason(self, event: Event, reason: Any) -> Event:
-        if reason is MISSING:
+        if reason is MISSING or (reason is None and payload_type(event.payload) == "RUN_FINISHED"):
             return event
         raise DialectError("ag-ui: no event carries a finish reason")
 
@@ -331,6 +352,9 @@ class AGUIDialect(Dialect, StandingIn):
         if kind == Kind.TOOL_END:
             return [self._event({"type": END, "toolCallId": params["id"]})]
         if kind == Kind.TOOL_CALL:
+            if not params.get("one_event"):
+                return [*self.build(Kind.TOOL_START, **params), *self.build(Kind.TOOL_ARGS, **params),
+                        *self.build(Kind.TOOL_END, **params)]  # fmt: skip
             args = params.get("args", {})
             text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
             chunk = {"type": CHUNK, "toolCallId": params["id"], "toolCallName": params["name"], "delta": text}

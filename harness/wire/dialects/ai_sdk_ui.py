@@ -22,8 +22,9 @@ Keying rules of the reference accumulator (and of `fragments`):
   deltas joined. `tool-input-error` ends the call as invalid, its `input` as sent.
 
 Finality: a call is final at its `tool-input-available` (or `tool-input-error`). The stream is
-complete at `[DONE]`, or at `finish` followed by a clean end; a transport cut before then is
-`cut` and reports the calls already final. An `error` or `abort` chunk is an error state that
+complete at `[DONE]`, or at `finish` followed by a clean end; a call still streaming then is
+reported as assembled (docs/oracle.md `terminal-with-open-call`) unless the finish reason is
+`length`. A transport cut before then is `cut` and reports the calls already final. An `error` or `abort` chunk is an error state that
 keeps the calls already final. Nothing after `[DONE]` counts.
 """
 
@@ -109,6 +110,17 @@ def _str(payload: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _input(args: Any) -> Any:
+    """A call's arguments as `tool-input-available` carries them: parsed where they are JSON text
+    (`streamText` parses them), as they are otherwise (a freeform tool's string)."""
+    if isinstance(args, str):
+        try:
+            return json.loads(args)
+        except ValueError:
+            return args
+    return args
+
+
 def route(calls: KeyedCalls, payload: Any) -> tuple[int, Role] | None:
     """Which call a chunk belongs to and its role there (None: no tool-input chunk, or one that
     can be given to no call), updating `calls` as the reference reads the stream."""
@@ -188,6 +200,8 @@ class AISDKUIAccumulator(ReferenceAccumulator):
             return Outcome(calls, text, self._finish, State.ERROR, self._error)
         if not (self._done or (self._finished and error is None)):
             return Outcome(calls, text, self._finish, State.CUT, error or "stream ended without finish")
+        if self._finish != "length":  # a call still streaming when the turn ended: assembled
+            calls = tuple(call.tool_call() for call in self._calls.calls)  # (docs/oracle.md)
         return Outcome(calls, text, self._finish, State.COMPLETE)
 
 
@@ -199,11 +213,14 @@ _NAMED: Final = frozenset({START, AVAILABLE, INPUT_ERROR})
 class AISDKUIDialect(Dialect, StandingIn):
     name = "ai-sdk-ui"
     codec_name = "sse"
-    default_url = "http://localhost:3000/api/chat"
+    default_url = "http://localhost:3000/ui-message-stream"  # an app's endpoint has no usual path
     claimed_types = _CLAIMED
 
     def matches(self, request: Request) -> bool:
-        """A `useChat` request: a `trigger`, or UI messages made of `parts`."""
+        """A `useChat` request: a `trigger`, or UI messages made of `parts`; or a request to the
+        replay server's path for an app's chat endpoint."""
+        if request.url.split("?", 1)[0].rstrip("/").endswith("/ui-message-stream"):
+            return True
         body = request_body(request)
         if body is None:
             return False
@@ -355,10 +372,13 @@ class AISDKUIDialect(Dialect, StandingIn):
             return [self._event({"type": DELTA, "toolCallId": params["id"], "inputTextDelta": text})]
         if kind == Kind.TOOL_END:
             end = {"type": AVAILABLE, "toolCallId": params["id"], "toolName": params["name"],
-                   "input": params.get("args", {})}  # fmt: skip
+                   "input": _input(params.get("args", {}))}  # fmt: skip
             return [self._event(end)]
         if kind == Kind.TOOL_CALL:
-            return self.build(Kind.TOOL_END, **params)  # a call its provider did not stream: no start
+            if params.get("one_event"):
+                return self.build(Kind.TOOL_END, **params)  # a call its provider did not stream: no start
+            return [*self.build(Kind.TOOL_START, **params), *self.build(Kind.TOOL_ARGS, **params),
+                    *self.build(Kind.TOOL_END, **params)]  # fmt: skip
         if kind in (Kind.PING, Kind.USAGE):
             return []
         raise DialectError(f"ai-sdk-ui: cannot build a {kind} event")
