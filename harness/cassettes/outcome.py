@@ -163,8 +163,8 @@ def _setters(cls: type) -> tuple[Any, ...]:
 
 # Frozen slots dataclasses built from their records through their slots (`Outcome.from_record`).
 _new = object.__new__
-_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = (
-    _setters(Outcome)
+_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = _setters(
+    Outcome
 )
 _set_name, _set_arguments, _set_id, _set_invalid = _setters(ToolCall)
 _SERVER_CALL_SET = _setters(ServerCall)
@@ -229,7 +229,7 @@ def _server_call_from_dict(data: Any, where: str) -> ServerCall:
 
 
 # What a note says when an outcome's state is not the client's word but taken as expected (a
-# follow-up request has no state on its wire, `harness.serve.oracle`): that state signals nothing
+# follow-up request has no state on its wire, `harness.oracle.evidence`): that state signals nothing
 # (`harness.oracle.severity.signalled`).
 STATE_TAKEN = "state: not on its wire, taken as expected"
 
@@ -285,8 +285,38 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     return True
 
 
+def paired_by_id(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[int] | None:
+    """For each expected call, the position of the reported call with its id, when ids pair the
+    two lists one to one (every expected call has an id of its own, the same ids reported once
+    each) and the order differs; None otherwise, and calls are then matched by position. A result
+    goes back under its call's id, so an order that differs alone costs nothing."""
+    ids = [call.id for call in expected]
+    if len(expected) != len(actual) or len(expected) < 2 or not all(ids) or len(set(ids)) != len(ids):
+        return None
+    where = {call.id: n for n, call in enumerate(actual)}
+    if len(where) != len(actual) or set(where) != set(ids):
+        return None
+    order = [where[i] for i in ids]
+    return None if order == sorted(order) else order
+
+
+ORDER_DIFFERS = "tool_calls: order differs"
+
+
+def order_line(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> str:
+    """The one line a reorder of calls paired by id gets."""
+    return (
+        f"{ORDER_DIFFERS}: {', '.join(repr(c.id) for c in expected)} expected, "
+        f"got {', '.join(repr(c.id) for c in actual)}"
+    )
+
+
 def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[str]:
     out: list[str] = []
+    order = paired_by_id(expected, actual)
+    if order is not None:  # each call beside the one reported under its id, numbered as expected
+        out.append(order_line(expected, actual))
+        actual = [actual[a] for a in order]
     if len(expected) != len(actual):
         out.append(f"tool_calls: {len(expected)} expected, got {len(actual)}")
     for n, (want, got) in enumerate(zip(expected, actual, strict=False), start=1):

@@ -25,7 +25,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from harness.cassettes.outcome import Outcome, ToolCall, meets
+from harness.cassettes.outcome import ORDER_DIFFERS, Outcome, ToolCall, meets
 from harness.errors import HarnessError
 from harness.oracle.expectation import CaseClass, Expectation, classify, scope
 from harness.oracle.severity import Severity, weigh, worst
@@ -411,6 +411,8 @@ def error_signature(error: str) -> str:
 
 def _line_signature(line: str) -> str:
     body = _CALL.sub("", line)
+    if line.startswith(ORDER_DIFFERS):
+        return "order differs"
     if line.startswith("tool_calls:"):
         return "tool_calls count"
     if line.startswith("state:"):

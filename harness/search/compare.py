@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.accumulators import Accumulator, resolve
-from harness.accumulators.capture import captured_output
 from harness.cassettes.format import save
 from harness.cassettes.outcome import diff
 from harness.matrix.judging import judge
@@ -17,6 +16,7 @@ from harness.matrix.selection import Matrix, Selection
 from harness.mutate.scenario import Case, case_cassette, case_with_events
 from harness.oracle.expectation import declaration, stream_rules
 from harness.oracle.verdict import Report, Result, Verdict, diff_signature, signature
+from harness.processes.capture import captured_output
 from harness.search.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.text.terminal import Progress
 from harness.wire.dialects import Event

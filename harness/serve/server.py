@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import html
 import json
 import socket
 import sys
@@ -33,6 +32,7 @@ from harness.cassettes.format import Interaction, Response
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import OutcomeFormatError, UsageError
 from harness.mutate.case import Case
+from harness.oracle.evidence import evidence_of, judge_client
 from harness.serve import answers, routes
 from harness.serve.attempts import first_attempt
 from harness.serve.followup import Turn, read_followup
@@ -48,9 +48,9 @@ from harness.serve.http1 import (
     read_request,
     status_line,
 )
-from harness.serve.oracle import Evidence, judge_client
 from harness.serve.upstream import Recorder, UpstreamError
 from harness.serve.websocket import is_upgrade, serve_session
+from harness.text.escape import html_text
 from harness.wire import dialects
 
 __all__ = ["CaseLog", "ReplayServer"]
@@ -377,11 +377,7 @@ class ReplayServer:
         if first is not None:
             out["first_attempt"] = {"cut": True, "expected": first.expected.to_dict()}
         if log.followups or log.reports:
-            evidence = Evidence(
-                followup=log.followups[0] if log.followups else None,
-                report=log.reports[0] if log.reports else None,
-            )
-            out["verdict"] = judge_client(case, "client", evidence).to_dict()
+            out["verdict"] = judge_client(case, "client", evidence_of(log)).to_dict()
         return out
 
     def index(self) -> str:
@@ -391,8 +387,8 @@ class ReplayServer:
             url = routes.base_urls(self.url, case.id)[case.dialect]
             calls = len(case.expected.tool_calls)
             rows.append(
-                f"<tr><td>{html.escape(case.dialect)}</td><td>{html.escape(case.id)}</td>"
-                f"<td>{case.expected.state}</td><td>{calls}</td><td><code>{html.escape(url)}</code></td></tr>"
+                f"<tr><td>{html_text(case.dialect)}</td><td>{html_text(case.id)}</td>"
+                f"<td>{case.expected.state}</td><td>{calls}</td><td><code>{html_text(url)}</code></td></tr>"
             )
         return (
             "<!doctype html><meta charset=utf-8><title>toolstream serve</title>"

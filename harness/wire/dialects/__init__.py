@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from harness.cassettes.model import Request, Response
 from harness.cassettes.outcome import Outcome
 from harness.errors import CodecError, DialectError, did_you_mean
+from harness.registry import Registry
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec, sniff_newline
 from harness.wire.codecs.sse import SSECodec
 from harness.wire.dialects import base
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MISSING",
+    "REGISTERED",
     "Detection",
     "Dialect",
     "Editing",
@@ -98,28 +100,14 @@ _BUILTINS: Final = {
     "openai-chat": "openai_chat",
 }
 _GENERIC: Final = "openai-chat"
-_registered: dict[str, EntryPoint] | None = None  # read once: detection runs for every case
+# Read once: detection runs for every case.
+REGISTERED: Final = Registry(ENTRY_POINT_GROUP, what="dialect", error=DialectError, builtins=_BUILTINS)
 _loaded: dict[str, Dialect] = {}
-
-
-def entry_points(group: str) -> list[EntryPoint]:
-    """`importlib.metadata.entry_points`, imported when first needed: it costs a fresh
-    `serve-accumulator` child more than the rest of its start-up."""
-    from importlib.metadata import entry_points as read
-
-    return list(read(group=group))
 
 
 def registered() -> dict[str, EntryPoint]:
     """The dialects other packages register under the entry-point group `toolstream.dialects`."""
-    global _registered
-    if _registered is None:
-        found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-        taken = sorted(set(found) & set(_BUILTINS))
-        if taken:
-            raise DialectError(f"entry points of {ENTRY_POINT_GROUP} reuse built-in dialect names: {taken}")
-        _registered = found
-    return _registered
+    return REGISTERED.entries()
 
 
 def names() -> list[str]:
@@ -148,10 +136,7 @@ def _load(name: str) -> Dialect:
     if entry is None:
         hint = did_you_mean(name, names()) or f"; known: {', '.join(names())}"
         raise DialectError(f"unknown dialect {name!r}{hint}")
-    try:
-        found = entry.load()
-    except Exception as exc:
-        raise DialectError(f"dialect {name!r}: its entry point {entry.value} failed to load: {exc}") from None
+    found = REGISTERED.load(name)
     if isinstance(found, type) and issubclass(found, Dialect):
         found = found()
     if not isinstance(found, Dialect):

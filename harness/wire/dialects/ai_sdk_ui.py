@@ -24,8 +24,9 @@ Keying rules of the reference accumulator (and of `fragments`):
 Finality: a call is final at its `tool-input-available` (or `tool-input-error`). The stream is
 complete at `[DONE]`, or at `finish` followed by a clean end; a call still streaming then is
 reported as assembled (docs/oracle.md `terminal-with-open-call`) unless the finish reason is
-`length`. A transport cut before then is `cut` and reports the calls already final. An `error` or `abort` chunk is an error state that
-keeps the calls already final. Nothing after `[DONE]` counts.
+`length`. A transport cut before then is `cut` and reports the calls already final. An `error`
+or `abort` chunk is an error state that keeps the calls already final. Nothing after `[DONE]`
+counts.
 """
 
 from __future__ import annotations

@@ -49,7 +49,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -62,9 +61,6 @@ from harness.wire.dialects.base import (
     Violation,
     copy_json,
     field_of,
-    request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.blocks import (
     BlockAccumulator,
@@ -401,14 +397,7 @@ class AnthropicMessages(Dialect, Requesting):
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         return renumber_blocks(events, [_step(event) for event in events], _with_index)
 
-    request_codes = {"anthropic.tool-not-offered": TOOL_NOT_OFFERED}
-
-    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`tools[].name`, client and server tools)."""
-        body = request_body(request)
-        if body is None:
-            return []
-        return unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
+    tool_paths = (("tools", "*", "name"),)  # client and server tools
 
     # -- builders -------------------------------------------------------------------------------
 

@@ -49,7 +49,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -63,9 +62,6 @@ from harness.wire.dialects.base import (
     copy_json,
     field_of,
     payload_type,
-    request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -797,14 +793,7 @@ class OpenAIResponses(Dialect, Requesting):
             out.append(event)
         return out
 
-    request_codes = {"openai-responses.tool-not-offered": TOOL_NOT_OFFERED}
-
-    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`tools[].name` (function and custom tools))."""
-        body = request_body(request)
-        if body is None:
-            return []
-        return unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
+    tool_paths = (("tools", "*", "name"),)  # function and custom tools
 
     # -- builders -------------------------------------------------------------------------------
 

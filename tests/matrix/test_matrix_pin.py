@@ -1,0 +1,102 @@
+"""The bundled matrix pinned: every case id with its expected outcome, and the bytes every case
+sends, hashed as they were before the case-building work was made lazy and copy-on-write
+(issue 12), and every case's class (issue 30: a class changes only on purpose). A change to a
+scenario, a cassette or a mutation's meaning changes these on purpose:
+recompute them with `python tests/matrix/test_matrix_pin.py` and say why in the commit.
+
+Each is checked with no built-case store (every case built; openai-chat only), and warm: from a
+store (`harness.matrix.casecache`) filled by a run that never read the bytes (each case's bytes
+built again when read), and from one filled by a run that read them (the bytes stored)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+OPENAI_CHAT = str(ROOT / "cassettes" / "openai-chat")
+
+# (selection, digest of (id, expected) pairs, digest of every case's response, digest of (id,
+# class) pairs)
+PINNED = {
+    "openai-chat": (
+        "30aaa3b83f1d035cdea78cf9cc496e72177370b5a7758f835bbdba40ad97ef95",
+        "8505fd6e81ff0154662a1ffa57ed166eb1f311361a777164121949355001b517",
+        "2d325f0dafb6f9126fba284110c0535614a532980f6fc53cd058882aea9b6cb4",
+    ),
+    "all": (
+        "001314170d8c1450f7b733da319d17d7436761ece2df3be7e80724c15a16b525",
+        "13790e3b2183772c321d62c8105ae02b0ffc5bfec0ab8cd9a085b0615a15a57f",
+        "7e386684749ea29dc5c7918535d1878017227a03634eb4bbd79c13c5bb9f7b5a",
+    ),
+}
+
+
+def digests(cassettes: tuple[str, ...], store: Any = None) -> tuple[str, str, str]:
+    from harness import Selection
+    from harness.matrix.selection import Matrix
+    from harness.oracle.expectation import classify
+
+    expected, sent, classes = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
+    for case in Matrix(Selection(cassettes=cassettes), store=store).all():
+        pair = json.dumps([case.id, case.expected.to_dict()], sort_keys=True, default=str)
+        expected.update(pair.encode() + b"\n")
+        classes.update(f"{case.id} {classify(case).case_class}\n".encode())
+        response = case.response
+        head = (case.id, response.status, sorted(response.headers.items()), response.complete,
+                response.error, response.error_type, len(response.chunks))  # fmt: skip
+        sent.update(repr(head).encode() + b"\n")
+        for chunk in response.chunks:
+            sent.update(len(chunk.data).to_bytes(8, "big") + chunk.data)
+    return expected.hexdigest(), sent.hexdigest(), classes.hexdigest()
+
+
+def _pinned(name: str, cassettes: tuple[str, ...], cache: str, tmp_path: Path) -> None:
+    from harness import Selection
+    from harness.matrix.casecache import CaseStore
+    from harness.matrix.selection import Matrix
+
+    if cache == "none":
+        assert digests(cassettes, None) == PINNED[name]
+    elif cache == "events":
+        # Stored by a run that never read the bytes: read back, each case's bytes are built again.
+        filled = CaseStore(tmp_path)
+        assert [c.id for c in Matrix(Selection(cassettes=cassettes), store=filled).all()]
+        assert filled.misses and not filled.hits
+        again = CaseStore(tmp_path)
+        assert digests(cassettes, again) == PINNED[name]
+        assert again.hits == filled.misses and not again.misses
+    else:
+        # Built into an empty store (every case built, as with none), by a run that read the bytes
+        # (`digests` does), then read back with the bytes kept.
+        store = CaseStore(tmp_path)
+        assert digests(cassettes, store) == PINNED[name]
+        assert store.misses and not store.hits
+        bare = CaseStore(tmp_path)
+        assert digests(cassettes, bare) == PINNED[name]
+        assert bare.hits == store.misses and not bare.misses
+
+
+WARM = [pytest.param(cache, marks=pytest.mark.slow) for cache in ("events", "bytes")]
+
+
+@pytest.mark.parametrize("cache", ["none", *WARM])
+def test_openai_chat_cases_ids_expectations_and_bytes_are_pinned(cache: str, tmp_path: Path) -> None:
+    _pinned("openai-chat", (OPENAI_CHAT,), cache, tmp_path)
+
+
+# With no store only over openai-chat: building into an empty store ("bytes") builds every case
+# the same way, and the whole matrix is not built a third time.
+@pytest.mark.parametrize("cache", WARM)
+def test_every_bundled_case_id_expectation_and_bytes_are_pinned(cache: str, tmp_path: Path) -> None:
+    _pinned("all", (), cache, tmp_path)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    print(json.dumps({"openai-chat": digests((OPENAI_CHAT,)), "all": digests(())}, indent=4))

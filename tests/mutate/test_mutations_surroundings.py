@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import NotApplicable
+from tests._mutation_streams import apply, assert_oracle, stream_of
+
+NAMES = ["openai-chat/parallel-2", "anthropic/parallel-calls", "gemini/parallel-one-chunk", "ollama/parallel"]
+
+
+@pytest.mark.parametrize("name", [*NAMES[:2], "gemini/parallel-one-per-chunk", *NAMES[3:]])
+def test_text_around_tool_calls_lands_in_order(name: str) -> None:
+    stream = stream_of(name)
+    out = apply("insert-text", stream, text="I'll check ", where="before-tools")
+    out = apply("insert-text", out, text="that now.", where="after-tools")
+    assert out.expected.text.endswith("that now.") and "I'll check " in out.expected.text
+    assert_oracle(out)
+
+
+def test_no_text_after_the_finish() -> None:
+    # Gemini's calls and finishReason share the last chunk here: nothing may follow it.
+    with pytest.raises(NotApplicable, match="finish"):
+        apply("insert-text", stream_of("gemini/parallel-one-chunk"), where="after-tools")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reasoning_and_usage_keep_meaning(name: str) -> None:
+    out = apply("insert-reasoning", stream_of(name))
+    assert out.expected == stream_of(name).expected
+    assert_oracle(out)
+
+
+def test_usage_on_every_chunk() -> None:
+    stream = stream_of("openai-chat/parallel-2")
+    out = apply("usage-chunks", stream, every=True)
+    assert len(out.events) > 1.5 * len(stream.events)
+    assert_oracle(out)
+
+
+def test_pings_only_where_the_provider_has_them() -> None:
+    assert_oracle(apply("pings", stream_of("anthropic/parallel-calls")))
+    with pytest.raises(NotApplicable):
+        apply("pings", stream_of("openai-chat/parallel-2"))
+
+
+@pytest.mark.parametrize("what", ["message", "tool"])
+def test_duplicate_starts(what: str) -> None:
+    assert_oracle(apply("duplicate-start", stream_of("anthropic/parallel-calls"), what=what))
