@@ -19,7 +19,8 @@ import contextlib
 import hashlib
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.serve import answers, routes
 from harness.serve.followup import read_followup
@@ -29,7 +30,15 @@ from harness.wire.codecs.websocket import CLOSE, PONG, WebSocketDecoder, frame
 
 if TYPE_CHECKING:
     from harness.mutate.case import Case
-    from harness.serve.server import CaseLog
+    from harness.serve.followup import Turn
+
+
+class CaseLog(Protocol):
+    """What a session tells the server's log of its case (`harness.serve.server.CaseLog`)."""
+
+    def attempt(self, request_key: str) -> int: ...
+
+    def followup(self, turn: Turn, request_key: str) -> int: ...
 
 __all__ = ["accept_key", "is_upgrade", "serve_session"]
 
@@ -57,7 +66,7 @@ async def _refuse(writer: asyncio.StreamWriter, status: int, message: str) -> No
 
 async def serve_session(
     cases: dict[str, Case],
-    logs: dict[str, CaseLog],
+    logs: Mapping[str, CaseLog],
     request: Request,
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
