@@ -150,7 +150,7 @@ def request(prompt: str) -> dict[str, Any]:
 
 
 def make(name: str, prompt: str, events: list[dict[str, Any]]) -> Cassette:
-    return synthesize(
+    made = synthesize(
         name,
         "openai-realtime",
         url=URL,
@@ -161,6 +161,8 @@ def make(name: str, prompt: str, events: list[dict[str, Any]]) -> Cassette:
         request_headers={"upgrade": "websocket", "openai-beta": "realtime=v1"},
         response_headers={"upgrade": "websocket", "connection": "Upgrade"},
     )
+    made.interactions[0].request.method = "GET"  # the upgrade request
+    return made
 
 
 def items(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -170,23 +172,27 @@ def items(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def build() -> list[Cassette]:
     out = []
     s = Session("resp_C9qWn1Lk8sTq")
+    head = start(s)
     calls = s.call(0, "item_C9qWn2Vb7dHs", "call_Hq7Xw2mZk9Tb", "get_weather", ['{"ci', 'ty":"Par', 'is"}'])
-    out.append(make("single-call", "Weather in Paris?", [*start(s), *calls, done(s, items(calls))]))
+    out.append(make("single-call", "Weather in Paris?", [*head, *calls, done(s, items(calls))]))
 
     s = Session("resp_C9qWo4Rf3nPz")
+    head = start(s)
     calls = [
         *s.call(0, "item_C9qWo5Gx1cLm", "call_Lp4Nd8sQx2Rv", "get_weather", ['{"city":', '"Paris"}']),
         *s.call(1, "item_C9qWo6Hy2dMn", "call_Tz9Wk3fBv6Yc", "get_time", ['{"timezone":', '"Europe/Paris"}']),
     ]
     out.append(
-        make("parallel-calls", "Weather and time in Paris?", [*start(s), *calls, done(s, items(calls))])
+        make("parallel-calls", "Weather and time in Paris?", [*head, *calls, done(s, items(calls))])
     )
 
     s = Session("resp_C9qWp7Ja5eQr")
+    head = start(s)
     calls = s.call(0, "item_C9qWp8Kb6fRs", "call_Vb2Mx7qLd4Ns", "get_weather", ['{"city":"', 'Lyon"}'])
-    out.append(make("done-output-null", "Weather in Lyon?", [*start(s), *calls, done(s, None)]))
+    out.append(make("done-output-null", "Weather in Lyon?", [*head, *calls, done(s, None)]))
 
     s = Session("resp_C9qWq9Lc7gSt")
+    head = start(s)
     text_item = {
         "id": "item_C9qWr0Md8hTu",
         "object": "realtime.item",
@@ -225,7 +231,7 @@ def build() -> list[Cassette]:
     )
     calls = s.call(1, "item_C9qWr1Ne9iUv", "call_Xc5Pq1zWm8Kd", "get_time", ['{"timezone":"Asia/', 'Tokyo"}'])
     out.append(
-        make("text-then-call", "Time in Tokyo?", [*start(s), *text, rate, *calls, done(s, items(calls))])
+        make("text-then-call", "Time in Tokyo?", [*head, *text, rate, *calls, done(s, items(calls))])
     )
     return out
 
