@@ -52,6 +52,9 @@ DEFAULT_TIMEOUT = 25.0
 # line, a raise is named near the end of stderr.
 STDOUT_KEPT = 2 * 1024 * 1024
 STDERR_KEPT = 128 * 1024
+# The case a zygote's environment points at: a warm run that asks the server for it used a value
+# the zygote read (a module that kept it at import, `/proc/self/environ`), not its own case's.
+PLACEHOLDER = "toolstream:warm:a"
 
 
 def _say(line: str) -> None:
@@ -96,6 +99,7 @@ def run_clients(
         return result
 
     with contextlib.ExitStack() as stack:
+        stack.enter_context(subreaper.adopting())  # what a program's tree orphans comes back here
         running = (
             server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
         )
@@ -116,7 +120,7 @@ def warm_starts(
     block runs (None: it starts cold). The zygote of a Python program gets a run's environment
     with a placeholder case; the variables that differ between two cases are the ones no module
     it preloads may read at import."""
-    one = client_environment(server, "toolstream:warm:a")
+    one = client_environment(server, PLACEHOLDER)
     other = client_environment(server, "toolstream:warm:b")
     case_keys = sorted(key for key in one if one[key] != other.get(key))
     warm = warm_start(command, one, case_keys, on=on, say=say)
@@ -176,13 +180,20 @@ def _run(
     env = {**os.environ, **client_environment(server.url, case.id)}
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
     start = time.monotonic()
-    run = warm.start(env, out, err, start + timeout) if warm is not None else None
-    if run is None:
-        run = start_cold(command, env, out, err)
+    astray = server.unknown.get(PLACEHOLDER, 0)
+    warmed = warm.start(env, out, err, start + timeout) if warm is not None else None
+    run = warmed if warmed is not None else start_cold(command, env, out, err)
     try:
         exit_code, timed_out, heard_at = _watch(run, log, start, timeout)
     finally:
         run.finish()
+    if warm is not None and warmed is not None:
+        refused = warmed.refused
+        if refused is None and server.unknown.get(PLACEHOLDER, 0) != astray:
+            refused = "a run used the zygote's environment, not its case's (kept at import, or from /proc)"
+        if refused is not None:  # this run again, cold; and every later one
+            warm.refuse(refused)
+            return _run(server, case, command, timeout=timeout, warm=None)
     ended = heard_at if heard_at is not None else time.monotonic()
     return evidence_of(
         log,
@@ -229,6 +240,7 @@ class ClientProgram:
     def prepare(self, timeout: float | None = None) -> None:
         if self._server is None:
             stack = contextlib.ExitStack()
+            stack.enter_context(subreaper.adopting())
             self._server = stack.enter_context(ReplayServer([]).running())
             self._warm = stack.enter_context(warm_starts(self.command, self._server.url))
             self._stack = stack

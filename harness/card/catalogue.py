@@ -12,13 +12,12 @@ the toolstream cache (`clients/`), made from the package data, where `npm ci` in
 from __future__ import annotations
 
 import filecmp
-import os
 import shlex
 import shutil
 import sys
 from pathlib import Path
 
-from harness import cache
+from harness import cache, files
 
 __all__ = ["AGENTS_VENV", "Catalogue", "ClientEntry", "catalogue", "shipped"]
 
@@ -63,10 +62,7 @@ def _copy_programs(source: Path, work: Path) -> None:
         target = work / relative
         if target.is_file() and filecmp.cmp(path, target, shallow=False):
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}")
-        shutil.copyfile(path, temporary)
-        os.replace(temporary, target)
+        files.write(target, path.read_bytes())  # the package's own files: small
 
 
 class Catalogue:

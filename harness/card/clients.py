@@ -25,6 +25,7 @@ from harness.card import environments
 from harness.card.catalogue import Catalogue, catalogue
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
+from harness.text.terminal import Progress
 
 __all__ = ["CLIENTS", "Client", "client_table", "contents", "installed_version", "run_cases"]
 
@@ -140,17 +141,17 @@ def run_cases(
     *,
     jobs: int,
     timeout: float,
-    advance: Callable[[str], None],
+    progress: Progress,
     hold: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> tuple[str, list[Any]]:
     """Each case through the client on one replay server, at most `jobs` at once, each while it
-    holds what `hold()` gives (a slot of the card's: `harness.card.schedule`); `advance(case_id)`
-    after each. The spec the results carry and the results, in case order: `check --client`'s
-    `run_clients`, warm starts included."""
+    holds what `hold()` gives (a slot of the card's: `harness.card.schedule`), told to `progress`
+    after each (named by its id). The spec the results carry and the results, in case order:
+    `check --client`'s `run_clients`, warm starts included."""
     from harness.accumulators.program import run_clients  # the server is loaded only when asked for
 
     report = run_clients(
         cases, table.command(client.name), jobs=max(jobs, 1), timeout=timeout, scenarios=scenarios,
-        hold=hold, each=lambda result: advance(result.id),
+        hold=hold, each=lambda result: progress.advance(note=result.id),
     )  # fmt: skip
     return report.accumulator, list(report.results)

@@ -7,8 +7,6 @@ the card written as report-card.json, .md and .html (`write_card`)."""
 from __future__ import annotations
 
 import datetime
-import io
-import json
 import os
 import sys
 import threading
@@ -18,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, TextIO, TypeVar
 
+from harness import bounded, files
 from harness.accumulators import builtin_names
 from harness.card import clients, environments, grading, render, verdicts
 from harness.card.clients import CLIENTS, Client
@@ -31,9 +30,11 @@ from harness.matrix.selection import Matrix, Selection, build_case
 from harness.oracle.verdict import Report, Verdict
 from harness.report.results import report_to_dict, selection_dict, write_json
 from harness.text.shared import shared_values
-from harness.text.terminal import Progress
+from harness.text.terminal import ProgressBar
 
 __all__ = ["CardRun", "Wanted", "grade", "load_card", "regrade", "write_card"]
+
+MAX_REPORT_BYTES = 1 << 30  # a report of the whole bundled matrix is tens of MB
 
 DEFAULT_VERSIONS = ("oldest", "newest")
 CLIENT_TIMEOUT = 30.0  # seconds per case for a client when --timeout is 0 (a client needs one)
@@ -55,8 +56,8 @@ def write_card(card: Mapping[str, Any], out: Path, page: Path | None = None) -> 
     out.mkdir(parents=True, exist_ok=True)
     write_json(shared_values(dict(card)), out / "report-card.json")
     base = _base(out)
-    (out / "report-card.md").write_text(render.markdown(card, base), encoding="utf-8")
-    (out / "report-card.html").write_text(render.page(card, base), encoding="utf-8")
+    files.write(out / "report-card.md", render.markdown(card, base).encode("utf-8"))
+    files.write(out / "report-card.html", render.page(card, base).encode("utf-8"))
     if page is not None:
         render.update_page(page, card, _base(page.parent))
 
@@ -84,10 +85,7 @@ def _base(out: Path) -> str:
 
 def load_card(path: Path) -> dict[str, Any]:
     """A stored report-card.json, checked to be one of this card version."""
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+    card = bounded.read_json(path, MAX_REPORT_BYTES, "a report-card.json")
     if not isinstance(card, dict) or card.get("version") != grading.CARD_VERSION or "rows" not in card:
         raise UsageError(f"{path}: version: not a report-card.json of version {grading.CARD_VERSION}")
     return card
@@ -102,10 +100,7 @@ def regrade(folder: Path) -> dict[str, Any]:
         name = next((n for n in names if path.stem.startswith(n + "-")), None)
         if name is None:
             raise UsageError(f"{path}: not named LIBRARY-VERSION.json (libraries: {', '.join(known)})")
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise UsageError(f"{path}: not JSON ({exc})") from None
+        report = bounded.read_json(path, MAX_REPORT_BYTES, "a JSON report")
         if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
             raise UsageError(f"{path}: cases: not a report of `toolstream check --json`")
         release = path.stem[len(name) + 1 :]
@@ -241,11 +236,11 @@ class PlannedRow(Generic[T]):
     cases: int
 
 
-class CardProgress(Progress):
+class CardProgress(ProgressBar):
     """One bar over the whole card, counting cases (rows report from several threads). Lines said
     while it is drawn (`say`) clear it first, then it is drawn again."""
 
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+    def __init__(self, total: int = 0, stream: TextIO | None = None) -> None:
         super().__init__(total, label="report card", stream=stream or sys.stderr)
         self._lock = threading.RLock()
         self._note = ""
@@ -265,30 +260,24 @@ class CardProgress(Progress):
                 super().advance(0, self._note)
 
 
-class RowProgress(Progress):
-    """A row's share of the card's bar, as `run_matrix` drives a progress: it advances once per
-    unit of work (a cassette x scenario x seed, which holds any number of cases, often none) and
-    sets `total` to the number of units; this one knows each unit's cases and counts those."""
+class RowProgress:
+    """A row's share of the card's bar (a `Progress`), counted in cases. The runner reports a
+    unit of work at a time (a cassette x scenario x seed, holding any number of cases, often
+    none), named as `per_unit` knows it; a client row reports each case, which counts one."""
 
-    def __init__(self, bar: CardProgress, per_unit: Mapping[str, int], name: str) -> None:
-        super().__init__(1, stream=io.StringIO())  # draws nothing itself
+    def __init__(self, bar: CardProgress, name: str, per_unit: Mapping[str, int] | None = None) -> None:
         self._bar = bar
-        self._per_unit = dict(per_unit)
+        self._per_unit = dict(per_unit or {})
         self._name = name
 
-    @property
-    def total(self) -> int:
-        return max(sum(self._per_unit.values()), 1)
-
-    @total.setter
-    def total(self, units: int) -> None:
-        """Ignored: the total is the number of cases, known from the start."""
+    def start(self, total: int) -> None:
+        """Nothing: the card's bar was started with every row's cases."""
 
     def advance(self, n: int = 1, note: str = "") -> None:
         self._bar.advance(self._per_unit.get(note, n), f"{self._name}: {note}")
 
     def close(self) -> None:
-        """The card's bar is closed once, by the card."""
+        """Nothing: the card's bar is closed once, by the card."""
 
 
 class CardRun:
@@ -310,7 +299,7 @@ class CardRun:
         self.timeout = timeout
         self.reports = reports
         self.cache = cache
-        self.bar = CardProgress(0)
+        self.bar = CardProgress()
         self.stored = 0  # rows whose verdicts came from the cache
         self.rows = rows
         self._counts: dict[Selection, dict[str, int]] = {}
@@ -322,7 +311,7 @@ class CardRun:
         self._durations = cache.durations() if cache is not None else {}
 
     def start(self, cases: int) -> None:
-        self.bar.total = max(cases, 1)
+        self.bar.start(cases)
         self.started = time.perf_counter()
 
     def close(self) -> None:
@@ -458,7 +447,7 @@ class CardRun:
                 except EnvironmentProblem as exc:
                     return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
             self.say(f"{step} {name}: {lib.adapter} in {env.python}")
-            progress = RowProgress(self.bar, per_unit, name)
+            progress = RowProgress(self.bar, name, per_unit)
             try:
                 report = run_matrix(env.spec(), mine, timeout=self.timeout, jobs=1, progress=progress)
             except UsageError as exc:
@@ -518,7 +507,7 @@ class CardRun:
                 try:
                     label, results = clients.run_cases(
                         table, client, cases, matrix.by_name, jobs=slots.size, timeout=timeout,
-                        advance=lambda case_id: self.bar.advance(1, f"{name}: {case_id}"), hold=slots.held,
+                        progress=RowProgress(self.bar, name), hold=slots.held,
                     )  # fmt: skip
                 except (OSError, UsageError) as exc:
                     problem = f"the replay server failed: {exc}"

@@ -50,6 +50,7 @@ COMMANDS = {
     "serve": "serve",
     "report-card": "card",
     "repro": "repro",
+    "bisect": "bisect",
 }
 
 

@@ -39,11 +39,13 @@ __all__ = [
     "Report",
     "Result",
     "Verdict",
+    "character",
     "copy_result",
     "describe_error",
     "diff_signature",
     "error_signature",
     "judged",
+    "root_cause",
     "signature",
     "unjudged",
     "verdict_for",
@@ -133,6 +135,8 @@ class Result:
             "error": self.error,
             "seconds": round(self.seconds, 6),
         }
+        if self.failed or self.verdict is Verdict.WARN:
+            data["root_cause"] = root_cause(self)
         if self.output:
             data["output"] = self.output
         return data
@@ -394,6 +398,31 @@ def signature(result: Result | Mapping[str, Any]) -> str:
     if verdict not in (Verdict.FAIL, Verdict.WARN):
         return str(verdict)
     return diff_signature(lines) or "fail"
+
+
+def root_cause(result: Result | Mapping[str, Any]) -> str:
+    """What one bug of a library most likely is, a level above its signature: the raise (its type
+    and message, values abstracted) for an error or a timeout, else the kind of its first
+    difference about a call (the count line sums up and comes first; past a call, its text or
+    state). Failures of one root cause differ in what else a scenario makes go wrong after it: one
+    recording mishandled shows many signatures, and one first difference."""
+    if isinstance(result, Result):
+        verdict, lines = result.verdict, result.diff
+    else:
+        verdict, lines = Verdict(result["verdict"]), result.get("diff") or ()
+    if verdict in (Verdict.ERROR, Verdict.TIMEOUT) or not lines:
+        return signature(result)
+    first = next((line for line in lines if line.startswith("call ")), lines[0])
+    return _line_signature(first)
+
+
+def character(result: Result) -> tuple[str, tuple[str, ...], bool]:
+    """What a shrink must keep of a failure: its signature (the kinds of difference, or the
+    exception's type and site), the severities it reached, and whether the expectation holds a
+    call that is invalid (a shrink that cuts the stream inside an expected call's arguments turns
+    "a fragment dropped" into "invalid arguments": another bug)."""
+    severities = tuple(sorted({str(s) for s in result.severities}))
+    return signature(result), severities, any(call.invalid for call in result.expected.tool_calls)
 
 
 def diff_signature(lines: Iterable[str]) -> str:

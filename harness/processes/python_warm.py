@@ -141,10 +141,11 @@ class _Zygote:
         self._reader.start()
         script = os.path.abspath(program.script) if program.script is not None else None
         try:
-            self.send(
-                {"op": "setup", "script": script, "module": program.module, "case_keys": list(case_keys)}
-            )
+            setup = {"op": "setup", "script": script, "module": program.module, "case_keys": list(case_keys)}
+            self.send({**setup, "argv": list(program.argv), "orig_argv": list(program.command_line)})
             hello = self.receive(_left(START_TIMEOUT, deadline))
+            if hello.get("cold"):
+                raise ZygoteError(str(hello["cold"]))
             started = hello.get("environ")
             if not isinstance(started, dict) or hello.get("threads") != 1:
                 raise ZygoteError(f"the zygote started with {hello.get('threads')} threads")
@@ -450,6 +451,11 @@ class PythonWarmStart:
                 if self.failures >= _RESTARTS:
                     self._turn_off(why or "its zygote stopped answering (the program stops or kills it)")
         zygote.close()
+
+    def refuse(self, why: str) -> None:
+        """The program does something a warm start cannot honour (`why`): it runs cold from now on."""
+        with self.lock:
+            self._turn_off(why)
 
     def _turn_off(self, why: str) -> None:
         if self.off is None:

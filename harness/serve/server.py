@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from harness.cassettes.format import Interaction, Response
 from harness.cassettes.outcome import Outcome, State
@@ -60,6 +61,7 @@ _FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep
 _IDLE_S = 30.0  # an idle keep-alive connection is closed after this
 _LINGER_S = 2.0  # after refusing a request, what the client still sends is read and dropped this long
 MAX_CONNECTIONS = 512  # each holds up to ~128 KiB of unread input besides its body
+_UNKNOWN_KEPT = 64  # case ids of unknown requests counted (a client probing paths costs no memory)
 
 
 class CaseLog:
@@ -149,6 +151,9 @@ class ReplayServer:
         self.host = host
         self.port = port
         self.logs = {case_id: CaseLog() for case_id in self.cases}
+        # Requests naming a case this server does not serve, by the id they name (a warm start's
+        # placeholder case among them: a run that used the zygote's environment; a few ids kept).
+        self.unknown: dict[str, int] = {}
         # Retry cases: what the first attempt of each request gets (see harness.serve.attempts).
         self.first_attempts = {
             case.id: first for case in self.cases.values() if (first := first_attempt(case)) is not None
@@ -167,6 +172,14 @@ class ReplayServer:
 
     def log(self, case_id: str) -> CaseLog:
         return self.logs[case_id]
+
+    def _note_unknown(self, target: str) -> None:
+        path = target.split("?", 1)[0]
+        if not path.startswith(routes.PREFIX):
+            return
+        case_id = unquote(path[len(routes.PREFIX) :].partition("/")[0])
+        if case_id in self.unknown or len(self.unknown) < _UNKNOWN_KEPT:
+            self.unknown[case_id] = self.unknown.get(case_id, 0) + 1
 
     def add(self, case: Case) -> CaseLog:
         """Serve `case` from its next request on (a running server looks cases up by id on each
@@ -305,6 +318,7 @@ class ReplayServer:
     def _answer(self, request: Request) -> _Answer:
         route = routes.parse(request.target, self.cases)
         if route is None:
+            self._note_unknown(request.target)
             path = request.target.split("?", 1)[0]
             if request.method == "GET" and path in ("/", "/index.html"):
                 return _Answer(200, [("content-type", "text/html; charset=utf-8")], self.index().encode())

@@ -38,7 +38,7 @@ def test_show_takes_a_case_id_of_the_bundled_corpus(capsys: pytest.CaptureFixtur
     code, out, _ = run(capsys, "show", CUT_CASE)
     assert code == 0
     assert f"case {CUT_CASE}: openai-chat/cut-mid-arguments mutated by scenario D8-mid-stream-error" in out
-    assert "outcome: error" in out and "Overloaded (injected by toolstream)" in out
+    assert "outcome: state error" in out and "Overloaded (injected by toolstream)" in out
 
 
 def test_a_misspelt_case_id_says_the_closest_cassette(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cassettes.outcome import Outcome, State, ToolCall, diff
+from harness.cassettes.outcome import FINISH_NOT_SURFACED, Outcome, State, ToolCall, diff, meets
 from harness.oracle.expectation import CaseClass
 from harness.oracle.severity import Severity, call_severities, differences, worst
 from harness.oracle.verdict import Verdict, verdict_for
@@ -148,3 +148,12 @@ def test_without_ids_a_reorder_routes_results_by_position_and_stays_unsafe() -> 
     got = Outcome(tool_calls=plain.tool_calls[::-1])
     assert Severity.UNSAFE in _severities(got, plain)
     assert not any(line.startswith("tool_calls: order") for line, _ in differences(plain, got))
+
+
+def test_a_library_that_never_surfaces_a_finish_notes_it_and_its_finish_is_not_compared() -> None:
+    # Issue 43: without the note, a turn of calls with no finish is lost (an agent waiting for
+    # `tool_calls` skips them); a library with no notion of a finish says so instead.
+    got = Outcome(tool_calls=EXPECTED.tool_calls)
+    assert _severities(got) == [Severity.LOST]
+    noted = Outcome(tool_calls=EXPECTED.tool_calls, notes=(FINISH_NOT_SURFACED,))
+    assert differences(EXPECTED, noted) == [] and meets(EXPECTED, noted)

@@ -78,7 +78,9 @@ def test_openai_sdk_records_through_the_server_read_for_read_and_the_cassette_re
     (interaction,) = cassette.interactions
     assert interaction.request.headers["authorization"] == "REDACTED"
     # A loopback upstream is written without its port (a re-record on another port changes nothing).
-    assert interaction.request.url == "http://127.0.0.1" + PATH and upstream.url.startswith("http://127.0.0.1:")
+    assert interaction.request.url == "http://127.0.0.1" + PATH and upstream.url.startswith(
+        "http://127.0.0.1:"
+    )
     assert interaction.response.complete
     assert [chunk.data for chunk in interaction.response.chunks] == chunks  # each read kept as read
     calls = [c for e in live for choice in e["choices"] for c in (choice["delta"].get("tool_calls") or [])]
@@ -194,3 +196,48 @@ def test_the_command_records_until_interrupted(upstream: FakeProvider, tmp_path:
         process.wait(10)
     (path,) = out.glob("*.yaml")
     assert SECRET not in path.read_text() and load(path).dialect == "openai-chat"
+
+
+def test_a_key_in_a_path_segment_names_neither_the_file_nor_the_cassette(
+    upstream: FakeProvider, tmp_path: Path
+) -> None:
+    key = "sk-proj-0123456789abcdefABCDEF"
+    upstream.route("POST", f"/v1/{key}/chat/completions", Script.of(corpus_chunks("single-call.yaml")))
+    server, recorder = recording_server(upstream, tmp_path)
+    with server.running():
+        body = json.dumps({"model": "gpt-4o", "stream": True, "messages": []}).encode()
+        target = f"{server.url}/v1/{key}/chat/completions"
+        request = urllib.request.Request(target, body, {"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            answer.read()
+        (path,) = recorder.wait(1, 10)
+    assert path.name == "0001-v1-REDACTED-chat-completions.yaml"
+    assert key not in path.read_text() and "0123456789abcdef" not in path.read_text()
+    assert load(path).name == path.stem
+
+
+def test_the_start_up_line_and_errors_name_the_upstream_without_its_userinfo(tmp_path: Path) -> None:
+    secret = "hunter2-0123456789"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    upstream = f"http://user:{secret}@127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "serve", "--record", "--upstream", upstream,
+         "--cassette-dir", str(tmp_path / "out")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        banner = process.stdout.readline()
+        url = banner.split(" through ", 1)[1].split(" into ", 1)[0]
+        request = urllib.request.Request(url + PATH, b"{}", {"content-type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as raised:
+            urllib.request.urlopen(request, timeout=10)
+        said = raised.value.read().decode()
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert banner.startswith("toolstream serve: recording http://REDACTED:REDACTED@127.0.0.1:")
+    assert secret not in banner and secret not in said and f"127.0.0.1:{port}" in said

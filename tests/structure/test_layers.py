@@ -42,7 +42,8 @@ LAYERS: tuple[str, ...] = (
     "text",  # how values are shown: escapers, terminal lines and tables, shared file names
     "cassettes",  # the cassette model and storage, the outcome model, the bundled corpus
     "processes",  # starting, watching and ending programs: the subreaper, capture, warm starts
-    "_version.py | bounded.py | cache.py | errors.py | registry.py",  # foundations any stage may use
+    "bounded | files.py",  # foundations: what we read from strangers within bounds; every file we write
+    "_version.py | cache.py | errors.py | registry.py",  # foundations any stage may use
 )
 
 

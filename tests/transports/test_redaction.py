@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -226,3 +227,98 @@ def test_values_must_be_text() -> None:
         Redaction(values=("",))
     with pytest.raises(UsageError):
         Redaction(headers="authorization")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# Credentials found by their place in OAuth, Realtime and SigV4 exchanges (each missed before)
+
+JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjbGllbnQtMTIzNDUifQ.c2lnbmF0dXJlLWJ5dGVzLTAxMjM0NTY3ODk"
+EPHEMERAL = "ek_68af2b0c9d1e4f5a6b7c8d9e0f1a2b3c"
+
+
+def saved(interaction: Interaction, redaction: Redaction = Redaction.DEFAULT) -> str:
+    """Everything `interaction` would save once redacted, as one text."""
+    request, secrets = redaction.request(interaction.request)
+    response = interaction.response
+    secrets += redaction.response_secrets(response.headers, response.chunks)
+    done = scrub_interaction(Interaction(request, response), secrets)
+    chunks = b"".join(chunk.data for chunk in done.response.chunks).decode()
+    return "\n".join(
+        [done.request.url, json.dumps(done.request.headers), json.dumps(done.request.body), chunks]
+    )
+
+
+def token_exchange(
+    body: Any, url: str = "https://oauth.example.com/token", response: bytes = b"{}"
+) -> Interaction:
+    request = Request("POST", url, {"content-type": "application/json"}, body)
+    return Interaction(request, Response(200, {"content-type": "application/json"}, [Chunk(response)]))
+
+
+@pytest.mark.parametrize("field", ["client_assertion", "jwt", "assertion", "subject_token"])
+def test_a_jwt_in_a_body_field_is_redacted(field: str) -> None:
+    assert JWT not in saved(token_exchange({field: JWT, "grant_type": "client_credentials"}))
+
+
+def test_a_jwt_in_an_assertion_query_parameter_is_redacted() -> None:
+    url = f"https://oauth.example.com/token?grant_type=jwt-bearer&assertion={JWT}"
+    assert JWT not in saved(token_exchange({}, url=url))
+
+
+def test_a_key_shaped_value_is_redacted_whatever_its_field_is_named() -> None:
+    text = saved(token_exchange({"grant": {"credential": JWT}, "items": [EPHEMERAL]}))
+    assert JWT not in text and EPHEMERAL not in text
+
+
+@pytest.mark.parametrize("field", ["access_token", "refresh_token", "id_token"])
+def test_an_oauth_token_response_is_redacted(field: str) -> None:
+    token = f"{field}-0123456789abcdefghijklmnop"
+    body = json.dumps({field: token, "token_type": "Bearer", "expires_in": 3600}).encode()
+    text = saved(token_exchange({"grant_type": "client_credentials"}, response=body))
+    assert token not in text and '"token_type": "Bearer"' in text and '"expires_in": 3600' in text
+
+
+def test_an_oauth_token_response_split_across_reads_is_redacted() -> None:
+    token = "ya29.a0AfH6SMBx0123456789abcdefghijkl"
+    body = json.dumps({"access_token": token}).encode()
+    interaction = token_exchange({})
+    interaction.response.chunks = [Chunk(body[:20]), Chunk(body[20:])]
+    assert token not in saved(interaction) and "ya29" not in saved(interaction)
+
+
+def test_a_realtime_client_secret_is_redacted_in_request_and_response() -> None:
+    request = {"session": {"model": "gpt-realtime"}, "client_secret": {"value": EPHEMERAL, "expires_at": 1}}
+    response = json.dumps({"client_secret": {"value": EPHEMERAL, "expires_at": 1}, "id": "sess_1"}).encode()
+    text = saved(token_exchange(request, "https://api.openai.com/v1/realtime/sessions", response))
+    assert EPHEMERAL not in text and '"expires_at": 1' in text
+    top = json.dumps({"value": EPHEMERAL, "expires_at": 1}).encode()  # /v1/realtime/client_secrets
+    assert EPHEMERAL not in saved(
+        token_exchange({}, "https://api.openai.com/v1/realtime/client_secrets", top)
+    )
+
+
+def test_an_event_stream_keeps_a_secret_named_tool_argument() -> None:
+    """A streamed response's `token` field is a tool call's argument, not a credential."""
+    call = {"function": {"arguments": json.dumps({"token": "abcdefgh12"})}}
+    data = f"data: {json.dumps({'choices': [{'delta': {'tool_calls': [call]}}]})}\n\n".encode()
+    response = Response(200, {"content-type": "text/event-stream"}, [Chunk(data)])
+    assert Redaction.DEFAULT.response_secrets(response.headers, response.chunks) == []
+
+
+def test_a_sigv4_credential_echoed_without_its_scheme_word_is_redacted() -> None:
+    key_id, signature = (
+        "AKIAIOSFODNN7EXAMPLE",
+        "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+    )
+    credential = f"{key_id}/20250101/us-east-1/bedrock/aws4_request"
+    value = f"AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders=host;x-amz-date, Signature={signature}"
+    echo = (
+        f'{{"message": "The request signature we calculated does not match. Credential={credential}, '
+        f'SignedHeaders=host;x-amz-date, Signature={signature}; key {key_id}"}}'
+    ).encode()
+    request = Request(
+        "POST", "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse", {"authorization": value}
+    )
+    text = saved(Interaction(request, Response(403, {"content-type": "application/json"}, [Chunk(echo)])))
+    assert key_id not in text and signature not in text and credential not in text
+    assert "The request signature we calculated does not match" in text

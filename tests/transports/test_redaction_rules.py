@@ -15,6 +15,7 @@ import httpx
 import pytest
 import yaml
 
+from harness.bounded import yaml as safe_yaml
 from harness.cassettes import format as cassettes
 from harness.cli import main
 from harness.record.fake_provider import FakeProvider, Script
@@ -448,7 +449,7 @@ def test_import_of_a_bad_vcr_field_is_one_line_exit_2(
     loader: str | None,
 ) -> None:
     if loader == "python":  # libyaml refuses a lone surrogate escape itself; PyYAML's own loader reads it
-        monkeypatch.setattr(cassettes, "_Loader", yaml.SafeLoader)
+        monkeypatch.setattr(safe_yaml, "_Loader", yaml.SafeLoader)
     source = tmp_path / "bad.yaml"
     write_vcr(source, uri, body)
     assert main(["import", str(source), "-o", str(tmp_path / "out.yaml")]) == 2
