@@ -3,7 +3,7 @@
 The names below are the public API, grouped by task. The stage packages behind them, bottom
 to top (`harness.cassettes`, `harness.text`, `harness.wire`, `harness.mutate`,
 `harness.transports`, `harness.record`, `harness.oracle`, `harness.serve`, `harness.accumulators`,
-`harness.matrix`, `harness.search`, `harness.report`, `harness.card`, `harness.plugin`,
+`harness.matrix`, `harness.gateway`, `harness.search`, `harness.report`, `harness.card`, `harness.plugin`,
 `harness.cli`; docs/layout.md) are internal: their layout shows the pipeline, and may change
 between releases. Errors live in `harness.errors`, all of them
 re-exported here. One module is public besides: `harness.strategies`, the matrix as hypothesis
@@ -79,6 +79,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Result": ("harness.oracle.verdict", "Result"),
     "Verdict": ("harness.oracle.verdict", "Verdict"),
     "signature": ("harness.oracle.verdict", "signature"),
+    # Gateways: a translating gateway judged on the cases served as its upstream (docs/gateways.md).
+    "run_gateway": ("harness.gateway.runner", "run_gateway"),
     # The report card's client programs (shipped with the package): where each runs, how to run it.
     "client_catalogue": ("harness.card.catalogue", "catalogue"),
     # Errors (every exception of ours, with its exit code).
@@ -141,6 +143,7 @@ if TYPE_CHECKING:
         ScenarioError,
         UsageError,
     )
+    from harness.gateway.runner import run_gateway
     from harness.matrix.judging import judge
     from harness.matrix.runner import run_matrix
     from harness.matrix.selection import Selection, build_case, cases

@@ -1,5 +1,5 @@
-"""Hostile client programs: each does what a warm start could get wrong (tests/test_processes_warm.py
-runs them warm and cold through `check --client`; the slow lane's fuzz harness runs them too).
+"""Hostile client programs: each does what a warm start could get wrong (run warm and cold through
+`check --client` by tests/processes/test_processes_warm.py, and by the slow lane's fuzz harness).
 
 `HOSTILE_PYTHON` and `HOSTILE_NODE`: name -> the files of the program's folder (`prog.py` or
 `prog.mjs`); `SITE`: the modules of the interpreter's site-packages the Python ones import (so a

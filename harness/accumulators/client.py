@@ -28,6 +28,7 @@ from harness.accumulators import warmup
 from harness.cassettes.model import Cassette, Interaction, Request, Source
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import AccumulatorProtocolError, NotApplicable, UsageError
+from harness.serve.attempts import first_attempt
 from harness.transports.replay import ReplayTransport
 from harness.wire import dialects
 
@@ -171,11 +172,17 @@ def recorded_request(case: Case) -> Request:
 
 
 def replay_transport(case: Case) -> ReplayTransport:
-    """A transport serving the case's response to the first request of any client."""
+    """A transport serving the case's response to the first request of any client; a retry case
+    with a fault before the stream (`harness.serve.attempts`) gets the fault first, then the
+    stream, as the replay server serves it."""
+    interactions = [Interaction(recorded_request(case), case.response)]
+    first = first_attempt(case)
+    if first is not None and first.fault:
+        interactions.insert(0, Interaction(recorded_request(case), first.response))
     cassette = Cassette(
         name=case.id,
         source=Source("synthesized", f"case {case.id}"),
-        interactions=[Interaction(recorded_request(case), case.response)],
+        interactions=interactions,
         dialect=case.dialect,
     )
     return ReplayTransport(cassette, match_on=("method",))

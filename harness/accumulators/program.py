@@ -74,12 +74,14 @@ def run_clients(
     hold: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
     each: Callable[[Result], None] | None = None,
     say: Callable[[str], None] = _say,
+    retarget: bool = False,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
     (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a
     Node or Python program starts cold on every case, see `harness.processes.warm`). Each run
     holds what `hold()` gives while it runs (a slot of the caller's), and `each(result)` is told
-    after it; `say` is told once when a program turns out to need cold starts."""
+    after it; `say` is told once when a program turns out to need cold starts. `retarget`: each
+    case moved onto the tools the program's first request offers (`harness.mutate.retarget`)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -101,7 +103,9 @@ def run_clients(
     with contextlib.ExitStack() as stack:
         stack.enter_context(subreaper.adopting())  # what a program's tree orphans comes back here
         running = (
-            server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
+            server
+            if server is not None
+            else stack.enter_context(ReplayServer(cases, pace=pace, retarget=retarget).running())
         )
         warmed = stack.enter_context(warm_starts(command, running.url, on=warm, say=say))
         if jobs == 1:
@@ -142,9 +146,14 @@ def run_client(
     warm: WarmStart | None = None,
 ) -> Result:
     """One run of `command` against one case of a running server, judged (`warm`: its warm
-    starts, from `warm_starts`; None: a cold start)."""
+    starts, from `warm_starts`; None: a cold start), against the case as served (retargeted onto
+    the program's tools when the server retargets)."""
     evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm)
-    result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
+    log = server.log(case.id)
+    served = log.case if log.case is not None else case
+    result = judge_client(served, label or PREFIX + str(command), evidence, scenario)
+    if log.retarget is not None and result.actual is not None:
+        result = replace(result, actual=_noted(result.actual, log.retarget.describe()))
     if dropped is None:
         return result
     if result.actual is not None:
@@ -182,6 +191,8 @@ def _run(
     start = time.monotonic()
     astray = server.unknown.get(PLACEHOLDER, 0)
     warmed = warm.start(env, out, err, start + timeout) if warm is not None else None
+    if warmed is None and warm is not None:
+        start = time.monotonic()  # a warm start that could not be had costs the case none of its time
     run = warmed if warmed is not None else start_cold(command, env, out, err)
     try:
         exit_code, timed_out, heard_at = _watch(run, log, start, timeout)

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from harness import bounded
 from harness.accumulators.event_level import cut_error
 from harness.cassettes.model import Chunk, Request, Response
-from harness.cassettes.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import CUSTOM, FUNCTION, Outcome, State, ToolCall
 from harness.errors import (
     AccumulatorProtocolError,
     OutcomeFormatError,
@@ -149,7 +149,18 @@ def answer_outcome(answer: Any, *, cut: bool) -> Outcome:
             raise AccumulatorProtocolError(f"tool_calls[{i}].name: must be a string or null")
         if call_id is not None and not isinstance(call_id, str):
             raise AccumulatorProtocolError(f"tool_calls[{i}].id: must be a string or null")
-        if call.get("invalid") is True:
+        kind = call.get("kind", FUNCTION)
+        if not isinstance(kind, str) or not kind:
+            raise AccumulatorProtocolError(f"tool_calls[{i}].kind: must be a non-empty string")
+        if kind == CUSTOM:  # freeform input: the raw text, never parsed
+            if not isinstance(arguments, str):
+                raise AccumulatorProtocolError(
+                    f"tool_calls[{i}].arguments: must be the raw input text of a custom call"
+                )
+            parsed.append(ToolCall.freeform(name, arguments, call_id))
+        elif kind != FUNCTION:
+            parsed.append(ToolCall(name=name, arguments=arguments, id=call_id, kind=kind))
+        elif call.get("invalid") is True:
             parsed.append(ToolCall(name=name, arguments=str(arguments), id=call_id, invalid=True))
         elif isinstance(arguments, str):
             parsed.append(ToolCall.from_text(name, arguments, call_id))
@@ -196,7 +207,9 @@ def read_answer(raw: bytes) -> Any:
 def outcome_answer(outcome: Outcome) -> dict[str, Any]:
     calls: list[dict[str, Any]] = []
     for call in outcome.tool_calls:
-        if call.invalid:
+        if call.kind != FUNCTION:  # the raw input (custom) or the item's action, as it is
+            calls.append({"id": call.id, "name": call.name, "arguments": call.arguments, "kind": call.kind})
+        elif call.invalid:
             calls.append(
                 {"id": call.id, "name": call.name, "arguments": str(call.arguments), "invalid": True}
             )

@@ -110,6 +110,10 @@ def read(path: str | os.PathLike[str], limit: int, *, wait: float | None = None)
             data = _pipe(fd, limit, WAIT if wait is None else wait, path)
         else:
             raise OSError(errno.ENODEV, "a device, not a file", os.fspath(path))
+    except OSError as exc:
+        if exc.filename is None:  # a read that failed (`/proc/self/mem`: EIO) names no file: this one
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
+        raise
     finally:
         os.close(fd)
     if len(data) > limit:

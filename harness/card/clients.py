@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from harness.card import environments
 from harness.card.catalogue import Catalogue, catalogue
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
+from harness.processes import warm
 from harness.text.terminal import Progress
 
 __all__ = ["CLIENTS", "Client", "client_table", "contents", "installed_version", "run_cases"]
@@ -90,14 +92,15 @@ def installed_version(table: Catalogue, client: Client, package: str | None = No
 
 def contents(table: Catalogue, client: Client) -> dict[str, Any]:
     """What the client's verdicts depend on besides the harness (`harness.card.verdicts`): the
-    program's own files, its lock file, the runtime's version and, for a Python program, every
-    distribution of its environment."""
+    program's own files, its lock file, whether it starts warm or cold (`TOOLSTREAM_WARM`), the
+    runtime's version and, for a Python program, every distribution of its environment."""
     folder = table.folder(client.name)
     files = []
     for where, folders, names in os.walk(folder):
         folders[:] = [f for f in folders if f not in ("node_modules", "__pycache__")]  # not walked
         files += [Path(where) / name for name in names]
-    out: dict[str, Any] = {"program": files_digest(files, folder)}
+    # Warm or cold: a warm start can change what a program does (issue 37), so its verdicts are its own.
+    out: dict[str, Any] = {"program": files_digest(files, folder), "warm": warm.enabled()}
     for package in (client.package, *client.also):
         try:
             out[package] = installed_version(table, client, package)
@@ -143,15 +146,20 @@ def run_cases(
     timeout: float,
     progress: Progress,
     hold: Callable[[], AbstractContextManager[object]] = nullcontext,
+    say: Callable[[str], None] | None = None,
 ) -> tuple[str, list[Any]]:
     """Each case through the client on one replay server, at most `jobs` at once, each while it
     holds what `hold()` gives (a slot of the card's: `harness.card.schedule`), told to `progress`
-    after each (named by its id). The spec the results carry and the results, in case order:
-    `check --client`'s `run_clients`, warm starts included."""
+    after each (named by its id); `say`: told when the program turns out to need cold starts. The
+    spec the results carry and the results, in case order: `check --client`'s `run_clients`, warm
+    starts included."""
     from harness.accumulators.program import run_clients  # the server is loaded only when asked for
+
+    told = say or (lambda line: print(line, file=sys.stderr))
 
     report = run_clients(
         cases, table.command(client.name), jobs=max(jobs, 1), timeout=timeout, scenarios=scenarios,
         hold=hold, each=lambda result: progress.advance(note=result.id),
+        say=lambda line: told(f"{client.name}: {line}"),
     )  # fmt: skip
     return report.accumulator, list(report.results)

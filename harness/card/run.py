@@ -335,13 +335,16 @@ class CardRun:
     # -- what a row depends on ---------------------------------------------------------------
 
     def key(self, row: str, versions: Mapping[str, Any], mine: Selection) -> dict[str, Any]:
-        """The row's cache key: what ran it, the harness, the selection (with the contents of
-        cassettes and scenarios given by path, which the harness's fingerprint does not cover)."""
+        """The row's cache key: what ran it, the harness, the selection (with the contents of every
+        cassette and scenario given by path, file or folder, which the harness's fingerprint does
+        not cover: `--cassettes`, `--scenarios FILE`, `--scenarios-dir`)."""
         chosen = {**selection_dict(mine), "inputs": self._input_digest(mine)}
         return verdicts.row_key(row, versions, chosen, self.timeout)
 
     def _input_digest(self, selection: Selection) -> str:
-        paths = [*selection.cassettes, *([selection.scenarios_dir] if selection.scenarios_dir else [])]
+        scenario_files = [name for name in selection.scenarios if os.path.lexists(name)]  # else a name
+        folder = [selection.scenarios_dir] if selection.scenarios_dir else []
+        paths = [*selection.cassettes, *scenario_files, *folder]
         if not paths:
             return ""
         named = "\0".join(map(str, paths))
@@ -350,7 +353,7 @@ class CardRun:
                 files: list[Path] = []
                 for given in map(Path, paths):
                     found = [p for p in given.rglob("*") if p.is_file()] if given.is_dir() else [given]
-                    files += [f.resolve() for f in found if f.exists()]
+                    files += [Path(os.path.realpath(f)) for f in found if f.exists()]  # no loop raises
                 self._inputs[named] = verdicts.files_digest(files, Path("/"))
             return self._inputs[named]
 
@@ -507,7 +510,7 @@ class CardRun:
                 try:
                     label, results = clients.run_cases(
                         table, client, cases, matrix.by_name, jobs=slots.size, timeout=timeout,
-                        progress=RowProgress(self.bar, name), hold=slots.held,
+                        progress=RowProgress(self.bar, name), hold=slots.held, say=self.say,
                     )  # fmt: skip
                 except (OSError, UsageError) as exc:
                     problem = f"the replay server failed: {exc}"

@@ -28,6 +28,7 @@ __all__ = ["VERSION", "VerdictCache", "files_digest", "fingerprint", "row_key"]
 
 VERSION = 1  # of an entry's layout: another layout is not read
 DURATIONS = "durations.json"  # row -> seconds it took when last graded
+MAX_INPUT_BYTES = 1 << 28  # a cassette or scenario file hashed into a key (a cassette's limit)
 MAX_ENTRY_BYTES = 1 << 30  # a row's report over the whole bundled matrix is tens of MB
 _FINGERPRINTS: dict[Path, str] = {}
 
@@ -38,8 +39,8 @@ def files_digest(paths: Iterable[Path], root: Path) -> str:
     for path in sorted(paths, key=lambda p: p.relative_to(root).as_posix()):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        except OSError:
+            digest.update(hashlib.sha256(bounded.read(path, MAX_INPUT_BYTES)).digest())
+        except (OSError, ValueError):  # unreadable, a FIFO that never delivers, a device, too large
             digest.update(b"unreadable")
     return digest.hexdigest()
 

@@ -21,14 +21,28 @@ class State(StrEnum):
     ERROR = "error"
 
 
+# -- call kinds (custom/freeform tools, client-run Responses items) ---------------------------
+# A call's kind: what the client runs and how it answers it. `function` calls carry JSON arguments;
+# a `custom` (freeform) call carries its raw input text, which is never parsed as JSON; the
+# client-run Responses items carry the item's action (`shell_call`, `apply_patch_call` ...).
+FUNCTION = "function"
+CUSTOM = "custom"
+# -- end call kinds ----------------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One reassembled call. `arguments` is the parsed JSON value, or the raw text when `invalid`."""
+    """One reassembled call. `arguments` is the parsed JSON value, or the raw text when `invalid`;
+    for a `custom` call (`kind`), the raw input text as streamed, never parsed."""
 
     name: str | None
     arguments: Any
     id: str | None = None
     invalid: bool = False
+    # Other ids the stream sent for this same call (A7: a fresh id on every fragment): a client
+    # that keeps one of them answers under an id the provider sent for it. Not compared by `==`.
+    aliases: tuple[str, ...] = field(default=(), compare=False)
+    kind: str = FUNCTION
 
     @classmethod
     def from_text(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
@@ -40,6 +54,18 @@ class ToolCall:
             return cls(name=name, arguments=bounded.loads(text), id=id)
         except ValueError:
             return cls(name=name, arguments=text, id=id, invalid=True)
+
+    @classmethod
+    def freeform(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
+        """A custom (freeform) tool call: its input is the raw text, never parsed (`""` stays `""`)."""
+        return cls(name=name, arguments=text, id=id, kind=CUSTOM)
+
+    def with_text(self, text: str) -> ToolCall:
+        """This call with other argument text, read the way its kind is: raw for a custom call,
+        parsed (`from_text`) otherwise."""
+        if self.kind == CUSTOM:
+            return ToolCall.freeform(self.name, text, self.id)
+        return ToolCall.from_text(self.name, text, id=self.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +115,7 @@ class Outcome:
         text): what crosses to and from worker processes and into the built-case store, read
         back by `from_record`, which trusts it (no checks: `from_dict` is for data from outside)."""
         return (
-            tuple((c.name, c.arguments, c.id, c.invalid) for c in self.tool_calls),
+            tuple((c.name, c.arguments, c.id, c.invalid, c.aliases, c.kind) for c in self.tool_calls),
             self.text,
             self.finish_reason,
             str(self.state),
@@ -166,17 +192,19 @@ _new = object.__new__
 _set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = _setters(
     Outcome
 )
-_set_name, _set_arguments, _set_id, _set_invalid = _setters(ToolCall)
+_set_name, _set_arguments, _set_id, _set_invalid, _set_aliases, _set_kind = _setters(ToolCall)
 _SERVER_CALL_SET = _setters(ServerCall)
 
 
 def _tool_call(record: Sequence[Any]) -> ToolCall:
-    name, arguments, call_id, invalid = record
+    name, arguments, call_id, invalid, aliases, kind = record
     made: ToolCall = _new(ToolCall)
     _set_name(made, name)
     _set_arguments(made, arguments)
     _set_id(made, call_id)
     _set_invalid(made, invalid)
+    _set_aliases(made, tuple(aliases))
+    _set_kind(made, kind)
     return made
 
 
@@ -194,6 +222,10 @@ def _call_to_dict(call: ToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
     if call.invalid:
         out["invalid"] = True
+    if call.aliases:
+        out["aliases"] = list(call.aliases)
+    if call.kind != FUNCTION:  # written only when not a function call, so outcomes read as before
+        out["kind"] = call.kind
     return out
 
 
@@ -210,7 +242,17 @@ def _call_from_dict(data: Any, where: str) -> ToolCall:
     arguments = data.get("arguments", {})
     if invalid and not isinstance(arguments, str):
         raise OutcomeFormatError(f"{where}.arguments", "must be the raw text when invalid")
-    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid)
+    aliases = data.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise OutcomeFormatError(f"{where}.aliases", "must be a list of strings")
+    kind = data.get("kind", FUNCTION)
+    if not isinstance(kind, str) or not kind:
+        raise OutcomeFormatError(f"{where}.kind", "must be a non-empty string")
+    if kind == CUSTOM and not isinstance(arguments, str):
+        raise OutcomeFormatError(f"{where}.arguments", "must be the raw input text for a custom call")
+    return ToolCall(
+        name=name, arguments=arguments, id=call_id, invalid=invalid, aliases=tuple(aliases), kind=kind
+    )
 
 
 def _server_call_to_dict(call: ServerCall) -> dict[str, Any]:
@@ -264,10 +306,19 @@ def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED
         out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
     if "state" in fields and expected.state != actual.state:
         # An unexpected error says which: a library's raise is the failure a maintainer looks for.
-        raise_ = actual.error.splitlines()[0][:80] if actual.state is State.ERROR and actual.error else ""
+        raise_ = _first_line(actual.error) if actual.state is State.ERROR and actual.error else ""
         said = f" ({raise_})" if raise_ else ""
         out.append(f"state: {expected.state} expected, got {actual.state}{said}")
     return out
+
+
+_RAISE_SHOWN = 80  # characters of a raise's first line a diff shows
+
+
+def _first_line(error: str) -> str:
+    """An error's first line, cut to `_RAISE_SHOWN` characters with `...` where it was cut."""
+    line = (error.splitlines() or [""])[0]
+    return line if len(line) <= _RAISE_SHOWN else line[: _RAISE_SHOWN - 3] + "..."
 
 
 def meets(expected: Outcome, actual: Outcome) -> bool:
@@ -284,6 +335,7 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     for want, got in zip(expected.tool_calls, actual.tool_calls, strict=True):
         if (
             want.name != got.name
+            or want.kind != got.kind
             or (want.id is not None and want.id != got.id)
             or want.invalid != got.invalid
             or not _same_json(want.arguments, got.arguments)
@@ -308,6 +360,8 @@ def paired_by_id(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> li
 
 
 ORDER_DIFFERS = "tool_calls: order differs"
+# The end of an id line whose id is another the stream sent for the call (`ToolCall.aliases`).
+ROTATED = " (another id the stream sent for it)"
 
 
 def order_line(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> str:
@@ -330,7 +384,11 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
         if want.name != got.name:
             out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
         if want.id is not None and want.id != got.id:
-            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
+            other = ROTATED if got.id in want.aliases else ""
+            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}{other}")
+        if want.kind != got.kind:
+            out.append(_kind_line(n, want, got))
+            continue  # the arguments of another kind of call are another thing: the kind says it
         if want.invalid != got.invalid:
             left, right = _alike(_render(want), _render(got))
             state = "invalid" if got.invalid else "valid"
@@ -343,6 +401,20 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
     for n, missing in enumerate(expected[len(actual) :], start=len(actual) + 1):
         out.append(f"call {n}: {missing.name!r} {_short(_render(missing))} expected, missing")
     return out
+
+
+def _kind_line(n: int, want: ToolCall, got: ToolCall) -> str:
+    """A call of another kind; a freeform input read as JSON arguments is named as such."""
+    line = f"call {n}: kind {want.kind!r} expected, got {got.kind!r}"
+    if want.kind == CUSTOM and got.kind == FUNCTION:
+        if got.invalid or not isinstance(got.arguments, str):
+            said = "invalid JSON" if got.invalid else "JSON"
+            return (
+                f"{line}: custom input {_short(str(want.arguments))} was parsed as {said}"
+                f" {_short(_render(got))}; freeform input is raw text, never JSON"
+            )
+        return f"{line}: a custom call answered as a function call"
+    return line
 
 
 def _diff_server_calls(expected: Sequence[ServerCall], actual: Sequence[ServerCall]) -> list[str]:
@@ -385,7 +457,7 @@ def _same_json(a: Any, b: Any) -> bool:
 
 
 def _render(call: ToolCall) -> str:
-    if call.invalid:
+    if call.invalid or call.kind == CUSTOM:
         return str(call.arguments)
     return _json(call.arguments)
 

@@ -51,6 +51,7 @@ COMMANDS = {
     "report-card": "card",
     "repro": "repro",
     "bisect": "bisect",
+    "probe": "probe",
 }
 
 

@@ -166,6 +166,12 @@ def _usage_chunks(step: Mutation) -> Rule:
     return _spec("a usage-only final chunk: stream_options.include_usage")
 
 
+def _bare_done(step: Mutation) -> Rule:
+    if getattr(step, "instead", True):
+        return _ending("a bare [DONE] instead of the terminal event: whether the turn is over is our rule")
+    return _quirk("D6", "[DONE] after the terminal event (CLIProxyAPI#3352)")
+
+
 # Every shipped mutation by name (a test keeps it so); a new one declaring `imitates` is a quirk.
 STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     # Shapes every documented protocol allows: fragmentation, read boundaries, SSE framing, ids.
@@ -207,6 +213,9 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     "correct-args-at-done": _quirk("E2", "a .done that corrects the deltas"),
     "drop-args-deltas": _quirk("E1", "arguments only in .done (sub2api)"),
     "stray-args-after-end": _quirk("E3", "a delta after .done (pydantic-ai PR #6079)"),
+    # G1: the request asked for arguments streamed unbuffered and unvalidated (Anthropic
+    # fine-grained / eager input streaming), which the API documents may not be JSON.
+    "invalid-streamed-args": _spec("invalid JSON streamed unvalidated, as the request asked (G1)"),
     "duplicate-start": _quirk("D10", "a repeated start event (llama.cpp)"),
     "duplicate-finish": _quirk(None, "a finish event sent twice (a gateway replaying its last chunk)"),
     "duplicate-sentinel": _quirk(None, "a terminal event sent twice (a proxy adding its own [DONE])"),
@@ -223,6 +232,7 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
         "a finish reason that contradicts the calls (stop with calls made): whether they stand is our rule"
     ),
     "drop-sentinel": _ending("a finish without the terminal event: whether the turn is over is our rule"),
+    "bare-done": _bare_done,
     "cut": _CUT,
     "cut-at-every-event": _CUT,
     "cut-mid-args": _CUT,
@@ -243,6 +253,11 @@ RETRIES: Mapping[str, Rule] = {
     "retry-cut-after-finished-call": _spec(f"{_RETRY} (first attempt cut after a finished call)"),
     "retry-cut-after-finish": _spec(f"{_RETRY} (first attempt cut after the finish, same ids)"),
     "retry-cut-after-finish-new-ids": _spec(f"{_RETRY} (first attempt cut after the finish, other ids)"),
+    "retry-429-before-stream": _spec(f"{_RETRY} (first attempt a 429 with Retry-After before any byte)"),
+    "retry-503-before-stream": _spec(f"{_RETRY} (first attempt a 503 before any byte)"),
+    "retry-200-error-body": _quirk(
+        None, f"{_RETRY} (first attempt a 200 whose body is an error object: litellm-rs#170)"
+    ),
 }
 
 _CUTS = frozenset({"cut", "cut-at-every-event", "cut-mid-args", "cut-bytes", "cut-at-every-byte"})

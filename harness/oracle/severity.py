@@ -8,8 +8,9 @@
   badly (its state `cut` or `error`, a raise included) where it did (docs/oracle.md, signalled
   endings): its user was told the turn failed, so nothing is lost silently; retrying is safe.
 - `cosmetic`: the state label (but a turn called complete where the stream was cut or errored:
-  unsafe with calls or text the user would take as the answer, lost without), the finish reason,
-  the text (usage is not compared).
+  unsafe with calls or text the user would take as the answer, lost without; and a complete
+  stream a client ended as cut or error, a raise, while calls differ: what those calls cost, the
+  raise being why they are lost), the finish reason, the text (usage is not compared).
 
 Severities come from the outcomes, not from the diff text: calls that ids pair one to one in
 another order are each judged beside the call of their id, the order itself cosmetic (a result goes
@@ -104,6 +105,11 @@ def worst(severities: Iterable[Severity]) -> Severity | None:
     return min(severities, key=lambda s: s.rank, default=None)
 
 
+def _ended_badly(expected: Outcome, actual: Outcome) -> bool:
+    """A complete stream the client ended as cut or error (a raise)."""
+    return expected.state is State.COMPLETE and actual.state is not State.COMPLETE
+
+
 def differences(expected: Outcome, actual: Outcome) -> list[tuple[str, Severity]]:
     """`diff(expected, actual)`, line for line, each with its severity."""
     return [(d.line, d.severity) for d in weigh(expected, actual)]
@@ -119,6 +125,7 @@ def weigh(expected: Outcome, actual: Outcome, decides: Decides | None = None) ->
     by_expected, by_actual, by_field, ending_e, ending_a = found
     calls_worst = worst([*by_expected.values(), *by_actual.values()]) or Severity.COSMETIC
     calls_ending = all(ending_e.values()) and all(ending_a.values())
+    calls_differ = bool(diff(expected, actual, fields=("tool_calls",)))
     out: list[Difference] = []
     for field in COMPARED:
         for line in diff(expected, actual, fields=(field,)):
@@ -126,7 +133,10 @@ def weigh(expected: Outcome, actual: Outcome, decides: Decides | None = None) ->
                 out.append(Difference(line, Severity.LOST, True))
                 continue
             if field == "state":
-                out.append(Difference(line, _state_severity(expected, actual), True))
+                # A raise or cut where the stream was complete is what lost the calls: as they are.
+                raised = _ended_badly(expected, actual) and calls_differ
+                severity = calls_worst if raised else _state_severity(expected, actual)
+                out.append(Difference(line, severity, True))
                 continue
             if field != "tool_calls":
                 out.append(Difference(line, Severity.COSMETIC, field == "finish_reason"))
@@ -247,9 +257,17 @@ def _changed(want: ToolCall, got: ToolCall, other_ids: set[str]) -> dict[str, Se
             found["arguments"] = Severity.COSMETIC  # unparseable either way: only the raw text differs
         else:
             found["arguments"] = Severity.UNSAFE  # arguments that parse but say something else
+    if want.kind != got.kind:
+        # A freeform input read as JSON, or a call answered as another kind: the provider rejects
+        # the answer, or the tool runs on input the model did not write.
+        found["kind"] = Severity.LOST
     if want.id is not None and want.id != got.id:
-        # Another call's id routes this result there; any other id cannot be answered.
-        found["id"] = Severity.UNSAFE if got.id in other_ids else Severity.LOST
+        # Another call's id routes this result there; any other id cannot be answered, but one
+        # the stream also sent for this call (A7, rotated ids) can.
+        if got.id in want.aliases:
+            found["id"] = Severity.COSMETIC
+        else:
+            found["id"] = Severity.UNSAFE if got.id in other_ids else Severity.LOST
     return found
 
 

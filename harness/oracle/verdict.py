@@ -19,13 +19,14 @@ signatures mean the same bug, so reports group by it and the shrinker keeps it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from harness.cassettes.outcome import ORDER_DIFFERS, Outcome, ToolCall, meets
+from harness.cassettes.outcome import ORDER_DIFFERS, ROTATED, Outcome, ToolCall, meets
 from harness.errors import HarnessError
 from harness.oracle.expectation import CaseClass, Expectation, classify, scope
 from harness.oracle.severity import Severity, weigh, worst
@@ -213,25 +214,65 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Result:
+        """A result as `to_dict` wrote it; a field of another type (a file of someone else's:
+        `toolstream report merge` reads them) is a `TypeError` or `ValueError` naming it."""
         actual = data.get("actual")
+        error = data.get("error")
+        if error is not None and not isinstance(error, str):
+            raise TypeError(f"error: must be text or null, not {type(error).__name__}")
         return cls(
-            id=data["id"],
-            cassette=data["cassette"],
-            scenario=data["scenario"],
-            seed=int(data["seed"]),
-            dialect=data["dialect"],
-            accumulator=data["accumulator"],
+            id=_text(data, "id"),
+            cassette=_text(data, "cassette"),
+            scenario=_text(data, "scenario"),
+            seed=_count(data, "seed"),
+            dialect=_text(data, "dialect"),
+            accumulator=_text(data, "accumulator"),
             verdict=Verdict(data["verdict"]),
             expected=Outcome.from_dict(data["expected"]),
             actual=None if actual is None else Outcome.from_dict(actual),
-            diff=tuple(data.get("diff", ())),
-            error=data.get("error"),
-            seconds=float(data.get("seconds", 0.0)),
+            diff=tuple(_texts(data, "diff")),
+            error=error,
+            seconds=seconds_of(data.get("seconds", 0.0), "seconds"),
             case_class=CaseClass(data.get("class") or CaseClass.SPEC),
-            class_reason=data.get("class_reason") or "",
-            severities=tuple(Severity(s) for s in data.get("severities") or ()),
+            class_reason=_text({"class_reason": data.get("class_reason") or ""}, "class_reason"),
+            severities=tuple(Severity(s) for s in _texts(data, "severities")),
             output=str(data.get("output") or ""),
         )
+
+
+def _text(data: Mapping[str, Any], key: str) -> str:
+    value = data[key]
+    if not isinstance(value, str):
+        raise TypeError(f"{key}: must be text, not {type(value).__name__}")
+    return value
+
+
+def _texts(data: Mapping[str, Any], key: str) -> list[str]:
+    value = data.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TypeError(f"{key}: must be a list of texts")
+    return value
+
+
+def _count(data: Mapping[str, Any], key: str) -> int:
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise ValueError(f"{key}: must be a whole number from 0, not {str(value)[:20]}")
+    return value
+
+
+def seconds_of(value: Any, what: str) -> float:
+    """`value` as a finite number of seconds from 0, else a `ValueError` naming `what` (a forged
+    400-digit number overflowed `float()`; `NaN` or `Infinity` made the report invalid JSON)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what}: must be a number of seconds, not {type(value).__name__}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        raise ValueError(f"{what}: must be a number of seconds, not one that large") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"{what}: must be a finite number of seconds from 0, not {seconds}")
+    return seconds
 
 
 @dataclass
@@ -459,6 +500,8 @@ def _line_signature(line: str) -> str:
             return "name concatenated"
         return "name differs"
     if body.startswith("id "):
+        if body.endswith(ROTATED):
+            return "id rotated"
         return "id missing" if body.endswith("got None") else "id differs"
     if body.startswith("arguments "):
         return "arguments invalid JSON" if " got invalid " in body else "arguments differ"

@@ -40,7 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from harness import cache
+from harness import cache, files
+from harness.errors import UsageError
 from harness.processes import subreaper
 from harness.processes.capture import Captured
 from harness.processes.command import parse
@@ -415,12 +416,9 @@ class PythonWarmStart:
         path = self._path()
         if path is None or not self._changed:
             return
-        with contextlib.suppress(OSError):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            temporary = f"{path}.{os.getpid()}.{threading.get_ident()}"
-            with open(temporary, "w", encoding="utf-8") as out:
-                json.dump({"modules": self.modules, "models": self.models, "unsafe": self.unsafe}, out)
-            os.replace(temporary, path)
+        learned = {"modules": self.modules, "models": self.models, "unsafe": self.unsafe}
+        with contextlib.suppress(UsageError):  # a cache that cannot be written is only slower
+            files.write(path, json.dumps(learned).encode())
 
     def learn(self, modules: Sequence[str], models: Sequence[str] = ()) -> None:
         """Add what a run imported, and the models it built, to what the zygotes preload (the

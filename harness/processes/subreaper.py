@@ -200,25 +200,32 @@ def _children() -> list[tuple[int, int, str]]:
     return found
 
 
-def _is_wrapper(pid: int) -> bool:
-    """Whether `pid` runs this wrapper (a process the harness started, never an orphan)."""
+def _cmdline(pid: int | str) -> bytes | None:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            words = cmdline.read().split(b"\0")
+            return cmdline.read()
     except OSError:
-        return False
-    return os.path.abspath(__file__).encode() in words[:4]
+        return None
+
+
+def _started_here(pid: int, ours: bytes | None) -> bool:
+    """Whether child `pid` is one this process started: a wrapper, or a fork of this process not
+    yet running what it was started for (its command line still ours)."""
+    line = _cmdline(pid)
+    if line is None:
+        return True  # gone already: nothing to end
+    return line == ours or os.path.abspath(__file__).encode() in line.split(b"\0")[:4]
 
 
 def end_orphans() -> None:
     """End the orphans this process adopted as a subreaper (inside `adopting`), and reap them: its
-    children in a session other than its own that are not wrappers it started. (Whatever else the
-    harness starts stays in its session, or is a wrapper; a program's processes are in the
-    wrapper's session or one they made.)"""
+    children in a session other than its own that it did not start (whatever else the harness
+    starts stays in its session, or is a wrapper; a program's processes are in the wrapper's
+    session or one they made)."""
     if not CONTAINED or not _adopting:
         return
-    ours = os.getsid(0)
-    orphans = [pid for pid, session, _ in _children() if session != ours and not _is_wrapper(pid)]
+    session, line = os.getsid(0), _cmdline("self")
+    orphans = [pid for pid, sid, _ in _children() if sid != session and not _started_here(pid, line)]
     for pid in orphans:
         end_tree(pid)
     until = time.monotonic() + 5.0

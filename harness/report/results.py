@@ -10,6 +10,7 @@ case. Warnings (cosmetic differences, policy cases) are listed apart: they fail 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -81,14 +82,27 @@ def session_to_dict(
     selection: Selection | None = None,
     *,
     matrix: Sequence[str] | None = _UNSAID,
+    matrices: Mapping[str, tuple[Selection | None, Sequence[str] | None]] | None = None,
 ) -> dict[str, Any]:
     """The JSON report of a session that ran a compare, one accumulator, or several; `matrix`:
-    for one accumulator, the ids a whole session reports (None: not known)."""
+    for one accumulator, the ids a whole session reports (None: not known). `matrices`: by
+    accumulator (or test) name, its selection and the ids a whole session reports for it, so
+    `report merge` checks each one's matrix in a session of several."""
     if comparison is not None:
         return comparison_to_dict(comparison)
+    matrices = matrices or {}
     if len(reports) == 1:
+        own = matrices.get(reports[0].accumulator)
+        if own is not None:
+            return report_to_dict(reports[0], own[0] or selection, matrix=own[1])
         return report_to_dict(reports[0], selection, matrix=matrix)
-    return {"version": REPORT_VERSION, "reports": [report_to_dict(r) for r in reports]}
+    documents = []
+    for report in reports:
+        own = matrices.get(report.accumulator)
+        documents.append(
+            report_to_dict(report) if own is None else report_to_dict(report, own[0], matrix=own[1])
+        )
+    return {"version": REPORT_VERSION, "harness": __version__, "reports": documents}
 
 
 def counts(difference: Difference, strict: bool = False) -> bool:
@@ -140,9 +154,20 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     """Write a report atomically (a reader never sees half a file)."""
     path = Path(path)
     # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
-    text = json.dumps(clip_values(data), ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(_finite(clip_values(data)), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     files.write(path, text.encode("utf-8", "backslashreplace"))
     return path
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every `NaN` and infinity as null: JSON has neither, and a report is JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(child) for key, child in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(child) for child in value]
+    return value
 
 
 def selection_dict(selection: Selection) -> dict[str, Any]:

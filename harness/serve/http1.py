@@ -151,18 +151,33 @@ async def read_request(
 ) -> Request | None:
     """The next request on a connection, its body drawn from `reservation`; None when the client
     closed the connection between requests. Raises BadRequest for anything else."""
+    # Line by line, each judged as it arrives: a request line that is not HTTP/1.x (HTTP/0.9's
+    # `GET /`) or a line ended by a bare LF is a 400 at once, not a wait for a blank line that
+    # never comes (until the idle timeout).
+    lines: list[str] = []
+    size = 0
     try:
-        head = await reader.readuntil(b"\r\n\r\n")
+        while True:
+            raw = await reader.readuntil(b"\n")
+            size += len(raw)
+            if size > MAX_HEAD:
+                raise BadRequest(431, f"request line and headers longer than {MAX_HEAD:,} bytes")
+            if not raw.endswith(b"\r\n"):
+                raise BadRequest(400, "a line of the request ends in a bare LF: end each line with CRLF")
+            if raw == b"\r\n":
+                if lines:
+                    break
+                continue  # empty lines before a request line are ignored (RFC 9112 2.2)
+            lines.append(raw[:-2].decode("latin-1"))
+            if len(lines) == 1 and _REQUEST_LINE.fullmatch(lines[0]) is None:
+                shown = lines[0][:80].encode("ascii", "backslashreplace").decode()
+                raise BadRequest(400, f"malformed request line {shown!r}: want METHOD /path HTTP/1.1")
     except asyncio.IncompleteReadError:
         return None
     except asyncio.LimitOverrunError:
         raise BadRequest(431, f"request line and headers longer than {MAX_HEAD:,} bytes") from None
-    # Empty lines before a request line are ignored (RFC 9112 2.2): some clients end a body with one.
-    lines = head[:-4].decode("latin-1").lstrip("\r\n").split("\r\n")
     matched = _REQUEST_LINE.fullmatch(lines[0])
-    if matched is None:
-        shown = lines[0][:80].encode("ascii", "backslashreplace").decode()
-        raise BadRequest(400, f"malformed request line {shown!r}: want METHOD /path HTTP/1.1")
+    assert matched is not None  # checked as it arrived
     method, target, minor = matched.groups()
     if method.upper() == "CONNECT":
         raise BadRequest(400, "CONNECT: this server is no proxy to other hosts")

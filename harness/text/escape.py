@@ -28,19 +28,31 @@ __all__ = [
     "terminal_line",
 ]
 
-# C0 but tab and newline, DEL, C1: what moves a terminal's cursor, recolours it or rings it.
-_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# What JSON leaves as is but a terminal obeys: DEL and C1 (C0 is always escaped by `json.dumps`).
-_JSON_CONTROL: Final = re.compile(r"[\x7f-\x9f]")
+# Bidi controls (U+202E reverses what follows: `txt.exe` shows as `exe.txt`) and invisible format
+# characters (zero-width space, word joiner, BOM): what makes text read otherwise than it is.
+# Zero-width (non-)joiners are kept: scripts and emoji sequences need them.
+_INVISIBLE: Final = "\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+# C0 but tab and newline, DEL, C1: what moves a terminal's cursor, recolours it or rings it; the
+# invisible ones; and lone surrogates (a file name that is not UTF-8), which no output can encode.
+_CONTROL: Final = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}\\ud800-\\udfff]")
+# What JSON leaves as is but a terminal obeys: DEL, C1 and the invisible ones (C0 is always
+# escaped by `json.dumps`); and lone surrogates, which no UTF-8 page can hold (escaped: valid JSON).
+_JSON_CONTROL: Final = re.compile(f"[\\x7f-\\x9f{_INVISIBLE}\\ud800-\\udfff]")
 # Markdown punctuation that can start markup mid-line (emphasis, code, links, tables, escapes).
 _MARKDOWN_PUNCTUATION: Final = re.compile(r"([\\`*_\[\]|~])")
 _BACKTICKS: Final = re.compile(r"`+")
+_INVISIBLE_OR_LONE: Final = re.compile(f"[{_INVISIBLE}\\ud800-\\udfff]")
 
 
 def terminal(text: str) -> str:
     """Control characters (terminal escapes, carriage returns, bells) as `\\x1b`; newlines and
     tabs kept: a value cannot move the cursor or recolour the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+    return _CONTROL.sub(_spelled, text)
+
+
+def _spelled(found: re.Match[str]) -> str:
+    code = ord(found[0])
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def terminal_line(text: str) -> str:
@@ -65,7 +77,7 @@ def python_text(text: str) -> str:
 
 def markdown_text(text: str) -> str:
     """Plain text in a Markdown file (a table cell too): no markup, no HTML, one line."""
-    one_line = " ".join(text.splitlines())
+    one_line = " ".join(_INVISIBLE_OR_LONE.sub(_spelled, text).splitlines())
     escaped = html.escape(one_line, quote=False)  # `<img ...>` and `&entities;` shown as written
     return _MARKDOWN_PUNCTUATION.sub(r"\\\1", escaped)
 
@@ -73,7 +85,7 @@ def markdown_text(text: str) -> str:
 def markdown_code(text: str, *, in_table: bool = False) -> str:
     """A Markdown code span holding `text` whatever it holds: a fence longer than any run of
     backticks in it, one line, and in a table cell `|` escaped (GFM splits cells before spans)."""
-    one_line = " ".join(text.splitlines())
+    one_line = " ".join(_INVISIBLE_OR_LONE.sub(_spelled, text).splitlines())
     longest = max((len(run) for run in _BACKTICKS.findall(one_line)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if longest else ""
@@ -89,5 +101,6 @@ def html_text(text: str) -> str:
 def script_json(data: Any) -> str:
     """JSON inside a `<script>` element: no `<` at all, so nothing in it closes the element or
     opens a comment (`</script>`, `<!--`), and no line separator a JavaScript parser would split."""
-    text = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
+    text = _JSON_CONTROL.sub(lambda m: f"\\u{ord(m[0]):04x}", json.dumps(data, ensure_ascii=False))
+    text = text.replace("<", "\\u003c")
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

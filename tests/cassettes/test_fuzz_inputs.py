@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
 import os
 import random
 import resource
@@ -202,8 +203,18 @@ CHECKED_SCENARIOS = [
 def commands(path: Path, work: Path) -> list[list[str]]:
     return [
         ["show", str(path)],
-        ["check", "--accumulator", "reference", "--cassettes", str(path), "--timeout", "0", "--no-case-cache",
-         "--scenarios", *CHECKED_SCENARIOS],
+        [
+            "check",
+            "--accumulator",
+            "reference",
+            "--cassettes",
+            str(path),
+            "--timeout",
+            "0",
+            "--no-case-cache",
+            "--scenarios",
+            *CHECKED_SCENARIOS,
+        ],
         ["mutate", str(path), "--scenario", "C1-interleaved-fragments", "-o", str(work / "out.yaml")],
         ["import", str(path), "--from", "sse", "-o", str(work / "imported.yaml")],
     ]
@@ -383,3 +394,188 @@ def test_hostile_programs_get_the_same_verdicts_warm_and_cold(
         if len(seen) == 2 and seen["warm"] != seen["cold"]:
             problems.append(f"{name}: warm {seen['warm']} != cold {seen['cold']}")
     assert problems == [], "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reports (`report merge`), hostile files (every reader), malformed requests (the replay server)
+
+BASE_REPORT = ["check", "--accumulator", "reference", "--cassettes", "openai-chat/single-call",
+               "--scenarios", "original", "--timeout", "0", "--json"]  # fmt: skip
+# Values a forged report's field may hold: the ones that were exit 3 or unbounded before too.
+REPORT_VALUES: list[Any] = [*ODD_VALUES, 10**12, 1_000_000, 10_001, "9" * 5000, [1, 2], ["x"], "\u202e"]
+
+
+def report_mutants(base: dict[str, Any], count: int) -> Iterator[tuple[str, bytes]]:
+    """`count` reports with one field replaced, a key removed, or the text cut or spiked with
+    `NaN`, `Infinity` and a 400-digit number; seeded, so a failure replays."""
+    rng = random.Random(SEED)
+    paths = list(_paths(base))
+    for n in range(count):
+        doc = copy.deepcopy(base)
+        path = rng.choice(paths)
+        kind = rng.choice(["value", "value", "value", "drop", "cut", "spike"])
+        if kind == "value":
+            doc = _set(doc, path, rng.choice(REPORT_VALUES))
+        elif kind == "drop":
+            doc = _set(doc, path, _DROP)
+        text = json.dumps(_dropped(doc), ensure_ascii=False)
+        if kind == "cut":
+            text = text[: rng.randrange(len(text))]
+        elif kind == "spike":
+            number = rng.choice(["NaN", "Infinity", "-Infinity", "9" * 400, "1e999"])
+            text = text.replace('"seconds": ', f'"seconds": {number}, "x": ', 1)
+        yield f"report {n} {kind} {path!r}", text.encode("utf-8", "surrogatepass")
+
+
+_DROP = object()
+
+
+def _dropped(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _dropped(v) for k, v in value.items() if v is not _DROP}
+    if isinstance(value, list):
+        return [_dropped(v) for v in value if v is not _DROP]
+    return value
+
+
+def check_report(label: str, data: bytes, work: Path) -> list[str]:
+    """`report merge` of one forged report: exit 0, 1 or 2 in one line, and what it writes is JSON."""
+    path, out = work / "forged.json", work / "merged.json"
+    path.write_bytes(data)
+    out.unlink(missing_ok=True)
+    started = time.monotonic()
+    code, err = run_in_process(["report", "merge", str(path), "--json", str(out)])
+    problems = []
+    if code not in (0, 1, 2) or "Traceback" in err or (code == 2 and err.count("\n") != 1):
+        problems.append(f"{label}: exit {code}: {err.strip()[-300:]}")
+    if time.monotonic() - started > 10:
+        problems.append(f"{label}: took {time.monotonic() - started:.0f} s")
+    if code in (0, 1):
+        json.loads(
+            out.read_text(encoding="utf-8"), parse_constant=lambda name: problems.append(f"{label}: {name}")
+        )
+    return problems
+
+
+def fuzz_reports(count: int, work: Path) -> list[str]:
+    base_path = work / "base.json"
+    code, err = run_in_process([*BASE_REPORT, str(base_path)])
+    assert code == 0, err
+    base = json.loads(base_path.read_text(encoding="utf-8"))
+    problems: list[str] = []
+    for label, data in report_mutants(base, count):
+        problems += check_report(label, data, work)
+    return problems
+
+
+def test_a_few_forged_reports_never_crash(tmp_path: Path) -> None:
+    assert fuzz_reports(40, tmp_path) == []
+
+
+@pytest.mark.slow
+def test_forged_reports_never_crash(tmp_path: Path) -> None:
+    count = int(os.environ.get("TOOLSTREAM_FUZZ_COUNT", "150")) * 4
+    problems = fuzz_reports(count, tmp_path)
+    assert problems == [], "\n".join(problems)
+
+
+HOSTILE_FILES = ["fifo", "symlink loop", "/dev/zero", "/proc/self/mem", "folder", "non-UTF-8 name"]
+READERS = {
+    "import": ["import", "FILE", "-o", "OUT/out.yaml"],
+    "report merge": ["report", "merge", "FILE"],
+    "report-card --from-json": ["report-card", "--from-json", "FILE", "--out", "OUT/card"],
+    "show": ["show", "FILE"],
+    "check --cassettes": ["check", "--accumulator", "reference", "--cassettes", "FILE", "--timeout", "0"],
+    "check --scenarios": ["check", "--accumulator", "reference", "--cassettes", "openai-chat/single-call",
+                          "--scenarios", "FILE", "--timeout", "0"],
+}  # fmt: skip
+
+
+def hostile_file(kind: str, work: Path) -> str:
+    if kind.startswith("/"):
+        return kind
+    path = work / "input.yaml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "symlink loop":
+        path.symlink_to(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path = work / os.fsdecode(b"input-\xff.yaml")
+        path.write_bytes((CORPUS / "openai-chat" / "single-call.yaml").read_bytes())
+    return str(path)
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("kind", HOSTILE_FILES)
+def test_a_hostile_file_is_one_line_in_every_reader(
+    kind: str, reader: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import bounded
+
+    monkeypatch.setattr(bounded, "WAIT", 0.3)  # a FIFO with no writer: refused after the wait
+    (tmp_path / "out").mkdir()
+    given = hostile_file(kind, tmp_path)
+    argv = [given if a == "FILE" else a.replace("OUT", str(tmp_path / "out")) for a in READERS[reader]]
+    started = time.monotonic()
+    code, err = run_in_process(argv)
+    assert code in (0, 1, 2) and "Traceback" not in err, err
+    assert code != 2 or err.count("\n") == 1, err
+    assert time.monotonic() - started < 30
+
+
+# What a stranger may send the replay server instead of a request: each answered at once, never
+# left to the idle timeout, never a traceback.
+def request_mutants(count: int) -> Iterator[tuple[bool, bytes]]:
+    """(whether the request is whole, its bytes): a whole one (a request line that is not HTTP/1.x,
+    bare LFs, random bytes) is answered with the connection left open; a cut or flipped one may
+    declare a body longer than it sends, so the client ends its side and the server must answer or
+    close at once."""
+    rng = random.Random(SEED)
+    good = b"POST /case/x/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+    for _ in range(count):
+        kind = rng.choice(["bytes", "cut", "flip", "lf", "http09"])
+        if kind == "bytes":
+            yield True, bytes(rng.randrange(1, 256) for _ in range(rng.randrange(1, 80))) + b"\r\n\r\n"
+        elif kind == "cut":
+            yield False, good[: rng.randrange(1, len(good))]
+        elif kind == "flip":
+            data = bytearray(good)
+            data[rng.randrange(len(data))] = rng.randrange(256)
+            yield False, bytes(data)
+        elif kind == "lf":
+            yield True, good.replace(b"\r\n", b"\n")
+        else:
+            yield True, rng.choice([b"GET /", b"GET /cases.json", b"HEAD /"]) + b"\r\n"
+
+
+def fuzz_requests(count: int, port: int) -> list[str]:
+    problems = []
+    for n, (whole, data) in enumerate(request_mutants(count)):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(data)
+            if not whole:
+                sock.shutdown(socket.SHUT_WR)
+            started = time.monotonic()
+            try:
+                reply = sock.recv(65536)
+            except TimeoutError:
+                problems.append(f"request {n} {data[:60]!r}: no answer in 10 s")
+                continue
+        if whole and not reply.startswith(b"HTTP/1.1 4"):
+            problems.append(f"request {n} {data[:60]!r}: answered {reply[:60]!r}")
+        if reply and not reply.startswith(b"HTTP/1.1 "):
+            problems.append(f"request {n} {data[:60]!r}: answered {reply[:60]!r}")
+        if time.monotonic() - started > 5:
+            problems.append(f"request {n} {data[:60]!r}: answered after {time.monotonic() - started:.0f} s")
+    return problems
+
+
+def test_malformed_requests_are_answered_at_once() -> None:
+    from harness.serve import ReplayServer
+
+    server = ReplayServer([])
+    with server.running():
+        count = int(os.environ.get("TOOLSTREAM_FUZZ_COUNT", "150"))
+        assert fuzz_requests(count, server.port) == []

@@ -43,6 +43,7 @@ PAGES = (
     "ai-sdk-ui.md",
     "ag-ui.md",
     "websocket.md",
+    "gateways.md",
 )
 # Every other page, and why its blocks are not run here.
 NOT_RUN_HERE = {
@@ -60,6 +61,7 @@ NOT_RUN_HERE = {
     "corpus.md": "no example",
     "oracle.md": "no example",
     "serve.md": "no example",
+    "testing-your-agent.md": "test files and pytest runs: tests/test_testing_your_agent_docs.py",
 }
 KINDS = ("python", "console", "yaml")
 EXAMPLES = [block for page in PAGES for block in blocks(DOCS / page, KINDS)]

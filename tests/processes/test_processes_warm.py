@@ -4,7 +4,7 @@ the same verdicts (every one a pass, as cold); where a warm start cannot honour 
 found out, and the program runs cold, said once.
 
 The programs are `tests/_hostile_programs.py`'s; the slow lane's fuzz harness runs them too
-(tests/test_fuzz_inputs.py)."""
+(tests/cassettes/test_fuzz_inputs.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,14 @@ from tests._hostile_programs import CASES, COLD, HOSTILE_NODE, HOSTILE_PYTHON, p
 # named like one the zygote imported; a value kept from the zygote's environment by ways the
 # zygote does not watch. The rest a warm start now honours.
 COLD_FROM_THEN_ON = {"own-sysconfig", "own-signal", "env-data", "env-posix", "env-proc", "env-proc-at-run"}
+
+
+# One of each way a warm start honours or finds out runs in the fast lane; the rest are slow.
+FAST = {"own-sysconfig", "env-data", "env-write-at-import", "unflushed-file", "node-chdir", "node-8mb-exit"}
+
+
+def each(names: dict[str, dict[str, str]]) -> list[object]:
+    return [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in sorted(names)]
 
 
 def verdicts(command: str, out: Path, *, cold: bool) -> tuple[int, list[tuple[str, str]]]:
@@ -46,7 +54,7 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
 
 
 @pytest.mark.skipif(not subreaper.CONTAINED, reason="Python warm starts need Linux")
-@pytest.mark.parametrize("name", sorted(HOSTILE_PYTHON))
+@pytest.mark.parametrize("name", each(HOSTILE_PYTHON))
 def test_a_hostile_python_program_gets_its_cold_verdicts_warm(
     name: str,
     interpreter: Path,
@@ -71,7 +79,7 @@ def test_a_hostile_python_program_gets_its_cold_verdicts_warm(
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-@pytest.mark.parametrize("name", sorted(HOSTILE_NODE))
+@pytest.mark.parametrize("name", each(HOSTILE_NODE))
 def test_a_hostile_node_program_gets_its_cold_verdicts_warm(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -184,7 +184,7 @@ def test_shards_of_different_runs_are_refused(
     assert err == f"toolstream report: {second}: {said}: the reports are not shards of one run\n"
 
 
-def test_another_accumulator_is_refused(
+def test_another_accumulators_shards_are_checked_against_its_own_matrix(
     whole_check: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, second = shards_of(whole_check, [[0], [1]], tmp_path)
@@ -193,7 +193,8 @@ def test_another_accumulator_is_refused(
     data["cases"] = [{**case, "accumulator": "mine:Acc"} for case in data["cases"]]
     write_json(data, second)
     code, _, err = run_merge(capsys, first, second)
-    assert code == EXIT_USAGE and "accumulator differs" in err and "('mine:Acc', not 'reference')" in err
+    # Merged per accumulator: each is one shard of its own matrix, the rest of it in no report.
+    assert code == EXIT_USAGE and "cases of the matrix are in no report" in err
 
 
 @pytest.mark.parametrize(
@@ -202,7 +203,8 @@ def test_another_accumulator_is_refused(
         ("not json", "not a JSON report"),
         ("[1, 2]", "not a JSON report (an object with summary and cases)"),
         ('{"version": 1, "summary": {}, "differences": []}', "a compare report"),
-        ('{"version": 1, "reports": []}', "a report of several accumulators"),
+        ('{"version": 1, "reports": []}', "reports: a session's report with no reports in it"),
+        ('{"version": 1, "reports": [7]}', "reports[0]: must be an object, not 7"),
         ('{"version": 9, "summary": {}, "cases": []}', "version: 9; this toolstream reads 1"),
         ('{"version": 1, "summary": {"accumulator": "a", "strict": false}, "cases": [7]}',
          "cases[0]: must be"),
@@ -251,3 +253,57 @@ def test_without_a_known_matrix_the_merge_says_it_did_not_check_for_missing_case
     assert code == EXIT_OK
     said = "report merge: not checked for missing cases: the selection's cases cannot be listed here"
     assert err.startswith(said)
+
+
+# ---------------------------------------------------------------------------------------------
+# Forged fields: one line, exit 2, within bounds (each was exit 3 or unbounded before)
+
+HUGE = "9" * 400
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("summary.seconds", HUGE, "summary.seconds: must be a number of seconds, not one that large"),
+        ("cases.0.seconds", HUGE, "cases[0]: not a case's result (seconds: must be a number of seconds"),
+        ("cases.0.seconds", '"' + HUGE + '"', "cases[0]: not a case's result (seconds: must be a number"),
+        ("cases.0.diff", "[1, 2]", "cases[0]: not a case's result (diff: must be a list of texts)"),
+        ("cases.0.cassette", "null", "cases[0]: not a case's result (cassette: must be text, not NoneType)"),
+        ("cases.0.scenario", '["x"]', "cases[0]: not a case's result (scenario: must be text, not list)"),
+        ("selection.seeds", "1000000", "selection.seeds: must be a count of seeds from 1 to 10,000 or null"),
+        (
+            "selection.seeds",
+            str(10**12),
+            "selection.seeds: must be a count of seeds from 1 to 10,000 or null",
+        ),
+        ("summary.seconds", "NaN", "not a JSON report (NaN is not a JSON value)"),
+        ("cases.0.seconds", "Infinity", "not a JSON report (Infinity is not a JSON value)"),
+    ],
+)
+def test_a_forged_field_is_one_line_exit_2(
+    field: str,
+    value: str,
+    said: str,
+    whole_check: dict[str, Any],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = json.loads(json.dumps(whole_check))
+    *parents, last = [int(p) if p.isdigit() else p for p in field.split(".")]
+    where = data
+    for step in parents:
+        where = where[step]
+    where[last] = "PLACE"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(data).replace('"PLACE"', value))
+    code, _, err = run_merge(capsys, forged)
+    assert code == EXIT_USAGE and err.count("\n") == 1 and said in err, err
+
+
+def test_a_merged_report_is_always_valid_json(tmp_path: Path) -> None:
+    """Whatever a report holds, what is written parses as JSON (no `NaN` or `Infinity`)."""
+    out = write_json({"seconds": float("nan"), "cases": [{"seconds": float("inf")}]}, tmp_path / "r.json")
+    assert json.loads(out.read_text(), parse_constant=lambda name: pytest.fail(name)) == {
+        "seconds": None,
+        "cases": [{"seconds": None}],
+    }

@@ -180,7 +180,7 @@ MALFORMED = {
     "no-version": (b"GET /\r\nHost: x\r\n\r\n", 400, "request line"),
     "header-without-colon": (b"GET / HTTP/1.1\r\nHost x\r\n\r\n", 400, "header line"),
     "space-before-colon": (b"GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400, "header line"),
-    "bare-lf-in-header": (b"GET / HTTP/1.1\r\nHost: x\nX-Evil: 1\r\n\r\n", 400, "control"),
+    "bare-lf-in-header": (b"GET / HTTP/1.1\r\nHost: x\nX-Evil: 1\r\n\r\n", 400, "bare LF"),
     "signed-content-length": (b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\nabcde", 400, "Content-Length"),
     "two-content-lengths": (
         b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
@@ -209,6 +209,30 @@ def test_malformed_http_gets_a_status_and_one_line(
     reply = exchange(server.port, request_bytes)
     assert status_of(reply) == status
     assert why in reason_of(reply)
+
+
+# Requests that never bring the blank line a request head ends with: each answered 400 at once, on a
+# connection the client keeps open (they waited for the idle timeout, 30 s, before).
+NEVER_ENDED = {
+    "http-0.9": b"GET /\r\n",
+    "http-0.9-bare-lf": b"GET /\n",
+    "bare-lf-request-line": b"GET / HTTP/1.1\nHost: x\n\n",
+    "bare-lf-header": b"GET / HTTP/1.1\r\nHost: x\n",
+    "garbage-line": b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n",  # a TLS hello, more or less
+    "lone-method": b"GET\r\n",
+}
+
+
+@pytest.mark.parametrize("request_bytes", NEVER_ENDED.values(), ids=NEVER_ENDED.keys())
+def test_a_malformed_request_is_answered_at_once_on_an_open_connection(
+    server: ReplayServer, request_bytes: bytes, no_traceback: None
+) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(request_bytes)  # and no more: the connection stays open
+        started = time.monotonic()
+        reply = sock.recv(65536)
+    assert time.monotonic() - started < 5
+    assert status_of(reply) == 400
 
 
 def test_a_request_after_a_refused_body_on_another_connection_is_served(server: ReplayServer) -> None:
@@ -312,7 +336,7 @@ def cassette_with(tmp_path: Path, headers: str, status: int = 200) -> Path:
         "interactions:\n"
         "- request: {method: POST, url: 'http://127.0.0.1/v1/chat/completions'}\n"
         f"  response:\n    status: {status}\n    headers: {headers}\n"
-        "    chunks: [{text: \"data: [DONE]\\n\\n\"}]\n"
+        '    chunks: [{text: "data: [DONE]\\n\\n"}]\n'
     )
     return path
 
