@@ -80,6 +80,8 @@ def scratch(tmp_path: Path) -> dict[str, str]:
     """Link the bundled folders into `tmp_path` and return an environment that imports this checkout."""
     for name in ("cassettes", "scenarios", "examples"):
         (tmp_path / name).symlink_to(ROOT / name)
+    for venv in ROOT.glob(".venv-*"):  # the side environments a line runs a client program in
+        (tmp_path / venv.name).symlink_to(venv)
     # A project of the reader's own: a bare `pytest` collects its tests, not the example agent's
     # (examples/agent_tests), which a line names when it means them.
     (tmp_path / "pytest.ini").write_text("[pytest]\nnorecursedirs = examples cassettes scenarios\n")
@@ -149,6 +151,9 @@ def run_command(line: str, cwd: Path, env: dict[str, str]) -> str:
     command, expected = declared(line)
     if "node " in command and shutil.which("node") is None:
         pytest.skip("node is not installed")
+    for side in re.findall(r"(\.venv-[\w.-]+)/bin/python", command):
+        if not (cwd / side / "bin" / "python").exists():
+            pytest.skip(f"{side} is not set up (.ci/run makes it)")
     if command.startswith("python "):
         argv = f"{sys.executable} {command.removeprefix('python ')}"
     elif command.startswith("pytest "):

@@ -134,7 +134,9 @@ def versions(name: str) -> str:
     if (folder / "requirements.txt").exists():
         import subprocess
 
-        wanted = ("openai-agents", "openai")
+        pins = (folder / "requirements.txt").read_text().splitlines()
+        wanted = tuple(line.split("==")[0] for line in pins if "==" in line and not line.startswith("#"))
+        wanted = wanted if wanted != ("openai-agents",) else ("openai-agents", "openai")
         script = "import importlib.metadata as m, sys; print(', '.join(p + ' ' + m.version(p) for p in sys.argv[1:]))"  # noqa: E501
         return subprocess.run(
             [python, "-c", script, *wanted], capture_output=True, text=True, check=True

@@ -22,6 +22,7 @@ from harness import cache, files
 __all__ = ["AGENTS_VENV", "Catalogue", "ClientEntry", "catalogue", "shipped"]
 
 AGENTS_VENV = ".venv-openai-agents"  # the side environment the OpenAI Agents SDK runs in (`.ci/run`)
+REALTIME_VENV = ".venv-openai-realtime"  # the openai SDK's Realtime client and `websockets` (`.ci/run`)
 _PACKAGE = Path(__file__).resolve().parent.parent  # harness/
 _SOURCE = Path("examples") / "clients"  # the programs' source, in a checkout
 
@@ -74,6 +75,7 @@ class Catalogue:
         self.root = venv_root
         self.harness = harness
         self.agents_python = venv_root / AGENTS_VENV / "bin" / "python"
+        self.realtime_python = venv_root / REALTIME_VENV / "bin" / "python"
         self.clients: dict[str, ClientEntry] = {
             "node-openai": (
                 "node-openai", ["node", "agent.mjs"], "openai-chat", {},
@@ -86,6 +88,18 @@ class Catalogue:
             "vercel-ai-stream": (
                 "vercel-ai", ["node", "agent.mjs"], "openai-chat", {"TOOLSTREAM_STREAM": "1"},
                 "`ai` + `@ai-sdk/openai`, `streamText`",
+            ),
+            "ai-sdk-ui": (
+                "ai-sdk-ui", ["node", "agent.mjs"], "ai-sdk-ui", {},
+                "`ai` (Node), `DefaultChatTransport` + `readUIMessageStream`",
+            ),
+            "ag-ui": (
+                "ag-ui", ["node", "agent.mjs"], "ag-ui", {},
+                "`@ag-ui/client` (Node), `HttpAgent.runAgent`",
+            ),
+            "openai-realtime": (
+                "openai-realtime", [str(self.realtime_python), "agent.py"], "openai-realtime", {},
+                "`openai` (Python), `client.realtime.connect` over `websockets`",
             ),
             "node-anthropic": (
                 "node-anthropic", ["node", "agent.mjs"], "anthropic", {},
@@ -117,7 +131,7 @@ class Catalogue:
         if (folder / "package-lock.json").exists():
             return f"npm ci --prefix {self._said(folder)}"
         if (folder / "requirements.txt").exists():
-            venv = self._said(self.root / AGENTS_VENV)
+            venv = self._said(self.root / (REALTIME_VENV if name == "openai-realtime" else AGENTS_VENV))
             requirements = self._said(folder / "requirements.txt")
             return f"python3 -m venv {venv} && {venv}/bin/pip install {self.harness} -r {requirements}"
         return None

@@ -266,7 +266,7 @@ class Mutation(ABC):
     name: ClassVar[str] = ""
     level: ClassVar[Level] = Level.EVENT
     meaning: ClassVar[Meaning] = Meaning.PRESERVING
-    codecs: ClassVar[tuple[str, ...]] = ("sse", "ndjson", "eventstream")
+    codecs: ClassVar[tuple[str, ...]] = ("sse", "ndjson", "eventstream", "websocket")
     imitates: ClassVar[tuple[Quirk, ...]] = ()
     breaks: ClassVar[tuple[str, ...]] = ()
 

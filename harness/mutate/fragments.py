@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness import bounded
-from harness.cassettes.outcome import CUSTOM, ToolCall
+from harness.cassettes.outcome import CUSTOM, ToolCall, diff
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import (
@@ -27,8 +27,9 @@ from harness.mutate.calls import (
     reference_on,
     routing_keys_apart,
     spliced,
+    value,
 )
-from harness.wire.dialects import MISSING, Event, Field, Fragment, Role
+from harness.wire.dialects import MISSING, Event, Field, Fragment, Kind, Role
 
 _TEXT_ROLES = (Role.START, Role.ARGS, Role.WHOLE)
 
@@ -355,6 +356,11 @@ class TruncateArgs(Mutation):
         text = args_text(d, stream.events, group)
         if not text or len(text) <= self.chars:
             raise NotApplicable("no argument text long enough to truncate")
+        for fragment in group:
+            whole = _args(stream, stream.events, fragment) if fragment.role is Role.END else MISSING
+            if whole is not MISSING and whole is not None and not isinstance(whole, str):
+                # The AI SDK's tool-input-available: its producer parsed the text; cut, it says so.
+                raise NotApplicable("the call's end carries its arguments parsed, not as text")
         events: list[Event | None] = list(stream.events)
         left = self.chars
         gone: list[Fragment] = []
@@ -476,6 +482,97 @@ class ArgsAsObject(Mutation):
         if not any(e is not stream.events[i] for i, e in enumerate(events)):
             raise NotApplicable("no string arguments to turn into an object")
         return stream.with_events(_without(stream, events, gone))
+
+
+@mutation("call-in-one-event")
+@dataclass(frozen=True)
+class CallInOneEvent(Mutation):
+    """Send each call whole in one event of the dialect's own whole-call shape: an AG-UI
+    `TOOL_CALL_CHUNK` with the id, the name and all the arguments, which starts the call and, with
+    whatever comes next, ends it (ag-ui-protocol/ag-ui#2463, #2653: a bridge that sent such a call
+    as START then END dropped its arguments); an AI SDK `tool-input-available` with no start, as
+    `streamText` sends a call its provider did not stream. Meaning is kept."""
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        fragments = fragments_or_skip(stream)
+        if not one_fragment_per_event(fragments):
+            raise NotApplicable("fragments share events")
+        calls = {n: c for n, c in enumerate(stream.expected.tool_calls)}
+        inserts: dict[int, list[Event]] = {}
+        gone: set[int] = set()
+        for number, group in by_call(fragments).items():
+            call = calls.get(number)
+            if call is None or call.invalid or call.id is None or call.name is None:
+                raise NotApplicable("a call that is not whole and final cannot be sent in one event")
+            try:
+                built = d.build(
+                    Kind.TOOL_CALL, id=call.id, name=call.name, args=call.arguments, one_event=True
+                )
+            except DialectError as exc:
+                raise NotApplicable(str(exc)) from None
+            if len(built) != 1:
+                raise NotApplicable(f"{d.name} has no event that carries a whole call")
+            inserts[group[0].event] = built
+            gone.update(f.event for f in group)
+        events: list[Event] = []
+        for i, event in enumerate(stream.events):
+            events.extend(inserts.get(i, ()))
+            if i not in gone:
+                events.append(event)
+        if (
+            reference_on(d, events, None if stream.complete else stream.error).tool_calls
+            != stream.expected.tool_calls
+        ):
+            raise NotApplicable(f"{d.name} does not end a call sent whole where this stream goes on")
+        return stream.with_events(events)
+
+
+@mutation("args-for-inactive-id")
+@dataclass(frozen=True)
+class ArgsForInactiveId(Mutation):
+    """While a later call streams its arguments, send one argument piece naming an id that is not
+    active: the call before it, already ended (`ended`), or an id no call has (`unknown`). A
+    client that binds arguments to the active call without checking the id appends the piece to
+    the wrong call (microsoft/agent-framework PR #6342, AG-UI `TOOL_CALL_ARGS`). A correct client
+    ignores it: meaning is kept, and a dialect whose reference does not ignore it is skipped."""
+
+    which: Literal["ended", "unknown"] = "ended"
+    args: str = '"}'
+
+    imitates = (
+        Quirk("C-inactive-id", "microsoft/agent-framework PR #6342 (AG-UI TOOL_CALL_ARGS for another id)"),
+    )
+    breaks = ("*.id-not-active", "*.input-after-available", "*.delta-without-start", "*.delta-after-done")
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        groups = list(by_call(fragments_or_skip(stream)).values())
+        if len(groups) < 2:
+            raise NotApplicable("an id that is not active while another call streams needs two calls")
+        events = list(stream.events)
+        target = groups[1]
+        pieces = [f for f in target if f.role is Role.ARGS]
+        if not pieces:
+            raise NotApplicable("the second call streams no argument piece")
+        earlier = value(d, events, groups[0][0], Field.ID)
+        stray_id = earlier if self.which == "ended" else f"{earlier}_inactive"
+        if not isinstance(earlier, str) or not earlier:
+            raise NotApplicable("the first call has no id")
+        if self.which == "ended" and not any(
+            f.role is Role.END and f.event < pieces[0].event for f in groups[0]
+        ):
+            raise NotApplicable("the first call has not ended when the second streams")
+        piece = continuation(d, events[pieces[0].event], pieces[0].slot, self.args)
+        try:
+            piece = d.set(piece, 0, Field.ID, stray_id)
+        except DialectError as exc:
+            raise NotApplicable(str(exc)) from None
+        out = [*events[: pieces[0].event + 1], piece, *events[pieces[0].event + 1 :]]
+        seen = reference_on(d, out, None if stream.complete else stream.error)
+        if diff(stream.expected, seen, fields=("tool_calls",)):
+            raise NotApplicable(f"{d.name} gives a piece for an id that is not active to a call")
+        return stream.with_events(out)
 
 
 # -- invalid streamed JSON under fine-grained / eager tool streaming (G1) --------------------------

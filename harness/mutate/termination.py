@@ -21,6 +21,7 @@ from harness.mutate.calls import (
     expect_prefix,
     first_signal,
     fragments_or_skip,
+    reference_on,
     spliced,
     terminal_index,
 )
@@ -329,6 +330,36 @@ class DropCalls(Mutation):
                 events[fragment.event] = d.remove(current, fragment.slot)
         kept = d.renumber([e for e in events if e is not None])
         return stream.with_events(kept, replace(stream.expected, tool_calls=()))
+
+
+@mutation("resume-into-part")
+@dataclass(frozen=True)
+class ResumeIntoPart(Mutation):
+    """The stream a client gets when it resumes (the AI SDK's `resumeStream`) while a call's
+    arguments are streaming: everything from call `call`'s second argument piece on, so its start
+    and first piece never come (vercel/ai#14027: "Received tool-input-delta for missing tool call";
+    PRs #14255, #17025). The calls before it are gone with the prefix; the expectation is what the
+    dialect's reference makes of the rest (an AI SDK call is whole again at its
+    `tool-input-available`)."""
+
+    call: int = 0
+
+    meaning = Meaning.CHANGING
+    imitates = (
+        Quirk("D-resume", "vercel/ai#14027 (a resumed UI message stream joins a tool part mid-input)"),
+    )
+    breaks = ("*.delta-without-start", "*.text-without-start", "*.first-not-run-started", "*.id-not-active")
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        groups = by_call(fragments_or_skip(stream))
+        group = groups.get(self.call)
+        pieces = [f for f in group or () if f.role is Role.ARGS]
+        if len(pieces) < 2:
+            raise NotApplicable(f"call {self.call} has no second argument piece to resume at")
+        events = list(stream.events[pieces[1].event :])
+        error = None if stream.complete else stream.error
+        return stream.with_events(events, reference_on(d, events, error))
 
 
 # -- starts and ends that are not announced ---------------------------------------------------------

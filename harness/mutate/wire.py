@@ -124,7 +124,7 @@ class Rechunk(Mutation):
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         text_only = ("utf8", "line", "field")
-        if self.how in text_only and stream.dialect.codec_name == "eventstream":
+        if self.how in text_only and stream.dialect.codec_name in ("eventstream", "websocket"):
             raise NotApplicable(f"rechunk {self.how} needs a text wire")
         if self.how in ("pack", "split"):
             return stream.with_reads(self._by_event(stream, rng), same_events=True)
@@ -153,6 +153,46 @@ class Rechunk(Mutation):
             cut = rng.randint(1, len(piece) - 1) if len(piece) > 1 else 1
             out.extend(p for p in (piece[:cut], piece[cut:]) if p)
         return out
+
+
+@mutation("fragment-messages")
+@dataclass(frozen=True)
+class FragmentMessages(Mutation):
+    """Send each WebSocket text message longer than `size` bytes as a text frame and continuation
+    frames (RFC 6455 5.4: a server may fragment any message; the client library joins them), each
+    frame one read. The messages, and so the meaning, are the same."""
+
+    size: int = 8
+
+    level = Level.WIRE
+    codecs = ("websocket",)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        from harness.wire.codecs.websocket import WebSocketCodec
+
+        codec, d = WebSocketCodec(), stream.dialect
+        size = max(1, self.size)
+        reads: list[bytes] = []
+        for event in stream.events:
+            whole = codec.fragment(d.render(event), size)
+            reads.extend(_frames(whole))
+        if len(reads) == len(stream.events):
+            raise NotApplicable(f"no message longer than {size} bytes")
+        return stream.with_reads(reads, same_events=True)
+
+
+def _frames(data: bytes) -> list[bytes]:
+    """Unmasked frames laid end to end, one each (their headers say where each ends)."""
+    out, pos = [], 0
+    while pos < len(data):
+        size, at = data[pos + 1] & 0x7F, pos + 2
+        if size == 126:
+            size, at = int.from_bytes(data[pos + 2 : pos + 4], "big"), pos + 4
+        elif size == 127:
+            size, at = int.from_bytes(data[pos + 2 : pos + 10], "big"), pos + 10
+        out.append(data[pos : at + size])
+        pos = at + size
+    return out
 
 
 def _split(how: str, largest: int, rng: random.Random, body: bytes) -> list[bytes]:

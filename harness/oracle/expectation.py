@@ -176,6 +176,8 @@ def _bare_done(step: Mutation) -> Rule:
 STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     # Shapes every documented protocol allows: fragmentation, read boundaries, SSE framing, ids.
     "rechunk": _spec("network reads split anywhere"),
+    "fragment-messages": _spec("WebSocket messages in continuation frames: RFC 6455 allows them"),
+    "call-in-one-event": _spec("a call whole in one event, a form the protocol has (an AG-UI chunk)"),
     "line-ends": _spec("CRLF or CR line ends: the SSE specification allows them"),
     "sse-comments": _spec("SSE comment lines: the SSE specification allows them"),
     "multiline-data": _spec("multi-line data fields: the SSE specification allows them"),

@@ -2,7 +2,7 @@
 
 Every agent loop echoes the assistant's tool calls (id, name, arguments) to the provider with the
 results of running them. How each provider's request carries them is the dialect's knowledge
-(`Requesting.read_followup` in each dialect module); here is only the parsing of the body and
+(`StandingIn.read_followup` in each dialect module); here is only the parsing of the body and
 the dispatch by dialect.
 """
 
@@ -13,15 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.wire import dialects
-from harness.wire.dialects.requesting import Requesting, ToolResult, Turn
+from harness.wire.dialects.requesting import StandingIn, ToolResult, Turn
 
 __all__ = ["ToolResult", "Turn", "read_followup", "requesting"]
 
 
-def requesting(dialect: str) -> Requesting:
-    """The dialect's `Requesting` role (every shipped dialect has it)."""
+def requesting(dialect: str) -> StandingIn:
+    """The dialect's `StandingIn` role (every shipped dialect has it)."""
     found = dialects.get(dialect)
-    if not isinstance(found, Requesting):
+    if not isinstance(found, StandingIn):
         raise TypeError(f"dialect {dialect!r} cannot stand in for its provider (no Requesting role)")
     return found
 

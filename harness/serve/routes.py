@@ -3,7 +3,8 @@ reads to find them.
 
 Every case lives under `/case/<url-quoted case id>`; below that prefix each provider's own paths
 (`/v1/chat/completions`, `/v1/messages`, `/v1beta/models/m:streamGenerateContent`,
-`/model/m/converse-stream`, `/api/chat`, `/v2/chat`, ...) reach that case, `/report` takes an
+`/model/m/converse-stream`, `/api/chat`, `/v2/chat`, an app's `/ui-message-stream`, an agent's
+`/ag-ui`, `/v1/realtime` (a WebSocket) ...) reach that case, `/report` takes an
 outcome a program reports itself, and the prefix alone describes the case. A test served a case
 by the pytest plugin reaches it under `/run/<token>/case/<id>`: its own log, so a late request of
 one test is never read as another's.
@@ -33,6 +34,9 @@ RUN = "/run/"
 
 # Path endings below a case prefix -> (dialect, streamed); None: the body's `stream` field says.
 _ENDINGS: tuple[tuple[str, str, bool | None], ...] = (
+    ("/ui-message-stream", "ai-sdk-ui", True),
+    ("/ag-ui", "ag-ui", True),
+    ("/realtime", "openai-realtime", True),  # a WebSocket session (harness.serve.websocket)
     ("/chat/completions", "openai-chat", None),
     ("/responses", "openai-responses", None),
     ("/messages", "anthropic", None),
@@ -122,6 +126,9 @@ def base_urls(server: str, case_id: str, token: str | None = None) -> dict[str, 
         "bedrock-converse": root,
         "ollama": root,
         "cohere": root,
+        "ai-sdk-ui": root + "/ui-message-stream",  # an app's chat endpoint, not a base
+        "ag-ui": root + "/ag-ui",  # an agent's endpoint, not a base
+        "openai-realtime": root + "/v1",  # the SDK connects to ws://<base>/realtime
     }
 
 
@@ -147,4 +154,6 @@ def client_environment(server: str, case_id: str, token: str | None = None) -> d
         "OLLAMA_HOST": urls["ollama"],
         "CO_API_URL": urls["cohere"],
         "CO_API_KEY": "toolstream-replay",
+        "TOOLSTREAM_AI_SDK_UI_URL": urls["ai-sdk-ui"],
+        "TOOLSTREAM_AG_UI_URL": urls["ag-ui"],
     }

@@ -51,6 +51,7 @@ from harness.serve.http1 import (
     status_line,
 )
 from harness.serve.upstream import Recorder, UpstreamError
+from harness.serve.websocket import is_upgrade, serve_session
 from harness.text.escape import html_text
 from harness.wire import dialects
 from harness.wire.dialects.retargeting import OfferedTool
@@ -332,6 +333,10 @@ class ReplayServer:
                     await _linger(reader, writer)
                     return
                 if request is None:
+                    return
+                if is_upgrade(request):
+                    reservation.release()
+                    await serve_session(self.cases, self.logs, request, reader, writer, pace=self.pace)
                     return
                 if self.recorder is not None:
                     if not await _forward(self.recorder, request, writer):

@@ -40,6 +40,9 @@ PAGES = (
     "commands.md",
     "recording.md",
     "security.md",
+    "ai-sdk-ui.md",
+    "ag-ui.md",
+    "websocket.md",
     "gateways.md",
 )
 # Every other page, and why its blocks are not run here.

@@ -20,6 +20,7 @@ from harness.wire.dialects import (
     IdStyle,
     Oracle,
     Requesting,
+    StandingIn,
     Validation,
     Wire,
 )
@@ -28,10 +29,15 @@ from harness.wire.dialects.blocks import BlockAccumulator
 NAMES = dialects.names()
 
 
+# Streams an app or a session sends, not a provider's HTTP API: nothing to record with a recipe.
+NOT_PROVIDERS = ("ag-ui", "ai-sdk-ui", "openai-realtime")
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_every_dialect_plays_every_role(name: str) -> None:
     d = dialects.get(name)
-    assert all(isinstance(d, role) for role in (Wire, Detection, Oracle, Editing, Requesting))
+    assert all(isinstance(d, role) for role in (Wire, Detection, Oracle, Editing, StandingIn))
+    assert isinstance(d, Requesting) == (name not in NOT_PROVIDERS)
 
 
 def test_a_dialect_is_its_roles_and_nothing_else() -> None:

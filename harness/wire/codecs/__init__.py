@@ -1,4 +1,4 @@
-"""Wire codecs: SSE, NDJSON and AWS eventstream, each incremental in both directions."""
+"""Wire codecs: SSE, NDJSON, AWS eventstream and WebSocket frames, each incremental in both directions."""
 
 from __future__ import annotations
 
@@ -21,18 +21,20 @@ __all__ = [
     "sniff_newline",
 ]
 
-CODEC_NAMES = ("sse", "ndjson", "eventstream")
+CODEC_NAMES = ("sse", "ndjson", "eventstream", "websocket")
 
 # The Content-Type a stream of each codec is sent with (its media type is what a client accepts).
 STREAM_CONTENT_TYPES = {
     "sse": "text/event-stream; charset=utf-8",
     "ndjson": "application/x-ndjson",
     "eventstream": "application/vnd.amazon.eventstream",
+    # Not sent over HTTP: how a cassette names a WebSocket session's server frames.
+    "websocket": "application/x-websocket-frames",
 }
 
 
 def get_codec(name: str) -> Codec:
-    """A codec by name: `sse`, `ndjson` or `eventstream`."""
+    """A codec by name: `sse`, `ndjson`, `eventstream` or `websocket`."""
     if name == "sse":
         return SSECodec()
     if name == "ndjson":
@@ -41,6 +43,10 @@ def get_codec(name: str) -> Codec:
         from harness.wire.codecs.eventstream import EventStreamCodec
 
         return EventStreamCodec()
+    if name == "websocket":
+        from harness.wire.codecs.websocket import WebSocketCodec
+
+        return WebSocketCodec()
     raise CodecError(f"unknown codec {name!r}; choose one of {', '.join(CODEC_NAMES)}")
 
 
@@ -53,4 +59,6 @@ def codec_for_media_type(content_type: str | None) -> str | None:
         return "ndjson"
     if media == "application/vnd.amazon.eventstream":
         return "eventstream"
+    if media == "application/x-websocket-frames":
+        return "websocket"
     return None

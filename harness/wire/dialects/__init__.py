@@ -40,7 +40,7 @@ from harness.wire.dialects.base import (
     Violation,
     Wire,
 )
-from harness.wire.dialects.requesting import Requesting
+from harness.wire.dialects.requesting import Requesting, StandingIn
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -62,6 +62,7 @@ __all__ = [
     "ReferenceAccumulator",
     "Requesting",
     "Role",
+    "StandingIn",
     "Validation",
     "Violation",
     "Wire",
@@ -87,6 +88,9 @@ ENTRY_POINT_GROUP: Final = "toolstream.dialects"
 # Built-in name -> module in this package with a `DIALECT`. Detection tries the most specific URL
 # shapes first, registered dialects next, and the generic OpenAI chat shape last.
 _BUILTINS: Final = {
+    "ai-sdk-ui": "ai_sdk_ui",
+    "ag-ui": "ag_ui",
+    "openai-realtime": "openai_realtime",
     "openai-responses": "openai_responses",
     "anthropic": "anthropic_messages",
     "gemini": "gemini",

@@ -505,7 +505,8 @@ class Editing(ABC):
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         """Events of a kind, shaped like this provider's: TEXT(text=), REASONING(text=), PING(),
         USAGE(), ERROR(message=), FINISH(reason=), SENTINEL(), META(). Empty when the provider has
-        no such event (Gemini has no sentinel)."""
+        no such event (Gemini has no sentinel). TOOL_CALL(one_event=True): the call in one event
+        where the wire has such a form (an AG-UI chunk, an AI SDK `tool-input-available`)."""
 
 
 class Dialect(Wire, Detection, Oracle, Validation, Editing):

@@ -97,9 +97,38 @@ class Turn:
     by_reference: bool = False
 
 
-class Requesting(ABC):
-    """How to ask this dialect's provider for a streamed answer to a recipe, and how to stand in
-    for it: read a client's follow-up, answer it, serve an outcome whole, say an error."""
+class StandingIn(ABC):
+    """How to stand in for the server of a dialect (`toolstream serve`): the media type it streams
+    with, how a client's follow-up carries back the turn it reassembled, the short final answer, an
+    outcome whole, an error. A dialect whose stream comes from an app rather than a provider's API
+    (the AI SDK UI message stream, AG-UI) has this role and not `Requesting`."""
+
+    media_type: ClassVar[str] = "text/event-stream"  # what a stream of this dialect is served as
+
+    followup: ClassVar[Followup]  # where the provider's follow-up keeps the turn, in its names
+
+    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
+        """The assistant turn a parsed request body carries back (its last assistant turn and the
+        tool results after it), or None when it carries no tool results after that turn (a first
+        request, not a follow-up). A pure function of the body."""
+        return self.followup.read(body)
+
+    @abstractmethod
+    def final_stream(self) -> bytes:
+        """The streamed body of a short final answer (`FINAL_TEXT`), so an agent loop ends cleanly."""
+
+    @abstractmethod
+    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
+        """`outcome` as the JSON body of a non-streaming response."""
+
+    def error_body(self, message: str) -> Mapping[str, Any]:
+        """An error's JSON body, the way the provider returns one."""
+        return {"message": message}
+
+
+class Requesting(StandingIn):
+    """How to ask this dialect's provider for a streamed answer to a recipe (`toolstream record`),
+    besides standing in for it (`StandingIn`)."""
 
     provider: ClassVar[str]  # the name `toolstream record` knows the provider by
     api_root: ClassVar[str | None] = None  # None: it depends on the environment (see `root_in`)
@@ -139,30 +168,6 @@ class Requesting(ABC):
         """The headers that authenticate `request` (no key, no header); a provider that signs the
         whole request overrides this (Bedrock: SigV4)."""
         return self.auth_headers(key) if key else {}
-
-    # -- standing in for the provider (`toolstream serve`) ----------------------------------------
-
-    media_type: ClassVar[str] = "text/event-stream"  # what a stream of this dialect is served as
-
-    followup: ClassVar[Followup]  # where the provider's follow-up keeps the turn, in its names
-
-    def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
-        """The assistant turn a parsed request body carries back (its last assistant turn and the
-        tool results after it), or None when it carries no tool results after that turn (a first
-        request, not a follow-up). A pure function of the body."""
-        return self.followup.read(body)
-
-    @abstractmethod
-    def final_stream(self) -> bytes:
-        """The streamed body of a short final answer (`FINAL_TEXT`), so an agent loop ends cleanly."""
-
-    @abstractmethod
-    def whole_response(self, outcome: Outcome) -> dict[str, Any]:
-        """`outcome` as the JSON body of a non-streaming response."""
-
-    def error_body(self, message: str) -> Mapping[str, Any]:
-        """An error's JSON body, the way the provider returns one."""
-        return {"message": message}
 
 
 def chat_body(recipe: Recipe, model: str) -> dict[str, Any]:
