@@ -56,5 +56,6 @@ def run(args: argparse.Namespace) -> int:
         write_json(merged.document, args.json)
     if args.html:
         write_html(args.html, reports=[merged.report], selection=merged.selection)
-    print(render_check(merged.report, selection=merged.selection, max_failures=args.max_failures))
+    shown = render_check(merged.report, selection=merged.selection, max_failures=args.max_failures)
+    print(shown, file=arguments.terminal_report(args))  # stderr when a report goes to stdout (`-`)
     return 0 if merged.report.ok else 1
