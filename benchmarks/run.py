@@ -24,9 +24,22 @@ sys.path.insert(0, str(HERE))
 
 from figures import SCALES, Figure, Scale, describe, machine, table, text_table  # noqa: E402
 
-# Pipeline order: wire bytes, cassettes on disk, replay, mutations, whole matrix runs, the stdio
-# protocol; then start-up, the clients run as programs, and the report card's rows over libraries.
-BENCHMARKS = ("codecs", "cassettes", "replay", "mutations", "matrix", "stdio", "startup", "clients", "card")
+# Pipeline order: wire bytes, cassettes on disk, replay, mutations, whole matrix runs (and their
+# cost per case against a base commit), the stdio protocol; then start-up, the clients run as
+# programs, and the report card's rows over libraries.
+BENCHMARKS = (
+    "codecs",
+    "cassettes",
+    "replay",
+    "mutations",
+    "matrix",
+    "baseline",
+    "stdio",
+    "startup",
+    "clients",
+    "gateway",
+    "card",
+)
 PAGE = HERE.parent / "docs" / "benchmarks.md"
 BENCH_README = HERE / "README.md"
 

@@ -3,7 +3,7 @@
 The names below are the public API, grouped by task. The stage packages behind them, bottom
 to top (`harness.cassettes`, `harness.text`, `harness.wire`, `harness.mutate`,
 `harness.transports`, `harness.record`, `harness.oracle`, `harness.serve`, `harness.accumulators`,
-`harness.matrix`, `harness.search`, `harness.report`, `harness.card`, `harness.plugin`,
+`harness.matrix`, `harness.gateway`, `harness.search`, `harness.report`, `harness.card`, `harness.plugin`,
 `harness.cli`; docs/layout.md) are internal: their layout shows the pipeline, and may change
 between releases. Errors live in `harness.errors`, all of them
 re-exported here. One module is public besides: `harness.strategies`, the matrix as hypothesis
@@ -57,10 +57,17 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ServerCall": ("harness.cassettes.outcome", "ServerCall"),
     "State": ("harness.cassettes.outcome", "State"),
     "diff": ("harness.cassettes.outcome", "diff"),
+    "FINISH_NOT_SURFACED": ("harness.cassettes.outcome", "FINISH_NOT_SURFACED"),
     "EventAccumulator": ("harness.accumulators.base", "EventAccumulator"),
     "ClientRunner": ("harness.accumulators.base", "ClientRunner"),
     "Accumulator": ("harness.accumulators.base", "Accumulator"),
     "client_level": ("harness.accumulators.base", "client_level"),
+    # What a client-level adapter needs: a raise read as the state its user sees, its text, the
+    # recorded request as keyword arguments, the case's stream on a transport.
+    "raised": ("harness.accumulators.client", "raised"),
+    "raised_error": ("harness.accumulators.client", "raised_error"),
+    "request_body": ("harness.accumulators.client", "request_body"),
+    "replay_transport": ("harness.accumulators.client", "replay_transport"),
     "resolve_accumulator": ("harness.accumulators", "resolve"),
     "Case": ("harness.mutate.case", "Case"),
     "Selection": ("harness.matrix.selection", "Selection"),
@@ -72,6 +79,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Result": ("harness.oracle.verdict", "Result"),
     "Verdict": ("harness.oracle.verdict", "Verdict"),
     "signature": ("harness.oracle.verdict", "signature"),
+    # Gateways: a translating gateway judged on the cases served as its upstream (docs/gateways.md).
+    "run_gateway": ("harness.gateway.runner", "run_gateway"),
     # The report card's client programs (shipped with the package): where each runs, how to run it.
     "client_catalogue": ("harness.card.catalogue", "catalogue"),
     # Errors (every exception of ours, with its exit code).
@@ -111,12 +120,13 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from harness.accumulators import resolve as resolve_accumulator
     from harness.accumulators.base import Accumulator, ClientRunner, EventAccumulator, client_level
+    from harness.accumulators.client import raised, raised_error, replay_transport, request_body
     from harness.card.catalogue import catalogue as client_catalogue
     from harness.cassettes.corpus import bundled
     from harness.cassettes.format import Cassette, Chunk, Interaction
     from harness.cassettes.format import load as load_cassette
     from harness.cassettes.format import save as save_cassette
-    from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall, diff
+    from harness.cassettes.outcome import FINISH_NOT_SURFACED, Outcome, ServerCall, State, ToolCall, diff
     from harness.errors import (
         AccumulatorCrashed,
         AccumulatorFailure,
@@ -133,6 +143,7 @@ if TYPE_CHECKING:
         ScenarioError,
         UsageError,
     )
+    from harness.gateway.runner import run_gateway
     from harness.matrix.judging import judge
     from harness.matrix.runner import run_matrix
     from harness.matrix.selection import Selection, build_case, cases

@@ -101,7 +101,7 @@ SLOW_EXAMPLES = (
     "import openai",
     "import anthropic",
 )
-RECORDING_EXAMPLES = ("toolstream record", "RecordingTransport")
+RECORDING_EXAMPLES = ("toolstream record", "RecordingTransport", "toolstream probe")
 CANARY = "sk-docs-canary"
 
 

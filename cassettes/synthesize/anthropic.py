@@ -560,6 +560,44 @@ def code_execution_error() -> Cassette:
     )
 
 
+WRITE_FILE = {
+    **tool(
+        "write_file",
+        "Write a text file in the workspace.",
+        {"path": {"type": "string"}, "content": {"type": "string"}},
+        ["path", "content"],
+    ),
+    "eager_input_streaming": True,
+}
+
+
+def eager_input_streaming() -> Cassette:
+    """Fine-grained (eager) tool streaming, GA: the tool asks for `eager_input_streaming`, and the
+    input streams unbuffered and unvalidated, in longer chunks (platform.claude.com/docs/en/
+    agents-and-tools/tool-use/fine-grained-tool-streaming)."""
+    s = Stream("anthropic-eager-input-streaming", SONNET_45, 704).start()
+    call_id = s.ident("toolu_01")
+    s.tool_start(0, call_id, "write_file")
+    pieces = (
+        '{"path": "notes/todo.md", "content": "# TODO\\n\\n- rotate the staging keys',
+        '\\n- drop the v1 endpoints before March\\n"}',
+    )
+    for piece in pieces:  # longer chunks than buffered streaming's, cut mid-string
+        s.args(0, piece)
+    s.stop(0)
+    body = request(SONNET_45, "Start a notes/todo.md listing the two chores we agreed on.", [WRITE_FILE])
+    return make(
+        "anthropic-eager-input-streaming",
+        s,
+        s.finish("tool_use", 58),
+        body,
+        "synthesized: Anthropic Messages with eager_input_streaming on the tool (fine-grained tool "
+        "streaming, GA): one tool_use whose input streams in two long, unvalidated input_json_delta "
+        "chunks (platform.claude.com/docs/en/agents-and-tools/tool-use/fine-grained-tool-streaming)",
+        offsets_ms=40.0,
+    )
+
+
 BUILDERS = (
     single_call,
     parallel_calls,
@@ -574,6 +612,7 @@ BUILDERS = (
     tool_search_then_call,
     web_search,
     code_execution_error,
+    eager_input_streaming,
 )
 
 

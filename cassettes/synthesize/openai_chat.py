@@ -724,6 +724,48 @@ def groq_whole_calls() -> Cassette:
     )
 
 
+# -- custom (freeform) tools --------------------------------------------------------------------
+
+RUN_SHELL = {
+    "type": "custom",
+    "custom": {
+        "name": "run_shell",
+        "description": "Run one POSIX shell command line in the workspace; the input is the command itself.",
+        "format": {"type": "text"},
+    },
+}
+# Freeform input: not JSON, with quotes, a backslash and a newline, so its JSON string on the wire
+# holds escapes a split can fall inside.
+SHELL_INPUT = 'grep -rn "TODO\\|FIXME" src/ | wc -l\necho "done: $?"'
+
+
+def custom_tool() -> Cassette:
+    """A custom (freeform) tool call: `type: custom`, its raw input in `custom.input` pieces, the
+    other members present as `null` (openai/openai-python#2530, openai/openai-openapi#576)."""
+    s = OpenAIStream("custom-tool", "gpt-5-2025-08-07", "fp_6d1bd9a6a5")
+    call_id = s.ids.call()
+    header = {
+        "index": 0,
+        "id": call_id,
+        "type": "custom",
+        "function": None,
+        "custom": {"name": "run_shell", "input": ""},
+    }
+    s.role(content=None, tool_calls=[header])
+    for piece in tokens(SHELL_INPUT):
+        entry = {"index": 0, "id": None, "type": None, "function": None, "custom": {"input": piece}}
+        s.chunk({"tool_calls": [entry]})
+    s.finish("tool_calls", 142, 31)
+    body = request("gpt-5", "How many TODO or FIXME markers are left under src/?", [RUN_SHELL])
+    provenance = (
+        "synthesized: api.openai.com gpt-5, one custom (freeform) tool call whose input is a shell "
+        "line, not JSON; the streamed shape is reported in openai/openai-python#2530 and "
+        "openai/openai-openapi#576 (not in the chunk schema), the call's shape is "
+        "platform.openai.com/docs/guides/function-calling#custom-tools"
+    )
+    return openai_cassette("custom-tool", s, body, provenance, offsets_ms=24.0)
+
+
 CASSETTES = {
     "single-call": single_call,
     "parallel-2": parallel_2,
@@ -738,6 +780,7 @@ CASSETTES = {
     "litellm-bridge-parallel-index0": litellm_bridge_parallel_index0,
     "azure-prompt-filter": azure_prompt_filter,
     "groq-whole-calls": groq_whole_calls,
+    "custom-tool": custom_tool,
 }
 
 

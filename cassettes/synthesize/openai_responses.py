@@ -279,6 +279,66 @@ class ResponseStream:
         self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
         self.output.append(item)
 
+    # -- custom tools, MCP and client items beyond function calls ---------------------------------
+
+    def custom_call(self, name: str, text: str) -> None:
+        """A `custom_tool_call` item: its raw input in `custom_tool_call_input.delta` pieces, then
+        `.done` with the whole input (openai-python `types/responses/response_custom_tool_call*.py`)."""
+        index = len(self.output)
+        call_id = "call_" + "".join(self.rng.choice(ALNUM) for _ in range(24))
+        item = {"id": "ctc_" + self.hex(50), "type": "custom_tool_call", "status": "in_progress"}
+        item.update(call_id=call_id, input="", name=name)
+        self.emit("response.output_item.added", item=copy.deepcopy(item), output_index=index)
+        for piece in pieces(text, self.rng):
+            self.emit(
+                "response.custom_tool_call_input.delta", delta=piece, item_id=item["id"], output_index=index
+            )
+        self.emit("response.custom_tool_call_input.done", input=text, item_id=item["id"], output_index=index)
+        item.update(status="completed", input=text)
+        self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
+        self.output.append(item)
+
+    def mcp_list_tools(self, server: str, tools: list[dict[str, Any]]) -> None:
+        """An `mcp_list_tools` item: the tools the hosted MCP server offers (no call)."""
+        index, item_id = len(self.output), "mcpl_" + self.hex(48)
+        item: dict[str, Any] = {"id": item_id, "type": "mcp_list_tools", "server_label": server, "tools": []}
+        self.emit("response.output_item.added", item=copy.deepcopy(item), output_index=index)
+        self.emit("response.mcp_list_tools.in_progress", item_id=item_id, output_index=index)
+        self.emit("response.mcp_list_tools.completed", item_id=item_id, output_index=index)
+        item = {**item, "tools": tools, "error": None}
+        self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
+        self.output.append(item)
+
+    def mcp_call(self, server: str, name: str, arguments: str, output: str) -> None:
+        """An `mcp_call` item (run by OpenAI) whose arguments stream through
+        `response.mcp_call_arguments.delta` (openai-python `response_mcp_call_arguments_*_event.py`)."""
+        index, item_id = len(self.output), "mcp_" + self.hex(50)
+        item: dict[str, Any] = {"id": item_id, "type": "mcp_call", "status": "in_progress"}
+        item.update(server_label=server, name=name, arguments="")
+        self.emit("response.output_item.added", item=copy.deepcopy(item), output_index=index)
+        self.emit("response.mcp_call.in_progress", item_id=item_id, output_index=index)
+        for piece in pieces(arguments, self.rng):
+            self.emit("response.mcp_call_arguments.delta", delta=piece, item_id=item_id, output_index=index)
+        self.emit(
+            "response.mcp_call_arguments.done", arguments=arguments, item_id=item_id, output_index=index
+        )
+        self.emit("response.mcp_call.completed", item_id=item_id, output_index=index)
+        item.update(
+            status="completed", arguments=arguments, output=output, error=None, approval_request_id=None
+        )
+        self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
+        self.output.append(item)
+
+    def whole_item(self, kind: str, prefix: str, fields: dict[str, Any]) -> None:
+        """An item that arrives whole: `output_item.added`, then `output_item.done` (an
+        `mcp_approval_request`; an `apply_patch_call`, which has no intermediate events)."""
+        index = len(self.output)
+        item: dict[str, Any] = {"id": prefix + self.hex(50), "type": kind, **fields}
+        added = {**item, "status": "in_progress"} if "status" in item else item
+        self.emit("response.output_item.added", item=copy.deepcopy(added), output_index=index)
+        self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
+        self.output.append(item)
+
     def complete(self, input_tokens: int, output_tokens: int, reasoning_tokens: int = 0) -> None:
         response = {
             **copy.deepcopy(self.response),
@@ -501,6 +561,105 @@ def hosted_tools() -> Cassette:
     return cassette("hosted-tools", s, body, provenance, reads=[1500, 700, 3000], offsets_ms=80)
 
 
+# -- custom tools, MCP and client items beyond function calls ---------------------------------------
+
+GREP_TOOL = {
+    "type": "custom",
+    "name": "run_shell",
+    "description": "Run one POSIX shell command line in the workspace; the input is the command itself.",
+    "format": {"type": "text"},
+}
+SHELL_INPUT = 'grep -rn "TODO\\|FIXME" src/ | wc -l\necho "done: $?"'
+
+
+def custom_tool() -> Cassette:
+    s = ResponseStream("custom-tool", "gpt-5-2025-08-07", [GREP_TOOL]).start()
+    s.reasoning("Count the markers with grep, then report.")
+    s.custom_call("run_shell", SHELL_INPUT)
+    s.complete(231, 58, reasoning_tokens=24)
+    body = request("gpt-5", "How many TODO or FIXME markers are left under src/?", [GREP_TOOL])
+    provenance = (
+        "synthesized: api.openai.com /v1/responses, a reasoning item then one custom_tool_call item "
+        "whose raw input (a shell line, not JSON) streams through response.custom_tool_call_input.delta "
+        "(openai-python types/responses/response_custom_tool_call_input_delta_event.py; a live capture "
+        "of the shape in Oaklight/llm-rosetta#182)"
+    )
+    return cassette("custom-tool", s, body, provenance, reads=[700, 1600, 300], offsets_ms=40)
+
+
+WIKI_TOOLS = [
+    {
+        "name": "ask_question",
+        "input_schema": {
+            "type": "object",
+            "properties": {"repoName": {"type": "string"}, "question": {"type": "string"}},
+            "required": ["repoName", "question"],
+        },
+        "description": "Ask a question about a GitHub repository.",
+        "annotations": None,
+    }
+]
+
+
+def mcp_streamed_arguments() -> Cassette:
+    tools = [MCP_TOOL, GET_TIME]
+    s = ResponseStream("mcp-streamed-arguments", "gpt-4.1-2025-04-14", tools).start()
+    s.mcp_list_tools("deepwiki", WIKI_TOOLS)
+    arguments = '{"repoName":"acme/ledger","question":"Which time zone stamps the ledger?"}'
+    s.mcp_call("deepwiki", "ask_question", arguments, "Entries are stamped in Europe/Paris time.")
+    s.message("The ledger is stamped in Paris time; checking the time there.")
+    s.call("get_time", '{"timezone":"Europe/Paris"}')
+    s.complete(1904, 96)
+    body = request("gpt-4.1", "What time is it where our ledger is stamped?", tools)
+    provenance = (
+        "synthesized: api.openai.com /v1/responses, a hosted MCP server: mcp_list_tools, an mcp_call "
+        "(run by OpenAI) whose arguments stream through response.mcp_call_arguments.delta, a message, "
+        "then the one function call the client runs (openai-python types/responses/"
+        "response_mcp_call_arguments_delta_event.py, response_output_item.py)"
+    )
+    return cassette("mcp-streamed-arguments", s, body, provenance, reads=[1100, 2600, 240], offsets_ms=50)
+
+
+def mcp_approval_request() -> Cassette:
+    tool = {**MCP_TOOL, "require_approval": "always"}
+    s = ResponseStream("mcp-approval-request", "gpt-4.1-2025-04-14", [tool]).start()
+    s.mcp_list_tools("deepwiki", WIKI_TOOLS)
+    arguments = '{"repoName":"acme/ledger","question":"How is revenue rounded?"}'
+    fields = {"server_label": "deepwiki", "name": "ask_question", "arguments": arguments}
+    s.whole_item("mcp_approval_request", "mcpr_", fields)
+    s.complete(1210, 41)
+    body = request("gpt-4.1", "How does our ledger round revenue?", [tool])
+    provenance = (
+        "synthesized: api.openai.com /v1/responses, a hosted MCP server that requires approval: "
+        "mcp_list_tools then an mcp_approval_request item; nothing runs until the client answers "
+        "with mcp_approval_response (openai-python types/responses/response_output_item.py, "
+        "response_input_item_param.py)"
+    )
+    return cassette("mcp-approval-request", s, body, provenance, reads=[900, 1800], offsets_ms=45)
+
+
+APPLY_PATCH = {"type": "apply_patch"}
+
+
+def apply_patch() -> Cassette:
+    s = ResponseStream("apply-patch", "gpt-5.1-2025-11-13", [APPLY_PATCH]).start()
+    call_id = "call_" + "".join(s.rng.choice(ALNUM) for _ in range(24))
+    diff = "@@ def greet(name):\n-    print('hi ' + name)\n+    print(f\"Hello, {name}!\")\n"
+    operation = {"type": "update_file", "path": "src/greet.py", "diff": diff}
+    s.whole_item(
+        "apply_patch_call", "apc_", {"status": "completed", "call_id": call_id, "operation": operation}
+    )
+    s.complete(512, 77)
+    body = request("gpt-5.1", "Make greet() say Hello with an f-string.", [APPLY_PATCH])
+    provenance = (
+        "synthesized: api.openai.com /v1/responses, one apply_patch_call item the client applies and "
+        "answers by call_id; it has no intermediate events, only output_item.added and .done "
+        "(openai-python types/responses/response_apply_patch_tool_call.py; learn.microsoft.com "
+        "Azure.AI.AgentServer.Responses ResponseEventStream.OutputItemApplyPatchCall)"
+    )
+    return cassette("apply-patch", s, body, provenance, reads=[800, 900], offsets_ms=60)
+
+
 CASSETTES = {
     "single-call": single_call,
     "parallel-2": parallel_2,
@@ -512,6 +671,10 @@ CASSETTES = {
     "cut-mid-arguments": cut_mid_arguments,
     "web-search-then-call": web_search_then_call,
     "hosted-tools": hosted_tools,
+    "custom-tool": custom_tool,
+    "mcp-streamed-arguments": mcp_streamed_arguments,
+    "mcp-approval-request": mcp_approval_request,
+    "apply-patch": apply_patch,
 }
 
 

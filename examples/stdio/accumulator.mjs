@@ -34,7 +34,9 @@ class OpenAIChat {
 
   route(entry) {
     const id = typeof entry.id === "string" && entry.id !== "" ? entry.id : null; // "" is no id
-    const fn = entry.function ?? {};
+    // A custom (freeform) tool call keeps its name and raw input under `custom`; its input is never JSON.
+    const custom = entry.custom && (entry.type === "custom" || typeof entry.custom.input === "string" || typeof entry.custom.name === "string");
+    const fn = custom ? { name: entry.custom.name, arguments: entry.custom.input } : entry.function ?? {};
     const named = typeof fn.name === "string" && fn.name !== "";
     const latest = this.calls[this.calls.length - 1];
     const withId = id === null ? undefined : this.calls.find((c) => c.id === id);
@@ -58,13 +60,14 @@ class OpenAIChat {
       call = latest;
     }
     if (call === undefined) call = this.start(entry.index ?? null, id);
+    if (custom) call.custom = true;
     if (named) call.name = fn.name.startsWith(call.name) ? fn.name : call.name + fn.name;
     if (typeof fn.arguments === "string") call.args += fn.arguments;
     else if (fn.arguments && typeof fn.arguments === "object") Object.assign(call.argsObject, fn.arguments);
   }
 
   start(index, id) {
-    const call = { id, name: "", args: "", argsObject: {} };
+    const call = { id, name: "", args: "", argsObject: {}, custom: false };
     this.calls.push(call);
     if (index !== null) this.byIndex.set(index, call);
     return call;
@@ -73,10 +76,10 @@ class OpenAIChat {
   close(error) {
     const state = this.error !== null ? "error" : error !== null ? "cut" : this.done || this.finish ? "complete" : "cut";
     const final = state === "complete" || this.finish !== null;
-    const calls = final ? this.calls.map((c) => ({
+    const calls = final ? this.calls.map((c) => c.custom ? { id: c.id, name: c.name || null, arguments: c.args, kind: "custom" } : {
       id: c.id, name: c.name || null,
       arguments: c.args === "" && Object.keys(c.argsObject).length ? c.argsObject : c.args,
-    })) : [];
+    }) : [];
     return { tool_calls: calls, text: this.text, finish_reason: this.finish, state, error: this.error ?? error };
   }
 }

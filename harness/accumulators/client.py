@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 from harness.accumulators import warmup
 from harness.cassettes.model import Cassette, Interaction, Request, Source
 from harness.cassettes.outcome import Outcome, State
-from harness.errors import AccumulatorProtocolError, NotApplicable, UsageError
+from harness.errors import AccumulatorProtocolError, HarnessError, NotApplicable, UsageError
+from harness.serve.attempts import first_attempt
 from harness.transports.replay import ReplayTransport
 from harness.wire import dialects
 
@@ -35,12 +36,14 @@ if TYPE_CHECKING:
     from harness.mutate.case import Case
 
 __all__ = [
+    "REFUSED",
     "ClientLevel",
     "base_url",
     "in_message_order",
     "raised",
     "raised_error",
     "recorded_request",
+    "refused",
     "replay_transport",
     "request_body",
     "require",
@@ -76,12 +79,24 @@ class ClientLevel:
         warmup.warm_up(self.run, self.dialects, timeout)
 
     def run(self, case: Case) -> Outcome:
-        """Replay the case to `fn` and return its outcome."""
-        outcome = self.fn(replay_transport(case), case)
+        """Replay the case to `fn` and return its outcome. A raise of the library before its
+        request reached the transport (building the client, binding the request's tools) is
+        `NotApplicable`: this release cannot accept the case's request (`refused`)."""
+        transport = replay_transport(case)
+        try:
+            outcome = self.fn(transport, case)
+        except HarnessError:
+            raise
+        except Exception as exc:
+            if transport.unused() and not _raised_here(exc):
+                raise refused(self.name, raised_error(exc)) from exc
+            raise
         if not isinstance(outcome, Outcome):
             raise AccumulatorProtocolError(
                 f"{self.name}: returned {type(outcome).__name__}, not a harness.Outcome"
             )
+        if outcome.state is State.ERROR and transport.unused():
+            raise refused(self.name, outcome.error or "an error")
         return outcome
 
     def shutdown(self) -> None:
@@ -140,6 +155,25 @@ def sdk_http(sdk: str, extra: str) -> Any:
     return library if library is not None else require("httpx2", extra)
 
 
+REFUSED = "the library refused the request before reading the stream"  # what a refusal's skip says
+
+
+def refused(adapter: str, error: str) -> NotApplicable:
+    """A case the library cannot accept: it raised (`error`) before any byte of the stream was
+    read, so its stream handling was never exercised. Skipped with the reason, never an `error`
+    verdict: the request asks for what this release cannot do (a server-side tool an older
+    release cannot bind), which says nothing about how it reads a stream."""
+    return NotApplicable(f"{adapter}: {REFUSED}: {error}")
+
+
+def _raised_here(exc: BaseException) -> bool:
+    """Whether `exc` was raised in the harness's own code (the innermost frame of its traceback)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is None or Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(_HARNESS)
+
+
 def raised(exc: BaseException, cut: tuple[type[BaseException], ...] = ()) -> State:
     """The state of a case whose library raised `exc` while streaming: CUT for the transport's
     errors (`cut`), ERROR for anything else the library raised. Raised in the harness's own code
@@ -147,10 +181,7 @@ def raised(exc: BaseException, cut: tuple[type[BaseException], ...] = ()) -> Sta
     re-raised, so it is reported as the adapter's error, never as the library's behaviour."""
     if isinstance(exc, cut):
         return State.CUT
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    if tb is None or Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(_HARNESS):
+    if _raised_here(exc):
         raise exc
     return State.ERROR
 
@@ -171,11 +202,17 @@ def recorded_request(case: Case) -> Request:
 
 
 def replay_transport(case: Case) -> ReplayTransport:
-    """A transport serving the case's response to the first request of any client."""
+    """A transport serving the case's response to the first request of any client; a retry case
+    with a fault before the stream (`harness.serve.attempts`) gets the fault first, then the
+    stream, as the replay server serves it."""
+    interactions = [Interaction(recorded_request(case), case.response)]
+    first = first_attempt(case)
+    if first is not None and first.fault:
+        interactions.insert(0, Interaction(recorded_request(case), first.response))
     cassette = Cassette(
         name=case.id,
         source=Source("synthesized", f"case {case.id}"),
-        interactions=[Interaction(recorded_request(case), case.response)],
+        interactions=interactions,
         dialect=case.dialect,
     )
     return ReplayTransport(cassette, match_on=("method",))

@@ -7,7 +7,9 @@ langchain's choice of list content, match the recording. When the stream raises 
 error on a cut, `APIStatusError` for an `error` event, anything else: `client.raised`) the
 outcome is cut or error with the text and finish reason of the chunks given until then and no
 call: langchain re-raises, so its user never gets a message whose calls are final (see
-`langchain_core.raised_outcome`).
+`langchain_core.raised_outcome`). A release that cannot bind the request's tools (1.0.0 raised
+`KeyError: 'parameters'` on a server-side tool it did not know) refuses the case before a byte
+is read: `ClientLevel.run` skips it with that reason (`client.refused`), never an `error` verdict.
 Needs `pip install 'toolstream-harness[langchain-anthropic]'`.
 """
 

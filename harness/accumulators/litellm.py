@@ -75,10 +75,7 @@ def run(transport: Any, case: Case) -> Outcome:
     except Exception as exc:  # the documented final step raised: its user has no message
         return Outcome(text=_streamed_text(chunks), state=raised(exc), error=raised_error(exc))
     choice = final.choices[0]
-    calls = tuple(
-        ToolCall.from_text(call.function.name, call.function.arguments or "", call.id)
-        for call in choice.message.tool_calls or []
-    )
+    calls = tuple(_call(call) for call in choice.message.tool_calls or [])
     usage = getattr(final, "usage", None)
     return Outcome(
         tool_calls=calls,
@@ -145,3 +142,10 @@ def _tools(body: dict[str, Any]) -> list[dict[str, Any]]:
 def _content(final: Any) -> str:
     choices = getattr(final, "choices", None) or []
     return (choices[0].message.content or "") if choices else ""
+
+
+def _call(call: Any) -> ToolCall:
+    """A call of the built message: a custom (freeform) one carries its raw input under `custom`."""
+    if getattr(call, "type", None) == "custom":
+        return ToolCall.freeform(call.custom.name, call.custom.input or "", call.id)
+    return ToolCall.from_text(call.function.name, call.function.arguments or "", call.id)

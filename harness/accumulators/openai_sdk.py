@@ -132,14 +132,26 @@ def _chat(transport: Any, case: Case) -> Outcome:
     if choice is None:
         return Outcome(usage=_usage(final))
     return Outcome(
-        tool_calls=tuple(
-            _call(call.function.name, call.function.arguments, call.id)
-            for call in choice.message.tool_calls or []
-        ),
+        tool_calls=tuple(_chat_call(call) for call in choice.message.tool_calls or []),
         text=choice.message.content or "",
         finish_reason=choice.finish_reason,
         usage=_usage(final),
     )
+
+
+def _chat_call(call: Any) -> ToolCall:
+    """A call of the final completion. The SDK types every streamed call as a function call: a
+    custom (freeform) one comes with `function` None and its `custom` object kept as an extra
+    field (openai/openai-python#2530), which is where its user finds the raw input."""
+    custom = getattr(call, "custom", None)
+    if call.function is None and isinstance(custom, dict):
+        name, text = custom.get("name"), custom.get("input")
+        return ToolCall.freeform(
+            name if isinstance(name, str) else None, text if isinstance(text, str) else "", call.id
+        )
+    if call.function is None:
+        return ToolCall(name=None, arguments="", id=call.id, invalid=True)
+    return _call(call.function.name, call.function.arguments, call.id)
 
 
 def _snapshot(state: Any) -> Any:
@@ -186,11 +198,7 @@ def _responses(transport: Any, case: Case) -> Outcome:
             # `get_final_response`: "Didn't receive a `response.completed` event." (the stream ended early)
             return seen.outcome(State.CUT, str(exc))
         return seen.outcome(_failure(exc), raised_error(exc))
-    calls = tuple(
-        _call(item.name, item.arguments, item.call_id)
-        for item in final.output
-        if item.type == "function_call"
-    )
+    calls = tuple(_item_call(item) for item in final.output if item.type in _CLIENT_ITEMS)
     text = "".join(
         part.text
         for item in final.output
@@ -199,6 +207,24 @@ def _responses(transport: Any, case: Case) -> Outcome:
         if part.type == "output_text"
     )
     return Outcome(tool_calls=calls, text=text, finish_reason=final.status, usage=_usage(final))
+
+
+# The output items a Responses user runs: function calls, custom (freeform) tool calls, and the
+# items whose action the client carries out (the SDK's own types for each).
+_ACTION_ITEMS = frozenset({"shell_call", "local_shell_call", "apply_patch_call", "computer_call"})
+_CLIENT_ITEMS = frozenset({"function_call", "custom_tool_call"}) | _ACTION_ITEMS
+_ACTION_SKIPPED = frozenset({"id", "type", "status", "call_id", "pending_safety_checks"})
+
+
+def _item_call(item: Any) -> ToolCall:
+    """A client item as its user has it: a custom call's `input` raw, an action item's fields."""
+    if item.type == "custom_tool_call":
+        return ToolCall.freeform(item.name, item.input or "", item.call_id)
+    if item.type in _ACTION_ITEMS:
+        fields = item.model_dump(exclude_none=True)
+        action = {k: v for k, v in fields.items() if k not in _ACTION_SKIPPED}
+        return ToolCall(None, action, getattr(item, "call_id", None), kind=item.type)
+    return _call(item.name, item.arguments, item.call_id)
 
 
 class _ResponseEvents:
@@ -214,7 +240,7 @@ class _ResponseEvents:
         self.error: str | None = None  # an in-band `error` event's message, or the failed response's
 
     def add(self, event: Any) -> None:
-        if event.type == "response.output_item.done" and event.item.type == "function_call":
+        if event.type == "response.output_item.done" and event.item.type in _CLIENT_ITEMS:
             self.done.append((event.output_index, event.item))
         elif event.type == "response.output_text.delta":
             self.texts[(event.output_index, event.content_index)] = event.snapshot
@@ -232,7 +258,7 @@ class _ResponseEvents:
         """The calls announced done, the text streamed, the terminal status and usage seen; an
         in-band error the user was given makes the state error, with its message."""
         return Outcome(
-            tool_calls=tuple(_call(i.name, i.arguments, i.call_id) for i in in_message_order(self.done)),
+            tool_calls=tuple(_item_call(i) for i in in_message_order(self.done)),
             text="".join(self.texts[key] for key in sorted(self.texts)),
             finish_reason=getattr(self.terminal, "status", None),
             state=State.ERROR if self.error is not None else state,

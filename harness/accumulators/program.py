@@ -52,6 +52,9 @@ DEFAULT_TIMEOUT = 25.0
 # line, a raise is named near the end of stderr.
 STDOUT_KEPT = 2 * 1024 * 1024
 STDERR_KEPT = 128 * 1024
+# The case a zygote's environment points at: a warm run that asks the server for it used a value
+# the zygote read (a module that kept it at import, `/proc/self/environ`), not its own case's.
+PLACEHOLDER = "toolstream:warm:a"
 
 
 def _say(line: str) -> None:
@@ -71,12 +74,14 @@ def run_clients(
     hold: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
     each: Callable[[Result], None] | None = None,
     say: Callable[[str], None] = _say,
+    retarget: bool = False,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
     (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a
     Node or Python program starts cold on every case, see `harness.processes.warm`). Each run
     holds what `hold()` gives while it runs (a slot of the caller's), and `each(result)` is told
-    after it; `say` is told once when a program turns out to need cold starts."""
+    after it; `say` is told once when a program turns out to need cold starts. `retarget`: each
+    case moved onto the tools the program's first request offers (`harness.mutate.retarget`)."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -96,8 +101,11 @@ def run_clients(
         return result
 
     with contextlib.ExitStack() as stack:
+        stack.enter_context(subreaper.adopting())  # what a program's tree orphans comes back here
         running = (
-            server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
+            server
+            if server is not None
+            else stack.enter_context(ReplayServer(cases, pace=pace, retarget=retarget).running())
         )
         warmed = stack.enter_context(warm_starts(command, running.url, on=warm, say=say))
         if jobs == 1:
@@ -116,7 +124,7 @@ def warm_starts(
     block runs (None: it starts cold). The zygote of a Python program gets a run's environment
     with a placeholder case; the variables that differ between two cases are the ones no module
     it preloads may read at import."""
-    one = client_environment(server, "toolstream:warm:a")
+    one = client_environment(server, PLACEHOLDER)
     other = client_environment(server, "toolstream:warm:b")
     case_keys = sorted(key for key in one if one[key] != other.get(key))
     warm = warm_start(command, one, case_keys, on=on, say=say)
@@ -138,9 +146,14 @@ def run_client(
     warm: WarmStart | None = None,
 ) -> Result:
     """One run of `command` against one case of a running server, judged (`warm`: its warm
-    starts, from `warm_starts`; None: a cold start)."""
+    starts, from `warm_starts`; None: a cold start), against the case as served (retargeted onto
+    the program's tools when the server retargets)."""
     evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm)
-    result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
+    log = server.log(case.id)
+    served = log.case if log.case is not None else case
+    result = judge_client(served, label or PREFIX + str(command), evidence, scenario)
+    if log.retarget is not None and result.actual is not None:
+        result = replace(result, actual=_noted(result.actual, log.retarget.describe()))
     if dropped is None:
         return result
     if result.actual is not None:
@@ -176,13 +189,22 @@ def _run(
     env = {**os.environ, **client_environment(server.url, case.id)}
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
     start = time.monotonic()
-    run = warm.start(env, out, err, start + timeout) if warm is not None else None
-    if run is None:
-        run = start_cold(command, env, out, err)
+    astray = server.unknown.get(PLACEHOLDER, 0)
+    warmed = warm.start(env, out, err, start + timeout) if warm is not None else None
+    if warmed is None and warm is not None:
+        start = time.monotonic()  # a warm start that could not be had costs the case none of its time
+    run = warmed if warmed is not None else start_cold(command, env, out, err)
     try:
         exit_code, timed_out, heard_at = _watch(run, log, start, timeout)
     finally:
         run.finish()
+    if warm is not None and warmed is not None:
+        refused = warmed.refused
+        if refused is None and server.unknown.get(PLACEHOLDER, 0) != astray:
+            refused = "a run used the zygote's environment, not its case's (kept at import, or from /proc)"
+        if refused is not None:  # this run again, cold; and every later one
+            warm.refuse(refused)
+            return _run(server, case, command, timeout=timeout, warm=None)
     ended = heard_at if heard_at is not None else time.monotonic()
     return evidence_of(
         log,
@@ -229,6 +251,7 @@ class ClientProgram:
     def prepare(self, timeout: float | None = None) -> None:
         if self._server is None:
             stack = contextlib.ExitStack()
+            stack.enter_context(subreaper.adopting())
             self._server = stack.enter_context(ReplayServer([]).running())
             self._warm = stack.enter_context(warm_starts(self.command, self._server.url))
             self._stack = stack

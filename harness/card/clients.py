@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from harness.card.catalogue import Catalogue, catalogue
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
 from harness.processes import warm
+from harness.text.terminal import Progress
 
 __all__ = ["CLIENTS", "Client", "client_table", "contents", "installed_version", "run_cases"]
 
@@ -142,17 +144,22 @@ def run_cases(
     *,
     jobs: int,
     timeout: float,
-    advance: Callable[[str], None],
+    progress: Progress,
     hold: Callable[[], AbstractContextManager[object]] = nullcontext,
+    say: Callable[[str], None] | None = None,
 ) -> tuple[str, list[Any]]:
     """Each case through the client on one replay server, at most `jobs` at once, each while it
-    holds what `hold()` gives (a slot of the card's: `harness.card.schedule`); `advance(case_id)`
-    after each. The spec the results carry and the results, in case order: `check --client`'s
-    `run_clients`, warm starts included."""
+    holds what `hold()` gives (a slot of the card's: `harness.card.schedule`), told to `progress`
+    after each (named by its id); `say`: told when the program turns out to need cold starts. The
+    spec the results carry and the results, in case order: `check --client`'s `run_clients`, warm
+    starts included."""
     from harness.accumulators.program import run_clients  # the server is loaded only when asked for
+
+    told = say or (lambda line: print(line, file=sys.stderr))
 
     report = run_clients(
         cases, table.command(client.name), jobs=max(jobs, 1), timeout=timeout, scenarios=scenarios,
-        hold=hold, each=lambda result: advance(result.id),
+        hold=hold, each=lambda result: progress.advance(note=result.id),
+        say=lambda line: told(f"{client.name}: {line}"),
     )  # fmt: skip
     return report.accumulator, list(report.results)

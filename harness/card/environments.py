@@ -8,16 +8,27 @@ stamp matches (the library, its version, and a hash of the harness sources it wa
 goes wrong for one environment (no such release, pip fails) is an `EnvironmentProblem` that the
 card shows as that row, never a crash of the run; so is an adapter that does not load, told by the
 run itself (`adapter_problem`: its `serve-accumulator` could not start for any case).
+
+A release is graded in the environment of its day: its dependencies are installed as they stood
+when it was published (`published`: the newest upload time of its files on the index, read from
+the index's JSON simple API, PEP 691 and 700), through pip's `--uploaded-prior-to` (pip 26.0 and
+later: this interpreter's pip when it takes the option, else the environment's own, upgraded). The
+cutoff is the environment's `cutoff`; where none could be applied `undated` says why.
 """
 
 from __future__ import annotations
 
+import datetime
+import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,8 +47,12 @@ __all__ = [
     "build_first",
     "cache_root",
     "contents",
+    "dated_environment",
+    "index_url",
+    "install_argv",
     "installed_version",
     "pick_versions",
+    "published",
     "resolve_versions",
     "site_packages",
     "source_root",
@@ -46,6 +61,9 @@ __all__ = [
 PACKAGE = Path(__file__).resolve().parent.parent  # harness/: its parent is a checkout, or site-packages
 
 STAMP = "toolstream-card.json"
+LAYOUT = 2  # environments of their day (dependencies no newer than the release): older ones are rebuilt
+INDEX = "https://pypi.org/simple/"
+MAX_INDEX_PAGE = 64 << 20  # bytes of one project's JSON page read from the index
 PIP_TIMEOUT = 1_200.0  # seconds for one `pip install` (a cold cache on a slow mirror)
 
 
@@ -62,6 +80,8 @@ class SideEnvironment:
     python: str  # the interpreter that serves the adapter
     note: str | None = None  # why this release and not the one asked for (newer ones passed over)
     built: bool = False  # one of the card's own (`build`), not an environment it was pointed at
+    cutoff: str | None = None  # its dependencies were uploaded before this time (UTC, ISO 8601)
+    undated: str | None = None  # why no cutoff applies (its dependencies are the build day's)
 
     def spec(self) -> str:
         """The accumulator spec that runs this environment's adapter over stdio."""
@@ -107,9 +127,11 @@ def _source_hash(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str], timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, env=env)
     except subprocess.TimeoutExpired:
         raise EnvironmentProblem(f"`{' '.join(argv[:4])} ...` took more than {timeout:g} s") from None
     except OSError as exc:
@@ -232,6 +254,106 @@ def installed_version(python: str, package: str) -> str | None:
     return run.stdout.strip() or None
 
 
+def index_url() -> str:
+    """The index pip installs from: `PIP_INDEX_URL`, else PyPI's simple index."""
+    return os.environ.get("PIP_INDEX_URL") or INDEX  # `build` passes pip's configured one
+
+
+_SOURCES = ("index-url", "extra-index-url", "find-links")  # where pip finds releases
+
+
+def _remote(value: str) -> str:
+    """The remote sources of a pip source setting (URLs other than `file:`), space-separated."""
+    return " ".join(v for v in value.split() if re.match(r"https?://", v))
+
+
+def dated_environment(config: str, environ: dict[str, str]) -> dict[str, str]:
+    """The environment for a dated `pip install`: pip's settings (`pip config list` output, and
+    the `PIP_*` variables) as variables, with its config files left out (`PIP_CONFIG_FILE` the
+    null device) and every local source dropped (a `file:` index, a `--find-links` folder):
+    pip exempts local files from `--uploaded-prior-to`, so a newer release there would be taken."""
+    env = {k: v for k, v in environ.items() if not k.startswith("PIP_")}
+    for line in config.splitlines():
+        found = re.fullmatch(r"[^.]*\.([a-z0-9-]+)='(.*)'", line.strip())
+        if found:
+            env[f"PIP_{found.group(1).upper().replace('-', '_')}"] = found.group(2)
+    env.update({k: v for k, v in environ.items() if k.startswith("PIP_")})
+    for key in _SOURCES:
+        name = f"PIP_{key.upper().replace('-', '_')}"
+        kept = _remote(env.pop(name, ""))
+        if kept:
+            env[name] = kept
+    env["PIP_CONFIG_FILE"] = os.devnull
+    return env
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _release_of(filename: str) -> tuple[str, str] | None:
+    """The (project, version) a distribution file's name says: a wheel's or an sdist's."""
+    if filename.endswith(".whl"):
+        parts = filename[: -len(".whl")].split("-")
+        return (_normalized(parts[0]), parts[1]) if len(parts) >= 5 else None
+    for ext in (".tar.gz", ".zip", ".tar.bz2", ".tgz"):
+        if filename.endswith(ext):
+            name, _, version = filename[: -len(ext)].rpartition("-")
+            return (_normalized(name), version) if name else None
+    return None
+
+
+def published(package: str, version: str, index: str | None = None, timeout: float = 60.0) -> str:
+    """When `package==version` was published: the newest upload time of its files on the index
+    (its JSON simple page, PEP 691, with PEP 700's `upload-time`), plus a second so a cutoff at it
+    still takes the release itself; `YYYY-MM-DDTHH:MM:SSZ`. `EnvironmentProblem` when the index
+    does not say."""
+    url = f"{(index or index_url()).rstrip('/')}/{_normalized(package)}/"
+    request = urllib.request.Request(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            page = answer.read(MAX_INDEX_PAGE + 1)
+        if len(page) > MAX_INDEX_PAGE:
+            raise EnvironmentProblem(f"{url}: the index page is larger than {MAX_INDEX_PAGE} bytes")
+        found = bounded.loads(page)
+    except (OSError, ValueError, urllib.error.URLError) as exc:
+        raise EnvironmentProblem(
+            f"cannot read when {package} {version} was published from {url}: {exc}"
+        ) from None
+    files_ = found.get("files") if isinstance(found, dict) else None
+    times = [
+        str(f["upload-time"])
+        for f in (files_ if isinstance(files_, list) else [])
+        if isinstance(f, dict)
+        and f.get("upload-time")
+        and _release_of(str(f.get("filename", ""))) == (_normalized(package), version)
+    ]
+    if not times:
+        raise EnvironmentProblem(f"the index ({url}) gives no upload time for {package} {version}")
+    try:
+        newest = max(datetime.datetime.fromisoformat(t.replace("Z", "+00:00")) for t in times)
+    except ValueError as exc:
+        raise EnvironmentProblem(f"{url}: an upload time is not ISO 8601: {exc}") from None
+    cutoff = newest.astimezone(datetime.UTC).replace(microsecond=0) + datetime.timedelta(seconds=1)
+    return cutoff.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@functools.cache
+def _takes_cutoff(pip: tuple[str, ...]) -> bool:
+    """Whether this pip has `--uploaded-prior-to` (pip 26.0 and later)."""
+    try:
+        run = _run([*pip, "install", "--help"], timeout=120)
+    except EnvironmentProblem:
+        return False
+    return "--uploaded-prior-to" in run.stdout
+
+
+def install_argv(pip: list[str], requirement: str, cutoff: str | None) -> list[str]:
+    """The `pip install` of a release, with its dependencies uploaded before `cutoff` if given."""
+    dated = [f"--uploaded-prior-to={cutoff}"] if cutoff else []
+    return [*pip, "install", "--quiet", "--disable-pip-version-check", *dated, requirement]
+
+
 def build(
     library: Library, version: str, say: Callable[[str], None] = print, *, refresh: bool = True
 ) -> SideEnvironment:
@@ -247,13 +369,14 @@ def build(
     where = cache_root() / f"{library.name}-{version}"
     python = str(where / "bin" / "python")
     stamp_path = where / STAMP
-    want = {"library": library.name, "version": version, "harness": _source_hash(root)}
-    stamp = _read_stamp(stamp_path)
-    if stamp == want and Path(python).exists():
-        return SideEnvironment(library, version, python, built=True)
-    same_release = stamp is not None and {**stamp, "harness": want["harness"]} == want
+    want = {"library": library.name, "version": version, "harness": _source_hash(root), "layout": LAYOUT}
+    stamp = _read_stamp(stamp_path) or {}
+    dated = {"cutoff": stamp.get("cutoff"), "undated": stamp.get("undated")}
+    if all(stamp.get(k) == v for k, v in want.items()) and Path(python).exists():
+        return SideEnvironment(library, version, python, built=True, **dated)
+    same_release = all(stamp.get(k) == v for k, v in want.items() if k != "harness")
     if not refresh and same_release and Path(python).exists():
-        return SideEnvironment(library, version, python, built=True)
+        return SideEnvironment(library, version, python, built=True, **dated)
     # Refreshed in place if some pip can install there (one made without its own, by a harness
     # whose pip installs elsewhere, is rebuilt when this harness's cannot).
     pip_there = _pip_installs_elsewhere() or (where / "bin" / "pip").exists()
@@ -262,17 +385,50 @@ def build(
         _pip(python, ["--no-deps", "--force-reinstall", str(root)])
     else:
         say(f"{library.name} {version}: building {where} (pip install {library.requirement(version)})")
-        if where.exists():
-            shutil.rmtree(where)
-        where.parent.mkdir(parents=True, exist_ok=True)
-        bare = ["--without-pip"] if _pip_installs_elsewhere() else []  # `_pip` installs from here
-        made = _run([sys.executable, "-m", "venv", *bare, str(where)], timeout=300)
-        if made.returncode != 0:
-            raise EnvironmentProblem(f"venv failed: {_last_line(made.stderr + made.stdout)}")
-        _pip(python, [str(root), library.requirement(version)])
+        dated = _of_its_day(library, version, where, python, say)
+        _pip(python, [str(root)])  # the harness after: its own dependencies do not hold the date back
         _imports(python, library)
-    files.write(stamp_path, (json.dumps(want) + "\n").encode("utf-8"))
-    return SideEnvironment(library, version, python, built=True)
+    files.write(stamp_path, (json.dumps({**want, **dated}) + "\n").encode("utf-8"))
+    return SideEnvironment(library, version, python, built=True, **dated)
+
+
+def _of_its_day(
+    library: Library, version: str, where: Path, python: str, say: Callable[[str], None]
+) -> dict[str, str | None]:
+    """A new environment at `where` holding the release with its dependencies as they were when
+    it was published: `{"cutoff": ..., "undated": None}`, or no cutoff and why (`undated`)."""
+    cutoff: str | None = None
+    undated: str | None = None
+    listed = _run([sys.executable, "-m", "pip", "config", "list"], timeout=120)
+    env = dated_environment(listed.stdout if listed.returncode == 0 else "", dict(os.environ))
+    if env.get("PIP_NO_INDEX", "").lower() in ("1", "true", "yes", "on"):
+        undated = "pip is told to use no index (PIP_NO_INDEX): no upload time to date by"
+    else:
+        try:  # from the index the dated install reads
+            cutoff = published(library.distribution, version, env.get("PIP_INDEX_URL"))
+        except EnvironmentProblem as exc:
+            undated = str(exc)
+    here = [sys.executable, "-m", "pip", "--python", python] if _pip_installs_elsewhere() else None
+    bare = here is not None and (cutoff is None or _takes_cutoff(tuple(here[:3])))
+    if where.exists():
+        shutil.rmtree(where)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    made = _run([sys.executable, "-m", "venv", *(["--without-pip"] if bare else []), str(where)], timeout=300)
+    if made.returncode != 0:
+        raise EnvironmentProblem(f"venv failed: {_last_line(made.stderr + made.stdout)}")
+    pip = here if bare and here is not None else [python, "-m", "pip"]
+    if cutoff is not None and not bare:
+        # This interpreter's pip cannot date an install: the environment's own is made one that can.
+        upgrade = _run([*pip, "install", "--quiet", "--upgrade", "pip"], PIP_TIMEOUT)
+        if upgrade.returncode != 0 or not _takes_cutoff(tuple(pip)):
+            undated = "no pip here takes --uploaded-prior-to (pip 26.0 and later)"
+            cutoff = None
+    if cutoff is not None:
+        say(f"{library.name} {version}: its dependencies as uploaded before {cutoff}")
+    run = _run(install_argv(pip, library.requirement(version), cutoff), PIP_TIMEOUT, env if cutoff else None)
+    if run.returncode != 0:
+        raise EnvironmentProblem(f"pip install failed: {_last_line(run.stderr + run.stdout)}")
+    return {"cutoff": cutoff, "undated": undated}
 
 
 def _imports(python: str, library: Library) -> None:
@@ -308,7 +464,7 @@ def _pip(python: str, args: list[str]) -> None:
         raise EnvironmentProblem(f"pip install failed: {_last_line(run.stderr + run.stdout)}")
 
 
-def _read_stamp(path: Path) -> dict[str, str] | None:
+def _read_stamp(path: Path) -> dict[str, Any] | None:
     try:
         data = bounded.loads(bounded.read(path, 1 << 20))
     except (OSError, ValueError):

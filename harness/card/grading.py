@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.accumulators.client import REFUSED
 from harness.card.environments import source_root
 from harness.card.known import KnownIssue, find_known
 from harness.card.libraries import LIBRARIES
@@ -22,7 +23,7 @@ from harness.card.repros import repro_scripts
 from harness.oracle.severity import WORST_FIRST
 from harness.oracle.verdict import FAILING, Verdict, signature
 
-__all__ = ["CARD_VERSION", "Graded", "card", "changes", "row", "version_key"]
+__all__ = ["CARD_VERSION", "Graded", "card", "changes", "does_not_run", "row", "version_key"]
 
 CARD_VERSION = 1
 _SEVERITY_ORDER = WORST_FIRST
@@ -43,6 +44,8 @@ class Graded:
     shared: dict[str, int] = field(default_factory=dict)
     note: str | None = None  # why this release was graded and not a newer one
     site_packages: str | None = None  # where the graded release is installed (its lines are read there)
+    cutoff: str | None = None  # its dependencies were uploaded before this time (UTC)
+    undated: str | None = None  # why its dependencies are not dated (the build day's releases)
 
 
 def version_key(version: str) -> tuple[tuple[int, ...], str]:
@@ -102,11 +105,23 @@ def row(
     }
     if graded.note:
         out["note"] = graded.note
+    if graded.cutoff:
+        out["dependencies_before"] = graded.cutoff
+    if graded.undated:
+        out["dependencies_undated"] = graded.undated
     if graded.shared:
         out["shared"] = graded.shared
     if graded.report is None:
         return out
+    stopped = does_not_run(graded.report.get("cases", []))
     cases = [c for c in graded.report.get("cases", []) if c["verdict"] != Verdict.SKIPPED]
+    if stopped:
+        out["does_not_run"] = stopped
+        cases = [c for c in cases if c.get("dialect") not in stopped]
+        if not cases:
+            said = "; ".join(f"{d} streams: {why}" for d, why in stopped.items())
+            out["problem"] = f"does not run here ({said})"
+            return out
     out["cases"] = len(cases)
     out["verdicts"] = {str(v): n for v in Verdict if (n := sum(c["verdict"] == v for c in cases))}
     by_class: dict[str, Counter[str]] = defaultdict(Counter)
@@ -155,6 +170,39 @@ def row(
     return out
 
 
+def _raise_of(case: Mapping[str, Any]) -> str | None:
+    """What a case's library (or adapter) raised: the adapter's error, else an outcome in state
+    error; None when it raised nothing."""
+    actual = case.get("actual") or {}
+    if case.get("error"):
+        return str(case["error"])
+    if actual.get("state") == "error":
+        return str(actual.get("error") or "an error")
+    return None
+
+
+def does_not_run(cases: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The dialects whose unmutated recordings (`original`) the release cannot even stream here:
+    every `original` case of the dialect fails with a raise, or is skipped as a request the library
+    refused before reading the stream (`client.REFUSED`: a release beside an SDK it cannot call).
+    Each with the reason, its first raise: the environment's fault or the adapter's, not stream
+    handling, so those cases are not graded (a recording the release reads, or fails without a
+    raise, keeps the dialect)."""
+    originals: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for case in cases:
+        if case.get("scenario") == "original" and (
+            case["verdict"] != Verdict.SKIPPED or REFUSED in str(case.get("error"))
+        ):
+            originals[str(case.get("dialect"))].append(case)
+    stopped = {}
+    for dialect, members in originals.items():
+        raises = [_raise_of(c) if _failing(c) or c["verdict"] == Verdict.SKIPPED else None for c in members]
+        if all(raises):
+            first = str(raises[0]).removeprefix(f"{members[0].get('accumulator')}: case {members[0]['id']}: ")
+            stopped[dialect] = first.split(f"{REFUSED}: ", 1)[-1].splitlines()[0][:300]
+    return dict(sorted(stopped.items()))
+
+
 def _checked(known: dict[str, Any], graded: Graded) -> dict[str, Any]:
     """A known issue with its library line read again in the graded release: kept (at its line, or
     where the same text moved to, the nearest), or dropped and said so (`source_note`). Without the
@@ -197,8 +245,7 @@ def changes(graded: Sequence[Graded]) -> list[dict[str, Any]]:
     for library, versions in by_library.items():
         versions.sort(key=lambda g: version_key(g.version))
         for old, new in itertools.pairwise(versions):
-            before = {c["id"]: c for c in old.report.get("cases", [])} if old.report else {}
-            after = {c["id"]: c for c in new.report.get("cases", [])} if new.report else {}
+            before, after = _running(old), _running(new)
             common = [
                 i
                 for i in before
@@ -217,6 +264,13 @@ def changes(graded: Sequence[Graded]) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def _running(graded: Graded) -> dict[str, Mapping[str, Any]]:
+    """A row's cases by id, but those of the dialects it does not run here (`does_not_run`)."""
+    cases = (graded.report or {}).get("cases", [])
+    stopped = does_not_run(cases)
+    return {c["id"]: c for c in cases if c.get("dialect") not in stopped}
 
 
 def _by_scenario(ids: Sequence[str], cases: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

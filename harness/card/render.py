@@ -100,7 +100,9 @@ def _summary_table(rows: Iterable[Mapping[str, Any]], base: str = "") -> list[st
         "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
     ]
     for r in rows:
-        head = f"| {_text(r['library'])} | {_text(r['version'])} | {_code(r['adapter'])} |"
+        dated = r.get("dependencies_before")
+        version = r["version"] + (f", as of {dated[:10]}" if dated else "")
+        head = f"| {_text(r['library'])} | {_text(version)} | {_code(r['adapter'])} |"
         if r.get("problem"):
             lines.append(f"{head} - | - | - | - | - | {_text('not graded: ' + r['problem'])} | | |")
             continue
@@ -218,6 +220,7 @@ def markdown(card: Mapping[str, Any], base: str = "") -> str:
         lines += ["", f"## {_text(r['library'])} {_text(r['version'])} ({markdown_code(r['adapter'])})", ""]
         if r.get("note"):
             lines += [_text(f"{r['version']}: {r['note']}"), ""]
+        lines += _environment_lines(r)
         if r.get("shared"):
             counted = ", ".join(f"{n} in {_text(where)}" for where, n in r["shared"].items())
             lines += [
@@ -232,6 +235,18 @@ def markdown(card: Mapping[str, Any], base: str = "") -> str:
         else:
             lines += _signature_lines(r, base)
     return "\n".join(lines) + "\n"
+
+
+def _environment_lines(r: Mapping[str, Any]) -> list[str]:
+    """The environment a row was graded in: its dependencies' cutoff, and what does not run there."""
+    lines = []
+    if r.get("dependencies_before"):
+        lines.append(_text(f"Graded with its dependencies as uploaded before {r['dependencies_before']}."))
+    elif r.get("dependencies_undated"):
+        lines.append(_text(f"Graded with today's dependencies: {r['dependencies_undated']}."))
+    for dialect, why in (r.get("does_not_run") or {}).items():
+        lines.append(_text(f"Does not run here on {dialect} streams (not graded): {why}"))
+    return [said for line in lines for said in (line, "")]
 
 
 def _repro_anchors(paths: Iterable[str], base: str) -> str:

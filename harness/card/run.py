@@ -7,7 +7,6 @@ the card written as report-card.json, .md and .html (`write_card`)."""
 from __future__ import annotations
 
 import datetime
-import io
 import os
 import sys
 import threading
@@ -31,7 +30,7 @@ from harness.matrix.selection import Matrix, Selection, build_case
 from harness.oracle.verdict import Report, Verdict
 from harness.report.results import report_to_dict, selection_dict, write_json
 from harness.text.shared import shared_values
-from harness.text.terminal import Progress
+from harness.text.terminal import ProgressBar
 
 __all__ = ["CardRun", "Wanted", "grade", "load_card", "regrade", "write_card"]
 
@@ -111,6 +110,7 @@ def regrade(folder: Path) -> dict[str, Any]:
             continue
         lib = LIBRARIES[name]
         one = grading.Graded(lib.name, release, lib.adapter, report=report, note=report.get("card_note"))
+        one.cutoff, one.undated = report.get("card_cutoff"), report.get("card_undated")
         # The release's library lines are read again where its environment is still cached.
         python = environments.cache_root() / f"{lib.name}-{release}" / "bin" / "python"
         one.site_packages = environments.site_packages(str(python)) if python.exists() else None
@@ -237,11 +237,11 @@ class PlannedRow(Generic[T]):
     cases: int
 
 
-class CardProgress(Progress):
+class CardProgress(ProgressBar):
     """One bar over the whole card, counting cases (rows report from several threads). Lines said
     while it is drawn (`say`) clear it first, then it is drawn again."""
 
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+    def __init__(self, total: int = 0, stream: TextIO | None = None) -> None:
         super().__init__(total, label="report card", stream=stream or sys.stderr)
         self._lock = threading.RLock()
         self._note = ""
@@ -261,30 +261,24 @@ class CardProgress(Progress):
                 super().advance(0, self._note)
 
 
-class RowProgress(Progress):
-    """A row's share of the card's bar, as `run_matrix` drives a progress: it advances once per
-    unit of work (a cassette x scenario x seed, which holds any number of cases, often none) and
-    sets `total` to the number of units; this one knows each unit's cases and counts those."""
+class RowProgress:
+    """A row's share of the card's bar (a `Progress`), counted in cases. The runner reports a
+    unit of work at a time (a cassette x scenario x seed, holding any number of cases, often
+    none), named as `per_unit` knows it; a client row reports each case, which counts one."""
 
-    def __init__(self, bar: CardProgress, per_unit: Mapping[str, int], name: str) -> None:
-        super().__init__(1, stream=io.StringIO())  # draws nothing itself
+    def __init__(self, bar: CardProgress, name: str, per_unit: Mapping[str, int] | None = None) -> None:
         self._bar = bar
-        self._per_unit = dict(per_unit)
+        self._per_unit = dict(per_unit or {})
         self._name = name
 
-    @property
-    def total(self) -> int:
-        return max(sum(self._per_unit.values()), 1)
-
-    @total.setter
-    def total(self, units: int) -> None:
-        """Ignored: the total is the number of cases, known from the start."""
+    def start(self, total: int) -> None:
+        """Nothing: the card's bar was started with every row's cases."""
 
     def advance(self, n: int = 1, note: str = "") -> None:
         self._bar.advance(self._per_unit.get(note, n), f"{self._name}: {note}")
 
     def close(self) -> None:
-        """The card's bar is closed once, by the card."""
+        """Nothing: the card's bar is closed once, by the card."""
 
 
 class CardRun:
@@ -306,7 +300,7 @@ class CardRun:
         self.timeout = timeout
         self.reports = reports
         self.cache = cache
-        self.bar = CardProgress(0)
+        self.bar = CardProgress()
         self.stored = 0  # rows whose verdicts came from the cache
         self.rows = rows
         self._counts: dict[Selection, dict[str, int]] = {}
@@ -318,7 +312,7 @@ class CardRun:
         self._durations = cache.durations() if cache is not None else {}
 
     def start(self, cases: int) -> None:
-        self.bar.total = max(cases, 1)
+        self.bar.start(cases)
         self.started = time.perf_counter()
 
     def close(self) -> None:
@@ -457,7 +451,7 @@ class CardRun:
                 except EnvironmentProblem as exc:
                     return grading.Graded(lib.name, env.version, lib.adapter, problem=str(exc))
             self.say(f"{step} {name}: {lib.adapter} in {env.python}")
-            progress = RowProgress(self.bar, per_unit, name)
+            progress = RowProgress(self.bar, name, per_unit)
             try:
                 report = run_matrix(env.spec(), mine, timeout=self.timeout, jobs=1, progress=progress)
             except UsageError as exc:
@@ -478,9 +472,11 @@ class CardRun:
         self, env: SideEnvironment, document: dict[str, Any], site: str | None
     ) -> grading.Graded:
         lib = env.library
-        document = {**document, **({"card_note": env.note} if env.note else {})}
+        said = {"card_note": env.note, "card_cutoff": env.cutoff, "card_undated": env.undated}
+        document = {**document, **{k: v for k, v in said.items() if v}}
         write_json(shared_values(document), self.reports / f"{lib.name}-{env.version}.json")
         one = grading.Graded(lib.name, env.version, lib.adapter, report=document)
+        one.cutoff, one.undated = document.get("card_cutoff"), document.get("card_undated")
         one.site_packages = site
         return one
 
@@ -517,7 +513,7 @@ class CardRun:
                 try:
                     label, results = clients.run_cases(
                         table, client, cases, matrix.by_name, jobs=slots.size, timeout=timeout,
-                        advance=lambda case_id: self.bar.advance(1, f"{name}: {case_id}"), hold=slots.held,
+                        progress=RowProgress(self.bar, name), hold=slots.held, say=self.say,
                     )  # fmt: skip
                 except (OSError, UsageError) as exc:
                     problem = f"the replay server failed: {exc}"

@@ -21,14 +21,28 @@ class State(StrEnum):
     ERROR = "error"
 
 
+# -- call kinds (custom/freeform tools, client-run Responses items) ---------------------------
+# A call's kind: what the client runs and how it answers it. `function` calls carry JSON arguments;
+# a `custom` (freeform) call carries its raw input text, which is never parsed as JSON; the
+# client-run Responses items carry the item's action (`shell_call`, `apply_patch_call` ...).
+FUNCTION = "function"
+CUSTOM = "custom"
+# -- end call kinds ----------------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One reassembled call. `arguments` is the parsed JSON value, or the raw text when `invalid`."""
+    """One reassembled call. `arguments` is the parsed JSON value, or the raw text when `invalid`;
+    for a `custom` call (`kind`), the raw input text as streamed, never parsed."""
 
     name: str | None
     arguments: Any
     id: str | None = None
     invalid: bool = False
+    # Other ids the stream sent for this same call (A7: a fresh id on every fragment): a client
+    # that keeps one of them answers under an id the provider sent for it. Not compared by `==`.
+    aliases: tuple[str, ...] = field(default=(), compare=False)
+    kind: str = FUNCTION
 
     @classmethod
     def from_text(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
@@ -40,6 +54,18 @@ class ToolCall:
             return cls(name=name, arguments=bounded.loads(text), id=id)
         except ValueError:
             return cls(name=name, arguments=text, id=id, invalid=True)
+
+    @classmethod
+    def freeform(cls, name: str | None, text: str, id: str | None = None) -> ToolCall:
+        """A custom (freeform) tool call: its input is the raw text, never parsed (`""` stays `""`)."""
+        return cls(name=name, arguments=text, id=id, kind=CUSTOM)
+
+    def with_text(self, text: str) -> ToolCall:
+        """This call with other argument text, read the way its kind is: raw for a custom call,
+        parsed (`from_text`) otherwise."""
+        if self.kind == CUSTOM:
+            return ToolCall.freeform(self.name, text, self.id)
+        return ToolCall.from_text(self.name, text, id=self.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +115,7 @@ class Outcome:
         text): what crosses to and from worker processes and into the built-case store, read
         back by `from_record`, which trusts it (no checks: `from_dict` is for data from outside)."""
         return (
-            tuple((c.name, c.arguments, c.id, c.invalid) for c in self.tool_calls),
+            tuple((c.name, c.arguments, c.id, c.invalid, c.aliases, c.kind) for c in self.tool_calls),
             self.text,
             self.finish_reason,
             str(self.state),
@@ -163,20 +189,22 @@ def _setters(cls: type) -> tuple[Any, ...]:
 
 # Frozen slots dataclasses built from their records through their slots (`Outcome.from_record`).
 _new = object.__new__
-_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = (
-    _setters(Outcome)
+_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = _setters(
+    Outcome
 )
-_set_name, _set_arguments, _set_id, _set_invalid = _setters(ToolCall)
+_set_name, _set_arguments, _set_id, _set_invalid, _set_aliases, _set_kind = _setters(ToolCall)
 _SERVER_CALL_SET = _setters(ServerCall)
 
 
 def _tool_call(record: Sequence[Any]) -> ToolCall:
-    name, arguments, call_id, invalid = record
+    name, arguments, call_id, invalid, aliases, kind = record
     made: ToolCall = _new(ToolCall)
     _set_name(made, name)
     _set_arguments(made, arguments)
     _set_id(made, call_id)
     _set_invalid(made, invalid)
+    _set_aliases(made, tuple(aliases))
+    _set_kind(made, kind)
     return made
 
 
@@ -194,6 +222,10 @@ def _call_to_dict(call: ToolCall) -> dict[str, Any]:
     out: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
     if call.invalid:
         out["invalid"] = True
+    if call.aliases:
+        out["aliases"] = list(call.aliases)
+    if call.kind != FUNCTION:  # written only when not a function call, so outcomes read as before
+        out["kind"] = call.kind
     return out
 
 
@@ -210,7 +242,17 @@ def _call_from_dict(data: Any, where: str) -> ToolCall:
     arguments = data.get("arguments", {})
     if invalid and not isinstance(arguments, str):
         raise OutcomeFormatError(f"{where}.arguments", "must be the raw text when invalid")
-    return ToolCall(name=name, arguments=arguments, id=call_id, invalid=invalid)
+    aliases = data.get("aliases") or []
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise OutcomeFormatError(f"{where}.aliases", "must be a list of strings")
+    kind = data.get("kind", FUNCTION)
+    if not isinstance(kind, str) or not kind:
+        raise OutcomeFormatError(f"{where}.kind", "must be a non-empty string")
+    if kind == CUSTOM and not isinstance(arguments, str):
+        raise OutcomeFormatError(f"{where}.arguments", "must be the raw input text for a custom call")
+    return ToolCall(
+        name=name, arguments=arguments, id=call_id, invalid=invalid, aliases=tuple(aliases), kind=kind
+    )
 
 
 def _server_call_to_dict(call: ServerCall) -> dict[str, Any]:
@@ -232,6 +274,13 @@ def _server_call_from_dict(data: Any, where: str) -> ServerCall:
 # follow-up request has no state on its wire, `harness.oracle.evidence`): that state signals nothing
 # (`harness.oracle.severity.signalled`).
 STATE_TAKEN = "state: not on its wire, taken as expected"
+# What a client-level adapter notes when its library never hands its user a finish reason (many
+# frameworks): there is nothing to compare, so the finish reason is not (as usage is not).
+FINISH_NOT_SURFACED = "finish_reason: not surfaced by the library"
+
+
+def _finish_compared(expected: Outcome, actual: Outcome) -> bool:
+    return expected.finish_reason != actual.finish_reason and FINISH_NOT_SURFACED not in actual.notes
 
 # Fields `diff` compares unless told otherwise.
 COMPARED = ("tool_calls", "server_calls", "text", "finish_reason", "state")
@@ -253,14 +302,23 @@ def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED
     if "text" in fields and expected.text != actual.text:
         left, right = _alike(expected.text, actual.text)
         out.append(f"text: {_short(left)} expected, got {_short(right)}")
-    if "finish_reason" in fields and expected.finish_reason != actual.finish_reason:
+    if "finish_reason" in fields and _finish_compared(expected, actual):
         out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
     if "state" in fields and expected.state != actual.state:
         # An unexpected error says which: a library's raise is the failure a maintainer looks for.
-        raise_ = actual.error.splitlines()[0][:80] if actual.state is State.ERROR and actual.error else ""
+        raise_ = _first_line(actual.error) if actual.state is State.ERROR and actual.error else ""
         said = f" ({raise_})" if raise_ else ""
         out.append(f"state: {expected.state} expected, got {actual.state}{said}")
     return out
+
+
+_RAISE_SHOWN = 80  # characters of a raise's first line a diff shows
+
+
+def _first_line(error: str) -> str:
+    """An error's first line, cut to `_RAISE_SHOWN` characters with `...` where it was cut."""
+    line = (error.splitlines() or [""])[0]
+    return line if len(line) <= _RAISE_SHOWN else line[: _RAISE_SHOWN - 3] + "..."
 
 
 def meets(expected: Outcome, actual: Outcome) -> bool:
@@ -268,7 +326,7 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     (nearly all meet their expectation, and writing nothing is cheaper than writing no lines)."""
     if (
         expected.text != actual.text
-        or expected.finish_reason != actual.finish_reason
+        or _finish_compared(expected, actual)
         or expected.state != actual.state
         or len(expected.tool_calls) != len(actual.tool_calls)
         or (actual.server_calls and _diff_server_calls(expected.server_calls, actual.server_calls))
@@ -277,6 +335,7 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     for want, got in zip(expected.tool_calls, actual.tool_calls, strict=True):
         if (
             want.name != got.name
+            or want.kind != got.kind
             or (want.id is not None and want.id != got.id)
             or want.invalid != got.invalid
             or not _same_json(want.arguments, got.arguments)
@@ -285,15 +344,51 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     return True
 
 
+def paired_by_id(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[int] | None:
+    """For each expected call, the position of the reported call with its id, when ids pair the
+    two lists one to one (every expected call has an id of its own, the same ids reported once
+    each) and the order differs; None otherwise, and calls are then matched by position. A result
+    goes back under its call's id, so an order that differs alone costs nothing."""
+    ids = [call.id for call in expected]
+    if len(expected) != len(actual) or len(expected) < 2 or not all(ids) or len(set(ids)) != len(ids):
+        return None
+    where = {call.id: n for n, call in enumerate(actual)}
+    if len(where) != len(actual) or set(where) != set(ids):
+        return None
+    order = [where[i] for i in ids]
+    return None if order == sorted(order) else order
+
+
+ORDER_DIFFERS = "tool_calls: order differs"
+# The end of an id line whose id is another the stream sent for the call (`ToolCall.aliases`).
+ROTATED = " (another id the stream sent for it)"
+
+
+def order_line(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> str:
+    """The one line a reorder of calls paired by id gets."""
+    return (
+        f"{ORDER_DIFFERS}: {', '.join(repr(c.id) for c in expected)} expected, "
+        f"got {', '.join(repr(c.id) for c in actual)}"
+    )
+
+
 def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[str]:
     out: list[str] = []
+    order = paired_by_id(expected, actual)
+    if order is not None:  # each call beside the one reported under its id, numbered as expected
+        out.append(order_line(expected, actual))
+        actual = [actual[a] for a in order]
     if len(expected) != len(actual):
         out.append(f"tool_calls: {len(expected)} expected, got {len(actual)}")
     for n, (want, got) in enumerate(zip(expected, actual, strict=False), start=1):
         if want.name != got.name:
             out.append(f"call {n}: name {want.name!r} expected, got {got.name!r}")
         if want.id is not None and want.id != got.id:
-            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}")
+            other = ROTATED if got.id in want.aliases else ""
+            out.append(f"call {n}: id {want.id!r} expected, got {got.id!r}{other}")
+        if want.kind != got.kind:
+            out.append(_kind_line(n, want, got))
+            continue  # the arguments of another kind of call are another thing: the kind says it
         if want.invalid != got.invalid:
             left, right = _alike(_render(want), _render(got))
             state = "invalid" if got.invalid else "valid"
@@ -306,6 +401,20 @@ def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> lis
     for n, missing in enumerate(expected[len(actual) :], start=len(actual) + 1):
         out.append(f"call {n}: {missing.name!r} {_short(_render(missing))} expected, missing")
     return out
+
+
+def _kind_line(n: int, want: ToolCall, got: ToolCall) -> str:
+    """A call of another kind; a freeform input read as JSON arguments is named as such."""
+    line = f"call {n}: kind {want.kind!r} expected, got {got.kind!r}"
+    if want.kind == CUSTOM and got.kind == FUNCTION:
+        if got.invalid or not isinstance(got.arguments, str):
+            said = "invalid JSON" if got.invalid else "JSON"
+            return (
+                f"{line}: custom input {_short(str(want.arguments))} was parsed as {said}"
+                f" {_short(_render(got))}; freeform input is raw text, never JSON"
+            )
+        return f"{line}: a custom call answered as a function call"
+    return line
 
 
 def _diff_server_calls(expected: Sequence[ServerCall], actual: Sequence[ServerCall]) -> list[str]:
@@ -348,7 +457,7 @@ def _same_json(a: Any, b: Any) -> bool:
 
 
 def _render(call: ToolCall) -> str:
-    if call.invalid:
+    if call.invalid or call.kind == CUSTOM:
         return str(call.arguments)
     return _json(call.arguments)
 

@@ -50,6 +50,8 @@ COMMANDS = {
     "serve": "serve",
     "report-card": "card",
     "repro": "repro",
+    "bisect": "bisect",
+    "probe": "probe",
 }
 
 

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness.cli import arguments
@@ -12,10 +14,12 @@ from harness.errors import UsageError
 from harness.matrix import casecache
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Matrix, Selection
-from harness.oracle.verdict import Report
+from harness.oracle.baseline import Change, Entry, compare, entry_of, read_baseline, write_baseline
+from harness.oracle.verdict import FAILING, Report, Verdict
 from harness.report.html import write_html
 from harness.report.results import render_check, report_to_dict, write_json
-from harness.text.terminal import Progress
+from harness.text.escape import terminal_line
+from harness.text.terminal import ProgressBar
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -69,6 +73,48 @@ def add_strict_option(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def add_gateway_options(parser: argparse.ArgumentParser) -> None:
+    """`--from`, `--to`, `--upstream-port`, `--model`: what `--gateway` translates (check, compare)."""
+    parser.add_argument(
+        "--from", dest="source", metavar="DIALECT", help="with --gateway: its upstream's dialect"
+    )
+    parser.add_argument(
+        "--to", dest="target", metavar="DIALECT", help="with --gateway: the dialect it answers in"
+    )
+    parser.add_argument(
+        "--upstream-port", type=int, default=0, metavar="P",
+        help="with --gateway URL: the replay server listens here, the gateway's upstream at"
+        " http://127.0.0.1:P/case/gateway-0 (default: a free port, for a gateway the harness starts)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--model", default=None, metavar="M",
+        help="with --gateway: the model the gateway is asked for (default toolstream-upstream)",
+    )  # fmt: skip
+
+
+def gateway_report(spec: str, selection: Selection, args: argparse.Namespace) -> Report:
+    """`--gateway CMD_OR_URL --from A --to B`: the A cases as the gateway's upstream, judged in B."""
+    from harness.gateway import run_gateway  # the gateway stage is loaded only when asked for
+    from harness.gateway.runner import GATEWAY_MODEL
+    from harness.wire import dialects
+
+    if not args.source or not args.target:
+        raise UsageError("--gateway: needs --from DIALECT and --to DIALECT")
+    for option, name in (("--from", args.source), ("--to", args.target)):
+        if name not in dialects.names():
+            raise UsageError(f"{option}: unknown dialect {name!r}; known: {', '.join(dialects.names())}")
+    if args.timeout <= 0:
+        raise UsageError("--timeout: a gateway needs a timeout of more than 0 seconds")
+    if not selection.dialects:
+        selection = dataclasses.replace(selection, dialects=(args.source,))
+    matrix = Matrix(selection)
+    return run_gateway(
+        list(matrix.all()), spec, source=args.source, target=args.target, timeout=args.timeout,
+        jobs=1 if args.jobs is None else args.jobs, model=args.model or GATEWAY_MODEL,
+        scenarios=matrix.by_name, upstream_port=args.upstream_port,
+    )  # fmt: skip
+
+
 def selection_of(args: argparse.Namespace) -> Selection:
     if getattr(args, "no_case_cache", False):
         casecache.turn_off()  # in the environment, so worker processes agree
@@ -114,11 +160,23 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="a program run unchanged once per case against the replay server (its SDK's base URL pointing"
         " at the case), judged by the follow-up request it sends; -j N runs N at once (docs/serve.md)",
     )  # fmt: skip
+    what.add_argument(
+        "--gateway", metavar="CMD_OR_URL",
+        help="a gateway translating --from's API into --to's: each --from case served as its upstream, the"
+        " same question asked of it in --to's API, its answer judged (a command template with {upstream},"
+        " {key} and {port}, started and stopped by the harness; or a URL: docs/gateways.md)",
+    )  # fmt: skip
+    add_gateway_options(parser)
     parser.add_argument(
         "--cold", action="store_true",
         help="with --client: start a Node program (node SCRIPT.mjs) or a Python one (python SCRIPT.py) as"
         " a new process on every case, not in a warm Node process or forked from a preloaded Python one"
         " (as TOOLSTREAM_WARM=0 does; docs/clients.md, docs/serve.md)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-retarget", dest="retarget", action="store_false",
+        help="with --client: serve each case as recorded, not moved onto the tools the program's request"
+        " offers (docs/testing-your-agent.md)",
     )  # fmt: skip
     add_selection_options(parser)
     add_strict_option(parser)
@@ -132,6 +190,16 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         help="write a self-contained HTML page of the matrix here",
     )
     parser.add_argument(
+        "--baseline", type=Path, metavar="FILE",
+        help="judge each case against its verdict in this baseline: exit 1 only where a case got worse"
+        " (a pass that fails, a known failure with another signature); cases that got better are named"
+        " (docs/testing-your-agent.md)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--baseline-update", action="store_true",
+        help="with --baseline: write this run's verdicts as the baseline (then exit 0)",
+    )  # fmt: skip
+    parser.add_argument(
         "--max-failures",
         type=arguments.LIMIT,
         default=50,
@@ -143,10 +211,15 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
+    if args.baseline_update and args.baseline is None:
+        raise UsageError("--baseline-update: needs --baseline FILE (where to write it)")
+    stored = read_baseline(args.baseline) if args.baseline is not None and not args.baseline_update else None
     if args.client is not None:
         report = _run_client(args.client, selection, args)
+    elif args.gateway is not None:
+        report = gateway_report(args.gateway, selection, args)
     else:
-        progress = Progress(0, label="check")
+        progress = ProgressBar(label="check")
         try:
             report = run_matrix(
                 args.accumulator, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress
@@ -165,7 +238,35 @@ def run(args: argparse.Namespace) -> int:
     )
     if not report.results:
         print("no cases selected", file=sys.stderr)
+    if args.baseline_update:
+        write_baseline(args.baseline, report.results)
+        print(f"baseline {args.baseline}: {len(report.results)} verdicts written")
+        return 0
+    if stored is not None:
+        return _against_baseline(report, stored, args.baseline, strict=args.strict)
     return 0 if report.ok else 1
+
+
+def _against_baseline(report: Report, stored: dict[str, Entry], path: Path, *, strict: bool) -> int:
+    """Say how each case compares with its baseline; 1 where one got worse (or a case the baseline
+    does not hold fails)."""
+    changes: dict[Change, list[tuple[str, Entry | None, Entry]]] = {change: [] for change in Change}
+    for result in report.results:
+        now = entry_of(result)
+        changes[compare(stored.get(result.id), now)].append((result.id, stored.get(result.id), now))
+    new_failing = [
+        c for c in changes[Change.NEW] if c[2].verdict in FAILING or (strict and c[2].verdict is Verdict.WARN)
+    ]
+    said = ", ".join(f"{len(found)} {change}" for change, found in changes.items() if found)
+    print(f"baseline {path}: {said or 'no cases'}")
+    for title, found in (("worse", changes[Change.WORSE]), ("not in the baseline, failing", new_failing)):
+        for case_id, before, now in found:
+            print(f"  {title}: {terminal_line(case_id)}: {before or 'none'} -> {now}")
+    for case_id, before, now in changes[Change.BETTER]:
+        print(f"  better: {terminal_line(case_id)}: {before} -> {now}")
+    if changes[Change.BETTER]:
+        print("  tighten the baseline: the same command with --baseline-update")
+    return 1 if changes[Change.WORSE] or new_failing else 0
 
 
 def _run_client(command: str, selection: Selection, args: argparse.Namespace) -> Report:
@@ -181,4 +282,7 @@ def _run_client(command: str, selection: Selection, args: argparse.Namespace) ->
     jobs = 1 if args.jobs is None else args.jobs  # None: -j not given (see `add_selection_options`)
     cases = list(matrix.all())
     warm = not args.cold
-    return run_clients(cases, command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name, warm=warm)
+    return run_clients(
+        cases, command, jobs=jobs, timeout=args.timeout, scenarios=matrix.by_name, warm=warm,
+        retarget=args.retarget,
+    )  # fmt: skip

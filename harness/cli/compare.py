@@ -8,8 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli import arguments
-from harness.cli.check import add_selection_options, add_strict_option, selection_of, timeout_of
-from harness.oracle.verdict import Verdict
+from harness.cli.check import (
+    add_gateway_options,
+    add_selection_options,
+    add_strict_option,
+    gateway_report,
+    selection_of,
+    timeout_of,
+)
+from harness.matrix.selection import Selection
+from harness.oracle.verdict import Result, Verdict
 from harness.report.html import write_html
 from harness.report.results import (
     comparison_to_dict,
@@ -18,8 +26,14 @@ from harness.report.results import (
     shown_differences,
     write_json,
 )
-from harness.search.compare import compare_matrix, write_reproductions
-from harness.text.terminal import Progress
+from harness.search.compare import (
+    Comparison,
+    Difference,
+    compare_matrix,
+    outcome_difference,
+    write_reproductions,
+)
+from harness.text.terminal import ProgressBar
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -36,6 +50,12 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("spec_a", metavar="SPEC_A", help="the first accumulator (same forms as check)")
     parser.add_argument("spec_b", metavar="SPEC_B", help="the second accumulator")
+    parser.add_argument(
+        "--gateway", action="store_true",
+        help="SPEC_A and SPEC_B are gateways (commands or URLs, as check --gateway takes) translating"
+        " --from into --to: each judged on the same cases, where their answers differ (docs/gateways.md)",
+    )  # fmt: skip
+    add_gateway_options(parser)
     add_selection_options(parser)
     add_strict_option(parser)
     parser.add_argument(
@@ -63,21 +83,31 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
-    progress = Progress(0, label="compare")
-    try:
-        comparison = compare_matrix(
-            args.spec_a, args.spec_b, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress
-        )
-    finally:
-        progress.close()
+    if args.gateway:
+        comparison = _gateways(args.spec_a, args.spec_b, selection, args)
+    else:
+        progress = ProgressBar(label="compare")
+        try:
+            comparison = compare_matrix(
+                args.spec_a,
+                args.spec_b,
+                selection,
+                timeout=timeout_of(args),
+                jobs=args.jobs,
+                progress=progress,
+            )
+        finally:
+            progress.close()
     comparison.a.strict = comparison.b.strict = args.strict
     # Without --out nothing lands in the working directory: a temporary folder, said at the end.
     out = args.out
-    if out is None and comparison.differences:
+    if out is None and comparison.differences and not args.gateway:
         out = Path(tempfile.mkdtemp(prefix="toolstream-compare-"))
     # The differences shown are the ones reproduced: every kind's first before any kind's second.
     shown = shown_differences(comparison.differences, args.max_differences, args.strict)
-    reproductions = write_reproductions(comparison, selection, out, chosen=shown) if out is not None else {}
+    # Two gateways' differences are in their answers' bytes: no accumulator replays them shrunk.
+    wanted = out is not None and not args.gateway
+    reproductions = write_reproductions(comparison, selection, out, chosen=shown) if wanted else {}
     if args.json:
         write_json(comparison_to_dict(comparison, reproductions, strict=args.strict), args.json)
     if args.html:
@@ -94,3 +124,22 @@ def run(args: argparse.Namespace) -> int:
     if reproductions and args.out is None:
         print(f"reproductions written to {out} (a temporary folder; --out DIR writes them there)")
     return 1 if any(counts(d, args.strict) for d in comparison.differences) else 0
+
+
+def _gateways(spec_a: str, spec_b: str, selection: Selection, args: argparse.Namespace) -> Comparison:
+    """`compare --gateway A B`: both gateways on the same cases; where their judged answers differ."""
+    a, b = gateway_report(spec_a, selection, args), gateway_report(spec_b, selection, args)
+    found = []
+    for x, y in zip(a.results, b.results, strict=True):
+        lines = outcome_difference(x, y)
+        broken_a, broken_b = _rules(x), _rules(y)
+        lines += [f"B breaks {rule}, A does not" for rule in sorted(broken_b - broken_a)]
+        lines += [f"A breaks {rule}, B does not" for rule in sorted(broken_a - broken_b)]
+        if lines:
+            found.append(Difference(x, y, tuple(lines)))
+    return Comparison(a, b, found)
+
+
+def _rules(result: Result) -> set[str]:
+    """The rules a gateway's answer breaks (`gateway A -> B: RULE ...` lines)."""
+    return {line.split(": ", 2)[1].split(" ")[0] for line in result.diff if line.count(": ") >= 2}

@@ -7,10 +7,11 @@ import argparse
 import sys
 from typing import Any
 
+from harness._version import __version__
 from harness.cli import arguments
 from harness.report.html import write_html
-from harness.report.merge import merge
-from harness.report.results import render_check, write_json
+from harness.report.merge import merge_session
+from harness.report.results import REPORT_VERSION, render_check, write_json
 from harness.text.escape import terminal_line
 
 
@@ -47,15 +48,23 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    merged = merge(args.reports)
-    if merged.unchecked is not None:
-        print(
-            f"report merge: not checked for missing cases: {terminal_line(merged.unchecked)}", file=sys.stderr
-        )
+    merged = merge_session(args.reports)
+    for one in merged:
+        if one.unchecked is not None:
+            name = f"{terminal_line(one.report.accumulator)}: " if len(merged) > 1 else ""
+            said = terminal_line(one.unchecked)
+            print(f"report merge: {name}not checked for missing cases: {said}", file=sys.stderr)
     if args.json:
-        write_json(merged.document, args.json)
+        if len(merged) == 1:
+            write_json(merged[0].document, args.json)
+        else:  # a session's several, as the session writes them
+            write_json(
+                {"version": REPORT_VERSION, "harness": __version__, "reports": [m.document for m in merged]},
+                args.json,
+            )
     if args.html:
-        write_html(args.html, reports=[merged.report], selection=merged.selection)
-    shown = render_check(merged.report, selection=merged.selection, max_failures=args.max_failures)
-    print(shown, file=arguments.terminal_report(args))  # stderr when a report goes to stdout (`-`)
-    return 0 if merged.report.ok else 1
+        write_html(args.html, reports=[m.report for m in merged], selection=merged[0].selection)
+    for one in merged:  # to stderr when a report goes to stdout (`-`)
+        shown = render_check(one.report, selection=one.selection, max_failures=args.max_failures)
+        print(shown, file=arguments.terminal_report(args))
+    return 0 if all(m.report.ok for m in merged) else 1

@@ -8,13 +8,14 @@ how it changes (truncated arguments).
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness import bounded
-from harness.cassettes.outcome import ToolCall
+from harness.cassettes.outcome import CUSTOM, ToolCall
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import (
@@ -54,16 +55,20 @@ class SplitArgs(Mutation):
 
     size: int = 1
     calls: tuple[int, ...] | None = None
+    kind: str | None = None  # only calls of this kind (`custom`: freeform input split anywhere)
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         d = stream.dialect
         size = max(1, self.size)
         inserts: dict[int, list[Event]] = {}
         events = list(stream.events)
+        kinds = _call_kinds(stream) if self.kind is not None else ()
         for fragment in fragments_or_skip(stream):
             if fragment.role not in _TEXT_ROLES or (
                 self.calls is not None and fragment.call not in self.calls
             ):
+                continue
+            if self.kind is not None and (fragment.call >= len(kinds) or kinds[fragment.call] != self.kind):
                 continue
             text = _args(stream, events, fragment)
             if not isinstance(text, str) or len(text) <= size:
@@ -73,8 +78,15 @@ class SplitArgs(Mutation):
             more = [continuation(d, events[fragment.event], fragment.slot, piece) for piece in pieces[1:]]
             inserts.setdefault(fragment.event, []).extend(more)
         if not inserts:
-            raise NotApplicable("no argument text to split")
+            raise NotApplicable(
+                "no argument text to split" + (f" in a {self.kind} call" if self.kind else "")
+            )
         return stream.with_events(spliced(d, events, inserts))
+
+
+def _call_kinds(stream: Stream) -> tuple[str, ...]:
+    """Each call's kind, numbered as fragments number calls (the reference on the whole stream)."""
+    return tuple(call.kind for call in reference_on(stream.dialect, stream.events, None).tool_calls)
 
 
 @mutation("coalesce-args")
@@ -260,10 +272,13 @@ class PlaceholderArgs(Mutation):
         d = stream.dialect
         events = list(stream.events)
         changed = False
-        for group in by_call(fragments_or_skip(stream)).values():
+        kinds = _call_kinds(stream)
+        for number, group in by_call(fragments_or_skip(stream)).items():
             header = group[0]
             if header.role is not Role.START or _args(stream, events, header) != "":
                 continue
+            if number < len(kinds) and kinds[number] == CUSTOM:
+                continue  # a JSON placeholder means nothing before freeform input
             if not any(f.role is Role.ARGS and _args(stream, events, f) not in ("", MISSING) for f in group):
                 continue
             events[header.event] = d.set(events[header.event], header.slot, Field.ARGS, "{}")
@@ -306,7 +321,7 @@ class RepeatArgsAtEnd(Mutation):
         for number, text in doubled.items():
             if number < len(calls) and number < len(seen) and seen[number].invalid:
                 was = calls[number]
-                calls[number] = ToolCall.from_text(was.name, text, id=was.id)
+                calls[number] = was.with_text(text)
         return stream.with_events(out, replace(stream.expected, tool_calls=tuple(calls)))
 
 
@@ -371,7 +386,7 @@ class TruncateArgs(Mutation):
                     raise NotApplicable(str(exc)) from None
         calls = list(stream.expected.tool_calls)
         was = calls[number]
-        calls[number] = ToolCall.from_text(was.name, short, id=was.id)
+        calls[number] = was.with_text(short)
         expected = replace(stream.expected, tool_calls=tuple(calls))
         return stream.with_events(_without(stream, events, gone), expected)
 
@@ -404,7 +419,11 @@ class StrayArgsAfterEnd(Mutation):
 
     args: str = "}"
 
-    imitates = (Quirk("E3", "pydantic/pydantic-ai PR #6079"),)
+    imitates = (
+        Quirk("E3", "pydantic/pydantic-ai PR #6079"),
+        # Bedrock Converse toolUse deltas after the block's contentBlockStop, which a parser ignores.
+        Quirk("E3", "anomalyco/opencode PR #45847 (Bedrock Converse; #47182 found no capture cited)"),
+    )
     breaks = ("*.delta-after-done", "*.delta-outside-block")
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
@@ -457,3 +476,71 @@ class ArgsAsObject(Mutation):
         if not any(e is not stream.events[i] for i, e in enumerate(events)):
             raise NotApplicable("no string arguments to turn into an object")
         return stream.with_events(_without(stream, events, gone))
+
+
+# -- invalid streamed JSON under fine-grained / eager tool streaming (G1) --------------------------
+
+Spoil = Literal["mis-escaped", "trailing-bytes", "bare-words"]
+
+
+@mutation("invalid-streamed-args")
+@dataclass(frozen=True)
+class InvalidStreamedArgs(Mutation):
+    """Make the first call's streamed arguments invalid JSON, as a provider that neither buffers nor
+    validates them may send (G1: Anthropic fine-grained / eager input streaming, "not guaranteed"
+    to be valid JSON): `mis-escaped` (a backslash before a letter JSON does not escape),
+    `trailing-bytes` (the whole object, then one more `}`), `bare-words` (the string values alone,
+    no JSON around them). Only for a request that asked for unvalidated arguments
+    (`Dialect.streams_unvalidated_args`). Expected: the call as assembled, `invalid` with its raw
+    text: never `{}`, never the prefix that parses (docs/oracle.md)."""
+
+    spoil: Spoil = "mis-escaped"
+
+    meaning = Meaning.CHANGING
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        if not d.streams_unvalidated_args(stream.request):
+            raise NotApplicable("the request did not ask for unvalidated (fine-grained) argument streaming")
+        groups = by_call(fragments_or_skip(stream))
+        if not groups or not stream.expected.tool_calls:
+            raise NotApplicable("no finished call")
+        group = [
+            f
+            for f in groups[min(groups)]
+            if f.role in _TEXT_ROLES and isinstance(_args(stream, stream.events, f), str)
+        ]
+        text = args_text(d, stream.events, group)
+        spoiled = _spoiled(text, self.spoil) if isinstance(text, str) else None
+        if not group or spoiled is None:
+            raise NotApplicable(f"no arguments to make {self.spoil}")
+        events = list(stream.events)
+        for n, fragment in enumerate(group):
+            events[fragment.event] = d.set(
+                events[fragment.event], fragment.slot, Field.ARGS, spoiled if n == 0 else ""
+            )
+        first = stream.expected.tool_calls[0]
+        calls = (ToolCall.from_text(first.name, spoiled, first.id), *stream.expected.tool_calls[1:])
+        return stream.with_events(events, replace(stream.expected, tool_calls=calls))
+
+
+def _spoiled(text: str, spoil: str) -> str | None:
+    """`text` (a JSON object) made invalid the `spoil` way; None when it cannot be."""
+    try:
+        value = bounded.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    strings = [v for v in value.values() if isinstance(v, str) and v]
+    if spoil == "trailing-bytes":
+        return text + "}"
+    if not strings:
+        return None
+    if spoil == "bare-words":
+        return " ".join(strings)
+    for encoded in (json.dumps(strings[0], ensure_ascii=False), json.dumps(strings[0])):
+        at = text.find(encoded)
+        if at >= 0:
+            return text[: at + 1] + "\\q" + text[at + 1 :]  # `"\qParis"`: `\q` is no JSON escape
+    return None

@@ -263,8 +263,13 @@ class FreshPerFragment(_FieldOp):
     imitates = (
         Quirk("A7", "NousResearch/hermes-agent#5254 (LM Studio)"),
         Quirk("A11", "dirac-run/dirac PR #215 (Cerebras, Nebius)"),
+        # Identity that changes mid-call: argument events under another item id than the item's.
+        Quirk(
+            "E6",
+            "anomalyco/opencode PR #45081 (argument events under their own item_id, routed by output_index)",
+        ),
     )
-    breaks = INDEX_BREAKS
+    breaks = (*INDEX_BREAKS, "*.item-unknown")
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         if self.key is Field.NAME:
@@ -273,8 +278,15 @@ class FreshPerFragment(_FieldOp):
             raise NotApplicable("continuations name a function: with a new id each would be a new call")
         used: set[Any] = set()
         # A fresh id is none of the calls' own (it would name that call) nor one drawn before.
-        ids = (value(stream.dialect, stream.events, f, Field.ID) for f in fragments_or_skip(stream))
-        taken = {found for found in ids if isinstance(found, str)}
+        found = [
+            (f.call, value(stream.dialect, stream.events, f, Field.ID)) for f in fragments_or_skip(stream)
+        ]
+        taken = {i for _, i in found if isinstance(i, str)}
+        own: dict[int, str] = {}  # each call's first id: the one the expectation names it by
+        for call, i in found:
+            if isinstance(i, str) and i:
+                own.setdefault(call, i)
+        given: dict[str, list[str]] = {}  # a call's id -> the fresh ids its fragments carry
 
         def fresh(fragment: Fragment, k: int, original: Any, rng: random.Random) -> Any:
             if k == 0 or fragment.role is Role.END:
@@ -284,10 +296,20 @@ class FreshPerFragment(_FieldOp):
                 used.add(number)
                 return number
             if isinstance(original, str):
-                return restyled(original, "same", rng, taken=taken)
+                made = restyled(original, "same", rng, taken=taken)
+                if fragment.call in own:
+                    given.setdefault(own[fragment.call], []).append(made)
+                return made
             return KEEP
 
-        return rewrite(stream, self.key, fresh, rng, on="all", removes=self.key is Field.INDEX)
+        out = rewrite(stream, self.key, fresh, rng, on="all", removes=self.key is Field.INDEX)
+        if self.key is not Field.ID or not given:
+            return out
+        # The expected call carries every id the stream sent for it (a client may keep the last).
+        calls = tuple(
+            replace(c, aliases=tuple(given[c.id])) if c.id in given else c for c in out.expected.tool_calls
+        )
+        return replace(out, expected=replace(out.expected, tool_calls=calls))
 
 
 @mutation("shift-field")

@@ -222,7 +222,7 @@ class CorrectArgsAtDone(Mutation):
             for fragment in ends:
                 set_at(events, d, fragment, Field.ARGS, final)
             was = calls[number]
-            calls[number] = ToolCall.from_text(was.name, final, id=was.id)
+            calls[number] = was.with_text(final)
             changed = True
         if not changed:
             raise NotApplicable("no call whose end event carries arguments after deltas")
@@ -295,7 +295,7 @@ class SplitSurrogatePairs(Mutation):
                 continue  # a continuation after a packed event would land after its other fragments
             if added is not None:
                 was = calls[number]
-                calls[number] = ToolCall.from_text(was.name, whole, id=was.id)
+                calls[number] = was.with_text(whole)
             for fragment, parts in zip(pieces, splits, strict=True):
                 set_at(events, d, fragment, Field.ARGS, parts[0])
                 inserts.setdefault(fragment.event, []).extend(

@@ -207,3 +207,53 @@ class DuplicateStart(Mutation):
                 raise NotApplicable("a start event carries more than one fragment")
             events.insert(i + 1, events[i])
         return stream.with_events(events)
+
+
+# -- content and call fragments in one delta ------------------------------------------------------
+
+
+@mutation("text-with-call")
+@dataclass(frozen=True)
+class TextWithCall(Mutation):
+    """Put assistant text in the same delta as the first call's header (content and tool-call
+    fragments in one chunk: Poolside's API, poolsideai/pool#9; a client that reads a delta's text
+    or its calls, not both, loses one). Expected: the text at its place in the outcome's text."""
+
+    text: str = "Checking that now. "
+
+    meaning = Meaning.CHANGING
+    imitates = (Quirk("C6", "poolsideai/pool#9 (content and tool_calls in one delta)"),)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        fragments = fragments_or_skip(stream)
+        at = fragments[0].event
+        merged = stream.dialect.with_text(stream.events[at], self.text)
+        if merged is None:
+            raise NotApplicable(f"{stream.dialect.name} cannot carry text beside a call fragment")
+        before = reference_on(stream.dialect, stream.events[:at], None).text
+        old = stream.expected.text
+        if not old.startswith(before):
+            raise NotApplicable("the text before this point is not a prefix of the expected text")
+        events = [*stream.events[:at], merged, *stream.events[at + 1 :]]
+        return stream.with_events(
+            events, replace(stream.expected, text=before + self.text + old[len(before) :])
+        )
+
+
+@mutation("drop-start-events")
+@dataclass(frozen=True)
+class DropStartEvents(Mutation):
+    """Leave out the events that announce the response before its first item (Responses
+    `response.created` and `response.in_progress`): a gateway's translated stream that starts with
+    `output_item.added` (LibreChat-AI/agents PR #164, ENTERPILOT/GoModel PR #935: openai-python's
+    `responses.stream()` crashed on it). They carry nothing a call needs: meaning is kept."""
+
+    imitates = (
+        Quirk("D10", "LibreChat-AI/agents PR #164; ENTERPILOT/GoModel PR #935 (no response.created)"),
+    )
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        kept = [e for e in stream.events if not stream.dialect.announces(e)]
+        if len(kept) == len(stream.events):
+            raise NotApplicable("no events that announce the response")
+        return stream.with_events(kept)

@@ -25,7 +25,9 @@ from harness.mutate.calls import (
     terminal_index,
 )
 from harness.mutate.wire import CUT_ERROR, CUT_ERROR_TYPE
+from harness.wire.codecs import WireEvent
 from harness.wire.dialects import MISSING, Event, Field, Finish, Kind, Role
+from harness.wire.dialects.openai_chat import DONE as BARE_DONE
 
 ERROR_MESSAGE = "Overloaded (injected by toolstream)"
 
@@ -327,3 +329,38 @@ class DropCalls(Mutation):
                 events[fragment.event] = d.remove(current, fragment.slot)
         kept = d.renumber([e for e in events if e is not None])
         return stream.with_events(kept, replace(stream.expected, tool_calls=()))
+
+
+# -- starts and ends that are not announced ---------------------------------------------------------
+
+
+@mutation("bare-done")
+@dataclass(frozen=True)
+class BareDone(Mutation):
+    """End a stream whose dialect has a terminal event of its own with OpenAI chat's bare
+    `data: [DONE]`: `instead` of that terminal event (a gateway translating chat to Responses that
+    drops `response.completed`, router-for-me/CLIProxyAPI#1085), or after it (a proxy adding the
+    chat sentinel to a Responses stream, router-for-me/CLIProxyAPI#3352). Expected: instead, the
+    dialect judges the stream without its terminal event (as `drop-sentinel`); after, nothing
+    after the terminal event counts, so meaning is kept."""
+
+    instead: bool = True
+
+    meaning = Meaning.CHANGING
+    imitates = (
+        Quirk("D6", "router-for-me/CLIProxyAPI#1085 (no response.completed, a bare [DONE])"),
+        Quirk("D6", "router-for-me/CLIProxyAPI#3352 ([DONE] after response.completed)"),
+    )
+    breaks = ("*.event-after-terminal", "*.item-not-done")
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        d = stream.dialect
+        at = [i for i, e in enumerate(stream.events) if Kind.SENTINEL in d.kinds(e)]
+        if not at or any(stream.events[i].payload == BARE_DONE for i in at):
+            raise NotApplicable("no terminal event of its own (the dialect's sentinel is already [DONE])")
+        done = Event(WireEvent(data=BARE_DONE), BARE_DONE)
+        if not self.instead:
+            return stream.with_events([*stream.events[: at[-1] + 1], done, *stream.events[at[-1] + 1 :]])
+        kept = [e for i, e in enumerate(stream.events) if i not in at]
+        expected = expect_prefix(stream, kept, state=None, error=None)
+        return stream.with_events([*kept, done], expected)

@@ -166,6 +166,12 @@ def _usage_chunks(step: Mutation) -> Rule:
     return _spec("a usage-only final chunk: stream_options.include_usage")
 
 
+def _bare_done(step: Mutation) -> Rule:
+    if getattr(step, "instead", True):
+        return _ending("a bare [DONE] instead of the terminal event: whether the turn is over is our rule")
+    return _quirk("D6", "[DONE] after the terminal event (CLIProxyAPI#3352)")
+
+
 # Every shipped mutation by name (a test keeps it so); a new one declaring `imitates` is a quirk.
 STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     # Shapes every documented protocol allows: fragmentation, read boundaries, SSE framing, ids.
@@ -205,6 +211,9 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     "correct-args-at-done": _quirk("E2", "a .done that corrects the deltas"),
     "drop-args-deltas": _quirk("E1", "arguments only in .done (sub2api)"),
     "stray-args-after-end": _quirk("E3", "a delta after .done (pydantic-ai PR #6079)"),
+    # G1: the request asked for arguments streamed unbuffered and unvalidated (Anthropic
+    # fine-grained / eager input streaming), which the API documents may not be JSON.
+    "invalid-streamed-args": _spec("invalid JSON streamed unvalidated, as the request asked (G1)"),
     "duplicate-start": _quirk("D10", "a repeated start event (llama.cpp)"),
     "duplicate-finish": _quirk(None, "a finish event sent twice (a gateway replaying its last chunk)"),
     "duplicate-sentinel": _quirk(None, "a terminal event sent twice (a proxy adding its own [DONE])"),
@@ -221,6 +230,7 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
         "a finish reason that contradicts the calls (stop with calls made): whether they stand is our rule"
     ),
     "drop-sentinel": _ending("a finish without the terminal event: whether the turn is over is our rule"),
+    "bare-done": _bare_done,
     "cut": _CUT,
     "cut-at-every-event": _CUT,
     "cut-mid-args": _CUT,
@@ -241,6 +251,11 @@ RETRIES: Mapping[str, Rule] = {
     "retry-cut-after-finished-call": _spec(f"{_RETRY} (first attempt cut after a finished call)"),
     "retry-cut-after-finish": _spec(f"{_RETRY} (first attempt cut after the finish, same ids)"),
     "retry-cut-after-finish-new-ids": _spec(f"{_RETRY} (first attempt cut after the finish, other ids)"),
+    "retry-429-before-stream": _spec(f"{_RETRY} (first attempt a 429 with Retry-After before any byte)"),
+    "retry-503-before-stream": _spec(f"{_RETRY} (first attempt a 503 before any byte)"),
+    "retry-200-error-body": _quirk(
+        None, f"{_RETRY} (first attempt a 200 whose body is an error object: litellm-rs#170)"
+    ),
 }
 
 _CUTS = frozenset({"cut", "cut-at-every-event", "cut-mid-args", "cut-bytes", "cut-at-every-byte"})
@@ -393,9 +408,13 @@ def scope(case: Case, scenario: Scenario | None = None) -> Scope:
 
 
 def _same_call(a: ToolCall, b: ToolCall) -> bool:
-    return a.name == b.name and (b.id is None or a.id == b.id) and not diff(
-        Outcome(tool_calls=(ToolCall(None, a.arguments, invalid=a.invalid),)),
-        Outcome(tool_calls=(ToolCall(None, b.arguments, invalid=b.invalid),)),
+    return (
+        a.name == b.name
+        and (b.id is None or a.id == b.id)
+        and not diff(
+            Outcome(tool_calls=(ToolCall(None, a.arguments, invalid=a.invalid),)),
+            Outcome(tool_calls=(ToolCall(None, b.arguments, invalid=b.invalid),)),
+        )
     )
 
 
@@ -427,8 +446,7 @@ _FINISH_WITHOUT_TERMINAL = _ending(
     "stand is our rule (finish-without-terminal)"
 )
 _TERMINAL_WITHOUT_FINISH = _ending(
-    "the terminal event with no finish before it: that the calls stand is our rule "
-    "(terminal-without-finish)"
+    "the terminal event with no finish before it: that the calls stand is our rule (terminal-without-finish)"
 )
 _TERMINAL_WITH_OPEN_CALL = _ending(
     "a call still open when the turn ended (no end marker of its own): that it is reported as "
@@ -537,8 +555,10 @@ def _complete_ending(d: dialects.Dialect, case: Case, seen: set[Kind]) -> str | 
     word = d.finish_reasons.get(Finish.LENGTH)
     if word is not None and reason == word and seen & _CALL_KINDS:
         return "length-with-open-call"
-    if reason is not None and d.finish_vocabulary and not (
-        isinstance(reason, str) and reason in d.finish_vocabulary
+    if (
+        reason is not None
+        and d.finish_vocabulary
+        and not (isinstance(reason, str) and reason in d.finish_vocabulary)
     ):
         return "unknown-finish"
     if d.call_end_markers and _open_calls(d, case):

@@ -21,6 +21,7 @@ from harness.plugin.names import COMPARE_KEY, RESULT_KEY
 from harness.plugin.options import MatrixOptions, Settings, add_options, check_ini_keys, check_option_names
 
 if TYPE_CHECKING:
+    from harness.gateway.runner import GatewayRun
     from harness.matrix.longlived import LongLived
     from harness.matrix.selection import Selection
     from harness.plugin.items import CaseCatalog, MatrixCase, MatrixResults
@@ -32,9 +33,14 @@ _CATALOG = pytest.StashKey["CaseCatalog"]()  # made by `_catalog` when first nee
 _RESULTS = pytest.StashKey["MatrixResults"]()  # made by `_results` when first needed
 _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, said once after it
 _SERVED = pytest.StashKey["ServedCase"]()  # on an item: its served case, judged after its call
+_SERVED_TESTS = pytest.StashKey[list["ServedCase"]]()  # every served case of the session (late requests)
+_SCOPING = pytest.StashKey["Scoping"]()  # the dialect each unscoped served test speaks
+# By test (node id without parameters): its selection and the case ids it was parametrized over.
+_MATRICES = pytest.StashKey[dict[str, tuple["Selection | None", "list[str] | None"]]]()
 # The fixtures a test is parametrized over the matrix by, one case each.
 _CASE_FIXTURES = ("toolstream_case", "toolstream_served_case")
 _FROZEN: pytest.StashKey[LongLived] = pytest.StashKey()  # the collector kept off what lives on
+_GATEWAY = pytest.StashKey["GatewayRun"]()  # --toolstream-gateway's, made by `_gateway`
 
 KEEP_EVERY = 500  # verdicts taken between two moves of what lives on out of the collector's way
 
@@ -74,6 +80,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
         casecache.turn_off()  # in the environment, so xdist workers started after this agree
     config.stash[_USAGE] = []
+    config.stash[_SERVED_TESTS] = []
+    config.stash[_SCOPING] = Scoping()
+    config.stash[_MATRICES] = {}
     if not _xdist_worker(config):  # an xdist worker's verdicts are taken by the controller
         config.pluginmanager.register(_Listener(config), "toolstream-results")
 
@@ -96,6 +105,18 @@ def _results(config: pytest.Config) -> MatrixResults:
     return config.stash[_RESULTS]
 
 
+def _gateway(config: pytest.Config) -> GatewayRun:
+    """The session's gateway (`--toolstream-gateway`), started when its first item runs."""
+    if _GATEWAY not in config.stash:
+        from harness.gateway.runner import GATEWAY_MODEL, GatewayRun
+
+        command, source, target, model = config.stash[_SETTINGS].gateway or ("", "", "", None)
+        config.stash[_GATEWAY] = GatewayRun(
+            command, source=source, target=target, model=model or GATEWAY_MODEL
+        )
+    return config.stash[_GATEWAY]
+
+
 def _xdist_worker(config: pytest.Config) -> bool:
     """Whether this process is an xdist worker (its controller takes the verdicts and reports)."""
     return hasattr(config, "workerinput")
@@ -108,6 +129,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     # cost per item that an empty test does not pay.
     if _CATALOG in config.stash:
         config.stash[_CATALOG].shutdown()
+    if _GATEWAY in config.stash:
+        config.stash[_GATEWAY].close()  # the gateway process and all it started end here
     if _RESULTS in config.stash:
         config.stash[_RESULTS].clear()
     if _FROZEN in config.stash:
@@ -151,6 +174,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(asked[0], list[Any](), indirect=True)
         return
     metafunc.parametrize(asked[0], [(selection, case_id) for case_id in ids], ids=ids, indirect=True)
+    # What a whole session reports for this test, for `report merge` to check its shards against.
+    config.stash[_MATRICES][metafunc.definition.nodeid] = (selection, sorted(ids))
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k, --lf and xdist look at the items
@@ -188,6 +213,17 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             )
             _skip_unless_declared(item, catalog, (spec,), dialects[i])
             items.append(item)
+    if settings.gateway is not None:
+        from harness.plugin.items import GatewayItem
+
+        run = _gateway(config)
+        for i in ids:
+            if dialects[i] != run.source:
+                continue
+            name = f"gateway[{i}]"
+            items.append(
+                GatewayItem.from_parent(name=name, nodeid=f"toolstream::{name}", run=run, case_id=i, **common)
+            )
     if settings.compare is not None:
         for i in ids:
             pair = CompareItem.from_parent(
@@ -196,6 +232,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             )  # fmt: skip
             _skip_unless_declared(pair, catalog, settings.compare, dialects[i])
             items.append(pair)
+    if settings.only_matrix:
+        own = [item for item in items if not isinstance(item, CaseItem | CompareItem)]
+        if own:
+            config.hook.pytest_deselected(items=own)
+            items[:] = [item for item in items if isinstance(item, CaseItem | CompareItem)]
     # What lives to the session's end (modules, items, ids) is kept out of the collector's full
     # passes while the items run, and the verdicts as they arrive (`_Listener`): each pass would
     # walk them all again, a cost per item that grows with the matrix.
@@ -246,7 +287,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         if settings.json is not None:
             from harness.report.results import session_to_dict, write_json
 
-            document = session_to_dict(reports, comparison, _selection(settings), matrix=matrix)
+            matrices = config.stash[_MATRICES].copy()
+            if len(settings.accumulators) > 1 and settings.compare is None:
+                for spec in settings.accumulators:
+                    matrices[spec] = (_selection(settings), _matrix_ids(config, settings, spec))
+            document = session_to_dict(
+                reports, comparison, _selection(settings), matrix=matrix, matrices=matrices
+            )
             write_json(document, settings.json)
         if settings.html is not None:
             from harness.report.html import write_html
@@ -257,14 +304,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
-def _matrix_ids(config: pytest.Config, settings: Settings) -> list[str] | None:
+def _matrix_ids(config: pytest.Config, settings: Settings, spec: str | None = None) -> list[str] | None:
     """The case ids a whole session reports, sorted as its report is (the JSON report's `matrix`,
     which `toolstream report merge` checks shards against): the generated items of one
     accumulator, but those of a dialect it declares it does not read. None when that is not
     known: a compare, several accumulators, or only `toolstream_case` tests."""
-    if len(settings.accumulators) != 1 or settings.compare is not None:
+    if spec is None and (len(settings.accumulators) != 1 or settings.compare is not None):
         return None
-    catalog, spec = _catalog(config), settings.accumulators[0]
+    catalog, spec = _catalog(config), spec or settings.accumulators[0]
     try:
         ids = catalog.ids(_selection(settings))
         return sorted(i for i, dialect in ids.items() if catalog.not_for((spec,), dialect) is None)
@@ -276,6 +323,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if _SETTINGS not in config.stash or _xdist_worker(config):
         return  # an xdist worker's terminal is /dev/null; the controller says the summary
     lines = config.stash[_RESULTS].summary_lines() if _RESULTS in config.stash else []
+    lines += config.stash[_SCOPING].summary_lines()
+    lines += _late_lines(config.stash[_SERVED_TESTS])
+    lines += _baseline_lines(config.stash[_SERVED_TESTS])
     settings = config.stash[_SETTINGS]
     if not lines and not (settings.json or settings.html):
         return
@@ -285,6 +335,89 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for kind, path in (("JSON", settings.json), ("HTML", settings.html)):
         if path is not None:
             terminalreporter.write_line(f"{kind} report: {path}")
+
+
+def _late_lines(served: list[ServedCase]) -> list[str]:
+    """Each request a served test sent after it ended, on that test (never judged as another's)."""
+    late = [(s, request) for s in served for request in s.log.late]
+    if not late:
+        return []
+    lines = [f"late requests: {len(late)} sent after their test ended (judged on no test):"]
+    for test, request in late[:20]:
+        where = test.node.nodeid if test.node is not None else test.label
+        lines.append(f"  {where}: {request}")
+    if len(late) > 20:
+        lines.append(f"  ... and {len(late) - 20} more")
+    return lines
+
+
+def _baseline_lines(served: list[ServedCase]) -> list[str]:
+    """How the cases of tests with a baseline compared with it; the ones that got better, named."""
+    changes = [s for s in served if s.change is not None]
+    if not changes:
+        return []
+    counts: dict[str, int] = {}
+    for s in changes:
+        counts[str(s.change)] = counts.get(str(s.change), 0) + 1
+    lines = ["baseline: " + ", ".join(f"{n} {change}" for change, n in sorted(counts.items()))]
+    better = [s for s in changes if str(s.change) == "better"]
+    for s in better[:20]:
+        lines.append(f"  better: {s.node.nodeid if s.node is not None else s.id}")
+    if better:
+        lines.append("  tighten the baseline: run these tests again with --snapshot-update")
+    return lines
+
+
+class Scoping:
+    """Which dialect each test served cases without a dialect chosen speaks (by its node id without
+    parameters): learnt from its first request; its cases of other dialects are skipped, and
+    counted once in the summary. A test whose first case got no request it could be told by
+    fails once, saying which marker to add."""
+
+    def __init__(self) -> None:
+        self.speaks: dict[str, str | None] = {}  # None: could not be told
+        self.skipped: dict[str, int] = {}
+
+    def before(self, label: str, dialect: str) -> None:
+        """Skip this case now when the test is known to speak another dialect."""
+        if label not in self.speaks:
+            return
+        spoken = self.speaks[label]
+        if spoken != dialect:
+            self.skipped[label] = self.skipped.get(label, 0) + 1
+            pytest.skip(self._reason(label, spoken))
+
+    def after(self, served: ServedCase) -> None:
+        """Learn the dialect from what the test's request spoke; skip, or fail once."""
+        label, dialect, log = served.label, served.case.dialect, served.log
+        if label in self.speaks:
+            return
+        if log.spoken and dialect not in log.spoken:
+            self.speaks[label] = log.spoken[0]
+            self.skipped[label] = self.skipped.get(label, 0) + 1
+            pytest.skip(self._reason(label, log.spoken[0]))
+        if log.attempts or log.followups or log.reports:
+            self.speaks[label] = dialect
+            return
+        self.speaks[label] = None
+        pytest.fail(
+            f"{label}: no request reached its case ({served.id}), so the dialect it speaks is not known: "
+            "add @pytest.mark.toolstream_matrix(dialects=[...]) naming it (or --toolstream-dialect)",
+            pytrace=False,
+        )
+
+    def _reason(self, label: str, spoken: str | None) -> str:
+        if spoken is None:
+            return f"{label}: the dialect it speaks is not known (see its first case's failure)"
+        return f"{label} speaks {spoken}: add @pytest.mark.toolstream_matrix(dialects=[{spoken!r}])"
+
+    def summary_lines(self) -> list[str]:
+        lines = []
+        for label, n in self.skipped.items():
+            spoken = self.speaks.get(label)
+            what = "cases of other dialects" if spoken is not None else "more cases"
+            lines.append(f"{label}: {n} {what} skipped ({self._reason(label, spoken)})")
+        return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -326,15 +459,42 @@ def toolstream_served_case(
     from harness.plugin.served import ServedCase, label_of
 
     selection, case_id = request.param
-    catalog = _catalog(request.config)
-    settings = request.config.stash[_SETTINGS]
+    config = request.config
+    catalog = _catalog(config)
+    settings = config.stash[_SETTINGS]
+    label = label_of(request.node)
+    scoping = config.stash[_SCOPING]
+    dialect = catalog.ids(selection)[case_id]
+    if not selection.dialects:  # no dialect chosen: the test's first request says which it speaks
+        scoping.before(label, dialect)
     case = catalog.case(selection, case_id)
+    marker = request.node.get_closest_marker("toolstream_matrix")
+    marked = MatrixOptions.from_marker(marker.kwargs) if marker is not None else MatrixOptions()
+    retargeting, mapping = marked.retargeting(settings)
     served = ServedCase(
-        case, _toolstream_replay_server, label_of(request.node), catalog.scenario(case.scenario), selection,
+        case, _toolstream_replay_server, label, catalog.scenario(case.scenario), selection,
         replay_selection=_selection(settings), strict=settings.strict, node=request.node,
+        retargeting=retargeting, mapping=mapping, baseline=_baseline(request, settings, marked),
     )  # fmt: skip
     request.node.stash[_SERVED] = served
+    config.stash[_SERVED_TESTS].append(served)
     return served
+
+
+def _baseline(request: pytest.FixtureRequest, settings: Settings, marked: MatrixOptions) -> Any:
+    """The test's baseline kept by syrupy (`--toolstream-baseline` or the marker's `baseline=True`;
+    the marker's `baseline=False` turns it off), or None."""
+    if not (settings.baseline if marked.baseline is None else marked.baseline):
+        return None
+    try:
+        snapshot = request.getfixturevalue("snapshot")
+    except pytest.FixtureLookupError:
+        snapshot = None
+    if snapshot is None:
+        pytest.fail("a toolstream baseline is kept by syrupy: pip install syrupy", pytrace=False)
+    from harness.plugin.snapshot import Baseline
+
+    return Baseline(snapshot)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -347,10 +507,26 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     try:
         returned = yield
     except BaseException as exc:
+        _scoped(item, served)
         served.settle(exc)  # re-raises it unless it was the agent surfacing a cut (a pass)
         return None
+    _scoped(item, served)
     served.settle(None)
     return returned
+
+
+def _scoped(item: pytest.Item, served: ServedCase) -> None:
+    """An unscoped test (no dialect chosen) that spoke another dialect than its case's is skipped,
+    and its dialect learnt for the rest of its cases (see `Scoping`)."""
+    if served.selection is not None and not served.selection.dialects:
+        item.config.stash[_SCOPING].after(served)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    served = item.stash.get(_SERVED, None)
+    if served is not None:
+        served.close()  # what it sends from now on is late, said on this test
 
 
 @pytest.fixture

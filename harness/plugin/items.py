@@ -15,7 +15,7 @@ from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -33,6 +33,9 @@ from harness.processes.capture import captured_output
 from harness.report.replay import pytest_command, pytest_item_name, replay_command
 from harness.report.results import counts, failure_kinds, group_tags, warning_lines
 from harness.search.compare import Comparison, Difference, outcome_difference
+
+if TYPE_CHECKING:
+    from harness.gateway.runner import GatewayRun
 
 __all__ = [
     "CaseCatalog",
@@ -344,6 +347,28 @@ class CaseItem(_MatrixItem):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, 0, f"toolstream {self.spec} {self.case_id}"  # a line: skip reports need one
+
+
+class GatewayItem(_MatrixItem):
+    """One case served as a gateway's upstream (`--toolstream-gateway`); fails with the lines
+    naming the hop and the rule, and the replay command."""
+
+    def __init__(self, *, run: GatewayRun, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.run = run
+
+    def runtest(self) -> None:
+        case = self.catalog.case(self.selection, self.case_id)
+        result = self.run.judge(case)
+        carried = self.results.carry(result) if self.results is not None else result_property(result)
+        self.user_properties.append(carried)
+        if result.verdict is Verdict.SKIPPED:
+            pytest.skip(result.error or "the gateway cannot be asked this case")
+        if result.fails(self.strict):
+            raise CaseFailed(failure_text(result, self.selection, strict=self.strict))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, 0, f"toolstream {self.run.label} {self.case_id}"
 
 
 class CompareItem(_MatrixItem):

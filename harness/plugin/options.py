@@ -29,18 +29,13 @@ __all__ = [
     "MatrixOptions",
     "RecordOptions",
     "Settings",
-    "ToolstreamDeprecationWarning",
     "add_options",
     "cassette_path",
     "check_ini_keys",
     "check_option_names",
     "file_safe",
-    "legacy_cassette_path",
+    "pytest_recording_path",
 ]
-
-
-class ToolstreamDeprecationWarning(DeprecationWarning):
-    """Something toolstream still reads but will stop reading (a cassette at an old place)."""
 
 
 DEFAULT_CASSETTE_DIR: Final = "cassettes"  # next to the test module, like pytest-recording
@@ -87,6 +82,23 @@ def add_options(parser: pytest.Parser) -> None:
         help="test items that fail where accumulators A and B reach different outcomes",
     )  # fmt: skip
     group.addoption(
+        "--toolstream-gateway", dest="toolstream_gateway", default=None, metavar="CMD_OR_URL",
+        help="test items judging this gateway translating --toolstream-gateway-from into "
+        "--toolstream-gateway-to on each case served as its upstream (as check --gateway)",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-gateway-from", dest="toolstream_gateway_from", default=None, metavar="DIALECT",
+        help="with --toolstream-gateway: its upstream's dialect",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-gateway-to", dest="toolstream_gateway_to", default=None, metavar="DIALECT",
+        help="with --toolstream-gateway: the dialect it answers in",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-gateway-model", dest="toolstream_gateway_model", default=None, metavar="M",
+        help="with --toolstream-gateway: the model it is asked for",
+    )  # fmt: skip
+    group.addoption(
         "--toolstream-json", dest="toolstream_json", default=None, metavar="FILE",
         help="write the matrix results as the JSON report of `toolstream check`",
     )  # fmt: skip
@@ -102,7 +114,29 @@ def add_options(parser: pytest.Parser) -> None:
         "--toolstream-no-case-cache", dest="toolstream_no_case_cache", action="store_true", default=False,
         help="build every matrix case instead of reading it from the built-case store",
     )  # fmt: skip
+    group.addoption(
+        "--toolstream-retarget", dest="toolstream_retarget", action="store_true", default=None,
+        help="move each served case onto the tools the test's request offers (the default)",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-no-retarget", dest="toolstream_retarget", action="store_false",
+        help="serve each case as recorded, with the recording's tool names and arguments",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-only-matrix", dest="toolstream_only_matrix", action="store_true", default=False,
+        help="run only the matrix items of --toolstream-accumulator / --toolstream-compare, not the "
+        "project's own tests",
+    )  # fmt: skip
+    group.addoption(
+        "--toolstream-baseline", dest="toolstream_baseline", action="store_true", default=None,
+        help="judge each case against its verdict kept by syrupy next to the test (a baseline): fail only "
+        "where it got worse or a known failure changed; --snapshot-update writes it",
+    )  # fmt: skip
     parser.addini("toolstream_record_mode", "default record mode of the toolstream fixture", default=None)
+    parser.addini(
+        "toolstream_retarget", "move served cases onto the request's tools", type="bool", default=True
+    )
+    parser.addini("toolstream_baseline", "judge cases against a syrupy baseline", type="bool", default=False)
     parser.addini(
         "toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None
     )
@@ -128,10 +162,16 @@ class Settings:
     dialects: tuple[str, ...] = ()
     seeds: int | None = None
     compare: tuple[str, str] | None = None
+    # A gateway judged as a translator: (CMD_OR_URL, from dialect, to dialect, model or None).
+    gateway: tuple[str, str, str, str | None] | None = None
     json: Path | None = None
     html: Path | None = None
     strict: bool = False
     ci: bool = False
+    retarget: bool = True  # served cases move onto the tools the request offers (the ini's, or the option's)
+    retarget_given: bool = False  # --toolstream-[no-]retarget given: it beats a marker's
+    only_matrix: bool = False  # the generated items alone
+    baseline: bool = False  # served and matrix cases judged against their syrupy baseline
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -170,7 +210,20 @@ class Settings:
         compare = option("toolstream_compare") or ini("toolstream_compare")
         if compare is not None and len(compare) != 2:
             raise UsageError(f"toolstream_compare: needs exactly two accumulator specs, got {len(compare)}")
+        gateway = None
+        if option("toolstream_gateway") is not None:
+            hop = (option("toolstream_gateway_from"), option("toolstream_gateway_to"))
+            if not all(hop):
+                raise UsageError(
+                    "--toolstream-gateway: needs --toolstream-gateway-from and --toolstream-gateway-to"
+                )
+            for where, name in zip(
+                ("--toolstream-gateway-from", "--toolstream-gateway-to"), hop, strict=True
+            ):
+                _known_dialect(name, where)
+            gateway = (str(option("toolstream_gateway")), hop[0], hop[1], option("toolstream_gateway_model"))
         return cls(
+            gateway=gateway,
             record_mode=None if mode is None else RecordMode.parse(str(mode)),
             record_mode_given=cli_mode is not None,
             cassette_dir=path("toolstream_cassette_dir"),
@@ -183,6 +236,10 @@ class Settings:
             html=path("toolstream_html"),
             strict=bool(option("toolstream_strict") or config.getini("toolstream_strict")),
             ci=bool(os.environ.get("CI")),
+            retarget=_flag(option("toolstream_retarget"), config.getini("toolstream_retarget")),
+            retarget_given=option("toolstream_retarget") is not None,
+            only_matrix=bool(option("toolstream_only_matrix")),
+            baseline=_flag(option("toolstream_baseline"), config.getini("toolstream_baseline")),
         )
 
     def record_mode_for(self, marked: RecordMode | None) -> tuple[RecordMode, str | None]:
@@ -201,7 +258,7 @@ class Settings:
     @property
     def runs_matrix(self) -> bool:
         """True when the plugin generates matrix items of its own."""
-        return bool(self.accumulators) or self.compare is not None
+        return bool(self.accumulators) or self.compare is not None or self.gateway is not None
 
 
 def check_option_names(args: Sequence[str], parser: pytest.Parser) -> None:
@@ -238,6 +295,11 @@ def _known_dialect(name: str, where: str) -> None:
     if name not in known:
         hint = did_you_mean(name, known) or f"; known: {', '.join(known)}"
         raise UsageError(f"{where}: unknown dialect {name!r}{hint}")
+
+
+def _flag(given: bool | None, ini: Any) -> bool:
+    """A yes/no setting: the command line's when given, else the ini's."""
+    return bool(ini) if given is None else given
 
 
 def _integer(value: Any, name: str) -> int:
@@ -316,6 +378,9 @@ class MatrixOptions:
     scenarios: tuple[str, ...] | None = None
     dialects: tuple[str, ...] | None = None
     seeds: int | None = None
+    # A served case's retargeting: True / False, or {recorded name: offered tool} (then on).
+    retarget: bool | Mapping[str, str] | None = None
+    baseline: bool | None = None  # the case's verdict judged against its syrupy baseline
 
     @classmethod
     def from_marker(
@@ -334,7 +399,31 @@ class MatrixOptions:
             if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
                 raise UsageError(f"{where}: seeds= must be a positive whole number, not {seeds!r}")
             out["seeds"] = seeds
+        retarget = given.get("retarget")
+        if retarget is not None:
+            valid = isinstance(retarget, bool) or (
+                isinstance(retarget, Mapping)
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in retarget.items())
+            )
+            if not valid:
+                raise UsageError(
+                    f"{where}: retarget= must be True, False or a dict of recorded name to tool name, "
+                    f"not {retarget!r}"
+                )
+            out["retarget"] = retarget if isinstance(retarget, bool) else dict(retarget)
+        baseline = given.get("baseline")
+        if baseline is not None:
+            if not isinstance(baseline, bool):
+                raise UsageError(f"{where}: baseline= must be True or False, not {baseline!r}")
+            out["baseline"] = baseline
         return cls(**out)
+
+    def retargeting(self, settings: Settings) -> tuple[bool, dict[str, str]]:
+        """Whether a served case is retargeted (command line > marker > ini), and the mapping."""
+        mapping = dict(self.retarget) if isinstance(self.retarget, Mapping) else {}
+        if settings.retarget_given or self.retarget is None:
+            return settings.retarget, mapping
+        return self.retarget is not False, mapping
 
 
 def file_safe(name: str) -> str:
@@ -356,9 +445,9 @@ def cassette_path(test_file: Path, test_name: str, settings: Settings, options: 
     return base / test_file.stem / f"{file_safe(test_name)}{CASSETTE_SUFFIX}"
 
 
-def legacy_cassette_path(path: Path) -> Path | None:
-    """Where releases before the `.toolstream.yaml` suffix kept a default cassette (and where
-    pytest-recording keeps its own): `<test name>.yaml`."""
+def pytest_recording_path(path: Path) -> Path | None:
+    """Where pytest-recording keeps the cassette of the test whose toolstream cassette is `path`:
+    `<test name>.yaml` beside it."""
     if not path.name.endswith(CASSETTE_SUFFIX):
         return None
     return path.with_name(path.name[: -len(CASSETTE_SUFFIX)] + ".yaml")

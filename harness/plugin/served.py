@@ -5,7 +5,12 @@ program (`harness.oracle.evidence.judge_client`: same verdicts, classes, severit
 
 Imported by the fixture when a test first asks for it, so a session that serves nothing never
 imports the server. One `ReplayServer` per process (an xdist worker has its own), started on a
-thread by the first test that asks and holding every case served in the session (`add`).
+thread by the first test that asks and holding every case served in the session (`add`); each
+test is served under a token of its own, so a request a test leaves behind (a background task
+posting after the body returned) is never judged as another test's: it is kept as late, on the
+test that sent it. The case is moved onto the tools the test's first request offers
+(`harness.mutate.retarget`; `--toolstream-no-retarget` or the marker's `retarget=False` serve
+the recording), and judged against the moved expectation.
 
 What the test body did is the evidence, read by `ServedCase.settle` once it returned or raised:
 - It returned: the follow-up (or `POST <prefix>/report`) is judged; none is judged as a program
@@ -24,14 +29,16 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import pytest
 
 from harness.accumulators.client import raised_error
 from harness.matrix.selection import Selection
+from harness.mutate.retarget import Retarget
 from harness.mutate.scenario import Case, Scenario
 from harness.oracle.evidence import evidence_of, judge_client
 from harness.oracle.verdict import Result
@@ -61,21 +68,33 @@ class ServedCase:
     ...); `environ()` sets them in `os.environ` for a block.
     """
 
-    case: Case = field(repr=False)
+    case: Case = field(repr=False)  # as recorded (`served` is what the test was served)
     server: ReplayServer = field(repr=False)
     label: str  # the test (node id without its parameters): the verdict's accumulator name
+    # The scenario that made the case: it classes the verdict (spec, quirk, policy) and says which
+    # differences it allows; None for a case of no known scenario.
     scenario: Scenario | None = field(default=None, repr=False)
     selection: Selection | None = field(default=None, repr=False)
     replay_selection: Selection | None = field(default=None, repr=False)  # the session's options
     strict: bool = False  # warnings fail too
     node: Any = field(default=None, repr=False)
     result: Result | None = field(default=None, repr=False)  # the verdict, once the test has run
+    retargeting: bool = True  # the case moves onto the tools the test's first request offers
+    mapping: dict[str, str] = field(default_factory=dict, repr=False)  # recorded name -> tool
+    # The test's baseline of verdicts (`harness.plugin.snapshot.Baseline`), when it keeps one; how
+    # this case compared with it, once judged (`harness.oracle.baseline.Change`).
+    baseline: Any = field(default=None, repr=False)
+    change: Any = field(default=None, repr=False)
     _log: CaseLog = field(init=False, repr=False)
     _started: float = field(init=False, repr=False)
+    _token: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._log = self.server.add(self.case)
-        self._log.clear()  # another test may have been served this case before
+        # A log of its own under a token: a late request of another test never lands here.
+        self._token = uuid.uuid4().hex[:16]
+        self._log = self.server.add(
+            self.case, token=self._token, retarget=self.retargeting, mapping=self.mapping
+        )
         self._started = time.monotonic()
 
     def __repr__(self) -> str:  # pytest prints a failing test's arguments
@@ -90,16 +109,37 @@ class ServedCase:
         return self.case.dialect
 
     @property
+    def served(self) -> Case:
+        """The case as served: retargeted onto the tools the test's first request offered, once
+        it came (`retarget` says how, or why not), else the recording's."""
+        return self._log.case if self._log.case is not None else self.case
+
+    @property
+    def retarget(self) -> Retarget | None:
+        """How the case was moved onto the test's tools (`mapping`, or `reason` it was not);
+        None before the first request, or with retargeting off."""
+        return self._log.retarget
+
+    @property
     def expected(self) -> Any:
-        return self.case.expected
+        return self.served.expected
 
     @property
     def base_url(self) -> str:
-        return base_urls(self.server.url, self.case.id)[self.case.dialect]
+        return base_urls(self.server.url, self.case.id, self._token)[self.case.dialect]
 
     @property
     def env(self) -> dict[str, str]:
-        return client_environment(self.server.url, self.case.id)
+        return client_environment(self.server.url, self.case.id, self._token)
+
+    @property
+    def log(self) -> CaseLog:
+        """What the server received for this test (its late requests: `log.late`)."""
+        return self._log
+
+    def close(self) -> None:
+        """The test has ended: a request after this is late, said on this test."""
+        self._log.closed = True
 
     @contextlib.contextmanager
     def environ(self) -> Iterator[dict[str, str]]:
@@ -127,6 +167,10 @@ class ServedCase:
         agent = None if own else raised
         result = self._judge(agent)
         text = self._failure(result) if result.fails(self.strict) else None
+        if self.baseline is not None and not own:
+            held, text = self._against_baseline(result, text)
+            if held and agent is not None:
+                return  # a known failure, as the baseline keeps it (or better)
         if raised is None:
             if text is not None:
                 pytest.fail(text, pytrace=False)
@@ -136,6 +180,19 @@ class ServedCase:
         if text is not None:
             raised.add_note(text)
         raise raised
+
+    def _against_baseline(self, result: Result, text: str | None) -> tuple[bool, str | None]:
+        """Whether the baseline holds the verdict (the same or better: the test passes), and the
+        failure text: where it got worse, what it was and what it is, above the verdict's."""
+        from harness.oracle.baseline import Change
+
+        self.change, before, now = self.baseline.hold(result)
+        if self.change is Change.NEW:
+            return False, text
+        if self.change is Change.WORSE:
+            said = f"worse than its baseline: {before} before, {now} now"
+            return False, f"{said}\n{text or self._failure(result)}"
+        return True, None
 
     def _judge(self, raised: BaseException | None = None) -> Result:
         """The verdict on what the server received so far (and `raised`, what the agent raised),
@@ -147,16 +204,26 @@ class ServedCase:
             stderr="" if raised is None else raised_error(raised).splitlines()[0],
             in_process=True,
         )
-        self.result = result = judge_client(self.case, self.label, evidence, self.scenario)
+        result = judge_client(self.served, self.label, evidence, self.scenario)
+        moved = self._log.retarget
+        if moved is not None and result.actual is not None:
+            notes = (*result.actual.notes, moved.describe())
+            result = replace(result, actual=replace(result.actual, notes=notes))
+        self.result = result
         if self.node is not None:
             self.node.user_properties.append(result_property(result))
         return result
 
     def _failure(self, result: Result) -> str:
         test = node_location(self.node) if self.node is not None else None
-        return failure_text(
+        text = failure_text(
             result, self.selection, strict=self.strict, test=test, session=self.replay_selection, served=True
         )
+        moved = self._log.retarget
+        if moved is None or not (moved.mapping or moved.reason):
+            return text
+        head, _, rest = text.partition("\n")
+        return f"{head}\n  ({moved.describe()})\n{rest}"
 
 
 def label_of(node: Any) -> str:

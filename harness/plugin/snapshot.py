@@ -24,11 +24,13 @@ from syrupy.location import PyTestLocation
 from harness import bounded, files
 from harness.bounded.yaml import plain_data
 from harness.cassettes.outcome import Outcome
+from harness.errors import UsageError
 from harness.mutate.scenario import SEPARATOR
+from harness.oracle.baseline import Change, Entry, compare, entry_of
 from harness.oracle.verdict import Result
 from harness.plugin.options import file_safe
 
-__all__ = ["ToolstreamSnapshotExtension", "outcome_yaml"]
+__all__ = ["Baseline", "ToolstreamBaselineExtension", "ToolstreamSnapshotExtension", "outcome_yaml"]
 
 
 # -- serializer ---------------------------------------------------------------------------------
@@ -150,3 +152,71 @@ class ToolstreamSnapshotExtension(AbstractSyrupyExtension):
             _write(snapshot_location, entries)
         else:
             Path(snapshot_location).unlink(missing_ok=True)
+
+
+# -- baseline -----------------------------------------------------------------------------------
+
+
+class ToolstreamBaselineExtension(ToolstreamSnapshotExtension):
+    """A test's baseline of verdicts (`harness.oracle.baseline`): one file per test,
+    `__snapshots__/<module>/baseline/<test>.yaml`, each entry `<test>[<case id>]` holding the case's
+    verdict and failure signature. Compared exactly, as `--snapshot-update` writes it."""
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(Path(super().dirname(test_location=test_location)) / "baseline")
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        return cls.dirname(test_location=test_location)
+
+    @classmethod
+    def matches_test_location(cls, *, test_location: PyTestLocation, snapshot_location: str) -> bool:
+        path = Path(snapshot_location)
+        return path.parent == Path(cls.dirname(test_location=test_location)) and path.stem == file_safe(
+            _test_name(test_location)
+        )
+
+    @classmethod
+    def get_file_basename(cls, *, test_location: PyTestLocation, index: Any) -> str:
+        return file_safe(_test_name(test_location))
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        return f"{_test_name(test_location)}[{index}]"
+
+
+class _HeldBaseline(ToolstreamBaselineExtension):
+    """The baseline compared as a baseline: a verdict matches unless it got worse."""
+
+    def matches(self, *, serialized_data: Any, snapshot_data: Any) -> bool:
+        try:
+            stored = Entry.from_dict(yaml.safe_load(str(snapshot_data)), "baseline")
+            now = Entry.from_dict(yaml.safe_load(str(serialized_data)), "verdict")
+        except (UsageError, yaml.YAMLError):
+            return False
+        return compare(stored, now) is not Change.WORSE
+
+
+class Baseline:
+    """One test's baseline, through syrupy's `snapshot` fixture: `hold(result)` asserts the
+    case's verdict against it (so `--snapshot-update` writes it, and syrupy reports it) and says
+    how it compares."""
+
+    def __init__(self, snapshot: Any) -> None:
+        self.update = bool(getattr(snapshot, "update_snapshots", False))
+        self.assertion = snapshot.use_extension(ToolstreamBaselineExtension if self.update else _HeldBaseline)
+
+    def stored(self, case_id: str) -> Entry | None:
+        extension, location = self.assertion.extension, self.assertion.test_location
+        path = extension.get_location(test_location=location, index=case_id)
+        name = extension.get_snapshot_name(test_location=location, index=case_id)
+        found = _read(path).get(name)
+        return None if found is None else Entry.from_dict(found, f"{path}: {name}")
+
+    def hold(self, result: Result) -> tuple[Change, Entry | None, Entry]:
+        """How `result` compares with its baseline entry (`Change`), the entry and the verdict's."""
+        now = entry_of(result)
+        before = self.stored(result.id)
+        self.assertion(name=result.id) == now.to_dict()  # noqa: B015 (syrupy records it, and writes it on update)
+        return (Change.SAME if self.update else compare(before, now)), before, now

@@ -8,8 +8,9 @@
 //      {"op": "kill"}                  end the running case (its worker is terminated)
 //      {"op": "flush", "marker": HEX}  write the marker on stdout and stderr: all before it is the case's
 // Out: {"op": "ready", "pid": N}
+//      {"op": "unsupported", "what": WHY}   the case did what a worker cannot do as a process does
 //      {"op": "exit", "code": N}       the case's worker ended, all its output written
-import { Worker, isMainThread, workerData } from "node:worker_threads";
+import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { inspect } from "node:util";
 
 if (isMainThread) {
@@ -52,6 +53,10 @@ if (isMainThread) {
     running.stdout.on("data", (data) => process.stdout.write(data)).on("end", done);
     running.stderr.on("data", (data) => process.stderr.write(data)).on("end", done);
     running.on("error", () => {}); // printed by the worker itself, as `node SCRIPT` prints it
+    // What the case called that a worker cannot do: the harness runs it again cold.
+    running.on("message", (said) => {
+      if (said?.toolstreamUnsupported) send({ op: "unsupported", what: String(said.toolstreamUnsupported) });
+    });
     running.on("exit", (exitCode) => {
       code = exitCode;
       done();
@@ -61,6 +66,34 @@ if (isMainThread) {
 } else {
   // The case: what `node SCRIPT ARGS` shows the program (argv[1] is the script, not this file).
   process.argv[1] = workerData.script;
+  // What a worker cannot do as `node SCRIPT` does, said to the harness (which runs the case again
+  // cold) before it happens: `process.chdir()` and `process.umask(mask)` throw in a worker; and
+  // `process.exit()` right after more output than a pipe holds, in one stretch of code, loses the
+  // output's end in a process (its writes to a pipe wait for the event loop), not in a worker.
+  const refuse = (why) => parentPort.postMessage({ toolstreamUnsupported: why });
+  const unsupported = { chdir: () => true, umask: (...args) => args.length > 0 };
+  for (const [name, refused] of Object.entries(unsupported)) {
+    const original = process[name];
+    process[name] = function (...args) {
+      if (refused(...args)) refuse(`it calls process.${name}(), which a worker thread cannot`);
+      return original.apply(this, args);
+    };
+  }
+  const PIPE = 65536; // what a pipe holds on Linux
+  let burst = 0; // bytes written since the event loop last ran
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write;
+    stream.write = function (chunk, ...rest) {
+      if (burst === 0) setImmediate(() => (burst = 0));
+      burst += typeof chunk === "string" ? Buffer.byteLength(chunk) : (chunk?.length ?? 0);
+      return write.call(this, chunk, ...rest);
+    };
+  }
+  const exit = process.exit;
+  process.exit = function (...args) {
+    if (burst > PIPE) refuse("it exits right after more output than a pipe holds (a process loses its end)");
+    return exit.apply(this, args);
+  };
   // A worker's uncaught error goes to its parent as an event; `node SCRIPT` prints it on stderr.
   // The monitor sees it first, and prints it only when nothing of the program's will handle it.
   process.on("uncaughtExceptionMonitor", (error) => {

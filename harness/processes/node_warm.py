@@ -36,7 +36,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -156,6 +156,7 @@ class _Process:
         assert self.process.stdout is not None and self.process.stderr is not None
         self.out, self.err = _Pipe(self.process.stdout), _Pipe(self.process.stderr)
         self.exit_code: int | None = None
+        self.unsupported: str | None = None  # what the running case called that a worker cannot do
         self.exited = threading.Event()
         self.broken = False
         hello = self._receive(answer) if answer > 0 else None
@@ -194,7 +195,9 @@ class _Process:
                 self.exited.set()
                 return
             message = json.loads(line)
-            if message.get("op") == "exit":
+            if message.get("op") == "unsupported":  # the case called what a worker cannot do
+                self.unsupported = str(message.get("what", "?"))
+            elif message.get("op") == "exit":
                 code = message.get("code")
                 self.exit_code = code if isinstance(code, int) else 1
                 self.exited.set()
@@ -245,6 +248,7 @@ class WarmRun:
         self._marker = secrets.token_hex(16).encode()
         process.exited.clear()
         process.exit_code = None
+        process.unsupported = None
         process.out.begin(self.out, self._marker)
         process.err.begin(self.err, self._marker)
         worker_env = {**env, **dict(program.assignments)}
@@ -260,6 +264,11 @@ class WarmRun:
         if not sent:
             process.exited.set()
             process.exit_code = 128 + signal.SIGKILL
+
+    @property
+    def refused(self) -> str | None:
+        """What the case did that a worker cannot do as a process does (see node_warm.mjs)."""
+        return self._process.unsupported
 
     def poll(self) -> int | None:
         return self._process.exit_code if self._process.exited.is_set() else None
@@ -338,13 +347,27 @@ class _Pool:
 class NodeWarmStart:
     """Warm starts of one Node program: its kept Node processes, one case at a time each."""
 
-    def __init__(self, program: NodeCommand) -> None:
+    def __init__(self, program: NodeCommand, say: Callable[[str], None] | None = None) -> None:
         self.program = program
+        self.say = say
+        self.off: str | None = None  # why this program now starts cold
         self._pool = _Pool()
+        self._lock = threading.Lock()
+
+    def refuse(self, why: str) -> None:
+        """The program does something a worker cannot honour (`why`): it runs cold from now on."""
+        with self._lock:
+            if self.off is not None:
+                return
+            self.off = why
+        if self.say is not None:
+            self.say(f"node {self.program.script}: runs cold from now on: {why}")
 
     def start(self, env: Mapping[str, str], out: Captured, err: Captured, deadline: float) -> WarmRun | None:
         """Start one case with `env` in a warm process, its output read into `out` and `err`;
         None when no warm process could be had by `deadline` (the caller then starts it cold)."""
+        if self.off is not None:
+            return None
         try:
             process = self._pool.acquire(self.program.node, deadline)
         except OSError:

@@ -40,7 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from harness import cache
+from harness import cache, files
+from harness.errors import UsageError
 from harness.processes import subreaper
 from harness.processes.capture import Captured
 from harness.processes.command import parse
@@ -141,10 +142,11 @@ class _Zygote:
         self._reader.start()
         script = os.path.abspath(program.script) if program.script is not None else None
         try:
-            self.send(
-                {"op": "setup", "script": script, "module": program.module, "case_keys": list(case_keys)}
-            )
+            setup = {"op": "setup", "script": script, "module": program.module, "case_keys": list(case_keys)}
+            self.send({**setup, "argv": list(program.argv), "orig_argv": list(program.command_line)})
             hello = self.receive(_left(START_TIMEOUT, deadline))
+            if hello.get("cold"):
+                raise ZygoteError(str(hello["cold"]))
             started = hello.get("environ")
             if not isinstance(started, dict) or hello.get("threads") != 1:
                 raise ZygoteError(f"the zygote started with {hello.get('threads')} threads")
@@ -414,12 +416,9 @@ class PythonWarmStart:
         path = self._path()
         if path is None or not self._changed:
             return
-        with contextlib.suppress(OSError):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            temporary = f"{path}.{os.getpid()}.{threading.get_ident()}"
-            with open(temporary, "w", encoding="utf-8") as out:
-                json.dump({"modules": self.modules, "models": self.models, "unsafe": self.unsafe}, out)
-            os.replace(temporary, path)
+        learned = {"modules": self.modules, "models": self.models, "unsafe": self.unsafe}
+        with contextlib.suppress(UsageError):  # a cache that cannot be written is only slower
+            files.write(path, json.dumps(learned).encode())
 
     def learn(self, modules: Sequence[str], models: Sequence[str] = ()) -> None:
         """Add what a run imported, and the models it built, to what the zygotes preload (the
@@ -450,6 +449,11 @@ class PythonWarmStart:
                 if self.failures >= _RESTARTS:
                     self._turn_off(why or "its zygote stopped answering (the program stops or kills it)")
         zygote.close()
+
+    def refuse(self, why: str) -> None:
+        """The program does something a warm start cannot honour (`why`): it runs cold from now on."""
+        with self.lock:
+            self._turn_off(why)
 
     def _turn_off(self, why: str) -> None:
         if self.off is None:

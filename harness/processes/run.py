@@ -34,6 +34,12 @@ class Run(Protocol):
 
     def finish(self) -> None: ...
 
+    @property
+    def refused(self) -> str | None:
+        """Once finished: what the program did that its warm start could not honour (the run must
+        be made again cold); None for a cold run, or a warm one that was honoured."""
+        ...
+
 
 class PipedRun:
     """A `Popen` whose stdout and stderr are pipes, read by two threads into `out` and `err`;
@@ -46,6 +52,8 @@ class PipedRun:
         self.wrapped = wrapped
         self._readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
 
+    refused: str | None = None
+
     def poll(self) -> int | None:
         return self.process.poll()
 
@@ -54,6 +62,7 @@ class PipedRun:
 
     def finish(self) -> None:
         subreaper.stop(self.process, wrapped=self.wrapped, grace=STOP_GRACE)
+        subreaper.end_orphans()  # what it left running when it killed its own wrapper
         for reader in self._readers:
             reader.join(_READ_END)  # the tree has ended: its pipes are at their end
         for pipe in (self.process.stdout, self.process.stderr):

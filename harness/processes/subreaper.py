@@ -13,15 +13,17 @@ Its exit status is the command's (128 + N for a signal N, as a shell reports it)
 
 It imports nothing of the harness (only the standard library), so it starts in milliseconds.
 
-The same module is the harness's side of containment (Linux; elsewhere the process group is
-what gets killed): `contained(argv)` is the command line that runs `argv` under this wrapper,
-`stop(process)` ends a wrapper and its tree, `end_tree(pid)` freezes then kills a whole tree
-from outside, and `contain_signals(run)` makes SIGTERM and SIGINT on a harness command an
-orderly exit that first ends every process the command started.
+The same module is the harness's side of containment (Linux; elsewhere the process group is what
+gets killed): `contained(argv)` is the command line that runs `argv` under this wrapper,
+`stop(process)` ends a wrapper and its tree, `end_tree(pid)` freezes then kills a whole tree from
+outside, `adopting()` makes the harness a subreaper while it runs programs (so a program that kills
+its wrapper leaves nothing running: `end_orphans()`), and `contain_signals(run)` makes SIGTERM and
+SIGINT on a harness command an orderly exit that first ends every process the command started.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
@@ -31,10 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 # The wrapper needs Linux's prctl and /proc; elsewhere the process group is what is killed.
 CONTAINED = sys.platform == "linux" and os.path.isdir("/proc/self")
 # Seconds a wrapper gets to end its tree after SIGTERM before it and its group get SIGKILL.
@@ -137,6 +140,102 @@ def _prctl(option: int, value: int) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # The harness's side
+
+
+_adopting = 0  # blocks of `adopting()` running (threads of one process may run programs at once)
+_adopting_set = False  # whether `adopting()` made this process a subreaper (else it was one)
+_adopting_lock = _thread.allocate_lock()
+
+
+def _is_subreaper() -> bool:
+    try:
+        import ctypes
+
+        flag = ctypes.c_int(0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)) == 0 and bool(flag.value)
+    except (OSError, AttributeError):
+        return False
+
+
+@contextlib.contextmanager
+def adopting() -> Iterator[None]:
+    """While the block runs, this process is a child subreaper (Linux): what a program's tree
+    leaves behind when it kills its own wrapper comes back here instead of to init, and
+    `end_orphans()` (each run's end, and the block's) ends it."""
+    global _adopting, _adopting_set
+    if not CONTAINED:
+        yield
+        return
+    with _adopting_lock:
+        if _adopting == 0 and not _is_subreaper():
+            _adopting_set = _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        _adopting += 1
+    try:
+        yield
+    finally:
+        end_orphans()
+        with _adopting_lock:
+            _adopting -= 1
+            if _adopting == 0 and _adopting_set:
+                _prctl(PR_SET_CHILD_SUBREAPER, 0)
+                _adopting_set = False
+
+
+def _children() -> list[tuple[int, int, str]]:
+    """This process's children: (pid, session, state), from `/proc/*/stat`."""
+    me = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                data = stat.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        if int(fields[1]) == me:
+            found.append((int(entry), int(fields[3]), fields[0].decode()))
+    return found
+
+
+def _cmdline(pid: int | str) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read()
+    except OSError:
+        return None
+
+
+def _started_here(pid: int, ours: bytes | None) -> bool:
+    """Whether child `pid` is one this process started: a wrapper, or a fork of this process not
+    yet running what it was started for (its command line still ours)."""
+    line = _cmdline(pid)
+    if line is None:
+        return True  # gone already: nothing to end
+    return line == ours or os.path.abspath(__file__).encode() in line.split(b"\0")[:4]
+
+
+def end_orphans() -> None:
+    """End the orphans this process adopted as a subreaper (inside `adopting`), and reap them: its
+    children in a session other than its own that it did not start (whatever else the harness
+    starts stays in its session, or is a wrapper; a program's processes are in the wrapper's
+    session or one they made)."""
+    if not CONTAINED or not _adopting:
+        return
+    session, line = os.getsid(0), _cmdline("self")
+    orphans = [pid for pid, sid, _ in _children() if sid != session and not _started_here(pid, line)]
+    for pid in orphans:
+        end_tree(pid)
+    until = time.monotonic() + 5.0
+    for pid in orphans:
+        while True:
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < until:
+                    time.sleep(0.01)
+                    continue
+            break
 
 
 def become_subreaper() -> bool:

@@ -3,7 +3,8 @@ runtime's start (and, for Python, its imports) once per worker instead of once p
 
     warm = warm_start(command, environment, case_keys)   # None: this command starts cold
     run = warm.start(env, out, err, deadline)             # a `Run`, or None: start this one cold
-    ...
+    ...                                                   # run.refused: run it again cold, and
+    warm.refuse(why)                                      # every later one
     warm.close()                                          # the owner ends what it kept
 
 - `python_warm.PythonWarmStart`: `[VAR=v] [exec] python SCRIPT.py ARGS` (or `-m MODULE`) forked
@@ -12,7 +13,10 @@ runtime's start (and, for Python, its imports) once per worker instead of once p
   thread of a kept Node process.
 
 Whoever runs the programs owns the warm start (creates it, passes it down, closes it); nothing is
-kept beyond it. `TOOLSTREAM_WARM=0` in the environment (or `check --client --cold`) starts every
+kept beyond it. A warm start never changes a verdict: what it cannot honour (a program's own
+module named like one the zygote imported, a Node program calling `process.chdir`, a run that
+used the zygote's placeholder environment) is found out, and the program runs cold from then on,
+said once through `say`. `TOOLSTREAM_WARM=0` in the environment (or `check --client --cold`) starts every
 run cold.
 """
 
@@ -40,6 +44,11 @@ class WarmStart(Protocol):
     def start(self, env: Mapping[str, str], out: Captured, err: Captured, deadline: float) -> Run | None:
         """One run with `env`, its output read into `out` and `err`, waiting no later than
         `deadline` (monotonic); None: start this run cold."""
+        ...
+
+    def refuse(self, why: str) -> None:
+        """The program did something a warm start cannot honour (`why`, seen in a run's `refused`
+        or by the caller): start it cold from now on, and say so once."""
         ...
 
     def close(self) -> None:
@@ -83,4 +92,4 @@ def warm_start(
         env = {**os.environ, **environment, **python.assignments}
         return PythonWarmStart(python, env, case_keys, say)
     node = node_program(command)
-    return NodeWarmStart(node) if node is not None else None
+    return NodeWarmStart(node, say) if node is not None else None

@@ -26,19 +26,27 @@ name): whatever it imports, the program sees in `sys.modules`.
 
 from __future__ import annotations
 
-import builtins
-import contextlib
-import gc
-import importlib.util
-import json
-import os
-import select
-import signal
-import socket
 import sys
-import sysconfig
-import types
-from typing import Any
+
+# What a cold start of the program has imported before its first line (the interpreter's own
+# start-up, the same for this script): a module beyond these that the program's own folder
+# shadows, a warm start cannot honour (the program would find ours, imported already).
+_STARTUP = frozenset(sys.modules)
+
+import builtins  # noqa: E402
+import contextlib  # noqa: E402
+import gc  # noqa: E402
+import importlib.machinery  # noqa: E402
+import importlib.util  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import select  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import sysconfig  # noqa: E402
+import types  # noqa: E402
+from typing import Any  # noqa: E402
 
 _STOPPED = 128 + signal.SIGKILL  # what the `subreaper` wrapper reports for a tree it ended
 _FDS = 2  # a run's stdout and stderr
@@ -85,6 +93,21 @@ class Target:
         if not getattr(sys.flags, "safe_path", False):
             sys.path.insert(0, self.first)
 
+    def shadowed(self) -> list[str]:
+        """The modules imported here (not by the interpreter's start-up) that the program's own
+        folder holds one of the same name of: a cold start would import the program's."""
+        try:
+            entries = os.listdir(self.first)
+        except OSError:
+            return []
+        suffixes = (".py", *importlib.machinery.EXTENSION_SUFFIXES)
+        own = {entry[: -len(s)] for entry in entries for s in suffixes if entry.endswith(s)}
+        own.update(
+            entry for entry in entries if os.path.isfile(os.path.join(self.first, entry, "__init__.py"))
+        )
+        imported = {name.partition(".")[0] for name in sys.modules if name not in _STARTUP}
+        return sorted((own & imported) - {"__main__"})
+
     def allowed(self, name: str) -> bool:
         """Whether module `name` comes from the standard library or site-packages (found where
         the program would find it: its own folder first)."""
@@ -115,7 +138,10 @@ class Target:
 
 
 class _Reads:
-    """Which of the watched keys `os.environ` was asked for (iterating it reads them all)."""
+    """Which of the watched keys `os.environ` or `os.environb` was asked for (iterating it reads
+    them all). Other ways to the environment (`os.environ._data`, `posix.environ`, `getenv` in C,
+    `/proc/self/environ`) go unseen here: a run that used a value read so is found out by the
+    harness (it asks the replay server for the zygote's placeholder case) and runs again cold."""
 
     def __init__(self, keys: set[str]) -> None:
         self.keys = keys
@@ -123,6 +149,8 @@ class _Reads:
         self.on = False
 
     def note(self, key: object) -> None:
+        if isinstance(key, bytes):
+            key = key.decode("utf-8", "surrogateescape")
         if self.on and key in self.keys:
             self.seen.add(str(key))
 
@@ -131,9 +159,10 @@ class _Reads:
             self.seen.update(self.keys)
 
 
-def _watched_environ(reads: _Reads) -> Any:
-    """`os.environ` over the same data, noting reads (a module may keep it: it stays correct)."""
-    base = type(os.environ)
+def _watched_environ(reads: _Reads, environ: Any) -> Any:
+    """`environ` (`os.environ` or `os.environb`) over the same data, noting reads (a module may
+    keep it: it stays correct)."""
+    base = type(environ)
 
     class Watched(base):  # type: ignore[misc, valid-type]
         def __getitem__(self, key: Any) -> Any:
@@ -144,7 +173,6 @@ def _watched_environ(reads: _Reads) -> Any:
             reads.note_all()
             return super().__iter__()
 
-    environ: Any = os.environ
     return Watched(
         environ._data, environ.encodekey, environ.decodekey, environ.encodevalue, environ.decodevalue
     )
@@ -159,17 +187,28 @@ def _threads() -> int:
         return threading.active_count()
 
 
-def preload(target: Target, names: list[str], built: list[str], reads: _Reads) -> dict[str, Any]:
+def preload(
+    target: Target,
+    names: list[str],
+    built: list[str],
+    reads: _Reads,
+    reaper: Any,
+    writes: dict[str, str | None],
+) -> dict[str, Any]:
     """Import `names` (those allowed), stopping at the first one that is unsafe to fork after;
-    then build the models named in `built`."""
+    then build the models named in `built`. What the imports wrote to `os.environ` is added to
+    `writes` (None: deleted), for each run to write again over its own environment, as the same
+    imports in a cold start would."""
     import importlib
 
     loaded: list[str] = []
     failed: list[str] = []
     unsafe: dict[str, str] = {}
-    real = os.environ
-    watched = _watched_environ(reads)
-    os.environ = watched  # noqa: B003 (a view of the same environment, only watched)
+    real, real_b = os.environ, getattr(os, "environb", None)
+    before = dict(real)
+    os.environ = _watched_environ(reads, real)  # noqa: B003 (a view of the same environment, only watched)
+    if real_b is not None:
+        os.environb = _watched_environ(reads, real_b)
     try:
         for name in names:
             if name in sys.modules or name == "__main__":
@@ -190,6 +229,10 @@ def preload(target: Target, names: list[str], built: list[str], reads: _Reads) -
                 unsafe[top] = "reads " + ", ".join(sorted(reads.seen)) + " from the environment at import"
             elif _threads() > 1:
                 unsafe[top] = "starts a thread at import"
+            elif reaper.descendants(os.getpid()):
+                # Each run's end ends every process below the zygote: the next run would find it gone.
+                unsafe[top] = "starts a process at import"
+                reaper._end_descendants()
             if unsafe:
                 break
             loaded.append(name)
@@ -204,6 +247,11 @@ def preload(target: Target, names: list[str], built: list[str], reads: _Reads) -
                 unsafe[":models"] = "reads " + ", ".join(sorted(reads.seen)) + " while building its models"
     finally:
         os.environ = real  # noqa: B003
+        if real_b is not None:
+            os.environb = real_b
+    after = dict(real)
+    writes.update({key: value for key, value in after.items() if before.get(key) != value})
+    writes.update({key: None for key in before if key not in after})
     return {"loaded": loaded, "failed": failed, "unsafe": unsafe, "threads": _threads()}
 
 
@@ -362,10 +410,27 @@ def _finish(code: int, interrupted: bool) -> None:
                 stream.flush()
         except Exception:
             code = 120  # what `python` exits with when it cannot flush its output
+    _flush_files()
     if interrupted:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     os._exit(code)
+
+
+def _flush_files() -> None:
+    """Flush every file the program left open, as the interpreter's finalization does when it
+    closes them (`os._exit` would drop what is still in their buffers). Text files first: theirs
+    goes to the binary buffer below them. The zygote's own objects are frozen, not walked."""
+    opened = [
+        found
+        for generation in range(3)
+        for found in gc.get_objects(generation)
+        if isinstance(found, (io.TextIOBase, io.BufferedIOBase))
+    ]
+    for found in sorted(opened, key=lambda item: not isinstance(item, io.TextIOBase)):
+        with contextlib.suppress(Exception):
+            if not found.closed and found.writable():
+                found.flush()
 
 
 def _child(
@@ -392,6 +457,11 @@ def _child(
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        for key, value in request.get("writes", {}).items():  # what the preloaded imports wrote
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         argv = list(request["argv"])
         sys.argv = list(argv)
         if hasattr(sys, "orig_argv"):
@@ -429,6 +499,7 @@ class Zygote:
         signal.signal(signal.SIGCHLD, lambda number, frame: None)
         signal.set_wakeup_fd(wake_w)
         self.start_environ = dict(os.environ)
+        self.writes: dict[str, str | None] = {}  # what preloaded imports wrote to os.environ
 
     def send(self, message: dict[str, Any]) -> None:
         self.control.sendall(json.dumps(message).encode() + b"\n")
@@ -476,11 +547,22 @@ class Zygote:
             self.target = Target(message.get("script"), message.get("module"))
             self.target.set_path()
             self.reads = _Reads(set(message.get("case_keys", ())))
-            self.send({"environ": self.start_environ, "threads": _threads(), "pid": os.getpid()})
+            # What a module sees of the program at import, as in a cold start.
+            argv = [str(word) for word in message.get("argv", ())]
+            if argv:
+                sys.argv = argv
+                if hasattr(sys, "orig_argv"):
+                    sys.orig_argv = [str(word) for word in message.get("orig_argv", argv)]
+            hello: dict[str, Any] = {"environ": self.start_environ, "threads": _threads(), "pid": os.getpid()}
+            shadowed = self.target.shadowed()
+            if shadowed:
+                names = ", ".join(shadowed)
+                hello["cold"] = f"its own folder holds modules named like ones the zygote imported ({names})"
+            self.send(hello)
         elif op == "preload":
             assert self.target is not None
             modules, built = list(message.get("modules", ())), list(message.get("models", ()))
-            self.send(preload(self.target, modules, built, self.reads))
+            self.send(preload(self.target, modules, built, self.reads, self.reaper, self.writes))
         elif op == "run":
             self.run(message)
         elif op == "stop" and self.child is not None:
@@ -500,6 +582,7 @@ class Zygote:
                 stream.flush()
         report_r, report_w = os.pipe()
         request["known"] = list(sys.modules)
+        request["writes"] = self.writes
         incomplete = incomplete_models()
         # What the zygote made is never garbage to the child: a collection that walked it would
         # touch (and so copy) every page the fork shares.

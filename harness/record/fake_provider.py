@@ -11,6 +11,13 @@ in `.requests`, so a test can assert what the server saw::
         fake.route("POST", "/v1/chat/completions", Script([Write(b"data: {}\\n\\n", delay=0.01)]))
         httpx.post(fake.url + "/v1/chat/completions", json={})
         assert fake.requests[0].json() == {}
+
+A conversation of several turns is one script per turn on one route, served in order: the first
+request gets turn 1 (the streamed tool calls), the follow-up turn 2 (the answer), and so on
+(docs/testing-your-agent.md records an agent this way)::
+
+    fake.route("POST", "/v1/chat/completions", Script.of(TURN_1))
+    fake.route("POST", "/v1/chat/completions", Script.of(TURN_2))
 """
 
 from __future__ import annotations

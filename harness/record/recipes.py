@@ -11,7 +11,7 @@ from __future__ import annotations
 from harness.errors import UsageError
 from harness.wire.dialects.requesting import THINKING_BUDGET, Recipe, Tool
 
-__all__ = ["RECIPES", "THINKING_BUDGET", "Recipe", "Tool", "recipe"]
+__all__ = ["PROBE_RECIPES", "RECIPES", "THINKING_BUDGET", "Recipe", "Tool", "recipe"]
 
 
 WEATHER = Tool(
@@ -38,6 +38,13 @@ OPEN_ISSUES = Tool(
     {"type": "object", "properties": {}},
 )
 
+RUN_SHELL = Tool(
+    "run_shell",
+    "Run one POSIX shell command line in the workspace; the input is the command line itself.",
+    {},
+    freeform=True,
+)
+
 RECIPES: dict[str, Recipe] = {
     recipe.name: recipe
     for recipe in (
@@ -60,6 +67,20 @@ RECIPES: dict[str, Recipe] = {
             (WEATHER,),
         ),
         Recipe("no-args", "Show me the open issues: call list_open_issues.", (OPEN_ISSUES,)),
+        # The shapes inference servers' tool parsers get wrong (vLLM, SGLang, llama.cpp, Ollama):
+        # the arguments of a call after an empty-argument one dropped; many calls in one turn,
+        # several packed into one increment or sharing an index.
+        Recipe(
+            "no-args-then-args",
+            "Call list_open_issues, and in the same turn get_weather for Paris: both calls in parallel.",
+            (OPEN_ISSUES, WEATHER),
+        ),
+        Recipe(
+            "many-calls",
+            "Get the weather in Paris, Tokyo, Lima, Oslo, Cairo and Perth, and the local time in "
+            "Asia/Tokyo and Europe/Oslo: eight calls in parallel in one turn, before answering.",
+            (WEATHER, TIME),
+        ),
         Recipe(
             "thinking-then-tool",
             "Which city is the capital of the country that hosted the 1998 football World Cup? "
@@ -67,8 +88,26 @@ RECIPES: dict[str, Recipe] = {
             (WEATHER,),
             thinking=True,
         ),
+        Recipe(
+            "custom-tool",
+            'Count the lines containing "TODO" or "FIXME" under src/ with one shell command line. '
+            "Call run_shell with the command line itself as its input.",
+            (RUN_SHELL,),
+        ),
     )
 }
+
+# What `toolstream probe` asks a server: the shapes a tool parser gets wrong (parallel calls to
+# one function, a zero-argument call then an argument call, many small calls, a call after text).
+PROBE_RECIPES: tuple[str, ...] = (
+    "single",
+    "parallel",
+    "parallel-same-tool",
+    "no-args",
+    "no-args-then-args",
+    "many-calls",
+    "text-then-tool",
+)
 
 
 def recipe(name: str) -> Recipe:

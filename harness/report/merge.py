@@ -5,8 +5,9 @@ A shard is a run over part of one matrix: a pytest session under pytest-shard or
 (`--toolstream-json`), or a `toolstream check --json` over part of a selection. The shards must
 have run one matrix, or the merge is refused with one line naming the file and the problem
 (`UsageError`, exit 2):
-- each is the report of one accumulator (`report_to_dict`; a compare or a session of several
-  accumulators is not merged), of this report format;
+- each is the report of one accumulator (`report_to_dict`) or a session's several (`reports`: a
+  pytest session of several accumulators or matrix tests), of this report format; a compare is
+  not merged. A session's reports are merged per accumulator (or test), each checked alone;
 - all were written by one toolstream version, for one accumulator, strictness and selection, and
   name one matrix (`matrix`: the ids a whole run reports, which the pytest plugin writes);
 - no case is in two of them;
@@ -37,7 +38,7 @@ from harness.oracle.verdict import Report, Result, seconds_of
 from harness.report.results import REPORT_VERSION, report_to_dict
 from harness.text.escape import terminal_line
 
-__all__ = ["Merged", "Shard", "merge", "read_shard"]
+__all__ = ["Merged", "Shard", "merge", "merge_session", "read_shard", "read_shards"]
 
 _NAMED: Final = 5  # case ids named in a message before "and N more"
 MAX_BYTES: Final = 1 << 30  # a report of the whole bundled matrix is tens of MB
@@ -77,9 +78,28 @@ class Merged:
 
 def merge(paths: Sequence[str | Path]) -> Merged:
     """The shards' reports merged into the whole run's, after checking they ran one matrix."""
+    merged = merge_session(paths)
+    if len(merged) > 1:
+        names = ", ".join(terminal_line(m.report.accumulator) for m in merged)
+        raise UsageError(f"report merge: the reports are of several accumulators or tests ({names})")
+    return merged[0]
+
+
+def merge_session(paths: Sequence[str | Path]) -> list[Merged]:
+    """The reports of a whole session's shards (any number of accumulators and matrix tests,
+    each file one report or a session's several) merged per accumulator or test, each after
+    checking its shards ran one matrix; in the order they first appear."""
     if not paths:
         raise UsageError("report merge: name at least one JSON report")
-    shards = [read_shard(path) for path in paths]
+    groups: dict[str, list[Shard]] = {}
+    for path in paths:
+        for shard in read_shards(path):
+            groups.setdefault(shard.report.accumulator, []).append(shard)
+    return [_merged(shards) for shards in groups.values()]
+
+
+def _merged(shards: Sequence[Shard]) -> Merged:
+    """One accumulator's (or test's) shards merged, after checking they ran one matrix."""
     first = shards[0]
     for shard in shards[1:]:
         _same_run(first, shard)
@@ -116,9 +136,37 @@ def read_shard(path: str | Path) -> Shard:
     """A JSON report as `check --json` or the pytest plugin writes it; a file that is not one is
     a `UsageError` naming it and the field."""
     path = Path(path)
+    data = _document(path)
+    _one_report(data, _name(path))
+    return _shard_of(path, data)
+
+
+def read_shards(path: str | Path) -> list[Shard]:
+    """The reports a JSON file holds: one (`check --json`, a session of one accumulator or test), or
+    a session's several (`reports`: one per accumulator or test), each read as `read_shard` reads
+    one."""
+    path = Path(path)
+    where = _name(path)
+    data = _document(path)
+    reports = data.get("reports") if isinstance(data, dict) else None
+    if not isinstance(reports, list):
+        _one_report(data, where)
+        return [_shard_of(path, data)]
+    if not reports:
+        raise UsageError(f"{where}: reports: a session's report with no reports in it")
+    out = []
+    for n, item in enumerate(reports):
+        if not isinstance(item, dict):
+            raise UsageError(f"{where}: reports[{n}]: must be an object, not {_shown(item)}")
+        out.append(_shard_of(path, item, f"{where}: reports[{n}]"))
+    return out
+
+
+def _document(path: Path) -> Any:
+    """A report file's JSON, read within bounds; a file that is not JSON is a `UsageError`."""
     where = _name(path)
     try:
-        data = bounded.loads(bounded.read(path, MAX_BYTES), finite=True)
+        return bounded.loads(bounded.read(path, MAX_BYTES), finite=True)
     except bounded.TooLarge:
         raise UsageError(f"{where}: over the {MAX_BYTES:,} bytes a report may have") from None
     except FileNotFoundError:
@@ -129,14 +177,23 @@ def read_shard(path: str | Path) -> Shard:
         raise UsageError(f"{where}: cannot read: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested too deep
         raise UsageError(f"{where}: not a JSON report ({terminal_line(str(exc))[:200]})") from None
+
+
+def _one_report(data: Any, where: str) -> None:
+    """`data` is the report of one accumulator, or a `UsageError` says what it is."""
     if not isinstance(data, dict):
         raise UsageError(f"{where}: not a JSON report (an object with summary and cases)")
     if "differences" in data:
         raise UsageError(f"{where}: a compare report; report merge merges the reports of one accumulator")
     if "reports" in data:
         raise UsageError(
-            f"{where}: a report of several accumulators; run each shard with one accumulator to merge them"
+            f"{where}: a report of several accumulators; report merge reads it, one report per accumulator"
         )
+
+
+def _shard_of(path: Path, data: dict[str, Any], where: str | None = None) -> Shard:
+    """One report's document read as a shard (`where`: how a message names it)."""
+    where = where or _name(path)
     if data.get("version") != REPORT_VERSION:
         raise UsageError(
             f"{where}: version: {_shown(data.get('version'))}; this toolstream reads {REPORT_VERSION}"

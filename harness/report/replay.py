@@ -16,6 +16,7 @@ from harness.mutate.scenario import is_scenario_path
 
 __all__ = ["k_expression", "pytest_command", "pytest_item_name", "pytest_options", "replay_command"]
 
+GATEWAY: Final = "gateway:"  # a gateway's label: `gateway:A->B:CMD` (harness.gateway.runner)
 # What pytest's `-k` grammar takes as one identifier (`_pytest/mark/expression.py`).
 _K_IDENT: Final = re.compile(r"[\w:+\-.\[\]\\/]+")
 _K_RESERVED: Final = frozenset({"and", "or", "not", "True", "False", "None"})
@@ -28,10 +29,21 @@ def _quoted(argv: Sequence[str]) -> str:
 def replay_command(
     spec: str, case_id: str, selection: Selection | None = None, *, strict: bool = False
 ) -> str:
-    """`toolstream check` on just this case."""
+    """`toolstream check` on just this case (a gateway's label, `gateway:A->B:CMD`, as its options)."""
     options = selection.replay_options() if selection is not None else []
-    argv = ["toolstream", "check", "--accumulator", spec, *options, "--case", case_id]
+    judged = ["--accumulator", spec]
+    if spec.startswith(GATEWAY):
+        command, source, target = _gateway(spec)
+        judged = ["--gateway", command, "--from", source, "--to", target]
+    argv = ["toolstream", "check", *judged, *options, "--case", case_id]
     return _quoted(argv + (["--strict"] if strict else []))
+
+
+def _gateway(spec: str) -> tuple[str, str, str]:
+    """A gateway's label `gateway:A->B:CMD` as (CMD, A, B)."""
+    hop, _, command = spec[len(GATEWAY) :].partition(":")
+    source, _, target = hop.partition("->")
+    return command, source, target
 
 
 def pytest_item_name(spec: str) -> str:
@@ -90,6 +102,11 @@ def pytest_command(
     elif compare is not None:
         argv += ["--toolstream-compare", *compare]
         name = f"compare[{case_id}]"
+    elif spec is not None and spec.startswith(GATEWAY):
+        command, source, target = _gateway(spec)
+        argv += ["--toolstream-gateway", command, "--toolstream-gateway-from", source]
+        argv += ["--toolstream-gateway-to", target]
+        name = f"gateway[{case_id}]"
     else:
         assert spec is not None
         argv += ["--toolstream-accumulator", spec]

@@ -20,7 +20,7 @@ from harness import files
 from harness._version import __version__
 from harness.matrix.selection import Selection
 from harness.oracle.severity import Severity
-from harness.oracle.verdict import Report, Result, Verdict, signature
+from harness.oracle.verdict import Report, Result, Verdict, root_cause, signature
 from harness.report.replay import replay_command
 from harness.search.compare import Comparison, Difference, difference_signature, meets_expectation
 from harness.text.escape import terminal
@@ -38,6 +38,8 @@ __all__ = [
     "render_comparison",
     "replay_command",
     "report_to_dict",
+    "root_cause_lines",
+    "root_causes",
     "severity_rank",
     "shown_differences",
     "verdict_counts",
@@ -80,14 +82,27 @@ def session_to_dict(
     selection: Selection | None = None,
     *,
     matrix: Sequence[str] | None = _UNSAID,
+    matrices: Mapping[str, tuple[Selection | None, Sequence[str] | None]] | None = None,
 ) -> dict[str, Any]:
     """The JSON report of a session that ran a compare, one accumulator, or several; `matrix`:
-    for one accumulator, the ids a whole session reports (None: not known)."""
+    for one accumulator, the ids a whole session reports (None: not known). `matrices`: by
+    accumulator (or test) name, its selection and the ids a whole session reports for it, so
+    `report merge` checks each one's matrix in a session of several."""
     if comparison is not None:
         return comparison_to_dict(comparison)
+    matrices = matrices or {}
     if len(reports) == 1:
+        own = matrices.get(reports[0].accumulator)
+        if own is not None:
+            return report_to_dict(reports[0], own[0] or selection, matrix=own[1])
         return report_to_dict(reports[0], selection, matrix=matrix)
-    return {"version": REPORT_VERSION, "reports": [report_to_dict(r) for r in reports]}
+    documents = []
+    for report in reports:
+        own = matrices.get(report.accumulator)
+        documents.append(
+            report_to_dict(report) if own is None else report_to_dict(report, own[0], matrix=own[1])
+        )
+    return {"version": REPORT_VERSION, "harness": __version__, "reports": documents}
 
 
 def counts(difference: Difference, strict: bool = False) -> bool:
@@ -198,6 +213,9 @@ def render_check(
         blocks.append(overview)
     failures = report.failures
     groups = failure_kinds(failures)
+    causes = root_cause_lines(failures, groups) if numbered else []
+    if causes:
+        blocks.append("\n".join(causes))
     shown = _round_robin(list(groups.values()), len(failures) if max_failures <= 0 else max_failures)
     for n, (sig, members) in enumerate(groups.items(), start=1):
         listed = [r for r in members if r.id in shown]
@@ -227,6 +245,39 @@ def failure_kinds(failures: Sequence[Result]) -> dict[str, list[Result]]:
     for result in failures:
         groups[signature(result)].append(result)
     return dict(sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0])))
+
+
+def root_causes(failures: Sequence[Result]) -> dict[str, list[Result]]:
+    """Failing results by root cause (`verdict.root_cause`: the same first difference or the same
+    raise), ordered as the kinds are: the worst severity first, then the largest group."""
+    groups: dict[str, list[Result]] = defaultdict(list)
+    for result in failures:
+        groups[root_cause(result)].append(result)
+    return dict(sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0])))
+
+
+def root_cause_lines(failures: Sequence[Result], kinds: Mapping[str, Sequence[Result]]) -> list[str]:
+    """The level above the kinds, when it groups them: each root cause with its cases, the kinds
+    it spans (by their numbers), its scenarios and recordings, and an example. Empty when every
+    kind is its own root cause."""
+    causes = root_causes(failures)
+    if len(causes) >= len(kinds):
+        return []
+    number = {sig: n for n, sig in enumerate(kinds, start=1)}
+    said = "the same first difference, or the same raise"
+    lines = [f"{len(failures)} failures from {len(causes)} root causes ({said}):"]
+    for n, (cause, members) in enumerate(causes.items()):
+        spans = sorted({number[signature(r)] for r in members})
+        label = chr(ord("A") + n) if n < 26 else f"R{n + 1}"  # lettered: the kinds are numbered
+        scenarios = len({r.scenario for r in members})
+        recordings = len({r.cassette for r in members})
+        lines.append(
+            f"{label:>3}. {len(members):>6}  {group_tags(members)}{one_line(cause)}: kind"
+            f"{'s' if len(spans) > 1 else ''} {', '.join(map(str, spans))}; {scenarios} scenario"
+            f"{'s' if scenarios > 1 else ''}, {recordings} recording{'s' if recordings > 1 else ''}"
+        )
+        lines.append(f"         e.g. {one_line(members[0].id)}")
+    return lines
 
 
 def severity_rank(results: Sequence[Result]) -> int:

@@ -33,7 +33,7 @@ from harness.mutate import Mutation, Stream, build
 from harness.mutate.calls import reference_on
 from harness.mutate.scenario import Case, RecordedStream, Scenario, case_of_stream, run_pipeline
 from harness.oracle.expectation import declaration, stream_rules
-from harness.oracle.verdict import Result, Verdict, signature
+from harness.oracle.verdict import Result, Verdict, character, signature
 from harness.search.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.text.shared import shared_name, without_machine_paths
 from harness.wire.dialects import Event
@@ -267,8 +267,8 @@ def _shrink_finding(
     assert found is not None  # the search ran this very pipeline on these reads
     pipeline = _pipeline(steps)
     first = _judged(accumulator, name, source, found, seed, pipeline)
-    # The same signature, state and stream rules (`stream_rules`: the ending's, the protocol's).
-    target = (signature(first), found.expected.state, stream_rules(_case(source, found, seed)))
+    # The same character (signature, severities), state and stream rules (the ending's, the protocol's).
+    target = (character(first), found.expected.state, stream_rules(_case(source, found, seed)))
     kept: dict[tuple[int, ...], tuple[Stream, Result]] = {}  # by the identity of the events kept
 
     def same_failure(events: tuple[Event, ...]) -> bool:
@@ -277,7 +277,7 @@ def _shrink_finding(
             return False
         result = _judged(accumulator, name, source, mutated, seed, pipeline)
         rules = stream_rules(_case(source, mutated, seed))
-        if not result.failed or (signature(result), mutated.expected.state, rules) != target:
+        if not result.failed or (character(result), mutated.expected.state, rules) != target:
             return False
         kept[tuple(map(id, events))] = (mutated, result)
         return True

@@ -12,6 +12,14 @@ a `Plan` here, which says how the server cuts the *first* attempt of each distin
 - `retry-cut-after-finish`: cut after the finish, before the terminal event: every call final.
 - `retry-cut-after-finish-new-ids`: as above, with other call ids in the cut attempt; the retry
   gets a new generation.
+- `retry-429-before-stream`, `retry-503-before-stream`: an HTTP fault before any byte of the stream
+  (a 429 with `Retry-After`, a 503), the provider's error body; the retry gets the whole stream.
+  An SDK that retries these statuses does so itself (openai-python, anthropic-sdk-python).
+- `retry-200-error-body`: a 200 whose body is an error object, not a stream (a gateway that sends
+  a pre-stream failure as a 200: majiayu000/litellm-rs#170); only the program can retry it.
+
+The faults before the stream are served by the replay transport too (`replay_transport` in
+`harness.accumulators.client`): there the first request gets the fault and the next the stream.
 
 A program that runs calls as they finish and then retries runs them twice: its follow-up carries
 two results for one id (same ids), or a result for an id only the cut attempt had (new ids); both
@@ -20,11 +28,12 @@ are `unsafe` (`harness.oracle.evidence.compare_turn`).
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.cassettes.format import Response
+from harness.cassettes.format import Chunk, Response
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import NotApplicable
 from harness.mutate import Stream
@@ -33,10 +42,12 @@ from harness.mutate.case import Case
 from harness.mutate.identity import RestyleIds
 from harness.mutate.termination import CutMidArgs, cut_after
 from harness.wire import dialects
+from harness.wire.dialects.requesting import Requesting
 
 __all__ = ["PLANS", "FirstAttempt", "Plan", "first_attempt"]
 
-Where = Literal["mid-call", "after-finished-call", "after-finish"]
+Where = Literal["mid-call", "after-finished-call", "after-finish", "before-stream"]
+Fault = Literal["429", "503", "error-body"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +56,7 @@ class Plan:
 
     where: Where
     new_ids: bool = False
+    fault: Fault | None = None  # before-stream: what the first attempt gets instead of the stream
 
 
 PLANS: dict[str, Plan] = {
@@ -52,7 +64,13 @@ PLANS: dict[str, Plan] = {
     "retry-cut-after-finished-call": Plan("after-finished-call"),
     "retry-cut-after-finish": Plan("after-finish"),
     "retry-cut-after-finish-new-ids": Plan("after-finish", new_ids=True),
+    "retry-429-before-stream": Plan("before-stream", fault="429"),
+    "retry-503-before-stream": Plan("before-stream", fault="503"),
+    "retry-200-error-body": Plan("before-stream", fault="error-body"),
 }
+# How long a 429 asks the client to wait: `retry-after` in seconds, and `retry-after-ms`, which
+# openai-python and anthropic-sdk-python read first (a short wait keeps a run short).
+RETRY_AFTER = {"retry-after": "1", "retry-after-ms": "20"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +80,7 @@ class FirstAttempt:
 
     response: Response
     expected: Outcome
+    fault: bool = False  # a fault before the stream: one body, served as it is to any request
 
 
 def first_attempt(case: Case) -> FirstAttempt | None:
@@ -70,6 +89,8 @@ def first_attempt(case: Case) -> FirstAttempt | None:
     plan = PLANS.get(case.scenario)
     if plan is None or case.expected.state is not State.COMPLETE:
         return None  # not a retry case, or its stream is itself cut or errored: served as it is
+    if plan.fault is not None:
+        return _fault(case, plan.fault) if case.expected.tool_calls else None
     dialect = dialects.get(case.dialect)
     stream = Stream.of(case.response, dialect, case.expected)
     rng = random.Random(f"toolstream/retry/{case.id}")
@@ -82,6 +103,21 @@ def first_attempt(case: Case) -> FirstAttempt | None:
     if cut.expected.state is State.COMPLETE:
         return None  # the cut fell after the terminal event: nothing was lost
     return FirstAttempt(cut.response(case.response), cut.expected)
+
+
+def _fault(case: Case, fault: Fault) -> FirstAttempt:
+    """A first attempt that fails before any byte of the stream: the provider's error body under
+    the fault's status (a 200 for `error-body`); a correct program runs nothing from it."""
+    status, message, extra = {
+        "429": (429, "Rate limit reached: retry after the time given", RETRY_AFTER),
+        "503": (503, "The server is overloaded: try again later", {}),
+        "error-body": (200, "The upstream failed before the stream started", {}),
+    }[fault]
+    dialect = dialects.get(case.dialect)
+    body = json.dumps(dialect.error_body(message) if isinstance(dialect, Requesting) else {"error": message})
+    headers = {"content-type": "application/json", **extra}
+    response = Response(status=status, headers=headers, chunks=[Chunk(body.encode(), 0.0)], complete=True)
+    return FirstAttempt(response, Outcome(state=State.ERROR, error=message), fault=True)
 
 
 def _cut(stream: Stream, where: Where, rng: random.Random) -> Stream:

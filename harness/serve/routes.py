@@ -4,7 +4,9 @@ reads to find them.
 Every case lives under `/case/<url-quoted case id>`; below that prefix each provider's own paths
 (`/v1/chat/completions`, `/v1/messages`, `/v1beta/models/m:streamGenerateContent`,
 `/model/m/converse-stream`, `/api/chat`, `/v2/chat`, ...) reach that case, `/report` takes an
-outcome a program reports itself, and the prefix alone describes the case.
+outcome a program reports itself, and the prefix alone describes the case. A test served a case
+by the pytest plugin reaches it under `/run/<token>/case/<id>`: its own log, so a late request of
+one test is never read as another's.
 """
 
 from __future__ import annotations
@@ -14,9 +16,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote, unquote, urlsplit
 
-__all__ = ["PREFIX", "Route", "base_urls", "case_prefix", "client_environment", "parse", "quoted", "streams"]
+__all__ = [
+    "PREFIX",
+    "RUN",
+    "Route",
+    "base_urls",
+    "case_prefix",
+    "client_environment",
+    "parse",
+    "quoted",
+    "streams",
+]
 
 PREFIX = "/case/"
+RUN = "/run/"
 
 # Path endings below a case prefix -> (dialect, streamed); None: the body's `stream` field says.
 _ENDINGS: tuple[tuple[str, str, bool | None], ...] = (
@@ -40,6 +53,7 @@ class Route:
     kind: Literal["model", "report", "info"]
     dialect: str | None = None
     stream: bool | None = None  # None: decided by the request body
+    token: str | None = None  # under `/run/<token>`: the log of the test served that token
 
 
 def quoted(case_id: str) -> str:
@@ -48,13 +62,18 @@ def quoted(case_id: str) -> str:
     return quote(case_id.encode("utf-8", "surrogateescape"), safe="")
 
 
-def case_prefix(case_id: str) -> str:
-    return PREFIX + quoted(case_id)
+def case_prefix(case_id: str, token: str | None = None) -> str:
+    run = "" if token is None else RUN + quote(token, safe="")
+    return run + PREFIX + quoted(case_id)
 
 
 def parse(target: str, cases: Container[str]) -> Route | None:
     """The route of a request target (path and query), or None when it names no known case."""
     path = urlsplit(target).path
+    token = None
+    if path.startswith(RUN):
+        head, _, rest = path[len(RUN) :].partition("/")
+        token, path = unquote(head), "/" + rest
     if not path.startswith(PREFIX):
         return None
     rest = path[len(PREFIX) :]
@@ -66,12 +85,12 @@ def parse(target: str, cases: Container[str]) -> Route | None:
         if not case_id:
             return None
     if tail in ("", "/"):
-        return Route(case_id, "info")
+        return Route(case_id, "info", token=token)
     if tail == "/report":
-        return Route(case_id, "report")
+        return Route(case_id, "report", token=token)
     for ending, dialect, stream in _ENDINGS:
         if tail.endswith(ending):
-            return Route(case_id, "model", dialect, stream)
+            return Route(case_id, "model", dialect, stream, token=token)
     return None
 
 
@@ -92,9 +111,9 @@ def streams(dialect: str, body: Mapping[str, Any]) -> bool:
     return body.get("stream") is True
 
 
-def base_urls(server: str, case_id: str) -> dict[str, str]:
-    """Per dialect, the base URL its SDKs take for this case."""
-    root = server.rstrip("/") + case_prefix(case_id)
+def base_urls(server: str, case_id: str, token: str | None = None) -> dict[str, str]:
+    """Per dialect, the base URL its SDKs take for this case (under a test's `token`)."""
+    root = server.rstrip("/") + case_prefix(case_id, token)
     return {
         "openai-chat": root + "/v1",
         "openai-responses": root + "/v1",
@@ -106,12 +125,12 @@ def base_urls(server: str, case_id: str) -> dict[str, str]:
     }
 
 
-def client_environment(server: str, case_id: str) -> dict[str, str]:
+def client_environment(server: str, case_id: str, token: str | None = None) -> dict[str, str]:
     """The variables provider SDKs read for their endpoint and key, all pointing at this case."""
-    urls = base_urls(server, case_id)
+    urls = base_urls(server, case_id, token)
     return {
         "TOOLSTREAM_CASE": case_id,
-        "TOOLSTREAM_BASE_URL": server.rstrip("/") + case_prefix(case_id),
+        "TOOLSTREAM_BASE_URL": server.rstrip("/") + case_prefix(case_id, token),
         "OPENAI_BASE_URL": urls["openai-chat"],
         "OPENAI_API_KEY": "sk-toolstream-replay",
         "ANTHROPIC_BASE_URL": urls["anthropic"],

@@ -27,11 +27,13 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from harness.cassettes.format import Interaction, Response
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import OutcomeFormatError, UsageError
 from harness.mutate.case import Case
+from harness.mutate.retarget import Retarget, offered_tools, retarget
 from harness.oracle.evidence import evidence_of, judge_client
 from harness.serve import answers, routes
 from harness.serve.attempts import first_attempt
@@ -51,6 +53,7 @@ from harness.serve.http1 import (
 from harness.serve.upstream import Recorder, UpstreamError
 from harness.text.escape import html_text
 from harness.wire import dialects
+from harness.wire.dialects.retargeting import OfferedTool
 
 __all__ = ["CaseLog", "ReplayServer"]
 
@@ -59,22 +62,60 @@ _FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep
 _IDLE_S = 30.0  # an idle keep-alive connection is closed after this
 _LINGER_S = 2.0  # after refusing a request, what the client still sends is read and dropped this long
 MAX_CONNECTIONS = 512  # each holds up to ~128 KiB of unread input besides its body
+_UNKNOWN_KEPT = 64  # case ids of unknown requests counted (a client probing paths costs no memory)
 
 
 class CaseLog:
-    """What clients sent one case: how many first requests, the follow-ups read, the reports."""
+    """What clients sent one case: how many first requests, the follow-ups read, the reports.
 
-    def __init__(self) -> None:
+    It also holds the case it serves (`case`: the recording's, or the recording retargeted onto
+    the tools the first request offered, `retarget`), that case's cut first attempt when it is a
+    retry case, and, for a test's own log (served under a token), whether the test has ended
+    (`closed`) and what came after it did (`late`), and the dialects of requests that reached it
+    in another dialect than the case's (`spoken`)."""
+
+    def __init__(
+        self, case: Case | None = None, *, retarget: bool = False, mapping: dict[str, str] | None = None
+    ) -> None:
         self._changed = threading.Condition()
         self.attempts = 0
         self.followups: list[Turn] = []
         self.reports: list[Outcome] = []
         self.seen: dict[str, int] = {}  # first requests by path and body hash: which attempt each is
         self.answered: dict[str, int] = {}  # follow-ups by path and body hash: which one each is
+        self.recorded = case
+        self.retargeting = retarget
+        self.mapping = dict(mapping or {})
+        self.closed = False
+        self.late: list[str] = []
+        self.spoken: list[str] = []
+        self._serve(case)
+
+    def _serve(self, case: Case | None, retarget: Retarget | None = None) -> None:
+        self.case = case
+        self.retarget = retarget
+        self.first = first_attempt(case) if case is not None else None
+
+    def serve(self, case: Case) -> None:
+        """Serve `case` (as recorded) from the next request on."""
+        with self._changed:
+            self.recorded = case
+            self._serve(case)
+
+    def offered(self, tools: list[OfferedTool]) -> None:
+        """The first request offered `tools`: the case is retargeted onto them, once."""
+        with self._changed:
+            if not self.retargeting or self.retarget is not None or self.recorded is None:
+                return
+            moved = retarget(self.recorded, tools, self.mapping)
+            self._serve(moved.case, moved)
 
     def clear(self) -> None:
         with self._changed:
             self.attempts, self.followups, self.reports, self.seen, self.answered = 0, [], [], {}, {}
+            self.late, self.spoken = [], []
+            if self.retarget is not None:
+                self._serve(self.recorded)
 
     def attempt(self, request_key: str) -> int:
         """Count a first request; which attempt of this same request (path and body) it is, from 1."""
@@ -141,17 +182,19 @@ class ReplayServer:
         max_body: int = MAX_BODY,
         body_budget: int = BODY_BUDGET,
         max_connections: int = MAX_CONNECTIONS,
+        retarget: bool = False,
     ) -> None:
         self.cases = {case.id: case for case in cases}
+        self.retarget = retarget  # each case moved onto the tools its first request offers
         self.recorder = recorder  # set: every request goes upstream and is recorded (no cases served)
         self.pace = pace
         self.host = host
         self.port = port
-        self.logs = {case_id: CaseLog() for case_id in self.cases}
-        # Retry cases: what the first attempt of each request gets (see harness.serve.attempts).
-        self.first_attempts = {
-            case.id: first for case in self.cases.values() if (first := first_attempt(case)) is not None
-        }
+        self.logs = {case.id: CaseLog(case, retarget=retarget) for case in self.cases.values()}
+        self.runs: dict[str, CaseLog] = {}  # a test's own log by its token (`add(..., token=)`)
+        # Requests naming a case this server does not serve, by the id they name (a warm start's
+        # placeholder case among them: a run that used the zygote's environment; a few ids kept).
+        self.unknown: dict[str, int] = {}
         # Memory: one body at most `max_body`, all bodies being read at once at most `body_budget`.
         self.max_body = max_body
         self.budget = BodyBudget(body_budget)
@@ -167,16 +210,39 @@ class ReplayServer:
     def log(self, case_id: str) -> CaseLog:
         return self.logs[case_id]
 
-    def add(self, case: Case) -> CaseLog:
+    def _note_unknown(self, target: str) -> None:
+        path = target.split("?", 1)[0]
+        if not path.startswith(routes.PREFIX):
+            return
+        case_id = unquote(path[len(routes.PREFIX) :].partition("/")[0])
+        if case_id in self.unknown or len(self.unknown) < _UNKNOWN_KEPT:
+            self.unknown[case_id] = self.unknown.get(case_id, 0) + 1
+
+    def add(
+        self,
+        case: Case,
+        *,
+        token: str | None = None,
+        retarget: bool | None = None,
+        mapping: dict[str, str] | None = None,
+    ) -> CaseLog:
         """Serve `case` from its next request on (a running server looks cases up by id on each
-        request), its retry cut included; its log, kept when the id was served before."""
+        request), its retry cut included; its log, kept when the id was served before. With a
+        `token`, a log of its own, reached under `/run/<token>` (`routes.base_urls`): what a
+        request there sends is never another's. `retarget` (default: the server's) and `mapping`:
+        whether, and how, the case moves onto the tools its first request offers."""
         self.cases[case.id] = case
-        first = first_attempt(case)
-        if first is not None:
-            self.first_attempts[case.id] = first
-        else:
-            self.first_attempts.pop(case.id, None)
-        return self.logs.setdefault(case.id, CaseLog())
+        on = self.retarget if retarget is None else retarget
+        if token is not None:
+            self.runs[token] = CaseLog(case, retarget=on, mapping=mapping)
+            return self.runs[token]
+        known = self.logs.get(case.id)
+        if known is None:
+            self.logs[case.id] = CaseLog(case, retarget=on, mapping=mapping)
+            return self.logs[case.id]
+        known.retargeting, known.mapping = on, dict(mapping or {})
+        known.serve(case)
+        return known
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -300,15 +366,24 @@ class ReplayServer:
     def _answer(self, request: Request) -> _Answer:
         route = routes.parse(request.target, self.cases)
         if route is None:
+            self._note_unknown(request.target)
             path = request.target.split("?", 1)[0]
             if request.method == "GET" and path in ("/", "/index.html"):
                 return _Answer(200, [("content-type", "text/html; charset=utf-8")], self.index().encode())
             if request.method == "GET" and path == "/cases.json":
                 return _json_answer(200, [self.describe(case_id) for case_id in self.cases])
             return _json_answer(404, {"error": f"no case or endpoint at {path}; the index is at {self.url}/"})
-        case = self.cases[route.case_id]
+        if route.token is not None:
+            log = self.runs.get(route.token)
+            if log is None or log.case is None or log.case.id != route.case_id:
+                return _json_answer(404, {"error": {"message": f"no test is served at {route.token}"}})
+        else:
+            log = self.logs[route.case_id]
+        case = log.case if log.case is not None else self.cases[route.case_id]
+        if log.closed:  # the test it was served to has ended: said on that test, answered as ever
+            log.late.append(f"{request.method} {request.target.split('?', 1)[0]}")
         if route.kind == "info":
-            return _json_answer(200, self.describe(case.id))
+            return _json_answer(200, self.describe(case.id, log))
         if request.method != "POST":
             return _json_answer(405, {"error": f"{request.method} {route.kind}: use POST"})
         body = json_of(request.body)
@@ -317,11 +392,12 @@ class ReplayServer:
                 outcome = Outcome.from_dict(body)
             except OutcomeFormatError as exc:
                 return _json_answer(400, {"error": f"report: {exc}"})
-            self.logs[case.id].add(report=outcome)
+            log.add(report=outcome)
             return _json_answer(200, {"ok": True})
         assert route.dialect is not None
         if route.dialect != case.dialect:
-            url = routes.base_urls(self.url, case.id)[case.dialect]
+            log.spoken.append(route.dialect)
+            url = routes.base_urls(self.url, case.id, route.token)[case.dialect]
             message = f"case {case.id} speaks {case.dialect}, not {route.dialect}; its base URL is {url}"
             return _json_answer(404, {"error": {"message": message}})
         if not isinstance(body, dict):
@@ -331,8 +407,11 @@ class ReplayServer:
         digest.update(request.body)  # not concatenated: a body of tens of MiB is not copied for its hash
         key = digest.hexdigest()
         turn = read_followup(case.dialect, body)
+        if turn is None and log.retargeting and log.retarget is None:
+            log.offered(offered_tools(case.dialect, body))
+            case = log.case if log.case is not None else case
         if turn is not None:
-            number = self.logs[case.id].followup(turn, key)
+            number = log.followup(turn, key)
             talk = case.conversation
             if talk is not None and number < len(talk.after):
                 return _recorded_turn(case, talk.after[number], stream=stream)
@@ -340,19 +419,21 @@ class ReplayServer:
             if stream:
                 return _Answer(200, [("content-type", media)], chunks=[(data, None)])
             return _Answer(200, [("content-type", media)], data)
-        number = self.logs[case.id].attempt(key)
-        first = self.first_attempts.get(case.id)
+        number = log.attempt(key)
+        first = log.first
         if first is not None and number == 1:
-            return _stream_answer(case, first.response) if stream else _whole_answer(case, first.expected)
+            if first.fault or stream:  # a fault before the stream is the same body either way
+                return _stream_answer(case, first.response)
+            return _whole_answer(case, first.expected)
         return _stream_answer(case) if stream else _whole_answer(case)
 
     # -- pages ---------------------------------------------------------------------------------
 
-    def describe(self, case_id: str) -> dict[str, Any]:
+    def describe(self, case_id: str, log: CaseLog | None = None) -> dict[str, Any]:
         """A case as JSON: where its SDK points, what it expects, what clients sent it so far and,
         once a follow-up or report came, the verdict on it."""
-        case = self.cases[case_id]
-        log = self.logs[case_id]
+        log = self.logs[case_id] if log is None else log
+        case = log.case if log.case is not None else self.cases[case_id]
         out: dict[str, Any] = {
             "id": case.id,
             "dialect": case.dialect,
@@ -368,9 +449,15 @@ class ReplayServer:
         if case.conversation is not None:
             talk = case.conversation
             out["conversation"] = {"turn": talk.turn, "recorded_turns_after": len(talk.after)}
-        first = self.first_attempts.get(case_id)
+        if log.retarget is not None:
+            out["retarget"] = {"mapping": log.retarget.mapping, "said": log.retarget.describe()}
+        first = log.first
         if first is not None:
-            out["first_attempt"] = {"cut": True, "expected": first.expected.to_dict()}
+            out["first_attempt"] = {
+                "cut": not first.fault,
+                "status": first.response.status,
+                "expected": first.expected.to_dict(),
+            }
         if log.followups or log.reports:
             out["verdict"] = judge_client(case, "client", evidence_of(log)).to_dict()
         return out
@@ -532,4 +619,3 @@ async def _forward(recorder: Recorder, request: Request, writer: asyncio.StreamW
     finally:
         await forwarded.close()
     return complete and request.keep_alive
-

@@ -20,13 +20,14 @@ SEED_004 = "anthropic/seed004-interleaved-input-json::original::s0"
 
 
 IN_ORDER = ["anthropic/parallel-calls::original::s0", "openai-chat/parallel-2::original::s0"]
+CUSTOM = "openai-chat/custom-tool::original::s0"
 
 
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """Every case these tests read, through the adapter in one run."""
     return side_check(
-        "litellm", "litellm", [SEED_004, *IN_ORDER], tmp_path_factory.mktemp("litellm") / "r.json"
+        "litellm", "litellm", [SEED_004, *IN_ORDER, CUSTOM], tmp_path_factory.mktemp("litellm") / "r.json"
     )
 
 
@@ -43,6 +44,13 @@ def test_sends_anthropic_argument_deltas_to_the_latest_tool(cases: dict[str, dic
     assert any(
         line.startswith("call 2: arguments") and "got invalid 'me/widgets" in line for line in case["diff"]
     )
+
+
+@SLOW
+def test_a_custom_tool_call_keeps_its_raw_input(cases: dict[str, dict[str, Any]]) -> None:
+    """`stream_chunk_builder` builds a `ChatCompletionMessageCustomToolCall` from custom deltas
+    (its input under `custom`, no `function`): the adapter reads it as such (it raised before)."""
+    assert cases[CUSTOM]["verdict"] == "pass", cases[CUSTOM]
 
 
 @SLOW

@@ -4,12 +4,14 @@ adapter's error. Each case here was an adapter error before the rule (issue 10, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from harness.accumulators import resolve
 from harness.accumulators.client import raised, raised_error, require_dialect
+from harness.cassettes.model import Request
 from harness.cassettes.outcome import Outcome, State, diff
 from harness.errors import NotApplicable
 from harness.matrix.selection import build_case
@@ -82,3 +84,17 @@ def test_an_unexpected_raise_names_itself_in_the_difference_and_the_signature() 
     assert diff_signature(lines) == "state complete expected, got error (IndexError: list index out of range)"
     cut = diff(expected, Outcome(state=State.CUT, error="ReadError: peer closed"))
     assert cut == ["state: complete expected, got cut"]
+
+
+def test_a_request_langchain_anthropic_cannot_bind_is_skipped_with_the_reason() -> None:
+    # As langchain-anthropic 1.0.0 raised `KeyError: 'parameters'` binding the server-side tool of
+    # `anthropic/tool-search-then-call`: the release refuses the request before reading a byte.
+    pytest.importorskip("langchain_anthropic")
+    case = build_case("anthropic/single-call::original::s0")
+    assert isinstance(case.request, Request) and isinstance(case.request.body, dict)
+    body = {**case.request.body, "tools": [{"description": "a tool in no format langchain knows"}]}
+    unbindable = dataclasses.replace(case, request=Request(case.request.method, case.request.url, {}, body))
+    said = r"langchain-anthropic: the library refused the request .*ValueError"
+    with pytest.raises(NotApplicable, match=said):
+        resolve("langchain-anthropic").run(unbindable)
+    assert resolve("langchain-anthropic").run(case).state is State.COMPLETE  # its own tools bind

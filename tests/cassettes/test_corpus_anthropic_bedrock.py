@@ -144,6 +144,19 @@ KNOWN: dict[Path, Outcome] = {
             ),
         ),
     ),
+    # Eager (fine-grained) input streaming: two long chunks, cut mid-string; valid JSON here.
+    ANTHROPIC / "eager-input-streaming.yaml": outcome(
+        calls(
+            (
+                "toolu_01pKq93mjsXbNPBhK1r3B6dT",
+                "write_file",
+                {
+                    "path": "notes/todo.md",
+                    "content": "# TODO\n\n- rotate the staging keys\n- drop the v1 endpoints before March\n",
+                },
+            )
+        )
+    ),
     ANTHROPIC / "code-execution-error.yaml": outcome(
         (),
         "20! is 2432902008176640000; the second computation timed out.",

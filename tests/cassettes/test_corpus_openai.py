@@ -17,9 +17,15 @@ from harness.wire.dialects import body_of, events_of, reference_outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENAI_CALL = r"call_[A-Za-z0-9]{24}"
+SHELL_INPUT = 'grep -rn "TODO\\|FIXME" src/ | wc -l\necho "done: $?"'
+PATCH = {
+    "type": "update_file",
+    "path": "src/greet.py",
+    "diff": "@@ def greet(name):\n-    print('hi ' + name)\n+    print(f\"Hello, {name}!\")\n",
+}
 
 # (dialect, cassette): [(name, arguments, id: exact or a regex)], state, text
-Expected = tuple[list[tuple[str, Any, str]], State, str]
+Expected = tuple[list[tuple[str | None, Any, str]], State, str]
 EXPECTED: dict[tuple[str, str], Expected] = {
     ("openai-chat", "single-call"): (
         [("get_weather", {"city": "Paris", "unit": "celsius"}, OPENAI_CALL)],
@@ -144,11 +150,32 @@ EXPECTED: dict[tuple[str, str], Expected] = {
         State.COMPLETE,
         "Average quarterly revenue is 4.67M, rounded half-even as the ledger does.",
     ),
+    # Custom (freeform) tools: the raw input, never parsed (`kind` below).
+    ("openai-chat", "custom-tool"): ([("run_shell", SHELL_INPUT, OPENAI_CALL)], State.COMPLETE, ""),
+    ("openai-responses", "custom-tool"): ([("run_shell", SHELL_INPUT, OPENAI_CALL)], State.COMPLETE, ""),
+    ("openai-responses", "mcp-streamed-arguments"): (
+        [("get_time", {"timezone": "Europe/Paris"}, OPENAI_CALL)],
+        State.COMPLETE,
+        "The ledger is stamped in Paris time; checking the time there.",
+    ),
+    ("openai-responses", "mcp-approval-request"): ([], State.COMPLETE, ""),
+    # An item the client runs that is not a function call: no name, the item's operation.
+    ("openai-responses", "apply-patch"): (
+        [(None, {"operation": PATCH}, OPENAI_CALL)],
+        State.COMPLETE,
+        "",
+    ),
+}
+# Each call's kind where it is not a function call.
+KINDS: dict[tuple[str, str], list[str]] = {
+    ("openai-chat", "custom-tool"): ["custom"],
+    ("openai-responses", "custom-tool"): ["custom"],
+    ("openai-responses", "apply-patch"): ["apply_patch_call"],
 }
 
 # Calls OpenAI runs itself (hosted tools): kept apart from the calls above, which the client runs.
 # (dialect, cassette): [(item type, arguments, item id pattern, result)]; every other cassette has none.
-SERVER: dict[tuple[str, str], list[tuple[str, Any, str, str]]] = {
+SERVER: dict[tuple[str, str], list[tuple[str, Any, str, str | None]]] = {
     ("openai-responses", "web-search-then-call"): [
         (
             "web_search_call",
@@ -184,6 +211,31 @@ SERVER: dict[tuple[str, str], list[tuple[str, Any, str, str]]] = {
             "completed",
         ),
     ],
+    ("openai-responses", "mcp-streamed-arguments"): [
+        (
+            "mcp_call",
+            {
+                "server_label": "deepwiki",
+                "name": "ask_question",
+                "arguments": '{"repoName":"acme/ledger","question":"Which time zone stamps the ledger?"}',
+            },
+            r"mcp_[0-9a-f]{50}",
+            "completed",
+        ),
+    ],
+    # Nothing ran: the server call awaits the client's approval.
+    ("openai-responses", "mcp-approval-request"): [
+        (
+            "mcp_approval_request",
+            {
+                "server_label": "deepwiki",
+                "name": "ask_question",
+                "arguments": '{"repoName":"acme/ledger","question":"How is revenue rounded?"}',
+            },
+            r"mcpr_[0-9a-f]{50}",
+            None,
+        ),
+    ],
 }
 
 MINIMUM = {"openai-chat": 8, "openai-responses": 6}
@@ -216,13 +268,15 @@ def test_expected_outcome(dialect: str, name: str) -> None:
         assert got == [(kind, args, result) for kind, args, _, result in servers]
         for call, (_, _, id_pattern, _) in zip(outcome.server_calls, servers, strict=True):
             assert call.id is not None and re.fullmatch(id_pattern, call.id), call.id
+    for outcome in (stored, reference_outcome(interaction.response, dialect)):
+        assert [c.kind for c in outcome.tool_calls] == KINDS.get((dialect, name), ["function"] * len(calls))
     ids = [call.id for call in stored.tool_calls]
     assert len(set(ids)) == len(ids)
     body = interaction.response.body.decode()
     assert all(f'"{call_id}"' in body for call_id in ids)
 
 
-def _check(outcome: Outcome, calls: list[tuple[str, Any, str]], state: State, text: str) -> None:
+def _check(outcome: Outcome, calls: list[tuple[str | None, Any, str]], state: State, text: str) -> None:
     assert outcome.state is state and outcome.text == text
     assert [(c.name, c.arguments) for c in outcome.tool_calls] == [(name, args) for name, args, _ in calls]
     assert not any(c.invalid for c in outcome.tool_calls)

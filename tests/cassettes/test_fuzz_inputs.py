@@ -1,6 +1,7 @@
 """Hostile inputs never crash the harness: mutants of the bundled cassettes (deep nesting, fields of
 the wrong JSON type, truncation, random bytes, huge numbers, lone surrogates, control characters)
-run through `show`, `check --accumulator reference`, `mutate`, `import` and `serve`.
+run through `show`, `check --accumulator reference`, `mutate`, `import` and `serve`; and hostile
+client programs (`tests/_hostile_programs.py`) run warm and cold through `check --client`.
 
 Each must end with exit 0, 1 or 2 and one line, never a traceback (exit 3), a signal, a hang or
 unbounded memory. Most mutants run in this process through the CLI's own `main` (a subprocess costs
@@ -244,14 +245,14 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def run_command(argv: list[str], timeout: float = 60) -> tuple[int, str]:
-    """The real `toolstream` command, with a memory cap and a time limit."""
+def run_command(argv: list[str], timeout: float = 60, *, cap: bool = True) -> tuple[int, str]:
+    """The real `toolstream` command, with a memory cap (unless not `cap`) and a time limit."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "harness", *argv],
         capture_output=True,
         timeout=timeout,
-        preexec_fn=_limit_memory,
+        preexec_fn=_limit_memory if cap else None,
         env=env,
         check=False,
     )
@@ -356,6 +357,42 @@ def test_a_few_mutants_never_crash(tmp_path: Path) -> None:
 def test_hostile_mutants_never_crash(tmp_path: Path) -> None:
     count = int(os.environ.get("TOOLSTREAM_FUZZ_COUNT", "150"))
     problems = fuzz(count, tmp_path, commands_every=50)
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_hostile_programs_get_the_same_verdicts_warm_and_cold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each hostile program through the real command, warm and `--cold`: exit 0 or 1, no traceback,
+    within the time limit and memory cap, and the same verdict on every case."""
+    import json
+    import shutil
+
+    from tests._hostile_programs import CASES, HOSTILE_NODE, HOSTILE_PYTHON, python_site, write_program
+
+    monkeypatch.setenv("TOOLSTREAM_CACHE", str(tmp_path / "cache"))  # what zygotes learn: this test's
+    python = python_site(tmp_path / "venv")
+    programs = {name: (python, files) for name, files in HOSTILE_PYTHON.items()}
+    if shutil.which("node") is not None:
+        programs.update({name: (Path("node"), files) for name, files in HOSTILE_NODE.items()})
+    problems = []
+    for name, (runtime, files) in sorted(programs.items()):
+        program = write_program(tmp_path / name, files)
+        seen: dict[str, list[tuple[str, str]]] = {}
+        for way in ("warm", "cold"):
+            out = tmp_path / f"{name}-{way}.json"
+            argv = ["check", "--client", f"{runtime} {program}", "--json", str(out)]
+            argv += [word for case in CASES for word in ("--case", case)]
+            argv += ["--cold"] if way == "cold" else []
+            # No memory cap for Node (V8 reserves more address space than the cap), the time limit kept.
+            code, err = run_command(argv, timeout=120, cap=runtime != Path("node"))
+            if code not in (0, 1) or "Traceback" in err or not out.exists():
+                problems.append(f"{name} {way}: exit {code}: {err.strip()[-300:]}")
+                continue
+            seen[way] = [(c["id"], c["verdict"]) for c in json.loads(out.read_text())["cases"]]
+        if len(seen) == 2 and seen["warm"] != seen["cold"]:
+            problems.append(f"{name}: warm {seen['warm']} != cold {seen['cold']}")
     assert problems == [], "\n".join(problems)
 
 

@@ -153,3 +153,11 @@ def test_meets_says_what_an_empty_diff_says() -> None:
     pairs = [(a, b) for a in variants for b in variants]
     assert [meets(a, b) for a, b in pairs] == [not diff(a, b) for a, b in pairs]
     assert sum(meets(a, b) for a, b in pairs) > len(variants)  # some that are not the same object meet
+
+
+def test_a_long_raise_is_cut_with_an_ellipsis() -> None:
+    message = "ModelBehaviorError: Tool read_file not found in agent assistant, offered: " + "x" * 60
+    said = diff(Outcome(), Outcome(state=State.ERROR, error=message))
+    assert said == [f"state: complete expected, got error ({message[:77]}...)"]
+    short = diff(Outcome(), Outcome(state=State.ERROR, error="ValueError: boom"))
+    assert short == ["state: complete expected, got error (ValueError: boom)"]

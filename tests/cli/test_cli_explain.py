@@ -3,6 +3,7 @@ says why a case expects what it expects, cassettes locates the bundled corpus.""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -38,7 +39,7 @@ def test_show_takes_a_case_id_of_the_bundled_corpus(capsys: pytest.CaptureFixtur
     code, out, _ = run(capsys, "show", CUT_CASE)
     assert code == 0
     assert f"case {CUT_CASE}: openai-chat/cut-mid-arguments mutated by scenario D8-mid-stream-error" in out
-    assert "outcome: error" in out and "Overloaded (injected by toolstream)" in out
+    assert "outcome: state error" in out and "Overloaded (injected by toolstream)" in out
 
 
 def test_a_misspelt_case_id_says_the_closest_cassette(capsys: pytest.CaptureFixture[str]) -> None:
@@ -176,3 +177,21 @@ def test_explain_marks_the_events_a_step_edited(capsys: pytest.CaptureFixture[st
     assert code == 0 and "the events are unchanged" not in out
     assert re.search(r"truncate-args\(.*\): changed #\d+ into #\d+", out)
     assert re.search(r"^ +\d+ .* ~ +\d+ ", out, re.M)  # the edited event marked changed side by side
+
+
+def test_explain_shows_how_a_case_moves_onto_a_requests_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tool = {
+        "name": "lookup_forecast",
+        "parameters": {"type": "object", "properties": {"place": {"type": "string"}}},
+    }
+    body = tmp_path / "request.json"
+    body.write_text(json.dumps({"model": "m", "tools": [{"type": "function", "function": tool}]}))
+    assert main(["explain", "openai-chat/parallel-2::original::s0", "--tools", str(body)]) == 0
+    out = capsys.readouterr().out
+    assert "retargeted: get_weather -> lookup_forecast, get_time -> lookup_forecast" in out
+    assert out.count('  expected call lookup_forecast {"place": ') == 2
+    body.write_text("[1]")
+    assert main(["explain", "openai-chat/parallel-2::original::s0", "--tools", str(body)]) == 2
+    assert "request.json: not a JSON request body" in capsys.readouterr().err

@@ -92,9 +92,12 @@ def test_a_missing_marker_leaves_both_pages_untouched(tmp_path: Path) -> None:
 
 
 def test_the_real_pages_have_every_marker() -> None:
-    runner.replace_between(runner.PAGE.read_text(), "all", "", runner.PAGE)
+    # replace_between raises MarkerError naming the page when a marker pair is missing.
+    emptied = runner.replace_between(runner.PAGE.read_text(), "all", "", runner.PAGE)
+    assert "<!-- bench:all:start -->\n\n<!-- bench:all:end -->" in emptied
     for name in runner.BENCHMARKS:
-        runner.replace_between(runner.BENCH_README.read_text(), name, "", runner.BENCH_README)
+        emptied = runner.replace_between(runner.BENCH_README.read_text(), name, "", runner.BENCH_README)
+        assert f"<!-- bench:{name}:start -->\n\n<!-- bench:{name}:end -->" in emptied
 
 
 @pytest.mark.slow

@@ -40,6 +40,7 @@ PAGES = (
     "commands.md",
     "recording.md",
     "security.md",
+    "gateways.md",
 )
 # Every other page, and why its blocks are not run here.
 NOT_RUN_HERE = {
@@ -57,6 +58,7 @@ NOT_RUN_HERE = {
     "corpus.md": "no example",
     "oracle.md": "no example",
     "serve.md": "no example",
+    "testing-your-agent.md": "test files and pytest runs: tests/test_testing_your_agent_docs.py",
 }
 KINDS = ("python", "console", "yaml")
 EXAMPLES = [block for page in PAGES for block in blocks(DOCS / page, KINDS)]

@@ -59,14 +59,24 @@ def test_check_client_judges_each_case_with_classes_and_severities(
     by_id = {c["id"]: c for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
     assert [by_id[c]["verdict"] for c in CASES] == ["pass", "pass", "fail", "fail"]
     merged = by_id[SHARED_INDEX]
-    # Keyed by index alone: both calls merged under the first one's id (unsafe), the second lost.
+    # Keyed by index alone: both calls merged under the first one's id (unsafe), the second lost;
+    # the calls moved onto the one tool the program offers (`lookup`), as the notes say.
     assert merged["class"] == "quirk" and merged["severity"] == "unsafe"
-    assert "call 1: name 'get_weather' expected, got 'get_weatherget_time'" in merged["diff"]
+    assert "call 1: name 'lookup' expected, got 'lookuplookup'" in merged["diff"]
+    assert "retargeted: get_weather -> lookup, get_time -> lookup" in merged["actual"]["notes"]
     assert set(merged["severities"]) == {"unsafe", "lost"}
     assert not any(line.startswith(("unsafe:", "lost:")) for c in by_id.values() for line in c["diff"])
     # http.client ends a cut chunked body quietly: the half-streamed call runs, and the follow-up shows it.
     assert by_id[CUT]["severities"] == ["unsafe"] * len(by_id[CUT]["diff"])
     assert f"replay: toolstream check --accumulator 'client:{COMMAND}' --case {SHARED_INDEX}" in out
+
+
+def test_check_client_serves_the_recording_with_no_retarget(tmp_path: Path) -> None:
+    args = ["check", "--client", COMMAND, "--json", str(tmp_path / "r.json"), "--no-retarget"]
+    args += ["--timeout", "20"]
+    assert main([*args, "--case", SHARED_INDEX]) == 1
+    merged = json.loads((tmp_path / "r.json").read_text())["cases"][0]
+    assert "call 1: name 'get_weather' expected, got 'get_weatherget_time'" in merged["diff"]
 
 
 def test_check_client_and_the_client_spec_under_the_runner_agree() -> None:

@@ -328,7 +328,7 @@ def test_a_raise_is_right_on_a_cut_case_and_fails_a_complete_one_with_its_traceb
             f"E       FAIL {SINGLE} (test test_misbehaving.py::test_raises_after_reading) [lost, spec: *",
             "E         lost      tool_calls: 1 expected, got 0",
             "E         lost      call 1: 'get_weather' * expected, missing",
-            "E         cosmetic  state: complete expected, got error (ValueError: boom)",
+            "E         lost      state: complete expected, got error (ValueError: boom)",
             "E       replay just this case:",
         ]
     )

@@ -22,13 +22,13 @@ DEADLINE = 60  # seconds: a command that blocks fails the test
 CASE = "openai-chat/single-call::original::s0"
 CASSETTE = "openai-chat/single-call"
 # Each command with its output option; FILE is where the output goes.
+CHECK = ["check", "--accumulator", "reference", "--cassettes", CASSETTE, "--scenarios", "original"]
+CHECK += ["--timeout", "0"]
 WRITERS = {
     "repro -o": ["repro", CASE, "--accumulator", "openai-sdk", "-o", "FILE"],
     "mutate -o": ["mutate", CASE, "-o", "FILE"],
-    "check --json": ["check", "--accumulator", "reference", "--cassettes", CASSETTE,
-                     "--scenarios", "original", "--timeout", "0", "--json", "FILE"],
-    "check --html": ["check", "--accumulator", "reference", "--cassettes", CASSETTE,
-                     "--scenarios", "original", "--timeout", "0", "--html", "FILE"],
+    "check --json": [*CHECK, "--json", "FILE"],
+    "check --html": [*CHECK, "--html", "FILE"],
 }  # fmt: skip
 
 

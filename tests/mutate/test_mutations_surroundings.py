@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from harness.errors import NotApplicable
@@ -33,7 +35,16 @@ def test_reasoning_and_usage_keep_meaning(name: str) -> None:
 def test_usage_on_every_chunk() -> None:
     stream = stream_of("openai-chat/parallel-2")
     out = apply("usage-chunks", stream, every=True)
-    assert len(out.events) > 1.5 * len(stream.events)
+
+    def usage(event: Any) -> bool:
+        return isinstance(event.payload, dict) and event.payload.get("usage") is not None
+
+    # The stream's own chunks, in order, each followed by a chunk of usage alone.
+    own = [e.payload for e in stream.events if not usage(e)]
+    assert [e.payload for e in out.events if not usage(e)] == own
+    chunks = [n for n, e in enumerate(out.events) if isinstance(e.payload, dict) and not usage(e)]
+    alone = [out.events[n + 1] for n in chunks]
+    assert chunks and all(usage(after) and after.payload["choices"] == [] for after in alone)
     assert_oracle(out)
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cassettes.outcome import Outcome, State, ToolCall, diff
+from harness.cassettes.outcome import FINISH_NOT_SURFACED, Outcome, State, ToolCall, diff, meets
+from harness.oracle.expectation import CaseClass
 from harness.oracle.severity import Severity, call_severities, differences, worst
+from harness.oracle.verdict import Verdict, verdict_for
 
 READ = ToolCall("read", {"path": "a"}, "call_1")
 SEARCH = ToolCall("search", {"q": "x"}, "call_2")
@@ -122,3 +124,67 @@ def test_other_finish_differences_stay_cosmetic() -> None:
     assert differences(Outcome(finish_reason="tool_use"), Outcome()) == [
         ("finish_reason: 'tool_use' expected, got None", Severity.COSMETIC)
     ]
+
+
+def test_a_raise_on_a_complete_stream_costs_what_the_calls_it_lost_cost() -> None:
+    raised = Outcome(state=State.ERROR, error="ValueError: boom", finish_reason="tool_calls")
+    found = differences(EXPECTED, raised)
+    assert [s for line, s in found if line.startswith("state:")] == [Severity.LOST]
+    assert {s for _, s in found} == {Severity.LOST}  # never `cosmetic state` beside `lost` lines
+    # With every call there, the state alone is a label.
+    labelled = Outcome(tool_calls=(READ, SEARCH), finish_reason="tool_calls", state=State.ERROR, error="x")
+    assert _severities(labelled) == [Severity.COSMETIC]
+
+
+def test_calls_in_another_order_under_their_own_ids_are_one_cosmetic_order_line() -> None:
+    # Issue 43: a pure reorder read as "id differs / arguments differ" at severity unsafe.
+    got = Outcome(tool_calls=(SEARCH, READ), finish_reason="tool_calls")
+    assert differences(EXPECTED, got) == [
+        ("tool_calls: order differs: 'call_1', 'call_2' expected, got 'call_2', 'call_1'", Severity.COSMETIC)
+    ]
+    assert verdict_for(CaseClass.SPEC, _severities(got)) is Verdict.WARN
+
+
+def test_calls_are_matched_by_id_before_position() -> None:
+    # The reordered second call's arguments differ: that call's line, under its expected number.
+    changed = ToolCall("search", {"q": "y"}, "call_2")
+    lines = differences(EXPECTED, Outcome(tool_calls=(changed, READ), finish_reason="tool_calls"))
+    assert lines[0][1] is Severity.COSMETIC and lines[0][0].startswith("tool_calls: order differs")
+    assert lines[1:] == [('call 2: arguments {"q":"x"} expected, got {"q":"y"}', Severity.UNSAFE)]
+
+
+def test_without_ids_a_reorder_routes_results_by_position_and_stays_unsafe() -> None:
+    plain = Outcome(tool_calls=(ToolCall("read", {"path": "a"}), ToolCall("search", {"q": "x"})))
+    got = Outcome(tool_calls=plain.tool_calls[::-1])
+    assert Severity.UNSAFE in _severities(got, plain)
+    assert not any(line.startswith("tool_calls: order") for line, _ in differences(plain, got))
+
+
+def test_a_library_that_never_surfaces_a_finish_notes_it_and_its_finish_is_not_compared() -> None:
+    # Issue 43: without the note, a turn of calls with no finish is lost (an agent waiting for
+    # `tool_calls` skips them); a library with no notion of a finish says so instead.
+    got = Outcome(tool_calls=EXPECTED.tool_calls)
+    assert _severities(got) == [Severity.LOST]
+    noted = Outcome(tool_calls=EXPECTED.tool_calls, notes=(FINISH_NOT_SURFACED,))
+    assert differences(EXPECTED, noted) == [] and meets(EXPECTED, noted)
+
+
+def test_a_client_keeping_another_id_the_stream_sent_for_its_call_is_cosmetic() -> None:
+    # Issue 43 (A7): LM Studio sends a fresh id on every fragment; a library that keeps the last
+    # one answers under an id the provider sent for that call. It was judged lost.
+    from dataclasses import replace
+
+    from harness import Selection, cases
+
+    rotated = Selection(dialects=("openai-chat",), scenarios=("A7-id-rotates-per-fragment",))
+    case = next(c for c in cases(rotated) if c.expected.tool_calls)
+    call = case.expected.tool_calls[0]
+    assert call.aliases and call.id not in call.aliases  # every id the stream sent for it
+    last = Outcome(tool_calls=(replace(call, id=call.aliases[-1]), *case.expected.tool_calls[1:]),
+                   text=case.expected.text, finish_reason=case.expected.finish_reason)  # fmt: skip
+    assert [s for _, s in differences(case.expected, last)] == [Severity.COSMETIC]
+    foreign = replace(call, id="call_not_sent")
+    kept_foreign = replace(last, tool_calls=(foreign, *last.tool_calls[1:]))
+    assert Severity.LOST in _severities(kept_foreign, case.expected)
+    assert Outcome.from_record(case.expected.to_record()).tool_calls[0].aliases == call.aliases
+    assert Outcome.from_dict(case.expected.to_dict()).tool_calls[0].aliases == call.aliases

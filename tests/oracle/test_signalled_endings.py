@@ -76,8 +76,26 @@ def test_a_raise_on_a_cut_stream_withholds_the_final_calls_a_warning() -> None:
 
 def test_a_client_that_calls_a_cut_turn_complete_loses_its_calls() -> None:
     case = _case(CUT_WITH_FINAL_CALL)
-    result = _judge(CUT_WITH_FINAL_CALL, replace(_raised(case, State.COMPLETE), error=None))
+    silent = Outcome(state=State.COMPLETE)  # nothing handed over, and nothing said of the cut
+    result = _judge(CUT_WITH_FINAL_CALL, silent)
     assert result.verdict is Verdict.FAIL and result.severity is Severity.LOST
+    assert case.expected.text  # the text before the call was streamed
+
+
+def test_a_cut_turn_called_complete_with_its_partial_text_is_unsafe() -> None:
+    # Issue 43: the state was always cosmetic, so an agent taking the partial text as its answer
+    # only warned. The state line itself is unsafe now; with no text and no calls it is lost.
+    case = _case(CUT_WITH_FINAL_CALL)
+    result = _judge(CUT_WITH_FINAL_CALL, replace(_raised(case, State.COMPLETE), error=None))
+    assert result.verdict is Verdict.FAIL and result.severity is Severity.UNSAFE
+    state_line = [
+        s for line, s in zip(result.diff, result.severities, strict=True) if line.startswith("state:")
+    ]
+    assert state_line == [Severity.UNSAFE]
+    bare = _judge(CUT_WITH_FINAL_CALL, Outcome(state=State.COMPLETE))
+    assert [s for line, s in zip(bare.diff, bare.severities, strict=True) if line.startswith("state:")] == [
+        Severity.LOST
+    ]
 
 
 def test_a_raise_on_a_complete_stream_still_fails() -> None:

@@ -200,16 +200,13 @@ def test_re_recording_unchanged_content_changes_nothing(project: pytest.Pytester
     project.runpytest(*plugin_args(), "--toolstream-record-mode", "rewrite").assert_outcomes(passed=1)
     assert "offset_ms" in cassette.read_text()
 
-    # A cassette at the old default place (`<test>.yaml`) is still read, with a deprecation warning.
+    # A toolstream cassette at pytest-recording's place (`<test>.yaml`) is not ours to read: the
+    # test fails saying where its own cassette goes, and no warning of ours is printed.
     cassette.rename(cassette.with_name("test_sdk.yaml"))
     replayed = project.runpytest(*plugin_args(), "-p", "no:recording")
-    replayed.assert_outcomes(passed=1, warnings=1)
-    replayed.stdout.fnmatch_lines(
-        [
-            "*ToolstreamDeprecationWarning*test_sdk.yaml: a toolstream cassette at the old default "
-            "place*git mv*"
-        ]
-    )
+    replayed.assert_outcomes(failed=1)
+    replayed.stdout.fnmatch_lines(["*no cassette at *test_sdk.toolstream.yaml*"])
+    replayed.stdout.no_fnmatch_line("*DeprecationWarning*")
 
 
 @pytest.mark.slow

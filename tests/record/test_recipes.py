@@ -44,7 +44,9 @@ def tool_names(provider: str, body: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("provider", list(providers.providers()))
-@pytest.mark.parametrize("recipe", [r for r in recipes.RECIPES if r != "thinking-then-tool"])
+@pytest.mark.parametrize(
+    "recipe", [r for r in recipes.RECIPES if r not in ("thinking-then-tool", "custom-tool")]
+)
 def test_every_provider_builds_every_recipe_as_a_streaming_request(provider: str, recipe: str) -> None:
     request = build(provider, recipe)
     body = request.json
@@ -128,6 +130,32 @@ def test_thinking_recipe_is_refused_where_not_streamed(provider: str) -> None:
     with pytest.raises(UsageError, match="thinking-then-tool needs reasoning") as info:
         build(provider, "thinking-then-tool")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("provider", "tool"),
+    [
+        ("openai", lambda b: b["tools"][0]["custom"]["format"] == {"type": "text"}),
+        ("openai-compatible", lambda b: b["tools"][0]["custom"]["name"] == "run_shell"),
+        (
+            "openai-responses",
+            lambda b: (
+                b["tools"][0] | {"description": ""}
+                == {"type": "custom", "name": "run_shell", "description": "", "format": {"type": "text"}}
+            ),
+        ),
+    ],
+)
+def test_custom_tool_recipe_offers_a_freeform_tool(provider: str, tool: object) -> None:
+    body = build(provider, "custom-tool").json
+    assert body["tools"][0]["type"] == "custom" and tool(body)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini", "bedrock", "ollama", "cohere"])
+def test_custom_tool_recipe_is_refused_where_not_taken(provider: str) -> None:
+    with pytest.raises(UsageError, match=r"custom-tool needs custom \(freeform\) tools") as info:
+        build(provider, "custom-tool")
+    assert "use openai" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_thinking_on_bedrock_needs_an_anthropic_model() -> None:
@@ -248,5 +276,7 @@ def test_base_url_comes_from_the_sdk_variable_unless_given() -> None:
     assert providers.build_request("openai", env=env).url == "http://127.0.0.1:9/v1/chat/completions"
     given = providers.build_request("openai", base_url="http://127.0.0.1:8/v1", env=env)
     assert given.url == "http://127.0.0.1:8/v1/chat/completions"
-    anthropic = providers.build_request("anthropic", env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://h"})
+    anthropic = providers.build_request(
+        "anthropic", env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://h"}
+    )
     assert anthropic.url == "http://h/v1/messages"

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from harness import Selection, run_matrix
 from harness.cassettes.outcome import Outcome
 from harness.cli import main
-from harness.oracle.verdict import Report, Result, Verdict
-from harness.report.results import render_check
+from harness.oracle.verdict import Report, Result, Verdict, signature
+from harness.report.results import failure_kinds, render_check, report_to_dict, root_cause_lines, root_causes
 
 SELECTION = [
     "--dialect", "openai-chat",
@@ -106,3 +107,30 @@ def test_compare_groups_differences_into_numbered_kinds(
     assert [(k["kind"], k["count"], k["signature"]) for k in data["kinds"]] == kinds
     groups = _page_sections(page.read_text())[0]["groups"]
     assert [(g["kind"], g["count"], g["signature"]) for g in groups] == kinds
+
+
+def test_root_causes_group_the_kinds_one_bug_shows() -> None:
+    # Issue 43: one bug, many kinds. IndexOnly merges calls sharing an index: with the scenarios
+    # that also change ids, cuts or indexes after the merge, that one bug shows several kinds,
+    # all with the first difference "name concatenated".
+    scenarios = ("parallel-calls-share-index-0", "profile-ids-on-every-chunk-crlf", "A3-index-missing",
+                 "B3-name-repeated-in-full", "profile-gateway-index-0-rechunked")  # fmt: skip
+    selection = Selection(dialects=("openai-chat",), scenarios=scenarios)
+    report = run_matrix("examples.accumulators:IndexOnly", selection)
+    kinds = failure_kinds(report.failures)
+    causes = root_causes(report.failures)
+    assert len(kinds) > 1 and len(causes) < len(kinds)
+    merged = causes["name concatenated"]
+    assert len({signature(r) for r in merged}) > 1  # several kinds, one root cause
+    lines = root_cause_lines(report.failures, kinds)
+    assert lines[0].startswith(f"{len(report.failures)} failures from {len(causes)} root causes")
+    assert any("name concatenated: kinds " in line for line in lines)
+    assert all(case["root_cause"] for case in report_to_dict(report)["cases"] if case["verdict"] == "fail")
+
+
+def test_an_error_is_its_own_root_cause_and_every_kind_its_own_prints_nothing() -> None:
+    selection = Selection(dialects=("openai-chat",), scenarios=("B8-args-as-object",))
+    report = run_matrix("examples.accumulators:IndexOnly", selection)
+    kinds = failure_kinds(report.failures)
+    assert list(root_causes(report.failures)) == list(kinds)  # one raise, one kind
+    assert root_cause_lines(report.failures, kinds) == []

@@ -146,8 +146,9 @@ def test_json_report_lists_every_case_and_is_written_atomically(tmp_path: Path) 
     case = data["cases"][1]
     assert set(case) == {
         "id", "cassette", "scenario", "seed", "dialect", "accumulator", "verdict", "expected", "actual",
-        "diff", "severities", "severity", "class", "class_reason", "error", "seconds",
+        "diff", "severities", "severity", "class", "class_reason", "error", "seconds", "root_cause",
     }  # fmt: skip
+    assert case["root_cause"] == "name concatenated"  # a failure says which bug it most likely is
     assert (
         case["verdict"] == "fail" and case["diff"] and case["actual"]["tool_calls"][0]["name"] == "readsearch"
     )

@@ -9,11 +9,12 @@ import pytest
 from harness.accumulators import resolve
 from harness.cassettes import format as cassette
 from harness.cassettes.outcome import diff
+from harness.matrix.judging import judge
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Selection, build_case
 from harness.mutate.scenario import case_with_events
 from harness.oracle.expectation import stream_rules
-from harness.oracle.verdict import Verdict, diff_signature
+from harness.oracle.verdict import Verdict, character, diff_signature
 from harness.search.compare import (
     Comparison,
     Difference,
@@ -147,3 +148,59 @@ def test_a_reproduction_from_a_scenario_file_declares_the_class_the_run_gave(
     for path in written.values():
         declared = cassette.load(path).interactions[0].declared
         assert declared is not None and declared.case_class == "policy"
+
+
+FIRST_ENTRY_ONLY = '''
+from harness import Outcome, State, ToolCall
+
+
+class FirstEntryOnly:
+    """Keyed by index, but reads only the first tool-call entry of each delta: a second fragment
+    in the same delta is dropped (B1)."""
+
+    def __init__(self, dialect):
+        self.calls, self.text, self.finish = {}, [], None
+
+    def feed(self, event):
+        if not isinstance(event.payload, dict):
+            return
+        for choice in event.payload.get("choices") or []:
+            delta = choice.get("delta") or {}
+            self.text.append(delta.get("content") or "")
+            for entry in (delta.get("tool_calls") or [])[:1]:
+                call = self.calls.setdefault(entry.get("index"), {"id": "", "name": "", "args": ""})
+                function = entry.get("function") or {}
+                call["id"] = call["id"] or entry.get("id") or ""
+                call["name"] += function.get("name") or ""
+                call["args"] += function.get("arguments") or ""
+            self.finish = choice.get("finish_reason") or self.finish
+
+    def close(self, error):
+        calls = tuple(ToolCall.from_text(c["name"], c["args"], c["id"] or None) for c in self.calls.values())
+        state = State.COMPLETE if self.finish else State.CUT
+        return Outcome(calls, "".join(self.text), self.finish, state, error)
+'''
+
+
+def test_a_shrunk_reproduction_keeps_the_failure_s_character(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 43: shrinking a "second fragment in a delta dropped" difference cut the stream inside
+    # an expected call, so the reproduction's expected call was the invalid `{` and the failure
+    # became "invalid arguments" (4 of these 4 cases before). Its signature, severities and the
+    # validity of the expected calls now stay.
+    (tmp_path / "first_entry.py").write_text(FIRST_ENTRY_ONLY, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = "first_entry:FirstEntryOnly"
+    scenarios = ("B1-same-index-fragments-within-one-delta", "same-index-fragments-in-one-delta")
+    case_ids = [f"openai-chat/litellm-bridge-parallel-index0::{s}::s{n}" for s in scenarios for n in (0, 1)]
+    comparison = compare_matrix("reference", spec, Selection(cases=tuple(case_ids)))
+    assert len(comparison.differences) == len(case_ids)
+    a, b = resolve("reference"), resolve(spec)
+    for difference in comparison.differences:
+        case = build_case(difference.id)
+        shrunk, reason = shrink_difference(case, a, b, difference)
+        assert reason is ExitReason.FINISHED and len(shrunk.events) < len(case.events)
+        again = judge(b, spec, shrunk)
+        assert character(again) == character(difference.b), difference.id
+        assert not any(call.invalid for call in shrunk.expected.tool_calls)

@@ -127,8 +127,8 @@ def test_script_needs_only_the_library(tmp_path: Path) -> None:
         ),
         (["repro", "openai-chat/nope::original::s0", "--accumulator", "openai-sdk"], "no cassette"),
         (
-            ["repro", "openai-chat/parallel-2::original::s0", "--accumulator", "reference"],
-            "no script template",
+            ["repro", "openai-chat/parallel-2::original::s0", "--accumulator", "nope:Missing"],
+            "cannot import nope",
         ),
         (
             ["repro", "anthropic/single-call::original::s0", "--accumulator", "openai-sdk"],
@@ -158,3 +158,19 @@ def test_a_scenario_from_scenarios_dir_gives_the_scripts_class(tmp_path: Path) -
             "--scenarios-dir", str(folder), "-o", str(out)]  # fmt: skip
     assert main(argv) == 0
     assert "Stream: policy (a finish without the terminal event" in out.read_text()
+
+
+@pytest.mark.parametrize(("spec", "code"), [("examples.accumulators:IndexOnly", 1), ("reference", 0)])
+def test_a_script_for_any_accumulator_exits_1_while_it_fails_the_case(
+    tmp_path: Path, spec: str, code: int
+) -> None:
+    # Issue 43: an accumulator with no template (a maintainer's own adapter) got a refusal; now a
+    # script that inlines the case and replays it to that accumulator, run where it is importable.
+    case_id = "openai-chat/litellm-bridge-parallel-index0::original::s0"
+    script = repro(tmp_path, case_id, spec)
+    text = script.read_text(encoding="utf-8")
+    assert f"SPEC = {spec!r}" in text and "/work/" not in text and str(ROOT) not in text
+    ran = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == code, ran.stdout + ran.stderr
+    if code:
+        assert "BUG (fail)" in ran.stdout and "read_filesearch_text" in ran.stdout

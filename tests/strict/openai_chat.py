@@ -2,7 +2,9 @@
 
 - A chunk's `choices[]` are keyed by `choices[].index`; the outcome is choice 0's.
 - `delta.tool_calls[]` are keyed by `index`; `id`, `type` and `function.name` come on a call's
-  first fragment, `function.arguments` pieces are concatenated.
+  first fragment, `function.arguments` pieces are concatenated. A `type: custom` call keeps its
+  name and raw input under `custom` (platform.openai.com/docs/guides/function-calling#custom-tools;
+  the streamed shape of openai/openai-python#2530): its input is text, never JSON.
 - `delta.content` pieces are the text.
 - Choice 0's `finish_reason` ends its message: every call it holds is final there.
 - `data: [DONE]` ends the stream. A chunk with a non-null `error` (what openai-python raises as
@@ -48,8 +50,15 @@ class StrictChat(EventAccumulator):
             for fragment in delta.get("tool_calls") or []:
                 if not isinstance(fragment.get("index"), int):
                     continue  # the documented key is missing: nothing says which call this continues
-                call = self.calls.setdefault(fragment["index"], {"id": "", "name": "", "args": ""})
-                function = fragment.get("function") or {}
+                call = self.calls.setdefault(
+                    fragment["index"], {"id": "", "name": "", "args": "", "custom": ""}
+                )
+                if fragment.get("type") == "custom":
+                    call["custom"] = "yes"
+                function = fragment.get("custom") if call["custom"] else fragment.get("function")
+                function = function or {}
+                if call["custom"] and isinstance(function.get("input"), str):
+                    call["args"] += function["input"]
                 if fragment.get("id") and not call["id"]:
                     call["id"] = fragment["id"]
                 if function.get("name") and not call["name"]:
@@ -70,7 +79,10 @@ class StrictChat(EventAccumulator):
         calls = [c for _, c in sorted(self.calls.items())] if self.final or self.done else []
         return Outcome(
             tool_calls=tuple(
-                ToolCall.from_text(c["name"] or None, c["args"], c["id"] or None) for c in calls
+                ToolCall.freeform(c["name"] or None, c["args"], c["id"] or None)
+                if c["custom"]
+                else ToolCall.from_text(c["name"] or None, c["args"], c["id"] or None)
+                for c in calls
             ),
             text=self.text,
             finish_reason=self.finish,

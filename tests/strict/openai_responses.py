@@ -4,7 +4,10 @@
   `response.output_item.done`, which carries the whole item. A `function_call` item is a client
   call: `call_id` is its id, `name` its name; `response.function_call_arguments.delta` (by
   `item_id`) stream its arguments and `response.function_call_arguments.done` gives them whole.
-  Hosted tool items (`web_search_call` ...) are not client calls.
+  A `custom_tool_call` item is a client call too, its raw `input` streamed by
+  `response.custom_tool_call_input.delta` and given whole by its `.done`: text, never JSON.
+  `apply_patch_call` and `shell_call` items are client calls whose item says what to do (its
+  `operation`, `action`). Hosted tool items (`web_search_call`, `mcp_call` ...) are not client calls.
 - A call is final at its `response.output_item.done`, and is what that item says.
 - `response.output_text.delta` pieces are the text.
 - `response.completed` and `response.incomplete` end the stream (the response's `status` is the
@@ -20,6 +23,8 @@ from typing import Any
 from harness import Event, EventAccumulator, Outcome, State, ToolCall
 
 _END = {"response.completed", "response.incomplete"}
+_ACTIONS = {"shell_call", "local_shell_call", "apply_patch_call", "computer_call"}
+_CLIENT = {"function_call", "custom_tool_call", *_ACTIONS}
 
 
 class StrictResponses(EventAccumulator):
@@ -44,11 +49,13 @@ class StrictResponses(EventAccumulator):
             self.items[payload["item_id"]]["args"] += payload.get("delta") or ""
         elif kind == "response.function_call_arguments.done" and payload.get("item_id") in self.items:
             self.items[payload["item_id"]]["args"] = payload.get("arguments") or ""
-        elif kind == "response.output_item.done" and item.get("type") == "function_call":
+        elif kind == "response.output_item.done" and item.get("type") in _CLIENT:
             self.done_items[item.get("id")] = {
                 "id": item.get("call_id"),
                 "name": item.get("name"),
-                "args": item.get("arguments") or "",
+                "args": item.get("input" if item.get("type") == "custom_tool_call" else "arguments") or "",
+                "type": item.get("type"),
+                "item": item,
             }
             self.items.setdefault(item.get("id"), self.done_items[item.get("id")])
         elif kind == "response.output_text.delta":
@@ -72,10 +79,19 @@ class StrictResponses(EventAccumulator):
             state, message = State.CUT, error or "the stream ended before response.completed"
         calls = [self.done_items[key] for key in self.items if key in self.done_items]
         return Outcome(
-            tool_calls=tuple(ToolCall.from_text(c["name"], c["args"], c["id"]) for c in calls),
+            tool_calls=tuple(_call(c) for c in calls),
             text=self.text,
             finish_reason=self.finish,
             state=state,
             error=message,
             usage=self.usage,
         )
+
+
+def _call(c: dict[str, Any]) -> ToolCall:
+    if c["type"] == "custom_tool_call":
+        return ToolCall.freeform(c["name"], c["args"], c["id"])
+    if c["type"] in _ACTIONS:
+        what = {k: v for k, v in c["item"].items() if k not in ("id", "type", "status", "call_id")}
+        return ToolCall(None, what, c["id"], kind=c["type"])
+    return ToolCall.from_text(c["name"], c["args"], c["id"])

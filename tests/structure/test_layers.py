@@ -31,7 +31,9 @@ LAYERS: tuple[str, ...] = (
     "card | strategies.py",
     "report",  # what the user sees: JSON, terminal, HTML, decoded cassettes
     "search",  # explore, compare, shrink, repro
-    "matrix",  # selection, the case store, the catalog of ids, the pool, the runner, judge
+    # selection, the case store, the catalog of ids, the pool, the runner, judge; gateways judged
+    # as translators, producers probed
+    "matrix | gateway",
     "accumulators",  # the interface, the resolver, event / client level, stdio, programs, adapters
     "serve",  # the replay server a program is pointed at, and the follow-up oracle
     "oracle",  # expectations and their classes, severities, the verdict model

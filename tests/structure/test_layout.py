@@ -58,3 +58,17 @@ def test_the_layout_table_lists_the_stages_bottom_first_as_the_layers_test_does(
     assert order and order == sorted(order)
     folders = {name for name, (rank, _) in ranks.items() if not name.endswith(".py")}
     assert folders <= {p.split("/")[1] for p in _layout_paths()}
+
+
+def test_the_tests_mirror_the_stages() -> None:
+    """Each test module sits in a folder named for a stage of LAYERS (foundations/ for the top-level
+    modules at the bottom), or in e2e/, docs/ or structure/."""
+    from test_layers import LAYERS, stage_ranks
+
+    stages = {name.removesuffix(".py") for name in stage_ranks(LAYERS)}
+    allowed = stages | {"foundations", "e2e", "docs", "structure"}
+    tests = ROOT / "tests"
+    misplaced = sorted(
+        str(path.relative_to(tests)) for path in tests.rglob("test_*.py") if path.parent.name not in allowed
+    )
+    assert misplaced == []

@@ -333,8 +333,8 @@ def test_D9_tool_call_finish_with_no_calls() -> None:
 
 
 def test_D10_duplicate_message_start() -> None:
-    result = outcome([start_msg(), start_msg(), *call(0, "a", ["{}"]), end(), "[DONE]"])
-    assert len(result.tool_calls) == 1
+    result = outcome([start_msg(), start_msg(), *call(0, "a", ['{"x":', "1}"]), end(), "[DONE]"])
+    assert names_args(result) == [("a", {"x": 1})] and result.state == State.COMPLETE
 
 
 def test_D10_duplicate_tool_call_start_is_one_call() -> None:
@@ -362,13 +362,14 @@ def test_F3_events_split_across_small_reads() -> None:
 
 
 def test_F4_crlf() -> None:
-    result = outcome([start_msg(), *call(0, "a", ["{}"]), end(), "[DONE]"], newline="\r\n")
-    assert len(result.tool_calls) == 1 and result.state == State.COMPLETE
+    result = outcome([start_msg(), *call(0, "a", ['{"x":', "1}"]), end(), "[DONE]"], newline="\r\n")
+    assert names_args(result) == [("a", {"x": 1})] and result.state == State.COMPLETE
 
 
 def test_F6_comments_ignored() -> None:
-    result = outcome([WireEvent(comment=" ping"), start_msg(), *call(0, "a", ["{}"]), end(), "[DONE]"])
-    assert len(result.tool_calls) == 1
+    events = [WireEvent(comment=" ping"), start_msg(), *call(0, "a", ['{"x":', "1}"]), end(), "[DONE]"]
+    result = outcome(events)
+    assert names_args(result) == [("a", {"x": 1})] and result.state == State.COMPLETE
 
 
 # -- the fragment API ----------------------------------------------------------------------------

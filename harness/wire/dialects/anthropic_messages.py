@@ -61,6 +61,7 @@ from harness.wire.dialects.base import (
     Violation,
     copy_json,
     field_of,
+    request_body,
 )
 from harness.wire.dialects.blocks import (
     BlockAccumulator,
@@ -78,6 +79,8 @@ from harness.wire.dialects.requesting import (
     Recipe,
     Requesting,
     call_id,
+    last_user_text,
+    recipe_from,
     sse,
     user_message,
 )
@@ -399,6 +402,19 @@ class AnthropicMessages(Dialect, Requesting):
 
     tool_paths = (("tools", "*", "name"),)  # client and server tools
 
+    def streams_unvalidated_args(self, request: Request | None) -> bool:
+        """Fine-grained tool streaming: a tool with `eager_input_streaming: true` (GA), or the beta
+        header `fine-grained-tool-streaming-2025-05-14`; the streamed `partial_json` is then "not
+        guaranteed" to be valid JSON (platform.claude.com/docs/en/agents-and-tools/tool-use/
+        fine-grained-tool-streaming)."""
+        if request is None:
+            return False
+        if "fine-grained-tool-streaming" in (header(request.headers, "anthropic-beta") or ""):
+            return True
+        body = request_body(request)
+        tools = body.get("tools") if body is not None else None
+        return any(isinstance(t, dict) and t.get("eager_input_streaming") is True for t in tools or [])
+
     # -- builders -------------------------------------------------------------------------------
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
@@ -485,6 +501,9 @@ class AnthropicMessages(Dialect, Requesting):
 
     def request_path(self, model: str) -> str:
         return "/v1/messages"
+
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        return recipe_from(last_user_text(body.get("messages")), body.get("tools"), (), "input_schema")
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key, "anthropic-version": "2023-06-01"}

@@ -313,11 +313,25 @@ class Validation:
         """Every violation of the protocol in `events`, in stream order (none: the default)."""
         return []
 
+    # The catalogue classes (`A1`, `B5` ... as the scenarios name them) `shapes` can tell in a
+    # stream of this dialect: what each is, and whether the protocol allows it (`toolstream probe`).
+    shape_codes: ClassVar[Mapping[str, tuple[str, bool]]] = {}
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        """Each catalogue class a whole stream shows (one detector per class of `shape_codes`),
+        with the position of the first event that shows it; none where the dialect tells none."""
+        return {}
+
     @property
     def request_codes(self) -> Mapping[str, str]:
         """Every code `request_rules` may report, with the rule it stands for (docs/dialects.md
         lists them): none by default."""
         return {}
+
+    def streams_unvalidated_args(self, request: Request | None) -> bool:
+        """Whether the provider, for this request, streams tool arguments it neither buffers nor
+        validates, so their text may not be JSON (Anthropic fine-grained / eager input streaming)."""
+        return False
 
     def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
         """Where `events` answer something `request` did not ask for: a choice beyond its `n`, a
@@ -475,6 +489,16 @@ class Editing(ABC):
 
     def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
         """One event holding several fragments, or None when the wire cannot express it."""
+        return None
+
+    def announces(self, event: Event) -> bool:
+        """Whether the event only announces the response before its content (Responses
+        `response.created`, `response.in_progress`): what an unannounced start leaves out."""
+        return False
+
+    def with_text(self, event: Event, text: str) -> Event | None:
+        """The event with assistant text added beside the tool-call fragments it holds (content and
+        call fragments in one delta), or None when the wire cannot express it."""
         return None
 
     @abstractmethod

@@ -41,6 +41,12 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   chunk with a non-null `error` is an in-band error (D8): error state. Otherwise the stream is cut
   (a transport cut after the finish reason but before `[DONE]` too). A cut or errored stream
   reports only calls made final by a finish reason before it ended; normally none.
+- Custom (freeform) tools: an entry whose `type` is `custom`, or whose `custom` object carries a
+  string `name` or `input`, is a custom call's fragment (its other members may be present as
+  `null`; a gateway's empty `custom: {}` on a function entry is no custom fragment). Its name is
+  `custom.name`, its input the concatenated `custom.input` pieces, reported raw (`ToolCall.freeform`):
+  never parsed as JSON, never `{}`, no placeholder or re-sent-copy rule (openai/openai-python#2530,
+  openai/openai-openapi#576: the shape is reported, not yet in the chunk schema).
 - Text is every `delta.content` of choice 0; reasoning (`reasoning_content`, `reasoning`) is not
   part of the outcome. Usage is the last non-null `usage`.
 - Ambiguous shapes no client can resolve and that are merged: two parallel id-less calls to the
@@ -51,13 +57,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
 from harness import bounded
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import CUSTOM, Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -87,6 +93,7 @@ from harness.wire.dialects.requesting import (
     args_text,
     call_id,
     chat_body,
+    chat_recipe,
     sse,
 )
 
@@ -99,6 +106,11 @@ _FIELD_PATHS: dict[Field, tuple[str, ...]] = {
     Field.TYPE: ("type",),
     Field.NAME: ("function", "name"),
     Field.ARGS: ("function", "arguments"),
+}
+# A custom (freeform) call's entry keeps its name and raw input under `custom`.
+_CUSTOM_PATHS: dict[Field, tuple[str, ...]] = {
+    Field.NAME: ("custom", "name"),
+    Field.ARGS: ("custom", "input"),
 }
 _REASONING_KEYS = ("reasoning_content", "reasoning")
 _ENVELOPE_KEYS = (
@@ -196,6 +208,8 @@ class _Call:
     length: int = 0  # of the text
     solid: int = 0  # the text's characters other than whitespace, counted up to 3
     placeholder: bool = False  # the text is a JSON `{}`, whitespace around it aside
+    custom: bool = False  # a custom (freeform) tool call: its text is raw input, never JSON
+    aliases: list[str] = field(default_factory=list)  # other ids its fragments carried (A7)
 
     @property
     def text(self) -> str:
@@ -221,6 +235,11 @@ class _Call:
         if not isinstance(piece, str) or piece == "":
             return
         self.args_pieces += 1
+        if self.custom:  # raw input: every piece counts, none is a copy or a placeholder
+            self.parts.append(piece)
+            self.length += len(piece)
+            self.solid = 3
+            return
         # Only a piece as long as the text can re-send it: the text is read (joined) only then.
         if len(piece) == self.length and piece == self.text and _is_object(piece):
             return  # a re-sent copy of the whole arguments
@@ -240,12 +259,34 @@ class _Call:
 
     def tool_call(self) -> ToolCall:
         name = self.name or None
-        if self.obj is not None and not self.text.strip():
-            return ToolCall(name=name, arguments=self.obj, id=self.id)
-        return ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
+        if self.custom:
+            made = ToolCall.freeform(name, join_surrogates(self.text), id=self.id)
+        elif self.obj is not None and not self.text.strip():
+            made = ToolCall(name=name, arguments=self.obj, id=self.id)
+        else:
+            made = ToolCall.from_text(name, join_surrogates(self.text), id=self.id)
+        return replace(made, aliases=tuple(self.aliases)) if self.aliases else made
 
 
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def custom_part(entry: Any) -> dict[str, Any] | None:
+    """A `tool_calls[]` entry's `custom` object when the entry is a custom call's fragment: typed
+    `custom`, or its `custom` carries a string name or input (an empty `{}` echoed on a function
+    entry by a gateway is not one, earendil-works/pi#8504)."""
+    if not isinstance(entry, dict):
+        return None
+    custom = entry.get("custom")
+    if not isinstance(custom, dict):
+        return {} if entry.get("type") == "custom" else None
+    if (
+        entry.get("type") == "custom"
+        or isinstance(custom.get("input"), str)
+        or isinstance(custom.get("name"), str)
+    ):
+        return custom
+    return None
 
 
 def join_surrogates(text: str) -> str:
@@ -276,7 +317,8 @@ class _Router:
         """Route and merge one entry; its call number and whether it started the call."""
         if not isinstance(entry, dict):
             return None
-        function = _dict(entry.get("function"))
+        custom = custom_part(entry)
+        function = custom if custom is not None else _dict(entry.get("function"))
         index, call_id, name = _key(entry.get("index")), _text(entry.get("id")), _text(function.get("name"))
         call = self._route(index, call_id, name)
         new = call is None
@@ -285,14 +327,18 @@ class _Router:
             self.calls.append(call)
             if index is not None:
                 self._at_index[index] = call
+        if call_id and call.id is not None and call_id != call.id and call_id not in call.aliases:
+            call.aliases.append(call_id)  # a rotated id (A7): the client may keep any of them
         if call_id and call.id is None:
             call.id = call_id
             known = self._by_id.get(call_id)
             if known is None or known.position < call.position:
                 self._by_id[call_id] = call
+        if custom is not None and not call.args_pieces:
+            call.custom = True
         if name:
             call.add_name(name)
-        call.add_args(function.get("arguments"))
+        call.add_args(function.get("input" if call.custom else "arguments"))
         call.pieces += 1
         return call.position, new
 
@@ -463,7 +509,7 @@ class OpenAIChat(Dialect, Requesting):
 
     def get(self, event: Event, slot: int, field: Field) -> Any:
         node: Any = self._entry(event.payload, slot)
-        path = _FIELD_PATHS.get(field)
+        path = _path(node, field)
         if path is None:
             return MISSING
         for key in path[:-1]:
@@ -473,10 +519,9 @@ class OpenAIChat(Dialect, Requesting):
         return node.get(path[-1], MISSING)
 
     def set(self, event: Event, slot: int, field: Field, value: Any) -> Event:
-        path = _FIELD_PATHS.get(field)
+        path = _path(self._entry(event.payload, slot), field)
         if path is None:
             raise DialectError(f"openai-chat: a tool_calls entry has no {field} field")
-        self._entry(event.payload, slot)  # there is such an entry
         # Copy on write: only the containers on the way to the field are new, the rest is shared
         # with the event's payload (payloads are never edited in place).
         payload = dict(event.payload)
@@ -503,7 +548,10 @@ class OpenAIChat(Dialect, Requesting):
         piece: dict[str, Any] = {}
         if "index" in entry:
             piece["index"] = entry["index"]
-        piece["function"] = {"arguments": args}
+        if custom_part(entry) is not None:
+            piece["custom"] = {"input": args}
+        else:
+            piece["function"] = {"arguments": args}
         choice = _dict(_choice(event.payload))
         return _make(_chunk(event.payload, {"tool_calls": [piece]}, choice_number=choice.get("index", 0)))
 
@@ -543,6 +591,19 @@ class OpenAIChat(Dialect, Requesting):
         payload = copy_json(into.payload)
         payload["choices"].append(other)
         return into.with_payload(payload)
+
+    def with_text(self, event: Event, text: str) -> Event | None:
+        """Choice 0's delta with `content` (after any it had) beside its `tool_calls`."""
+        if _choice(event.payload) is None:
+            return None
+        payload = copy_json(event.payload)
+        choice = _choice(payload)
+        assert choice is not None
+        delta = choice.setdefault("delta", {})
+        if not isinstance(delta, dict):
+            return None
+        delta["content"] = _text(delta.get("content")) + text
+        return event.with_payload(payload)
 
     def pack(self, parts: Sequence[tuple[Event, int]]) -> Event | None:
         """The first part's chunk with every part's entry, in order, in one `tool_calls` list."""
@@ -591,6 +652,71 @@ class OpenAIChat(Dialect, Requesting):
         Finish.CONTENT_FILTER: "content_filter",
     }
     finish_vocabulary = FINISH_REASONS
+
+    shape_codes = {
+        "A1": ("parallel calls start at one index", False),
+        "A3": ("a call fragment without an index (absent or null)", False),
+        "A5": ("the call id repeated on its continuation fragments", False),
+        "A6": ("an empty-string id on a continuation fragment", False),
+        "B1": ("two fragments of one index within one delta", False),
+        "B3": ("the name repeated on a continuation fragment", False),
+        "B5": ("a whole call, name and arguments, in one fragment", True),
+        "B6": ("whole placeholder arguments (`{}`) in the header, then more arguments", False),
+        "B7": ("an empty arguments fragment after the header", True),
+        "C2": ("several calls in one delta", True),
+        "D1": ("finish reason `stop` after tool calls", False),
+        "D6": ("no `[DONE]` at the end", False),
+        "D9": ("finish reason `tool_calls` without a tool call", False),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        fragments = self.fragments(events)
+        ids: dict[int, Any] = {}  # call -> the id its first fragment gave
+        headers: dict[int, Any] = {}  # call -> the arguments its first fragment gave
+        started_at: dict[Any, int] = {}  # index -> the call that started there
+        in_event: dict[int, list[tuple[int, Any]]] = {}  # event -> (call, index) of its fragments
+        for fragment in fragments:
+            event, slot, call = events[fragment.event], fragment.slot, fragment.call
+            index, given_id = self.get(event, slot, Field.INDEX), self.get(event, slot, Field.ID)
+            args, name = self.get(event, slot, Field.ARGS), self.get(event, slot, Field.NAME)
+            in_event.setdefault(fragment.event, []).append((call, index))
+            if index is MISSING or index is None:
+                found.setdefault("A3", fragment.event)
+            if call not in ids:
+                ids[call], headers[call] = given_id, args
+                if started_at.get(index, call) != call:
+                    found.setdefault("A1", fragment.event)
+                started_at.setdefault(index, call)
+                if fragment.role is Role.WHOLE:
+                    found.setdefault("B5", fragment.event)
+                continue
+            if given_id == "":
+                found.setdefault("A6", fragment.event)
+            elif isinstance(given_id, str) and given_id == ids[call]:
+                found.setdefault("A5", fragment.event)
+            if isinstance(name, str) and name:
+                found.setdefault("B3", fragment.event)
+            if args == "":
+                found.setdefault("B7", fragment.event)
+            elif isinstance(args, str) and _whole_json(headers[call]):
+                found.setdefault("B6", fragment.event)
+        for position, entries in in_event.items():
+            if len({call for call, _ in entries}) > 1:
+                found.setdefault("C2", position)
+            indexes = [index for _, index in entries]
+            if len(indexes) != len(set(map(repr, indexes))):
+                found.setdefault("B1", position)
+        for position, event in enumerate(events):
+            reason = self.finish_reason(event)
+            if reason == "stop" and fragments:
+                found.setdefault("D1", position)
+            elif reason == "tool_calls" and not fragments:
+                found.setdefault("D9", position)
+        meaningful = [e for e in events if not e.wire.is_comment]
+        if meaningful and meaningful[-1].payload != DONE:
+            found.setdefault("D6", len(events) - 1)
+        return dict(sorted(found.items(), key=lambda item: item[1]))
 
     def invariants(self, events: Sequence[Event]) -> list[Violation]:
         """Chat Completions rules, per choice: one documented finish_reason, no content after it,
@@ -743,6 +869,7 @@ class OpenAIChat(Dialect, Requesting):
     default_model = "gpt-4.1-mini"
     key_env = ("OPENAI_API_KEY",)
     base_url_env = ("OPENAI_BASE_URL",)
+    takes_freeform_tools = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
         return {**chat_body(recipe, model), "stream_options": {"include_usage": True}}
@@ -750,12 +877,16 @@ class OpenAIChat(Dialect, Requesting):
     def request_path(self, model: str) -> str:
         return "/chat/completions"
 
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        return chat_recipe(body)
+
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
     followup = Followup(
         call=Entry(("id",), ("function", "arguments"), (("function", "name"),)),
         result=Entry(("tool_call_id",), ("content",), (("name",),), kind="role", kinds=("tool", "function")),
         calls_in="tool_calls",
+        freeform=Entry(("id",), ("custom", "input"), (("custom", "name"),), kind="type", kinds=("custom",)),
     )
 
     def final_stream(self) -> bytes:
@@ -777,6 +908,12 @@ class OpenAIChat(Dialect, Requesting):
     def whole_response(self, outcome: Outcome) -> dict[str, Any]:
         calls = [
             {
+                "id": call_id(c, n, "call_"),
+                "type": "custom",
+                "custom": {"name": c.name or "", "input": args_text(c)},
+            }
+            if c.kind == CUSTOM
+            else {
                 "id": call_id(c, n, "call_"),
                 "type": "function",
                 "function": {"name": c.name or "", "arguments": args_text(c)},
@@ -800,6 +937,13 @@ class OpenAIChat(Dialect, Requesting):
         return {"error": {"message": message, "type": "server_error", "code": None, "param": None}}
 
 
+def _path(entry: Any, field: Field) -> tuple[str, ...] | None:
+    """Where `field` lives in this entry: under `custom` for a custom call's fragment."""
+    if field in _CUSTOM_PATHS and custom_part(entry) is not None:
+        return _CUSTOM_PATHS[field]
+    return _FIELD_PATHS.get(field)
+
+
 def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:
     out: set[Kind] = set()
     delta = _dict(choice.get("delta"))
@@ -809,8 +953,9 @@ def _choice_kinds(choice: dict[str, Any]) -> set[Kind]:
         out.add(Kind.REASONING)
     for entry in _tool_calls(choice):
         entry = _dict(entry)
-        function = _dict(entry.get("function"))
-        args = function.get("arguments")
+        custom = custom_part(entry)
+        function = custom if custom is not None else _dict(entry.get("function"))
+        args = function.get("input" if custom is not None else "arguments")
         header = bool(_text(entry.get("id")) or _text(function.get("name")))
         if header:
             out.add(Kind.TOOL_START)
@@ -867,3 +1012,14 @@ def _make(payload: dict[str, Any]) -> Event:
 
 
 DIALECT = OpenAIChat()
+
+
+def _whole_json(text: Any) -> bool:
+    """Whether arguments text is already a whole JSON value (`{}`): more after it cannot join it."""
+    if not isinstance(text, str) or not text.strip():
+        return False
+    try:
+        bounded.loads(text)
+    except ValueError:
+        return False
+    return True

@@ -28,6 +28,16 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   arguments are what the item says the call is (every field but the id, type, status and results:
   `action`, `queries`, `code`, `server_label` ...); its result is the item's `status`, with the
   item's `error` when it has one.
+- Custom (freeform) tool calls: a `custom_tool_call` item is a client call keyed like a function
+  call; its input is the concatenated `response.custom_tool_call_input.delta` pieces until its
+  `.done` (whose `input` wins when non-empty) or the item's `input`, reported raw
+  (`ToolCall.freeform`), never parsed as JSON. Client-run items without streamed arguments
+  (`shell_call`, `local_shell_call`, `apply_patch_call`, `computer_call`, answered by `call_id`)
+  are client calls of their item type (`kind`), their arguments the item's action (`action`,
+  `operation` ...), final at their `output_item.done`. `mcp_call` arguments may stream through
+  `response.mcp_call_arguments.delta`: a server call's, never a client call's. An
+  `mcp_approval_request` is a server call awaiting the client's approval (no result); an
+  `mcp_list_tools` item is no call.
 - Calls are reported in order of first appearance. Text is the `output_text` of message items:
   deltas per content part, replaced by the part's `output_text.done` text. Reasoning items are
   skipped. The finish reason is the terminal response's `status` (`completed`, `incomplete`,
@@ -44,7 +54,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall
+from harness.cassettes.outcome import CUSTOM, FUNCTION, Outcome, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -75,6 +85,8 @@ from harness.wire.dialects.requesting import (
     as_str,
     call_from,
     call_id,
+    last_user_text,
+    recipe_from,
     sse,
     text_of,
 )
@@ -91,10 +103,31 @@ FAILED = "response.failed"
 ERROR = "error"
 TERMINAL = frozenset({COMPLETED, INCOMPLETE, FAILED})
 FUNCTION_CALL = "function_call"
+# -- custom tools and other client items (custom_tool_call, shell_call ...) --------------------
+CUSTOM_CALL = "custom_tool_call"
+CUSTOM_DELTA = "response.custom_tool_call_input.delta"
+CUSTOM_DONE = "response.custom_tool_call_input.done"
+MCP_ARGS_DELTA = "response.mcp_call_arguments.delta"
+MCP_ARGS_DONE = "response.mcp_call_arguments.done"
+# Items the client runs, answered by `call_id`, whose arguments are not streamed: what the item
+# says to do is the call (developers.openai.com/api/docs/guides/tools-shell; openai-python
+# `types/responses/response_function_shell_tool_call.py`, `response_apply_patch_tool_call.py`).
+ACTION_ITEM_TYPES = frozenset({"shell_call", "local_shell_call", "apply_patch_call", "computer_call"})
+# The items a client runs: their arguments stream (function and custom calls) or come whole.
+CLIENT_ITEM_TYPES = frozenset({FUNCTION_CALL, CUSTOM_CALL}) | ACTION_ITEM_TYPES
+_ACTION_SKIPPED = frozenset({"id", "type", "status", "call_id", "pending_safety_checks"})
+# -- end custom tools and other client items ---------------------------------------------------
 # Output items of tools the provider runs itself (`computer_call` and `local_shell_call` are run by
 # the client, so they are not here).
 SERVER_ITEM_TYPES = frozenset(
-    {"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call", "image_generation_call"}
+    {
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "mcp_call",
+        "image_generation_call",
+        "mcp_approval_request",  # a server call awaiting the client's approval: nothing ran yet
+    }
 )
 # Item fields that say how a server call went, not what it was asked to do.
 _SERVER_RESULT_FIELDS = frozenset(
@@ -122,6 +155,7 @@ _ITEM_FIELDS = {
     Field.TYPE: "type",
     Field.ARGS: "arguments",
 }
+_CUSTOM_DONE_FIELDS = {Field.ITEM_ID: "item_id", Field.INDEX: "output_index", Field.ARGS: "input"}
 _DELTA_FIELDS = {Field.ITEM_ID: "item_id", Field.INDEX: "output_index", Field.ARGS: "delta"}
 _ARGS_DONE_FIELDS = {
     Field.ITEM_ID: "item_id",
@@ -147,6 +181,10 @@ _KINDS: dict[str, Kind] = {
     "response.reasoning_text.done": Kind.REASONING,
     ARGS_DELTA: Kind.TOOL_ARGS,
     ARGS_DONE: Kind.TOOL_END,
+    CUSTOM_DELTA: Kind.TOOL_ARGS,
+    CUSTOM_DONE: Kind.TOOL_END,
+    MCP_ARGS_DELTA: Kind.META,  # a server call's arguments: nothing a client runs
+    MCP_ARGS_DONE: Kind.META,
     FAILED: Kind.ERROR,
     ERROR: Kind.ERROR,
 }
@@ -169,7 +207,12 @@ def _item(payload: Any) -> dict[str, Any]:
 
 
 def _is_call_item(event: Event) -> bool:
-    return event_type(event) in (ADDED, ITEM_DONE) and _item_type(event.payload) == FUNCTION_CALL
+    return event_type(event) in (ADDED, ITEM_DONE) and _item_type(event.payload) in CLIENT_ITEM_TYPES
+
+
+def _args_key(item: Mapping[str, Any]) -> str:
+    """Where an item keeps its arguments: a custom call's raw `input`, else `arguments`."""
+    return "input" if item.get("type") == CUSTOM_CALL else "arguments"
 
 
 def _item_type(payload: Any) -> Any:
@@ -204,11 +247,17 @@ class _Call:
     done_args: str | None = None  # the `.done` (or item) arguments, which win over the deltas
     closed: bool = False  # arguments done: later deltas are stray
     final: bool = False
+    kind: str = FUNCTION_CALL  # the item type
+    action: dict[str, Any] = field(default_factory=dict)  # an action item's fields (ACTION_ITEM_TYPES)
 
     def fill(self, item: Mapping[str, Any]) -> None:
         self.item_id = self.item_id or _str(item.get("id"))
         self.call_id = self.call_id or _str(item.get("call_id"))
         self.name = self.name or _str(item.get("name")) or ""
+        if item.get("type") in CLIENT_ITEM_TYPES and self.kind == FUNCTION_CALL:
+            self.kind = str(item["type"])
+        if self.kind in ACTION_ITEM_TYPES:
+            self.action.update({k: v for k, v in item.items() if k not in _ACTION_SKIPPED})
 
     def finish_args(self, arguments: Any) -> None:
         if isinstance(arguments, str) and (arguments or not self.deltas):
@@ -216,7 +265,11 @@ class _Call:
         self.closed = True
 
     def tool_call(self) -> ToolCall:
+        if self.kind in ACTION_ITEM_TYPES:
+            return ToolCall(None, dict(self.action), id=self.call_id, kind=self.kind)
         text = self.done_args if self.done_args is not None else "".join(self.deltas)
+        if self.kind == CUSTOM_CALL:
+            return ToolCall.freeform(self.name or None, text, id=self.call_id)
         return ToolCall.from_text(self.name or None, text, id=self.call_id)
 
 
@@ -238,21 +291,23 @@ class _Calls:
             item = _item(payload)
             call = self._find(_str(item.get("id")), index) or self._open(index, item)
             call.fill(item)
-            call.finish_args(item.get("arguments"))
+            call.finish_args(item.get(_args_key(item)))
             call.final = True
             return call, Role.END
-        if kind == ARGS_DELTA:
+        if kind in (ARGS_DELTA, CUSTOM_DELTA):
             found = self._find(_str(payload.get("item_id")), index)
             if found is None:
                 return None
             if not found.closed and isinstance(payload.get("delta"), str):
                 found.deltas.append(payload["delta"])
             return found, Role.ARGS
-        if kind == ARGS_DONE:
+        if kind in (ARGS_DONE, CUSTOM_DONE):
             item = {"id": payload.get("item_id"), "name": payload.get("name")}
+            if kind == CUSTOM_DONE:
+                item["type"] = CUSTOM_CALL
             call = self._find(_str(item["id"]), index) or self._open(index, item)
             call.fill(item)
-            call.finish_args(payload.get("arguments"))
+            call.finish_args(payload.get("input" if kind == CUSTOM_DONE else "arguments"))
             return call, Role.END
         return None
 
@@ -263,7 +318,7 @@ class _Calls:
             return  # the output limit ended the response inside the open items (length-with-open-call)
         items = output if isinstance(output, list) else []
         for position, item in enumerate(items):
-            if not isinstance(item, dict) or item.get("type") != FUNCTION_CALL:
+            if not isinstance(item, dict) or item.get("type") not in CLIENT_ITEM_TYPES:
                 continue
             call = self._find(_str(item.get("id")), None) or self._with_call_id(_str(item.get("call_id")))
             if call is None and item.get("id") is None:
@@ -272,7 +327,7 @@ class _Calls:
                 call = self._open(position, item)
             call.fill(item)
             if not call.final:
-                call.finish_args(item.get("arguments"))
+                call.finish_args(item.get(_args_key(item)))
         for call in self.calls:
             call.final = True
 
@@ -283,8 +338,8 @@ class _Calls:
             current.fill(item)  # a duplicate start
             return current
         call = self._open(index, item)
-        if isinstance(item.get("arguments"), str):
-            call.deltas.append(item["arguments"])
+        if isinstance(item.get(_args_key(item)), str):
+            call.deltas.append(item[_args_key(item)])
         return call
 
     def _open(self, index: Hashable | None, item: Mapping[str, Any]) -> _Call:
@@ -420,7 +475,14 @@ RESPONSE_STATUSES = frozenset({"completed", "failed", "in_progress", "cancelled"
 ITEM_STATUSES = frozenset({"in_progress", "completed", "incomplete"})
 _TERMINAL_STATUS = {COMPLETED: "completed", INCOMPLETE: "incomplete", FAILED: "failed"}
 _DELTAS = frozenset(
-    {ARGS_DELTA, TEXT_DELTA, "response.reasoning_summary_text.delta", "response.refusal.delta"}
+    {
+        ARGS_DELTA,
+        TEXT_DELTA,
+        CUSTOM_DELTA,
+        MCP_ARGS_DELTA,
+        "response.reasoning_summary_text.delta",
+        "response.refusal.delta",
+    }
 )
 _CODES = {
     "output-index-invalid": "an output_index is a non-negative integer",
@@ -449,9 +511,9 @@ _SUMMARISED = frozenset({COMPLETED, INCOMPLETE})  # terminal events whose `respo
 def _as_streamed(item: dict[str, Any], deltas: list[str] | None) -> dict[str, Any]:
     """An item never done, as the response lists it: a function call's arguments are those its
     deltas streamed."""
-    if deltas is None or item.get("type") != "function_call":
+    if deltas is None or item.get("type") not in (FUNCTION_CALL, CUSTOM_CALL):
         return item
-    return {**item, "arguments": "".join(deltas)}
+    return {**item, _args_key(item): "".join(deltas)}
 
 
 class _Items:
@@ -551,7 +613,7 @@ class _Items:
                     )
                 if kind in _DELTAS and number in self.done:
                     flag("delta-after-done", pos, f"{kind} after its item's .done")
-                if kind in (ITEM_DONE, ARGS_DONE):
+                if kind in (ITEM_DONE, ARGS_DONE, CUSTOM_DONE, MCP_ARGS_DONE):
                     self.done.add(number)
                 if kind == ITEM_DONE:
                     self.open.discard(number)
@@ -598,7 +660,7 @@ class _Items:
                 number = self.find(payload)
                 if number is not None:
                     self.done_items[number] = _item(payload)
-            elif kind == ARGS_DELTA and isinstance(payload.get("delta"), str):
+            elif kind in (ARGS_DELTA, CUSTOM_DELTA) and isinstance(payload.get("delta"), str):
                 number = self.find(payload)
                 if number is not None:
                     streamed.setdefault(number, []).append(payload["delta"])
@@ -686,6 +748,9 @@ class OpenAIResponses(Dialect, Requesting):
     def accumulator(self) -> ReferenceAccumulator:
         return OpenAIResponsesAccumulator()
 
+    def announces(self, event: Event) -> bool:
+        return event_type(event) in ("response.created", "response.in_progress", "response.queued")
+
     def is_terminal(self, events: Sequence[Event]) -> bool:
         # completed, incomplete or failed ends a response; a bare `error` event need not be the last.
         said = [event for event in events if not event.wire.is_comment]
@@ -698,7 +763,7 @@ class OpenAIResponses(Dialect, Requesting):
         out: list[Fragment] = []
         for pos, event in enumerate(events):
             routed = calls.feed(event)
-            if routed is not None:
+            if routed is not None and routed[0].kind not in ACTION_ITEM_TYPES:  # no streamed arguments
                 out.append(Fragment(pos, 0, calls.calls.index(routed[0]), routed[1]))
         return out
 
@@ -723,7 +788,8 @@ class OpenAIResponses(Dialect, Requesting):
         _check_slot(slot)
         payload = _dict(event.payload)
         item_id = payload.get("item_id", _item(payload).get("id"))
-        delta: dict[str, Any] = {"type": ARGS_DELTA, "delta": args}
+        custom = event_type(event) in (CUSTOM_DELTA, CUSTOM_DONE) or _item_type(payload) == CUSTOM_CALL
+        delta: dict[str, Any] = {"type": CUSTOM_DELTA if custom else ARGS_DELTA, "delta": args}
         if item_id is not None:
             delta["item_id"] = item_id
         if "output_index" in payload:
@@ -872,11 +938,15 @@ class OpenAIResponses(Dialect, Requesting):
         if _is_call_item(event):
             if field is Field.INDEX:
                 return payload, "output_index"
+            if field is Field.ARGS:
+                return _item(payload), _args_key(_item(payload))
             return _item(payload), _ITEM_FIELDS.get(field)
-        if kind == ARGS_DELTA:
+        if kind in (ARGS_DELTA, CUSTOM_DELTA):
             return payload, _DELTA_FIELDS.get(field)
         if kind == ARGS_DONE:
             return payload, _ARGS_DONE_FIELDS.get(field)
+        if kind == CUSTOM_DONE:
+            return payload, _CUSTOM_DONE_FIELDS.get(field)
         return None, None
 
     # -- asking the provider (Requesting: `toolstream record`) ----------------------------------
@@ -887,13 +957,16 @@ class OpenAIResponses(Dialect, Requesting):
     key_env = ("OPENAI_API_KEY",)
     base_url_env = ("OPENAI_BASE_URL",)
     streams_reasoning = True
+    takes_freeform_tools = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "input": recipe.prompt,
             "tools": [
-                {
+                {"type": "custom", "name": t.name, "description": t.description, "format": {"type": "text"}}
+                if t.freeform
+                else {
                     "type": "function",
                     "name": t.name,
                     "description": t.description,
@@ -910,6 +983,11 @@ class OpenAIResponses(Dialect, Requesting):
     def request_path(self, model: str) -> str:
         return "/responses"
 
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        given = body.get("input")
+        prompt = given if isinstance(given, str) else last_user_text(given)
+        return recipe_from(prompt, body.get("tools"), ())
+
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
@@ -917,15 +995,15 @@ class OpenAIResponses(Dialect, Requesting):
         if not isinstance(items, list):
             return None
         # The assistant turn is the run of output items (messages, reasoning, calls) before the outputs.
-        outputs_at = [
-            i for i, item in enumerate(items) if as_dict(item).get("type") == "function_call_output"
-        ]
+        outputs_at = [i for i, item in enumerate(items) if as_dict(item).get("type") in _OUTPUT_TYPES]
         if not outputs_at:
             return None
         end = outputs_at[0]
         start = end
         while start > 0 and as_dict(items[start - 1]).get("type") in (
-            "function_call",
+            *CLIENT_ITEM_TYPES,
+            *SERVER_ITEM_TYPES,
+            "mcp_list_tools",
             "reasoning",
             "message",
         ):
@@ -936,16 +1014,12 @@ class OpenAIResponses(Dialect, Requesting):
                 break
             start -= 1
         turn = [as_dict(item) for item in items[start:end]]
-        calls = tuple(
-            call_from(item.get("name"), item.get("arguments"), item.get("call_id"))
-            for item in turn
-            if item.get("type") == "function_call"
-        )
+        calls = tuple(_echoed(item) for item in turn if item.get("type") in CLIENT_ITEM_TYPES)
         text = "".join(text_of(item.get("content")) for item in turn if item.get("type") == "message")
         results = tuple(
             ToolResult(as_str(as_dict(item).get("call_id")), None, as_dict(item).get("output"))
             for item in items[end:]
-            if as_dict(item).get("type") == "function_call_output"
+            if as_dict(item).get("type") in _OUTPUT_TYPES
         )
         by_reference = not calls and body.get("previous_response_id") is not None
         return Turn(calls, results, text, by_reference)
@@ -975,6 +1049,9 @@ class OpenAIResponses(Dialect, Requesting):
         output: list[Any] = [_replay_message(outcome.text)] if outcome.text else []
         for n, c in enumerate(outcome.tool_calls):
             identifier = call_id(c, n, "call_")
+            if c.kind != FUNCTION:
+                output.append(_whole_item(c, identifier))
+                continue
             output.append(
                 {
                     "id": f"fc_{identifier}",
@@ -989,6 +1066,46 @@ class OpenAIResponses(Dialect, Requesting):
 
     def error_body(self, message: str) -> Mapping[str, Any]:
         return {"error": {"message": message, "type": "server_error", "code": None, "param": None}}
+
+
+# What a client answers each client item with (custom calls: `custom_tool_call_output` ...).
+_OUTPUT_TYPES = frozenset(f"{kind}_output" for kind in CLIENT_ITEM_TYPES)
+
+
+def _echoed(item: Mapping[str, Any]) -> ToolCall:
+    """A client item a follow-up sends back, as the call it is: a custom call's raw input is
+    never parsed; an action item is its action."""
+    kind = item.get("type")
+    if kind == CUSTOM_CALL:
+        raw = item.get("input")
+        return ToolCall.freeform(
+            as_str(item.get("name")), raw if isinstance(raw, str) else "", as_str(item.get("call_id"))
+        )
+    if kind in ACTION_ITEM_TYPES:
+        action = {k: v for k, v in item.items() if k not in _ACTION_SKIPPED}
+        return ToolCall(None, action, id=as_str(item.get("call_id")), kind=str(kind))
+    return call_from(item.get("name"), item.get("arguments"), item.get("call_id"))
+
+
+def _whole_item(call: ToolCall, identifier: str) -> dict[str, Any]:
+    """A custom call or an action item as a whole response lists it."""
+    if call.kind == CUSTOM:
+        return {
+            "id": f"ctc_{identifier}",
+            "type": CUSTOM_CALL,
+            "status": "completed",
+            "call_id": identifier,
+            "name": call.name or "",
+            "input": args_text(call),
+        }
+    action = call.arguments if isinstance(call.arguments, dict) else {}
+    return {
+        "id": f"item_{identifier}",
+        "type": call.kind,
+        "status": "completed",
+        "call_id": identifier,
+        **action,
+    }
 
 
 def _check_slot(slot: int) -> None:

@@ -84,6 +84,12 @@ def prepare_request(
             f"recipe {rec.name} needs reasoning, which {spec.name} does not stream; "
             f"use {', '.join(thinking[:-1])} or {thinking[-1]}"
         )
+    if any(t.freeform for t in rec.tools) and not asking.takes_freeform_tools:
+        freeform = [p.name for p in providers().values() if _takes_freeform(p)]
+        raise UsageError(
+            f"recipe {rec.name} needs custom (freeform) tools, which {spec.name} does not take; "
+            f"use {', '.join(freeform[:-1])} or {freeform[-1]}"
+        )
     model = model or spec.default_model
     if not model:
         raise UsageError(f"provider {spec.name} needs --model")
@@ -112,6 +118,11 @@ def prepare_request(
         key = next((env[n] for n in names if env.get(n)), "") if optional else required_variable(env, names)
     request.headers.update(asking.credentials(request, key, env, now))
     return request
+
+
+def _takes_freeform(spec: Provider) -> bool:
+    asking = dialects.get(spec.dialect)
+    return isinstance(asking, Requesting) and asking.takes_freeform_tools
 
 
 def _streams_reasoning(spec: Provider) -> bool:

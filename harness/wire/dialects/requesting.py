@@ -47,11 +47,13 @@ class PreparedRequest:
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """A provider-neutral function tool; `parameters` is a JSON Schema object."""
+    """A provider-neutral function tool; `parameters` is a JSON Schema object. `freeform`: a custom
+    tool, whose input is plain text (OpenAI `type: custom`, format text): `parameters` is unused."""
 
     name: str
     description: str
     parameters: Mapping[str, Any]
+    freeform: bool = False
 
     @property
     def takes_no_args(self) -> bool:
@@ -105,6 +107,9 @@ class Requesting(ABC):
     key_env: ClassVar[tuple[str, ...]] = ()  # any one of these holds the key; empty: no key
     base_url_env: ClassVar[tuple[str, ...]] = ()  # where the provider's own SDK reads its endpoint
     streams_reasoning: ClassVar[bool] = False  # whether a recipe that thinks can run here
+    takes_freeform_tools: ClassVar[bool] = (
+        False  # whether a recipe with a custom (freeform) tool can run here
+    )
 
     @abstractmethod
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
@@ -113,6 +118,12 @@ class Requesting(ABC):
     @abstractmethod
     def request_path(self, model: str) -> str:
         """The path under the API root that the body goes to."""
+
+    def recipe_of(self, body: Mapping[str, Any]) -> Recipe | None:
+        """What a request of this dialect asks, in no provider's words: its last user message and
+        its function tools (what a gateway's client asks again in another dialect); None where
+        the dialect cannot say (the default) or the body asks nothing."""
+        return None
 
     def root_in(self, env: Mapping[str, str]) -> str | None:
         """The API root when none is given (Bedrock's depends on the region)."""
@@ -160,10 +171,51 @@ def chat_body(recipe: Recipe, model: str) -> dict[str, Any]:
     return {"model": model, "messages": user_message(recipe), "tools": function_tools(recipe), "stream": True}
 
 
+def chat_recipe(body: Mapping[str, Any]) -> Recipe | None:
+    """The recipe of a chat-shaped body (OpenAI chat, Ollama, Cohere): the last user message's
+    text and the `function` tools."""
+    return recipe_from(last_user_text(body.get("messages")), body.get("tools"), ("function",))
+
+
+def recipe_from(
+    prompt: str | None, tools: Any, under: tuple[str, ...], schema: str = "parameters"
+) -> Recipe | None:
+    """A recipe of `prompt` and the function tools of a request's tool list, each tool's name,
+    description and schema read under `under` (("function",) for OpenAI chat, () for a flat
+    entry) at `schema`; an entry of another type (a server tool: `web_search`) is left out.
+    None when there is no prompt."""
+    if prompt is None:
+        return None
+    found = []
+    for entry in mappings(tools):
+        kind = entry.get("type")
+        if kind is not None and kind not in ("function", "custom"):
+            continue
+        spec = dig(entry, under) if under else entry
+        name = as_str(as_dict(spec).get("name"))
+        if name:
+            description = as_str(as_dict(spec).get("description")) or ""
+            found.append(Tool(name, description, dict(as_dict(as_dict(spec).get(schema)))))
+    return Recipe("request", prompt, tuple(found))
+
+
+def last_user_text(turns: Any) -> str | None:
+    """The text of the last `user` message of a list of turns (None when there is none)."""
+    for message in reversed(mappings(turns)):
+        if message.get("role") == "user":
+            return text_of(message.get("content"))
+    return None
+
+
 def function_tools(recipe: Recipe) -> list[dict[str, Any]]:
-    """The recipe's tools as OpenAI-style `function` tools."""
+    """The recipe's tools as OpenAI-style `function` tools (a freeform one as a `custom` tool)."""
     return [
         {
+            "type": "custom",
+            "custom": {"name": t.name, "description": t.description, "format": {"type": "text"}},
+        }
+        if t.freeform
+        else {
             "type": "function",
             "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)},
         }
@@ -297,6 +349,9 @@ class Followup:
     text_kind: tuple[str, str] | None = None
     thought: str | None = None
     plain_text: bool = True  # the content may be a plain string (not Bedrock's, not Gemini's)
+    # Where a custom (freeform) call keeps its name and raw input (OpenAI chat `type: custom`):
+    # such an entry is read as a freeform call, its input never parsed.
+    freeform: Entry | None = None
 
     def read(self, body: Mapping[str, Any]) -> Turn | None:
         """The last assistant turn's calls and text, and the results after it; None without results."""
@@ -319,11 +374,20 @@ class Followup:
             return None
         turn = as_dict(turns[last]) if last >= 0 else {}
         calls = tuple(
-            call_from(self.call.name(item), dig(item, self.call.value), dig(item, self.call.id))
+            self._call(item)
             for item in mappings(turn.get(self.calls_in))
-            if self.call.matches(item)
+            if self.call.matches(item) or (self.freeform is not None and self.freeform.matches(item))
         )
         return Turn(calls, results, self.text(turn.get(self.text_in)))
+
+    def _call(self, item: Mapping[str, Any]) -> ToolCall:
+        custom = self.freeform
+        if custom is not None and custom.matches(item):
+            raw = dig(item, custom.value)
+            return ToolCall.freeform(
+                custom.name(item), raw if isinstance(raw, str) else "", as_str(dig(item, custom.id))
+            )
+        return call_from(self.call.name(item), dig(item, self.call.value), dig(item, self.call.id))
 
     def text(self, content: Any) -> str:
         if isinstance(content, str):

@@ -1,0 +1,367 @@
+"""The 2026 failure shapes as scenarios: each class kills a client written the way real clients
+are, with a message naming what goes wrong, and leaves a correct one alone."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from harness.accumulators import EventLevel
+from harness.cassettes.outcome import Outcome, State, ToolCall, diff
+from harness.errors import ScenarioError
+from harness.matrix.selection import build_case
+from harness.mutate.scenario import Case
+from harness.wire import dialects
+from harness.wire.dialects import Event
+
+
+def outcome_of(acc: Any, case: Case) -> Outcome:
+    """`acc`'s outcome through the library's one decode -> feed -> close loop."""
+    return EventLevel(lambda dialect: acc, type(acc).__name__).run(case)
+
+
+def problems(case_id: str, acc: Any) -> list[str]:
+    case = build_case(case_id)
+    return diff(case.expected, outcome_of(acc, case))
+
+
+# -- OpenAI chat clients -----------------------------------------------------------------------
+
+
+class ChatClient:
+    """Merges `tool_calls[]` entries by index. `present_overwrites`: a member that is present (even
+    `null` or `""`) replaces the name (DeepSeek Harness, anomalyco/opencode#43328). `first_only`:
+    reads `tool_calls[0]` alone. `calls_or_text`: a delta's text is read only when it has no calls.
+    `strip`: trims each piece (a custom call's raw input loses its spaces). Custom entries keep
+    their raw input."""
+
+    def __init__(
+        self,
+        *,
+        present_overwrites: bool = False,
+        first_only: bool = False,
+        calls_or_text: bool = False,
+        strip: bool = False,
+    ) -> None:
+        self.present_overwrites = present_overwrites
+        self.first_only = first_only
+        self.calls_or_text = calls_or_text
+        self.strip = strip
+        self.calls: dict[Any, dict[str, Any]] = {}
+        self.text = ""
+        self.finish: str | None = None
+
+    def feed(self, event: Event) -> None:
+        payload = event.payload
+        if not isinstance(payload, dict) or not payload.get("choices"):
+            return
+        choice = payload["choices"][0]
+        self.finish = choice.get("finish_reason") or self.finish
+        delta = choice.get("delta") or {}
+        entries = delta.get("tool_calls") or []
+        if entries and self.first_only:
+            entries = entries[:1]
+        if not (entries and self.calls_or_text):
+            self.text += delta.get("content") or ""
+        for entry in entries:
+            call = self.calls.setdefault(
+                entry.get("index"), {"id": None, "name": "", "text": "", "custom": False}
+            )
+            custom = isinstance(entry.get("custom"), dict)
+            part = entry["custom"] if custom else entry.get("function") or {}
+            call["custom"] = call["custom"] or custom
+            call["id"] = call["id"] or entry.get("id") or None
+            if self.present_overwrites:
+                if "name" in part:
+                    call["name"] = part["name"]
+            else:
+                call["name"] = part.get("name") or call["name"]
+            piece = part.get("input" if custom else "arguments") or ""
+            call["text"] += piece.strip() if self.strip else piece
+
+    def close(self, error: str | None) -> Outcome:
+        made = tuple(
+            ToolCall.freeform(c["name"], c["text"], c["id"])
+            if c["custom"]
+            else ToolCall.from_text(c["name"] or None, c["text"], c["id"])
+            for c in self.calls.values()
+        )
+        return Outcome(tool_calls=made, text=self.text, finish_reason=self.finish, state=State.COMPLETE)
+
+
+def test_null_identity_members_kill_a_client_that_takes_a_present_member_as_an_update() -> None:
+    case_id = "openai-chat/single-call::A12-null-identity-on-continuations::s0"
+    assert problems(case_id, ChatClient(present_overwrites=True)) == [
+        "call 1: name 'get_weather' expected, got None"
+    ]
+    assert problems(case_id, ChatClient()) == []
+    assert problems("openai-chat/single-call::original::s0", ChatClient(present_overwrites=True)) == []
+
+
+def test_empty_identity_members_kill_a_client_that_takes_empty_as_a_value() -> None:
+    case_id = "openai-chat/single-call::A6-empty-id-and-name-continuation::s0"
+    assert problems(case_id, ChatClient(present_overwrites=True)) == [
+        "call 1: name 'get_weather' expected, got None"
+    ]
+    assert problems(case_id, ChatClient()) == []
+
+
+def test_several_whole_calls_in_one_delta_kill_a_client_reading_the_first_entry() -> None:
+    case_id = "openai-chat/parallel-2::C2-several-whole-calls-in-one-delta::s0"
+    case = build_case(case_id)
+    # Every call whole, all of them in one chunk.
+    with_calls = [e for e in case.events if dialects.get("openai-chat").fragments([e])]
+    assert len(with_calls) == 1 and len(with_calls[0].payload["choices"][0]["delta"]["tool_calls"]) == 2
+    assert problems(case_id, ChatClient(first_only=True))[0] == "tool_calls: 2 expected, got 1"
+    assert problems(case_id, ChatClient()) == []
+
+
+def test_text_in_the_call_delta_kills_a_client_reading_text_or_calls() -> None:
+    case_id = "openai-chat/single-call::C6-text-in-the-call-delta::s0"
+    assert problems(case_id, ChatClient(calls_or_text=True)) == [
+        "text: 'Checking that now. ' expected, got ''"
+    ]
+    assert problems(case_id, ChatClient()) == []
+    assert problems("openai-chat/single-call::original::s0", ChatClient(calls_or_text=True)) == []
+
+
+@pytest.mark.parametrize("cassette", ["openai-chat/custom-tool", "openai-responses/custom-tool"])
+def test_custom_input_split_anywhere_keeps_the_raw_input(cassette: str) -> None:
+    case = build_case(f"{cassette}::custom-input-split-anywhere::s0")
+    d = dialects.get(case.dialect)
+    pieces = [
+        d.get(case.events[f.event], f.slot, dialects.Field.ARGS)
+        for f in d.fragments(case.events)
+        if f.role is not dialects.Role.END  # a Responses `.done` repeats the whole input
+    ]
+    text = case.expected.tool_calls[0].arguments
+    assert "\\" in text and '"' in text and "\n" in text
+    assert [p for p in pieces if isinstance(p, str) and p] == list(text)  # one character a piece
+    assert d.invariants(case.events) == []
+
+
+def test_custom_input_split_anywhere_kills_a_client_that_trims_pieces() -> None:
+    case_id = "openai-chat/custom-tool::custom-input-split-anywhere::s0"
+    (line,) = problems(case_id, ChatClient(strip=True))
+    assert line.startswith(
+        'call 1: arguments \'grep -rn "TODO\\\\|FIXME" src/ | wc -l\\necho "done: $?"\' expected'
+    )
+    assert problems(case_id, ChatClient()) == []
+    assert (
+        problems("openai-chat/custom-tool::original::s0", ChatClient(strip=True)) != []
+    )  # tokens have spaces too
+
+
+def test_split_custom_input_needs_a_custom_call() -> None:
+    with pytest.raises(ScenarioError, match="does not apply"):
+        build_case("openai-chat/single-call::custom-input-split-anywhere::s0")
+
+
+# -- Anthropic: invalid streamed JSON under eager input streaming (G1) ---------------------------
+
+
+class AnthropicClient:
+    """Joins `input_json_delta` per block; at the block's stop parses it. `on_invalid`: `empty`
+    reports `{}` (the SDK-less `json.loads(...) or {}` client), `prefix` runs the first JSON value
+    that parses (`raw_decode`, as a partial parser does), `raw` reports it invalid as assembled."""
+
+    def __init__(self, on_invalid: str) -> None:
+        self.on_invalid = on_invalid
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.done: list[ToolCall] = []
+        self.finish: str | None = None
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind = p.get("type")
+        if kind == "content_block_start" and p["content_block"].get("type") == "tool_use":
+            block = p["content_block"]
+            self.blocks[p["index"]] = {"id": block["id"], "name": block["name"], "text": ""}
+        elif kind == "content_block_delta" and p["delta"].get("type") == "input_json_delta":
+            self.blocks[p["index"]]["text"] += p["delta"]["partial_json"]
+        elif kind == "content_block_stop" and p["index"] in self.blocks:
+            block = self.blocks.pop(p["index"])
+            self.done.append(self._call(block))
+        elif kind == "message_delta":
+            self.finish = p["delta"].get("stop_reason") or self.finish
+
+    def _call(self, block: dict[str, Any]) -> ToolCall:
+        text = block["text"]
+        if self.on_invalid == "raw":
+            return ToolCall.from_text(block["name"], text, block["id"])
+        try:
+            return ToolCall(block["name"], json.loads(text), block["id"])
+        except ValueError:
+            if self.on_invalid == "prefix":
+                try:
+                    return ToolCall(block["name"], json.JSONDecoder().raw_decode(text)[0], block["id"])
+                except ValueError:
+                    pass
+            return ToolCall(block["name"], {}, block["id"])
+
+    def close(self, error: str | None) -> Outcome:
+        return Outcome(tool_calls=tuple(self.done), finish_reason=self.finish, state=State.COMPLETE)
+
+
+@pytest.mark.parametrize("spoil", ["mis-escaped", "trailing-bytes", "bare-words"])
+def test_invalid_eager_json_is_never_run_nor_empty(spoil: str) -> None:
+    case_id = f"anthropic/eager-input-streaming::G1-eager-invalid-json-{spoil}::s0"
+    case = build_case(case_id)
+    (call,) = case.expected.tool_calls
+    assert call.invalid and isinstance(call.arguments, str)
+    assert dialects.get("anthropic").invariants(case.events) == []
+    empty = problems(case_id, AnthropicClient("empty"))
+    assert len(empty) == 1 and empty[0].startswith("call 1: arguments") and empty[0].endswith("got valid {}")
+    assert problems(case_id, AnthropicClient("raw")) == []
+    assert problems("anthropic/eager-input-streaming::original::s0", AnthropicClient("empty")) == []
+
+
+def test_trailing_bytes_kill_a_client_that_runs_the_prefix_that_parses() -> None:
+    case_id = "anthropic/eager-input-streaming::G1-eager-invalid-json-trailing-bytes::s0"
+    (line,) = problems(case_id, AnthropicClient("prefix"))
+    assert "expected, got valid {" in line and '"path":"notes/todo.md"' in line
+
+
+def test_invalid_eager_json_needs_a_request_that_asked_for_it() -> None:
+    with pytest.raises(ScenarioError, match="does not apply"):
+        build_case("anthropic/single-call::G1-eager-invalid-json-bare-words::s0")
+
+
+# -- late deltas after a block's end (E3), Bedrock Converse -------------------------------------
+
+
+class BedrockClient:
+    """Joins `toolUse` input deltas by `contentBlockIndex`. `respect_stop`: a delta for a block
+    that stopped is ignored (anomalyco/opencode PR #45847); otherwise it is appended."""
+
+    def __init__(self, respect_stop: bool) -> None:
+        self.respect_stop = respect_stop
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.stopped: set[int] = set()
+        self.finish: str | None = None
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        index = p.get("contentBlockIndex")
+        if event.name == "contentBlockStart" and "toolUse" in p.get("start", {}):
+            use = p["start"]["toolUse"]
+            self.blocks[index] = {"id": use["toolUseId"], "name": use["name"], "text": ""}
+        elif event.name == "contentBlockDelta" and "toolUse" in p.get("delta", {}):
+            if not (self.respect_stop and index in self.stopped):
+                self.blocks[index]["text"] += p["delta"]["toolUse"].get("input", "")
+        elif event.name == "contentBlockStop":
+            self.stopped.add(index)
+        elif event.name == "messageStop":
+            self.finish = p.get("stopReason")
+
+    def close(self, error: str | None) -> Outcome:
+        made = tuple(ToolCall.from_text(b["name"], b["text"], b["id"]) for b in self.blocks.values())
+        return Outcome(tool_calls=made, finish_reason=self.finish, state=State.COMPLETE)
+
+
+def test_late_delta_after_a_bedrock_block_stop_kills_an_appending_client() -> None:
+    case_id = "bedrock-converse/single-call::E3-stray-delta-after-done::s0"
+    (line,) = problems(case_id, BedrockClient(respect_stop=False))
+    assert line.startswith("call 1: arguments") and "got invalid" in line and line.endswith('"}}')
+    assert problems(case_id, BedrockClient(respect_stop=True)) == []
+    assert problems("bedrock-converse/single-call::original::s0", BedrockClient(respect_stop=False)) == []
+
+
+# -- Responses: identity that changes mid-call ----------------------------------------------------
+
+
+class ResponsesClient:
+    """Function calls keyed by item id; arguments from the deltas. `index_fallback`: an unknown
+    item id falls back to the `output_index` (as openai-python's stream state does)."""
+
+    def __init__(self, index_fallback: bool) -> None:
+        self.index_fallback = index_fallback
+        self.by_id: dict[str, dict[str, Any]] = {}
+        self.by_index: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind = p.get("type")
+        if kind == "response.output_item.added" and p["item"].get("type") == "function_call":
+            call = {"id": p["item"]["call_id"], "name": p["item"]["name"], "text": ""}
+            self.by_id[p["item"]["id"]] = self.by_index[p["output_index"]] = call
+        elif kind == "response.function_call_arguments.delta":
+            call = self.by_id.get(p.get("item_id"))
+            if call is None and self.index_fallback:
+                call = self.by_index.get(p.get("output_index"))
+            if call is not None:
+                call["text"] += p["delta"]
+        elif kind == "response.completed":
+            self.finish = p["response"]["status"]
+
+    def close(self, error: str | None) -> Outcome:
+        made = tuple(ToolCall.from_text(c["name"], c["text"], c["id"]) for c in self.by_index.values())
+        return Outcome(tool_calls=made, finish_reason=self.finish, state=State.COMPLETE)
+
+
+def test_item_id_changing_mid_call_kills_a_client_keyed_on_item_ids_alone() -> None:
+    case_id = "openai-responses/single-call::E6-item-id-changes-mid-call::s0"
+    found = problems(case_id, ResponsesClient(index_fallback=False))
+    assert found and found[0].startswith("call 1: arguments") and found[0].endswith("got {}")
+    assert problems(case_id, ResponsesClient(index_fallback=True)) == []
+    assert problems("openai-responses/single-call::original::s0", ResponsesClient(index_fallback=False)) == []
+
+
+# -- Responses starts and ends that are not announced --------------------------------------------
+
+
+class SnapshotResponsesClient(ResponsesClient):
+    """Opens its response at `response.created` and keeps items only inside it; with `from_output`
+    its calls are those `response.completed` lists (a client built on the final snapshot)."""
+
+    def __init__(self, from_output: bool = False) -> None:
+        super().__init__(index_fallback=True)
+        self.opened = False
+        self.from_output = from_output
+        self.listed: list[ToolCall] = []
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        if p.get("type") == "response.created":
+            self.opened = True
+        if p.get("type") == "response.completed":
+            self.listed = [
+                ToolCall.from_text(i["name"], i["arguments"], i["call_id"])
+                for i in p["response"]["output"]
+                if i.get("type") == "function_call"
+            ]
+        if self.opened:
+            super().feed(event)
+
+    def close(self, error: str | None) -> Outcome:
+        outcome = super().close(error)
+        return replace(outcome, tool_calls=tuple(self.listed)) if self.from_output else outcome
+
+
+def test_a_responses_stream_without_created_kills_a_client_that_waits_for_it() -> None:
+    case_id = "openai-responses/parallel-2::D10-responses-without-created::s0"
+    assert problems(case_id, SnapshotResponsesClient())[0] == "tool_calls: 2 expected, got 0"
+    assert problems(case_id, ResponsesClient(index_fallback=True)) == []
+    assert problems("openai-responses/parallel-2::original::s0", SnapshotResponsesClient()) == []
+
+
+def test_a_bare_done_instead_of_completed_kills_a_client_reading_the_final_output() -> None:
+    case_id = "openai-responses/parallel-2::D6-responses-ends-in-bare-done::s0"
+    case = build_case(case_id)
+    assert case.events[-1].payload == "[DONE]" and case.expected.state is State.CUT
+    assert len(case.expected.tool_calls) == 2  # each item was done before the end
+    found = problems(case_id, SnapshotResponsesClient(from_output=True))
+    assert found[0] == "tool_calls: 2 expected, got 0"
+    # What the done items say stands; that the turn ended without its terminal event is the state.
+    assert problems(case_id, ResponsesClient(index_fallback=True)) == ["state: cut expected, got complete"]
+
+
+def test_a_bare_done_after_completed_changes_nothing() -> None:
+    case = build_case("openai-responses/parallel-2::D6-done-after-responses-terminal::s0")
+    original = build_case("openai-responses/parallel-2::original::s0")
+    assert case.expected == original.expected and case.events[-1].payload == "[DONE]"
+    assert problems(case.id, ResponsesClient(index_fallback=True)) == []
