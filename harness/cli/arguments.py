@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from harness.mutate.scenario import MAX_SEED, MAX_SEEDS
 
@@ -28,6 +30,7 @@ __all__ = [
     "output_file",
     "output_folder",
     "seconds",
+    "terminal_report",
     "timeout",
 ]
 
@@ -89,6 +92,13 @@ def output_file(text: str) -> Path:
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a folder; give a file path")
     return path
+
+
+def terminal_report(args: argparse.Namespace) -> TextIO:
+    """Where a command prints what it found: stderr when it writes a report to stdout (`--json -`,
+    `--html -`), so that report stays JSON or HTML; else stdout."""
+    on_stdout = any(str(getattr(args, name, None)) == "-" for name in ("json", "html"))
+    return sys.stderr if on_stdout else sys.stdout
 
 
 def output_folder(text: str) -> Path:

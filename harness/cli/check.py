@@ -231,7 +231,11 @@ def run(args: argparse.Namespace) -> int:
         write_json(report_to_dict(report, selection), args.json)
     if args.html:
         write_html(args.html, reports=[report], selection=selection)
-    print(render_check(report, selection=selection, max_failures=args.max_failures))
+    # With a report on stdout (`--json -`), this goes to stderr: the JSON stays JSON.
+    print(
+        render_check(report, selection=selection, max_failures=args.max_failures),
+        file=arguments.terminal_report(args),
+    )
     if not report.results:
         print("no cases selected", file=sys.stderr)
     if args.baseline_update:

@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
             )
     if args.html:
         write_html(args.html, reports=[m.report for m in merged], selection=merged[0].selection)
-    for one in merged:
-        print(render_check(one.report, selection=one.selection, max_failures=args.max_failures))
+    for one in merged:  # to stderr when a report goes to stdout (`-`)
+        shown = render_check(one.report, selection=one.selection, max_failures=args.max_failures)
+        print(shown, file=arguments.terminal_report(args))
     return 0 if all(m.report.ok for m in merged) else 1

@@ -101,7 +101,11 @@ def run(args: argparse.Namespace) -> int:
             report = run_clients(selected, args.client, jobs=jobs, timeout=args.timeout, server=server)
         if args.json:
             write_json(report_to_dict(report, selection), args.json)
-        print(render_check(report, selection=selection, max_failures=args.max_failures))
+        # With a report on stdout (`--json -`), this goes to stderr: the JSON stays JSON.
+        print(
+            render_check(report, selection=selection, max_failures=args.max_failures),
+            file=arguments.terminal_report(args),
+        )
         return 0 if report.ok else 1
     return asyncio.run(_serve(selected, args))
 

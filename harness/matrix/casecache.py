@@ -132,8 +132,8 @@ class CaseStore:
         if folder is None:
             return {}
         try:
-            data = (folder / f"{key}.bin").read_bytes()
-        except OSError:
+            data = bounded.read(folder / f"{key}.bin", self.max_bytes)
+        except (OSError, ValueError):  # missing, unreadable, over the store's size, not a file
             return {}
         return _unpacked(data)
 

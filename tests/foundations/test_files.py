@@ -6,6 +6,7 @@ over it, before)."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -132,3 +133,16 @@ def test_locked_serialises_holders_and_cleans_up(tmp_path: Path) -> None:
     with files.locked(path):
         assert (tmp_path / ".c.yaml.lock").exists()
     assert not (tmp_path / ".c.yaml.lock").exists()
+
+
+@pytest.mark.parametrize("option", ["--json", "--html"])
+def test_a_report_on_stdout_leaves_stdout_to_it(option: str, tmp_path: Path) -> None:
+    """`check --json -`: the report alone on stdout (what check says goes to stderr)."""
+    argv = [("-" if a == "FILE" else a) for a in WRITERS[f"check {option}"]]
+    done = toolstream(argv, tmp_path)
+    assert done.returncode == 0, done.stderr
+    if option == "--json":
+        assert json.loads(done.stdout)["summary"]["pass"] == 1
+    else:
+        assert done.stdout.lstrip().startswith("<!DOCTYPE html>") and done.stdout.rstrip().endswith("</html>")
+    assert "1 pass" in done.stderr

@@ -408,3 +408,17 @@ def test_a_file_is_read_again_before_writing_only_when_another_process_wrote_it(
     CaseStore(tmp_path).write("k", {"c": ()})  # another process adds one meanwhile: merged
     store.write("k", {"a": (), "b": (), "d": ()}, unchanged=second)
     assert reads == ["k", "k"] and sorted(read(store, "k")) == ["a", "b", "c", "d"]
+
+
+def test_a_fifo_in_the_store_is_no_stored_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store reads its files through the bounded reader: a FIFO planted at a key's file is
+    nothing stored (it blocked the run for ever), as an unreadable file is."""
+    from harness import bounded
+
+    store = CaseStore(tmp_path)
+    folder = store.folder()
+    assert folder is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(folder / "somekey.bin")
+    monkeypatch.setattr(bounded, "WAIT", 0.2)
+    assert store.read("somekey") == {}
