@@ -7,7 +7,12 @@
 - `withheld`: a call the stream finished is missing from a client that said the stream ended
   badly (its state `cut` or `error`, a raise included) where it did (docs/oracle.md, signalled
   endings): its user was told the turn failed, so nothing is lost silently; retrying is safe.
-- `cosmetic`: the state label, the finish reason, the text (usage is not compared).
+- `cosmetic`: the state label, the finish reason, the text (usage is not compared), the order of
+  text and calls, a reasoning summary: what the API accepts back as it is.
+
+A part of the response that goes back on the next turn (`Outcome.parts`) is `lost` when the
+provider checks it there: a signature or opaque payload dropped, changed, merged or moved, a signed
+thinking text changed, reasoning moved across a call (`harness.cassettes.outcome.part_differences`).
 
 Severities come from the outcomes, not from the diff text: calls are first aligned on equality
 (so a missing first call reads as one lost call, not as every later call renamed), the rest are
@@ -28,7 +33,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from harness.cassettes.outcome import COMPARED, STATE_TAKEN, Outcome, State, ToolCall, diff, meets
+from harness.cassettes.outcome import (
+    COMPARED,
+    STATE_TAKEN,
+    Outcome,
+    State,
+    ToolCall,
+    diff,
+    meets,
+    part_differences,
+)
 from harness.wire.dialects import finish_words, tool_call_finishes
 
 __all__ = [
@@ -106,6 +120,10 @@ def weigh(expected: Outcome, actual: Outcome, decides: Decides | None = None) ->
     calls_ending = all(ending_e.values()) and all(ending_a.values())
     out: list[Difference] = []
     for field in COMPARED:
+        if field == "parts":  # what goes back on the next turn: lost where the provider checks it
+            for line, binding in part_differences(expected, actual):
+                out.append(Difference(line, Severity.LOST if binding else Severity.COSMETIC, False))
+            continue
         for line in diff(expected, actual, fields=(field,)):
             if field == "finish_reason" and _skips_calls(expected, actual):
                 out.append(Difference(line, Severity.LOST, True))

@@ -44,7 +44,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request, header
-from harness.cassettes.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, PartKind, State
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -185,6 +185,7 @@ class AnthropicAccumulator(BlockAccumulator):
                 answers=answers if is_result and isinstance(answers, str) else None,
                 result=_result(block_type, block.get("content")) if is_result else None,
             )
+            self._part(_index(event), block_type, block)
         elif kind == "content_block_delta":
             self._delta(_index(event), _delta(event))
         elif kind == "content_block_stop":
@@ -204,12 +205,43 @@ class AnthropicAccumulator(BlockAccumulator):
             self.state = State.ERROR
             self.error = f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
 
+    def _part(self, index: Hashable, block_type: Any, block: dict[str, Any]) -> None:
+        """The part a block begins: a call, a server call, thinking (with the signature or redacted
+        payload it may start with) or text (its start's text counts for nothing: deltas carry it)."""
+        opened = self.blocks.get(index)
+        if opened is None:
+            return
+        order = opened.order
+        if block_type == "tool_use":
+            self.parts.open(PartKind.CALL, order)
+        elif block_type in SERVER_BLOCK_TYPES:
+            self.parts.open(PartKind.SERVER_CALL, order)
+        elif block_type == "thinking":
+            text, signature = block.get("thinking"), block.get("signature")
+            self.parts.reasoning(
+                order,
+                text if isinstance(text, str) else "",
+                signature=signature if isinstance(signature, str) else None,
+            )
+        elif block_type == "redacted_thinking":
+            data = block.get("data")
+            self.parts.reasoning(order, data=data if isinstance(data, str) else "")
+
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         kind = delta.get("type")
+        block = self.blocks.get(index)
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             self.text.append(delta["text"])
+            self.parts.text(delta["text"], None if block is None else block.order)
             return
-        block = self.blocks.get(index)
+        if kind in ("thinking_delta", "signature_delta") and block is not None and block.kind == "thinking":
+            piece, signature = delta.get("thinking"), delta.get("signature")
+            self.parts.reasoning(
+                block.order,
+                piece if isinstance(piece, str) else "",
+                signature=signature if isinstance(signature, str) else None,
+            )
+            return
         if kind == "input_json_delta" and block is not None and block.takes_args:
             block.add_args(delta.get("partial_json"))
 

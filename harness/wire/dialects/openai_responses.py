@@ -44,7 +44,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall
+from harness.cassettes.outcome import Outcome, PartKind, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -67,6 +67,7 @@ from harness.wire.dialects.base import (
     tool_names,
     unoffered_calls,
 )
+from harness.wire.dialects.parts import PartLog
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
@@ -95,6 +96,9 @@ FAILED = "response.failed"
 ERROR = "error"
 TERMINAL = frozenset({COMPLETED, INCOMPLETE, FAILED})
 FUNCTION_CALL = "function_call"
+REASONING = "reasoning"
+# The deltas of a reasoning item's summary and of its reasoning text.
+REASONING_DELTAS = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
 # Output items of tools the provider runs itself (`computer_call` and `local_shell_call` are run by
 # the client, so they are not here).
 SERVER_ITEM_TYPES = frozenset(
@@ -182,6 +186,17 @@ def _item_type(payload: Any) -> Any:
 
 def _response_status(payload: Any) -> Any:
     return field_of(payload, "response.status", (str, type(None)))
+
+
+def reasoning_text(item: Mapping[str, Any]) -> str:
+    """A reasoning item's text: its summary texts, then its reasoning texts, joined."""
+    pieces = [
+        entry.get("text")
+        for name in ("summary", "content")
+        for entry in (item.get(name) if isinstance(item.get(name), list) else [])
+        if isinstance(entry, Mapping)
+    ]
+    return "".join(piece for piece in pieces if isinstance(piece, str))
 
 
 def _key(value: Any) -> Hashable | None:
@@ -362,14 +377,19 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         self._error: str | None = None
         self._finish: str | None = None
         self._usage: Mapping[str, Any] | None = None
+        self._parts = PartLog()  # calls keyed by their object's id, server items and text as above
 
     def feed(self, event: Event) -> None:
         if self._state is not None:
             return  # nothing after the terminal event counts
-        if self._calls.feed(event) is not None:
+        routed = self._calls.feed(event)
+        if routed is not None:
+            self._parts.open(PartKind.CALL, id(routed[0]))
             return
         kind, payload = event_type(event), _dict(event.payload)
         if self._servers.feed(kind, payload):
+            key = _str(_item(payload).get("id")) or _key(payload.get("output_index"))
+            self._parts.open(PartKind.SERVER_CALL, key)
             return
         if kind in (TEXT_DELTA, TEXT_DONE):
             part = (
@@ -378,8 +398,16 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
             )
             if kind == TEXT_DELTA and isinstance(payload.get("delta"), str):
                 self._text[part] = self._text.get(part, "") + payload["delta"]
+                self._parts.add(PartKind.TEXT, part, payload["delta"])
             elif kind == TEXT_DONE and isinstance(payload.get("text"), str):
                 self._text[part] = payload["text"]
+                self._parts.add(PartKind.TEXT, part)
+                self._parts.replace_text(PartKind.TEXT, part, payload["text"])
+        elif kind in (ADDED, ITEM_DONE) and _item_type(payload) == REASONING:
+            self._reasoning(kind, payload)
+        elif kind in REASONING_DELTAS and isinstance(payload.get("delta"), str):
+            key = _str(payload.get("item_id")) or _key(payload.get("output_index"))
+            self._parts.reasoning(key, payload["delta"])
         elif kind in TERMINAL:
             response = _dict(payload.get("response"))
             status = _response_status(payload)
@@ -396,6 +424,17 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         elif kind == ERROR:
             self._fail(payload.get("error") or payload)
 
+    def _reasoning(self, kind: str, payload: Mapping[str, Any]) -> None:
+        """A reasoning item: its id and summary; its `encrypted_content` from `.done` only (the
+        one in `.added` may be incomplete, openai-python's `ResponseReasoningItem` says)."""
+        item = _item(payload)
+        key = _str(item.get("id")) or _key(payload.get("output_index"))
+        self._parts.reasoning(key, id=_str(item.get("id")))
+        if kind == ITEM_DONE:
+            self._parts.reasoning(key, data=_str(item.get("encrypted_content")))
+            if "summary" in item or "content" in item:  # the whole text, as `.done` restates it
+                self._parts.replace_text(PartKind.REASONING, key, reasoning_text(item))
+
     def _fail(self, error: Any) -> None:
         self._state = State.ERROR
         message = error.get("message") if isinstance(error, dict) else error
@@ -406,14 +445,17 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         message = self._error
         if state is State.CUT:
             message = error or "stream ended before response.completed"
+        final = [call for call in self._calls.calls if call.final]
+        servers = self._servers
         return Outcome(
-            tool_calls=tuple(call.tool_call() for call in self._calls.calls if call.final),
+            tool_calls=tuple(call.tool_call() for call in final),
             text="".join(self._text.values()),
             finish_reason=self._finish,
             state=state,
             error=message,
             usage=self._usage,
-            server_calls=self._servers.calls(),
+            server_calls=servers.calls(),
+            parts=self._parts.close({id(call) for call in final}, servers.final & servers.items.keys()),
         )
 
 
