@@ -18,6 +18,7 @@ from harness.cassettes.outcome import ToolCall
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import (
+    reparted,
     args_text,
     by_call,
     continuation,
@@ -168,7 +169,8 @@ class PackFragments(Mutation):
             gone.extend(run[1:])
         if not gone:
             raise NotApplicable("fragments already share events")
-        return stream.with_events(_without(stream, events, gone))
+        packed_events = _without(stream, events, gone)
+        return stream.with_events(packed_events, reparted(stream, packed_events))  # a call may now come first
 
 
 @mutation("interleave")
@@ -223,7 +225,8 @@ class Interleave(Mutation):
         events = list(stream.events)
         middle = [events[i] for i in others] + [events[i] for i in order]
         # Blocks moved before the calls take the positions the calls had: renumber by position.
-        return stream.with_events(stream.dialect.renumber([*events[:first], *middle, *events[last + 1 :]]))
+        moved = stream.dialect.renumber([*events[:first], *middle, *events[last + 1 :]])
+        return stream.with_events(moved, reparted(stream, moved))  # text and reasoning now come first
 
 
 @mutation("empty-args-fragment")

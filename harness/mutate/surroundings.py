@@ -12,7 +12,7 @@ from typing import Literal
 
 from harness.errors import NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
-from harness.mutate.calls import fragments_or_skip, reference_on, terminal_index
+from harness.mutate.calls import fragments_or_skip, reference_on, reparted, terminal_index
 from harness.wire.dialects import Event, Kind
 
 Where = Literal["start", "before-tools", "after-tools", "end"]
@@ -88,14 +88,15 @@ class InsertText(Mutation):
             raise NotApplicable("the text before this point is not a prefix of the expected text")
         events = _insert(stream, at, _build(stream, Kind.TEXT, text=self.text))
         expected = replace(stream.expected, text=before + self.text + old[len(before) :])
-        return stream.with_events(events, expected)
+        return stream.with_events(events, reparted(stream, events, expected))
 
 
 @mutation("insert-reasoning")
 @dataclass(frozen=True)
 class InsertReasoning(Mutation):
     """Insert reasoning / thinking before the tool calls (C4: a thinking block shifts the tool
-    call's index; `reasoning_content` deltas first). Reasoning is not part of the outcome."""
+    call's index; `reasoning_content` deltas first). Expected: the calls and text as before, the
+    reasoning a part of its own where it was inserted (`Outcome.parts`)."""
 
     text: str = "The user wants the weather; I should call the tool."
     where: Where = "before-tools"
@@ -103,7 +104,7 @@ class InsertReasoning(Mutation):
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         at = _position(stream, self.where)
         events = _insert(stream, at, _build(stream, Kind.REASONING, text=self.text))
-        return stream.with_events(events)
+        return stream.with_events(events, reparted(stream, events))
 
 
 @mutation("usage-chunks")
