@@ -537,7 +537,10 @@ def part_differences(expected: Outcome, actual: Outcome) -> list[tuple[str, bool
     if not actual.parts or not coherent(expected):
         return []
     reported = {part.kind for part in actual.parts}
-    leave_out = frozenset(k for k in (PartKind.TEXT, PartKind.SERVER_CALL) if k not in reported)
+    left = {k for k in (PartKind.TEXT, PartKind.SERVER_CALL) if k not in reported}
+    if _count(expected.parts, PartKind.CALL) != _count(actual.parts, PartKind.CALL):
+        left.add(PartKind.CALL)  # a call missing or extra: the calls' own lines say so
+    leave_out = frozenset(left)
     want, got = normalized(expected.parts, leave_out), normalized(actual.parts, leave_out)
     if want == got:
         return []
@@ -556,10 +559,17 @@ def part_differences(expected: Outcome, actual: Outcome) -> list[tuple[str, bool
 
 
 def _bound_order(parts: Sequence[Part]) -> list[tuple[PartKind, str | None, str | None]]:
-    # The order the provider checks: reasoning parts among the calls (a signature rides with its part).
+    # The order the provider checks: signed or encrypted reasoning among the calls (a signature
+    # rides with its part); unsigned reasoning (a summary, `reasoning_content`) is not checked.
     return [
-        (p.kind, p.signature, p.data) for p in parts if p.kind in (PartKind.REASONING, PartKind.CALL)
+        (p.kind, p.signature, p.data)
+        for p in parts
+        if p.kind is PartKind.CALL or (p.kind is PartKind.REASONING and p.marked)
     ]
+
+
+def _count(parts: Sequence[Part], kind: PartKind) -> int:
+    return sum(1 for p in parts if p.kind is kind)
 
 
 def _kinds(parts: Sequence[Part]) -> str:

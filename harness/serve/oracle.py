@@ -109,6 +109,7 @@ def turn_outcome(expected: Outcome, turn: Turn) -> Outcome:
         finish_reason=expected.finish_reason,
         state=expected.state,
         notes=(FROM_FOLLOWUP, *_ran_again(turn)),
+        parts=turn.parts,  # the reasoning and signatures sent back, judged as any outcome's parts
     )
 
 

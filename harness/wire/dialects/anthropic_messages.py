@@ -44,7 +44,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request, header
-from harness.cassettes.outcome import Outcome, PartKind, State
+from harness.cassettes.outcome import Outcome, Part, PartKind, State
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -244,6 +244,24 @@ class AnthropicAccumulator(BlockAccumulator):
             return
         if kind == "input_json_delta" and block is not None and block.takes_args:
             block.add_args(delta.get("partial_json"))
+
+
+def sent_parts(content: Any) -> tuple[Part, ...]:
+    """The thinking and tool_use blocks of an assistant message a client sent back, as parts:
+    each `thinking` block with its signature, each `redacted_thinking` block with its data."""
+    out: list[Part] = []
+    for block in content if isinstance(content, list) else []:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "tool_use":
+            out.append(Part(PartKind.CALL))
+        elif kind == "thinking":
+            text, signature = block.get("thinking"), block.get("signature")
+            out.append(Part(PartKind.REASONING, text if isinstance(text, str) else "",
+                            signature if isinstance(signature, str) and signature else None))  # fmt: skip
+        elif kind == "redacted_thinking":
+            data = block.get("data")
+            out.append(Part(PartKind.REASONING, data=data if isinstance(data, str) else ""))
+    return tuple(out)
 
 
 def _result(block_type: Any, content: Any) -> str:
@@ -540,6 +558,7 @@ class AnthropicMessages(Dialect, Requesting):
         calls_in="content",
         results_in="content",
         text_kind=("type", "text"),
+        parts=lambda turn: sent_parts(turn.get("content")),
     )
 
     def final_stream(self) -> bytes:

@@ -51,7 +51,7 @@ from urllib.parse import quote, urlsplit
 
 from harness import bounded
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, PartKind, ServerCall, State, ToolCall
+from harness.cassettes.outcome import Outcome, Part, PartKind, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -376,6 +376,18 @@ class GeminiAccumulator(ReferenceAccumulator):
         return Outcome(
             calls, text, finish, State.COMPLETE, None, self._usage, server_calls=servers, parts=parts
         )
+
+
+def sent_parts(parts: Any) -> tuple[Part, ...]:
+    """The functionCall and thought parts of a model turn a client sent back, as parts, each
+    with the `thoughtSignature` it carries."""
+    out: list[Part] = []
+    for part in parts if isinstance(parts, list) else []:
+        if _function_call(part) is not None:
+            out.append(Part(PartKind.CALL, signature=_signature(part)))
+        elif isinstance(part, dict) and part.get("thought") and isinstance(part.get("text"), str):
+            out.append(Part(PartKind.REASONING, part["text"], _signature(part)))
+    return tuple(out)
 
 
 def _signature(part: Any) -> str | None:
@@ -720,6 +732,7 @@ class GeminiDialect(Dialect, Requesting):
         text_in="parts",
         thought="thought",  # a thought's text is not the answer's
         plain_text=False,
+        parts=lambda turn: sent_parts(turn.get("parts")),
     )
 
     def final_stream(self) -> bytes:

@@ -57,7 +57,7 @@ from urllib.parse import urlparse
 
 from harness import bounded
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, PartKind, State, ToolCall
+from harness.cassettes.outcome import Outcome, Part, PartKind, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -151,6 +151,18 @@ def reasoning_of(delta: Mapping[str, Any]) -> str:
         if isinstance(found, str) and found:
             return found
     return ""
+
+
+def sent_parts(message: Mapping[str, Any]) -> tuple[Part, ...]:
+    """An assistant message a client sent back, as parts: its reasoning text first
+    (`reasoning_content`, or `reasoning`), then its tool calls with their thought signatures."""
+    thought = reasoning_of(message)
+    out = [Part(PartKind.REASONING, thought)] if thought else []
+    calls = message.get("tool_calls")
+    for entry in calls if isinstance(calls, list) else []:
+        if isinstance(entry, dict):
+            out.append(Part(PartKind.CALL, signature=thought_signature(entry)))
+    return tuple(out)
 
 
 def thought_signature(entry: Any) -> str | None:
@@ -787,6 +799,7 @@ class OpenAIChat(Dialect, Requesting):
         call=Entry(("id",), ("function", "arguments"), (("function", "name"),)),
         result=Entry(("tool_call_id",), ("content",), (("name",),), kind="role", kinds=("tool", "function")),
         calls_in="tool_calls",
+        parts=sent_parts,
     )
 
     def final_stream(self) -> bytes:

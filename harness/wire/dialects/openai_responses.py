@@ -44,7 +44,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, PartKind, ServerCall, State, ToolCall
+from harness.cassettes.outcome import Outcome, Part, PartKind, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -197,6 +197,19 @@ def reasoning_text(item: Mapping[str, Any]) -> str:
         if isinstance(entry, Mapping)
     ]
     return "".join(piece for piece in pieces if isinstance(piece, str))
+
+
+def sent_parts(items: Sequence[Mapping[str, Any]]) -> tuple[Part, ...]:
+    """The reasoning and function_call items of a turn a client sent back, as parts: each
+    reasoning item with its id, text and `encrypted_content`."""
+    out: list[Part] = []
+    for item in items:
+        if item.get("type") == FUNCTION_CALL:
+            out.append(Part(PartKind.CALL))
+        elif item.get("type") == REASONING:
+            out.append(Part(PartKind.REASONING, reasoning_text(item), None,
+                            _str(item.get("encrypted_content")), _str(item.get("id"))))  # fmt: skip
+    return tuple(out)
 
 
 def _key(value: Any) -> Hashable | None:
@@ -1001,7 +1014,7 @@ class OpenAIResponses(Dialect, Requesting):
             if as_dict(item).get("type") == "function_call_output"
         )
         by_reference = not calls and body.get("previous_response_id") is not None
-        return Turn(calls, results, text, by_reference)
+        return Turn(calls, results, text, by_reference, sent_parts(turn))
 
     def final_stream(self) -> bytes:
         part = {"type": "output_text", "text": "", "annotations": []}

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness.cassettes.outcome import Outcome, ToolCall
+from harness.cassettes.outcome import Outcome, Part, ToolCall
 from harness.errors import UsageError
 
 if TYPE_CHECKING:
@@ -87,12 +87,15 @@ class Turn:
     """The assistant turn a follow-up request carries back, with the results attached to it.
 
     `by_reference`: the calls were not echoed but named by id only (a Responses request with
-    `previous_response_id`); the results' call ids are then all there is to judge."""
+    `previous_response_id`); the results' call ids are then all there is to judge. `parts`: the
+    turn's reasoning and call parts in the order sent, with the signatures and payloads sent back
+    (text is not among them: a follow-up's text is not judged)."""
 
     calls: tuple[ToolCall, ...]
     results: tuple[ToolResult, ...]
     text: str = ""
     by_reference: bool = False
+    parts: tuple[Part, ...] = ()
 
 
 class Requesting(ABC):
@@ -297,6 +300,8 @@ class Followup:
     text_kind: tuple[str, str] | None = None
     thought: str | None = None
     plain_text: bool = True  # the content may be a plain string (not Bedrock's, not Gemini's)
+    # The reasoning and call parts the assistant turn sends back (the dialect's reader), or none.
+    parts: Callable[[Mapping[str, Any]], tuple[Part, ...]] | None = None
 
     def read(self, body: Mapping[str, Any]) -> Turn | None:
         """The last assistant turn's calls and text, and the results after it; None without results."""
@@ -323,7 +328,8 @@ class Followup:
             for item in mappings(turn.get(self.calls_in))
             if self.call.matches(item)
         )
-        return Turn(calls, results, self.text(turn.get(self.text_in)))
+        parts = self.parts(turn) if self.parts is not None else ()
+        return Turn(calls, results, self.text(turn.get(self.text_in)), parts=parts)
 
     def text(self, content: Any) -> str:
         if isinstance(content, str):

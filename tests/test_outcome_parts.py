@@ -1,0 +1,236 @@
+"""The parts of a response and the state that goes back with them (`Outcome.parts`): how they are
+compared, what a difference costs, what the reference reads, what a follow-up sends back, and
+accumulators written the way real clients are, which these cases kill."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness import Event, EventAccumulator, Outcome, State, ToolCall, resolve_accumulator
+from harness.cassettes.outcome import Part, PartKind, diff, part_differences
+from harness.matrix.judging import judge
+from harness.matrix.selection import build_case
+from harness.oracle.severity import Severity, differences
+from harness.oracle.verdict import Verdict
+from harness.serve.followup import read_followup
+from harness.serve.oracle import turn_outcome
+
+R, C, T, S = PartKind.REASONING, PartKind.CALL, PartKind.TEXT, PartKind.SERVER_CALL
+CALL = ToolCall("get_weather", {"city": "Paris"}, "toolu_1")
+
+
+def signed(*parts: Part, calls: int = 1) -> Outcome:
+    text = "".join(p.text for p in parts if p.kind is T)
+    return Outcome(tool_calls=(CALL,) * calls, text=text, parts=parts)
+
+
+def test_a_signature_changed_is_lost_and_names_it() -> None:
+    want = signed(Part(R, "think", "sig-A"), Part(C))
+    got = signed(Part(R, "think", "sig-B"), Part(C))
+    assert differences(want, got) == [("reasoning 1: signature 'sig-A' expected, got 'sig-B'", Severity.LOST)]
+
+
+def test_an_accumulator_without_parts_is_not_judged_on_them() -> None:
+    want = signed(Part(R, "think", "sig-A"), Part(C))
+    assert diff(want, Outcome(tool_calls=(CALL,))) == []
+
+
+def test_reasoning_moved_after_its_call_is_lost_text_moved_is_cosmetic() -> None:
+    want = signed(Part(T, "Let me look. "), Part(R, "think", "sig"), Part(C))
+    moved = differences(want, signed(Part(T, "Let me look. "), Part(C), Part(R, "think", "sig")))
+    assert moved[0][1] is Severity.LOST and moved[0][0].startswith("parts: ")
+    text_after = differences(want, signed(Part(R, "think", "sig"), Part(C), Part(T, "Let me look. ")))
+    assert [s for _, s in text_after] == [Severity.COSMETIC]
+
+
+def test_text_chunks_and_an_unsigned_summary_may_be_joined_or_dropped() -> None:
+    want = Outcome(text="ab", parts=(Part(R, "x"), Part(R, "y"), Part(T, "a"), Part(T, "b")))
+    assert part_differences(want, Outcome(text="ab", parts=(Part(R, "xy"), Part(T, "ab")))) == []
+    dropped = part_differences(want, Outcome(text="ab", parts=(Part(T, "ab"),)))
+    assert dropped and not any(binding for _, binding in dropped)
+
+
+def test_parts_are_not_judged_against_an_expectation_they_disagree_with() -> None:
+    # An expectation a step edited by hand (a call dropped) without its parts says nothing of them.
+    stale = Outcome(parts=(Part(R, "t", "sig"), Part(C)))
+    assert part_differences(stale, Outcome(parts=(Part(R, "t", "other"),))) == []
+
+
+def test_parts_round_trip() -> None:
+    outcome = Outcome(
+        tool_calls=(CALL,),
+        text="hi",
+        parts=(Part(T, "hi"), Part(R, "", None, "opaque", "rs_1"), Part(C, signature="Cp")),
+    )
+    assert Outcome.from_dict(json.loads(json.dumps(outcome.to_dict()))) == outcome
+    assert Outcome.from_record(outcome.to_record()) == outcome
+    assert "parts" not in Outcome().to_dict()
+
+
+# -- what the reference reads ---------------------------------------------------------------------
+
+
+def kinds(case_id: str) -> list[tuple[str, bool]]:
+    return [(str(p.kind), p.marked) for p in build_case(case_id).expected.parts]
+
+
+def test_reference_reads_thinking_between_calls() -> None:
+    assert kinds("anthropic/interleaved-thinking::original::s0") == [
+        ("reasoning", True), ("call", False), ("reasoning", True), ("call", False)
+    ]  # fmt: skip
+
+
+def test_reference_reads_text_after_a_server_call() -> None:
+    assert kinds("anthropic/web-search::original::s0") == [("text", False), ("server_call", False), ("text", False)]
+    assert kinds("openai-responses/web-search-then-call::original::s0")[:2] == [("server_call", False), ("text", False)]
+
+
+def test_reference_reads_a_signature_on_the_first_parallel_call_only() -> None:
+    parts = build_case("gemini/parallel-one-per-chunk::original::s0").expected.parts
+    assert [p.signature is not None for p in parts if p.kind is C] == [True, False, False]
+
+
+def test_reference_reads_a_reasoning_item_with_its_id() -> None:
+    first = build_case("openai-responses/reasoning-then-call::original::s0").expected.parts[0]
+    assert first.kind is R and first.id is not None and first.id.startswith("rs_")
+
+
+def test_reference_reads_reasoning_content() -> None:
+    first = build_case("openai-chat/deepseek-reasoning-content::original::s0").expected.parts[0]
+    assert first.kind is R and first.text.startswith("The user wants")
+
+
+# -- accumulators written the way real clients are ------------------------------------------------
+
+
+class OneThinkingBuffer(EventAccumulator):
+    """Anthropic, as clients that keep one `thinking` string and one `signature` per message are
+    written: every thinking delta joined, each signature delta overwriting the last."""
+
+    def __init__(self, dialect: str) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.order: list[int] = []
+        self.thinking = ""
+        self.signature = ""
+        self.text = ""
+        self.finish: str | None = None
+        self.done = False
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind = p.get("type")
+        if kind == "content_block_start":
+            self.blocks[p["index"]] = {**p["content_block"], "json": ""}
+            self.order.append(p["index"])
+        elif kind == "content_block_delta":
+            delta = p["delta"]
+            if delta["type"] == "thinking_delta":
+                self.thinking += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                self.signature = delta["signature"]
+            elif delta["type"] == "text_delta":
+                self.text += delta["text"]
+            elif delta["type"] == "input_json_delta":
+                self.blocks[p["index"]]["json"] += delta["partial_json"]
+        elif kind == "message_delta":
+            self.finish = p["delta"].get("stop_reason") or self.finish
+        elif kind == "message_stop":
+            self.done = True
+
+    def close(self, error: str | None) -> Outcome:
+        tools = [self.blocks[i] for i in self.order if self.blocks[i]["type"] == "tool_use"]
+        parts = [Part(R, self.thinking, self.signature)] if self.thinking else []
+        return Outcome(
+            tool_calls=tuple(ToolCall.from_text(b["name"], b["json"], b["id"]) for b in tools),
+            text=self.text,
+            finish_reason=self.finish,
+            state=State.COMPLETE if self.done else State.CUT,
+            parts=(*parts, *(Part(C) for _ in tools)),
+        )
+
+
+class TextJoined(OneThinkingBuffer):
+    """Anthropic, as clients that keep the text in one string and the blocks apart are written:
+    the text is one part, before the calls, wherever its blocks were."""
+
+    def close(self, error: str | None) -> Outcome:
+        outcome = super().close(error)
+        servers = [i for i in self.order if self.blocks[i]["type"] == "server_tool_use"]
+        parts = [Part(T, self.text), *(Part(S) for _ in servers), *(p for p in outcome.parts if p.kind is C)]
+        return Outcome(outcome.tool_calls, outcome.text, outcome.finish_reason, outcome.state, parts=tuple(parts))
+
+
+def verdict(accumulator: type[EventAccumulator], case_id: str) -> tuple[Verdict, str]:
+    result = judge(resolve_accumulator(accumulator), "test", build_case(case_id))
+    return result.verdict, "\n".join(result.diff)
+
+
+def test_one_thinking_buffer_fails_on_thinking_between_calls() -> None:
+    found, said = verdict(OneThinkingBuffer, "anthropic/interleaved-thinking::original::s0")
+    assert found is Verdict.FAIL
+    assert "reasoning 1: signature" in said and "reasoning 2:" in said and "expected, missing" in said
+
+
+def test_one_thinking_buffer_passes_where_there_is_one_block() -> None:
+    assert verdict(OneThinkingBuffer, "anthropic/thinking-then-call::original::s0")[0] is Verdict.PASS
+
+
+def test_text_joined_across_a_server_call_is_named() -> None:
+    found, said = verdict(TextJoined, "anthropic/web-search::original::s0")
+    assert found is Verdict.WARN  # the API accepts the text back in one block: cosmetic
+    assert said.startswith("parts: ") and "server call, text" in said and said.count("\n") == 0
+
+
+def test_the_reference_passes_its_own_cases() -> None:
+    for case_id in ("anthropic/interleaved-thinking::original::s0", "anthropic/web-search::original::s0"):
+        assert judge(resolve_accumulator("reference"), "reference", build_case(case_id)).verdict is Verdict.PASS
+
+
+# -- what a follow-up sends back ------------------------------------------------------------------
+
+
+def anthropic_followup(content: list[dict[str, Any]]) -> dict[str, Any]:
+    ran = [{"type": "tool_result", "tool_use_id": b["id"], "content": "ok"} for b in content if "id" in b]
+    return {
+        "messages": [
+            {"role": "user", "content": "Triage"},
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": ran},
+        ]
+    }
+
+
+def test_a_followup_without_its_thinking_blocks_loses_them() -> None:
+    case = build_case("anthropic/thinking-then-call::original::s0")
+    call = case.expected.tool_calls[0]
+    tool_use = {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+    thinking = next(p for p in case.expected.parts if p.kind is R)
+    block = {"type": "thinking", "thinking": thinking.text, "signature": thinking.signature}
+    whole = read_followup("anthropic", anthropic_followup([block, tool_use]))
+    bare = read_followup("anthropic", anthropic_followup([tool_use]))
+    assert whole is not None and bare is not None
+    assert differences(case.expected, turn_outcome(case.expected, whole)) == []
+    lost = differences(case.expected, turn_outcome(case.expected, bare))
+    assert Severity.LOST in {s for _, s in lost} and any("reasoning 1:" in line for line, _ in lost)
+
+
+def test_a_gemini_followup_with_the_signature_moved_to_another_call_loses_it() -> None:
+    case = build_case("gemini/parallel-one-per-chunk::original::s0")
+    signature = next(p.signature for p in case.expected.parts if p.signature)
+    calls = [{"functionCall": {"name": c.name, "args": c.arguments}} for c in case.expected.tool_calls]
+    moved = [calls[0], {**calls[1], "thoughtSignature": signature}, calls[2]]
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "go"}]},
+            {"role": "model", "parts": moved},
+            {"role": "user", "parts": [{"functionResponse": {"name": c.name, "response": {}}}
+                                       for c in case.expected.tool_calls]},  # fmt: skip
+        ]
+    }
+    turn = read_followup("gemini", body)
+    assert turn is not None
+    lines = differences(case.expected, turn_outcome(case.expected, turn))
+    assert ("call part 1: signature " + repr(signature)[:40]) in lines[0][0] or any(
+        line.startswith("call part 1: signature") and s is Severity.LOST for line, s in lines
+    )
