@@ -82,8 +82,9 @@ def test_reference_reads_thinking_between_calls() -> None:
 
 
 def test_reference_reads_text_after_a_server_call() -> None:
-    assert kinds("anthropic/web-search::original::s0") == [("text", False), ("server_call", False), ("text", False)]
-    assert kinds("openai-responses/web-search-then-call::original::s0")[:2] == [("server_call", False), ("text", False)]
+    plain = [("text", False), ("server_call", False), ("text", False)]
+    assert kinds("anthropic/web-search::original::s0") == plain
+    assert kinds("openai-responses/web-search-then-call::original::s0")[:2] == plain[1:]
 
 
 def test_reference_reads_a_signature_on_the_first_parallel_call_only() -> None:
@@ -157,8 +158,9 @@ class TextJoined(OneThinkingBuffer):
     def close(self, error: str | None) -> Outcome:
         outcome = super().close(error)
         servers = [i for i in self.order if self.blocks[i]["type"] == "server_tool_use"]
-        parts = [Part(T, self.text), *(Part(S) for _ in servers), *(p for p in outcome.parts if p.kind is C)]
-        return Outcome(outcome.tool_calls, outcome.text, outcome.finish_reason, outcome.state, parts=tuple(parts))
+        calls = [p for p in outcome.parts if p.kind is C]
+        parts = (Part(T, self.text), *(Part(S) for _ in servers), *calls)
+        return Outcome(outcome.tool_calls, outcome.text, outcome.finish_reason, outcome.state, parts=parts)
 
 
 def verdict(accumulator: type[EventAccumulator], case_id: str) -> tuple[Verdict, str]:
@@ -184,7 +186,8 @@ def test_text_joined_across_a_server_call_is_named() -> None:
 
 def test_the_reference_passes_its_own_cases() -> None:
     for case_id in ("anthropic/interleaved-thinking::original::s0", "anthropic/web-search::original::s0"):
-        assert judge(resolve_accumulator("reference"), "reference", build_case(case_id)).verdict is Verdict.PASS
+        result = judge(resolve_accumulator("reference"), "reference", build_case(case_id))
+        assert result.verdict is Verdict.PASS
 
 
 # -- what a follow-up sends back ------------------------------------------------------------------
@@ -220,17 +223,16 @@ def test_a_gemini_followup_with_the_signature_moved_to_another_call_loses_it() -
     signature = next(p.signature for p in case.expected.parts if p.signature)
     calls = [{"functionCall": {"name": c.name, "args": c.arguments}} for c in case.expected.tool_calls]
     moved = [calls[0], {**calls[1], "thoughtSignature": signature}, calls[2]]
+    answers = [{"functionResponse": {"name": c.name, "response": {}}} for c in case.expected.tool_calls]
     body = {
         "contents": [
             {"role": "user", "parts": [{"text": "go"}]},
             {"role": "model", "parts": moved},
-            {"role": "user", "parts": [{"functionResponse": {"name": c.name, "response": {}}}
-                                       for c in case.expected.tool_calls]},  # fmt: skip
+            {"role": "user", "parts": answers},
         ]
     }
     turn = read_followup("gemini", body)
     assert turn is not None
     lines = differences(case.expected, turn_outcome(case.expected, turn))
-    assert ("call part 1: signature " + repr(signature)[:40]) in lines[0][0] or any(
-        line.startswith("call part 1: signature") and s is Severity.LOST for line, s in lines
-    )
+    assert any(line.startswith("call part 1: signature") and s is Severity.LOST for line, s in lines)
+    assert any(line.startswith("call part 2: signature None expected") for line, _ in lines)

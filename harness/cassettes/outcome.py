@@ -606,8 +606,9 @@ def _pair_lines(kind: PartKind, want: Sequence[Part], got: Sequence[Part]) -> li
 
 def _describe(part: Part) -> str:
     said = [_short(part.text, 40)] if part.text else []
-    said += [f"{'payload' if k == 'data' else k} {_value(getattr(part, k))}" for k in ("signature", "data", "id")
-             if getattr(part, k) is not None]  # fmt: skip
+    for key in ("signature", "data", "id"):
+        if getattr(part, key) is not None:
+            said.append(f"{'payload' if key == 'data' else key} {_value(getattr(part, key))}")
     return " ".join(said) or "(empty)"
 
 

@@ -18,13 +18,13 @@ from harness.cassettes.outcome import ToolCall
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
 from harness.mutate.calls import (
-    reparted,
     args_text,
     by_call,
     continuation,
     fragments_or_skip,
     one_fragment_per_event,
     reference_on,
+    reparted,
     routing_keys_apart,
     spliced,
 )

@@ -256,8 +256,8 @@ def sent_parts(content: Any) -> tuple[Part, ...]:
             out.append(Part(PartKind.CALL))
         elif kind == "thinking":
             text, signature = block.get("thinking"), block.get("signature")
-            out.append(Part(PartKind.REASONING, text if isinstance(text, str) else "",
-                            signature if isinstance(signature, str) and signature else None))  # fmt: skip
+            sign = signature if isinstance(signature, str) and signature else None
+            out.append(Part(PartKind.REASONING, text if isinstance(text, str) else "", sign))
         elif kind == "redacted_thinking":
             data = block.get("data")
             out.append(Part(PartKind.REASONING, data=data if isinstance(data, str) else ""))

@@ -193,10 +193,14 @@ def reasoning_text(item: Mapping[str, Any]) -> str:
     pieces = [
         entry.get("text")
         for name in ("summary", "content")
-        for entry in (item.get(name) if isinstance(item.get(name), list) else [])
+        for entry in _list(item.get(name))
         if isinstance(entry, Mapping)
     ]
     return "".join(piece for piece in pieces if isinstance(piece, str))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def sent_parts(items: Sequence[Mapping[str, Any]]) -> tuple[Part, ...]:
@@ -207,8 +211,8 @@ def sent_parts(items: Sequence[Mapping[str, Any]]) -> tuple[Part, ...]:
         if item.get("type") == FUNCTION_CALL:
             out.append(Part(PartKind.CALL))
         elif item.get("type") == REASONING:
-            out.append(Part(PartKind.REASONING, reasoning_text(item), None,
-                            _str(item.get("encrypted_content")), _str(item.get("id"))))  # fmt: skip
+            data, item_id = _str(item.get("encrypted_content")), _str(item.get("id"))
+            out.append(Part(PartKind.REASONING, reasoning_text(item), None, data, item_id))
     return tuple(out)
 
 

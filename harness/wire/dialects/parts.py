@@ -103,8 +103,6 @@ class PartLog:
             ):
                 continue
             joined = "".join(part.text)
-            out.append(
-                Part(part.kind, text(joined) if part.kind is PartKind.TEXT else joined,
-                     part.signature, part.data, part.id)  # fmt: skip
-            )
+            said = text(joined) if part.kind is PartKind.TEXT else joined
+            out.append(Part(part.kind, said, part.signature, part.data, part.id))
         return tuple(out)
