@@ -236,3 +236,38 @@ def test_a_gemini_followup_with_the_signature_moved_to_another_call_loses_it() -
     lines = differences(case.expected, turn_outcome(case.expected, turn))
     assert any(line.startswith("call part 1: signature") and s is Severity.LOST for line, s in lines)
     assert any(line.startswith("call part 2: signature None expected") for line, _ in lines)
+
+
+# -- the synthesized corpus of these shapes --------------------------------------------------------
+
+
+def test_reference_reads_a_redacted_block_and_a_signature_only_block() -> None:
+    redacted = build_case("anthropic/redacted-thinking-then-call::original::s0").expected.parts
+    assert [(p.kind, p.signature is not None, p.data is not None) for p in redacted] == [
+        (R, True, False), (R, False, True), (C, False, False)
+    ]  # fmt: skip
+    only = build_case("anthropic/thinking-parallel::original::s0").expected.parts[0]
+    assert only.kind is R and only.text == "" and only.signature
+
+
+def test_reference_keeps_the_compat_signature_on_its_call() -> None:
+    parts = build_case("openai-chat/gemini-compat-thought-signature::original::s0").expected.parts
+    assert [p.signature is not None for p in parts if p.kind is C] == [True, False]
+
+
+def test_reference_reads_vllm_reasoning_field() -> None:
+    parts = build_case("openai-chat/vllm-reasoning-field::original::s0").expected.parts
+    assert [p.kind for p in parts if p.text or p.kind is C] == [R, C]
+
+
+def test_reference_takes_encrypted_content_from_the_done_item() -> None:
+    case = build_case("openai-responses/reasoning-encrypted-parallel::original::s0")
+    added = next(e.payload["item"] for e in case.events if e.payload.get("type") == "response.output_item.added")
+    reasoning = case.expected.parts[0]
+    assert reasoning.data is not None and reasoning.data.startswith(added["encrypted_content"])
+    assert len(reasoning.data) > len(added["encrypted_content"])
+
+
+def test_reference_reads_text_around_a_server_call_before_a_client_call() -> None:
+    parts = build_case("anthropic/server-tool-then-call::original::s0").expected.parts
+    assert [p.kind for p in parts] == [T, S, T, C]
