@@ -262,7 +262,9 @@ def test_reference_reads_vllm_reasoning_field() -> None:
 
 def test_reference_takes_encrypted_content_from_the_done_item() -> None:
     case = build_case("openai-responses/reasoning-encrypted-parallel::original::s0")
-    added = next(e.payload["item"] for e in case.events if e.payload.get("type") == "response.output_item.added")
+    added = next(
+        e.payload["item"] for e in case.events if e.payload.get("type") == "response.output_item.added"
+    )
     reasoning = case.expected.parts[0]
     assert reasoning.data is not None and reasoning.data.startswith(added["encrypted_content"])
     assert len(reasoning.data) > len(added["encrypted_content"])

@@ -587,7 +587,10 @@ def redacted_thinking_then_call() -> Cassette:
     s.redacted(1)
     s.tool(2, s.ident("toolu_01"), "get_weather", {"location": "Paris, France", "unit": "celsius"})
     body = request(
-        SONNET_37, "What's the weather in Paris?", [WEATHER], thinking={"type": "enabled", "budget_tokens": 2048}
+        SONNET_37,
+        "What's the weather in Paris?",
+        [WEATHER],
+        thinking={"type": "enabled", "budget_tokens": 2048},
     )
     return make(
         name,

@@ -400,7 +400,9 @@ def reasoning_encrypted_parallel() -> Cassette:
         "the one in output_item.added may be incomplete); developers.openai.com/api/docs/guides/"
         "reasoning (encrypted reasoning items, store false)"
     )
-    return cassette("reasoning-encrypted-parallel", s, body, provenance, reads=[900, 128, 4096], offsets_ms=38)
+    return cassette(
+        "reasoning-encrypted-parallel", s, body, provenance, reads=[900, 128, 4096], offsets_ms=38
+    )
 
 
 def llamacpp_interleaved_parallel() -> Cassette:
