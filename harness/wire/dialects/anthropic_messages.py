@@ -526,6 +526,7 @@ class AnthropicMessages(Dialect, Requesting):
     key_env = ("ANTHROPIC_API_KEY",)
     base_url_env = ("ANTHROPIC_BASE_URL",)
     streams_reasoning = True
+    searches_web = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -542,6 +543,8 @@ class AnthropicMessages(Dialect, Requesting):
             # max_tokens must exceed the thinking budget.
             body["max_tokens"] = THINKING_BUDGET * 4
             body["thinking"] = {"type": "enabled", "budget_tokens": THINKING_BUDGET}
+        if recipe.web_search:
+            body["tools"].append({"type": "web_search_20250305", "name": "web_search", "max_uses": 2})
         return body
 
     def request_path(self, model: str) -> str:

@@ -957,6 +957,7 @@ class OpenAIResponses(Dialect, Requesting):
     key_env = ("OPENAI_API_KEY",)
     base_url_env = ("OPENAI_BASE_URL",)
     streams_reasoning = True
+    searches_web = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -975,6 +976,8 @@ class OpenAIResponses(Dialect, Requesting):
         }
         if recipe.thinking:
             body["reasoning"] = {"effort": "medium", "summary": "auto"}
+        if recipe.web_search:
+            body["tools"].append({"type": "web_search"})
         return body
 
     def request_path(self, model: str) -> str:

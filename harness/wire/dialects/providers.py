@@ -84,6 +84,12 @@ def prepare_request(
             f"recipe {rec.name} needs reasoning, which {spec.name} does not stream; "
             f"use {', '.join(thinking[:-1])} or {thinking[-1]}"
         )
+    if rec.web_search and not asking.searches_web:
+        searching = [p.name for p in providers().values() if _searches_web(p)]
+        raise UsageError(
+            f"recipe {rec.name} needs a web search tool the provider runs, which {spec.name} does not "
+            f"have; use {', '.join(searching[:-1])} or {searching[-1]}"
+        )
     model = model or spec.default_model
     if not model:
         raise UsageError(f"provider {spec.name} needs --model")
@@ -112,6 +118,11 @@ def prepare_request(
         key = next((env[n] for n in names if env.get(n)), "") if optional else required_variable(env, names)
     request.headers.update(asking.credentials(request, key, env, now))
     return request
+
+
+def _searches_web(spec: Provider) -> bool:
+    asking = dialects.get(spec.dialect)
+    return isinstance(asking, Requesting) and asking.searches_web
 
 
 def _streams_reasoning(spec: Provider) -> bool:

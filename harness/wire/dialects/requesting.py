@@ -67,6 +67,7 @@ class Recipe:
     prompt: str
     tools: tuple[Tool, ...]
     thinking: bool = False
+    web_search: bool = False  # offer the provider's own web search tool beside the recipe's tools
 
 
 FINAL_TEXT = "Done."  # the text of the final answer the replay server gives a follow-up
@@ -108,6 +109,7 @@ class Requesting(ABC):
     key_env: ClassVar[tuple[str, ...]] = ()  # any one of these holds the key; empty: no key
     base_url_env: ClassVar[tuple[str, ...]] = ()  # where the provider's own SDK reads its endpoint
     streams_reasoning: ClassVar[bool] = False  # whether a recipe that thinks can run here
+    searches_web: ClassVar[bool] = False  # whether the provider runs a web search tool itself
 
     @abstractmethod
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
