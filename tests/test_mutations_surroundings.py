@@ -53,3 +53,12 @@ def test_pings_only_where_the_provider_has_them() -> None:
 @pytest.mark.parametrize("what", ["message", "tool"])
 def test_duplicate_starts(what: str) -> None:
     assert_oracle(apply("duplicate-start", stream_of("anthropic/parallel-calls"), what=what))
+
+
+def test_thinking_goes_between_calls_only_where_the_request_interleaves_it() -> None:
+    out = apply("insert-reasoning", stream_of("anthropic/interleaved-thinking"), where="between-tools")
+    kinds = [p.kind for p in out.expected.parts]
+    assert kinds == [PartKind.REASONING, PartKind.CALL, PartKind.REASONING, PartKind.REASONING, PartKind.CALL]
+    assert_oracle(out)
+    with pytest.raises(NotApplicable, match="anthropic.thinking-not-interleaved"):
+        apply("insert-reasoning", stream_of("anthropic/parallel-calls"), where="between-tools")

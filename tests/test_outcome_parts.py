@@ -163,6 +163,36 @@ class TextJoined(OneThinkingBuffer):
         return Outcome(outcome.tool_calls, outcome.text, outcome.finish_reason, outcome.state, parts=parts)
 
 
+class PerBlock(OneThinkingBuffer):
+    """Anthropic, as clients that keep each content block by its index are written: every block
+    with its own text, thinking and signature, in its place."""
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        delta = p.get("delta") if p.get("type") == "content_block_delta" else None
+        key = {"thinking_delta": "thinking", "signature_delta": "signature", "text_delta": "text"}
+        if delta is not None and delta["type"] in key:
+            block = self.blocks[p["index"]]
+            field = key[delta["type"]]
+            block[field] = (block.get(field) or "") + delta[field]
+        super().feed(event)
+
+    def close(self, error: str | None) -> Outcome:
+        outcome = super().close(error)
+        kinds = {"thinking": R, "redacted_thinking": R, "tool_use": C, "text": T, "server_tool_use": S}
+        parts = tuple(
+            Part(
+                kinds[b["type"]],
+                b.get("thinking") or b.get("text") or "",
+                b.get("signature") or None,
+                b.get("data"),
+            )
+            for b in (self.blocks[i] for i in self.order)
+            if b["type"] in kinds
+        )
+        return Outcome(outcome.tool_calls, outcome.text, outcome.finish_reason, outcome.state, parts=parts)
+
+
 def verdict(accumulator: type[EventAccumulator], case_id: str) -> tuple[Verdict, str]:
     result = judge(resolve_accumulator(accumulator), "test", build_case(case_id))
     return result.verdict, "\n".join(result.diff)
@@ -273,3 +303,23 @@ def test_reference_takes_encrypted_content_from_the_done_item() -> None:
 def test_reference_reads_text_around_a_server_call_before_a_client_call() -> None:
     parts = build_case("anthropic/server-tool-then-call::original::s0").expected.parts
     assert [p.kind for p in parts] == [T, S, T, C]
+
+
+NEW_ANTHROPIC = [
+    "anthropic/interleaved-thinking::thinking-between-calls::s0",
+    "anthropic/thinking-parallel::thinking-between-calls::s0",
+    "anthropic/thinking-parallel::original::s0",
+    "anthropic/redacted-thinking-then-call::original::s0",
+    "anthropic/server-tool-then-call::original::s0",
+]
+
+
+def test_per_block_client_passes_the_new_anthropic_cases() -> None:
+    assert [verdict(PerBlock, case_id)[0] for case_id in NEW_ANTHROPIC] == [Verdict.PASS] * len(NEW_ANTHROPIC)
+
+
+def test_one_thinking_buffer_fails_on_thinking_between_calls_and_on_a_signature_only_block() -> None:
+    between = verdict(OneThinkingBuffer, "anthropic/thinking-parallel::thinking-between-calls::s0")
+    assert between[0] is Verdict.FAIL and "reasoning 1: signature" in between[1]
+    only = verdict(OneThinkingBuffer, "anthropic/thinking-parallel::original::s0")
+    assert only[0] is Verdict.FAIL and "reasoning 1:" in only[1] and "expected, missing" in only[1]

@@ -264,6 +264,36 @@ def sent_parts(content: Any) -> tuple[Part, ...]:
     return tuple(out)
 
 
+INTERLEAVED = (
+    "a thinking block follows a tool_use block only where the request enables interleaved thinking "
+    "(the interleaved-thinking beta header, or adaptive thinking)"
+)
+
+
+def interleaves_thinking(request: Request, body: Mapping[str, Any]) -> bool:
+    """Whether a request lets thinking come between tool calls: the `interleaved-thinking-*` beta
+    header (Claude 4 models, manual thinking), or `thinking.type: adaptive`, which interleaves by
+    itself (docs.anthropic.com extended-thinking; platform.claude.com adaptive-thinking)."""
+    beta = header(request.headers, "anthropic-beta") or ""
+    thinking = body.get("thinking")
+    adaptive = isinstance(thinking, Mapping) and thinking.get("type") == "adaptive"
+    return adaptive or "interleaved-thinking" in beta
+
+
+def _thinking_after_calls(events: Sequence[Event]) -> list[Violation]:
+    out: list[Violation] = []
+    called = False
+    for pos, event in enumerate(events):
+        if event_type(event) != "content_block_start":
+            continue
+        kind = _block_type(event)
+        if kind == "tool_use":
+            called = True
+        elif called and kind in ("thinking", "redacted_thinking"):
+            out.append(Violation("anthropic.thinking-not-interleaved", pos, f"a {kind} block after a tool_use"))
+    return out
+
+
 def _result(block_type: Any, content: Any) -> str:
     """What a `*_tool_result` block says: its type, and the error code of an error result."""
     code = content.get("error_code") if isinstance(content, dict) else None
@@ -451,14 +481,21 @@ class AnthropicMessages(Dialect, Requesting):
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         return renumber_blocks(events, [_step(event) for event in events], _with_index)
 
-    request_codes = {"anthropic.tool-not-offered": TOOL_NOT_OFFERED}
+    request_codes = {
+        "anthropic.tool-not-offered": TOOL_NOT_OFFERED,
+        "anthropic.thinking-not-interleaved": INTERLEAVED,
+    }
 
     def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`tools[].name`, client and server tools)."""
+        """A call to a tool the request did not offer (`tools[].name`, client and server tools); a
+        thinking block after a tool_use block where the request did not enable interleaved thinking."""
         body = request_body(request)
-        if body is None:
+        if body is None or request is None:
             return []
-        return unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
+        out = unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
+        if not interleaves_thinking(request, body):
+            out += _thinking_after_calls(events)
+        return out
 
     # -- builders -------------------------------------------------------------------------------
 
