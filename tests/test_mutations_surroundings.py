@@ -60,5 +60,5 @@ def test_thinking_goes_between_calls_only_where_the_request_interleaves_it() -> 
     kinds = [p.kind for p in out.expected.parts]
     assert kinds == [PartKind.REASONING, PartKind.CALL, PartKind.REASONING, PartKind.REASONING, PartKind.CALL]
     assert_oracle(out)
-    with pytest.raises(NotApplicable, match="anthropic.thinking-not-interleaved"):
+    with pytest.raises(NotApplicable, match=r"anthropic\.thinking-not-interleaved"):
         apply("insert-reasoning", stream_of("anthropic/parallel-calls"), where="between-tools")

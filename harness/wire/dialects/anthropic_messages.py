@@ -290,7 +290,8 @@ def _thinking_after_calls(events: Sequence[Event]) -> list[Violation]:
         if kind == "tool_use":
             called = True
         elif called and kind in ("thinking", "redacted_thinking"):
-            out.append(Violation("anthropic.thinking-not-interleaved", pos, f"a {kind} block after a tool_use"))
+            said = f"a {kind} block after a tool_use"
+            out.append(Violation("anthropic.thinking-not-interleaved", pos, said))
     return out
 
 
