@@ -201,7 +201,9 @@ def verdict(accumulator: type[EventAccumulator], case_id: str) -> tuple[Verdict,
 def test_one_thinking_buffer_fails_on_thinking_between_calls() -> None:
     found, said = verdict(OneThinkingBuffer, "anthropic/interleaved-thinking::original::s0")
     assert found is Verdict.FAIL
-    assert "reasoning 1: signature" in said and "reasoning 2:" in said and "expected, missing" in said
+    # The second block's signature now holds both texts: the first block is gone, the second changed.
+    assert "reasoning 1: 'First I need" in said and "expected, missing" in said
+    assert "reasoning 2: text 'I also want" in said
 
 
 def test_one_thinking_buffer_passes_where_there_is_one_block() -> None:
@@ -323,3 +325,18 @@ def test_one_thinking_buffer_fails_on_thinking_between_calls_and_on_a_signature_
     assert between[0] is Verdict.FAIL and "reasoning 1: signature" in between[1]
     only = verdict(OneThinkingBuffer, "anthropic/thinking-parallel::original::s0")
     assert only[0] is Verdict.FAIL and "reasoning 1:" in only[1] and "expected, missing" in only[1]
+
+
+def test_a_followup_without_its_redacted_block_names_that_block() -> None:
+    case = build_case("anthropic/redacted-thinking-then-call::original::s0")
+    thinking, redacted = (p for p in case.expected.parts if p.kind is R)
+    call = case.expected.tool_calls[0]
+    content = [
+        {"type": "thinking", "thinking": thinking.text, "signature": thinking.signature},
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments},
+    ]
+    turn = read_followup("anthropic", anthropic_followup(content))
+    assert turn is not None
+    lines = differences(case.expected, turn_outcome(case.expected, turn))
+    assert [line.split(":")[0] for line, _ in lines] == ["parts", "reasoning 2"]
+    assert lines[1][0].startswith("reasoning 2: payload 'EmwKAhgBEgy") and lines[1][1] is Severity.LOST

@@ -574,8 +574,7 @@ def _count(parts: Sequence[Part], kind: PartKind) -> int:
 
 def _kinds(parts: Sequence[Part]) -> str:
     shown = [
-        f"{_LABEL[p.kind]} {_short(p.text, 24)}" if p.kind is PartKind.TEXT else _LABEL[p.kind]
-        for p in parts
+        f"{_LABEL[p.kind]} {_short(p.text, 24)}" if p.kind is PartKind.TEXT else _LABEL[p.kind] for p in parts
     ]
     return _short(", ".join(shown) or "none", 240)
 
@@ -583,7 +582,8 @@ def _kinds(parts: Sequence[Part]) -> str:
 def _pair_lines(kind: PartKind, want: Sequence[Part], got: Sequence[Part]) -> list[tuple[str, bool]]:
     label = "call part" if kind is PartKind.CALL else _LABEL[kind]  # not a `call N:` line of tool_calls
     out: list[tuple[str, bool]] = []
-    for n, (w, g) in enumerate(zip(want, got, strict=False), start=1):
+    pairs, missing, extra = _paired(want, got)
+    for n, w, g in pairs:
         for key in ("signature", "data", "id"):
             a, b = getattr(w, key), getattr(g, key)
             if a != b:
@@ -597,11 +597,41 @@ def _pair_lines(kind: PartKind, want: Sequence[Part], got: Sequence[Part]) -> li
             left, right = _alike(w.text, g.text)
             # A signed thinking text is checked against its signature; a summary is not.
             out.append((f"{label} {n}: text {_short(left)} expected, got {_short(right)}", w.marked))
-    for n, extra in enumerate(got[len(want) :], start=len(want) + 1):
-        out.append((f"{label} {n}: unexpected {_describe(extra)}", extra.marked))
-    for n, missing in enumerate(want[len(got) :], start=len(got) + 1):
-        out.append((f"{label} {n}: {_describe(missing)} expected, missing", missing.marked))
+    for n, part in extra:
+        out.append((f"{label} {n}: unexpected {_describe(part)}", part.marked))
+    for n, part in missing:
+        out.append((f"{label} {n}: {_describe(part)} expected, missing", part.marked))
     return out
+
+
+Numbered = list[tuple[int, Part]]
+
+
+def _paired(
+    want: Sequence[Part], got: Sequence[Part]
+) -> tuple[list[tuple[int, Part, Part]], Numbered, Numbered]:
+    """Parts paired by position when as many came back, else each marked part with the one that
+    carries its very signature or payload (a block dropped shifts no other), the rest in order;
+    then the expected ones left (missing, numbered as expected) and the actual ones left (extra)."""
+    if len(want) == len(got):
+        return [(n, w, g) for n, (w, g) in enumerate(zip(want, got, strict=True), start=1)], [], []
+    left = list(enumerate(got, start=1))
+    pairs: list[tuple[int, Part, Part]] = []
+    unmatched: Numbered = []
+    for n, w in enumerate(want, start=1):
+        found = next((i for i, (_, g) in enumerate(left) if w.marked and _marks(g) == _marks(w)), None)
+        if found is None:
+            unmatched.append((n, w))
+        else:
+            pairs.append((n, w, left.pop(found)[1]))
+    while unmatched and left and not unmatched[0][1].marked:
+        n, w = unmatched.pop(0)
+        pairs.append((n, w, left.pop(0)[1]))
+    return sorted(pairs, key=lambda p: p[0]), unmatched, left
+
+
+def _marks(part: Part) -> tuple[str | None, str | None, str | None]:
+    return part.signature, part.data, part.id
 
 
 def _describe(part: Part) -> str:
