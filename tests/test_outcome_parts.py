@@ -329,7 +329,7 @@ def test_one_thinking_buffer_fails_on_thinking_between_calls_and_on_a_signature_
 
 def test_a_followup_without_its_redacted_block_names_that_block() -> None:
     case = build_case("anthropic/redacted-thinking-then-call::original::s0")
-    thinking, redacted = (p for p in case.expected.parts if p.kind is R)
+    thinking, _ = (p for p in case.expected.parts if p.kind is R)
     call = case.expected.tool_calls[0]
     content = [
         {"type": "thinking", "thinking": thinking.text, "signature": thinking.signature},
