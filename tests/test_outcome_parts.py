@@ -340,3 +340,38 @@ def test_a_followup_without_its_redacted_block_names_that_block() -> None:
     lines = differences(case.expected, turn_outcome(case.expected, turn))
     assert [line.split(":")[0] for line, _ in lines] == ["parts", "reasoning 2"]
     assert lines[1][0].startswith("reasoning 2: payload 'EmwKAhgBEgy") and lines[1][1] is Severity.LOST
+
+
+def test_chat_and_responses_followups_carry_their_reasoning_state() -> None:
+    chat = {
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": "Think first.",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": "{}"},
+                        "extra_content": {"google": {"thought_signature": "CpYB"}},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+        ]
+    }
+    turn = read_followup("openai-chat", chat)
+    assert turn is not None and turn.parts == (Part(R, "Think first."), Part(C, signature="CpYB"))
+    item = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "S"}]}
+    responses = {
+        "input": [
+            {"role": "user", "content": "go"},
+            {**item, "encrypted_content": "gAAA"},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "ok"},
+        ]
+    }
+    turn = read_followup("openai-responses", responses)
+    assert turn is not None and turn.parts == (Part(R, "S", None, "gAAA", "rs_1"), Part(C))
