@@ -375,3 +375,24 @@ def test_chat_and_responses_followups_carry_their_reasoning_state() -> None:
     }
     turn = read_followup("openai-responses", responses)
     assert turn is not None and turn.parts == (Part(R, "S", None, "gAAA", "rs_1"), Part(C))
+
+
+def test_bedrock_reasoning_goes_back_with_its_signature() -> None:
+    case = build_case("bedrock-converse/reasoning-then-call::original::s0")
+    thinking = case.expected.parts[0]
+    assert thinking.kind is R and thinking.signature
+    call = case.expected.tool_calls[0]
+    use = {"toolUse": {"toolUseId": call.id, "name": call.name, "input": call.arguments}}
+    said = {"reasoningContent": {"reasoningText": {"text": thinking.text, "signature": thinking.signature}}}
+
+    def body(content: list[dict[str, Any]]) -> dict[str, Any]:
+        ran = [{"toolResult": {"toolUseId": call.id, "content": [{"text": "ok"}]}}]
+        return {"messages": [{"role": "assistant", "content": content}, {"role": "user", "content": ran}]}
+
+    whole, bare = (
+        read_followup("bedrock-converse", body([said, use])),
+        read_followup("bedrock-converse", body([use])),
+    )
+    assert whole is not None and bare is not None
+    assert differences(case.expected, turn_outcome(case.expected, whole)) == []
+    assert Severity.LOST in {s for _, s in differences(case.expected, turn_outcome(case.expected, bare))}
