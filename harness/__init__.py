@@ -47,6 +47,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Outcome": ("harness.cassettes.outcome", "Outcome"),
     "ToolCall": ("harness.cassettes.outcome", "ToolCall"),
     "ServerCall": ("harness.cassettes.outcome", "ServerCall"),
+    "Part": ("harness.cassettes.outcome", "Part"),
+    "PartKind": ("harness.cassettes.outcome", "PartKind"),
     "State": ("harness.cassettes.outcome", "State"),
     "diff": ("harness.cassettes.outcome", "diff"),
     "EventAccumulator": ("harness.accumulators.base", "EventAccumulator"),
@@ -99,7 +101,7 @@ if TYPE_CHECKING:
     from harness.cassettes.format import Cassette, Chunk, Interaction
     from harness.cassettes.format import load as load_cassette
     from harness.cassettes.format import save as save_cassette
-    from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall, diff
+    from harness.cassettes.outcome import Outcome, Part, PartKind, ServerCall, State, ToolCall, diff
     from harness.errors import (
         AccumulatorCrashed,
         AccumulatorFailure,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness import Event, EventAccumulator, Outcome, State, ToolCall, resolve_accumulator
-from harness.cassettes.outcome import Part, PartKind, diff, part_differences
+from harness import Event, EventAccumulator, Outcome, Part, PartKind, State, ToolCall, resolve_accumulator
+from harness.cassettes.outcome import diff, part_differences
 from harness.matrix.judging import judge
 from harness.matrix.selection import build_case
 from harness.oracle.severity import Severity, differences
