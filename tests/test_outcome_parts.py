@@ -396,3 +396,11 @@ def test_bedrock_reasoning_goes_back_with_its_signature() -> None:
     assert whole is not None and bare is not None
     assert differences(case.expected, turn_outcome(case.expected, whole)) == []
     assert Severity.LOST in {s for _, s in differences(case.expected, turn_outcome(case.expected, bare))}
+
+
+def test_a_signature_duplicated_onto_another_call_is_cosmetic_one_moved_is_lost() -> None:
+    want = signed(Part(C, signature="Cp"), Part(C), calls=2)
+    duplicated = differences(want, signed(Part(C, signature="Cp"), Part(C, signature="Cp"), calls=2))
+    assert duplicated == [("call part 2: signature None expected, got 'Cp'", Severity.COSMETIC)]
+    moved = differences(want, signed(Part(C), Part(C, signature="Cp"), calls=2))
+    assert {s for _, s in moved} == {Severity.LOST}
