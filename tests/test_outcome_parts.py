@@ -404,3 +404,19 @@ def test_a_signature_duplicated_onto_another_call_is_cosmetic_one_moved_is_lost(
     assert duplicated == [("call part 2: signature None expected, got 'Cp'", Severity.COSMETIC)]
     moved = differences(want, signed(Part(C), Part(C, signature="Cp"), calls=2))
     assert moved[0] == ("call part 1: signature 'Cp' expected, got None", Severity.LOST)
+
+
+def test_part_lines_have_their_own_signatures() -> None:
+    from harness.oracle.verdict import diff_signature
+
+    lines = [
+        "parts: 'reasoning, call' expected, got 'call'",
+        "reasoning 1: 'Think' signature 'Eq' expected, missing",
+        "reasoning 2: text 'a' expected, got 'b'",
+        "call part 1: signature 'Cp' expected, got None",
+        "reasoning 3: unexpected 'x'",
+    ]
+    assert diff_signature(lines) == (
+        "call part signature missing; parts order differs; reasoning extra; reasoning missing; "
+        "reasoning text differs"
+    )
