@@ -8,7 +8,7 @@ command.
 
 `--run` runs each client with `toolstream check --client`'s machinery (`run_clients`, one replay
 server, `-j` programs at once, 8 by default) over its dialect's whole matrix (every bundled
-cassette of that dialect under every shipped scenario: 1685 openai-chat cases, 1268 anthropic),
+cassette of that dialect under every shipped scenario: 1859 openai-chat cases, 1598 anthropic),
 stores the verdicts and what the run cost (wall and CPU seconds) in `results.json` beside this
 file, and writes the table between the markers in docs/clients.md. A client whose toolchain is
 not installed keeps its stored results.
@@ -159,7 +159,7 @@ def rerun_cassettes(
 
 # A warning that says what the program sends back (the reasoning state, the order of parts) is
 # shown with the failures: the API may take it, but it is what the program gets wrong there.
-SENDS_BACK = ("parts:", "reasoning", "call part")
+SENDS_BACK = ("parts order", "reasoning", "call part")
 
 
 def versions(name: str) -> str:
