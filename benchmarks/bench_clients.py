@@ -2,7 +2,7 @@
 from the repo root. What a case costs, one section per kind of client program; a client whose
 toolchain is not installed gives no rows.
 
-## Node programs: warm starts (`harness.accumulators.node_warm`)
+## Node programs: warm starts (`harness.processes.node_warm`)
 
 Node SDK loops (examples/clients/node-openai, node-anthropic, with their `node_modules`): CPU per
 case of `run_clients` over cases spread across the client's dialect matrix, each Node program run
@@ -12,7 +12,7 @@ process the run started (RUSAGE_CHILDREN, the warm processes ended and waited fo
 read), best of N, the two taking turns. The verdicts of the two must agree case for case, or the
 run stops.
 
-## Python programs: warm starts (`harness.accumulators.warm`)
+## Python programs: warm starts (`harness.processes.python_warm`)
 
 A Python client runs forked from a zygote that has imported what the program imports, instead of
 starting its interpreter afresh per case (`--cold`). Each figure is a whole `toolstream check
@@ -72,16 +72,15 @@ def _children_cpu() -> float:
 
 
 def node_rows(scale: Scale) -> list[Figure]:
-    from harness.accumulators import node_warm
     from harness.accumulators.program import run_clients
-    from harness.card.catalogue import Catalogue
+    from harness.card.catalogue import catalogue
     from harness.matrix.selection import Matrix, Selection
     from harness.oracle.verdict import signature
 
-    catalogue = Catalogue(ROOT)
+    table = catalogue(ROOT)
     figures = []
     for name, dialect in NODE_CLIENTS.items():
-        if shutil.which("node") is None or not catalogue.installed(name):
+        if shutil.which("node") is None or not table.installed(name):
             continue
         matrix = Matrix(Selection(dialects=(dialect,)))
         every = list(matrix.all())
@@ -91,8 +90,7 @@ def node_rows(scale: Scale) -> list[Figure]:
         for _ in range(RUNS[scale]):
             for warm in (False, True):
                 before = _children_cpu()
-                report = run_clients(cases, catalogue.command(name), jobs=1, timeout=30, warm=warm)
-                node_warm.close()
+                report = run_clients(cases, table.command(name), jobs=1, timeout=30, warm=warm)
                 best[warm] = min(best[warm], (_children_cpu() - before) / len(cases))
                 verdicts[warm] = [(str(r.verdict), signature(r)) for r in report.results]
         if verdicts[True] != verdicts[False]:

@@ -6,7 +6,8 @@ to top (`harness.cassettes`, `harness.text`, `harness.wire`, `harness.mutate`,
 `harness.matrix`, `harness.search`, `harness.report`, `harness.card`, `harness.plugin`,
 `harness.cli`; docs/layout.md) are internal: their layout shows the pipeline, and may change
 between releases. Errors live in `harness.errors`, all of them
-re-exported here.
+re-exported here. One module is public besides: `harness.strategies`, the matrix as hypothesis
+strategies (hypothesis is an optional extra, so `import harness` never imports it).
 
 Names are imported on first use (PEP 562), so `import harness` stays cheap for `cmd:` children and
 `serve-accumulator` processes.
@@ -34,6 +35,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Redaction": ("harness.transports.redaction", "Redaction"),
     "FakeProvider": ("harness.record.fake_provider", "FakeProvider"),
     "Script": ("harness.record.fake_provider", "Script"),
+    "bundled": ("harness.cassettes.corpus", "bundled"),
+    # Dialects: each provider's wire, read as events; a dialect of your own (docs/dialects.md).
+    "Dialect": ("harness.wire.dialects.base", "Dialect"),
+    "IdStyle": ("harness.wire.dialects.base", "IdStyle"),
+    "OpenAIChat": ("harness.wire.dialects.openai_chat", "OpenAIChat"),
+    "get_dialect": ("harness.wire.dialects", "get"),
+    "events_of": ("harness.wire.dialects", "events_of"),
     # Mutate: scenarios and custom mutations.
     "Scenario": ("harness.mutate.scenario", "Scenario"),
     "load_scenarios": ("harness.mutate.scenario", "load_scenarios"),
@@ -51,16 +59,30 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PartKind": ("harness.cassettes.outcome", "PartKind"),
     "State": ("harness.cassettes.outcome", "State"),
     "diff": ("harness.cassettes.outcome", "diff"),
+    "FINISH_NOT_SURFACED": ("harness.cassettes.outcome", "FINISH_NOT_SURFACED"),
     "EventAccumulator": ("harness.accumulators.base", "EventAccumulator"),
     "ClientRunner": ("harness.accumulators.base", "ClientRunner"),
     "Accumulator": ("harness.accumulators.base", "Accumulator"),
     "client_level": ("harness.accumulators.base", "client_level"),
+    # What a client-level adapter needs: a raise read as the state its user sees, its text, the
+    # recorded request as keyword arguments, the case's stream on a transport.
+    "raised": ("harness.accumulators.client", "raised"),
+    "raised_error": ("harness.accumulators.client", "raised_error"),
+    "request_body": ("harness.accumulators.client", "request_body"),
+    "replay_transport": ("harness.accumulators.client", "replay_transport"),
     "resolve_accumulator": ("harness.accumulators", "resolve"),
+    "Case": ("harness.mutate.case", "Case"),
     "Selection": ("harness.matrix.selection", "Selection"),
+    "cases": ("harness.matrix.selection", "cases"),
+    "build_case": ("harness.matrix.selection", "build_case"),
+    "judge": ("harness.matrix.judging", "judge"),
     "run_matrix": ("harness.matrix.runner", "run_matrix"),
     "Report": ("harness.oracle.verdict", "Report"),
     "Result": ("harness.oracle.verdict", "Result"),
     "Verdict": ("harness.oracle.verdict", "Verdict"),
+    "signature": ("harness.oracle.verdict", "signature"),
+    # The report card's client programs (shipped with the package): where each runs, how to run it.
+    "client_catalogue": ("harness.card.catalogue", "catalogue"),
     # Errors (every exception of ours, with its exit code).
     "HarnessError": ("harness.errors", "HarnessError"),
     "CassetteError": ("harness.errors", "CassetteError"),
@@ -98,10 +120,22 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from harness.accumulators import resolve as resolve_accumulator
     from harness.accumulators.base import Accumulator, ClientRunner, EventAccumulator, client_level
+    from harness.accumulators.client import raised, raised_error, replay_transport, request_body
+    from harness.card.catalogue import catalogue as client_catalogue
+    from harness.cassettes.corpus import bundled
     from harness.cassettes.format import Cassette, Chunk, Interaction
     from harness.cassettes.format import load as load_cassette
     from harness.cassettes.format import save as save_cassette
-    from harness.cassettes.outcome import Outcome, Part, PartKind, ServerCall, State, ToolCall, diff
+    from harness.cassettes.outcome import (
+        FINISH_NOT_SURFACED,
+        Outcome,
+        Part,
+        PartKind,
+        ServerCall,
+        State,
+        ToolCall,
+        diff,
+    )
     from harness.errors import (
         AccumulatorCrashed,
         AccumulatorFailure,
@@ -118,15 +152,19 @@ if TYPE_CHECKING:
         ScenarioError,
         UsageError,
     )
+    from harness.matrix.judging import judge
     from harness.matrix.runner import run_matrix
-    from harness.matrix.selection import Selection
+    from harness.matrix.selection import Selection, build_case, cases
     from harness.mutate import Meaning, Mutation, Stream, mutation
+    from harness.mutate.case import Case
     from harness.mutate.scenario import Scenario, load_scenarios
-    from harness.oracle.verdict import Report, Result, Verdict
+    from harness.oracle.verdict import Report, Result, Verdict, signature
     from harness.record.fake_provider import FakeProvider, Script
     from harness.transports.modes import RecordMode
     from harness.transports.recording import RecordingTransport
     from harness.transports.redaction import Redaction
     from harness.transports.replay import ReplayTransport
-    from harness.wire.dialects import reference_accumulator
-    from harness.wire.dialects.base import Event
+    from harness.wire.dialects import events_of, reference_accumulator
+    from harness.wire.dialects import get as get_dialect
+    from harness.wire.dialects.base import Dialect, Event, IdStyle
+    from harness.wire.dialects.openai_chat import OpenAIChat

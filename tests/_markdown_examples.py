@@ -58,6 +58,8 @@ def blocks(page: Path, kinds: tuple[str, ...]) -> list[Block]:
     """The page's blocks of these kinds, in order, each with the block that follows it."""
     text = page.read_text(encoding="utf-8")
     found = list(_FENCE.finditer(text))
+    if not found:
+        return []
     out: list[Block] = []
     following: Block | None = None
     for match, after in reversed(list(zip(found, [*found[1:], None], strict=True))):

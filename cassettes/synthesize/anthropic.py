@@ -5,7 +5,7 @@ timings come from a generator seeded with the cassette name), so a rerun rewrite
 The streams follow real `/v1/messages` recordings: `msg_01`/`toolu_01` ids, a `message_start`
 with model and usage, an empty first `input_json_delta`, `ping` after the first block start,
 a `message_delta` with cumulative usage, then `message_stop`. Each expected outcome is the
-reference accumulator's, checked by hand in `tests/test_corpus_anthropic_bedrock.py`.
+reference accumulator's, checked by hand in `tests/cassettes/test_corpus_anthropic_bedrock.py`.
 """
 
 from __future__ import annotations

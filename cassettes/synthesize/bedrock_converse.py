@@ -7,7 +7,7 @@ real ConverseStream recordings of Claude on Bedrock: eventstream frames with `:e
 the random-length `p` padding; `tooluse_` ids; text and reasoning blocks without a
 `contentBlockStart`; an empty first `toolUse.input`; `messageStop`, then `metadata` with usage.
 Each expected outcome is the reference accumulator's, checked by hand in
-`tests/test_corpus_anthropic_bedrock.py`.
+`tests/cassettes/test_corpus_anthropic_bedrock.py`.
 """
 
 from __future__ import annotations

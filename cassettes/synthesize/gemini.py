@@ -10,7 +10,6 @@ Vertex feature, so those cassettes are Vertex ones.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ if str(ROOT) not in sys.path:
 
 from harness.cassettes import format as cassettes  # noqa: E402
 from harness.cassettes.format import Cassette, Chunk  # noqa: E402
-from harness.wire.dialects import reference_outcome  # noqa: E402
+from harness.wire.dialects import stored_outcome  # noqa: E402
 from harness.wire.synthesis import split_reads, synthesize  # noqa: E402
 
 DIALECT = "gemini"
@@ -219,8 +218,7 @@ def vertex(
     interaction.response.chunks = [
         Chunk(piece, round(i * offsets_ms, 3)) for i, piece in enumerate(split_reads(crlf, reads))
     ]
-    # Without its parts, as `synthesize` stores one (the reference reads them when it is loaded).
-    interaction.expected = replace(reference_outcome(interaction.response, DIALECT), parts=())
+    interaction.expected = stored_outcome(interaction.response, DIALECT)
     return made
 
 

@@ -8,7 +8,7 @@ padding, a first chunk with the role, `"arguments":""` headers then token-sized 
 empty-delta finish chunk, then the `stream_options.include_usage` chunk and `[DONE]`; and the
 shapes of OpenAI-compatible servers (DeepSeek, OpenRouter, vLLM, Azure, Groq, a LiteLLM bridge)
 including the seed documents' chunks. Each expected outcome is the reference accumulator's,
-checked by hand in `tests/test_corpus_openai.py`.
+checked by hand in `tests/cassettes/test_corpus_openai.py`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ characters call ids, `obfuscation` on deltas, `response.created` and `response.i
 whole response object, `output_item.added` / argument deltas / `function_call_arguments.done` /
 `output_item.done`, then `response.completed` with the output and usage; plus servers that send
 the arguments only in `.done` (E1) or interleave parallel calls (E7). Each expected outcome is the
-reference accumulator's, checked by hand in `tests/test_corpus_openai.py`.
+reference accumulator's, checked by hand in `tests/cassettes/test_corpus_openai.py`.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ command.
     python examples/clients/table.py --rerun-errors   # re-judge only the stored `error` cases
     python examples/clients/table.py --cases-of NAME ...   # run (again) the cases of these cassettes
 
-`--run` runs each client with `toolstream check --client`'s machinery (`run_clients`, one replay
-server, `-j` programs at once, 8 by default) over its dialect's whole matrix (every bundled
+`--run` runs each client with `toolstream check --client` (one replay server, `-j` programs at
+once, 8 by default) over its dialect's whole matrix (every bundled
 cassette of that dialect under every shipped scenario: 1859 openai-chat cases, 1598 anthropic),
 stores the verdicts and what the run cost (wall and CPU seconds) in `results.json` beside this
 file, and writes the table between the markers in docs/clients.md. A client whose toolchain is
@@ -20,7 +20,7 @@ added, or the oracle starts judging something those cassettes carry: the reasoni
 follow-up sends back).
 
 `--rerun-errors` runs again only the cases of each stored row whose verdict is `error` (after a
-change to the oracle that can only move those, such as the raise rule of `harness.serve.oracle`),
+change to the oracle that can only move those, such as the raise rule of `harness.oracle.evidence`),
 replaces their entries, and keeps the row's recorded cost (its run is still the one measured): the
 row says how many cases were re-judged and when (`rejudged`, shown in the cost column). A row whose
 installed versions are not the stored ones is left as it is (re-judge it with `--run`).
@@ -35,12 +35,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness.card.catalogue import Catalogue
+from harness import Selection, cases, client_catalogue, signature
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -63,24 +66,11 @@ SELECTION = {
 }  # fmt: skip
 
 # The client programs beside this file: the catalogue is the harness's (the report card runs them too).
-CATALOGUE = Catalogue(ROOT)
+CATALOGUE = client_catalogue(ROOT)
 CLIENTS = CATALOGUE.clients
 install_command = CATALOGUE.install_command
 installed = CATALOGUE.installed
 command = CATALOGUE.command
-
-
-def matrix_of(
-    dialect: str,
-    scenarios: tuple[str, ...] | None = None,
-    seeds: int | None = None,
-    cases: tuple[str, ...] = (),
-) -> Any:
-    """The dialect's whole matrix, or the cases of these scenarios (`seeds`: the first N seeds), or
-    exactly these case ids."""
-    from harness.matrix.selection import Matrix, Selection
-
-    return Matrix(Selection(dialects=(dialect,), scenarios=scenarios or (), seeds=seeds, cases=cases))
 
 
 def run(
@@ -91,34 +81,37 @@ def run(
     seeds: int | None = None,
     cases: tuple[str, ...] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Run one client over its dialect's whole matrix (or these scenarios' cases, or these cases):
-    one plain row per case, and what the run cost (`wall_s`; `cpu_s`, the CPU time of the programs
-    and of this process)."""
+    """Run one client over its dialect's whole matrix (or these scenarios' cases, `seeds`: their
+    first N seeds; or exactly these cases) with `toolstream check --client`: one plain row per
+    case, and what the run cost (`wall_s`; `cpu_s`, the CPU time of the command and its programs)."""
     import resource
 
-    from harness.accumulators.program import run_clients
-    from harness.oracle.verdict import signature
-
     def cpu() -> float:
-        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return children.ru_utime + children.ru_stime
 
-    dialect = CLIENTS[name][2]
-    matrix = matrix_of(dialect, scenarios, seeds, cases)
-    cpu_start = cpu()
-    report = run_clients(
-        list(matrix.all()), command(name), jobs=jobs, timeout=timeout, scenarios=matrix.by_name
-    )
-    cost = {"jobs": jobs, "wall_s": round(report.seconds, 1), "cpu_s": round(cpu() - cpu_start, 1)}
+    argv = [sys.executable, "-m", "harness", "check", "--client", command(name)]
+    argv += ["--dialect", CLIENTS[name][2], "-j", str(jobs), "--timeout", f"{timeout:g}"]
+    argv += [*(["--scenarios", *scenarios] if scenarios else []), *(["--seeds", str(seeds)] if seeds else [])]
+    argv += [word for case in cases for word in ("--case", case)]
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "report.json"
+        cpu_start, start = cpu(), time.perf_counter()
+        done = subprocess.run([*argv, "--json", str(out)], stdout=subprocess.DEVNULL, check=False)
+        wall, spent = time.perf_counter() - start, cpu() - cpu_start
+        if done.returncode not in (0, 1):  # 1: a case failed, what the table is about
+            raise SystemExit(f"{name}: toolstream check exited {done.returncode}")
+        report = json.loads(out.read_text(encoding="utf-8"))
+    cost = {"jobs": jobs, "wall_s": round(wall, 1), "cpu_s": round(spent, 1)}
     rows = [
         {
-            "id": r.id,
-            "scenario": r.scenario,
-            "verdict": str(r.verdict),
-            "severity": None if r.severity is None else str(r.severity),
+            "id": r["id"],
+            "scenario": r["scenario"],
+            "verdict": r["verdict"],
+            "severity": r["severity"],
             "signature": signature(r),
         }
-        for r in report.results
+        for r in report["cases"]
     ]
     return rows, cost
 
@@ -144,8 +137,9 @@ def rerun_cassettes(
     the rows in `entry` in the matrix's order (its cost kept, a `rejudged` note added); how many ran."""
     chosen = entry.get("selection") or {}
     dialect = CLIENTS[name][2]
-    matrix = matrix_of(dialect, tuple(chosen.get("scenarios", ())) or None, chosen.get("seeds"))
-    order = [case.id for case in matrix.all()]
+    chosen_scenarios = tuple(chosen.get("scenarios", ()))
+    selection = Selection(dialects=(dialect,), scenarios=chosen_scenarios, seeds=chosen.get("seeds"))
+    order = [case.id for case in cases(selection)]
     ids = tuple(i for i in order if i.split("::", 1)[0] in cassettes)
     if not ids:
         return 0

@@ -30,15 +30,15 @@ from harness.accumulators.base import (
 )
 from harness.accumulators.event_level import EventLevel
 from harness.errors import UsageError, did_you_mean
+from harness.registry import Registry
 
 if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
     from harness.accumulators.client import ClientLevel
     from harness.accumulators.stdio_process import Stdio
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "REGISTERED",
     "Accumulator",
     "ClientLevel",
     "ClientRunner",
@@ -66,6 +66,7 @@ _BUILTINS: Final = {
     "pydantic-ai": "pydantic_ai",
     "litellm": "litellm",
 }
+REGISTERED: Final = Registry(ENTRY_POINT_GROUP, what="accumulator", error=UsageError, builtins=_BUILTINS)
 _FORMS: Final = (
     "reference, a built-in name ({}), module.path:attr, cmd:COMMAND, cmd-bytes:COMMAND or client:COMMAND"
 )
@@ -83,14 +84,6 @@ def __getattr__(name: str) -> Any:
 
         return Stdio
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def entry_points(group: str) -> list[EntryPoint]:
-    """`importlib.metadata.entry_points`, imported when a spec is none of ours: it costs a fresh
-    `serve-accumulator` child more than the rest of its start-up."""
-    from importlib.metadata import entry_points as read
-
-    return list(read(group=group))
 
 
 def builtin_names() -> list[str]:
@@ -131,13 +124,9 @@ def resolve(spec: str | Any) -> Accumulator:
         module = importlib.import_module(f"{__name__}.{_BUILTINS[spec]}")
         built: Accumulator = module.accumulator()
         return built
-    registered = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    registered = REGISTERED.entries()
     if spec in registered:
-        try:
-            loaded = registered[spec].load()
-        except Exception as exc:
-            raise UsageError(f"accumulator {spec!r}: its entry point failed to load: {exc}") from None
-        return _from_object(loaded, spec)
+        return _from_object(REGISTERED.load(spec), spec)
     if ":" in spec:
         return _from_object(import_object(spec), spec)
     known = ", ".join(name for name in _BUILTINS if name != "reference")
@@ -149,8 +138,8 @@ def prepare(accumulator: Accumulator, name: str, *, quiet: bool = True) -> None:
     """Warm `accumulator` up (`prepare()`), what it prints thrown away with its outcome (`quiet`).
     One whose own `prepare` raises cannot run at all: a `UsageError` naming it, as a worker process
     reports it, never a verdict and never an internal error of the harness."""
-    from harness.accumulators.capture import captured_output
     from harness.errors import HarnessError
+    from harness.processes.capture import captured_output
 
     try:
         with captured_output() if quiet else contextlib.nullcontext():

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harness.accumulators.client import (
-    ClientLevel,
+    Adapter,
     base_url,
     in_message_order,
     raised,
@@ -21,7 +21,6 @@ from harness.accumulators.client import (
     recorded_request,
     request_body,
     require,
-    require_dialect,
     sdk_http,
 )
 from harness.accumulators.openai_sdk import split_kwargs
@@ -33,13 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["accumulator", "run"]
 
 NAME = "anthropic-sdk"
-
-
-def accumulator() -> ClientLevel:
-    """The adapter, after checking the SDK is installed."""
-    require("anthropic", "anthropic")
-    sdk_http("anthropic", "anthropic")
-    return ClientLevel(run, NAME, dialects=("anthropic",))
 
 
 def client_for(transport: Any, case: Case) -> Any:
@@ -56,7 +48,6 @@ def client_for(transport: Any, case: Case) -> Any:
 
 def run(transport: Any, case: Case) -> Outcome:
     """One case through `messages.stream(...)`."""
-    require_dialect(case, NAME, ("anthropic",))
     anthropic = require("anthropic", "anthropic")
     http = sdk_http("anthropic", "anthropic")
     client = client_for(transport, case)
@@ -80,6 +71,11 @@ def run(transport: Any, case: Case) -> Outcome:
     calls = tuple(_call(block) for block in final.content if block.type == "tool_use")
     final_text = "".join(block.text for block in final.content if block.type == "text")
     return Outcome(tool_calls=calls, text=final_text, finish_reason=final.stop_reason, usage=_usage(final))
+
+
+accumulator = Adapter(
+    NAME, ("anthropic",), run, needs=(("anthropic", "anthropic"),), http=("anthropic", "anthropic")
+)
 
 
 def _snapshot(stream: Any) -> Any:

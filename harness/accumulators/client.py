@@ -16,7 +16,9 @@ recorded transport error. A second request raises `NoMatchError` (clients here m
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -84,6 +86,36 @@ class ClientLevel:
 
     def shutdown(self) -> None:
         """Nothing is held across cases."""
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A library adapter's preamble as data, its module's `accumulator` factory: the adapter's
+    `name`, the `dialects` it reads (a case of another is `NotApplicable`), the modules it `needs`
+    with the pip extra of each, the SDK whose HTTP library its client is built on (`http`: SDK
+    module, extra), and `environment` defaults set before the library is first imported. Calling
+    it checks all that and gives the client-level accumulator over `run`."""
+
+    name: str
+    dialects: tuple[str, ...]
+    run: Callable[[Any, Case], Outcome]
+    needs: tuple[tuple[str, str], ...] = ()
+    http: tuple[str, str] | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+    def __call__(self) -> ClientLevel:
+        for key, value in self.environment.items():
+            os.environ.setdefault(key, value)
+        for module, extra in self.needs:
+            require(module, extra)
+        if self.http is not None:
+            sdk_http(*self.http)
+        return ClientLevel(self.run_case, self.name, dialects=self.dialects)
+
+    def run_case(self, transport: Any, case: Case) -> Outcome:
+        """`run` on a case of one of the adapter's dialects."""
+        require_dialect(case, self.name, self.dialects)
+        return self.run(transport, case)
 
 
 _HARNESS = Path(__file__).resolve().parents[1]  # the `harness` package

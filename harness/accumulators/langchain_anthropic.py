@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from harness.accumulators.anthropic_sdk import client_for
 from harness.accumulators.client import (
-    ClientLevel,
+    Adapter,
     base_url,
     raised,
     raised_error,
     recorded_request,
     request_body,
     require,
-    require_dialect,
     sdk_http,
 )
 from harness.accumulators.langchain_core import outcome_of, raised_outcome
@@ -39,16 +38,8 @@ NAME = "langchain-anthropic"
 EXTRA = "langchain-anthropic"
 
 
-def accumulator() -> ClientLevel:
-    """The adapter, after checking langchain-anthropic is installed."""
-    require("langchain_anthropic", EXTRA)
-    sdk_http("anthropic", EXTRA)
-    return ClientLevel(run, NAME, dialects=("anthropic",))
-
-
 def run(transport: Any, case: Case) -> Outcome:
     """One case through `ChatAnthropic.stream`."""
-    require_dialect(case, NAME, ("anthropic",))
     langchain_anthropic = require("langchain_anthropic", EXTRA)
     anthropic = require("anthropic", EXTRA)
     http = sdk_http("anthropic", EXTRA)
@@ -72,3 +63,8 @@ def run(transport: Any, case: Case) -> Outcome:
         state = raised(exc, (http.RequestError, anthropic.APIConnectionError))
         return raised_outcome(total, state, raised_error(exc))
     return outcome_of(total, State.COMPLETE, None)
+
+
+accumulator = Adapter(
+    NAME, ("anthropic",), run, needs=(("langchain_anthropic", EXTRA),), http=("anthropic", EXTRA)
+)

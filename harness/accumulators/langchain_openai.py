@@ -17,14 +17,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from harness.accumulators.client import (
-    ClientLevel,
+    Adapter,
     base_url,
     raised,
     raised_error,
     recorded_request,
     request_body,
     require,
-    require_dialect,
     sdk_http,
 )
 from harness.accumulators.langchain_core import outcome_of, raised_outcome
@@ -39,16 +38,8 @@ NAME = "langchain-openai"
 EXTRA = "langchain-openai"
 
 
-def accumulator() -> ClientLevel:
-    """The adapter, after checking langchain-openai is installed."""
-    require("langchain_openai", EXTRA)
-    sdk_http("openai", EXTRA)
-    return ClientLevel(run, NAME, dialects=("openai-chat", "openai-responses"))
-
-
 def run(transport: Any, case: Case) -> Outcome:
     """One case through `ChatOpenAI.stream`."""
-    require_dialect(case, NAME, ("openai-chat", "openai-responses"))
     langchain_openai = require("langchain_openai", EXTRA)
     http = sdk_http("openai", EXTRA)
     openai = require("openai", EXTRA)
@@ -73,3 +64,12 @@ def run(transport: Any, case: Case) -> Outcome:
         state = raised(exc, (http.RequestError, openai.APIConnectionError))
         return raised_outcome(total, state, raised_error(exc))
     return outcome_of(total, State.COMPLETE, None)
+
+
+accumulator = Adapter(
+    NAME,
+    ("openai-chat", "openai-responses"),
+    run,
+    needs=(("langchain_openai", EXTRA),),
+    http=("openai", EXTRA),
+)

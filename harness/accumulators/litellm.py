@@ -20,18 +20,16 @@ Needs `pip install 'toolstream-harness[litellm]'`.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from harness.accumulators.client import (
-    ClientLevel,
+    Adapter,
     base_url,
     raised,
     raised_error,
     recorded_request,
     request_body,
     require,
-    require_dialect,
 )
 from harness.cassettes.outcome import Outcome, ToolCall
 
@@ -45,19 +43,8 @@ EXTRA = "litellm"
 DIALECTS = ("openai-chat", "anthropic")
 
 
-def accumulator() -> ClientLevel:
-    """The adapter, after checking litellm is installed."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network fetch at import
-    # For a llama-named model litellm counts usage with a tokenizer it downloads from Hugging Face,
-    # retrying for ~30 s where there is no network: offline, it falls back to its bundled one.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    require("litellm", EXTRA)
-    return ClientLevel(run, NAME, dialects=DIALECTS)
-
-
 def run(transport: Any, case: Case) -> Outcome:
     """One case through `litellm.completion(stream=True)` and `stream_chunk_builder`."""
-    require_dialect(case, NAME, DIALECTS)
     litellm = require("litellm", EXTRA)
     openai = require("openai", EXTRA)
     body = request_body(case)
@@ -101,6 +88,18 @@ def run(transport: Any, case: Case) -> Outcome:
         if usage is not None
         else None,
     )
+
+
+accumulator = Adapter(
+    NAME,
+    DIALECTS,
+    run,
+    needs=(("litellm", EXTRA),),
+    # No network fetch of the model cost map at import; and for a llama-named model litellm counts
+    # usage with a tokenizer it downloads from Hugging Face, retrying for ~30 s where there is no
+    # network: offline, it falls back to its bundled one.
+    environment={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"},
+)
 
 
 def _streamed_text(chunks: list[Any]) -> str:

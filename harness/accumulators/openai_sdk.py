@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from harness.accumulators.client import (
-    ClientLevel,
+    Adapter,
     base_url,
     in_message_order,
     raised,
@@ -30,7 +30,6 @@ from harness.accumulators.client import (
     recorded_request,
     request_body,
     require,
-    require_dialect,
     sdk_http,
 )
 from harness.cassettes.outcome import Outcome, State, ToolCall
@@ -44,18 +43,14 @@ NAME = "openai-sdk"
 DIALECTS = ("openai-chat", "openai-responses")
 
 
-def accumulator() -> ClientLevel:
-    """The adapter, after checking the SDK is installed."""
-    sdk_http("openai", "openai")
-    return ClientLevel(run, NAME, dialects=DIALECTS)
-
-
 def run(transport: Any, case: Case) -> Outcome:
     """One case through the real client."""
-    require_dialect(case, NAME, DIALECTS)
     if case.dialect == "openai-chat":
         return _chat(transport, case)
     return _responses(transport, case)
+
+
+accumulator = Adapter(NAME, DIALECTS, run, http=("openai", "openai"))
 
 
 def _client(transport: Any, case: Case, endpoint: str) -> Any:

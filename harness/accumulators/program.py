@@ -2,7 +2,8 @@
 its follow-up request.
 
 Each run gets the environment provider SDKs read for their endpoint and key, pointing at its case
-(see `routes.client_environment`), in a session of its own, under the `subreaper` wrapper (Linux):
+(see `routes.client_environment`), started by `harness.processes` (cold: in a session of its own,
+under the `subreaper` wrapper on Linux; warm: see `harness.processes.warm`):
 when its follow-up or report arrives, when it exits, or when the timeout passes, it and everything
 it started end, even what left its session (`setsid`, a double fork); a harness that dies takes
 them along. Its stdout and stderr are read as they come, their first and last bytes kept
@@ -22,25 +23,25 @@ import json
 import os
 import shlex
 import subprocess
-import threading
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import IO
 
-from harness.accumulators import node_warm, subreaper
-from harness.accumulators.capture import Captured
-from harness.accumulators.warm import Forked, WarmStarts, warm_starts
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
+from harness.oracle.evidence import Evidence, evidence_of, judge_client, outcome_of
 from harness.oracle.verdict import Report, Result
-from harness.serve.oracle import Evidence, judge_client, outcome_of
+from harness.processes import subreaper
+from harness.processes.capture import Captured
+from harness.processes.run import Run, start_cold
+from harness.processes.warm import WarmStart, warm_start
 from harness.serve.routes import client_environment
 from harness.serve.server import CaseLog, ReplayServer
 
-__all__ = ["DEFAULT_TIMEOUT", "PREFIX", "ClientProgram", "run_client", "run_clients"]
+__all__ = ["DEFAULT_TIMEOUT", "PREFIX", "ClientProgram", "run_client", "run_clients", "warm_starts"]
 
 GRACE_S = 0.5  # after its follow-up, how long a program may take to exit by itself
 PREFIX = "client:"  # the accumulator spec of a program: `client:CMD`
@@ -51,7 +52,13 @@ DEFAULT_TIMEOUT = 25.0
 # line, a raise is named near the end of stderr.
 STDOUT_KEPT = 2 * 1024 * 1024
 STDERR_KEPT = 128 * 1024
-_READ_END = 5.0  # seconds to read what is left in the pipes once the program's tree has ended
+# The case a zygote's environment points at: a warm run that asks the server for it used a value
+# the zygote read (a module that kept it at import, `/proc/self/environ`), not its own case's.
+PLACEHOLDER = "toolstream:warm:a"
+
+
+def _say(line: str) -> None:
+    print(f"toolstream: {line}", file=sys.stderr)
 
 
 def run_clients(
@@ -64,10 +71,15 @@ def run_clients(
     server: ReplayServer | None = None,
     scenarios: dict[str, Scenario] | None = None,
     warm: bool = True,
+    hold: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+    each: Callable[[Result], None] | None = None,
+    say: Callable[[str], None] = _say,
 ) -> Report:
     """Run `command` once per case (a string runs through the shell) and judge each run
     (`scenarios`: by name, the scenarios that made the cases, for their class; `warm` False: a
-    Node or Python program starts cold on every case, see `node_warm` and `warm`)."""
+    Node or Python program starts cold on every case, see `harness.processes.warm`). Each run
+    holds what `hold()` gives while it runs (a slot of the caller's), and `each(result)` is told
+    after it; `say` is told once when a program turns out to need cold starts."""
     if jobs < 1:
         raise UsageError(f"jobs: must be at least 1, not {jobs}")
     if timeout <= 0:
@@ -76,25 +88,47 @@ def run_clients(
     by_name = scenarios or {}
     start = time.perf_counter()
 
-    def one(running: ReplayServer, case: Case) -> Result:
-        scenario = by_name.get(case.scenario)
-        return run_client(
-            running, case, command, timeout=timeout, label=label, scenario=scenario, warm=warm,
-            zygotes=zygotes,
-        )  # fmt: skip
+    def one(case: Case) -> Result:
+        with hold():
+            result = run_client(
+                running, case, command, timeout=timeout, label=label, scenario=by_name.get(case.scenario),
+                warm=warmed,
+            )  # fmt: skip
+        if each is not None:
+            each(result)
+        return result
 
     with contextlib.ExitStack() as stack:
+        stack.enter_context(subreaper.adopting())  # what a program's tree orphans comes back here
         running = (
             server if server is not None else stack.enter_context(ReplayServer(cases, pace=pace).running())
         )
-        zygotes = stack.enter_context(warm_starts(command, running.url, on=warm))
+        warmed = stack.enter_context(warm_starts(command, running.url, on=warm, say=say))
         if jobs == 1:
-            results = [one(running, case) for case in cases]
+            results = [one(case) for case in cases]
         else:
             with ThreadPoolExecutor(max_workers=jobs) as pool:
-                results = list(pool.map(lambda case: one(running, case), cases))
-    node_warm.close()  # the warm processes left idle
+                results = list(pool.map(one, cases))
     return Report(label, results, seconds=time.perf_counter() - start)
+
+
+@contextlib.contextmanager
+def warm_starts(
+    command: str | Sequence[str], server: str, *, on: bool = True, say: Callable[[str], None] = _say
+) -> Iterator[WarmStart | None]:
+    """The warm starts of `command`'s runs against the replay server at URL `server` while the
+    block runs (None: it starts cold). The zygote of a Python program gets a run's environment
+    with a placeholder case; the variables that differ between two cases are the ones no module
+    it preloads may read at import."""
+    one = client_environment(server, PLACEHOLDER)
+    other = client_environment(server, "toolstream:warm:b")
+    case_keys = sorted(key for key in one if one[key] != other.get(key))
+    warm = warm_start(command, one, case_keys, on=on, say=say)
+    try:
+        yield warm
+    finally:
+        if warm is not None:
+            warm.close()
 
 
 def run_client(
@@ -105,12 +139,11 @@ def run_client(
     timeout: float,
     label: str | None = None,
     scenario: Scenario | None = None,
-    warm: bool = True,
-    zygotes: WarmStarts | None = None,
+    warm: WarmStart | None = None,
 ) -> Result:
-    """One run of `command` against one case of a running server, judged (`zygotes`: those that
-    fork a Python program, from `warm.warm_starts`)."""
-    evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm, zygotes=zygotes)
+    """One run of `command` against one case of a running server, judged (`warm`: its warm
+    starts, from `warm_starts`; None: a cold start)."""
+    evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm)
     result = judge_client(case, label or PREFIX + str(command), evidence, scenario)
     if dropped is None:
         return result
@@ -125,10 +158,10 @@ def run_evidence(
     command: str | Sequence[str],
     *,
     timeout: float,
-    zygotes: WarmStarts | None = None,
+    warm: WarmStart | None = None,
 ) -> Evidence:
     """Run `command` once against `case` and collect what it showed (see `Evidence`)."""
-    return _run(server, case, command, timeout=timeout, zygotes=zygotes)[0]
+    return _run(server, case, command, timeout=timeout, warm=warm)[0]
 
 
 def _run(
@@ -137,8 +170,7 @@ def _run(
     command: str | Sequence[str],
     *,
     timeout: float,
-    warm: bool = True,
-    zygotes: WarmStarts | None = None,
+    warm: WarmStart | None = None,
 ) -> tuple[Evidence, str | None]:
     """The evidence of one run, and a note when some of its output was dropped (else None)."""
     if subreaper.stopping():  # a signal is ending the harness: its queued runs start nothing
@@ -147,84 +179,30 @@ def _run(
     log.clear()
     env = {**os.environ, **client_environment(server.url, case.id)}
     out, err = Captured(STDOUT_KEPT), Captured(STDERR_KEPT)
-    program = node_warm.parse(command, env) if warm and node_warm.enabled(env) else None
-    # A Python program's zygote (`zygotes` is None when off or not Python), ready before the clock starts.
-    zygote = zygotes.slot() if zygotes is not None else None
     start = time.monotonic()
-    started = node_warm.start(program, env, out, err) if program is not None else None
-    if started is not None:  # a `node SCRIPT.mjs` program: a worker of a warm Node process (node_warm.py)
-        try:
-            exit_code, timed_out, heard_at = _watch(started, log, start, timeout)
-        finally:
-            started.finish()
-    else:
-        forked = zygotes.fork(zygote, env) if zygotes is not None and zygote is not None else None
-        exit_code, timed_out, heard_at = _cold(command, env, log, start, timeout, out, err, forked)
-    stdout, stderr = out.text, err.text
-    report = log.reports[0] if log.reports else _stdout_report(stdout)
-    followup = log.followups[0] if log.followups else None
-    ended = heard_at if heard_at is not None else time.monotonic()
-    return Evidence(
-        followup=followup,
-        report=report,
-        exit_code=exit_code,
-        timed_out=timed_out and followup is None and report is None,
-        seconds=ended - start,
-        stderr=stderr,
-        requests=log.attempts,
-    ), _dropped(out, err)
-
-
-def _cold(
-    command: str | Sequence[str],
-    env: dict[str, str],
-    log: CaseLog,
-    start: float,
-    timeout: float,
-    out: Captured,
-    err: Captured,
-    forked: Forked | None = None,
-) -> tuple[int | None, bool, float | None]:
-    """Run `command` as a process of its own (under the subreaper wrapper), or watch `forked` (a
-    Python program forked by its warm zygote, which ends the run's tree as the wrapper does), its
-    output read into `out` and `err`: (exit code, timed out, heard at), as `_watch` gives them."""
-    wrapped = subreaper.CONTAINED
-    if wrapped:  # the wrapper runs the shell itself
-        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    process = forked or subprocess.Popen(
-        subreaper.contained(argv) if wrapped else command,
-        shell=not wrapped and isinstance(command, str),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group: one kill ends all it started
-    )
-    readers = [_drain(process.stdout, out), _drain(process.stderr, err)]
+    astray = server.unknown.get(PLACEHOLDER, 0)
+    warmed = warm.start(env, out, err, start + timeout) if warm is not None else None
+    run = warmed if warmed is not None else start_cold(command, env, out, err)
     try:
-        return _watch(process, log, start, timeout)
+        exit_code, timed_out, heard_at = _watch(run, log, start, timeout)
     finally:
-        subreaper.stop(process, wrapped=wrapped or forked is not None, grace=2.0)
-        for reader in readers:
-            reader.join(_READ_END)  # the tree has ended: its pipes are at their end
-        for pipe in (process.stdout, process.stderr):
-            with contextlib.suppress(OSError):
-                if pipe is not None:
-                    pipe.close()
-
-
-def _drain(pipe: IO[bytes] | None, into: Captured) -> threading.Thread:
-    """A thread reading `pipe` to its end into `into` (which keeps its first and last bytes)."""
-
-    def read() -> None:
-        assert pipe is not None
-        with contextlib.suppress(OSError, ValueError):
-            while data := os.read(pipe.fileno(), 1 << 16):
-                into.add(data)
-
-    thread = threading.Thread(target=read, name="toolstream-client-output", daemon=True)
-    thread.start()
-    return thread
+        run.finish()
+    if warm is not None and warmed is not None:
+        refused = warmed.refused
+        if refused is None and server.unknown.get(PLACEHOLDER, 0) != astray:
+            refused = "a run used the zygote's environment, not its case's (kept at import, or from /proc)"
+        if refused is not None:  # this run again, cold; and every later one
+            warm.refuse(refused)
+            return _run(server, case, command, timeout=timeout, warm=None)
+    ended = heard_at if heard_at is not None else time.monotonic()
+    return evidence_of(
+        log,
+        report=_stdout_report(out.text),
+        exit_code=exit_code,
+        timed_out=timed_out,
+        seconds=ended - start,
+        stderr=err.text,
+    ), _dropped(out, err)
 
 
 def _dropped(out: Captured, err: Captured) -> str | None:
@@ -247,7 +225,7 @@ class ClientProgram:
 
     `run(case)` serves the case (added to the server on first use), runs the command with the
     case's environment, and returns the outcome its follow-up or report shows; a program that
-    cannot be judged raises the runner's timeout or crash errors (see `harness.serve.oracle`)."""
+    cannot be judged raises the runner's timeout or crash errors (see `harness.oracle.evidence`)."""
 
     def __init__(self, command: str, *, name: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         if not command.strip():
@@ -257,43 +235,40 @@ class ClientProgram:
         self.timeout = timeout
         self._stack: contextlib.ExitStack | None = None
         self._server: ReplayServer | None = None
-        self._zygotes: WarmStarts | None = None
+        self._warm: WarmStart | None = None
 
     def prepare(self, timeout: float | None = None) -> None:
         if self._server is None:
             stack = contextlib.ExitStack()
+            stack.enter_context(subreaper.adopting())
             self._server = stack.enter_context(ReplayServer([]).running())
-            self._zygotes = stack.enter_context(warm_starts(self.command, self._server.url))
+            self._warm = stack.enter_context(warm_starts(self.command, self._server.url))
             self._stack = stack
 
     def run(self, case: Case) -> Outcome:
         self.prepare()
         assert self._server is not None
         self._server.add(case)  # served from now on, its retry cut included
-        zygotes = self._zygotes
-        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout, zygotes=zygotes)
+        evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout, warm=self._warm)
         outcome = outcome_of(case, evidence)
         return outcome if dropped is None else _noted(outcome, dropped)
 
     def shutdown(self) -> None:
-        node_warm.close()
         if self._stack is not None:
             self._stack.close()
-        self._stack = self._server = self._zygotes = None
+        self._stack = self._server = self._warm = None
 
 
-def _watch(
-    process: subprocess.Popen[bytes] | node_warm.WarmRun, log: CaseLog, start: float, timeout: float
-) -> tuple[int | None, bool, float | None]:
+def _watch(run: Run, log: CaseLog, start: float, timeout: float) -> tuple[int | None, bool, float | None]:
     """Wait for a follow-up, a report, an exit or the deadline: (exit code, timed out, heard at)."""
     deadline = start + timeout
     while True:
         if log.followups or log.reports:
             heard_at = time.monotonic()
             with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(GRACE_S)
-            return process.poll(), False, heard_at
-        code = process.poll()
+                run.wait(GRACE_S)
+            return run.poll(), False, heard_at
+        code = run.poll()
         if code is not None:
             return code, False, None
         now = time.monotonic()

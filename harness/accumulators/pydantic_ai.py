@@ -22,7 +22,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from harness.accumulators.client import (
-    ClientLevel,
+    Adapter,
     base_url,
     in_message_order,
     raised,
@@ -30,7 +30,6 @@ from harness.accumulators.client import (
     recorded_request,
     request_body,
     require,
-    require_dialect,
     sdk_http,
 )
 from harness.cassettes.outcome import Outcome, ToolCall
@@ -45,17 +44,14 @@ EXTRA = "pydantic-ai"
 DIALECTS = ("openai-chat", "anthropic")
 
 
-def accumulator() -> ClientLevel:
-    """The adapter, after checking pydantic-ai (with its OpenAI and Anthropic models) is installed."""
-    require("pydantic_ai.models.openai", EXTRA)
-    require("pydantic_ai.models.anthropic", EXTRA)
-    return ClientLevel(run, NAME, dialects=DIALECTS)
-
-
 def run(transport: Any, case: Case) -> Outcome:
     """One case through `model.request_stream`."""
-    require_dialect(case, NAME, DIALECTS)
     return asyncio.run(_stream(transport, case))
+
+
+accumulator = Adapter(
+    NAME, DIALECTS, run, needs=(("pydantic_ai.models.openai", EXTRA), ("pydantic_ai.models.anthropic", EXTRA))
+)
 
 
 def _model(transport: Any, case: Case) -> Any:

@@ -15,7 +15,9 @@ comments are not sent. The command answers each `end` with one line naming the c
      "finish_reason":..,"error":..,"state":"complete"|"cut"|"error"}
 
 (string arguments are parsed as JSON, text that is not JSON being an invalid call; `"invalid":true`
-on a call keeps its arguments as raw text; without `state`, an `error` means cut when the stream
+on a call keeps its arguments as raw text; a lone surrogate in a string may be written as its own
+three bytes, WTF-8 style, so it is not joined with its neighbour as two escapes would be; without
+`state`, an `error` means cut when the stream
 was cut, else error; optional `"notes":[TEXT]` become the outcome's `notes`). Instead of an
 outcome it may answer `{"case":ID,"failure":TEXT}` (it raised on this case) or
 `{"case":ID,"skip":TEXT}` (it cannot run this case). It serves cases until stdin closes. Before
@@ -49,6 +51,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from harness import bounded
 from harness.accumulators.event_level import cut_error
 from harness.cassettes.model import Chunk, Request, Response
 from harness.cassettes.outcome import Outcome, State, ToolCall
@@ -64,11 +67,13 @@ if TYPE_CHECKING:
 __all__ = [
     "PROTOCOL_VERSION",
     "WARMUP_CASE",
+    "answer_line",
     "answer_outcome",
     "case_messages",
     "case_parts",
     "fed_message",
     "outcome_answer",
+    "read_answer",
     "warmup_case",
 ]
 
@@ -76,8 +81,6 @@ PROTOCOL_VERSION: Final = 2
 Feed = Literal["events", "bytes"]
 FEEDS: Final = ("events", "bytes")
 WARMUP_CASE: Final = "toolstream:warm-up"
-
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,6 +179,20 @@ def answer_outcome(answer: Any, *, cut: bool) -> Outcome:
     )
 
 
+def answer_line(answer: Mapping[str, Any]) -> bytes:
+    """An answer as its line: UTF-8, where a lone surrogate is written as its own three bytes
+    (`surrogatepass`, as WTF-8 does) rather than as an escape, which a JSON reader would join with
+    a neighbouring half into one character: `"\\ud83c" "\\udf27"` side by side is not the pair."""
+    line = json.dumps(answer, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return line.encode("utf-8", "surrogatepass")
+
+
+def read_answer(raw: bytes) -> Any:
+    """The JSON value of an answer line (`answer_line`'s lone surrogates read back as themselves);
+    `ValueError` when it is not JSON."""
+    return bounded.loads(raw.decode("utf-8", "surrogatepass"))
+
+
 def outcome_answer(outcome: Outcome) -> dict[str, Any]:
     calls: list[dict[str, Any]] = []
     for call in outcome.tool_calls:
@@ -184,7 +201,9 @@ def outcome_answer(outcome: Outcome) -> dict[str, Any]:
                 {"id": call.id, "name": call.name, "arguments": str(call.arguments), "invalid": True}
             )
         else:  # a JSON value; a string value goes as JSON text so it is not parsed as arguments text
-            arguments = json.dumps(call.arguments) if isinstance(call.arguments, str) else call.arguments
+            arguments = call.arguments
+            if isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False)
             calls.append({"id": call.id, "name": call.name, "arguments": arguments})
     answer: dict[str, Any] = {
         "tool_calls": calls,
@@ -202,5 +221,3 @@ def outcome_answer(outcome: Outcome) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------
 # The accumulator side
-
-

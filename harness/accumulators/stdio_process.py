@@ -22,14 +22,13 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
 
-from harness import bounded
-from harness.accumulators import subreaper
 from harness.accumulators.stdio import (
     FEEDS,
     Feed,
     answer_outcome,
     case_parts,
     fed_message,
+    read_answer,
     warmup_case,
 )
 from harness.errors import (
@@ -41,6 +40,7 @@ from harness.errors import (
     NotApplicable,
     UsageError,
 )
+from harness.processes import subreaper
 
 if TYPE_CHECKING:
     from harness.cassettes.outcome import Outcome
@@ -557,7 +557,7 @@ class Stdio:
                 continue
             shown = _trimmed(raw)
             try:
-                answer = bounded.loads(raw.decode("utf-8"))
+                answer = read_answer(raw)
             except (UnicodeDecodeError, ValueError):
                 raise AccumulatorProtocolError(
                     f"{where}: answered a line that is not JSON: {shown!r}"
@@ -608,5 +608,3 @@ class _Sent(NamedTuple):
 def _trimmed(raw: bytes) -> str:
     shown = raw.decode("utf-8", "replace").strip()
     return shown if len(shown) <= 80 else shown[:77] + "..."
-
-

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Iterator, Mapping
@@ -16,7 +15,7 @@ from typing import IO, TYPE_CHECKING, Any, Final, cast
 from harness import bounded
 from harness.accumulators import prepare, reference, resolve
 from harness.accumulators.base import not_for
-from harness.accumulators.stdio import FEEDS, outcome_answer
+from harness.accumulators.stdio import FEEDS, answer_line, outcome_answer
 from harness.cassettes.model import Chunk, Request, Response
 from harness.cassettes.outcome import Outcome
 from harness.errors import (
@@ -174,13 +173,23 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
                 except (ValueError, HarnessError) as exc:
                     print(f"toolstream serve-accumulator: line {number}: {exc}", file=sys.stderr)
                     return 2
-                out.write(json.dumps(_answer(acc, case), ensure_ascii=False, separators=(",", ":")) + "\n")
+                _write(out, answer_line(_answer(acc, case)))
             out.flush()  # once per read: cases written ahead are answered together
     finally:
         with contextlib.suppress(OSError, ValueError):
             out.flush()
         acc.shutdown()
     return 0
+
+
+def _write(out: IO[str], line: bytes) -> None:
+    """`line` on `out`: as bytes where it has them, so a lone surrogate keeps its own bytes."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None:
+        out.flush()  # text written before (none today) stays in order
+        buffer.write(line)
+    else:  # a test's StringIO
+        out.write(line.decode("utf-8", "surrogatepass"))
 
 
 def _reads(source: IO[str]) -> Iterator[list[str] | list[bytes]]:

@@ -1,12 +1,12 @@
-"""The client programs of `examples/clients/` on the report card: each a real program run unchanged
-against the replay server (`toolstream serve`'s machinery, `harness.accumulators.program.run_client`), graded
+"""The card's client programs on the report card: each a real program run unchanged against the
+replay server (`check --client`'s machinery, `harness.accumulators.program.run_clients`), graded
 like a library, one row per client (library = the package it exercises, npm or PyPI; version =
 the one installed beside the program: its `node_modules`, or the side environment it runs in).
 
-The clients and how to run them are the catalogue's (`harness.card.catalogue`, which
-`examples/clients/table.py` reads too); the programs are in the checkout's `examples/clients/`.
-A client whose toolchain is missing (no `node`, no `node_modules`, no side environment) is a row
-naming the command that installs it.
+The clients, where they run and how to run them are the catalogue's (`harness.card.catalogue`,
+which `examples/clients/table.py` reads too); the programs ship with the package. A client whose
+toolchain is missing (no `node`, no `node_modules`, no side environment) is a row naming the
+command that installs it.
 """
 
 from __future__ import annotations
@@ -16,18 +16,18 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.card import environments
-from harness.card.catalogue import CLIENTS_FOLDER, Catalogue
+from harness.card.catalogue import Catalogue, catalogue
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
+from harness.text.terminal import Progress
 
-__all__ = ["CLIENTS", "Client", "client_table", "close_warm", "contents", "installed_version", "run_cases"]
+__all__ = ["CLIENTS", "Client", "client_table", "contents", "installed_version", "run_cases"]
 
 
 @dataclass(frozen=True)
@@ -62,12 +62,10 @@ CLIENTS: dict[str, Client] = {
 }
 
 
-def client_table(root: Path | None) -> Catalogue:
-    """The client programs of the checkout at `root`; a problem when there is none (the programs
-    are the checkout's examples, with their `node_modules`)."""
-    if root is None or not (root / CLIENTS_FOLDER).is_dir():
-        raise EnvironmentProblem(f"no {CLIENTS_FOLDER} here: run in the toolstream-harness checkout")
-    return Catalogue(root)
+def client_table(checkout: Path | None) -> Catalogue:
+    """The client programs where they run: in the checkout `checkout` (None: not in one), its
+    `examples/clients/`; else a working copy of the ones the package ships."""
+    return catalogue(checkout)
 
 
 def installed_version(table: Catalogue, client: Client, package: str | None = None) -> str:
@@ -143,45 +141,17 @@ def run_cases(
     *,
     jobs: int,
     timeout: float,
-    advance: Callable[[str], None],
-    hold: Callable[[], AbstractContextManager[None]] = nullcontext,
+    progress: Progress,
+    hold: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> tuple[str, list[Any]]:
     """Each case through the client on one replay server, at most `jobs` at once, each while it
-    holds what `hold()` gives (a slot of the card's: `harness.card.schedule`); `advance(case_id)`
-    after each. The spec the results carry and the results, in case order."""
-    from harness.accumulators.program import (
-        PREFIX,
-        run_client,  # the server is loaded only when asked for
-    )
-    from harness.accumulators.warm import warm_starts
-    from harness.serve import ReplayServer
+    holds what `hold()` gives (a slot of the card's: `harness.card.schedule`), told to `progress`
+    after each (named by its id). The spec the results carry and the results, in case order:
+    `check --client`'s `run_clients`, warm starts included."""
+    from harness.accumulators.program import run_clients  # the server is loaded only when asked for
 
-    command = table.command(client.name)
-    label = PREFIX + command
-
-    # A Python program's cases fork from a zygote that has done its imports (`warm_starts`); a
-    # Node one's run in a kept Node process (`node_warm`): as `check --client` runs them.
-    with (
-        ReplayServer(list(cases), pace=False).running() as server,
-        warm_starts(command, server.url) as zygotes,
-    ):
-
-        def one(case: Any) -> Any:
-            with hold():
-                result = run_client(
-                    server, case, command, timeout=timeout, label=label,
-                    scenario=scenarios.get(case.scenario), zygotes=zygotes,
-                )  # fmt: skip
-            advance(case.id)
-            return result
-
-        with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
-            results = list(pool.map(one, cases))
-    return label, results
-
-
-def close_warm() -> None:
-    """End the warm Node processes left idle (once every client row is done)."""
-    from harness.accumulators import node_warm
-
-    node_warm.close()
+    report = run_clients(
+        cases, table.command(client.name), jobs=max(jobs, 1), timeout=timeout, scenarios=scenarios,
+        hold=hold, each=lambda result: progress.advance(note=result.id),
+    )  # fmt: skip
+    return report.accumulator, list(report.results)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness import bounded, files
 from harness.accumulators.stdio_process import start_failure
 from harness.card.libraries import Library
 
@@ -270,7 +271,7 @@ def build(
             raise EnvironmentProblem(f"venv failed: {_last_line(made.stderr + made.stdout)}")
         _pip(python, [str(root), library.requirement(version)])
         _imports(python, library)
-    stamp_path.write_text(json.dumps(want) + "\n", encoding="utf-8")
+    files.write(stamp_path, (json.dumps(want) + "\n").encode("utf-8"))
     return SideEnvironment(library, version, python, built=True)
 
 
@@ -309,7 +310,7 @@ def _pip(python: str, args: list[str]) -> None:
 
 def _read_stamp(path: Path) -> dict[str, str] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = bounded.loads(bounded.read(path, 1 << 20))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -4,7 +4,7 @@ responsible (read in the installed release, file:line and the line's text).
 
 The list is `known.yaml` beside this module, keyed by library and exact signature (the
 `harness.oracle.verdict.signature` of the failing case): a signature the matrix no longer
-produces shows up in `tests/test_report_card.py`, not silently. A signature is what the library
+produces shows up in `tests/card/test_report_card.py`, not silently. A signature is what the library
 did, not why: an entry also names its evidence, the streams it was found on (`cassettes` and
 `scenarios`, shell patterns over the case's cassette and scenario names), and covers only those
 cases. The same differences on another stream are not explained by it until someone looks.

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cassettes.format import write_atomic
+from harness import bounded, files
 from harness.errors import UsageError
 from harness.oracle.severity import WORST_FIRST
 from harness.text.escape import html_text, markdown_code, markdown_text
@@ -27,6 +27,8 @@ __all__ = [
     "replace_block",
     "update_page",
 ]
+
+MAX_PAGE_BYTES = 16 * 1024 * 1024  # a Markdown page
 
 MARKERS = {
     "adapters": ("<!-- report-card:adapters:start -->", "<!-- report-card:adapters:end -->"),
@@ -326,7 +328,7 @@ def replace_block(text: str, which: str, content: str, where: str = "the page") 
 def update_page(path: Path, card: Mapping[str, Any], base: str = "") -> None:
     """Write both generated blocks into a Markdown page (atomically): docs/report-card.md, or any
     page holding their markers. `base`: the checkout as seen from the page's folder."""
-    text = path.read_text(encoding="utf-8")
+    text = bounded.read_input(path, MAX_PAGE_BYTES, "a page").decode("utf-8", "replace")
     text = replace_block(text, "adapters", adapters_block(card, base), str(path))
     text = replace_block(text, "card", card_block(card, base), str(path))
-    write_atomic(path, text.encode("utf-8"))
+    files.write(path, text.encode("utf-8"))

@@ -13,18 +13,22 @@ temporary file, then a rename).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
-import tempfile
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from harness import bounded, files
+from harness.errors import HarnessError
 
 __all__ = ["VERSION", "VerdictCache", "files_digest", "fingerprint", "row_key"]
 
 VERSION = 1  # of an entry's layout: another layout is not read
 DURATIONS = "durations.json"  # row -> seconds it took when last graded
+MAX_ENTRY_BYTES = 1 << 30  # a row's report over the whole bundled matrix is tens of MB
 _FINGERPRINTS: dict[Path, str] = {}
 
 
@@ -91,10 +95,7 @@ class VerdictCache:
     def get(self, key: Mapping[str, Any]) -> dict[str, Any] | None:
         """The stored report of this key; None when there is none or the file is not a whole
         entry of this very key (it is then written again by the run)."""
-        try:
-            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
-            return None
+        entry = self._read(self.path(key))
         if not isinstance(entry, dict) or entry.get("key") != json.loads(json.dumps(key, default=str)):
             return None
         report = entry.get("report")
@@ -112,28 +113,36 @@ class VerdictCache:
     def durations(self) -> dict[str, float]:
         """What each row took when it was last graded, by row (the scheduler starts the costliest
         first); empty when unknown or unreadable."""
-        try:
-            found = json.loads((self.folder / DURATIONS).read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
-            return {}
+        found = self._read(self.folder / DURATIONS)
         if not isinstance(found, dict):
             return {}
-        return {k: float(v) for k, v in found.items() if isinstance(v, int | float) and v >= 0}
+        return {k: seconds for k, v in found.items() if (seconds := _seconds(v)) is not None}
 
     def record_durations(self, seconds: Mapping[str, float]) -> None:
         if seconds:
             self._write(self.folder / DURATIONS, {**self.durations(), **seconds})
 
-    def _write(self, target: Path, data: Any) -> None:
+    @staticmethod
+    def _read(path: Path) -> Any:
+        """The JSON in `path`, or None when it cannot be read or is not JSON (never trusted)."""
+        try:
+            return bounded.loads(bounded.read(path, MAX_ENTRY_BYTES), finite=True)
+        except (OSError, ValueError, RecursionError):
+            return None
+
+    @staticmethod
+    def _write(target: Path, data: Any) -> None:
         text = json.dumps(data, default=str, ensure_ascii=False)
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=".writing-", suffix=".json")
-        except OSError:
-            return
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temporary, target)
-        except OSError:
-            Path(temporary).unlink(missing_ok=True)
+        with contextlib.suppress(HarnessError):  # the card does not need its cache
+            files.write(target, text.encode("utf-8", "replace"))
+
+
+def _seconds(value: Any) -> float | None:
+    """A stored duration as seconds; None for anything else (a forged 400-digit number too)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None

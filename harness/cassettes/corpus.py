@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from harness.cassettes.model import Cassette, Declared
 from harness.errors import UsageError
@@ -72,24 +71,3 @@ def declare(cassette: Cassette, case_class: str, reason: str) -> Cassette:
     for interaction in cassette.interactions:
         interaction.declared = Declared(case_class, reason)
     return cassette
-
-
-_MOVED = {"synthesize", "split_reads", "STREAM_CONTENT_TYPES"}  # to the wire stage, above this one
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:  # kept for one release, named as a string: the corpus does not know dialects
-        import importlib
-        import warnings
-
-        from harness._moved import REMOVED_IN
-
-        home = "harness.wire.codecs" if name == "STREAM_CONTENT_TYPES" else "harness.wire.synthesis"
-        warnings.warn(
-            f"harness.cassettes.corpus.{name} has moved to {home}.{name} "
-            f"(the old name goes in toolstream-harness {REMOVED_IN})",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(home), name)
-    raise AttributeError(f"module 'harness.cassettes.corpus' has no attribute {name!r}")

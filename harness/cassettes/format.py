@@ -1,9 +1,10 @@
 """Cassette format v1: request/response pairs whose responses keep every network read.
 
-A cassette is plain data (`Cassette` and friends) plus `load` / `save`. Loading uses safe YAML
-only, bounded (no aliases, capped depth and size: `compose_safe`), and checks every field, so a bad
-or hostile file raises one `CassetteError` naming the file, the line and the field. Saving is
-atomic: a temp file beside the target, fsync, rename; `locked` serialises read-merge-write.
+A cassette is plain data (`Cassette` and friends) plus `load` / `save`. Loading reads the file
+within bounds (`harness.bounded.read`), parses it as safe YAML within bounds (no aliases, capped
+depth and size: `harness.bounded.yaml`), and checks every field, so a bad or hostile file raises
+one `CassetteError` naming the file, the line and the field. Saving writes through the one writer
+(`harness.files.write`: atomic, never through a link, a device or a FIFO).
 See docs/cassettes.md for the format with an example.
 """
 
@@ -11,22 +12,20 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
-import fcntl
 import gc
 import json
 import os
 import re
-import secrets
-import stat
-from collections.abc import Callable, Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, NoReturn
 
 import yaml
 
-from harness import bounded
+from harness import bounded, files
+from harness.bounded import yaml as safe_yaml
+from harness.bounded.yaml import STR, VALUE_ERRORS, compose_safe
+from harness.bounded.yaml import field as _join
 from harness.cassettes.model import (  # the model, re-exported: `format.Cassette` is where users found it
     CASE_CLASSES,
     SOURCE_KINDS,
@@ -43,9 +42,8 @@ from harness.cassettes.model import (
     header as header,
 )
 from harness.cassettes.outcome import Outcome
-from harness.errors import CassetteError, HarnessError, OutcomeFormatError, UsageError
+from harness.errors import CassetteError, OutcomeFormatError
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -64,9 +62,9 @@ def load(path: str | os.PathLike[str]) -> Cassette:
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes, bounded; UTF-8 is checked by the parser reading them (`compose_safe`)."""
     try:
-        return bounded.read(path, MAX_YAML_CHARS)
-    except bounded.TooLarge:
-        raise CassetteError(path, f"over the {MAX_YAML_CHARS:,} bytes a cassette file may have") from None
+        return bounded.read(path, safe_yaml.MAX_CHARS)
+    except bounded.TooLarge as exc:
+        raise CassetteError(path, f"over the {exc.limit:,} bytes a cassette file may have") from None
     except FileNotFoundError:
         raise CassetteError(path, "no such cassette file") from None
     except OSError as exc:
@@ -84,202 +82,13 @@ def loads(text: str | bytes, *, path: str | os.PathLike[str] | None = None) -> C
     return _Reader(where).cassette(node)
 
 
-def compose_safe(
-    text: str | bytes, where: str | Path, *, tags: frozenset[str] | None = None, why: str | None = None
-) -> yaml.Node | None:
-    """YAML as nodes, nothing constructed yet: broken YAML, or a tag outside `tags` (plain data by
-    default; `!!python/...` never), is one `CassetteError` naming the line and the field.
-
-    Bounded before anything is built: text over `MAX_YAML_CHARS`, an alias or anchor, or nesting
-    deeper than `MAX_DEPTH` is refused, so no file can hang, exhaust memory or overflow the stack.
-    Bytes that are not UTF-8 are "not a UTF-8 text file".
-    """
-    if isinstance(text, bytes):
-        # libyaml reads UTF-8 bytes itself: no decode to str for it to encode back (a quarter of
-        # loading a big cassette). Its UTF-16 (by BOM) is not ours, and any failure is said
-        # exactly as for the decoded text, below: failures are rare, parsing twice is cheap then.
-        if len(text) <= MAX_YAML_CHARS and text[:2] not in _UTF16_BOMS:
-            with contextlib.suppress(CassetteError, UnicodeDecodeError):
-                return _compose(text, where, tags, why)
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise CassetteError(where, "not a UTF-8 text file") from None
-    return _compose(text, where, tags, why)
-
-
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
-
-def _compose(
-    text: str | bytes, where: str | Path, tags: frozenset[str] | None, why: str | None
-) -> yaml.Node | None:
-    if len(text) > MAX_YAML_CHARS:
-        limit = f"{len(text):,} characters is over the {MAX_YAML_CHARS:,} a YAML file may have"
-        raise CassetteError(where, limit)
-    composer = _Composer(where, PLAIN_TAGS if tags is None else tags, why)
-    try:
-        return composer.compose(yaml.parse(text, Loader=_Loader))
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise CassetteError(where, f"broken YAML: {exc.problem}", line=line) from None
-    except yaml.YAMLError as exc:
-        raise CassetteError(where, f"broken YAML: {' '.join(str(exc).split())}") from None
-
-
-def plain_data(
-    text: str,
-    where: str | Path,
-    *,
-    tags: frozenset[str] | None = None,
-    why: str | None = None,
-    error: Callable[[str], HarnessError] | None = None,
-) -> Any:
-    """`yaml.safe_load` with `compose_safe`'s bounds and refusals (None for an empty document).
-
-    Failures are `CassetteError`s, or `error(message)` when given (a scenario file's own error).
-    """
-    try:
-        node = compose_safe(text, where, tags=tags, why=why)
-        if node is None:
-            return None
-        try:
-            return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
-        except yaml.constructor.ConstructorError as exc:
-            line = exc.problem_mark.line + 1 if exc.problem_mark else None
-            raise CassetteError(where, f"cannot read value: {exc.problem}", line=line) from None
-        except _BAD_VALUE as exc:
-            raise CassetteError(where, f"cannot read value: {str(exc)[:200]}") from None
-    except CassetteError as exc:
-        if error is None:
-            raise
-        raise error(str(exc)) from None
-
-
-# What yaml's constructor raises besides ConstructorError for a tagged value it cannot build
-# (`!!int x`: ValueError; `!!timestamp x`: AttributeError).
-_BAD_VALUE = (ValueError, TypeError, AttributeError, ArithmeticError)
 # A header goes on the wire as read (the replay server, FakeProvider): a name that is not a token,
 # or a CR or LF in a value, would add headers of the file's own to the response.
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab is the one a value may hold
-MAX_YAML_CHARS = 256 * 1024 * 1024
-# A cassette is ~10 levels deep; an expected outcome's arguments may nest `bounded.MAX_DEPTH` more
-# (what a stream's arguments may), so a case written as a cassette reads back. Bodies deeper than
-# `MAX_BODY_DEPTH` are kept as text.
-MAX_DEPTH = bounded.MAX_DEPTH + 28
+# Bodies deeper than this are kept as text.
 MAX_BODY_DEPTH = 64
 MAX_OFFSET_MS = 86_400_000  # a day: no stream is longer
-_NON_SPECIFIC = (None, "!")
-
-
-class _Composer:
-    """yaml's composer without recursion, aliases or anchors, checking tags as nodes are made.
-
-    Built from the parser's events with an explicit stack, so depth is capped as it is read
-    (libyaml itself slows quadratically and its composer overflows the C stack on deep input).
-    """
-
-    def __init__(self, where: str | Path, tags: frozenset[str], why: str | None) -> None:
-        self.where = where
-        self.tags = tags
-        self.why = why or "cassettes are plain data (safe YAML)"
-        self.resolver = yaml.resolver.Resolver()
-        self.plain: dict[str, str] = {}
-
-    def fail(self, event: yaml.Event, path: str, message: str) -> CassetteError:
-        line = event.start_mark.line + 1 if event.start_mark else None
-        return CassetteError(self.where, message, field=path or None, line=line)
-
-    def compose(self, events: Iterator[yaml.Event]) -> yaml.Node | None:
-        # Each frame: the open container and (mappings) the key awaiting its value.
-        stack: list[list[Any]] = []
-        root: yaml.Node | None = None
-        documents = 0
-        for event in events:
-            kind = type(event)
-            if kind is yaml.DocumentStartEvent:
-                documents += 1
-                if documents > 1:
-                    raise self.fail(event, "", "more than one YAML document: a file holds exactly one")
-                continue
-            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                stack.pop()[0].end_mark = event.end_mark
-                continue
-            if kind not in _NODE_KINDS and kind is not yaml.AliasEvent:
-                continue  # stream and document ends
-            if kind is yaml.AliasEvent or event.anchor is not None:  # type: ignore[attr-defined]
-                raise self.fail(
-                    event,
-                    _path(stack),
-                    "YAML anchors and aliases (&name, *name) are refused: "
-                    "this file never needs them, and an alias can expand without end",
-                )
-            node = self._node(event, stack)
-            if stack:
-                _attach(stack[-1], node)
-            else:
-                root = node
-            if isinstance(node, yaml.CollectionNode):
-                if len(stack) >= MAX_DEPTH:
-                    message = f"nested deeper than {MAX_DEPTH} levels: refused (no cassette needs that)"
-                    raise self.fail(event, "", message)
-                stack.append([node, None])
-        return root
-
-    def _node(self, event: Any, stack: list[list[Any]]) -> yaml.Node:
-        kind = _NODE_KINDS[type(event)]
-        tag = event.tag
-        if tag in _NON_SPECIFIC:
-            if kind is yaml.ScalarNode and not event.implicit[0]:
-                tag = _STR  # quoted or a block: a string, whatever it reads like (the resolver's rule)
-            elif kind is yaml.ScalarNode and len(event.value) <= _CACHED_PLAIN:
-                # Plain scalars repeat (keys, small numbers): resolve each spelling once per file.
-                tag = self.plain.get(event.value)
-                if tag is None:
-                    tag = self.plain[event.value] = self.resolver.resolve(kind, event.value, event.implicit)
-            else:
-                tag = self.resolver.resolve(kind, getattr(event, "value", None), event.implicit)
-        if tag not in self.tags:
-            raise self.fail(event, _path(stack), f"tag {tag!r} is refused: {self.why}")
-        if kind is yaml.ScalarNode:
-            return yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
-        if kind is yaml.SequenceNode:
-            return yaml.SequenceNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
-        return yaml.MappingNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
-
-
-_NODE_KINDS: dict[type, type[yaml.Node]] = {
-    yaml.ScalarEvent: yaml.ScalarNode,
-    yaml.SequenceStartEvent: yaml.SequenceNode,
-    yaml.MappingStartEvent: yaml.MappingNode,
-}
-_CACHED_PLAIN = 32  # longer plain scalars rarely repeat
-
-
-def _path(stack: list[list[Any]]) -> str:
-    """The field path of the node about to be added under the innermost open container."""
-    path = ""
-    for depth, (node, key) in enumerate(stack):
-        last = depth == len(stack) - 1
-        if isinstance(node, yaml.SequenceNode):
-            path = f"{path}[{len(node.value) - (0 if last else 1)}]"
-        elif last and key is not None:
-            path = _join(path, str(getattr(key, "value", "")))
-        elif not last and key is None:  # the container below is the value of the last key
-            path = _join(path, str(getattr(node.value[-1][0], "value", "")))
-    return path
-
-
-def _attach(frame: list[Any], node: yaml.Node) -> None:
-    parent = frame[0]
-    if isinstance(parent, yaml.SequenceNode):
-        parent.value.append(node)
-    elif frame[1] is None:
-        frame[1] = node
-    else:
-        parent.value.append((frame[1], node))
-        frame[1] = None
 
 
 def json_body(text: str) -> Any:
@@ -315,13 +124,13 @@ class _Reader:
         return CassetteError(self.where, message, field=path or None, line=node.start_mark.line + 1)
 
     def value(self, node: yaml.Node, path: str) -> Any:
-        if isinstance(node, yaml.ScalarNode) and node.tag == _STR:
+        if isinstance(node, yaml.ScalarNode) and node.tag == STR:
             return node.value  # the common case, without the constructor's cost
         try:
             return self.constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise self.fail(node, path, f"cannot read value: {exc.problem}") from None
-        except _BAD_VALUE as exc:
+        except VALUE_ERRORS as exc:
             raise self.fail(node, path, f"cannot read value: {str(exc)[:200]}") from None
 
     def mapping(self, node: yaml.Node, path: str) -> dict[str, yaml.Node]:
@@ -603,19 +412,6 @@ def _json_numbers(spec: str) -> tuple[list[int], list[float | None]] | None:
     return sizes, offsets  # type: ignore[return-value]
 
 
-_STR = "tag:yaml.org,2002:str"
-PLAIN_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
-)
-
-
-def _join(path: str, name: str) -> str:
-    if not path:
-        return name
-    return f"{path}.{name}" if name else path
-
-
-# ---------------------------------------------------------------------------------------------
 # Saving
 
 
@@ -736,127 +532,6 @@ def save(
     (None: always a mapping per read); `load` reads both forms the same.
     """
     path = Path(path)
-    write_atomic(path, dumps(cassette, joined_above=joined_above).encode("utf-8"))
+    files.write(path, dumps(cassette, joined_above=joined_above).encode("utf-8"))
     cassette.path = path
     return path
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, rename over the target, fsync the folder.
-
-    The target keeps its mode (a new file gets the umask's); temp files left by killed saves of
-    the same target are removed first. A target that is a device or a pipe (`/dev/stdout`) is
-    written through, never replaced. Any failure (a full disk, a read-only folder, a folder named
-    as the file) is one `UsageError` naming the path.
-    """
-    if not path.name:
-        raise UsageError(f"{str(path)!r}: not a file path")
-    try:
-        target = path.stat()
-    except OSError:
-        target = None
-    if target is not None and stat.S_ISDIR(target.st_mode):
-        raise UsageError(f"{path}: is a folder; give a file path")
-    try:
-        if target is not None and not stat.S_ISREG(target.st_mode):
-            with open(path, "wb") as handle:
-                handle.write(data)
-            return
-        _replace(path, data)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-
-
-def _replace(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temps(path)
-    try:
-        mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TEMP_SUFFIX}")
-    # 0o666 through the umask, as any new file; an existing target's mode is copied below.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-_TEMP_SUFFIX = ".tmp"
-
-
-def _remove_stale_temps(path: Path) -> None:
-    """Delete `.<name>.<pid>.<hex>.tmp` files beside `path` whose process is gone (a killed save)."""
-    prefix = f".{path.name}."
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return
-    for name in names:
-        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
-            continue
-        pid, _, token = name[len(prefix) : -len(_TEMP_SUFFIX)].partition(".")
-        if pid.isdigit() and len(token) == 8 and not _alive(int(pid)):
-            with contextlib.suppress(OSError):  # another saver may have removed it first
-                (path.parent / name).unlink()
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
-
-
-@contextlib.contextmanager
-def locked(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Hold an exclusive lock on the cassette at `path` (across processes) for a read-merge-write.
-
-    The lock is `flock` on a sidecar `.<name>.lock`, removed on release; a waiter that wakes on a
-    removed lock file takes the new one, so two holders never overlap.
-    """
-    path = Path(path)
-    lock_path = path.with_name(f".{path.name}.lock")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666))
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    while True:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                current = os.stat(lock_path)
-            except FileNotFoundError:
-                current = None
-            if current is not None and current.st_ino == os.fstat(fd).st_ino:
-                break
-        except BaseException:
-            os.close(fd)
-            raise
-        os.close(fd)  # the holder before us removed this file: lock the new one
-    try:
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            lock_path.unlink()
-        os.close(fd)

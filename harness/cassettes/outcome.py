@@ -308,9 +308,16 @@ def _server_call_from_dict(data: Any, where: str) -> ServerCall:
 
 
 # What a note says when an outcome's state is not the client's word but taken as expected (a
-# follow-up request has no state on its wire, `harness.serve.oracle`): that state signals nothing
+# follow-up request has no state on its wire, `harness.oracle.evidence`): that state signals nothing
 # (`harness.oracle.severity.signalled`).
 STATE_TAKEN = "state: not on its wire, taken as expected"
+# What a client-level adapter notes when its library never hands its user a finish reason (many
+# frameworks): there is nothing to compare, so the finish reason is not (as usage is not).
+FINISH_NOT_SURFACED = "finish_reason: not surfaced by the library"
+
+
+def _finish_compared(expected: Outcome, actual: Outcome) -> bool:
+    return expected.finish_reason != actual.finish_reason and FINISH_NOT_SURFACED not in actual.notes
 
 # Fields `diff` compares unless told otherwise.
 COMPARED = ("tool_calls", "server_calls", "text", "finish_reason", "state", "parts")
@@ -332,7 +339,7 @@ def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED
     if "text" in fields and expected.text != actual.text:
         left, right = _alike(expected.text, actual.text)
         out.append(f"text: {_short(left)} expected, got {_short(right)}")
-    if "finish_reason" in fields and expected.finish_reason != actual.finish_reason:
+    if "finish_reason" in fields and _finish_compared(expected, actual):
         out.append(f"finish_reason: {expected.finish_reason!r} expected, got {actual.finish_reason!r}")
     if "state" in fields and expected.state != actual.state:
         # An unexpected error says which: a library's raise is the failure a maintainer looks for.
@@ -349,7 +356,7 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     (nearly all meet their expectation, and writing nothing is cheaper than writing no lines)."""
     if (
         expected.text != actual.text
-        or expected.finish_reason != actual.finish_reason
+        or _finish_compared(expected, actual)
         or expected.state != actual.state
         or len(expected.tool_calls) != len(actual.tool_calls)
         or (actual.server_calls and _diff_server_calls(expected.server_calls, actual.server_calls))
@@ -367,8 +374,38 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
     return True
 
 
+def paired_by_id(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[int] | None:
+    """For each expected call, the position of the reported call with its id, when ids pair the
+    two lists one to one (every expected call has an id of its own, the same ids reported once
+    each) and the order differs; None otherwise, and calls are then matched by position. A result
+    goes back under its call's id, so an order that differs alone costs nothing."""
+    ids = [call.id for call in expected]
+    if len(expected) != len(actual) or len(expected) < 2 or not all(ids) or len(set(ids)) != len(ids):
+        return None
+    where = {call.id: n for n, call in enumerate(actual)}
+    if len(where) != len(actual) or set(where) != set(ids):
+        return None
+    order = [where[i] for i in ids]
+    return None if order == sorted(order) else order
+
+
+ORDER_DIFFERS = "tool_calls: order differs"
+
+
+def order_line(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> str:
+    """The one line a reorder of calls paired by id gets."""
+    return (
+        f"{ORDER_DIFFERS}: {', '.join(repr(c.id) for c in expected)} expected, "
+        f"got {', '.join(repr(c.id) for c in actual)}"
+    )
+
+
 def _diff_calls(expected: Sequence[ToolCall], actual: Sequence[ToolCall]) -> list[str]:
     out: list[str] = []
+    order = paired_by_id(expected, actual)
+    if order is not None:  # each call beside the one reported under its id, numbered as expected
+        out.append(order_line(expected, actual))
+        actual = [actual[a] for a in order]
     if len(expected) != len(actual):
         out.append(f"tool_calls: {len(expected)} expected, got {len(actual)}")
     for n, (want, got) in enumerate(zip(expected, actual, strict=False), start=1):

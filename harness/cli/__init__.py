@@ -48,8 +48,9 @@ COMMANDS = {
     "report": "report",
     "serve-accumulator": "serve_accumulator",
     "serve": "serve",
-    "report-card": "report_card",
+    "report-card": "card",
     "repro": "repro",
+    "bisect": "bisect",
 }
 
 
@@ -160,7 +161,7 @@ def _parse_and_run(arguments: Sequence[str], named: tuple[str, ...] | None) -> i
     if not getattr(args, "run", None):
         parser.print_help()
         return EXIT_USAGE
-    from harness.accumulators.subreaper import contain_signals  # SIGTERM/SIGINT end what it started
+    from harness.processes.subreaper import contain_signals  # SIGTERM/SIGINT end what it started
 
     return contain_signals(lambda: int(args.run(args)))()
 

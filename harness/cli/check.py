@@ -15,7 +15,7 @@ from harness.matrix.selection import Matrix, Selection
 from harness.oracle.verdict import Report
 from harness.report.html import write_html
 from harness.report.results import render_check, report_to_dict, write_json
-from harness.text.terminal import Progress
+from harness.text.terminal import ProgressBar
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     if args.client is not None:
         report = _run_client(args.client, selection, args)
     else:
-        progress = Progress(0, label="check")
+        progress = ProgressBar(label="check")
         try:
             report = run_matrix(
                 args.accumulator, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress

@@ -19,7 +19,7 @@ from harness.report.results import (
     write_json,
 )
 from harness.search.compare import compare_matrix, write_reproductions
-from harness.text.terminal import Progress
+from harness.text.terminal import ProgressBar
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -63,7 +63,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     selection = selection_of(args)
-    progress = Progress(0, label="compare")
+    progress = ProgressBar(label="compare")
     try:
         comparison = compare_matrix(
             args.spec_a, args.spec_b, selection, timeout=timeout_of(args), jobs=args.jobs, progress=progress

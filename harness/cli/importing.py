@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     source = Path(args.file)
     out = Path(args.output) if args.output else importer.default_output(source)
-    if out.resolve() == source.resolve():
+    if os.path.realpath(out) == os.path.realpath(source):  # never raises: a symlink loop is read below
         raise UsageError(f"{out}: the output would overwrite the input; give another -o")
     cassette = importer.import_file(
         source, fmt=args.fmt, dialect=args.dialect, split=args.split, redact=redaction.from_args(args)

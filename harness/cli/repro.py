@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
+from harness import files
+from harness.accumulators import resolve
 from harness.cli.arguments import output_file
 from harness.errors import HarnessError, UsageError
 from harness.matrix.selection import Matrix, Selection
-from harness.search.repro import SPECS, has_template, repro_script
-from harness.text.escape import terminal_line as one_line
+from harness.search.repro import SPECS, adapter_script, has_template, repro_script
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -21,10 +20,12 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
         name,
         help="write a standalone script reproducing one case with only the library under test",
         description=(
-            "Write a Python script that needs only the library under test: the case's stream inlined "
-            "as bytes and served by the library's own HTTP mocking point, what the library returns "
-            "printed next to what the stream means, exit 1 while they differ and 0 once they agree. "
-            "SPEC: " + ", ".join([*SPECS, "langchain-core"]) + "."
+            "Write a Python script that reproduces one case: for a library with a built-in adapter ("
+            + ", ".join([*SPECS, "langchain-core"])
+            + ") it needs only that library (the stream inlined as bytes and served by the library's "
+            "own HTTP mocking point); for any other accumulator (your module:attr, an entry point, a "
+            "cmd: process) it inlines the case and replays it to that accumulator through the "
+            "harness. Exit 1 while the bug is there, 0 once the case passes."
         ),
     )
     parser.add_argument("case_id", metavar="CASE_ID", help="a case id as `check` prints it")
@@ -47,33 +48,17 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{exc} (usage: toolstream repro CASSETTE::SCENARIO::s<SEED> --accumulator SPEC)"
         ) from None
-    if not has_template(args.accumulator):
-        raise UsageError(_own_accumulator(args))
     command = shlex.join(["toolstream", "repro", args.case_id, "--accumulator", args.accumulator])
     # The scenario as found (in --scenarios-dir too), whose steps give the case's class.
-    script = repro_script(case, args.accumulator, command=command, scenario=matrix.by_name.get(case.scenario))
+    scenario = matrix.by_name.get(case.scenario)
+    if has_template(args.accumulator):  # a library we ship an adapter for: a script needing only it
+        script = repro_script(case, args.accumulator, command=command, scenario=scenario)
+    else:  # any other accumulator: resolved now, so a typo is a usage error and not a script
+        resolve(args.accumulator)
+        script = adapter_script(case, args.accumulator, command=command, scenario=scenario)
     if args.output is None:
         sys.stdout.write(script)
         return 0
-    path: Path = args.output
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(script, encoding="utf-8")
-    os.replace(temporary, path)
+    path = files.write(args.output, script.encode("utf-8"))
     print(f"wrote {path}", file=sys.stderr)
     return 0
-
-
-def _own_accumulator(args: argparse.Namespace) -> str:
-    """The refusal for an accumulator with no script template, on one line: the commands that do
-    reproduce a case for it (`compare` against the reference writes it shrunk as a cassette)."""
-    options = ["--cassettes", *args.cassettes] if args.cassettes else []
-    options += ["--scenarios-dir", args.scenarios_dir] if args.scenarios_dir else []
-    spec = args.accumulator
-    compare = ["toolstream", "compare", "reference", spec, "--case", args.case_id, *options, "--out", "DIR"]
-    explore = ["toolstream", "explore", "--accumulator", spec, "--out", "DIR"]
-    return one_line(
-        f"no script template for accumulator {spec!r} (scripts: {', '.join([*SPECS, 'langchain-core'])}); "
-        f"for your own accumulator, `{shlex.join(compare)}` writes this case shrunk as a cassette "
-        f"into DIR, and `{shlex.join(explore)}` finds a failure and writes it shrunk"
-    )

@@ -130,7 +130,7 @@ async def _serve_recording(recorder: Recorder, args: argparse.Namespace) -> int:
     server = ReplayServer((), host=args.host, port=args.port, recorder=recorder)
     await server.start()
     print(
-        f"toolstream serve: recording {recorder.upstream} through {server.url}"
+        f"toolstream serve: recording {recorder.shown} through {server.url}"
         f" into {recorder.cassette_dir}/\n"
         f"  point the SDK's base URL at {server.url} plus the upstream's path"
         f" (e.g. OPENAI_BASE_URL={server.url}/v1)\n"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -11,16 +10,17 @@ from typing import Any
 from harness.cassettes import corpus
 from harness.cassettes import format as cassettes
 from harness.cassettes.format import CassetteError
-from harness.cassettes.outcome import Outcome, diff
+from harness.cassettes.outcome import diff
 from harness.errors import in_cassette
 from harness.matrix.case_id import find_in_selection, is_case_id
 from harness.mutate.scenario import case_cassette
 from harness.oracle.expectation import declaration
 from harness.record import importer
 from harness.report import inspection
+from harness.report.outcomes import outcome_lines
 from harness.text.escape import terminal, terminal_json
 from harness.text.escape import terminal_line as one_line
-from harness.text.terminal import shorten, table
+from harness.text.terminal import table
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -121,7 +121,7 @@ def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
             rows = [(i, e.name or "", inspection.kinds(cassette, e), gists[i]) for i, e in enumerate(decoded)]
             lines += ["", _indent(table(["#", "event", "kinds", "data"], rows))]
         if outcome is not None:
-            lines += ["", *_outcome_lines(outcome)]
+            lines += ["", *outcome_lines(outcome, "outcome", indent="   ")]
         if item.expected is not None and outcome is not None:
             problems = diff(item.expected, outcome)
             verdict = "matches the expected outcome" if not problems else "differs: " + "; ".join(problems)
@@ -132,26 +132,6 @@ def _describe(cassette: cassettes.Cassette, *, events: bool) -> str:
                 f"   expected class (declared): {one_line(declared.case_class)}: {one_line(declared.reason)}"
             )
     return "\n".join(lines)
-
-
-def _outcome_lines(outcome: Outcome) -> list[str]:
-    lines = [
-        f"   outcome: {outcome.state}, finish_reason={one_line(repr(outcome.finish_reason))}, "
-        f"{len(outcome.tool_calls)} calls"
-    ]
-    if outcome.tool_calls:
-        rows = []
-        for i, call in enumerate(outcome.tool_calls, start=1):
-            args = call.arguments if call.invalid else json.dumps(call.arguments, ensure_ascii=False)
-            rows.append(
-                (i, call.id or "-", call.name or "-", ("INVALID " if call.invalid else "") + str(args))
-            )
-        lines.append(_indent(table(["call", "id", "name", "arguments"], rows)))
-    if outcome.text:
-        lines.append(f"   text: {shorten(outcome.text, 100)}")
-    if outcome.error:
-        lines.append(f"   error: {shorten(outcome.error, 100)}")
-    return lines
 
 
 def _label(path: Path, roots: list[str]) -> str:

@@ -37,16 +37,18 @@ import marshal
 import os
 import shutil
 import sys
-import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from harness import bounded, files
 from harness.cassettes.model import Chunk, Declared, Interaction, Request, Response
 from harness.cassettes.outcome import Outcome
+from harness.errors import HarnessError
 from harness.mutate.scenario import (
+    MAX_SCENARIO_BYTES,
     Case,
     Conversation,
     DeferredResponse,
@@ -167,18 +169,10 @@ class CaseStore:
             changed = merge and (unchanged is False or self.stamp(key) != unchanged)
             merged = {**self.read(key), **units} if changed else units
             body = marshal.dumps(merged, 4)
-            fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{key}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.writelines((_MAGIC, hashlib.sha256(body).digest(), body))  # not joined: a copy
-                os.replace(temp, folder / f"{key}.bin")
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+            files.write(folder / f"{key}.bin", (_MAGIC, hashlib.sha256(body).digest(), body))  # not joined
             _bound(folder, self.max_bytes, keep=folder / f"{key}.bin")
             return self.stamp(key)
-        except (OSError, ValueError):  # no room, no permission, something marshal cannot hold
+        except (OSError, ValueError, HarnessError):  # no room, no permission, what marshal cannot hold
             return None
 
 
@@ -216,8 +210,8 @@ class ScenarioFiles:
 
     def __call__(self, path: Path) -> Scenario:
         try:
-            key = hashlib.sha256(path.read_bytes()).hexdigest()[:32]
-        except OSError:
+            key = hashlib.sha256(bounded.read(path, MAX_SCENARIO_BYTES)).hexdigest()[:32]
+        except (OSError, ValueError):
             return load_scenario(path)  # its own error
         found = self.known.get(key)
         if found is not None:

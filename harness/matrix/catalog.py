@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from harness import files
 from harness.matrix import keys
 from harness.matrix.keys import code_digest, scenario_key
 from harness.matrix.selection import Matrix, Selection, Unit
@@ -111,7 +112,7 @@ def write_shipped(path: Path = SHIPPED) -> int:
         "files": {k[len(_CACHE_PREFIX) :]: v for k, v in sorted(store.values.items())},
     }
     text = json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
-    path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))  # mtime 0: same ids, same bytes
+    files.write(path, gzip.compress(text.encode("utf-8"), mtime=0))  # mtime 0: same ids, same bytes
     _shipped.cache_clear()
     return count
 

@@ -8,10 +8,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.accumulators.base import not_for
-from harness.accumulators.capture import captured_output
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorTimeout, NotApplicable
 from harness.oracle.verdict import Result, Verdict, copy_result, describe_error, judged, unjudged
+from harness.processes.capture import captured_output
 
 if TYPE_CHECKING:
     from harness.accumulators import Accumulator

@@ -11,14 +11,16 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from harness import bounded
 from harness._version import __version__
+from harness.bounded import yaml as safe_yaml
 
 if TYPE_CHECKING:
     from harness.mutate.scenario import Scenario
 
 __all__ = ["code_digest", "file_key", "scenario_key"]
 
-_ID_CODE: Final = ("mutate", "wire", "cassettes", "matrix/selection.py", "errors.py")
+_ID_CODE: Final = ("mutate", "wire", "cassettes", "bounded", "matrix/selection.py", "errors.py")
 
 
 @functools.cache
@@ -47,7 +49,7 @@ def file_key(cassette_name: str, dialects: tuple[str, ...], path: Path) -> str:
     digest = hashlib.sha256(code_digest().encode())
     digest.update(cassette_name.encode("utf-8", "surrogatepass") + b"\0")
     digest.update(repr(dialects).encode() + b"\0")
-    digest.update(hashlib.sha256(path.read_bytes()).digest())
+    digest.update(hashlib.sha256(bounded.read(path, safe_yaml.MAX_CHARS)).digest())
     return digest.hexdigest()[:32]
 
 

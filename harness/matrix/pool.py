@@ -32,15 +32,16 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.accumulators import cwd_shadows_harness, resolve, subreaper
+from harness.accumulators import cwd_shadows_harness, resolve
 from harness.accumulators.base import Accumulator, not_for
-from harness.accumulators.capture import captured_output
 from harness.errors import HarnessError, UsageError
 from harness.matrix.judging import judge
 from harness.matrix.longlived import LongLived
 from harness.matrix.selection import Matrix, Selection, Unit, rebuilt_scenarios
 from harness.mutate.scenario import SEPARATOR
 from harness.oracle.verdict import Result, Verdict, describe_error, unjudged
+from harness.processes import subreaper
+from harness.processes.capture import captured_output
 from harness.text.terminal import Progress
 
 if TYPE_CHECKING:

@@ -120,7 +120,7 @@ def run_matrix(
             pool.start(len(matrix.cassette_files()))  # a batch is a cassette file's units
         units = matrix.units()
         if progress is not None:
-            progress.total = max(len(units), 1)
+            progress.start(len(units))
         if pool is None:
             per_unit = _run_in_process(matrix, many, units, progress, early)
         else:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar, TypeVar, cast
 from harness.cassettes.model import Chunk, Request, Response
 from harness.cassettes.outcome import Outcome
 from harness.errors import MutationError, NotApplicable
+from harness.registry import Registry
 from harness.wire.codecs import WireEvent, decode_all
 from harness.wire.codecs.sse import SSECodec
 from harness.wire.dialects import Dialect, Event, parse_all
@@ -298,6 +299,7 @@ M = TypeVar("M", bound=type[Mutation])
 _REGISTRY: dict[str, type[Mutation]] = {}
 _BUILTIN_MODULES = ("identity", "fragments", "termination", "surroundings", "wire", "producers")
 _loaded = False
+REGISTERED = Registry("toolstream.mutations", what="mutation", error=MutationError)
 
 
 def mutation(name: str) -> Callable[[M], M]:
@@ -323,10 +325,7 @@ def registry() -> dict[str, type[Mutation]]:
         _loaded = True
         for module in _BUILTIN_MODULES:
             importlib.import_module(f"{__name__}.{module}")
-        from importlib import metadata  # costly: only when the registry is first read
-
-        for entry in metadata.entry_points(group="toolstream.mutations"):
-            entry.load()
+        REGISTERED.load_all()  # each registers itself with `@mutation` on import
     return _REGISTRY
 
 

@@ -97,14 +97,22 @@ def _plain(params: Mapping[str, Any]) -> dict[str, Any]:
 # Loading
 
 
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024  # a scenario is a few lines of steps
+
+
 def load_scenario(path: str | Path) -> Scenario:
     import yaml  # the YAML reader is loaded by what reads files, not by what only runs cases
 
-    from harness.cassettes.format import plain_data
+    from harness import bounded
+    from harness.bounded.yaml import plain_data
 
     path = Path(path)
     try:
-        data = plain_data(path.read_text(encoding="utf-8"), path, error=ScenarioError)
+        data = plain_data(bounded.read(path, MAX_SCENARIO_BYTES).decode("utf-8"), path, error=ScenarioError)
+    except bounded.TooLarge:
+        raise ScenarioError(
+            f"{path}: over the {MAX_SCENARIO_BYTES:,} bytes a scenario file may have"
+        ) from None
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such scenario file") from None
     except UnicodeDecodeError as exc:

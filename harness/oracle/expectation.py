@@ -393,9 +393,13 @@ def scope(case: Case, scenario: Scenario | None = None) -> Scope:
 
 
 def _same_call(a: ToolCall, b: ToolCall) -> bool:
-    return a.name == b.name and (b.id is None or a.id == b.id) and not diff(
-        Outcome(tool_calls=(ToolCall(None, a.arguments, invalid=a.invalid),)),
-        Outcome(tool_calls=(ToolCall(None, b.arguments, invalid=b.invalid),)),
+    return (
+        a.name == b.name
+        and (b.id is None or a.id == b.id)
+        and not diff(
+            Outcome(tool_calls=(ToolCall(None, a.arguments, invalid=a.invalid),)),
+            Outcome(tool_calls=(ToolCall(None, b.arguments, invalid=b.invalid),)),
+        )
     )
 
 
@@ -427,8 +431,7 @@ _FINISH_WITHOUT_TERMINAL = _ending(
     "stand is our rule (finish-without-terminal)"
 )
 _TERMINAL_WITHOUT_FINISH = _ending(
-    "the terminal event with no finish before it: that the calls stand is our rule "
-    "(terminal-without-finish)"
+    "the terminal event with no finish before it: that the calls stand is our rule (terminal-without-finish)"
 )
 _TERMINAL_WITH_OPEN_CALL = _ending(
     "a call still open when the turn ended (no end marker of its own): that it is reported as "
@@ -537,8 +540,10 @@ def _complete_ending(d: dialects.Dialect, case: Case, seen: set[Kind]) -> str | 
     word = d.finish_reasons.get(Finish.LENGTH)
     if word is not None and reason == word and seen & _CALL_KINDS:
         return "length-with-open-call"
-    if reason is not None and d.finish_vocabulary and not (
-        isinstance(reason, str) and reason in d.finish_vocabulary
+    if (
+        reason is not None
+        and d.finish_vocabulary
+        and not (isinstance(reason, str) and reason in d.finish_vocabulary)
     ):
         return "unknown-finish"
     if d.call_end_markers and _open_calls(d, case):

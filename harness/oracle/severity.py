@@ -7,14 +7,18 @@
 - `withheld`: a call the stream finished is missing from a client that said the stream ended
   badly (its state `cut` or `error`, a raise included) where it did (docs/oracle.md, signalled
   endings): its user was told the turn failed, so nothing is lost silently; retrying is safe.
-- `cosmetic`: the state label, the finish reason, the text (usage is not compared), the order of
-  text and calls, a reasoning summary: what the API accepts back as it is.
+- `cosmetic`: the state label (but a turn called complete where the stream was cut or errored:
+  unsafe with calls or text the user would take as the answer, lost without), the finish reason,
+  the text (usage is not compared), the order of text and calls, a reasoning summary: what the
+  API accepts back as it is.
 
 A part of the response that goes back on the next turn (`Outcome.parts`) is `lost` when the
 provider checks it there: a signature or opaque payload dropped, changed, merged or moved, a signed
 thinking text changed, reasoning moved across a call (`harness.cassettes.outcome.part_differences`).
 
-Severities come from the outcomes, not from the diff text: calls are first aligned on equality
+Severities come from the outcomes, not from the diff text: calls that ids pair one to one in
+another order are each judged beside the call of their id, the order itself cosmetic (a result goes
+back under its id). Otherwise calls are first aligned on equality
 (so a missing first call reads as one lost call, not as every later call renamed), the rest are
 paired in order between the aligned ones. Each line of `harness.cassettes.outcome.diff` then gets the
 severity of what it is about: the name, id or arguments of a call paired at its position, else the
@@ -35,12 +39,15 @@ from enum import StrEnum
 
 from harness.cassettes.outcome import (
     COMPARED,
+    FINISH_NOT_SURFACED,
+    ORDER_DIFFERS,
     STATE_TAKEN,
     Outcome,
     State,
     ToolCall,
     diff,
     meets,
+    paired_by_id,
     part_differences,
 )
 from harness.wire.dialects import finish_words, tool_call_finishes
@@ -128,8 +135,14 @@ def weigh(expected: Outcome, actual: Outcome, decides: Decides | None = None) ->
             if field == "finish_reason" and _skips_calls(expected, actual):
                 out.append(Difference(line, Severity.LOST, True))
                 continue
+            if field == "state":
+                out.append(Difference(line, _state_severity(expected, actual), True))
+                continue
             if field != "tool_calls":
-                out.append(Difference(line, Severity.COSMETIC, field in ("state", "finish_reason")))
+                out.append(Difference(line, Severity.COSMETIC, field == "finish_reason"))
+                continue
+            if line.startswith(ORDER_DIFFERS):  # results go back by id: the order alone costs nothing
+                out.append(Difference(line, Severity.COSMETIC, False))
                 continue
             at = _CALL_LINE.match(line)
             if at is None:  # the count line sums up the calls
@@ -168,13 +181,22 @@ def _analysis(
     """`call_severities`, (position, `name` / `id` / `arguments`) -> severity for the calls
     paired at the same position in both, and whether the ending decides each call that differs
     (by position in `expected` and in `actual`): a missing one, an extra one `decides` accepts."""
-    anchors = _aligned(expected, actual)
     by_expected: dict[int, Severity] = {}
     by_actual: dict[int, Severity] = {}
     by_field: dict[tuple[int, str], Severity] = {}
     ending_e: dict[int, bool] = {}
     ending_a: dict[int, bool] = {}
     other_ids: set[str] = {call.id for call in expected if call.id}
+    order = paired_by_id(expected, actual)
+    if order is not None:  # matched by id before position: each call beside its own
+        for e, a in enumerate(order):
+            fields = _changed(expected[e], actual[a], other_ids - {expected[e].id})
+            if fields:
+                by_expected[e] = by_actual[a] = worst(fields.values()) or Severity.COSMETIC
+                ending_e[e] = ending_a[a] = False
+                by_field.update({(e, field): severity for field, severity in fields.items()})
+        return by_expected, by_actual, by_field, ending_e, ending_a
+    anchors = _aligned(expected, actual)
     missing = Severity.WITHHELD if signalled else Severity.LOST
     previous = (-1, -1)
     for i, j in [*anchors, (len(expected), len(actual))]:
@@ -196,6 +218,15 @@ def _analysis(
     return by_expected, by_actual, by_field, ending_e, ending_a
 
 
+def _state_severity(expected: Outcome, actual: Outcome) -> Severity:
+    """A turn called complete where the stream was cut or errored: unsafe when it carries what the
+    user would act on (calls, or text taken as the answer), lost otherwise (the user was not told
+    the turn failed, so nothing retries it). Any other state label that differs is cosmetic."""
+    if expected.state not in _SIGNALLED or actual.state is not State.COMPLETE:
+        return Severity.COSMETIC
+    return Severity.UNSAFE if actual.tool_calls or actual.text else Severity.LOST
+
+
 def _skips_calls(expected: Outcome, actual: Outcome) -> bool:
     """Whether an agent that runs its calls on the provider's "run the tools" finish (`tool_use`,
     `tool_calls` ...) would skip the calls it was given: the stream said so, and the client gives no
@@ -203,6 +234,8 @@ def _skips_calls(expected: Outcome, actual: Outcome) -> bool:
     provider's word that means something else (`end_turn`, `stop`). A word of the library's own
     (pydantic-ai's `tool_call`) is its wording, and cosmetic."""
     got = actual.finish_reason
+    if FINISH_NOT_SURFACED in actual.notes:
+        return False
     return (
         bool(expected.tool_calls)
         and bool(actual.tool_calls)

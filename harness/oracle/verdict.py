@@ -25,7 +25,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from harness.cassettes.outcome import Outcome, ToolCall, meets
+from harness.cassettes.outcome import ORDER_DIFFERS, Outcome, ToolCall, meets
 from harness.errors import HarnessError
 from harness.oracle.expectation import CaseClass, Expectation, classify, scope
 from harness.oracle.severity import Severity, weigh, worst
@@ -39,11 +39,13 @@ __all__ = [
     "Report",
     "Result",
     "Verdict",
+    "character",
     "copy_result",
     "describe_error",
     "diff_signature",
     "error_signature",
     "judged",
+    "root_cause",
     "signature",
     "unjudged",
     "verdict_for",
@@ -133,6 +135,8 @@ class Result:
             "error": self.error,
             "seconds": round(self.seconds, 6),
         }
+        if self.failed or self.verdict is Verdict.WARN:
+            data["root_cause"] = root_cause(self)
         if self.output:
             data["output"] = self.output
         return data
@@ -398,6 +402,31 @@ def signature(result: Result | Mapping[str, Any]) -> str:
     return diff_signature(lines) or "fail"
 
 
+def root_cause(result: Result | Mapping[str, Any]) -> str:
+    """What one bug of a library most likely is, a level above its signature: the raise (its type
+    and message, values abstracted) for an error or a timeout, else the kind of its first
+    difference about a call (the count line sums up and comes first; past a call, its text or
+    state). Failures of one root cause differ in what else a scenario makes go wrong after it: one
+    recording mishandled shows many signatures, and one first difference."""
+    if isinstance(result, Result):
+        verdict, lines = result.verdict, result.diff
+    else:
+        verdict, lines = Verdict(result["verdict"]), result.get("diff") or ()
+    if verdict in (Verdict.ERROR, Verdict.TIMEOUT) or not lines:
+        return signature(result)
+    first = next((line for line in lines if line.startswith("call ")), lines[0])
+    return _line_signature(first)
+
+
+def character(result: Result) -> tuple[str, tuple[str, ...], bool]:
+    """What a shrink must keep of a failure: its signature (the kinds of difference, or the
+    exception's type and site), the severities it reached, and whether the expectation holds a
+    call that is invalid (a shrink that cuts the stream inside an expected call's arguments turns
+    "a fragment dropped" into "invalid arguments": another bug)."""
+    severities = tuple(sorted({str(s) for s in result.severities}))
+    return signature(result), severities, any(call.invalid for call in result.expected.tool_calls)
+
+
 def diff_signature(lines: Iterable[str]) -> str:
     """The kinds of difference in `diff` lines (`... expected, got ...`), sorted, values abstracted."""
     return "; ".join(sorted({_line_signature(line) for line in lines}))
@@ -424,6 +453,8 @@ def _line_signature(line: str) -> str:
         field = rest.split(" ", 1)[0]  # signature, payload, id or text
         return f"{kind} {field} missing" if rest.endswith("got None") else f"{kind} {field} differs"
     body = _CALL.sub("", line)
+    if line.startswith(ORDER_DIFFERS):
+        return "order differs"
     if line.startswith("tool_calls:"):
         return "tool_calls count"
     if line.startswith("state:"):

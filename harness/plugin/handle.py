@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from harness.cassettes.format import CassetteError, Interaction
 from harness.errors import HarnessError, UsageError
-from harness.plugin.options import RecordOptions, ToolstreamDeprecationWarning, legacy_cassette_path
+from harness.plugin.options import RecordOptions, pytest_recording_path
 from harness.record.importer import default_output, recognise_foreign
 from harness.transports._library import TransportBase
 from harness.transports.modes import RecordMode
@@ -86,23 +85,19 @@ class CassetteHandle:
         self._clients: list[Any] = []
 
     def open(self) -> None:
-        """Find and read the test's cassette: at its path, else at the pre-suffix default place
-        (read with a deprecation warning); a foreign or broken file raises `HarnessError`."""
-        legacy = legacy_cassette_path(self.path) if self.default_place else None
-        if not self.path.exists() and legacy is not None and legacy.exists():
-            if recognise_foreign(legacy) is None:
-                warnings.warn(
-                    ToolstreamDeprecationWarning(
-                        f"{_shown(legacy)}: a toolstream cassette at the old default place; "
-                        f"read for now, rename it: git mv {_shown(legacy)} {_shown(self.path)}"
-                    ),
-                    stacklevel=1,
-                )
-                self.path = legacy
-            elif self.mode is RecordMode.NONE:
-                raise _foreign(legacy, self.path)
-            else:
-                self._add_note(f"left the pytest-recording cassette {_shown(legacy)} alone")
+        """Find and read the test's cassette; where it has none, a pytest-recording cassette at
+        that library's place beside it is named with the command that converts it (replaying) or
+        left alone (recording); a broken file raises `HarnessError`."""
+        theirs = pytest_recording_path(self.path) if self.default_place else None
+        if (
+            not self.path.exists()
+            and theirs is not None
+            and theirs.exists()
+            and recognise_foreign(theirs) is not None
+        ):
+            if self.mode is RecordMode.NONE:
+                raise _foreign(theirs, self.path)
+            self._add_note(f"left the pytest-recording cassette {_shown(theirs)} alone")
         if self.path.exists():
             self.inner()
 

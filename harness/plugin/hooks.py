@@ -10,6 +10,7 @@ the report writers are imported by the hook or fixture that first needs them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -241,14 +242,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         from harness.oracle.verdict import Report
 
         reports = [Report(settings.accumulators[0], strict=settings.strict)]
-    if settings.json is not None:
-        from harness.report.results import session_to_dict, write_json
+    try:
+        if settings.json is not None:
+            from harness.report.results import session_to_dict, write_json
 
-        write_json(session_to_dict(reports, comparison, _selection(settings), matrix=matrix), settings.json)
-    if settings.html is not None:
-        from harness.report.html import write_html
+            document = session_to_dict(reports, comparison, _selection(settings), matrix=matrix)
+            write_json(document, settings.json)
+        if settings.html is not None:
+            from harness.report.html import write_html
 
-        write_html(settings.html, reports=reports, comparison=comparison, selection=_selection(settings))
+            write_html(settings.html, reports=reports, comparison=comparison, selection=_selection(settings))
+    except HarnessError as exc:  # a report path that is a FIFO, a link, a read-only folder: one line
+        print(f"toolstream: {exc}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
 
 def _matrix_ids(config: pytest.Config, settings: Settings) -> list[str] | None:

@@ -20,7 +20,6 @@ from typing import Any, Final
 import pytest
 
 from harness.accumulators import Accumulator, dialects_of, resolve
-from harness.accumulators.capture import captured_output
 from harness.cassettes.outcome import Outcome
 from harness.errors import HarnessError, UsageError
 from harness.matrix.catalog import list_ids
@@ -30,6 +29,7 @@ from harness.mutate import Meaning
 from harness.mutate.scenario import Case, Scenario
 from harness.oracle.verdict import Report, Result, Verdict, signature
 from harness.plugin.names import COMPARE_KEY, RESULT_KEY
+from harness.processes.capture import captured_output
 from harness.report.replay import pytest_command, pytest_item_name, replay_command
 from harness.report.results import counts, failure_kinds, group_tags, warning_lines
 from harness.search.compare import Comparison, Difference, outcome_difference

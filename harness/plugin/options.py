@@ -29,18 +29,13 @@ __all__ = [
     "MatrixOptions",
     "RecordOptions",
     "Settings",
-    "ToolstreamDeprecationWarning",
     "add_options",
     "cassette_path",
     "check_ini_keys",
     "check_option_names",
     "file_safe",
-    "legacy_cassette_path",
+    "pytest_recording_path",
 ]
-
-
-class ToolstreamDeprecationWarning(DeprecationWarning):
-    """Something toolstream still reads but will stop reading (a cassette at an old place)."""
 
 
 DEFAULT_CASSETTE_DIR: Final = "cassettes"  # next to the test module, like pytest-recording
@@ -356,9 +351,9 @@ def cassette_path(test_file: Path, test_name: str, settings: Settings, options: 
     return base / test_file.stem / f"{file_safe(test_name)}{CASSETTE_SUFFIX}"
 
 
-def legacy_cassette_path(path: Path) -> Path | None:
-    """Where releases before the `.toolstream.yaml` suffix kept a default cassette (and where
-    pytest-recording keeps its own): `<test name>.yaml`."""
+def pytest_recording_path(path: Path) -> Path | None:
+    """Where pytest-recording keeps the cassette of the test whose toolstream cassette is `path`:
+    `<test name>.yaml` beside it."""
     if not path.name.endswith(CASSETTE_SUFFIX):
         return None
     return path.with_name(path.name[: -len(CASSETTE_SUFFIX)] + ".yaml")

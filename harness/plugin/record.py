@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from harness.errors import HarnessError, UsageError
-from harness.plugin.options import RecordOptions, Settings, ToolstreamDeprecationWarning, cassette_path
+from harness.plugin.options import RecordOptions, Settings, cassette_path
 from harness.transports.modes import MATCH_NAMES
 
 if TYPE_CHECKING:
     from harness.plugin.handle import CassetteHandle
 
-__all__ = ["ToolstreamDeprecationWarning", "resolve_options"]
+__all__ = ["resolve_options"]
 
 _STATE = pytest.StashKey["_Session"]()
 _HANDLE = pytest.StashKey["CassetteHandle"]()

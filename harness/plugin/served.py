@@ -1,7 +1,7 @@
 """The `toolstream_served_case` fixture's value: one matrix case served on 127.0.0.1 to code the
 test runs in its own process (an application's agent, with the test's own fixtures and mocks),
 judged after the test by the follow-up request that code sent, as `check --client` judges a
-program (`harness.serve.oracle.judge_client`: same verdicts, classes, severities).
+program (`harness.oracle.evidence.judge_client`: same verdicts, classes, severities).
 
 Imported by the fixture when a test first asks for it, so a session that serves nothing never
 imports the server. One `ReplayServer` per process (an xdist worker has its own), started on a
@@ -33,9 +33,9 @@ import pytest
 from harness.accumulators.client import raised_error
 from harness.matrix.selection import Selection
 from harness.mutate.scenario import Case, Scenario
+from harness.oracle.evidence import evidence_of, judge_client
 from harness.oracle.verdict import Result
 from harness.plugin.items import failure_text, node_location, result_property
-from harness.serve.oracle import Evidence, judge_client
 from harness.serve.routes import base_urls, client_environment
 from harness.serve.server import CaseLog, ReplayServer
 
@@ -140,14 +140,11 @@ class ServedCase:
     def _judge(self, raised: BaseException | None = None) -> Result:
         """The verdict on what the server received so far (and `raised`, what the agent raised),
         kept in `result` and carried to the session's summary and reports."""
-        log = self._log
-        evidence = Evidence(
-            followup=log.followups[0] if log.followups else None,
-            report=log.reports[0] if log.reports else None,
+        evidence = evidence_of(
+            self._log,
             exit_code=0 if raised is None else 1,
             seconds=time.monotonic() - self._started,
             stderr="" if raised is None else raised_error(raised).splitlines()[0],
-            requests=log.attempts,
             in_process=True,
         )
         self.result = result = judge_client(self.case, self.label, evidence, self.scenario)

@@ -21,7 +21,8 @@ from syrupy.data import Snapshot, SnapshotCollection
 from syrupy.extensions.base import AbstractSyrupyExtension
 from syrupy.location import PyTestLocation
 
-from harness.cassettes.format import write_atomic
+from harness import bounded, files
+from harness.bounded.yaml import plain_data
 from harness.cassettes.outcome import Outcome
 from harness.mutate.scenario import SEPARATOR
 from harness.oracle.verdict import Result
@@ -58,17 +59,19 @@ def outcome_yaml(data: Any) -> str:
 # -- storage ------------------------------------------------------------------------------------
 
 
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # a snapshot file holds outcomes, as a cassette does
+
+
 def _read(location: str | Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(Path(location).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not Path(location).exists():
         return {}
+    data = plain_data(bounded.read_input(location, MAX_SNAPSHOT_BYTES, "a snapshot file"), location)
     return dict(data) if isinstance(data, Mapping) else {}
 
 
 def _write(location: str | Path, entries: Mapping[str, Any]) -> None:
     text = yaml.safe_dump(dict(sorted(entries.items())), sort_keys=False, allow_unicode=True, width=100)
-    write_atomic(Path(location), text.encode("utf-8"))
+    files.write(Path(location), text.encode("utf-8"))
 
 
 def _test_name(test_location: PyTestLocation) -> str:

@@ -28,8 +28,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness import bounded
+from harness.bounded.yaml import PLAIN_TAGS, plain_data
 from harness.cassettes.format import (
-    PLAIN_TAGS,
     Cassette,
     CassetteError,
     Chunk,
@@ -38,7 +38,6 @@ from harness.cassettes.format import (
     Response,
     Source,
     json_body,
-    plain_data,
 )
 from harness.errors import CodecError, DialectError, HarnessError, UsageError
 from harness.transports.redaction import Redaction, scrub_cassette, scrub_chunks, scrub_interaction
@@ -60,6 +59,7 @@ __all__ = [
 
 FORMATS = ("sse", "ndjson", "eventstream", "vcr", "chunks")
 SPLITS = ("events", "whole")
+MAX_IMPORT_BYTES = 256 * 1024 * 1024  # what a cassette may hold
 
 _EXTENSIONS = {
     ".sse": "sse",
@@ -106,14 +106,7 @@ def import_file(
         raise UsageError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
     if dialect is not None:
         dialects.get(dialect)  # an unknown name fails here, before any work
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder, not a file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    data = bounded.read_input(path, MAX_IMPORT_BYTES, "an imported file")
     if not data.strip():
         raise UsageError(f"{path}: empty file")
     fmt = fmt or guess_format(path, data)
@@ -157,8 +150,8 @@ def recognise_foreign(path: str | Path) -> str | None:
     """`"vcr"` when `path` is a vcrpy / pytest-recording cassette (an `interactions` list and a
     `version`, no toolstream `name` or `source`), else None; never raises."""
     try:
-        doc = load_vcr(Path(path).read_text(encoding="utf-8"), path)
-    except (HarnessError, OSError, UnicodeDecodeError):
+        doc = load_vcr(bounded.read(path, MAX_IMPORT_BYTES).decode("utf-8"), path)
+    except (HarnessError, OSError, ValueError):
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list) or "version" not in doc:
         return None
@@ -246,7 +239,7 @@ def _interaction(
     item = Interaction(request, response)
     if response.status < 400:
         try:
-            item.expected = dialects.reference_outcome(response, name)
+            item.expected = dialects.stored_outcome(response, name)
         except (DialectError, CodecError) as exc:
             raise UsageError(f"{where}: not a {name} stream ({exc}); check --dialect and --from") from None
     return scrub_interaction(item, body.secrets), name, by_url
@@ -400,6 +393,7 @@ def _vcr_bodies(data: bytes, path: Path, redaction: Redaction) -> list[_Body]:
             continue
         request, secrets = redaction.request(request)
         headers = redaction.response_headers(headers, secrets)
+        secrets += redaction.response_secrets(headers, [Chunk(body)])
         body = scrub_chunks([Chunk(body)], secrets)[0].data
         bodies.append(_Body(body, request=request, status=status, headers=headers, secrets=secrets))
     if not bodies:

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from harness.cassettes.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import Outcome, State
 from harness.matrix.case_id import FoundCase, StepEffect, step_effects
 from harness.oracle.expectation import classify, rule_for, scope, situation
 from harness.report.inspection import gists
+from harness.report.outcomes import call_text, headline
 from harness.text.escape import terminal_line as one_line
 from harness.text.terminal import LONG_VALUE, shorten
 from harness.wire import dialects
@@ -30,7 +31,7 @@ ORACLE_DOC: Final = "docs/oracle.md, 'One rule per situation'"
 
 @dataclass(frozen=True)
 class Situation:
-    """A row of docs/oracle.md's situation table (`tests/test_explanation.py` checks they agree)."""
+    """A row of docs/oracle.md's situation table (`tests/cli/test_cli_explain.py` checks they agree)."""
 
     name: str
     state: State
@@ -177,8 +178,7 @@ def _expected(found: FoundCase) -> list[str]:
     situation = situation_of(found)
     expected = case.expected
     lines = [
-        f"expected: state {expected.state}, finish_reason {one_line(repr(expected.finish_reason))}, "
-        f"{len(expected.tool_calls)} call(s)",
+        f"expected: {headline(expected)}",
         f"  situation {situation.name} ({ORACLE_DOC}): state {situation.state}, calls {situation.calls}: "
         f"{situation.gist}",
     ]
@@ -188,24 +188,20 @@ def _expected(found: FoundCase) -> list[str]:
         "none": "",
     }[situation.calls]
     for n, call in enumerate(expected.tool_calls, start=1):
-        lines.append(f"  call {n} {_call(call)}: {why or 'final before the stream ended'}")
+        lines.append(f"  call {n} {call_text(call)}: {why or 'final before the stream ended'}")
     kept = list(expected.tool_calls)
     for call in recorded.tool_calls:
         if call in kept:
             kept.remove(call)
         elif not any(c.id == call.id and c.name == call.name for c in expected.tool_calls if call.id):
-            lines.append(f"  not expected: recorded call {_call(call)}: never final before the stream ended")
+            never = "never final before the stream ended"
+            lines.append(f"  not expected: recorded call {call_text(call)}: {never}")
     if expected.error:
         lines.append(f"  error: {shorten(expected.error, 100)}")
     if _differs_besides_calls(recorded, expected):
         said = f"state {recorded.state}, {len(recorded.tool_calls)} call(s)"
         lines.append(f"  (the recorded stream's outcome: {said})")
     return lines
-
-
-def _call(call: ToolCall) -> str:
-    args = call.arguments if call.invalid else json.dumps(call.arguments, ensure_ascii=False)
-    return shorten(f"{call.name or '-'} {('INVALID ' if call.invalid else '') + str(args)}", 80)
 
 
 def _differs_besides_calls(a: Outcome, b: Outcome) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from harness.cassettes.format import write_atomic
+from harness import files
 from harness.errors import HarnessError
 from harness.matrix.selection import Selection, build_case
 from harness.oracle.verdict import Report, Verdict, signature
@@ -65,7 +65,7 @@ def write_html(
     """Write the page atomically; returns its path."""
     path = Path(path)
     page = render_html(reports=reports, comparison=comparison, selection=selection, title=title)
-    write_atomic(
+    files.write(
         path, page.encode("utf-8", "backslashreplace")
     )  # lone surrogates an accumulator reported (F2)
     return path

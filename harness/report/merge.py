@@ -118,7 +118,7 @@ def read_shard(path: str | Path) -> Shard:
     path = Path(path)
     where = _name(path)
     try:
-        data = bounded.loads(bounded.read(path, MAX_BYTES))
+        data = bounded.loads(bounded.read(path, MAX_BYTES), finite=True)
     except bounded.TooLarge:
         raise UsageError(f"{where}: over the {MAX_BYTES:,} bytes a report may have") from None
     except FileNotFoundError:

@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness import files
 from harness._version import __version__
-from harness.cassettes.format import write_atomic
 from harness.matrix.selection import Selection
 from harness.oracle.severity import Severity
-from harness.oracle.verdict import Report, Result, Verdict, signature
+from harness.oracle.verdict import Report, Result, Verdict, root_cause, signature
 from harness.report.replay import replay_command
 from harness.search.compare import Comparison, Difference, difference_signature, meets_expectation
 from harness.text.escape import terminal
@@ -37,6 +37,8 @@ __all__ = [
     "render_comparison",
     "replay_command",
     "report_to_dict",
+    "root_cause_lines",
+    "root_causes",
     "severity_rank",
     "shown_differences",
     "verdict_counts",
@@ -139,7 +141,7 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     path = Path(path)
     # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
     text = json.dumps(clip_values(data), ensure_ascii=False, indent=2) + "\n"
-    write_atomic(path, text.encode("utf-8", "backslashreplace"))
+    files.write(path, text.encode("utf-8", "backslashreplace"))
     return path
 
 
@@ -186,6 +188,9 @@ def render_check(
         blocks.append(overview)
     failures = report.failures
     groups = failure_kinds(failures)
+    causes = root_cause_lines(failures, groups) if numbered else []
+    if causes:
+        blocks.append("\n".join(causes))
     shown = _round_robin(list(groups.values()), len(failures) if max_failures <= 0 else max_failures)
     for n, (sig, members) in enumerate(groups.items(), start=1):
         listed = [r for r in members if r.id in shown]
@@ -215,6 +220,39 @@ def failure_kinds(failures: Sequence[Result]) -> dict[str, list[Result]]:
     for result in failures:
         groups[signature(result)].append(result)
     return dict(sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0])))
+
+
+def root_causes(failures: Sequence[Result]) -> dict[str, list[Result]]:
+    """Failing results by root cause (`verdict.root_cause`: the same first difference or the same
+    raise), ordered as the kinds are: the worst severity first, then the largest group."""
+    groups: dict[str, list[Result]] = defaultdict(list)
+    for result in failures:
+        groups[root_cause(result)].append(result)
+    return dict(sorted(groups.items(), key=lambda item: (severity_rank(item[1]), -len(item[1]), item[0])))
+
+
+def root_cause_lines(failures: Sequence[Result], kinds: Mapping[str, Sequence[Result]]) -> list[str]:
+    """The level above the kinds, when it groups them: each root cause with its cases, the kinds
+    it spans (by their numbers), its scenarios and recordings, and an example. Empty when every
+    kind is its own root cause."""
+    causes = root_causes(failures)
+    if len(causes) >= len(kinds):
+        return []
+    number = {sig: n for n, sig in enumerate(kinds, start=1)}
+    said = "the same first difference, or the same raise"
+    lines = [f"{len(failures)} failures from {len(causes)} root causes ({said}):"]
+    for n, (cause, members) in enumerate(causes.items()):
+        spans = sorted({number[signature(r)] for r in members})
+        label = chr(ord("A") + n) if n < 26 else f"R{n + 1}"  # lettered: the kinds are numbered
+        scenarios = len({r.scenario for r in members})
+        recordings = len({r.cassette for r in members})
+        lines.append(
+            f"{label:>3}. {len(members):>6}  {group_tags(members)}{one_line(cause)}: kind"
+            f"{'s' if len(spans) > 1 else ''} {', '.join(map(str, spans))}; {scenarios} scenario"
+            f"{'s' if scenarios > 1 else ''}, {recordings} recording{'s' if recordings > 1 else ''}"
+        )
+        lines.append(f"         e.g. {one_line(members[0].id)}")
+    return lines
 
 
 def severity_rank(results: Sequence[Result]) -> int:
@@ -422,9 +460,7 @@ def render_comparison(
         blocks.extend(_difference(d, reproductions, show, strict) for d in listed)
     hidden = len(comparison.differences) - len(shown)
     if hidden:
-        blocks.append(
-            f"... and {hidden} more differences (--max-differences 0 shows all, --json lists all)"
-        )
+        blocks.append(f"... and {hidden} more differences (--max-differences 0 shows all, --json lists all)")
     total = len(comparison.a.results)
     if comparison.agree:
         blocks.append(f"A and B agree on all {total} cases")

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.accumulators import Accumulator, resolve
-from harness.accumulators.capture import captured_output
 from harness.cassettes.format import save
 from harness.cassettes.outcome import diff
 from harness.matrix.judging import judge
@@ -16,7 +15,8 @@ from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Matrix, Selection
 from harness.mutate.scenario import Case, case_cassette, case_with_events
 from harness.oracle.expectation import declaration, stream_rules
-from harness.oracle.verdict import Report, Result, Verdict, diff_signature, signature
+from harness.oracle.verdict import Report, Result, Verdict, character, diff_signature, signature
+from harness.processes.capture import captured_output
 from harness.search.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.text.terminal import Progress
 from harness.wire.dialects import Event
@@ -138,15 +138,24 @@ def _way(a: Result, b: Result, case: Case) -> tuple[object, ...] | None:
     lines = diff(a.actual, b.actual)
     if not lines:
         return None
-    return diff_signature(lines), meets_expectation(a, b), str(a.expected.state), stream_rules(case)
+    # Each side's own failure keeps its character too: A and B may still differ alike while the
+    # failing side's bug became another (a dropped fragment turned into invalid arguments).
+    return (
+        diff_signature(lines),
+        meets_expectation(a, b),
+        character(a),
+        character(b),
+        str(a.expected.state),
+        stream_rules(case),
+    )
 
 
 def _differs_the_same_way(
     a: Accumulator, b: Accumulator, difference: Difference, case: Case
 ) -> Callable[[Case], bool]:
     """The shrinker's predicate for a compare: A and B still differ on the candidate as they did
-    on `case` in the report (same kinds of difference, same side meeting the expectation, same
-    ending, same stream rules)."""
+    on `case` in the report (same kinds of difference, same side meeting the expectation, each
+    side's failure of the same character, same ending, same stream rules)."""
     target = _way(difference.a, difference.b, case)
 
     def still(candidate: Case) -> bool:

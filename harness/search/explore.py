@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from harness import files
 from harness.accumulators import Accumulator, dialects_of, prepare, resolve
 from harness.cassettes.format import Cassette, Interaction, Request, Response, Source, save
 from harness.cassettes.model import Declared
@@ -32,7 +33,7 @@ from harness.mutate import Mutation, Stream, build
 from harness.mutate.calls import reference_on
 from harness.mutate.scenario import Case, RecordedStream, Scenario, case_of_stream, run_pipeline
 from harness.oracle.expectation import declaration, stream_rules
-from harness.oracle.verdict import Result, Verdict, signature
+from harness.oracle.verdict import Result, Verdict, character, signature
 from harness.search.shrink import DEFAULT_BUDGET, ExitReason, shrink
 from harness.text.shared import shared_name, without_machine_paths
 from harness.wire.dialects import Event
@@ -266,8 +267,8 @@ def _shrink_finding(
     assert found is not None  # the search ran this very pipeline on these reads
     pipeline = _pipeline(steps)
     first = _judged(accumulator, name, source, found, seed, pipeline)
-    # The same signature, state and stream rules (`stream_rules`: the ending's, the protocol's).
-    target = (signature(first), found.expected.state, stream_rules(_case(source, found, seed)))
+    # The same character (signature, severities), state and stream rules (the ending's, the protocol's).
+    target = (character(first), found.expected.state, stream_rules(_case(source, found, seed)))
     kept: dict[tuple[int, ...], tuple[Stream, Result]] = {}  # by the identity of the events kept
 
     def same_failure(events: tuple[Event, ...]) -> bool:
@@ -276,7 +277,7 @@ def _shrink_finding(
             return False
         result = _judged(accumulator, name, source, mutated, seed, pipeline)
         rules = stream_rules(_case(source, mutated, seed))
-        if not result.failed or (signature(result), mutated.expected.state, rules) != target:
+        if not result.failed or (character(result), mutated.expected.state, rules) != target:
             return False
         kept[tuple(map(id, events))] = (mutated, result)
         return True
@@ -333,5 +334,5 @@ def write_finding(finding: Finding, out: Path) -> tuple[Path, Path]:
     data = scenario.to_data()
     data.pop("meaning")
     scenario_path = out / f"{stem}.scenario.yaml"
-    scenario_path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    files.write(scenario_path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True).encode("utf-8"))
     return cassette_path, scenario_path

@@ -15,7 +15,7 @@ a `Plan` here, which says how the server cuts the *first* attempt of each distin
 
 A program that runs calls as they finish and then retries runs them twice: its follow-up carries
 two results for one id (same ids), or a result for an id only the cut attempt had (new ids); both
-are `unsafe` (`harness.serve.oracle.compare_turn`).
+are `unsafe` (`harness.oracle.evidence.compare_turn`).
 """
 
 from __future__ import annotations

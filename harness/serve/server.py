@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import html
 import json
 import socket
 import sys
@@ -28,11 +27,13 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from harness.cassettes.format import Interaction, Response
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import OutcomeFormatError, UsageError
 from harness.mutate.case import Case
+from harness.oracle.evidence import evidence_of, judge_client
 from harness.serve import answers, routes
 from harness.serve.attempts import first_attempt
 from harness.serve.followup import Turn, read_followup
@@ -48,8 +49,8 @@ from harness.serve.http1 import (
     read_request,
     status_line,
 )
-from harness.serve.oracle import Evidence, judge_client
 from harness.serve.upstream import Recorder, UpstreamError
+from harness.text.escape import html_text
 from harness.wire import dialects
 
 __all__ = ["CaseLog", "ReplayServer"]
@@ -59,6 +60,7 @@ _FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep
 _IDLE_S = 30.0  # an idle keep-alive connection is closed after this
 _LINGER_S = 2.0  # after refusing a request, what the client still sends is read and dropped this long
 MAX_CONNECTIONS = 512  # each holds up to ~128 KiB of unread input besides its body
+_UNKNOWN_KEPT = 64  # case ids of unknown requests counted (a client probing paths costs no memory)
 
 
 class CaseLog:
@@ -148,6 +150,9 @@ class ReplayServer:
         self.host = host
         self.port = port
         self.logs = {case_id: CaseLog() for case_id in self.cases}
+        # Requests naming a case this server does not serve, by the id they name (a warm start's
+        # placeholder case among them: a run that used the zygote's environment; a few ids kept).
+        self.unknown: dict[str, int] = {}
         # Retry cases: what the first attempt of each request gets (see harness.serve.attempts).
         self.first_attempts = {
             case.id: first for case in self.cases.values() if (first := first_attempt(case)) is not None
@@ -166,6 +171,14 @@ class ReplayServer:
 
     def log(self, case_id: str) -> CaseLog:
         return self.logs[case_id]
+
+    def _note_unknown(self, target: str) -> None:
+        path = target.split("?", 1)[0]
+        if not path.startswith(routes.PREFIX):
+            return
+        case_id = unquote(path[len(routes.PREFIX) :].partition("/")[0])
+        if case_id in self.unknown or len(self.unknown) < _UNKNOWN_KEPT:
+            self.unknown[case_id] = self.unknown.get(case_id, 0) + 1
 
     def add(self, case: Case) -> CaseLog:
         """Serve `case` from its next request on (a running server looks cases up by id on each
@@ -300,6 +313,7 @@ class ReplayServer:
     def _answer(self, request: Request) -> _Answer:
         route = routes.parse(request.target, self.cases)
         if route is None:
+            self._note_unknown(request.target)
             path = request.target.split("?", 1)[0]
             if request.method == "GET" and path in ("/", "/index.html"):
                 return _Answer(200, [("content-type", "text/html; charset=utf-8")], self.index().encode())
@@ -372,11 +386,7 @@ class ReplayServer:
         if first is not None:
             out["first_attempt"] = {"cut": True, "expected": first.expected.to_dict()}
         if log.followups or log.reports:
-            evidence = Evidence(
-                followup=log.followups[0] if log.followups else None,
-                report=log.reports[0] if log.reports else None,
-            )
-            out["verdict"] = judge_client(case, "client", evidence).to_dict()
+            out["verdict"] = judge_client(case, "client", evidence_of(log)).to_dict()
         return out
 
     def index(self) -> str:
@@ -386,8 +396,8 @@ class ReplayServer:
             url = routes.base_urls(self.url, case.id)[case.dialect]
             calls = len(case.expected.tool_calls)
             rows.append(
-                f"<tr><td>{html.escape(case.dialect)}</td><td>{html.escape(case.id)}</td>"
-                f"<td>{case.expected.state}</td><td>{calls}</td><td><code>{html.escape(url)}</code></td></tr>"
+                f"<tr><td>{html_text(case.dialect)}</td><td>{html_text(case.id)}</td>"
+                f"<td>{case.expected.state}</td><td>{calls}</td><td><code>{html_text(url)}</code></td></tr>"
             )
         return (
             "<!doctype html><meta charset=utf-8><title>toolstream serve</title>"

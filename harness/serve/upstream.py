@@ -62,11 +62,13 @@ class Recorder:
         timeout: float = 600.0,
     ) -> None:
         parts = urlsplit(upstream)
+        said = Redaction.DEFAULT.url(upstream)  # errors name it without a userinfo key
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise UsageError(f"--upstream: {upstream!r} is not an http(s) URL")
+            raise UsageError(f"--upstream: {said!r} is not an http(s) URL")
         if parts.query or parts.fragment:
-            raise UsageError(f"--upstream: {upstream!r}: give the provider's root URL, without a query")
+            raise UsageError(f"--upstream: {said!r}: give the provider's root URL, without a query")
         self.upstream = upstream.rstrip("/")
+        self.shown = Redaction.DEFAULT.url(self.upstream)  # what log lines say: no userinfo key
         self._origin = httpx.URL(self.upstream)
         self.cassette_dir = Path(cassette_dir)
         if self.cassette_dir.exists() and not self.cassette_dir.is_dir():
@@ -79,7 +81,9 @@ class Recorder:
 
     def path_for(self, target: str) -> Path:
         """A fresh cassette path for a request to `target`; never one that exists."""
-        path = urlsplit(target).path
+        # Named after the redacted path: a key in a path segment (`/v1/sk-proj-.../chat/completions`)
+        # names neither the file nor the cassette.
+        path = urlsplit((self.redact or Redaction.DEFAULT).url(origin_form(target))).path
         slug = re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-")[:60] or "root"
         self.cassette_dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
@@ -127,7 +131,9 @@ class Recorder:
             response = await transport.handle_async_request(request)
         except httpx.HTTPError as exc:
             await inner.aclose()
-            raise UpstreamError(f"upstream {self.upstream}: {type(exc).__name__}: {exc}") from None
+            redaction = self.redact or Redaction.DEFAULT
+            said = str(exc).replace(url, redaction.url(url)).replace(self.upstream, self.shown)
+            raise UpstreamError(f"upstream {self.shown}: {type(exc).__name__}: {said}") from None
         stream = response.stream
 
         async def reads() -> AsyncIterator[bytes]:

@@ -11,13 +11,14 @@ import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from harness.text.escape import terminal as printable
 
 __all__ = [
     "LONG_VALUE",
     "Progress",
+    "ProgressBar",
     "case_name",
     "clip",
     "clip_values",
@@ -104,16 +105,32 @@ def case_name(note: str) -> str:
     return f"{name} x {found['rest']}"
 
 
-class Progress:
+class Progress(Protocol):
+    """How far a run is, the one design every runner reports to: `start(total)` once the amount
+    of work is known, `advance(n, note)` for each piece done (`note` names it), `close()` at the
+    end. `ProgressBar` draws it on a terminal; the report card counts its rows into one bar
+    (`harness.card.run`)."""
+
+    def start(self, total: int) -> None: ...
+
+    def advance(self, n: int = 1, note: str = "") -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ProgressBar:
     """A one-line progress bar on a terminal; silent when the stream is not a TTY (CI logs)."""
 
-    def __init__(self, total: int, label: str = "", stream: TextIO | None = None) -> None:
+    def __init__(self, total: int = 0, label: str = "", stream: TextIO | None = None) -> None:
         self.total = max(total, 1)
         self.label = label
         self.stream = stream or sys.stderr
         self.done = 0
         self.enabled = self.stream.isatty() and os.environ.get("TERM") != "dumb"
         self._last = 0.0
+
+    def start(self, total: int) -> None:
+        self.total = max(total, 1)
 
     def advance(self, n: int = 1, note: str = "") -> None:
         self.done += n

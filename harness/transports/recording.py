@@ -30,10 +30,10 @@ from harness.cassettes.format import (
     Response,
     Source,
     load,
-    locked,
     save,
 )
 from harness.errors import HarnessError, UsageError
+from harness.files import locked
 from harness.transports._library import Library, TransportBase, library_of
 from harness.transports.matching import Matcher
 from harness.transports.modes import MATCH_FIELDS, RecordMode
@@ -276,8 +276,11 @@ class _Capture:
         if self.owner.stable:
             sent = replace(sent, url=stable_url(sent.url), headers=stable_headers(sent.headers))
             response.headers = stable_headers(response.headers)
-        # Echoes are hunted over the whole body at once: a secret split across reads is caught.
-        interaction = scrub_interaction(Interaction(request=sent, response=response), self.secrets)
+        # A JSON response's own secrets (an OAuth token response), then every echo, hunted over the
+        # whole body at once: a secret split across reads is caught.
+        found = self.owner.redaction.response_secrets(response.headers, response.chunks)
+        self.owner.secrets += [secret for secret in found if secret not in self.owner.secrets]
+        interaction = scrub_interaction(Interaction(request=sent, response=response), [*self.secrets, *found])
         self.owner._keep(interaction, dialect)
 
     def _read(self, data: bytes) -> bytes:

@@ -8,6 +8,11 @@ The rules (docs/redaction.md lists them with examples) find secrets by where the
 - body fields by name at any depth, in JSON (parsed or as text), form and multipart bodies:
   `DEFAULT_BODY_FIELDS` and the suffixes; plus dotted `body_paths` of your own;
 - URL userinfo, and URL path segments that look like keys (`looks_like_key`);
+- in JSON bodies, a string that is a key by its shape (`key_shaped`: a known key prefix, a JWT),
+  whatever its name, and the `value` of an object under a secret-named field (a Realtime
+  `client_secret: {"value": "ek_..."}`);
+- in JSON response bodies (not event streams), secret-named fields by the body-field rules: an
+  OAuth token response's `access_token`, `refresh_token` and `id_token` (`response_secrets`);
 - values you name (`values=`): removed wherever they occur.
 
 Names compare case- and separator-insensitively (`api_key` = `apiKey` = `API-Key`). Each value
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
+from harness import bounded
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, header
 from harness.cassettes.outcome import Outcome
 from harness.errors import UsageError
@@ -99,6 +105,7 @@ DEFAULT_BODY_FIELDS: Final = (
 # carry one back in every follow-up request) and `auth` (often an object, whose leaves are checked).
 SECRET_SUFFIXES: Final = (
     "apikey", "token", "secret", "password", "privatekey", "secretkey", "subscriptionkey",
+    "assertion", "jwt",  # OAuth's `client_assertion` and `?assertion=`: a signed JWT
 )  # fmt: skip
 HEADER_SUFFIXES: Final = (*SECRET_SUFFIXES, "auth", "authorization", "signature", "credential")
 QUERY_SUFFIXES: Final = (*SECRET_SUFFIXES, "signature", "credential")
@@ -106,7 +113,7 @@ QUERY_SUFFIXES: Final = (*SECRET_SUFFIXES, "signature", "credential")
 # Path segments: a known key prefix followed by 16+ key characters with a digit...
 KEY_PREFIXES: Final = (
     "sk-", "sk_", "rk_", "AIza", "xai-", "gsk_", "hf_", "ghp_", "gho_", "github_pat_", "r8_",
-    "pplx-", "nvapi-", "csk-", "fw_", "ya29.",
+    "pplx-", "nvapi-", "csk-", "fw_", "ya29.", "ek_",  # `ek_`: an OpenAI Realtime ephemeral key
 )  # fmt: skip
 _KEY_REST = re.compile(r"[A-Za-z0-9_.\-]{16,}")
 # ...or a JWT, or a run of 32+ letters and digits, upper and lower case and digits all present.
@@ -143,6 +150,19 @@ def looks_like_key(segment: str) -> bool:
     return False
 
 
+def key_shaped(value: str) -> bool:
+    """Whether a whole value is a credential by its shape alone: a known key prefix followed by
+    16 or more key characters with a digit, or a JWT. (Not `looks_like_key`'s long mixed run,
+    which ids and base64 data in a body can be.)"""
+    if _JWT.fullmatch(value):
+        return True
+    for prefix in KEY_PREFIXES:
+        if value.startswith(prefix):
+            rest = value[len(prefix) :]
+            return bool(_KEY_REST.fullmatch(rest)) and any(c.isdigit() for c in rest)
+    return False
+
+
 class NamedSecret(str):
     """A value the user named (`Redaction(values=...)`): hunted at any length."""
 
@@ -156,7 +176,8 @@ class Redaction:
     Names compare case- and separator-insensitively. Each field replaces its default; use
     `Redaction.DEFAULT.plus(...)` to add to the defaults and `Redaction.OFF` to redact nothing.
     `suffixes` also takes any header, parameter or field named like a credential (`..._token`),
-    `path_keys` URL path segments that look like keys, `userinfo` a URL's `user:password@`.
+    `path_keys` URL path segments that look like keys and JSON strings that are keys by their
+    shape (`key_shaped`), `userinfo` a URL's `user:password@`.
     `values` are secrets removed wherever they appear, whatever carried them.
     """
 
@@ -241,6 +262,22 @@ class Redaction:
         """The URL with secret query parameters, key-like path segments and userinfo replaced."""
         return self._url(url, [])
 
+    def response_secrets(self, headers: Mapping[str, str], chunks: Iterable[Chunk]) -> list[str]:
+        """The secrets a JSON response body carries (an OAuth token response's `access_token`,
+        a Realtime `client_secret`), by the body-field rules, to be replaced as echoes
+        (`scrub_interaction`, over the joined reads). Event streams are left to the echo hunt:
+        a secret-named field there is a tool call's argument, split across reads."""
+        media = (header(headers, "content-type") or "").split(";")[0].strip().lower()
+        if media != "application/json" and not media.endswith("+json"):
+            return []
+        try:
+            body = bounded.loads(b"".join(chunk.data for chunk in chunks), MAX_JSON_DEPTH)
+        except (ValueError, RecursionError):
+            return []
+        found: list[str] = []
+        self._json_fields(body, found)
+        return found
+
     def is_secret_header(self, name: str) -> bool:
         """Whether a header of this name carries a secret."""
         key = normal_name(name)
@@ -320,11 +357,16 @@ class Redaction:
     def _json_fields(self, value: Any, secrets: list[str]) -> Any:
         """A copy of parsed JSON with every secret-named scalar replaced (containers copied only
         where something changed). Parsed bodies nest at most `MAX_BODY_DEPTH` levels."""
+        if isinstance(value, str):
+            return _take_secret(value, secrets) if self.path_keys and key_shaped(value) else value
         if isinstance(value, dict):
             out: dict[Any, Any] | None = None
             for key, child in value.items():
-                if isinstance(key, str) and _is_secret_scalar(child) and self.is_secret_field(key):
+                secret_named = isinstance(key, str) and self.is_secret_field(key)
+                if secret_named and _is_secret_scalar(child):
                     new = _take_secret(child, secrets)
+                elif secret_named and isinstance(child, dict) and _is_secret_scalar(child.get("value")):
+                    new = {**child, "value": _take_secret(child["value"], secrets)}  # `client_secret`
                 else:
                     new = self._json_fields(child, secrets)
                 if new is not child:
@@ -395,6 +437,7 @@ Redaction.OFF = Redaction(
     headers=(), query_params=(), body_fields=(), suffixes=False, path_keys=False, userinfo=False
 )
 
+MAX_JSON_DEPTH: Final = 64  # what a cassette keeps parsed (`format.MAX_BODY_DEPTH`)
 _AFTER_NETLOC = re.compile(r"[/?#]")
 _PART_NAME = re.compile(r'content-disposition:[^\r\n]*\bname="([^"]*)"', re.IGNORECASE)
 # A JSON string token; the closing quote is optional so an unterminated one ends the scan in one go.
@@ -440,12 +483,7 @@ def echo_forms(secrets: Iterable[str]) -> list[str]:
     values: dict[str, bool] = {}  # value -> named by the user
     for secret in secrets:
         named = isinstance(secret, NamedSecret)
-        candidates = [str(secret)]
-        parts = secret.split()
-        if len(parts) == 2:
-            candidates.append(parts[1])
-            if parts[0].lower() == "basic":
-                candidates += _basic_credentials(parts[1])
+        candidates = [str(secret), *_credential_parts(secret)]
         for value in candidates:
             values[value] = values.get(value, False) or named
     forms: set[str] = set()
@@ -494,6 +532,25 @@ def _base64_forms(raw: bytes) -> set[str]:
             if len(core) >= _SHORTEST_ECHO:
                 out.add(core)
     return out
+
+
+def _credential_parts(secret: str) -> list[str]:
+    """What an `Authorization` value's parts are echoed as without its scheme word: the token of
+    `Bearer <token>`, the user and password of `Basic <base64>`, and of a SigV4
+    `AWS4-HMAC-SHA256 Credential=AKIA.../..., SignedHeaders=..., Signature=...` everything after
+    the scheme word, each `name=value` and value, and the access key id."""
+    scheme, _, rest = secret.strip().partition(" ")
+    rest = rest.strip()
+    if not rest:
+        return []
+    if scheme.lower() == "basic":
+        return [rest, *_basic_credentials(rest)]
+    parts = [rest]
+    for piece in rest.split(","):
+        name, equals, value = piece.strip().partition("=")
+        if equals and value and name.lower() != "signedheaders":
+            parts += [piece.strip(), value, value.split("/")[0]]
+    return parts
 
 
 def _basic_credentials(token: str) -> list[str]:

@@ -5,7 +5,6 @@ benchmarks build their streams with."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from harness.cassettes.model import Cassette, Chunk, Interaction, Request, Response, Source
@@ -72,9 +71,7 @@ def synthesize(
     response = Response(status=status, headers=headers, chunks=chunks, complete=complete, error=error)
     interaction = Interaction(Request("POST", url, req_headers, body), response)
     if expected:
-        # Without its parts: a cassette's expectation keeps what a hand can check (calls, text,
-        # ending); the parts are the reference's, read when it is loaded (`scenario.with_parts`).
-        interaction.expected = replace(dialects.reference_outcome(response, d), parts=())
+        interaction.expected = dialects.stored_outcome(response, d)
     return Cassette(
         name=name, dialect=dialect, source=Source("synthesized", provenance), interactions=[interaction]
     )

@@ -1,7 +1,7 @@
 """What a pydantic-ai user gets from each case, driven the documented way, beside the adapter's
 outcome: one JSON line per case id given on the command line.
 
-Runs in `.venv-pydantic-ai` (tests/test_adapter_fidelity.py). The user's way is pydantic-ai's
+Runs in `.venv-pydantic-ai` (tests/accumulators/test_adapter_fidelity.py). The user's way is pydantic-ai's
 public direct API, `pydantic_ai.direct.model_request_stream`, with the model built here from the
 library's own classes: the user reads the events as they come (a `PartEndEvent` hands over a
 finished part) and, when the stream ends without a raise, the final `ModelResponse`. What the

@@ -1,6 +1,6 @@
 """Strict accumulators: test fixtures written to each provider's documented protocol, nothing more,
 nothing less, and independent of the harness's reference accumulators (they import only the public
-`Outcome` types). `tests/test_strict_accumulators.py` runs each over the full bundled matrix of its
+`Outcome` types). `tests/oracle/test_strict_accumulators.py` runs each over the full bundled matrix of its
 dialect: a difference in a `spec` case is a harness bug (a stream no provider sends, or an
 expectation that is not the protocol's), never the fixture's licence to bend.
 

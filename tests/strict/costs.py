@@ -4,7 +4,7 @@ docs/strictness.md lists them (per dialect: class, scenario, severity, signature
     python -m tests.strict.costs        # rewrite the page's blocks from a fresh run
     python -m tests.strict.costs --check  # exit 1 when the page differs from a fresh run
 
-`tests/test_strict_accumulators.py` runs the same check per dialect.
+`tests/oracle/test_strict_accumulators.py` runs the same check per dialect.
 """
 
 from __future__ import annotations

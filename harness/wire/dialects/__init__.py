@@ -10,6 +10,7 @@ The built-in dialects are modules of this package; another package adds one by n
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from harness.cassettes.model import Request, Response
 from harness.cassettes.outcome import Outcome
 from harness.errors import CodecError, DialectError, did_you_mean
+from harness.registry import Registry
 from harness.wire.codecs import WireEvent, codec_for_media_type, decode_all, get_codec, sniff_newline
 from harness.wire.codecs.sse import SSECodec
 from harness.wire.dialects import base
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "MISSING",
+    "REGISTERED",
     "Detection",
     "Dialect",
     "Editing",
@@ -78,6 +81,7 @@ __all__ = [
     "reference_accumulator",
     "reference_outcome",
     "registered",
+    "stored_outcome",
     "tool_call_finishes",
 ]
 
@@ -94,28 +98,14 @@ _BUILTINS: Final = {
     "openai-chat": "openai_chat",
 }
 _GENERIC: Final = "openai-chat"
-_registered: dict[str, EntryPoint] | None = None  # read once: detection runs for every case
+# Read once: detection runs for every case.
+REGISTERED: Final = Registry(ENTRY_POINT_GROUP, what="dialect", error=DialectError, builtins=_BUILTINS)
 _loaded: dict[str, Dialect] = {}
-
-
-def entry_points(group: str) -> list[EntryPoint]:
-    """`importlib.metadata.entry_points`, imported when first needed: it costs a fresh
-    `serve-accumulator` child more than the rest of its start-up."""
-    from importlib.metadata import entry_points as read
-
-    return list(read(group=group))
 
 
 def registered() -> dict[str, EntryPoint]:
     """The dialects other packages register under the entry-point group `toolstream.dialects`."""
-    global _registered
-    if _registered is None:
-        found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-        taken = sorted(set(found) & set(_BUILTINS))
-        if taken:
-            raise DialectError(f"entry points of {ENTRY_POINT_GROUP} reuse built-in dialect names: {taken}")
-        _registered = found
-    return _registered
+    return REGISTERED.entries()
 
 
 def names() -> list[str]:
@@ -144,10 +134,7 @@ def _load(name: str) -> Dialect:
     if entry is None:
         hint = did_you_mean(name, names()) or f"; known: {', '.join(names())}"
         raise DialectError(f"unknown dialect {name!r}{hint}")
-    try:
-        found = entry.load()
-    except Exception as exc:
-        raise DialectError(f"dialect {name!r}: its entry point {entry.value} failed to load: {exc}") from None
+    found = REGISTERED.load(name)
     if isinstance(found, type) and issubclass(found, Dialect):
         found = found()
     if not isinstance(found, Dialect):
@@ -348,3 +335,10 @@ def reference_outcome(response: Response, dialect: str | Dialect) -> Outcome:
             acc.feed(event)
     error = None if response.complete else (response.error or "stream cut")
     return acc.close(error)
+
+
+def stored_outcome(response: Response, dialect: str | Dialect) -> Outcome:
+    """The expectation a cassette stores for a response (synthesized, recorded or imported): the
+    reference's without its parts, what a hand checks (calls, text, ending); the parts are the
+    reference's again when the cassette is loaded (`harness.mutate.scenario.with_parts`)."""
+    return dataclasses.replace(reference_outcome(response, dialect), parts=())

@@ -49,7 +49,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -63,8 +62,6 @@ from harness.wire.dialects.base import (
     copy_json,
     field_of,
     request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.blocks import (
     BlockAccumulator,
@@ -482,19 +479,15 @@ class AnthropicMessages(Dialect, Requesting):
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         return renumber_blocks(events, [_step(event) for event in events], _with_index)
 
-    request_codes = {
-        "anthropic.tool-not-offered": TOOL_NOT_OFFERED,
-        "anthropic.thinking-not-interleaved": INTERLEAVED,
-    }
+    tool_paths = (("tools", "*", "name"),)  # client and server tools
+    own_request_codes = {"anthropic.thinking-not-interleaved": INTERLEAVED}
 
     def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`tools[].name`, client and server tools); a
-        thinking block after a tool_use block where the request did not enable interleaved thinking."""
+        """The tool rule of every dialect; a thinking block after a tool_use block where the request
+        did not enable interleaved thinking."""
+        out = super().request_rules(request, events)
         body = request_body(request)
-        if body is None or request is None:
-            return []
-        out = unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
-        if not interleaves_thinking(request, body):
+        if body is not None and request is not None and not interleaves_thinking(request, body):
             out += _thinking_after_calls(events)
         return out
 

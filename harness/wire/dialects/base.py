@@ -313,8 +313,11 @@ class Validation:
         """Every violation of the protocol in `events`, in stream order (none: the default)."""
         return []
 
-    # Every code `request_rules` may report, with the rule it stands for (docs/dialects.md lists them).
-    request_codes: ClassVar[Mapping[str, str]] = {}
+    @property
+    def request_codes(self) -> Mapping[str, str]:
+        """Every code `request_rules` may report, with the rule it stands for (docs/dialects.md
+        lists them): none by default."""
+        return {}
 
     def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
         """Where `events` answer something `request` did not ask for: a choice beyond its `n`, a
@@ -348,21 +351,23 @@ def request_body(request: Request | None) -> Mapping[str, Any] | None:
     return body if isinstance(body, Mapping) else None
 
 
-def tool_names(tools: Any, *paths: tuple[str, ...]) -> frozenset[str] | None:
-    """The names a request's tool list offers, each read at the first of `paths` (keys into a tool
-    entry) that holds a string; None when the request lists no tools (then any name goes)."""
-    if not isinstance(tools, list) or not tools:
-        return None
-    names = set()
-    for tool in tools:
-        for path in paths:
-            found: Any = tool
-            for key in path:
-                found = found.get(key) if isinstance(found, Mapping) else None
-            if isinstance(found, str):
-                names.add(found)
-                break
-    return frozenset(names)
+def tool_names(body: Mapping[str, Any], paths: Sequence[tuple[str, ...]]) -> frozenset[str] | None:
+    """The tool names a request body offers, read at each of `paths` (keys from the body to a
+    name, `*` for every item of a list, its last `*` the list of tools); None when no path reaches
+    a tool (the request lists none: then any name goes)."""
+    names: set[str] = set()
+    listed = False
+    for path in paths:
+        tools = len(path) - 1 - path[::-1].index("*")
+        level: list[Any] = [body]
+        for n, key in enumerate(path):
+            if key == "*":
+                level = [item for found in level if isinstance(found, list) for item in found]
+                listed = listed or (n == tools and bool(level))
+            else:
+                level = [found[key] for found in level if isinstance(found, Mapping) and key in found]
+        names.update(found for found in level if isinstance(found, str))
+    return frozenset(names) if listed else None
 
 
 def unoffered_calls(
@@ -484,6 +489,24 @@ class Dialect(Wire, Detection, Oracle, Validation, Editing):
     that can also ask its provider for a stream (`toolstream record`) adds `Requesting`."""
 
     name: ClassVar[str]
+    # Where a request offers tools: key paths from its body to a tool's name, `*` for every item of
+    # a list (`("tools", "*", "function", "name")`); a call to any other name breaks the request
+    # rule `<name>.tool-not-offered`. None given: the dialect's requests name no tools.
+    tool_paths: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    # The codes of the request rules a dialect adds to that one (its own `request_rules`).
+    own_request_codes: ClassVar[Mapping[str, str]] = {}
+
+    @property
+    def request_codes(self) -> Mapping[str, str]:
+        offered = {f"{self.name}.tool-not-offered": TOOL_NOT_OFFERED} if self.tool_paths else {}
+        return {**self.own_request_codes, **offered}
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """A call to a tool the request did not offer (where it lists any, at `tool_paths`)."""
+        body = request_body(request)
+        if body is None or not self.tool_paths:
+            return []
+        return unoffered_calls(self, tool_names(body, self.tool_paths), events)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -42,7 +42,6 @@ from harness.wire.codecs import EventHeader, WireEvent
 from harness.wire.codecs.eventstream import encode_frame
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -55,9 +54,6 @@ from harness.wire.dialects.base import (
     Violation,
     copy_json,
     field_of,
-    request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.blocks import (
     BlockAccumulator,
@@ -428,16 +424,7 @@ class BedrockConverse(Dialect, Requesting):
     def renumber(self, events: Sequence[Event]) -> list[Event]:
         return renumber_blocks(events, [_step(event) for event in events], _with_index)
 
-    request_codes = {"bedrock-converse.tool-not-offered": TOOL_NOT_OFFERED}
-
-    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`toolConfig.tools[].toolSpec.name`)."""
-        body = request_body(request)
-        if body is None:
-            return []
-        config = body.get("toolConfig")
-        tools = config.get("tools") if isinstance(config, Mapping) else None
-        return unoffered_calls(self, tool_names(tools, ("toolSpec", "name")), events)
+    tool_paths = (("toolConfig", "tools", "*", "toolSpec", "name"),)
 
     # -- builders -------------------------------------------------------------------------------
 

@@ -47,7 +47,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -60,9 +59,6 @@ from harness.wire.dialects.base import (
     contradiction,
     copy_json,
     field_of,
-    request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -514,14 +510,7 @@ class CohereDialect(Dialect, Requesting):
                 out.append(found)
         return out
 
-    request_codes = {"cohere.tool-not-offered": TOOL_NOT_OFFERED}
-
-    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (v2 `tools[].function.name`, v1 `tools[].name`)."""
-        body = request_body(request)
-        if body is None:
-            return []
-        return unoffered_calls(self, tool_names(body.get("tools"), ("function", "name"), ("name",)), events)
+    tool_paths = (("tools", "*", "function", "name"), ("tools", "*", "name"))  # v2, v1
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         index = params.get("index", 0)

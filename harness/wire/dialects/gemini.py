@@ -56,7 +56,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -69,9 +68,6 @@ from harness.wire.dialects.base import (
     Violation,
     copy_json,
     field_of,
-    request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.parts import PartLog
 from harness.wire.dialects.requesting import (
@@ -637,20 +633,10 @@ class GeminiDialect(Dialect, Requesting):
                     finished.add(number)
         return out
 
-    request_codes = {"gemini.tool-not-offered": TOOL_NOT_OFFERED}
-
-    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`tools[].functionDeclarations[].name`)."""
-        body = request_body(request)
-        if body is None:
-            return []
-        tools = body.get("tools")
-        declared: list[Any] = []
-        for tool in tools if isinstance(tools, list) else []:
-            if isinstance(tool, Mapping):
-                found = tool.get("functionDeclarations") or tool.get("function_declarations")
-                declared += found if isinstance(found, list) else []
-        return unoffered_calls(self, tool_names(declared, ("name",)), events)
+    tool_paths = (
+        ("tools", "*", "functionDeclarations", "*", "name"),
+        ("tools", "*", "function_declarations", "*", "name"),
+    )
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         like = params.get("like")

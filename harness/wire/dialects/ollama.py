@@ -35,7 +35,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -47,9 +46,6 @@ from harness.wire.dialects.base import (
     Violation,
     copy_json,
     field_of,
-    request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
@@ -347,14 +343,7 @@ class OllamaDialect(Dialect, Requesting):
             done = done or payload.get("done") is True
         return out
 
-    request_codes = {"ollama.tool-not-offered": TOOL_NOT_OFFERED}
-
-    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`tools[].function.name`)."""
-        body = request_body(request)
-        if body is None:
-            return []
-        return unoffered_calls(self, tool_names(body.get("tools"), ("function", "name")), events)
+    tool_paths = (("tools", "*", "function", "name"),)
 
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         like = params.get("like")

@@ -62,7 +62,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -77,8 +76,6 @@ from harness.wire.dialects.base import (
     copy_json,
     field_of,
     request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.parts import PartLog
 from harness.wire.dialects.requesting import (
@@ -688,16 +685,20 @@ class OpenAIChat(Dialect, Requesting):
                 out.append(found)
         return sorted(out, key=lambda v: v.event)
 
-    request_codes = {
+    tool_paths = (
+        ("tools", "*", "function", "name"),
+        ("tools", "*", "custom", "name"),
+        ("tools", "*", "name"),
+    )
+    own_request_codes = {
         "openai-chat.choice-not-requested": "a choice's index is below the request's `n` (default 1)",
         "openai-chat.usage-not-requested": "a chunk carries `usage` only when the request set "
         "`stream_options.include_usage`",
-        "openai-chat.tool-not-offered": TOOL_NOT_OFFERED,
     }
 
     def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
         """A choice beyond the `n` asked for (C7 needs an `n>1` request), usage without
-        `stream_options.include_usage`, a call to a tool the request did not list."""
+        `stream_options.include_usage`, and the tool rule of every dialect."""
         body = request_body(request)
         if body is None:
             return []
@@ -717,8 +718,7 @@ class OpenAIChat(Dialect, Requesting):
                     out.append(
                         Violation("openai-chat.choice-not-requested", pos, f"choice {number} of n={asked}")
                     )
-        offered = tool_names(body.get("tools"), ("function", "name"), ("custom", "name"), ("name",))
-        return sorted([*out, *unoffered_calls(self, offered, events)], key=lambda v: v.event)
+        return sorted([*out, *super().request_rules(request, events)], key=lambda v: v.event)
 
     # -- builders -------------------------------------------------------------------------------
 

@@ -49,7 +49,6 @@ from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
     MISSING,
-    TOOL_NOT_OFFERED,
     Dialect,
     Event,
     Field,
@@ -63,9 +62,6 @@ from harness.wire.dialects.base import (
     copy_json,
     field_of,
     payload_type,
-    request_body,
-    tool_names,
-    unoffered_calls,
 )
 from harness.wire.dialects.parts import PartLog
 from harness.wire.dialects.requesting import (
@@ -394,14 +390,16 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         self._error: str | None = None
         self._finish: str | None = None
         self._usage: Mapping[str, Any] | None = None
-        self._parts = PartLog()  # calls keyed by their object's id, server items and text as above
+        # Calls keyed by their `_Call` (hashed by identity, which a pickled copy keeps consistent
+        # with `_calls`), server items and text as above.
+        self._parts = PartLog()
 
     def feed(self, event: Event) -> None:
         if self._state is not None:
             return  # nothing after the terminal event counts
         routed = self._calls.feed(event)
         if routed is not None:
-            self._parts.open(PartKind.CALL, id(routed[0]))
+            self._parts.open(PartKind.CALL, routed[0])
             return
         kind, payload = event_type(event), _dict(event.payload)
         if self._servers.feed(kind, payload):
@@ -472,7 +470,7 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
             error=message,
             usage=self._usage,
             server_calls=servers.calls(),
-            parts=self._parts.close({id(call) for call in final}, servers.final & servers.items.keys()),
+            parts=self._parts.close(set(final), servers.final & servers.items.keys()),
         )
 
 
@@ -856,14 +854,7 @@ class OpenAIResponses(Dialect, Requesting):
             out.append(event)
         return out
 
-    request_codes = {"openai-responses.tool-not-offered": TOOL_NOT_OFFERED}
-
-    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
-        """A call to a tool the request did not offer (`tools[].name` (function and custom tools))."""
-        body = request_body(request)
-        if body is None:
-            return []
-        return unoffered_calls(self, tool_names(body.get("tools"), ("name",)), events)
+    tool_paths = (("tools", "*", "name"),)  # function and custom tools
 
     # -- builders -------------------------------------------------------------------------------
 

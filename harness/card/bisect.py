@@ -1,0 +1,197 @@
+"""`toolstream bisect`: the first release of a library where one case's verdict changed.
+
+Each release is graded in the card's side environment for it (`environments.build`, built once and
+cached, or an environment the user points at), the case run through the library's adapter over the
+stdio protocol exactly as the card runs it. The releases between the two ends are bisected: the
+verdict of the oldest and of the newest is taken, then the middle one's, keeping the half whose ends
+differ, so a range of N releases costs about log2(N) + 2 environments. The change found is the
+first release whose verdict (and failure signature) is the newest one's; with more than one change
+in the range, bisection finds one of them, as `git bisect` does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.card import environments
+from harness.card.libraries import Library
+from harness.errors import UsageError
+from harness.matrix.runner import run_matrix
+from harness.matrix.selection import Selection
+from harness.oracle.verdict import Result, signature
+
+__all__ = ["Bisection", "Graded", "bisect", "release_range"]
+
+_RELEASE = re.compile(r"\d+(\.\d+)*")
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One release's verdict on the case."""
+
+    version: str
+    verdict: str
+    signature: str  # the failure's kind ("pass" when it passes)
+    error: str | None = None  # why the release could not be graded (the environment's problem)
+
+    @property
+    def said(self) -> str:
+        if self.error is not None:
+            return f"not graded ({self.error})"
+        return self.verdict if self.verdict == self.signature else f"{self.verdict} ({self.signature})"
+
+    def same(self, other: Graded) -> bool:
+        return (self.verdict, self.signature) == (other.verdict, other.signature)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "verdict": self.verdict,
+            "signature": self.signature,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class Bisection:
+    """What bisecting found: the last release with the old verdict and the first with the new one
+    (None when the two ends agree), and every release graded on the way, oldest first."""
+
+    library: str
+    case: str
+    adapter: str
+    graded: tuple[Graded, ...]
+    before: Graded | None
+    after: Graded | None
+
+    @property
+    def changed(self) -> bool:
+        return self.after is not None
+
+    def summary(self) -> str:
+        first, last = self.graded[0], self.graded[-1]
+        if self.before is None or self.after is None:
+            return (
+                f"{self.library}: no change from {first.version} to {last.version}: {first.said} at both ends"
+            )
+        return (
+            f"{self.library} {self.after.version} changed the verdict of {self.case}: "
+            f"{self.before.version} {self.before.said} -> {self.after.version} {self.after.said}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "library": self.library,
+            "case": self.case,
+            "adapter": self.adapter,
+            "changed_in": self.after.version if self.after is not None else None,
+            "before": self.before.to_dict() if self.before is not None else None,
+            "after": self.after.to_dict() if self.after is not None else None,
+            "graded": [g.to_dict() for g in self.graded],
+        }
+
+
+def release_range(available: Sequence[str], wanted: str) -> list[str]:
+    """The releases `wanted` names, oldest first: `A..B` (every final release from A to B of
+    `available`, ends included; an end may be left out) or a comma-separated list as given."""
+    if ".." not in wanted:
+        listed = [v.strip() for v in wanted.split(",") if v.strip()]
+        if len(listed) < 2:
+            raise UsageError(f"--versions: give A..B or at least two releases, not {wanted!r}")
+        return sorted(dict.fromkeys(listed), key=_key)
+    low, _, high = wanted.partition("..")
+    releases = sorted({v for v in available if _RELEASE.fullmatch(v)}, key=_key)
+    for end in (low, high):
+        if end and end not in releases:
+            raise UsageError(
+                f"--versions: {end!r} is not a release here (known: {', '.join(releases[-8:])} ...)"
+            )
+    start = releases.index(low) if low else 0
+    stop = releases.index(high) + 1 if high else len(releases)
+    chosen = releases[start:stop]
+    if len(chosen) < 2:
+        raise UsageError(f"--versions: {wanted!r} holds fewer than two releases")
+    return chosen
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def bisect(
+    library: Library,
+    case_id: str,
+    versions: Sequence[str],
+    *,
+    adapter: str | None = None,
+    environments_at: Mapping[str, str] | None = None,
+    selection: Selection | None = None,
+    say: Callable[[str], None] = print,
+    grade: Callable[[str], Graded] | None = None,
+) -> Bisection:
+    """Bisect `versions` (oldest first) for the first release whose verdict on `case_id` is the
+    newest one's. `environments_at`: a release -> an interpreter (or a virtualenv) to grade it in
+    instead of building one; `grade`: how one release is graded (default: in its environment)."""
+    spec = adapter or library.adapter
+    pointed = dict(environments_at or {})
+    base = selection or Selection()
+
+    def graded_in_environment(version: str) -> Graded:
+        try:
+            python = _python(pointed[version]) if version in pointed else None
+            if python is None:
+                python = environments.build(library, version, say=say).python
+        except environments.EnvironmentProblem as exc:
+            return Graded(version, "not graded", "not graded", str(exc))
+        command = f"cmd:{python} -m harness.cli serve-accumulator {spec}"
+        one = Selection(cassettes=base.cassettes, scenarios_dir=base.scenarios_dir, cases=(case_id,))
+        results = run_matrix(command, one).results
+        if not results:
+            raise UsageError(f"case {case_id!r}: not in the selection")
+        return _graded(version, results[0])
+
+    run = grade or graded_in_environment
+    seen: dict[str, Graded] = {}
+
+    def at(index: int) -> Graded:
+        version = versions[index]
+        if version not in seen:
+            say(f"{library.name} {version}: grading {case_id}")
+            seen[version] = run(version)
+            say(f"{library.name} {version}: {seen[version].said}")
+        return seen[version]
+
+    low, high = 0, len(versions) - 1
+    old, new = at(low), at(high)
+    before = after = None
+    if not old.same(new) and old.error is None and new.error is None:
+        while high - low > 1:  # invariant: versions[low] has the old verdict, versions[high] the new
+            middle = (low + high) // 2
+            found = at(middle)
+            if found.error is not None:  # an environment that cannot run: look on the newer side
+                low = middle
+            elif found.same(new):
+                high = middle
+            else:
+                low = middle
+        before, after = at(low), at(high)
+    graded = tuple(seen[v] for v in versions if v in seen)
+    return Bisection(library.name, case_id, spec, graded, before, after)
+
+
+def _graded(version: str, result: Result) -> Graded:
+    return Graded(version, str(result.verdict), signature(result))
+
+
+def _python(path: str) -> str:
+    """An interpreter given as itself or as its virtualenv."""
+    from pathlib import Path
+
+    where = Path(path)
+    candidate = where / "bin" / "python" if where.is_dir() else where
+    if not candidate.exists():
+        raise UsageError(f"--env: {path!r} is no interpreter and no virtualenv")
+    return str(candidate)

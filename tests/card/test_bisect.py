@@ -1,0 +1,109 @@
+"""`toolstream bisect`: the first release of a library where a case's verdict changed (issue 43)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.card.bisect import Graded, bisect, release_range
+from harness.card.libraries import library
+from harness.cli import main
+from harness.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE = "openai-chat/litellm-bridge-parallel-index0::original::s0"
+RELEASES = [f"1.{minor}.0" for minor in range(20)]
+
+
+def _graded_as(fixed_in: str, asked: list[str]):
+    def grade(version: str) -> Graded:
+        asked.append(version)
+        fixed = tuple(map(int, version.split("."))) >= tuple(map(int, fixed_in.split(".")))
+        return Graded(version, "pass", "pass") if fixed else Graded(version, "fail", "name concatenated")
+
+    return grade
+
+
+@pytest.mark.parametrize("fixed_in", ["1.1.0", "1.7.0", "1.19.0"])
+def test_bisection_names_the_first_release_with_the_newest_verdict(fixed_in: str) -> None:
+    asked: list[str] = []
+    found = bisect(
+        library("langchain-core"), CASE, RELEASES, grade=_graded_as(fixed_in, asked), say=lambda _: None
+    )
+    assert found.after is not None and found.after.version == fixed_in
+    assert found.before is not None and found.before.verdict == "fail"
+    assert len(asked) <= 7 and len(set(asked)) == len(asked)  # log2(20) + 2, each release once
+    assert f"{fixed_in} changed the verdict" in found.summary()
+
+
+def test_no_change_between_the_ends_grades_only_the_ends() -> None:
+    asked: list[str] = []
+    found = bisect(
+        library("langchain-core"), CASE, RELEASES, grade=_graded_as("9.0.0", asked), say=lambda _: None
+    )
+    assert not found.changed and asked == ["1.0.0", "1.19.0"]
+    assert "no change from 1.0.0 to 1.19.0" in found.summary()
+
+
+def test_release_ranges() -> None:
+    available = ["1.2.14", "1.2.13", "1.2.9", "1.3.0rc1", "1.2.10", "0.9"]
+    assert release_range(available, "1.2.9..1.2.14") == ["1.2.9", "1.2.10", "1.2.13", "1.2.14"]
+    assert release_range(available, "..1.2.10") == ["0.9", "1.2.9", "1.2.10"]
+    assert release_range([], "1.2.14,1.2.13") == ["1.2.13", "1.2.14"]
+    for bad in ("1.2.13", "1.2.9..1.2.99", "1.2.14..1.2.14"):
+        with pytest.raises(UsageError):
+            release_range(available, bad)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["bisect", "nosuch", CASE, "--versions", "1,2"], "unknown library"),
+        (["bisect", "langchain-core", "nope::x::s0", "--versions", "1,2"], "unknown scenario"),
+        (["bisect", "langchain-core", CASE, "--versions", "1.2.13"], "at least two releases"),
+        (
+            ["bisect", "langchain-core", CASE, "--versions", "1.2.13,1.2.14", "--env", "1.2.13"],
+            "VERSION=PATH",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_bisect_names_1_2_14_as_the_langchain_core_release_that_fixed_index_0_merging(tmp_path: Path) -> None:
+    # The side environments `.ci/run` builds for these two releases (the card would build its own).
+    envs = {v: ROOT / f".venv-langchain-core-{v}" for v in ("1.2.13", "1.2.14")}
+    if not all((env / "bin" / "python").exists() for env in envs.values()):
+        pytest.skip("no side environments (.ci/run makes them)")
+    out = tmp_path / "bisect.json"
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "bisect",
+        "langchain-core",
+        CASE,
+        "--adapter",
+        "langchain-core",
+    ]
+    argv += [
+        "--versions",
+        "1.2.13,1.2.14",
+        *(f"--env={v}={env}" for v, env in envs.items()),
+        "--json",
+        str(out),
+    ]
+    run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "langchain-core 1.2.14 changed the verdict" in run.stdout
+    found = json.loads(out.read_text(encoding="utf-8"))
+    assert found["changed_in"] == "1.2.14"
+    assert found["before"]["verdict"] == "fail" and found["after"]["verdict"] == "pass"
