@@ -55,6 +55,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Outcome": ("harness.cassettes.outcome", "Outcome"),
     "ToolCall": ("harness.cassettes.outcome", "ToolCall"),
     "ServerCall": ("harness.cassettes.outcome", "ServerCall"),
+    "Part": ("harness.cassettes.outcome", "Part"),
+    "PartKind": ("harness.cassettes.outcome", "PartKind"),
     "State": ("harness.cassettes.outcome", "State"),
     "diff": ("harness.cassettes.outcome", "diff"),
     "FINISH_NOT_SURFACED": ("harness.cassettes.outcome", "FINISH_NOT_SURFACED"),
@@ -126,7 +128,16 @@ if TYPE_CHECKING:
     from harness.cassettes.format import Cassette, Chunk, Interaction
     from harness.cassettes.format import load as load_cassette
     from harness.cassettes.format import save as save_cassette
-    from harness.cassettes.outcome import FINISH_NOT_SURFACED, Outcome, ServerCall, State, ToolCall, diff
+    from harness.cassettes.outcome import (
+        FINISH_NOT_SURFACED,
+        Outcome,
+        Part,
+        PartKind,
+        ServerCall,
+        State,
+        ToolCall,
+        diff,
+    )
     from harness.errors import (
         AccumulatorCrashed,
         AccumulatorFailure,

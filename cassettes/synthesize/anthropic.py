@@ -99,6 +99,20 @@ class Stream:
         self.stop(index)
         return self
 
+    def redacted(self, index: int) -> Stream:
+        """A `redacted_thinking` block: its encrypted `data` whole in the start, no deltas."""
+        data = "EmwKAhgBEgy" + "".join(self.rng.choice(BASE62) for _ in range(180)) + "=="
+        self.block_start(index, {"type": "redacted_thinking", "data": data})
+        self.stop(index)
+        return self
+
+    def signed_only(self, index: int) -> Stream:
+        """A thinking block whose text is omitted (`display: "omitted"`): only its signature."""
+        self.block_start(index, {"type": "thinking", "thinking": "", "signature": ""})
+        self.delta(index, type="signature_delta", signature=self.signature())
+        self.stop(index)
+        return self
+
     def signature(self) -> str:
         alphabet = BASE62 + "+/"
         return "Eq" + "".join(self.rng.choice(alphabet) for _ in range(338)) + "GAE="
@@ -598,6 +612,98 @@ def eager_input_streaming() -> Cassette:
     )
 
 
+THINKING_DOCS = (
+    "docs.anthropic.com/en/docs/build-with-claude/extended-thinking (streaming thinking, "
+    "signature_delta before content_block_stop; preserving thinking blocks with tool use)"
+)
+
+
+def redacted_thinking_then_call() -> Cassette:
+    name = "anthropic-redacted-thinking-then-call"
+    s = Stream(name, SONNET_37, 1290).start()
+    s.thinking(0, "The user wants the forecast;", " I'll call the tool.")
+    s.redacted(1)
+    s.tool(2, s.ident("toolu_01"), "get_weather", {"location": "Paris, France", "unit": "celsius"})
+    body = request(
+        SONNET_37,
+        "What's the weather in Paris?",
+        [WEATHER],
+        thinking={"type": "enabled", "budget_tokens": 2048},
+    )
+    return make(
+        name,
+        s,
+        s.finish("tool_use", 118),
+        body,
+        "synthesized from the documented wire format: a thinking block (thinking_delta pieces, one "
+        "signature_delta), a redacted_thinking block whose data arrives whole in content_block_start "
+        "and no deltas, then a tool_use block; both thinking blocks go back verbatim before the "
+        f"tool_use. Sources: {THINKING_DOCS}; anthropic-sdk-python types/redacted_thinking_block.py",
+        reads=[380, 1400, 96],
+        offsets_ms=35.0,
+    )
+
+
+def thinking_parallel() -> Cassette:
+    name = "anthropic-thinking-parallel"
+    s = Stream(name, SONNET_45, 1577).start()
+    s.signed_only(0)
+    s.text(1, "Checking both cities at once.")
+    s.tool(2, s.ident("toolu_01"), "get_weather", {"location": "Paris, France", "unit": "celsius"})
+    s.tool(3, s.ident("toolu_01"), "get_weather", {"location": "Oslo, Norway", "unit": "celsius"})
+    body = request(
+        SONNET_45,
+        "Weather in Paris and Oslo?",
+        [WEATHER],
+        thinking={"type": "adaptive", "display": "omitted"},
+    )
+    return make(
+        name,
+        s,
+        s.finish("tool_use", 164),
+        body,
+        "synthesized from the documented wire format (recipe thinking-parallel): adaptive thinking "
+        "with display omitted, a thinking block with no thinking_delta and only its signature_delta, "
+        "text, then two parallel tool_use blocks. Sources: platform.claude.com/docs/en/build-with-claude/"
+        "adaptive-thinking; anthropic-sdk-python types/thinking_config_adaptive_param.py (display "
+        f"omitted: thinking empty, signature kept); {THINKING_DOCS}",
+        reads=[512, 220, 900],
+        offsets_ms=27.0,
+    )
+
+
+def server_tool_then_call() -> Cassette:
+    name = "anthropic-server-tool-then-call"
+    s = Stream(name, SONNET_45, 2480).start()
+    s.text(0, "Let me look up", " the venue first. ")
+    search_id = s.ident("srvtoolu_01")
+    s.server_tool(1, search_id, "web_search", {"query": "PyCon US 2026 venue city"})
+    result = {
+        "type": "web_search_result",
+        "title": "PyCon US 2026",
+        "url": "https://us.pycon.org/2026/",
+        "encrypted_content": "Ev0DCioIBxgCIiQ" + "".join(s.rng.choice(BASE62) for _ in range(96)),
+        "page_age": None,
+    }
+    s.server_result(2, "web_search_tool_result", search_id, [result])
+    s.text(3, "It is in Long Beach.", " Now the weather there.")
+    s.tool(4, s.ident("toolu_01"), "get_weather", {"location": "Long Beach, CA", "unit": "fahrenheit"})
+    body = request(SONNET_45, "What's the weather where PyCon US 2026 is held?", [WEB_SEARCH, WEATHER])
+    return make(
+        name,
+        s,
+        s.finish("tool_use", 142),
+        body,
+        "synthesized from the documented wire format (recipe server-tool-then-call): text, a "
+        "server_tool_use web_search block and its web_search_tool_result, more text, then a tool_use "
+        "block for the client; the turn ends tool_use. Sources: platform.claude.com/docs/en/"
+        "agents-and-tools/tool-use/server-tools (mixed server and client tools); "
+        "docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool (streaming)",
+        reads=[300, 88, 1100, 256],
+        offsets_ms=44.0,
+    )
+
+
 BUILDERS = (
     single_call,
     parallel_calls,
@@ -613,6 +719,9 @@ BUILDERS = (
     web_search,
     code_execution_error,
     eager_input_streaming,
+    redacted_thinking_then_call,
+    thinking_parallel,
+    server_tool_then_call,
 )
 
 

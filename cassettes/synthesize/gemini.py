@@ -19,7 +19,7 @@ if str(ROOT) not in sys.path:
 
 from harness.cassettes import format as cassettes  # noqa: E402
 from harness.cassettes.format import Cassette, Chunk  # noqa: E402
-from harness.wire.dialects import reference_outcome  # noqa: E402
+from harness.wire.dialects import stored_outcome  # noqa: E402
 from harness.wire.synthesis import split_reads, synthesize  # noqa: E402
 
 DIALECT = "gemini"
@@ -218,7 +218,7 @@ def vertex(
     interaction.response.chunks = [
         Chunk(piece, round(i * offsets_ms, 3)) for i, piece in enumerate(split_reads(crlf, reads))
     ]
-    interaction.expected = reference_outcome(interaction.response, DIALECT)
+    interaction.expected = stored_outcome(interaction.response, DIALECT)
     return made
 
 
@@ -492,6 +492,40 @@ def build() -> list[Cassette]:
             ],
             reads=[640, 512, 2048],
             offsets_ms=233.0,
+        )
+    )
+    # Gemini 3 thinking with parallel calls (recipe thinking-parallel): a thought summary, then two
+    # calls in separate chunks, only the first carrying the thoughtSignature, then an empty text part
+    # with the finish.
+    c = Chunks("gemini-3-pro-preview", "m8qUaNbHKf3p1MAP2o6N8Ag", 84)
+    thinking = {"thinkingConfig": {"includeThoughts": True, "thinkingLevel": "low"}}
+    out.append(
+        synthesize(
+            "thinking-parallel",
+            DIALECT,
+            url=DEV_URL.format(model="gemini-3-pro-preview"),
+            body=request(
+                "gemini-3-pro-preview", "Weather in Paris and Oslo?", [WEATHER], generationConfig=thinking
+            ),
+            events=[
+                c({"text": "**Two cities**\n\nCheck both at once.", "thought": True}, out=0, thoughts=58),
+                c(fc("get_weather", {"city": "Paris"}, sig=SIG_A), out=9, thoughts=58),
+                c(fc("get_weather", {"city": "Oslo"}), out=18, thoughts=58),
+                c({"text": ""}, out=18, thoughts=58, finish="STOP"),
+            ],
+            provenance=(
+                "synthesized from the documented wire format: a thought summary part (thought: true), "
+                "two parallel functionCall parts in separate chunks, only the first with a "
+                "thoughtSignature (a sibling of functionCall), then an empty text part with the "
+                "finish. Sources: ai.google.dev/gemini-api/docs/thought-signatures (parallel calls: "
+                "only the first functionCall part carries the signature; return it on that part); "
+                "ai.google.dev/gemini-api/docs/thinking (includeThoughts); google/genai types.py "
+                "Part.thought_signature"
+            ),
+            request_headers=SDK_HEADERS,
+            response_headers=DEV_RESPONSE_HEADERS,
+            reads=[700, 512, 2048],
+            offsets_ms=180.0,
         )
     )
     return out

@@ -569,6 +569,110 @@ def vllm_same_index_fragments_first_delta() -> Cassette:
     )
 
 
+def gemini_compat_thought_signature() -> Cassette:
+    """Gemini's OpenAI-compatible endpoint, two parallel calls: each sent whole in one chunk, the
+    first with its thought signature under `extra_content.google.thought_signature`."""
+    rng = random.Random("gemini-compat-thought-signature")
+    envelope = {"id": "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ") for _ in range(22))}
+    envelope |= {"object": "chat.completion.chunk", "created": 1763634753, "model": "gemini-3-pro-preview"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice: dict[str, Any] = {"delta": delta, "index": 0}
+        if finish is not None:
+            choice["finish_reason"] = finish
+        return {**envelope, "choices": [choice]}
+
+    signature = "CpYBAY89a1" + "".join(
+        rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") for _ in range(140)
+    )
+    first = {
+        "extra_content": {"google": {"thought_signature": signature}},
+        "function": {"arguments": '{"city":"Paris"}', "name": "get_weather"},
+        "id": "function-call-" + str(rng.getrandbits(60)),
+        "index": 0,
+        "type": "function",
+    }
+    second = {
+        "function": {"arguments": '{"city":"Oslo"}', "name": "get_weather"},
+        "id": "function-call-" + str(rng.getrandbits(60)),
+        "index": 1,
+        "type": "function",
+    }
+    items: list[Any] = [
+        chunk({"role": "assistant", "tool_calls": [first]}),
+        chunk({"role": "assistant", "tool_calls": [second]}),
+        chunk({"role": "assistant"}, "tool_calls"),
+        DONE,
+    ]
+    body = request("gemini-3-pro-preview", "Weather in Paris and Oslo?", [GET_WEATHER])
+    body["reasoning_effort"] = "low"
+    return synthesize(
+        "gemini-compat-thought-signature",
+        DIALECT,
+        url="https://generativelanguage.googleapis.com/v1beta/openai/chat/completions",
+        body=body,
+        events=items,
+        provenance=(
+            "synthesized from the documented wire format (recipe thinking-parallel): Gemini's "
+            "OpenAI-compatible endpoint puts a call's thought signature in its tool_calls entry under "
+            "extra_content.google.thought_signature, only on the first of parallel calls, and needs it "
+            "back on the same entry. Sources: ai.google.dev/gemini-api/docs/openai and "
+            "ai.google.dev/gemini-api/docs/thought-signatures; openai/codex PR #7586; crmne/ruby_llm "
+            "PR #588; continuedev/continue PR #8865"
+        ),
+        response_headers={"content-type": "text/event-stream", "server": "scaffolding on HTTPServer2"},
+        offsets_ms=140,
+    )
+
+
+def vllm_reasoning_field() -> Cassette:
+    """vLLM since 0.11 with a reasoning parser: the reasoning in `delta.reasoning` (not
+    `reasoning_content`), then a call."""
+    rng = random.Random("vllm-reasoning-field")
+    ids = Ids(rng)
+    envelope = {"id": "chatcmpl-" + ids.hex(32), "object": "chat.completion.chunk", "created": 1763640000}
+    envelope["model"] = "Qwen/Qwen3-8B"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            **envelope,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+
+    items: list[Any] = [chunk({"role": "assistant", "content": ""})]
+    items += [
+        chunk({"reasoning": w}) for w in words("The user asks for Lyon's weather, so I call get_weather.")
+    ]
+    header = {
+        "id": ids.call(),
+        "type": "function",
+        "index": 0,
+        "function": {"name": "get_weather", "arguments": ""},
+    }
+    items.append(chunk({"tool_calls": [header]}))
+    for piece in tokens('{"city": "Lyon"}'):
+        items.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}))
+    items.append(chunk({"content": ""}, "tool_calls"))
+    items.append(DONE)
+    body = request("Qwen/Qwen3-8B", "What's the weather in Lyon?", [GET_WEATHER])
+    return synthesize(
+        "vllm-reasoning-field",
+        DIALECT,
+        url="http://127.0.0.1:8000/v1/chat/completions",
+        body=body,
+        events=items,
+        provenance=(
+            "synthesized from the documented wire format: vLLM (--reasoning-parser) streams the "
+            "reasoning as delta.reasoning since about v0.11, reasoning_content before. Sources: "
+            "docs.vllm.ai/en/v0.11.2/features/reasoning_outputs; docs.vllm.ai/en/v0.17.1/features/"
+            "interleaved_thinking; vercel/ai openai-compatible chat model (reads reasoning_content, "
+            "else reasoning)"
+        ),
+        response_headers={"date": "Thu, 20 Nov 2025 12:00:00 GMT", "server": "uvicorn"},
+        offsets_ms=11,
+    )
+
+
 def litellm_bridge_parallel_index0() -> Cassette:
     """Seed 000 (langchain#34807) on the chat wire: a Responses->Chat bridge (LiteLLM#21331) puts
     both parallel calls at index 0, with different ids."""
@@ -781,6 +885,8 @@ CASSETTES = {
     "azure-prompt-filter": azure_prompt_filter,
     "groq-whole-calls": groq_whole_calls,
     "custom-tool": custom_tool,
+    "gemini-compat-thought-signature": gemini_compat_thought_signature,
+    "vllm-reasoning-field": vllm_reasoning_field,
 }
 
 

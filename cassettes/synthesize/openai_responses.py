@@ -161,10 +161,14 @@ class ResponseStream:
         self.emit("response.in_progress", response=copy.deepcopy(self.response))
         return self
 
-    def reasoning(self, summary: str) -> None:
+    def reasoning(self, summary: str, encrypted: str | None = None) -> None:
         index, item_id = len(self.output), "rs_" + self.hex(50)
         item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": []}
-        self.emit("response.output_item.added", item=copy.deepcopy(item), output_index=index)
+        added = copy.deepcopy(item)
+        if encrypted is not None:  # `.added` may carry it incomplete; `.done` has the whole
+            added["encrypted_content"] = encrypted[: len(encrypted) // 3]
+            item["encrypted_content"] = encrypted
+        self.emit("response.output_item.added", item=added, output_index=index)
         part = {"type": "summary_text", "text": ""}
         self.emit(
             "response.reasoning_summary_part.added",
@@ -428,6 +432,39 @@ def reasoning_then_call() -> Cassette:
     return cassette("reasoning-then-call", s, body, provenance, reads=[1024, 64, 4096], offsets_ms=41)
 
 
+def reasoning_encrypted_parallel() -> Cassette:
+    s = ResponseStream("reasoning-encrypted-parallel", "gpt-5-2025-08-07", [GET_WEATHER])
+    s.response["reasoning"] = {"effort": "low", "summary": "auto"}
+    s.response["store"] = False
+    s.start()
+    encrypted = "gAAAAABpH" + "".join(s.rng.choice(ALNUM + "-_") for _ in range(300)) + "=="
+    s.reasoning("**Two cities**\n\nI'll look up Paris and Oslo in parallel.", encrypted)
+    s.call("get_weather", '{"city":"Paris"}')
+    s.call("get_weather", '{"city":"Oslo"}')
+    s.complete(104, 236, reasoning_tokens=172)
+    body = request(
+        "gpt-5",
+        "Weather in Paris and Oslo?",
+        [GET_WEATHER],
+        reasoning={"effort": "low", "summary": "auto"},
+        store=False,
+        include=["reasoning.encrypted_content"],
+        parallel_tool_calls=True,
+    )
+    provenance = (
+        "synthesized from the documented wire format (recipe thinking-parallel): store false, a "
+        "reasoning item with summary deltas whose encrypted_content is cut short in "
+        "output_item.added and whole in output_item.done, then two parallel function calls; the item "
+        "goes back with its id and encrypted_content before the calls. Sources: openai-python "
+        "types/responses/response_reasoning_item.py (use the encrypted_content of output_item.done; "
+        "the one in output_item.added may be incomplete); developers.openai.com/api/docs/guides/"
+        "reasoning (encrypted reasoning items, store false)"
+    )
+    return cassette(
+        "reasoning-encrypted-parallel", s, body, provenance, reads=[900, 128, 4096], offsets_ms=38
+    )
+
+
 def llamacpp_interleaved_parallel() -> Cassette:
     """E7: a llama.cpp-style `/v1/responses` interleaving the argument deltas of two calls."""
     tools = [READ_FILE, SEARCH_TEXT]
@@ -666,6 +703,7 @@ CASSETTES = {
     "text-then-call": text_then_call,
     "no-arguments": no_arguments,
     "reasoning-then-call": reasoning_then_call,
+    "reasoning-encrypted-parallel": reasoning_encrypted_parallel,
     "llamacpp-interleaved-parallel": llamacpp_interleaved_parallel,
     "args-only-in-done": args_only_in_done,
     "cut-mid-arguments": cut_mid_arguments,

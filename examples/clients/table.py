@@ -4,13 +4,20 @@ command.
     python examples/clients/table.py --run     # run every installed client, store, write the table
     python examples/clients/table.py           # write the table from the stored results
     python examples/clients/table.py --rerun-errors   # re-judge only the stored `error` cases
+    python examples/clients/table.py --cases-of NAME ...   # run (again) the cases of these cassettes
 
 `--run` runs each client with `toolstream check --client` (one replay server, `-j` programs at
 once, 8 by default) over its dialect's whole matrix (every bundled
-cassette of that dialect under every shipped scenario: 1685 openai-chat cases, 1268 anthropic),
+cassette of that dialect under every shipped scenario: 1859 openai-chat cases, 1598 anthropic),
 stores the verdicts and what the run cost (wall and CPU seconds) in `results.json` beside this
 file, and writes the table between the markers in docs/clients.md. A client whose toolchain is
 not installed keeps its stored results.
+
+`--cases-of anthropic/thinking-parallel ...` runs each installed client of those cassettes' dialect
+on every case made from them, puts the rows in the stored results in the matrix's order (new cases
+added, stored ones replaced), and keeps the row's recorded cost with a note (after a cassette is
+added, or the oracle starts judging something those cassettes carry: the reasoning state a
+follow-up sends back).
 
 `--rerun-errors` runs again only the cases of each stored row whose verdict is `error` (after a
 change to the oracle that can only move those, such as the raise rule of `harness.oracle.evidence`),
@@ -36,7 +43,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from harness import client_catalogue, signature
+from harness import Selection, cases, client_catalogue, signature
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -123,6 +130,32 @@ def rerun_errors(name: str, entry: dict[str, Any], jobs: int, timeout: float, to
     return len(ids)
 
 
+def rerun_cassettes(
+    name: str, entry: dict[str, Any], cassettes: tuple[str, ...], jobs: int, timeout: float, today: str
+) -> int:
+    """Run the client on every case of these cassettes (ids `dialect/name`) in its matrix, and put
+    the rows in `entry` in the matrix's order (its cost kept, a `rejudged` note added); how many ran."""
+    chosen = entry.get("selection") or {}
+    dialect = CLIENTS[name][2]
+    chosen_scenarios = tuple(chosen.get("scenarios", ()))
+    selection = Selection(dialects=(dialect,), scenarios=chosen_scenarios, seeds=chosen.get("seeds"))
+    order = [case.id for case in cases(selection)]
+    ids = tuple(i for i in order if i.split("::", 1)[0] in cassettes)
+    if not ids:
+        return 0
+    rows, cost = run(name, jobs=jobs, timeout=timeout, cases=ids)
+    known = {row["id"]: row for row in entry["cases"]} | {row["id"]: row for row in rows}
+    entry["cases"] = [known[i] for i in order if i in known]
+    note = {"cases": len(ids), "on": today, "wall_s": cost["wall_s"], "cpu_s": cost["cpu_s"], "jobs": jobs}
+    entry["rejudged"] = [*entry.get("rejudged", []), {**note, "what": "cases of " + ", ".join(cassettes)}]
+    return len(ids)
+
+
+# A warning that says what the program sends back (the reasoning state, the order of parts) is
+# shown with the failures: the API may take it, but it is what the program gets wrong there.
+SENDS_BACK = ("parts order", "reasoning", "call part")
+
+
 def versions(name: str) -> str:
     folder = HERE / CLIENTS[name][0]
     lock = folder / "package-lock.json"
@@ -160,7 +193,8 @@ def table(stored: dict[str, Any]) -> str:
         verdicts = Counter(row["verdict"] for row in rows)
         wrong: dict[str, list[dict[str, Any]]] = {}
         for row in rows:
-            if row["verdict"] in ("fail", "error", "timeout"):
+            sends_back = row["verdict"] == "warn" and any(word in row["signature"] for word in SENDS_BACK)
+            if row["verdict"] in ("fail", "error", "timeout") or sends_back:
                 wrong.setdefault(row["signature"], []).append(row)
         kinds = sorted(wrong.items(), key=lambda kv: -len(kv[1]))
         said = []
@@ -182,7 +216,7 @@ def table(stored: dict[str, Any]) -> str:
         cost = entry.get("cost")
         spent = f"{minutes(cost['wall_s'])} / {minutes(cost['cpu_s'])} (-j {cost['jobs']})" if cost else "?"
         for note in entry.get("rejudged", []):
-            spent += f"; {note['cases']} `error` cases re-judged {note['on']}"
+            spent += f"; {note['cases']} {note.get('what', '`error` cases')} re-judged {note['on']}"
         lines.append(f"| {client} | {entry['dialect']} | {len(rows)} | {counts} | {wrong_text} | {spent} |")
     return "\n".join(lines)
 
@@ -218,9 +252,15 @@ def main() -> int:
         action="store_true",
         help="run again only each stored row's `error` cases, keeping the row's recorded cost",
     )
+    parser.add_argument(
+        "--cases-of",
+        nargs="+",
+        metavar="CASSETTE",
+        help="run each client again on every case of these cassettes (dialect/name), stored in place",
+    )
     args = parser.parse_args()
-    if args.run and args.rerun_errors:
-        parser.error("--run and --rerun-errors: choose one")
+    if sum(map(bool, (args.run, args.rerun_errors, args.cases_of))) > 1:
+        parser.error("--run, --rerun-errors and --cases-of: choose one")
     stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if args.rerun_errors:
         import datetime
@@ -245,6 +285,23 @@ def main() -> int:
             done = rerun_errors(name, entry, args.jobs, args.timeout, today)
             RESULTS.write_text(dump(stored))
             print(f"{name}: {done} `error` cases re-judged", file=sys.stderr)
+    if args.cases_of:
+        import datetime
+
+        today = datetime.datetime.now(datetime.UTC).date().isoformat()
+        for name in args.only or CLIENTS:
+            entry = stored.get(name)
+            mine = tuple(c for c in args.cases_of if c.split("/", 1)[0] == CLIENTS[name][2])
+            if entry is None or not mine:
+                continue
+            if not installed(name):
+                print(
+                    f"{name}: not installed ({install_command(name)}); stored results kept", file=sys.stderr
+                )
+                continue
+            done = rerun_cassettes(name, entry, mine, args.jobs, args.timeout, today)
+            RESULTS.write_text(dump(stored))
+            print(f"{name}: {done} cases of {', '.join(mine)} run", file=sys.stderr)
     if args.run:
         for name in args.only or CLIENTS:
             if not installed(name):

@@ -80,11 +80,43 @@ class ServerCall:
     result: str | None = None
 
 
+class PartKind(StrEnum):
+    """What one part of a response is (`Part.kind`)."""
+
+    TEXT = "text"
+    CALL = "call"  # a client call: the n-th call part is the n-th of `Outcome.tool_calls`
+    SERVER_CALL = "server_call"  # the n-th server call part is the n-th of `Outcome.server_calls`
+    REASONING = "reasoning"  # thinking, a reasoning summary or item, reasoning text, a redacted block
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of a response, in the order the stream gave it, with the state that must go back
+    with it on the next turn: `signature` (an Anthropic thinking signature, a Gemini
+    `thoughtSignature` on the part it rode on, a tool call's `extra_content` thought signature),
+    `data` (an opaque payload: `redacted_thinking` data, a Responses item's `encrypted_content`) and
+    `id` (a Responses reasoning item's id). `text` is a text part's text or a reasoning part's
+    thinking or summary text; a call part holds no call (the call is in `tool_calls`)."""
+
+    kind: PartKind
+    text: str = ""
+    signature: str | None = None
+    data: str | None = None
+    id: str | None = None
+
+    @property
+    def marked(self) -> bool:
+        """Whether the part carries state the provider checks when it comes back."""
+        return self.signature is not None or self.data is not None
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What an accumulator made of a stream. `usage` and `notes` are not compared (by `==` or `diff`):
     `notes` says how it got there (a call reported before it was final), not what it reached.
-    `server_calls` are the calls the provider ran, kept apart from the `tool_calls` the client runs."""
+    `server_calls` are the calls the provider ran, kept apart from the `tool_calls` the client runs.
+    `parts` are the response's parts in order (text, calls, server calls, reasoning) with the state
+    that must go back with them: compared only when the actual outcome reports some (`diff`)."""
 
     tool_calls: tuple[ToolCall, ...] = ()
     text: str = ""
@@ -94,6 +126,7 @@ class Outcome:
     usage: Mapping[str, Any] | None = field(default=None, compare=False)
     notes: tuple[str, ...] = field(default=(), compare=False)
     server_calls: tuple[ServerCall, ...] = ()
+    parts: tuple[Part, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"tool_calls": [_call_to_dict(call) for call in self.tool_calls]}
@@ -102,6 +135,8 @@ class Outcome:
         out["state"] = str(self.state)
         if self.server_calls:  # written only when present, so outcomes without any read as before
             out["server_calls"] = [_server_call_to_dict(call) for call in self.server_calls]
+        if self.parts:  # written only when present, as server calls are
+            out["parts"] = [_part_to_dict(part) for part in self.parts]
         if self.error is not None:
             out["error"] = self.error
         if self.usage is not None:
@@ -123,13 +158,14 @@ class Outcome:
             None if self.usage is None else dict(self.usage),
             self.notes,
             tuple((c.name, c.arguments, c.id, c.result) for c in self.server_calls),
+            tuple((str(p.kind), p.text, p.signature, p.data, p.id) for p in self.parts),
         )
 
     @classmethod
     def from_record(cls, record: Sequence[Any]) -> Outcome:
         """The outcome `to_record` wrote, built through its slots (not the frozen `__init__`, which
         sets each field through `object.__setattr__`: a pool's parent reads one per result)."""
-        calls, text, finish, state, error, usage, notes, servers = record
+        calls, text, finish, state, error, usage, notes, servers, parts = record
         made: Outcome = _new(cls)
         _set_calls(made, tuple([_tool_call(c) for c in calls]) if calls else ())
         _set_text(made, text)
@@ -139,6 +175,7 @@ class Outcome:
         _set_usage(made, usage)
         _set_notes(made, tuple(notes))
         _set_servers(made, tuple([_server_call(c) for c in servers]) if servers else ())
+        _set_parts(made, tuple([_part(p) for p in parts]) if parts else ())
         return made
 
     @classmethod
@@ -166,6 +203,10 @@ class Outcome:
         server_calls = tuple(
             _server_call_from_dict(call, f"server_calls[{i}]") for i, call in enumerate(servers)
         )
+        listed = data.get("parts", [])
+        if not isinstance(listed, Sequence) or isinstance(listed, str):
+            raise OutcomeFormatError("parts", "must be a list")
+        parts = tuple(_part_from_dict(part, f"parts[{i}]") for i, part in enumerate(listed))
         error = data.get("error")
         usage = data.get("usage")
         notes = data.get("notes", [])
@@ -180,6 +221,7 @@ class Outcome:
             usage=usage if isinstance(usage, Mapping) else None,
             notes=tuple(notes),
             server_calls=server_calls,
+            parts=parts,
         )
 
 
@@ -189,9 +231,8 @@ def _setters(cls: type) -> tuple[Any, ...]:
 
 # Frozen slots dataclasses built from their records through their slots (`Outcome.from_record`).
 _new = object.__new__
-_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers = _setters(
-    Outcome
-)
+(_set_calls, _set_text, _set_finish, _set_state, _set_error, _set_usage, _set_notes, _set_servers,
+ _set_parts) = _setters(Outcome)  # fmt: skip
 _set_name, _set_arguments, _set_id, _set_invalid, _set_aliases, _set_kind = _setters(ToolCall)
 _SERVER_CALL_SET = _setters(ServerCall)
 
@@ -216,6 +257,44 @@ def _server_call(record: Sequence[Any]) -> ServerCall:
 
 
 _STATES = {str(state): state for state in State}
+_PART_KINDS = {str(kind): kind for kind in PartKind}
+_PART_SET = _setters(Part)
+
+
+def _part(record: Sequence[Any]) -> Part:
+    made: Part = _new(Part)
+    kind, *rest = record
+    _PART_SET[0](made, _PART_KINDS[kind])
+    for set_field, value in zip(_PART_SET[1:], rest, strict=True):
+        set_field(made, value)
+    return made
+
+
+def _part_to_dict(part: Part) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": str(part.kind)}
+    if part.text:
+        out["text"] = part.text
+    for key in ("signature", "data", "id"):
+        if getattr(part, key) is not None:
+            out[key] = getattr(part, key)
+    return out
+
+
+def _part_from_dict(data: Any, where: str) -> Part:
+    if not isinstance(data, Mapping):
+        raise OutcomeFormatError(where, "must be a mapping with a kind")
+    raw = data.get("kind")
+    kind = _PART_KINDS.get(raw) if isinstance(raw, str) else None
+    if kind is None:
+        raise OutcomeFormatError(f"{where}.kind", f"must be one of {', '.join(PartKind)}")
+    text = data.get("text", "")
+    if not isinstance(text, str):
+        raise OutcomeFormatError(f"{where}.text", "must be a string")
+    for key in ("signature", "data", "id"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise OutcomeFormatError(f"{where}.{key}", "must be a string or null")
+    return Part(kind, text, data.get("signature"), data.get("data"), data.get("id"))
 
 
 def _call_to_dict(call: ToolCall) -> dict[str, Any]:
@@ -283,7 +362,7 @@ def _finish_compared(expected: Outcome, actual: Outcome) -> bool:
     return expected.finish_reason != actual.finish_reason and FINISH_NOT_SURFACED not in actual.notes
 
 # Fields `diff` compares unless told otherwise.
-COMPARED = ("tool_calls", "server_calls", "text", "finish_reason", "state")
+COMPARED = ("tool_calls", "server_calls", "text", "finish_reason", "state", "parts")
 
 
 def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED) -> list[str]:
@@ -309,6 +388,8 @@ def diff(expected: Outcome, actual: Outcome, *, fields: Sequence[str] = COMPARED
         raise_ = _first_line(actual.error) if actual.state is State.ERROR and actual.error else ""
         said = f" ({raise_})" if raise_ else ""
         out.append(f"state: {expected.state} expected, got {actual.state}{said}")
+    if "parts" in fields and actual.parts:
+        out.extend(line for line, _ in part_differences(expected, actual))
     return out
 
 
@@ -330,6 +411,7 @@ def meets(expected: Outcome, actual: Outcome) -> bool:
         or expected.state != actual.state
         or len(expected.tool_calls) != len(actual.tool_calls)
         or (actual.server_calls and _diff_server_calls(expected.server_calls, actual.server_calls))
+        or (actual.parts and part_differences(expected, actual))
     ):
         return False
     for want, got in zip(expected.tool_calls, actual.tool_calls, strict=True):
@@ -489,3 +571,185 @@ def _alike(left: str, right: str) -> tuple[str, str]:
 def _short(text: str, limit: int = 120) -> str:
     text = repr(text) if not text.startswith(("{", "[")) else text
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# -- the parts of a response: order, and the state that must go back with them -------------------
+#
+# What the next turn needs back is the provider's rule (docs/oracle.md, "State that goes back");
+# what is compared here is the same for every dialect: each reasoning part with its text,
+# signature, payload and id, each call part's signature, and the order of reasoning and calls.
+# A difference is `binding` when the provider checks it on the next turn (a signature or payload
+# lost, changed, merged or moved; a signed reasoning text changed; reasoning moved across a call):
+# `harness.oracle.severity` makes it `lost`. Anything else (text joined across a call, text
+# reordered, a reasoning summary reworded) the API accepts: cosmetic.
+
+_LABEL = {
+    PartKind.TEXT: "text",
+    PartKind.CALL: "call",
+    PartKind.SERVER_CALL: "server call",
+    PartKind.REASONING: "reasoning",
+}
+
+
+def normalized(parts: Sequence[Part], leave_out: frozenset[PartKind] = frozenset()) -> list[Part]:
+    """The parts as the provider reads them back: adjacent text (or reasoning) parts of which at
+    most one carries a signature or payload are one part (streamed chunks, text blocks: a client
+    may join them), an empty unmarked text part is nothing; `leave_out` kinds are dropped."""
+    out: list[Part] = []
+    for part in parts:
+        if part.kind in leave_out:
+            continue
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and last.kind is part.kind
+            and part.kind in (PartKind.TEXT, PartKind.REASONING)
+            and not (last.marked and part.marked)
+            and (last.id is None or part.id is None or last.id == part.id)
+        ):
+            out[-1] = Part(
+                part.kind,
+                last.text + part.text,
+                last.signature if last.signature is not None else part.signature,
+                last.data if last.data is not None else part.data,
+                last.id if last.id is not None else part.id,
+            )
+            continue
+        out.append(part)
+    return [p for p in out if not (p.kind is PartKind.TEXT and not p.text and not p.marked)]
+
+
+def coherent(outcome: Outcome) -> bool:
+    """Whether an outcome's parts agree with its calls and text: an expectation a mutation edited
+    by hand (calls dropped, text inserted) without its parts has parts that say nothing."""
+    calls = servers = 0
+    text: list[str] = []
+    for part in outcome.parts:
+        if part.kind is PartKind.CALL:
+            calls += 1
+        elif part.kind is PartKind.SERVER_CALL:
+            servers += 1
+        elif part.kind is PartKind.TEXT:
+            text.append(part.text)
+    return (
+        calls == len(outcome.tool_calls)
+        and servers == len(outcome.server_calls)
+        and "".join(text) == outcome.text
+    )
+
+
+def part_differences(expected: Outcome, actual: Outcome) -> list[tuple[str, bool]]:
+    """Readable differences between the parts of two outcomes, each with whether it is binding
+    (the provider checks it on the next turn: only on a turn that completed). Empty when `actual`
+    reports no parts (it has no notion of them), or when the expectation's parts are not
+    `coherent`. Text and server call parts count only when `actual` reports some of that kind."""
+    if not actual.parts or actual.parts == expected.parts or not coherent(expected):
+        return []  # equal parts first: what judging asks of nearly every case that reports some
+    reported = {part.kind for part in actual.parts}
+    left = {k for k in (PartKind.TEXT, PartKind.SERVER_CALL) if k not in reported}
+    if _count(expected.parts, PartKind.CALL) != _count(actual.parts, PartKind.CALL):
+        left.add(PartKind.CALL)  # a call missing or extra: the calls' own lines say so
+    leave_out = frozenset(left)
+    want, got = normalized(expected.parts, leave_out), normalized(actual.parts, leave_out)
+    if want == got:
+        return []
+    turn = expected.state is State.COMPLETE  # only a whole turn has a next turn to fail
+    out: list[tuple[str, bool]] = []
+    if [p.kind for p in want] != [p.kind for p in got]:
+        bound = _bound_order(want) != _bound_order(got)
+        out.append((f"parts: {_kinds(want)} expected, got {_kinds(got)}", turn and bound))
+    for kind in (PartKind.REASONING, PartKind.CALL, PartKind.TEXT):
+        mine = [p for p in want if p.kind is kind]
+        theirs = [p for p in got if p.kind is kind]
+        if kind is not PartKind.REASONING and len(mine) != len(theirs):
+            continue  # the order line said it; the calls and text themselves have their own lines
+        out.extend((line, turn and bound) for line, bound in _pair_lines(kind, mine, theirs))
+    return out
+
+
+def _bound_order(parts: Sequence[Part]) -> list[tuple[PartKind, str | None, str | None]]:
+    # The order the provider checks: signed or encrypted reasoning among the calls (a signature
+    # rides with its part); unsigned reasoning (a summary, `reasoning_content`) is not checked.
+    return [
+        (p.kind, p.signature, p.data)
+        for p in parts
+        if p.kind is PartKind.CALL or (p.kind is PartKind.REASONING and p.marked)
+    ]
+
+
+def _count(parts: Sequence[Part], kind: PartKind) -> int:
+    return sum(1 for p in parts if p.kind is kind)
+
+
+def _kinds(parts: Sequence[Part]) -> str:
+    shown = [
+        f"{_LABEL[p.kind]} {_short(p.text, 24)}" if p.kind is PartKind.TEXT else _LABEL[p.kind] for p in parts
+    ]
+    return _short(", ".join(shown) or "none", 240)
+
+
+def _pair_lines(kind: PartKind, want: Sequence[Part], got: Sequence[Part]) -> list[tuple[str, bool]]:
+    label = "call part" if kind is PartKind.CALL else _LABEL[kind]  # not a `call N:` line of tool_calls
+    out: list[tuple[str, bool]] = []
+    pairs, missing, extra = _paired(want, got)
+    for n, w, g in pairs:
+        for key in ("signature", "data", "id"):
+            a, b = getattr(w, key), getattr(g, key)
+            if a != b:
+                # A signature or payload lost or changed fails the next turn; one the stream never
+                # gave (a text signature, an extra one) is the client's own: not checked. An id
+                # goes back with a reasoning item; a missing one cannot reference it.
+                binding = a is not None and (kind is not PartKind.TEXT)
+                shown = "payload" if key == "data" else key
+                out.append((f"{label} {n}: {shown} {_value(a)} expected, got {_value(b)}", binding))
+        if kind is not PartKind.CALL and w.text != g.text:
+            left, right = _alike(w.text, g.text)
+            # A signed thinking text is checked against its signature; a summary is not.
+            out.append((f"{label} {n}: text {_short(left)} expected, got {_short(right)}", w.marked))
+    for n, part in extra:
+        out.append((f"{label} {n}: unexpected {_describe(part)}", part.marked))
+    for n, part in missing:
+        out.append((f"{label} {n}: {_describe(part)} expected, missing", part.marked))
+    return out
+
+
+Numbered = list[tuple[int, Part]]
+
+
+def _paired(
+    want: Sequence[Part], got: Sequence[Part]
+) -> tuple[list[tuple[int, Part, Part]], Numbered, Numbered]:
+    """Parts paired by position when as many came back, else each marked part with the one that
+    carries its very signature or payload (a block dropped shifts no other), the rest in order;
+    then the expected ones left (missing, numbered as expected) and the actual ones left (extra)."""
+    if len(want) == len(got):
+        return [(n, w, g) for n, (w, g) in enumerate(zip(want, got, strict=True), start=1)], [], []
+    left = list(enumerate(got, start=1))
+    pairs: list[tuple[int, Part, Part]] = []
+    unmatched: Numbered = []
+    for n, w in enumerate(want, start=1):
+        found = next((i for i, (_, g) in enumerate(left) if w.marked and _marks(g) == _marks(w)), None)
+        if found is None:
+            unmatched.append((n, w))
+        else:
+            pairs.append((n, w, left.pop(found)[1]))
+    while unmatched and left and not unmatched[0][1].marked:
+        n, w = unmatched.pop(0)
+        pairs.append((n, w, left.pop(0)[1]))
+    return sorted(pairs, key=lambda p: p[0]), unmatched, left
+
+
+def _marks(part: Part) -> tuple[str | None, str | None, str | None]:
+    return part.signature, part.data, part.id
+
+
+def _describe(part: Part) -> str:
+    said = [_short(part.text, 40)] if part.text else []
+    for key in ("signature", "data", "id"):
+        if getattr(part, key) is not None:
+            said.append(f"{'payload' if key == 'data' else key} {_value(getattr(part, key))}")
+    return " ".join(said) or "(empty)"
+
+
+def _value(value: str | None) -> str:
+    return "None" if value is None else repr(value if len(value) <= 40 else value[:37] + "...")

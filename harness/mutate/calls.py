@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-from harness.cassettes.outcome import Outcome, State, ToolCall
+from harness.cassettes.outcome import Outcome, State, ToolCall, coherent
 from harness.errors import DialectError, NotApplicable
 from harness.mutate import Stream, evolve
 from harness.wire.dialects import MISSING, Dialect, Event, Field, Fragment, Kind, ReferenceAccumulator, Role
@@ -213,6 +213,16 @@ def reference_on(dialect: Dialect, events: Sequence[Event], error: str | None) -
     return acc.close(error)
 
 
+def reparted(stream: Stream, events: Sequence[Event], expected: Outcome | None = None) -> Outcome:
+    """`expected` (default: the stream's) with the parts the reference reads in `events`: what a
+    step that adds or moves parts (reasoning inserted, blocks moved before the calls) expects,
+    when they agree with its calls and text (`coherent`); without parts otherwise, so none are
+    judged."""
+    expected = stream.expected if expected is None else expected
+    found = evolve(expected, parts=reference_on(stream.dialect, events, None).parts)
+    return found if coherent(found) else evolve(expected, parts=())
+
+
 class _PrefixOracle:
     """The reference accumulator fed one events sequence (`base`) once, for every prefix a sweep
     asks about: events that begin with the very objects of `base` are fed from where it got to,
@@ -298,6 +308,7 @@ def expect_prefix(
         stream.expected,
         tool_calls=kept,
         server_calls=seen.server_calls,  # the provider's own calls final in the prefix
+        parts=seen.parts,  # judged only where they agree with the calls kept (`coherent`)
         text=seen.text,
         finish_reason=seen.finish_reason,
         state=state,

@@ -25,6 +25,7 @@ from harness.mutate.calls import (
     fragments_or_skip,
     one_fragment_per_event,
     reference_on,
+    reparted,
     routing_keys_apart,
     spliced,
     value,
@@ -45,6 +46,17 @@ def _without(stream: Stream, events: list[Event | None], fragments: Sequence[Fra
         if current is not None:
             events[fragment.event] = stream.dialect.remove(current, fragment.slot)
     return [e for e in events if e is not None]
+
+
+def _carries_a_resent_copy(stream: Stream) -> bool:
+    """Whether a call's argument text is a whole JSON text sent twice (`repeat-args-at-end`)."""
+    d = stream.dialect
+    for group in by_call(fragments_or_skip(stream)).values():
+        text = args_text(d, stream.events, group) or ""
+        half = len(text) // 2
+        if text and len(text) % 2 == 0 and text[:half] == text[half:] and _is_json(text[:half]):
+            return True
+    return False
 
 
 @mutation("split-args")
@@ -82,6 +94,9 @@ class SplitArgs(Mutation):
             raise NotApplicable(
                 "no argument text to split" + (f" in a {self.kind} call" if self.kind else "")
             )
+        if _carries_a_resent_copy(stream):
+            # A reader knows the copy (B9) only as one piece; split, it is text of the arguments.
+            raise NotApplicable("the arguments carry a re-sent copy (B9), which a split would change")
         return stream.with_events(spliced(d, events, inserts))
 
 
@@ -181,7 +196,8 @@ class PackFragments(Mutation):
             gone.extend(run[1:])
         if not gone:
             raise NotApplicable("fragments already share events")
-        return stream.with_events(_without(stream, events, gone))
+        packed_events = _without(stream, events, gone)
+        return stream.with_events(packed_events, reparted(stream, packed_events))  # a call may now come first
 
 
 @mutation("interleave")
@@ -236,7 +252,8 @@ class Interleave(Mutation):
         events = list(stream.events)
         middle = [events[i] for i in others] + [events[i] for i in order]
         # Blocks moved before the calls take the positions the calls had: renumber by position.
-        return stream.with_events(stream.dialect.renumber([*events[:first], *middle, *events[last + 1 :]]))
+        moved = stream.dialect.renumber([*events[:first], *middle, *events[last + 1 :]])
+        return stream.with_events(moved, reparted(stream, moved))  # text and reasoning now come first
 
 
 @mutation("empty-args-fragment")

@@ -27,9 +27,9 @@ from typing import Any, cast
 
 from harness.cassettes.corpus import bundled
 from harness.cassettes.model import Cassette, Chunk, Declared, Interaction, Response, Source
-from harness.cassettes.outcome import Outcome
+from harness.cassettes.outcome import Outcome, coherent
 from harness.errors import MutationError, NotApplicable, ScenarioError, UsageError, did_you_mean, in_cassette
-from harness.mutate import Meaning, Mutation, Stream, build
+from harness.mutate import Meaning, Mutation, Stream, build, evolve
 from harness.mutate.case import Case, Conversation, DeferredResponse
 from harness.wire import dialects
 from harness.wire.codecs import decode_all
@@ -446,6 +446,20 @@ def _bundled_cassettes() -> Path | None:
         return None
 
 
+def with_parts(declared: Outcome | None, response: Response, dialect: Dialect) -> Outcome:
+    """A recorded stream's expectation: the one its cassette declares, else the reference's. A
+    declared one written without parts (before they were judged) gets the reference's parts when
+    they agree with its calls and text (`coherent`); otherwise it keeps none, and no parts are
+    judged on its cases."""
+    found = dialects.reference_outcome(response, dialect)
+    if declared is None:
+        return found
+    if declared.parts or not found.parts:
+        return declared
+    joined = evolve(declared, parts=found.parts)
+    return joined if coherent(joined) else declared
+
+
 def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
     """The streamed interactions of one cassette file that cases are built from, named for case
     ids by `cassette_id`.
@@ -467,7 +481,7 @@ def recorded_streams(path: Path, roots: Sequence[Path]) -> list[RecordedStream]:
             continue
         dialect = dialects.get(name)
         with in_cassette(path, f"interactions[{n}].response"):
-            expected = interaction.expected or dialects.reference_outcome(interaction.response, dialect)
+            expected = with_parts(interaction.expected, interaction.response, dialect)
         streamed.append((n, dialect, interaction, expected))
     turns = tuple(cassette.interactions)
     if len(turns) > 1:

@@ -12,10 +12,10 @@ from typing import Literal
 
 from harness.errors import NotApplicable
 from harness.mutate import Meaning, Mutation, Quirk, Stream, mutation
-from harness.mutate.calls import fragments_or_skip, reference_on, terminal_index
+from harness.mutate.calls import by_call, fragments_or_skip, reference_on, reparted, terminal_index
 from harness.wire.dialects import Event, Kind
 
-Where = Literal["start", "before-tools", "after-tools", "end"]
+Where = Literal["start", "before-tools", "between-tools", "after-tools", "end"]
 # Numbering is `renumber`'s and `resequence`'s job (the validity test checks both), not a reason to
 # refuse a position.
 _NUMBERING = ("*.block-index-*", "*.output-index-*", "*.sequence-*")
@@ -33,6 +33,11 @@ def _position(stream: Stream, where: str) -> int:
     if where in ("before-tools", "after-tools"):
         fragments = fragments_or_skip(stream)
         return fragments[0].event if where == "before-tools" else fragments[-1].event + 1
+    if where == "between-tools":  # before the second call's first fragment
+        calls = list(by_call(fragments_or_skip(stream)).values())
+        if len(calls) < 2:
+            raise NotApplicable("no second call to insert before")
+        return calls[1][0].event
     return min([terminal_index(stream), *_finishes(stream)])
 
 
@@ -88,14 +93,17 @@ class InsertText(Mutation):
             raise NotApplicable("the text before this point is not a prefix of the expected text")
         events = _insert(stream, at, _build(stream, Kind.TEXT, text=self.text))
         expected = replace(stream.expected, text=before + self.text + old[len(before) :])
-        return stream.with_events(events, expected)
+        return stream.with_events(events, reparted(stream, events, expected))
 
 
 @mutation("insert-reasoning")
 @dataclass(frozen=True)
 class InsertReasoning(Mutation):
     """Insert reasoning / thinking before the tool calls (C4: a thinking block shifts the tool
-    call's index; `reasoning_content` deltas first). Reasoning is not part of the outcome."""
+    call's index; `reasoning_content` deltas first), or between two calls (`between-tools`:
+    interleaved thinking, only where the request enables it: the dialect's request rules say).
+    Expected: the calls and text as before, the reasoning a part of its own where it was inserted
+    (`Outcome.parts`), its signature (Anthropic) to go back with it."""
 
     text: str = "The user wants the weather; I should call the tool."
     where: Where = "before-tools"
@@ -103,7 +111,10 @@ class InsertReasoning(Mutation):
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         at = _position(stream, self.where)
         events = _insert(stream, at, _build(stream, Kind.REASONING, text=self.text))
-        return stream.with_events(events)
+        unasked = stream.unrequested(events)
+        if unasked:
+            raise NotApplicable(f"the request did not ask for reasoning here ({', '.join(unasked)})")
+        return stream.with_events(events, reparted(stream, events))
 
 
 @mutation("usage-chunks")

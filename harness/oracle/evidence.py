@@ -5,7 +5,9 @@ a case, as an `Outcome`, judged by the same machinery as any accumulator's (`cla
 - A follow-up gives the calls the program ran: the assistant turn's calls (put in the stream's
   order by id, since a follow-up's order is the program's), plus, as a call of its own, any tool
   result that answers an id the turn does not carry. Text, finish reason and state are not on the
-  wire of a follow-up: they are taken from the expectation (noted), so only the calls are judged.
+  wire of a follow-up: they are taken from the expectation (noted), so only the calls are judged,
+  with the reasoning state the turn sends back (its reasoning and call parts, `Turn.parts`, judged
+  as any outcome's parts: a signature dropped or moved is `lost`).
   A call the stream never finished, or with other arguments, is `unsafe`; a finished call missing
   is `lost`.
 - With no follow-up, an outcome the program reported (POST `/report`, or one JSON line on
@@ -160,6 +162,7 @@ def turn_outcome(expected: Outcome, turn: Turn) -> Outcome:
         finish_reason=expected.finish_reason,
         state=expected.state,
         notes=(FROM_FOLLOWUP, *_ran_again(turn)),
+        parts=turn.parts,  # the reasoning and signatures sent back, judged as any outcome's parts
     )
 
 

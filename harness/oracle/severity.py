@@ -10,7 +10,12 @@
 - `cosmetic`: the state label (but a turn called complete where the stream was cut or errored:
   unsafe with calls or text the user would take as the answer, lost without; and a complete
   stream a client ended as cut or error, a raise, while calls differ: what those calls cost, the
-  raise being why they are lost), the finish reason, the text (usage is not compared).
+  raise being why they are lost), the finish reason, the text (usage is not compared), the order
+  of text and calls, a reasoning summary: what the API accepts back as it is.
+
+A part of the response that goes back on the next turn (`Outcome.parts`) is `lost` when the
+provider checks it there: a signature or opaque payload dropped, changed, merged or moved, a signed
+thinking text changed, reasoning moved across a call (`harness.cassettes.outcome.part_differences`).
 
 Severities come from the outcomes, not from the diff text: calls that ids pair one to one in
 another order are each judged beside the call of their id, the order itself cosmetic (a result goes
@@ -44,6 +49,7 @@ from harness.cassettes.outcome import (
     diff,
     meets,
     paired_by_id,
+    part_differences,
 )
 from harness.wire.dialects import finish_words, tool_call_finishes
 
@@ -128,6 +134,10 @@ def weigh(expected: Outcome, actual: Outcome, decides: Decides | None = None) ->
     calls_differ = bool(diff(expected, actual, fields=("tool_calls",)))
     out: list[Difference] = []
     for field in COMPARED:
+        if field == "parts":  # what goes back on the next turn: lost where the provider checks it
+            for line, binding in part_differences(expected, actual):
+                out.append(Difference(line, Severity.LOST if binding else Severity.COSMETIC, False))
+            continue
         for line in diff(expected, actual, fields=(field,)):
             if field == "finish_reason" and _skips_calls(expected, actual):
                 out.append(Difference(line, Severity.LOST, True))

@@ -415,6 +415,8 @@ def describe_error(exc: BaseException) -> str:
 # Signatures
 
 _CALL = re.compile(r"^call \d+: ")
+# A line about a part that goes back (`harness.cassettes.outcome.part_differences`).
+_PART = re.compile(r"^(?P<kind>reasoning|call part|text) \d+: (?P<rest>.*)$")
 _NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
 # A case id (`openai-chat/parallel-2::original::s0`), tried only where a word or quote begins.
 _CASE_ID = re.compile(r"(?<![^\s'\"])\S+?::\S+?::s\d+")
@@ -480,6 +482,17 @@ def error_signature(error: str) -> str:
 
 
 def _line_signature(line: str) -> str:
+    if line.startswith("parts:"):
+        return "parts order differs"
+    part = _PART.match(line)
+    if part:
+        kind, rest = part["kind"], part["rest"]
+        if rest.startswith("unexpected "):
+            return f"{kind} extra"
+        if rest.endswith("expected, missing"):
+            return f"{kind} missing"
+        field = rest.split(" ", 1)[0]  # signature, payload, id or text
+        return f"{kind} {field} missing" if rest.endswith("got None") else f"{kind} {field} differs"
     body = _CALL.sub("", line)
     if line.startswith(ORDER_DIFFERS):
         return "order differs"

@@ -93,7 +93,7 @@ def record(
         f"toolstream record {spec.name} --recipe {recipe_name} --model {model} on {dt.date.today():%Y-%m-%d}",
     )
     for interaction in saved.interactions:
-        interaction.expected = dialects.reference_outcome(interaction.response, spec.dialect)
+        interaction.expected = dialects.stored_outcome(interaction.response, spec.dialect)
     transport.scrub(saved)  # a secret echoed in pieces can reappear whole in `expected`
     cassettes.save(saved, path)
     return path

@@ -239,7 +239,7 @@ def _interaction(
     item = Interaction(request, response)
     if response.status < 400:
         try:
-            item.expected = dialects.reference_outcome(response, name)
+            item.expected = dialects.stored_outcome(response, name)
         except (DialectError, CodecError) as exc:
             raise UsageError(f"{where}: not a {name} stream ({exc}); check --dialect and --from") from None
     return scrub_interaction(item, body.secrets), name, by_url

@@ -82,6 +82,20 @@ RECIPES: dict[str, Recipe] = {
             (WEATHER, TIME),
         ),
         Recipe(
+            "thinking-parallel",
+            "Think about which two cities are the capitals of France and Norway, then call get_weather "
+            "for both of them in parallel, in one turn, before answering.",
+            (WEATHER,),
+            thinking=True,
+        ),
+        Recipe(
+            "server-tool-then-call",
+            "Search the web for the city where PyCon US 2026 is held, say in one sentence what you found, "
+            "then call get_weather for that city.",
+            (WEATHER,),
+            web_search=True,
+        ),
+        Recipe(
             "thinking-then-tool",
             "Which city is the capital of the country that hosted the 1998 football World Cup? "
             "Work it out, then call get_weather for that city.",

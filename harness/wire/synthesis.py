@@ -71,7 +71,7 @@ def synthesize(
     response = Response(status=status, headers=headers, chunks=chunks, complete=complete, error=error)
     interaction = Interaction(Request("POST", url, req_headers, body), response)
     if expected:
-        interaction.expected = dialects.reference_outcome(response, d)
+        interaction.expected = dialects.stored_outcome(response, d)
     return Cassette(
         name=name, dialect=dialect, source=Source("synthesized", provenance), interactions=[interaction]
     )

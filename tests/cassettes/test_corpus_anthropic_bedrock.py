@@ -157,6 +157,48 @@ KNOWN: dict[Path, Outcome] = {
             )
         )
     ),
+    ANTHROPIC / "redacted-thinking-then-call.yaml": outcome(
+        calls(
+            (
+                "toolu_017RhKEX2ZO7zPgltsdnMS2c",
+                "get_weather",
+                {"location": "Paris, France", "unit": "celsius"},
+            )
+        )
+    ),
+    ANTHROPIC / "thinking-parallel.yaml": outcome(
+        calls(
+            (
+                "toolu_01Pr6Ye8dB4wd6mERUNsn2uc",
+                "get_weather",
+                {"location": "Paris, France", "unit": "celsius"},
+            ),
+            (
+                "toolu_012q70cb6nilIPvGbixCjrof",
+                "get_weather",
+                {"location": "Oslo, Norway", "unit": "celsius"},
+            ),
+        ),
+        "Checking both cities at once.",
+    ),
+    ANTHROPIC / "server-tool-then-call.yaml": outcome(
+        calls(
+            (
+                "toolu_01rVi1YZaGi4uJg5XH8eIzJt",
+                "get_weather",
+                {"location": "Long Beach, CA", "unit": "fahrenheit"},
+            )
+        ),
+        "Let me look up the venue first. It is in Long Beach. Now the weather there.",
+        servers=(
+            ServerCall(
+                "web_search",
+                {"query": "PyCon US 2026 venue city"},
+                "srvtoolu_01HLOkHWjwdgQ8FhpmBjmRhk",
+                "web_search_tool_result",
+            ),
+        ),
+    ),
     ANTHROPIC / "code-execution-error.yaml": outcome(
         (),
         "20! is 2432902008176640000; the second computation timed out.",

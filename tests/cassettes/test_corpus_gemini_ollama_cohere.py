@@ -49,6 +49,9 @@ KNOWN: dict[str, Outcome] = {
     "gemini/thinking-then-call": Outcome(
         calls((None, "get_weather", {"city": "Lisbon", "unit": "celsius"})), "", "STOP"
     ),
+    "gemini/thinking-parallel": Outcome(
+        calls((None, "get_weather", {"city": "Paris"}), (None, "get_weather", {"city": "Oslo"})), "", "STOP"
+    ),
     "gemini/vertex-single-call": Outcome(calls((None, "get_weather", {"city": "Oslo"})), "", "STOP"),
     "gemini/partial-args": Outcome(
         calls((None, "get_weather", {"city": "Boston"}), (None, "get_weather", {"city": "San Francisco"})),

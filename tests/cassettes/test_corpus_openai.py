@@ -69,6 +69,19 @@ EXPECTED: dict[tuple[str, str], Expected] = {
         State.COMPLETE,
         "",
     ),
+    ("openai-chat", "gemini-compat-thought-signature"): (
+        [
+            ("get_weather", {"city": "Paris"}, r"function-call-\d+"),
+            ("get_weather", {"city": "Oslo"}, r"function-call-\d+"),
+        ],
+        State.COMPLETE,
+        "",
+    ),
+    ("openai-chat", "vllm-reasoning-field"): (
+        [("get_weather", {"city": "Lyon"}, OPENAI_CALL)],
+        State.COMPLETE,
+        "",
+    ),
     ("openai-chat", "glm5-openrouter-idless-continuation"): (
         [
             (
@@ -121,6 +134,11 @@ EXPECTED: dict[tuple[str, str], Expected] = {
     ("openai-responses", "no-arguments"): ([("get_current_time", {}, OPENAI_CALL)], State.COMPLETE, ""),
     ("openai-responses", "reasoning-then-call"): (
         [("get_weather", {"city": "Oslo"}, OPENAI_CALL)],
+        State.COMPLETE,
+        "",
+    ),
+    ("openai-responses", "reasoning-encrypted-parallel"): (
+        [("get_weather", {"city": "Paris"}, OPENAI_CALL), ("get_weather", {"city": "Oslo"}, OPENAI_CALL)],
         State.COMPLETE,
         "",
     ),

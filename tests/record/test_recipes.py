@@ -45,7 +45,8 @@ def tool_names(provider: str, body: dict) -> list[str]:
 
 @pytest.mark.parametrize("provider", list(providers.providers()))
 @pytest.mark.parametrize(
-    "recipe", [r for r in recipes.RECIPES if r not in ("thinking-then-tool", "custom-tool")]
+    "recipe",
+    [r for r, rec in recipes.RECIPES.items() if not (rec.thinking or rec.web_search or r == "custom-tool")],
 )
 def test_every_provider_builds_every_recipe_as_a_streaming_request(provider: str, recipe: str) -> None:
     request = build(provider, recipe)
@@ -280,3 +281,26 @@ def test_base_url_comes_from_the_sdk_variable_unless_given() -> None:
         "anthropic", env={"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "http://h"}
     )
     assert anthropic.url == "http://h/v1/messages"
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai-responses"])
+def test_server_tool_recipe_offers_the_providers_web_search(provider: str) -> None:
+    body = build(provider, "server-tool-then-call").json
+    hosted = [t for t in body["tools"] if t.get("type", "").startswith("web_search")]
+    assert len(hosted) == 1 and tool_names(
+        provider, {"tools": [t for t in body["tools"] if t not in hosted]}
+    ) == ["get_weather"]
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini", "bedrock", "ollama", "cohere"])
+def test_server_tool_recipe_is_refused_where_the_provider_runs_no_search(provider: str) -> None:
+    with pytest.raises(UsageError, match="server-tool-then-call needs a web search tool") as info:
+        build(provider, "server-tool-then-call")
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai-responses", "gemini"])
+def test_thinking_parallel_recipe_thinks_and_offers_one_tool(provider: str) -> None:
+    body = build(provider, "thinking-parallel").json
+    assert tool_names(provider, body) == ["get_weather"]
+    assert any(key in body for key in ("thinking", "reasoning", "generationConfig"))

@@ -10,6 +10,7 @@ The built-in dialects are modules of this package; another package adds one by n
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -81,6 +82,7 @@ __all__ = [
     "reference_accumulator",
     "reference_outcome",
     "registered",
+    "stored_outcome",
     "tool_call_finishes",
 ]
 
@@ -337,3 +339,10 @@ def reference_outcome(response: Response, dialect: str | Dialect) -> Outcome:
             acc.feed(event)
     error = None if response.complete else (response.error or "stream cut")
     return acc.close(error)
+
+
+def stored_outcome(response: Response, dialect: str | Dialect) -> Outcome:
+    """The expectation a cassette stores for a response (synthesized, recorded or imported): the
+    reference's without its parts, what a hand checks (calls, text, ending); the parts are the
+    reference's again when the cassette is loaded (`harness.mutate.scenario.with_parts`)."""
+    return dataclasses.replace(reference_outcome(response, dialect), parts=())

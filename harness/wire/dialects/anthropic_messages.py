@@ -44,7 +44,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request, header
-from harness.cassettes.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, Part, PartKind, State
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -184,6 +184,7 @@ class AnthropicAccumulator(BlockAccumulator):
                 answers=answers if is_result and isinstance(answers, str) else None,
                 result=_result(block_type, block.get("content")) if is_result else None,
             )
+            self._part(_index(event), block_type, block)
         elif kind == "content_block_delta":
             self._delta(_index(event), _delta(event))
         elif kind == "content_block_stop":
@@ -203,14 +204,94 @@ class AnthropicAccumulator(BlockAccumulator):
             self.state = State.ERROR
             self.error = f"{error.get('type', 'error')}: {error.get('message', '')}".strip()
 
+    def _part(self, index: Hashable, block_type: Any, block: dict[str, Any]) -> None:
+        """The part a block begins: a call, a server call, thinking (with the signature or redacted
+        payload it may start with) or text (its start's text counts for nothing: deltas carry it)."""
+        opened = self.blocks.get(index)
+        if opened is None:
+            return
+        order = opened.order
+        if block_type == "tool_use":
+            self.parts.open(PartKind.CALL, order)
+        elif block_type in SERVER_BLOCK_TYPES:
+            self.parts.open(PartKind.SERVER_CALL, order)
+        elif block_type == "thinking":
+            text, signature = block.get("thinking"), block.get("signature")
+            self.parts.reasoning(
+                order,
+                text if isinstance(text, str) else "",
+                signature=signature if isinstance(signature, str) else None,
+            )
+        elif block_type == "redacted_thinking":
+            data = block.get("data")
+            self.parts.reasoning(order, data=data if isinstance(data, str) else "")
+
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         kind = delta.get("type")
+        block = self.blocks.get(index)
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             self.text.append(delta["text"])
+            self.parts.text(delta["text"], None if block is None else block.order)
             return
-        block = self.blocks.get(index)
+        if kind in ("thinking_delta", "signature_delta") and block is not None and block.kind == "thinking":
+            piece, signature = delta.get("thinking"), delta.get("signature")
+            self.parts.reasoning(
+                block.order,
+                piece if isinstance(piece, str) else "",
+                signature=signature if isinstance(signature, str) else None,
+            )
+            return
         if kind == "input_json_delta" and block is not None and block.takes_args:
             block.add_args(delta.get("partial_json"))
+
+
+def sent_parts(content: Any) -> tuple[Part, ...]:
+    """The thinking and tool_use blocks of an assistant message a client sent back, as parts:
+    each `thinking` block with its signature, each `redacted_thinking` block with its data."""
+    out: list[Part] = []
+    for block in content if isinstance(content, list) else []:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "tool_use":
+            out.append(Part(PartKind.CALL))
+        elif kind == "thinking":
+            text, signature = block.get("thinking"), block.get("signature")
+            sign = signature if isinstance(signature, str) and signature else None
+            out.append(Part(PartKind.REASONING, text if isinstance(text, str) else "", sign))
+        elif kind == "redacted_thinking":
+            data = block.get("data")
+            out.append(Part(PartKind.REASONING, data=data if isinstance(data, str) else ""))
+    return tuple(out)
+
+
+INTERLEAVED = (
+    "a thinking block follows a tool_use block only where the request enables interleaved thinking "
+    "(the interleaved-thinking beta header, or adaptive thinking)"
+)
+
+
+def interleaves_thinking(request: Request, body: Mapping[str, Any]) -> bool:
+    """Whether a request lets thinking come between tool calls: the `interleaved-thinking-*` beta
+    header (Claude 4 models, manual thinking), or `thinking.type: adaptive`, which interleaves by
+    itself (docs.anthropic.com extended-thinking; platform.claude.com adaptive-thinking)."""
+    beta = header(request.headers, "anthropic-beta") or ""
+    thinking = body.get("thinking")
+    adaptive = isinstance(thinking, Mapping) and thinking.get("type") == "adaptive"
+    return adaptive or "interleaved-thinking" in beta
+
+
+def _thinking_after_calls(events: Sequence[Event]) -> list[Violation]:
+    out: list[Violation] = []
+    called = False
+    for pos, event in enumerate(events):
+        if event_type(event) != "content_block_start":
+            continue
+        kind = _block_type(event)
+        if kind == "tool_use":
+            called = True
+        elif called and kind in ("thinking", "redacted_thinking"):
+            said = f"a {kind} block after a tool_use"
+            out.append(Violation("anthropic.thinking-not-interleaved", pos, said))
+    return out
 
 
 def _result(block_type: Any, content: Any) -> str:
@@ -401,6 +482,16 @@ class AnthropicMessages(Dialect, Requesting):
         return renumber_blocks(events, [_step(event) for event in events], _with_index)
 
     tool_paths = (("tools", "*", "name"),)  # client and server tools
+    own_request_codes = {"anthropic.thinking-not-interleaved": INTERLEAVED}
+
+    def request_rules(self, request: Request | None, events: Sequence[Event]) -> list[Violation]:
+        """The tool rule of every dialect; a thinking block after a tool_use block where the request
+        did not enable interleaved thinking."""
+        out = super().request_rules(request, events)
+        body = request_body(request)
+        if body is not None and request is not None and not interleaves_thinking(request, body):
+            out += _thinking_after_calls(events)
+        return out
 
     def streams_unvalidated_args(self, request: Request | None) -> bool:
         """Fine-grained tool streaming: a tool with `eager_input_streaming: true` (GA), or the beta
@@ -481,6 +572,7 @@ class AnthropicMessages(Dialect, Requesting):
     key_env = ("ANTHROPIC_API_KEY",)
     base_url_env = ("ANTHROPIC_BASE_URL",)
     streams_reasoning = True
+    searches_web = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -497,6 +589,8 @@ class AnthropicMessages(Dialect, Requesting):
             # max_tokens must exceed the thinking budget.
             body["max_tokens"] = THINKING_BUDGET * 4
             body["thinking"] = {"type": "enabled", "budget_tokens": THINKING_BUDGET}
+        if recipe.web_search:
+            body["tools"].append({"type": "web_search_20250305", "name": "web_search", "max_uses": 2})
         return body
 
     def request_path(self, model: str) -> str:
@@ -516,6 +610,7 @@ class AnthropicMessages(Dialect, Requesting):
         calls_in="content",
         results_in="content",
         text_kind=("type", "text"),
+        parts=lambda turn: sent_parts(turn.get("content")),
     )
 
     def final_stream(self) -> bytes:

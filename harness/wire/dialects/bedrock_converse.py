@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlparse, urlsplit
 
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, State
+from harness.cassettes.outcome import Outcome, Part, PartKind, State
 from harness.errors import DialectError, UsageError
 from harness.wire.codecs import EventHeader, WireEvent
 from harness.wire.codecs.eventstream import encode_frame
@@ -153,6 +153,31 @@ def _tool_delta(event: Event) -> dict[str, Any] | None:
 # Reference accumulator
 
 
+def sent_parts(content: Any) -> tuple[Part, ...]:
+    """The reasoning and tool blocks of an assistant message a client sent back, as parts: each
+    `reasoningContent` block with its `reasoningText` signature or its `redactedContent`."""
+    out: list[Part] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if "toolUse" in block:
+            out.append(Part(PartKind.CALL))
+        elif isinstance(block.get("reasoningContent"), dict):
+            reasoning = block["reasoningContent"]
+            said = _dict(reasoning.get("reasoningText"))
+            text, signature = said.get("text"), said.get("signature")
+            redacted = reasoning.get("redactedContent")
+            out.append(
+                Part(
+                    PartKind.REASONING,
+                    text if isinstance(text, str) else "",
+                    signature if isinstance(signature, str) and signature else None,
+                    redacted if isinstance(redacted, str) else None,
+                )
+            )
+    return tuple(out)
+
+
 class BedrockConverseAccumulator(BlockAccumulator):
     """The oracle for Bedrock ConverseStream; see the module docstring for its rules."""
 
@@ -177,6 +202,9 @@ class BedrockConverseAccumulator(BlockAccumulator):
                 self.blocks.start(
                     _index(event), "toolUse", tool=True, id=tool.get("toolUseId"), name=tool.get("name")
                 )
+                started = self.blocks.get(_index(event))
+                if started is not None:
+                    self.parts.open(PartKind.CALL, started.order)
         elif event.name == "contentBlockDelta":
             self._delta(_index(event), _dict(_dict(event.payload).get("delta")))
         elif event.name == "contentBlockStop":
@@ -188,16 +216,31 @@ class BedrockConverseAccumulator(BlockAccumulator):
             self.state = State.COMPLETE
 
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
-        if isinstance(delta.get("text"), str):
-            self.text.append(delta["text"])
         block = self.blocks.get(index)
         if "toolUse" in delta:
+            if isinstance(delta.get("text"), str):
+                self.text.append(delta["text"])
             if block is not None and block.tool:
                 block.add_args(_dict(delta["toolUse"]).get("input"))
             return
         kind = next(iter(delta), None)
         if block is None and kind is not None:
             self.blocks.open_without_start(index, kind)  # text and reasoning blocks have no start (C5)
+            block = self.blocks.get(index)
+        order = None if block is None else block.order
+        if isinstance(delta.get("text"), str):
+            self.text.append(delta["text"])
+            self.parts.text(delta["text"], order)
+        reasoning = delta.get("reasoningContent")
+        if isinstance(reasoning, dict) and order is not None:
+            # `text` pieces, one `signature`, or `redactedContent` (base64 on the wire), per block.
+            text, signature, redacted = (reasoning.get(k) for k in ("text", "signature", "redactedContent"))
+            self.parts.reasoning(
+                order,
+                text if isinstance(text, str) else "",
+                signature=signature if isinstance(signature, str) else None,
+                data=redacted if isinstance(redacted, str) else None,
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,6 +538,7 @@ class BedrockConverse(Dialect, Requesting):
         calls_in="content",
         results_in="content",
         plain_text=False,
+        parts=lambda message: sent_parts(message.get("content")),
     )
 
     def final_stream(self) -> bytes:

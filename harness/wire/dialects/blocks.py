@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall
 from harness.wire.dialects.base import Event, ReferenceAccumulator, Violation
+from harness.wire.dialects.parts import PartLog
 
 
 @dataclass(slots=True)
@@ -121,6 +122,10 @@ class Blocks:
     def calls(self) -> tuple[ToolCall, ...]:
         return tuple(call for _, call in sorted(self._final, key=lambda item: item[0]))
 
+    def reported(self) -> tuple[set[int], set[int]]:
+        """The orders of the blocks reported as calls and as server calls (their parts stand)."""
+        return {order for order, _ in self._final}, {block.order for block in self._server}
+
     def server_calls(self) -> tuple[ServerCall, ...]:
         blocks = sorted(self._server, key=lambda block: block.order)
         return tuple(
@@ -151,6 +156,7 @@ class BlockAccumulator(ReferenceAccumulator):
 
     def __init__(self) -> None:
         self.blocks = Blocks()
+        self.parts = PartLog()  # keyed by block order
         self.text: list[str] = []
         self.usage: dict[str, Any] | None = None
         self.finish: str | None = None
@@ -173,6 +179,7 @@ class BlockAccumulator(ReferenceAccumulator):
             self.state = State.COMPLETE
         state = self.state or State.CUT
         message = (error or f"stream ended before {self.stop_event}") if state is State.CUT else self.error
+        calls, servers = self.blocks.reported()
         return Outcome(
             tool_calls=self.blocks.calls(),
             text="".join(self.text),
@@ -181,6 +188,7 @@ class BlockAccumulator(ReferenceAccumulator):
             error=message,
             usage=self.usage,
             server_calls=self.blocks.server_calls(),
+            parts=self.parts.close(calls, servers),
         )
 
 

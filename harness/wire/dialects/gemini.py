@@ -51,7 +51,7 @@ from urllib.parse import quote, urlsplit
 
 from harness import bounded
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import Outcome, ServerCall, State, ToolCall
+from harness.cassettes.outcome import Outcome, Part, PartKind, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -69,6 +69,7 @@ from harness.wire.dialects.base import (
     copy_json,
     field_of,
 )
+from harness.wire.dialects.parts import PartLog
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
@@ -290,6 +291,7 @@ class GeminiAccumulator(ReferenceAccumulator):
         self._finish_is_last = False  # no functionCall part arrived after the last finishReason
         self._error: str | None = None
         self._usage: dict[str, Any] | None = None
+        self._parts = PartLog()  # calls keyed by their router number, server calls by position
 
     def feed(self, event: Event) -> None:
         payload = event.payload
@@ -307,13 +309,24 @@ class GeminiAccumulator(ReferenceAccumulator):
             self._usage = payload["usageMetadata"]
         for part in content_parts(payload):
             fc = _function_call(part)
+            signature = _signature(part)
             if fc is not None:
-                self._router.route(fc)
+                routed = self._router.route(fc)
                 self._finish_is_last = False
+                if routed is not None:
+                    self._parts.open(PartKind.CALL, routed[0])
+                    if signature is not None:  # on the header part, or the first one that has it
+                        self._parts.sign(PartKind.CALL, routed[0], signature)
             elif isinstance(part, dict) and ("executableCode" in part or "codeExecutionResult" in part):
                 self._server_part(part)
             elif isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
                 self._text.append(part["text"])
+                self._parts.text(part["text"], signature=signature)
+            elif isinstance(part, dict) and part.get("thought") and isinstance(part.get("text"), str):
+                # A thought summary: a part of its own when signed, else joined to the thoughts before.
+                self._parts.text(part["text"], signature=signature, kind=PartKind.REASONING)
+            elif signature is not None:  # a signature on a part of no other kind: kept where it came
+                self._parts.text("", signature=signature)
         cand = candidate(payload)
         if isinstance(reason := _finish(cand), str):
             self._finish = reason
@@ -323,6 +336,7 @@ class GeminiAccumulator(ReferenceAccumulator):
         code = part.get("executableCode")
         if isinstance(code, dict):
             arguments = {k: code[k] for k in ("language", "code") if k in code}
+            self._parts.open(PartKind.SERVER_CALL, len(self._servers))
             self._servers.append(ServerCall("code_execution", arguments, _nonempty(code.get("id"))))
             return
         result = part.get("codeExecutionResult")
@@ -339,20 +353,43 @@ class GeminiAccumulator(ReferenceAccumulator):
     def close(self, error: str | None = None) -> Outcome:
         text = "".join(self._text)
         finish = self._finish
+        said = self._parts.close()  # no call stands on a stream that did not complete
         if self._error is not None:
-            return Outcome((), text, finish, State.ERROR, self._error, self._usage)
+            return Outcome((), text, finish, State.ERROR, self._error, self._usage, parts=said)
         if finish is not None and finish in ERROR_FINISH:
-            return Outcome((), text, finish, State.ERROR, f"finishReason {finish}", self._usage)
+            why = f"finishReason {finish}"
+            return Outcome((), text, finish, State.ERROR, why, self._usage, parts=said)
         if finish is None or (error is not None and not self._finish_is_last):
             why = error or "stream ended without a finishReason"
-            return Outcome((), text, finish, State.CUT, why, self._usage)
-        calls = tuple(
-            ToolCall(name=call.name, arguments=call.args, id=call.id)
-            for call in self._router.calls
-            if not (call.open and finish == "MAX_TOKENS")
-        )
+            return Outcome((), text, finish, State.CUT, why, self._usage, parts=said)
+        kept = [
+            n for n, call in enumerate(self._router.calls) if not (call.open and finish == "MAX_TOKENS")
+        ]
+        router = self._router.calls
+        calls = tuple(ToolCall(name=router[n].name, arguments=router[n].args, id=router[n].id) for n in kept)
         servers = tuple(self._servers)
-        return Outcome(calls, text, finish, State.COMPLETE, None, self._usage, server_calls=servers)
+        parts = self._parts.close(set(kept), range(len(servers)))
+        return Outcome(
+            calls, text, finish, State.COMPLETE, None, self._usage, server_calls=servers, parts=parts
+        )
+
+
+def sent_parts(parts: Any) -> tuple[Part, ...]:
+    """The functionCall and thought parts of a model turn a client sent back, as parts, each
+    with the `thoughtSignature` it carries."""
+    out: list[Part] = []
+    for part in parts if isinstance(parts, list) else []:
+        if _function_call(part) is not None:
+            out.append(Part(PartKind.CALL, signature=_signature(part)))
+        elif isinstance(part, dict) and part.get("thought") and isinstance(part.get("text"), str):
+            out.append(Part(PartKind.REASONING, part["text"], _signature(part)))
+    return tuple(out)
+
+
+def _signature(part: Any) -> str | None:
+    """A part's `thoughtSignature` (a sibling of its `functionCall` or `text`), None without one."""
+    found = part.get("thoughtSignature") if isinstance(part, dict) else None
+    return found if isinstance(found, str) and found else None
 
 
 def _nonempty(value: Any) -> str | None:
@@ -681,6 +718,7 @@ class GeminiDialect(Dialect, Requesting):
         text_in="parts",
         thought="thought",  # a thought's text is not the answer's
         plain_text=False,
+        parts=lambda turn: sent_parts(turn.get("parts")),
     )
 
     def final_stream(self) -> bytes:

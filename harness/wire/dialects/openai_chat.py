@@ -63,7 +63,7 @@ from urllib.parse import urlparse
 
 from harness import bounded
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import CUSTOM, Outcome, State, ToolCall
+from harness.cassettes.outcome import CUSTOM, Outcome, Part, PartKind, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -83,6 +83,7 @@ from harness.wire.dialects.base import (
     field_of,
     request_body,
 )
+from harness.wire.dialects.parts import PartLog
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
@@ -149,6 +150,37 @@ def _choice_position(payload: Any) -> int | None:
 def _choice(payload: Any) -> dict[str, Any] | None:
     pos = _choice_position(payload)
     return None if pos is None else payload["choices"][pos]
+
+
+def reasoning_of(delta: Mapping[str, Any]) -> str:
+    """A delta's reasoning text: `reasoning_content` (DeepSeek, and vLLM before 0.11), else
+    `reasoning` (vLLM since 0.11, OpenRouter), as vercel/ai reads them; "" without any."""
+    for name in ("reasoning_content", "reasoning"):
+        found = delta.get(name)
+        if isinstance(found, str) and found:
+            return found
+    return ""
+
+
+def sent_parts(message: Mapping[str, Any]) -> tuple[Part, ...]:
+    """An assistant message a client sent back, as parts: its reasoning text first
+    (`reasoning_content`, or `reasoning`), then its tool calls with their thought signatures."""
+    thought = reasoning_of(message)
+    out = [Part(PartKind.REASONING, thought)] if thought else []
+    calls = message.get("tool_calls")
+    for entry in calls if isinstance(calls, list) else []:
+        if isinstance(entry, dict):
+            out.append(Part(PartKind.CALL, signature=thought_signature(entry)))
+    return tuple(out)
+
+
+def thought_signature(entry: Any) -> str | None:
+    """A tool call entry's Gemini thought signature (Gemini's OpenAI-compatible endpoint:
+    `extra_content.google.thought_signature`), None without one."""
+    extra = entry.get("extra_content") if isinstance(entry, dict) else None
+    google = extra.get("google") if isinstance(extra, dict) else None
+    found = google.get("thought_signature") if isinstance(google, dict) else None
+    return found if isinstance(found, str) and found else None
 
 
 def _entries(payload: Any) -> list[Any]:
@@ -384,6 +416,7 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
         self._done = False
         self._error: str | None = None
         self._usage: Mapping[str, Any] | None = None
+        self._parts = PartLog()  # calls keyed by their position
 
     def feed(self, event: Event) -> None:
         payload = event.payload
@@ -403,10 +436,19 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
         if choice is None:
             return
         delta = _dict(choice.get("delta"))
+        thought = reasoning_of(delta)
+        if thought:
+            self._parts.text(thought, kind=PartKind.REASONING)
         if isinstance(delta.get("content"), str):
             self._text.append(delta["content"])
+            self._parts.text(delta["content"])
         for entry in _entries(payload):
-            self._router.feed(entry)
+            routed = self._router.feed(entry)
+            if routed is not None:
+                self._parts.open(PartKind.CALL, routed[0])
+                signature = thought_signature(entry)
+                if signature is not None:  # on whichever fragment: the first one given is the call's
+                    self._parts.sign(PartKind.CALL, routed[0], signature)
         reason = _finish(choice)
         if reason is not None:
             self._finish = reason
@@ -432,6 +474,7 @@ class OpenAIChatAccumulator(ReferenceAccumulator):
             state=state,
             error=message,
             usage=self._usage,
+            parts=self._parts.close({call.position for call in calls}, text=join_surrogates),
         )
 
 
@@ -887,6 +930,7 @@ class OpenAIChat(Dialect, Requesting):
         result=Entry(("tool_call_id",), ("content",), (("name",),), kind="role", kinds=("tool", "function")),
         calls_in="tool_calls",
         freeform=Entry(("id",), ("custom", "input"), (("custom", "name"),), kind="type", kinds=("custom",)),
+        parts=sent_parts,
     )
 
     def final_stream(self) -> bytes:

@@ -54,7 +54,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from harness.cassettes.model import Request
-from harness.cassettes.outcome import CUSTOM, FUNCTION, Outcome, ServerCall, State, ToolCall
+from harness.cassettes.outcome import CUSTOM, FUNCTION, Outcome, Part, PartKind, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
 from harness.wire.dialects.base import (
@@ -73,6 +73,7 @@ from harness.wire.dialects.base import (
     field_of,
     payload_type,
 )
+from harness.wire.dialects.parts import PartLog
 from harness.wire.dialects.requesting import (
     FINAL_TEXT,
     REPLAY_MODEL,
@@ -117,6 +118,9 @@ ACTION_ITEM_TYPES = frozenset({"shell_call", "local_shell_call", "apply_patch_ca
 CLIENT_ITEM_TYPES = frozenset({FUNCTION_CALL, CUSTOM_CALL}) | ACTION_ITEM_TYPES
 _ACTION_SKIPPED = frozenset({"id", "type", "status", "call_id", "pending_safety_checks"})
 # -- end custom tools and other client items ---------------------------------------------------
+REASONING = "reasoning"
+# The deltas of a reasoning item's summary and of its reasoning text.
+REASONING_DELTAS = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
 # Output items of tools the provider runs itself (`computer_call` and `local_shell_call` are run by
 # the client, so they are not here).
 SERVER_ITEM_TYPES = frozenset(
@@ -221,6 +225,34 @@ def _item_type(payload: Any) -> Any:
 
 def _response_status(payload: Any) -> Any:
     return field_of(payload, "response.status", (str, type(None)))
+
+
+def reasoning_text(item: Mapping[str, Any]) -> str:
+    """A reasoning item's text: its summary texts, then its reasoning texts, joined."""
+    pieces = [
+        entry.get("text")
+        for name in ("summary", "content")
+        for entry in _list(item.get(name))
+        if isinstance(entry, Mapping)
+    ]
+    return "".join(piece for piece in pieces if isinstance(piece, str))
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def sent_parts(items: Sequence[Mapping[str, Any]]) -> tuple[Part, ...]:
+    """The reasoning and function_call items of a turn a client sent back, as parts: each
+    reasoning item with its id, text and `encrypted_content`."""
+    out: list[Part] = []
+    for item in items:
+        if item.get("type") == FUNCTION_CALL:
+            out.append(Part(PartKind.CALL))
+        elif item.get("type") == REASONING:
+            data, item_id = _str(item.get("encrypted_content")), _str(item.get("id"))
+            out.append(Part(PartKind.REASONING, reasoning_text(item), None, data, item_id))
+    return tuple(out)
 
 
 def _key(value: Any) -> Hashable | None:
@@ -413,14 +445,21 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         self._error: str | None = None
         self._finish: str | None = None
         self._usage: Mapping[str, Any] | None = None
+        # Calls keyed by their `_Call` (hashed by identity, which a pickled copy keeps consistent
+        # with `_calls`), server items and text as above.
+        self._parts = PartLog()
 
     def feed(self, event: Event) -> None:
         if self._state is not None:
             return  # nothing after the terminal event counts
-        if self._calls.feed(event) is not None:
+        routed = self._calls.feed(event)
+        if routed is not None:
+            self._parts.open(PartKind.CALL, routed[0])
             return
         kind, payload = event_type(event), _dict(event.payload)
         if self._servers.feed(kind, payload):
+            key = _str(_item(payload).get("id")) or _key(payload.get("output_index"))
+            self._parts.open(PartKind.SERVER_CALL, key)
             return
         if kind in (TEXT_DELTA, TEXT_DONE):
             part = (
@@ -429,8 +468,16 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
             )
             if kind == TEXT_DELTA and isinstance(payload.get("delta"), str):
                 self._text[part] = self._text.get(part, "") + payload["delta"]
+                self._parts.add(PartKind.TEXT, part, payload["delta"])
             elif kind == TEXT_DONE and isinstance(payload.get("text"), str):
                 self._text[part] = payload["text"]
+                self._parts.add(PartKind.TEXT, part)
+                self._parts.replace_text(PartKind.TEXT, part, payload["text"])
+        elif kind in (ADDED, ITEM_DONE) and _item_type(payload) == REASONING:
+            self._reasoning(kind, payload)
+        elif kind in REASONING_DELTAS and isinstance(payload.get("delta"), str):
+            key = _str(payload.get("item_id")) or _key(payload.get("output_index"))
+            self._parts.reasoning(key, payload["delta"])
         elif kind in TERMINAL:
             response = _dict(payload.get("response"))
             status = _response_status(payload)
@@ -447,6 +494,17 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         elif kind == ERROR:
             self._fail(payload.get("error") or payload)
 
+    def _reasoning(self, kind: str, payload: Mapping[str, Any]) -> None:
+        """A reasoning item: its id and summary; its `encrypted_content` from `.done` only (the
+        one in `.added` may be incomplete, openai-python's `ResponseReasoningItem` says)."""
+        item = _item(payload)
+        key = _str(item.get("id")) or _key(payload.get("output_index"))
+        self._parts.reasoning(key, id=_str(item.get("id")))
+        if kind == ITEM_DONE:
+            self._parts.reasoning(key, data=_str(item.get("encrypted_content")))
+            if "summary" in item or "content" in item:  # the whole text, as `.done` restates it
+                self._parts.replace_text(PartKind.REASONING, key, reasoning_text(item))
+
     def _fail(self, error: Any) -> None:
         self._state = State.ERROR
         message = error.get("message") if isinstance(error, dict) else error
@@ -457,14 +515,17 @@ class OpenAIResponsesAccumulator(ReferenceAccumulator):
         message = self._error
         if state is State.CUT:
             message = error or "stream ended before response.completed"
+        final = [call for call in self._calls.calls if call.final]
+        servers = self._servers
         return Outcome(
-            tool_calls=tuple(call.tool_call() for call in self._calls.calls if call.final),
+            tool_calls=tuple(call.tool_call() for call in final),
             text="".join(self._text.values()),
             finish_reason=self._finish,
             state=state,
             error=message,
             usage=self._usage,
-            server_calls=self._servers.calls(),
+            server_calls=servers.calls(),
+            parts=self._parts.close(set(final), servers.final & servers.items.keys()),
         )
 
 
@@ -958,6 +1019,7 @@ class OpenAIResponses(Dialect, Requesting):
     base_url_env = ("OPENAI_BASE_URL",)
     streams_reasoning = True
     takes_freeform_tools = True
+    searches_web = True
 
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -978,6 +1040,8 @@ class OpenAIResponses(Dialect, Requesting):
         }
         if recipe.thinking:
             body["reasoning"] = {"effort": "medium", "summary": "auto"}
+        if recipe.web_search:
+            body["tools"].append({"type": "web_search"})
         return body
 
     def request_path(self, model: str) -> str:
@@ -1022,7 +1086,7 @@ class OpenAIResponses(Dialect, Requesting):
             if as_dict(item).get("type") in _OUTPUT_TYPES
         )
         by_reference = not calls and body.get("previous_response_id") is not None
-        return Turn(calls, results, text, by_reference)
+        return Turn(calls, results, text, by_reference, sent_parts(turn))
 
     def final_stream(self) -> bytes:
         part = {"type": "output_text", "text": "", "annotations": []}

@@ -90,6 +90,12 @@ def prepare_request(
             f"recipe {rec.name} needs custom (freeform) tools, which {spec.name} does not take; "
             f"use {', '.join(freeform[:-1])} or {freeform[-1]}"
         )
+    if rec.web_search and not asking.searches_web:
+        searching = [p.name for p in providers().values() if _searches_web(p)]
+        raise UsageError(
+            f"recipe {rec.name} needs a web search tool the provider runs, which {spec.name} does not "
+            f"have; use {', '.join(searching[:-1])} or {searching[-1]}"
+        )
     model = model or spec.default_model
     if not model:
         raise UsageError(f"provider {spec.name} needs --model")
@@ -123,6 +129,11 @@ def prepare_request(
 def _takes_freeform(spec: Provider) -> bool:
     asking = dialects.get(spec.dialect)
     return isinstance(asking, Requesting) and asking.takes_freeform_tools
+
+
+def _searches_web(spec: Provider) -> bool:
+    asking = dialects.get(spec.dialect)
+    return isinstance(asking, Requesting) and asking.searches_web
 
 
 def _streams_reasoning(spec: Provider) -> bool:

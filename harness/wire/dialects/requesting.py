@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness.cassettes.outcome import Outcome, ToolCall
+from harness.cassettes.outcome import Outcome, Part, ToolCall
 from harness.errors import UsageError
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ class Recipe:
     prompt: str
     tools: tuple[Tool, ...]
     thinking: bool = False
+    web_search: bool = False  # offer the provider's own web search tool beside the recipe's tools
 
 
 FINAL_TEXT = "Done."  # the text of the final answer the replay server gives a follow-up
@@ -89,12 +90,15 @@ class Turn:
     """The assistant turn a follow-up request carries back, with the results attached to it.
 
     `by_reference`: the calls were not echoed but named by id only (a Responses request with
-    `previous_response_id`); the results' call ids are then all there is to judge."""
+    `previous_response_id`); the results' call ids are then all there is to judge. `parts`: the
+    turn's reasoning and call parts in the order sent, with the signatures and payloads sent back
+    (text is not among them: a follow-up's text is not judged)."""
 
     calls: tuple[ToolCall, ...]
     results: tuple[ToolResult, ...]
     text: str = ""
     by_reference: bool = False
+    parts: tuple[Part, ...] = ()
 
 
 class StandingIn(ABC):
@@ -136,9 +140,8 @@ class Requesting(StandingIn):
     key_env: ClassVar[tuple[str, ...]] = ()  # any one of these holds the key; empty: no key
     base_url_env: ClassVar[tuple[str, ...]] = ()  # where the provider's own SDK reads its endpoint
     streams_reasoning: ClassVar[bool] = False  # whether a recipe that thinks can run here
-    takes_freeform_tools: ClassVar[bool] = (
-        False  # whether a recipe with a custom (freeform) tool can run here
-    )
+    takes_freeform_tools: ClassVar[bool] = False  # whether a recipe with a freeform tool can run here
+    searches_web: ClassVar[bool] = False  # whether the provider runs a web search tool itself
 
     @abstractmethod
     def request_body(self, recipe: Recipe, model: str) -> dict[str, Any]:
@@ -357,6 +360,8 @@ class Followup:
     # Where a custom (freeform) call keeps its name and raw input (OpenAI chat `type: custom`):
     # such an entry is read as a freeform call, its input never parsed.
     freeform: Entry | None = None
+    # The reasoning and call parts the assistant turn sends back (the dialect's reader), or none.
+    parts: Callable[[Mapping[str, Any]], tuple[Part, ...]] | None = None
 
     def read(self, body: Mapping[str, Any]) -> Turn | None:
         """The last assistant turn's calls and text, and the results after it; None without results."""
@@ -383,7 +388,8 @@ class Followup:
             for item in mappings(turn.get(self.calls_in))
             if self.call.matches(item) or (self.freeform is not None and self.freeform.matches(item))
         )
-        return Turn(calls, results, self.text(turn.get(self.text_in)))
+        parts = self.parts(turn) if self.parts is not None else ()
+        return Turn(calls, results, self.text(turn.get(self.text_in)), parts=parts)
 
     def _call(self, item: Mapping[str, Any]) -> ToolCall:
         custom = self.freeform
