@@ -5,6 +5,7 @@ command.
     python examples/clients/table.py           # write the table from the stored results
     python examples/clients/table.py --rerun-errors   # re-judge only the stored `error` cases
     python examples/clients/table.py --cases-of NAME ...   # run (again) the cases of these cassettes
+    python examples/clients/table.py --missing  # run the cases added to the matrix since the stored run
 
 `--run` runs each client with `toolstream check --client` (one replay server, `-j` programs at
 once, 8 by default) over its dialect's whole matrix (every bundled
@@ -135,19 +136,45 @@ def rerun_cassettes(
 ) -> int:
     """Run the client on every case of these cassettes (ids `dialect/name`) in its matrix, and put
     the rows in `entry` in the matrix's order (its cost kept, a `rejudged` note added); how many ran."""
+    what = "cases of " + ", ".join(cassettes)
+    return _judge_some(name, entry, lambda i, _: i.split("::", 1)[0] in cassettes, what, jobs, timeout, today)
+
+
+def add_missing(name: str, entry: dict[str, Any], jobs: int, timeout: float, today: str) -> int:
+    """Run the client on the cases of its matrix its stored row lacks (a cassette or a scenario
+    added since), drop the rows of cases the matrix no longer has, keep the row's recorded cost with
+    a note; how many ran."""
+    return _judge_some(name, entry, lambda i, known: i not in known, "new cases", jobs, timeout, today)
+
+
+def _judge_some(
+    name: str,
+    entry: dict[str, Any],
+    pick: Any,
+    what: str,
+    jobs: int,
+    timeout: float,
+    today: str,
+) -> int:
     chosen = entry.get("selection") or {}
     dialect = CLIENTS[name][2]
     chosen_scenarios = tuple(chosen.get("scenarios", ()))
     selection = Selection(dialects=(dialect,), scenarios=chosen_scenarios, seeds=chosen.get("seeds"))
     order = [case.id for case in cases(selection)]
-    ids = tuple(i for i in order if i.split("::", 1)[0] in cassettes)
-    if not ids:
-        return 0
-    rows, cost = run(name, jobs=jobs, timeout=timeout, cases=ids)
-    known = {row["id"]: row for row in entry["cases"]} | {row["id"]: row for row in rows}
+    stored = {row["id"]: row for row in entry["cases"]}
+    ids = tuple(i for i in order if pick(i, stored))
+    rows, cost = run(name, jobs=jobs, timeout=timeout, cases=ids) if ids else ([], None)
+    known = stored | {row["id"]: row for row in rows}
     entry["cases"] = [known[i] for i in order if i in known]
-    note = {"cases": len(ids), "on": today, "wall_s": cost["wall_s"], "cpu_s": cost["cpu_s"], "jobs": jobs}
-    entry["rejudged"] = [*entry.get("rejudged", []), {**note, "what": "cases of " + ", ".join(cassettes)}]
+    if cost is not None:
+        note = {
+            "cases": len(ids),
+            "on": today,
+            "wall_s": cost["wall_s"],
+            "cpu_s": cost["cpu_s"],
+            "jobs": jobs,
+        }
+        entry["rejudged"] = [*entry.get("rejudged", []), {**note, "what": what}]
     return len(ids)
 
 
@@ -253,14 +280,19 @@ def main() -> int:
         help="run again only each stored row's `error` cases, keeping the row's recorded cost",
     )
     parser.add_argument(
+        "--missing",
+        action="store_true",
+        help="run each client on the cases of its matrix its stored row lacks (and drop the ones gone)",
+    )
+    parser.add_argument(
         "--cases-of",
         nargs="+",
         metavar="CASSETTE",
         help="run each client again on every case of these cassettes (dialect/name), stored in place",
     )
     args = parser.parse_args()
-    if sum(map(bool, (args.run, args.rerun_errors, args.cases_of))) > 1:
-        parser.error("--run, --rerun-errors and --cases-of: choose one")
+    if sum(map(bool, (args.run, args.rerun_errors, args.cases_of, args.missing))) > 1:
+        parser.error("--run, --rerun-errors, --cases-of and --missing: choose one")
     stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if args.rerun_errors:
         import datetime
@@ -285,6 +317,22 @@ def main() -> int:
             done = rerun_errors(name, entry, args.jobs, args.timeout, today)
             RESULTS.write_text(dump(stored))
             print(f"{name}: {done} `error` cases re-judged", file=sys.stderr)
+    if args.missing:
+        import datetime
+
+        today = datetime.datetime.now(datetime.UTC).date().isoformat()
+        for name in args.only or CLIENTS:
+            entry = stored.get(name)
+            if entry is None:
+                continue
+            if not installed(name):
+                print(
+                    f"{name}: not installed ({install_command(name)}); stored results kept", file=sys.stderr
+                )
+                continue
+            done = add_missing(name, entry, args.jobs, args.timeout, today)
+            RESULTS.write_text(dump(stored))
+            print(f"{name}: {done} new cases run", file=sys.stderr)
     if args.cases_of:
         import datetime
 
