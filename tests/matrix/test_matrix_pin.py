@@ -25,14 +25,14 @@ OPENAI_CHAT = str(ROOT / "cassettes" / "openai-chat")
 # class) pairs)
 PINNED = {
     "openai-chat": (
-        "a8aa003aa2f6ab6e6d26011802da3b0802780bc3030a1327cc278946c58c1797",
-        "711924e619778760b3bb59767f8d8ad609ebcb291c102238c501fb8da34fb147",
-        "4b59a8ee500c30f84a9d7f16455a4569587cd17a4ae392c2c8b9ec34d67824b6",
+        "5acab2cc4338147231cd103b4e40fe37f5894ffd875a712e3481cfdf86204627",
+        "88a73bf57901647811ee244d5e1d8032aa1777187175bc9a919b4cc077a572fd",
+        "d41e14f33a456c1e2f09278ded48bac0cc7f6d1f7791c7e0e5110be0a46f42e3",
     ),
     "all": (
-        "fd67a065dcd24ffb76d31da6e43d59416577b7ee3d1351ef49fb2af56e76f64f",
-        "f7c7a6df0228e16b91eafcab8d30934e84ec8ce820a32bb36f4c480d6bce2f0a",
-        "c74166f0071b179778c55363bf190d91deed1ce4e1ee8ac654222d725e5b8de5",
+        "bcd2bad20edc92e770c1bed76caee5c403fb645a1a60dfee4442d4658b68568d",
+        "c0c36a25497ebd6183da4ecf160a974e3f6c0c86895afe02af72bd5dcbe81e56",
+        "ec66239dcf652b9d46da624009f25d74ba3fdbc46bbf4ce8d66355db80c23d60",
     ),
 }
 
