@@ -294,62 +294,39 @@ def main() -> int:
     if sum(map(bool, (args.run, args.rerun_errors, args.cases_of, args.missing))) > 1:
         parser.error("--run, --rerun-errors, --cases-of and --missing: choose one")
     stored: dict[str, Any] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    if args.rerun_errors:
+    if args.rerun_errors or args.missing or args.cases_of:
         import datetime
 
         today = datetime.datetime.now(datetime.UTC).date().isoformat()
         for name in args.only or CLIENTS:
             entry = stored.get(name)
-            if entry is None:
+            mine = tuple(c for c in args.cases_of or () if c.split("/", 1)[0] == CLIENTS[name][2])
+            if entry is None or (args.cases_of and not mine):
                 continue
             if not installed(name):
                 print(
                     f"{name}: not installed ({install_command(name)}); stored results kept", file=sys.stderr
                 )
                 continue
-            if versions(name) != entry["versions"]:
+            if args.rerun_errors and versions(name) != entry["versions"]:
                 print(
                     f"{name}: installed {versions(name)}, stored {entry['versions']}: left as it is "
                     "(run it again with --run)",
                     file=sys.stderr,
                 )
                 continue
-            done = rerun_errors(name, entry, args.jobs, args.timeout, today)
-            RESULTS.write_text(dump(stored))
-            print(f"{name}: {done} `error` cases re-judged", file=sys.stderr)
-    if args.missing:
-        import datetime
-
-        today = datetime.datetime.now(datetime.UTC).date().isoformat()
-        for name in args.only or CLIENTS:
-            entry = stored.get(name)
-            if entry is None:
-                continue
-            if not installed(name):
-                print(
-                    f"{name}: not installed ({install_command(name)}); stored results kept", file=sys.stderr
+            if args.rerun_errors:
+                done, said = (
+                    rerun_errors(name, entry, args.jobs, args.timeout, today),
+                    "`error` cases re-judged",
                 )
-                continue
-            done = add_missing(name, entry, args.jobs, args.timeout, today)
+            elif args.missing:
+                done, said = add_missing(name, entry, args.jobs, args.timeout, today), "new cases run"
+            else:
+                done = rerun_cassettes(name, entry, mine, args.jobs, args.timeout, today)
+                said = f"cases of {', '.join(mine)} run"
             RESULTS.write_text(dump(stored))
-            print(f"{name}: {done} new cases run", file=sys.stderr)
-    if args.cases_of:
-        import datetime
-
-        today = datetime.datetime.now(datetime.UTC).date().isoformat()
-        for name in args.only or CLIENTS:
-            entry = stored.get(name)
-            mine = tuple(c for c in args.cases_of if c.split("/", 1)[0] == CLIENTS[name][2])
-            if entry is None or not mine:
-                continue
-            if not installed(name):
-                print(
-                    f"{name}: not installed ({install_command(name)}); stored results kept", file=sys.stderr
-                )
-                continue
-            done = rerun_cassettes(name, entry, mine, args.jobs, args.timeout, today)
-            RESULTS.write_text(dump(stored))
-            print(f"{name}: {done} cases of {', '.join(mine)} run", file=sys.stderr)
+            print(f"{name}: {done} {said}", file=sys.stderr)
     if args.run:
         for name in args.only or CLIENTS:
             if not installed(name):
