@@ -35,6 +35,7 @@ _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, s
 _SERVED = pytest.StashKey["ServedCase"]()  # on an item: its served case, judged after its call
 _SERVED_TESTS = pytest.StashKey[list["ServedCase"]]()  # every served case of the session (late requests)
 _SCOPING = pytest.StashKey["Scoping"]()  # the dialect each unscoped served test speaks
+_WORKERS = pytest.StashKey[list[dict[str, Any]]]()  # what each ended xdist worker said (the controller)
 # By test (node id without parameters): its selection and the case ids it was parametrized over.
 _MATRICES = pytest.StashKey[dict[str, tuple["Selection | None", "list[str] | None"]]]()
 # The fixtures a test is parametrized over the matrix by, one case each.
@@ -82,6 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_USAGE] = []
     config.stash[_SERVED_TESTS] = []
     config.stash[_SCOPING] = Scoping()
+    config.stash[_WORKERS] = []
     config.stash[_MATRICES] = {}
     if not _xdist_worker(config):  # an xdist worker's verdicts are taken by the controller
         config.pluginmanager.register(_Listener(config), "toolstream-results")
@@ -271,6 +273,8 @@ class _Listener:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     if _xdist_worker(config):
+        if _SETTINGS in config.stash:  # what the controller's summary says of this worker's tests
+            config.workeroutput[_WORKER_SUMMARY] = _summary_data(config)  # type: ignore[attr-defined]
         return  # an xdist worker: the controller writes the reports
     settings = config.stash[_SETTINGS]
     if settings.json is None and settings.html is None:
@@ -319,13 +323,45 @@ def _matrix_ids(config: pytest.Config, settings: Settings, spec: str | None = No
         return None  # said at collection already
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: pytest without xdist has no such hook
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """An xdist worker ended: keep what it said of its served tests for the controller's summary."""
+    data = getattr(node, "workeroutput", {}).get(_WORKER_SUMMARY)
+    if data is not None and _SETTINGS in node.config.stash:
+        node.config.stash[_WORKERS].append(data)
+
+
+_WORKER_SUMMARY = "toolstream_summary"
+
+
+def _summary_data(config: pytest.Config) -> dict[str, Any]:
+    """This process's scoping counts, late requests and baseline changes, as plain data."""
+    served = config.stash[_SERVED_TESTS]
+    return {
+        "skipped": config.stash[_SCOPING].to_data(),
+        "late": [
+            [s.node.nodeid if s.node is not None else s.label, str(r)] for s in served for r in s.log.late
+        ],
+        "baseline": [
+            [s.node.nodeid if s.node is not None else s.id, str(s.change)]
+            for s in served
+            if s.change is not None
+        ],
+    }
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _SETTINGS not in config.stash or _xdist_worker(config):
         return  # an xdist worker's terminal is /dev/null; the controller says the summary
     lines = config.stash[_RESULTS].summary_lines() if _RESULTS in config.stash else []
-    lines += config.stash[_SCOPING].summary_lines()
-    lines += _late_lines(config.stash[_SERVED_TESTS])
-    lines += _baseline_lines(config.stash[_SERVED_TESTS])
+    # This process's served tests, and each xdist worker's (the controller runs none of them).
+    parts = [_summary_data(config), *config.stash[_WORKERS]]
+    scoping = Scoping()
+    for part in parts:
+        scoping.merge(part["skipped"])
+    lines += scoping.summary_lines()
+    lines += _late_lines([tuple(entry) for part in parts for entry in part["late"]])
+    lines += _baseline_lines([tuple(entry) for part in parts for entry in part["baseline"]])
     settings = config.stash[_SETTINGS]
     if not lines and not (settings.json or settings.html):
         return
@@ -337,32 +373,31 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             terminalreporter.write_line(f"{kind} report: {path}")
 
 
-def _late_lines(served: list[ServedCase]) -> list[str]:
-    """Each request a served test sent after it ended, on that test (never judged as another's)."""
-    late = [(s, request) for s in served for request in s.log.late]
+def _late_lines(late: list[tuple[str, ...]]) -> list[str]:
+    """Each request a served test sent after it ended (its test, the request), on that test
+    (never judged as another's)."""
     if not late:
         return []
     lines = [f"late requests: {len(late)} sent after their test ended (judged on no test):"]
-    for test, request in late[:20]:
-        where = test.node.nodeid if test.node is not None else test.label
+    for where, request in late[:20]:
         lines.append(f"  {where}: {request}")
     if len(late) > 20:
         lines.append(f"  ... and {len(late) - 20} more")
     return lines
 
 
-def _baseline_lines(served: list[ServedCase]) -> list[str]:
-    """How the cases of tests with a baseline compared with it; the ones that got better, named."""
-    changes = [s for s in served if s.change is not None]
+def _baseline_lines(changes: list[tuple[str, ...]]) -> list[str]:
+    """How the cases of tests with a baseline compared with it (each test and its change); the
+    ones that got better, named."""
     if not changes:
         return []
     counts: dict[str, int] = {}
-    for s in changes:
-        counts[str(s.change)] = counts.get(str(s.change), 0) + 1
+    for _, change in changes:
+        counts[change] = counts.get(change, 0) + 1
     lines = ["baseline: " + ", ".join(f"{n} {change}" for change, n in sorted(counts.items()))]
-    better = [s for s in changes if str(s.change) == "better"]
-    for s in better[:20]:
-        lines.append(f"  better: {s.node.nodeid if s.node is not None else s.id}")
+    better = sorted(where for where, change in changes if change == "better")
+    for where in better[:20]:
+        lines.append(f"  better: {where}")
     if better:
         lines.append("  tighten the baseline: run these tests again with --snapshot-update")
     return lines
@@ -410,6 +445,16 @@ class Scoping:
         if spoken is None:
             return f"{label}: the dialect it speaks is not known (see its first case's failure)"
         return f"{label} speaks {spoken}: add @pytest.mark.toolstream_matrix(dialects=[{spoken!r}])"
+
+    def to_data(self) -> dict[str, list[Any]]:
+        """Each test's skipped count and the dialect it speaks, as plain data (an xdist worker's)."""
+        return {label: [n, self.speaks.get(label)] for label, n in self.skipped.items()}
+
+    def merge(self, data: dict[str, list[Any]]) -> None:
+        """Add the counts another process (an xdist worker) kept."""
+        for label, (n, spoken) in data.items():
+            self.skipped[label] = self.skipped.get(label, 0) + n
+            self.speaks.setdefault(label, spoken)
 
     def summary_lines(self) -> list[str]:
         lines = []

@@ -91,3 +91,7 @@ def test_a_baseline_fails_only_what_got_worse(
     better.assert_outcomes(passed=4)
     better.stdout.fnmatch_lines(["baseline: 1 better, 3 same", "  better: test_agent.py::test_agent*"])
     better.stdout.fnmatch_lines(["  tighten the baseline: run these tests again with --snapshot-update"])
+    # Under xdist the workers' changes reach the controller's summary too.
+    shared = project.runpytest(*args, "-n", "2")
+    shared.assert_outcomes(passed=4)
+    shared.stdout.fnmatch_lines(["baseline: 1 better, 3 same", "  better: test_agent.py::test_agent*"])

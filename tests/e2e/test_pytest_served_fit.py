@@ -189,10 +189,19 @@ def test_sends_nothing_back(toolstream_served_case):
 """
 
 
-def test_a_late_request_is_never_judged_as_another_tests(project: pytest.Pytester) -> None:
+# Serial, and under xdist: a worker's late requests, skips and baseline changes reach the summary.
+XDIST = [pytest.param((), id="serial"), pytest.param(("-n", "2"), id="xdist")]
+
+
+@pytest.mark.parametrize("extra", XDIST)
+def test_a_late_request_is_never_judged_as_another_tests(
+    project: pytest.Pytester, extra: tuple[str, ...]
+) -> None:
     project.makepyfile(test_late=LATE)
-    run = project.runpytest(*plugin_args(), *SELECT, "-p", "no:randomly")
+    run = project.runpytest(*plugin_args(), *SELECT, "-p", "no:randomly", *extra)
     run.assert_outcomes(failed=2)  # neither sent its follow-up while it ran
+    if extra:  # under xdist the worker may have ended (its server with it) before the late post
+        return
     run.stdout.fnmatch_lines(
         [
             "FAIL openai-chat/single-call::original::s0 (test test_late.py::test_sends_nothing_back) *",
@@ -222,10 +231,14 @@ def test_silent(toolstream_served_case):
 """
 
 
-def test_a_test_with_no_dialect_runs_for_the_one_it_speaks(project: pytest.Pytester) -> None:
+@pytest.mark.parametrize("extra", XDIST)
+def test_a_test_with_no_dialect_runs_for_the_one_it_speaks(
+    project: pytest.Pytester, extra: tuple[str, ...]
+) -> None:
     copy_cassettes(project, "anthropic/parallel-calls", "anthropic/cut-mid-args")
     project.makepyfile(test_unscoped=UNSCOPED)
-    run = project.runpytest(*plugin_args(), *SELECT, "--toolstream-scenarios", "original", "-k", "test_agent")
+    chosen = ("--toolstream-scenarios", "original", "-k", "test_agent", *extra)
+    run = project.runpytest(*plugin_args(), *SELECT, *chosen)
     run.assert_outcomes(passed=2, skipped=2)  # its openai-chat cases; the anthropic ones skipped
     run.stdout.fnmatch_lines(
         [
