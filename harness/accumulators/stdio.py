@@ -168,7 +168,7 @@ def answer_outcome(answer: Any, *, cut: bool) -> Outcome:
             parsed.append(ToolCall(name=name, arguments=arguments, id=call_id))
     data = {
         key: answer[key]
-        for key in ("text", "finish_reason", "state", "error", "usage", "notes")
+        for key in ("text", "finish_reason", "state", "error", "usage", "notes", "parts")
         if key in answer
     }
     if data.get("text") is None:
@@ -187,6 +187,7 @@ def answer_outcome(answer: Any, *, cut: bool) -> Outcome:
         error=base.error,
         usage=base.usage,
         notes=base.notes,
+        parts=base.parts,
     )
 
 
@@ -229,6 +230,8 @@ def outcome_answer(outcome: Outcome) -> dict[str, Any]:
         answer["usage"] = dict(outcome.usage)
     if outcome.notes:
         answer["notes"] = list(outcome.notes)
+    if outcome.parts:  # the state that goes back (reasoning, signatures), as the outcome's JSON has it
+        answer["parts"] = outcome.to_dict()["parts"]
     return answer
 
 

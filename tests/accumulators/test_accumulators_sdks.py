@@ -15,7 +15,7 @@ from harness.cassettes.format import Request
 from harness.cassettes.outcome import State, diff
 from harness.errors import NotApplicable
 from harness.matrix.selection import Selection, build_case
-from harness.mutate.scenario import Case
+from harness.mutate.scenario import Case, with_parts
 from harness.wire import dialects
 from harness.wire.dialects import Kind
 from harness.wire.synthesis import synthesize
@@ -31,7 +31,7 @@ def recorded_case(name: str) -> Case:
     item = loaded.interactions[0]
     dialect = loaded.dialect or dialects.detect(item.request)
     assert dialect is not None
-    expected = item.expected or dialects.reference_outcome(item.response, dialect)
+    expected = with_parts(item.expected, item.response, dialects.get(dialect))  # as the matrix has it
     events = tuple(dialects.events_of(item.response, dialect))
     return Case(name, dialect, item.response, events, expected, name, "none", 0, request=item.request)
 

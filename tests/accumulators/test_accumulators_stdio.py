@@ -28,7 +28,7 @@ from harness.errors import (
     NotApplicable,
     UsageError,
 )
-from harness.mutate.scenario import Case
+from harness.mutate.scenario import Case, with_parts
 from harness.wire import dialects
 from harness.wire.dialects import Event
 
@@ -42,7 +42,8 @@ def recorded_case(path: Path, case_id: str | None = None) -> Case:
     item = loaded.interactions[0]
     dialect = loaded.dialect or dialects.detect(item.request)
     assert dialect is not None
-    expected = item.expected or dialects.reference_outcome(item.response, dialect)
+    # A stored expectation gets the reference's parts, as the matrix gives it (`with_parts`).
+    expected = with_parts(item.expected, item.response, dialects.get(dialect))
     events = tuple(dialects.events_of(item.response, dialect))
     return Case(
         case_id or path.stem,
