@@ -181,6 +181,7 @@ def test_comparison_rendering_and_json() -> None:
 
 
 def test_session_document_picks_its_shape() -> None:
+    from harness._version import __version__
     from harness.report.results import (
         REPORT_VERSION,
         comparison_to_dict,
@@ -192,6 +193,7 @@ def test_session_document_picks_its_shape() -> None:
     assert session_to_dict([one]) == report_to_dict(one)
     assert session_to_dict([one, two]) == {
         "version": REPORT_VERSION,
+        "harness": __version__,  # a session document names the harness that wrote it, as one report does
         "reports": [report_to_dict(one), report_to_dict(two)],
     }
     comparison = Comparison(one, two, [])
