@@ -116,7 +116,23 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(selected, args))
 
 
+def _quiet_interrupt() -> None:
+    """Ctrl-C (or SIGTERM) raises in whatever the loop runs, mid-answer too: a connection's task
+    then holds the interrupt (or, open and cancelled at shutdown, a CancelledError its stream
+    callback trips on), which asyncio would log with a traceback after `toolstream: interrupted`.
+    The interrupt is the orderly exit (130/143), not an error: not logged."""
+    loop = asyncio.get_running_loop()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        # Terminated is a KeyboardInterrupt too.
+        if not isinstance(context.get("exception"), (KeyboardInterrupt, asyncio.CancelledError)):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+
+
 async def _serve(cases: list[Case], args: argparse.Namespace) -> int:
+    _quiet_interrupt()
     server = ReplayServer(cases, pace=args.pace, host=args.host, port=args.port)
     await server.start()
     print(_banner(server, cases), flush=True)
@@ -137,6 +153,7 @@ def _record(args: argparse.Namespace) -> int:
 
 
 async def _serve_recording(recorder: Recorder, args: argparse.Namespace) -> int:
+    _quiet_interrupt()
     server = ReplayServer((), host=args.host, port=args.port, recorder=recorder)
     await server.start()
     print(
