@@ -23,7 +23,6 @@ from harness.matrix.selection import cases
 from harness.mutate.case import Case
 from harness.report.results import render_check, report_to_dict, write_json
 from harness.serve import ReplayServer, base_urls
-from harness.serve.routes import case_prefix
 from harness.serve.upstream import Recorder
 
 # What to set, per dialect, for its SDK to reach a case.
@@ -35,7 +34,14 @@ _VARIABLES = {
     "bedrock-converse": "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
     "ollama": "OLLAMA_HOST",
     "cohere": "CO_API_URL",
+    "openai-realtime": "OPENAI_BASE_URL",
 }
+
+
+def _variable(dialect: str) -> str:
+    """What the banner names the URL by: the SDK's variable, or (an app's or agent's endpoint, as
+    ai-sdk-ui and ag-ui are, which no SDK variable takes) `endpoint`."""
+    return _VARIABLES.get(dialect, "endpoint")
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -110,7 +116,23 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(selected, args))
 
 
+def _quiet_interrupt() -> None:
+    """Ctrl-C (or SIGTERM) raises in whatever the loop runs, mid-answer too: a connection's task
+    then holds the interrupt (or, open and cancelled at shutdown, a CancelledError its stream
+    callback trips on), which asyncio would log with a traceback after `toolstream: interrupted`.
+    The interrupt is the orderly exit (130/143), not an error: not logged."""
+    loop = asyncio.get_running_loop()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        # Terminated is a KeyboardInterrupt too.
+        if not isinstance(context.get("exception"), (KeyboardInterrupt, asyncio.CancelledError)):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+
+
 async def _serve(cases: list[Case], args: argparse.Namespace) -> int:
+    _quiet_interrupt()
     server = ReplayServer(cases, pace=args.pace, host=args.host, port=args.port)
     await server.start()
     print(_banner(server, cases), flush=True)
@@ -131,6 +153,7 @@ def _record(args: argparse.Namespace) -> int:
 
 
 async def _serve_recording(recorder: Recorder, args: argparse.Namespace) -> int:
+    _quiet_interrupt()
     server = ReplayServer((), host=args.host, port=args.port, recorder=recorder)
     await server.start()
     print(
@@ -152,13 +175,13 @@ def _banner(server: ReplayServer, cases: list[Case]) -> str:
     lines = [f"toolstream serve: {len(cases)} cases on {server.url}/ (index; /cases.json lists them)"]
     if len(cases) == 1:
         case = cases[0]
-        lines.append(f"  {_VARIABLES[case.dialect]}={base_urls(server.url, case.id)[case.dialect]}")
+        lines.append(f"  {_variable(case.dialect)}={base_urls(server.url, case.id)[case.dialect]}")
         lines.append(f"  expected: {json.dumps(case.expected.to_dict()['tool_calls'])}")
     else:
         dialects = sorted({case.dialect for case in cases})
-        template = server.url + case_prefix("CASE").replace("CASE", "<url-quoted case id>")
+        urls = base_urls(server.url, "CASE")
         for dialect in dialects:
-            suffix = "/v1" if dialect.startswith("openai") else ""
-            lines.append(f"  {dialect:<17} {_VARIABLES[dialect]}={template}{suffix}")
+            template = urls[dialect].replace("CASE", "<url-quoted case id>")
+            lines.append(f"  {dialect:<17} {_variable(dialect)}={template}")
     lines.append("Ctrl-C stops it.")
     return "\n".join(lines)

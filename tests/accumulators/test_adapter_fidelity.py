@@ -32,9 +32,9 @@ def _cases(dialect: str, scenarios: tuple[str, ...] = SCENARIOS) -> list[Any]:
     return list(Matrix(Selection(dialects=(dialect,), scenarios=scenarios)).all())
 
 
-def _langchain_user(case: Any) -> dict[str, Any]:
-    """What a langchain user has: the summed chunks' `tool_calls` and `invalid_tool_calls`, or
-    nothing when `stream` raised."""
+def _langchain_model(case: Any) -> Any:
+    """The langchain chat model a user drives on this case, its request's tools bound; `bind_tools`
+    raises ValueError on a tool the integration cannot bind (a custom/freeform tool)."""
     import httpx2
 
     if case.dialect == "openai-chat":
@@ -57,6 +57,21 @@ def _langchain_user(case: Any) -> dict[str, Any]:
     body = case.request.body if case.request is not None and isinstance(case.request.body, dict) else {}
     if body.get("tools"):
         model = model.bind_tools(body["tools"])
+    return model
+
+
+def _bindable(case: Any) -> bool:
+    try:
+        _langchain_model(case)
+    except ValueError:
+        return False
+    return True
+
+
+def _langchain_user(case: Any) -> dict[str, Any]:
+    """What a langchain user has: the summed chunks' `tool_calls` and `invalid_tool_calls`, or
+    nothing when `stream` raised."""
+    model = _langchain_model(case)
     total: Any = None
     try:
         for chunk in model.stream("hi"):
@@ -106,7 +121,17 @@ def test_langchain_core_gives_what_the_langchain_integrations_give(dialect: str)
     pytest.importorskip("langchain_openai")
     pytest.importorskip("langchain_anthropic")
     adapter = resolve("langchain-core")
-    found = _differences(_cases(dialect), _langchain_user, lambda case: _langchain_adapter(adapter, case))
+    # A case whose request carries a tool the integration cannot bind (openai-chat/custom-tool's
+    # freeform tool) has no langchain user to compare with: left out, and only such a case.
+    cases = _cases(dialect)
+    kept = [case for case in cases if _bindable(case)]
+    kept_ids = {case.id for case in kept}
+    for case in cases:
+        if case.id not in kept_ids:
+            tools = case.request.body["tools"]
+            assert any(tool.get("type") not in (None, "function") for tool in tools), case.id
+    assert kept
+    found = _differences(kept, _langchain_user, lambda case: _langchain_adapter(adapter, case))
     assert found == [], "\n".join(found[:10])
 
 
