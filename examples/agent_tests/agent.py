@@ -29,6 +29,8 @@ class Call:
     id: str | None = None
     name: str = ""
     arguments: str = ""
+    type: str = "function"  # or "custom": a freeform tool whose input is plain text
+    extra_content: Any = None  # sent back as it came (Gemini's thought signature rides in it)
 
     def add(self, fragment: Any) -> None:
         if fragment.function is not None:
@@ -37,6 +39,14 @@ class Call:
 
     def merge(self, fragment: Any) -> None:
         """`add`, minding what servers send again or send otherwise."""
+        if self.extra_content is None:
+            self.extra_content = _get(fragment, "extra_content")  # the first one given is the call's
+        custom = _get(fragment, "custom")
+        if custom is not None:  # a custom tool call: its input is text, joined as it comes
+            self.type = "custom"
+            self.name += _get(custom, "name") or ""
+            self.arguments += _get(custom, "input") or ""
+            return
         if fragment.function is None:
             return
         name, arguments = fragment.function.name or "", fragment.function.arguments or ""
@@ -50,6 +60,24 @@ class Call:
             self.arguments = arguments  # a "{}" placeholder before the real arguments
         else:
             self.arguments += arguments
+
+
+def _get(value: Any, key: str) -> Any:
+    """A field of an SDK object or of a dict, None when absent (the SDK keeps fields it does not
+    know, such as `custom`, `extra_content` or `reasoning_content`, as extra attributes)."""
+    if isinstance(value, dict):
+        return value.get(key)
+    return getattr(value, key, None)
+
+
+class Calls(list[Call]):
+    """The calls of a turn, with the reasoning that came with them (it goes back with them)."""
+
+    reasoning: dict[str, str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reasoning = {}
 
 
 Reassemble = Callable[[Iterable[Any]], tuple[str, list[Call]]]
@@ -71,7 +99,7 @@ def calls_by_index(chunks: Iterable[Any]) -> tuple[str, list[Call]]:
 def calls_correctly(chunks: Iterable[Any]) -> tuple[str, list[Call]]:
     """The text and the calls of a streamed completion, put together the way servers really send
     them, and only once the stream said it finished (the calls of a cut stream are not run)."""
-    text, calls, finish = "", list[Call](), None
+    text, calls, finish = "", Calls(), None
     at: dict[int | None, Call] = {}  # the latest call at each index
     by_id: dict[str, Call] = {}
     for chunk in chunks:
@@ -82,6 +110,9 @@ def calls_correctly(chunks: Iterable[Any]) -> tuple[str, list[Call]]:
             continue
         text += choice.delta.content or ""
         finish = choice.finish_reason or finish
+        for key in ("reasoning_content", "reasoning"):  # DeepSeek's and vLLM's names for it
+            if isinstance(piece := _get(choice.delta, key), str):
+                calls.reasoning[key] = calls.reasoning.get(key, "") + piece
         for fragment in choice.delta.tool_calls or []:
             call = _route(fragment, calls, at, by_id)
             if call is None:  # a new call
@@ -95,10 +126,13 @@ def calls_correctly(chunks: Iterable[Any]) -> tuple[str, list[Call]]:
         # Nothing said the turn ended: the connection dropped (or [DONE] came alone). Running
         # these calls would run arguments the model may never have finished.
         raise RuntimeError("the stream ended without a finish_reason")
-    if finish == "length":
-        calls = calls[:-1]  # the output limit cut the last call short
+    if finish == "length" and calls:
+        calls.pop()  # the output limit cut the last call short
     for call in calls:
-        call.arguments = _whole(call.arguments or "{}")  # no arguments at all: an empty object
+        if call.type == "custom":
+            call.arguments = _whole(call.arguments)  # freeform text, not JSON
+        else:
+            call.arguments = _whole(call.arguments or "{}")  # no arguments at all: an empty object
     return _whole(text), calls
 
 
@@ -106,7 +140,10 @@ def _route(
     fragment: Any, calls: list[Call], at: dict[int | None, Call], by_id: dict[str, Call]
 ) -> Call | None:
     """The call a fragment continues, or None when it starts one."""
-    name = fragment.function.name if fragment.function else None
+    custom = _get(fragment, "custom")
+    name = (
+        _get(custom, "name") if custom is not None else fragment.function.name if fragment.function else None
+    )
     if fragment.id and fragment.id in by_id:
         return by_id[fragment.id]  # some servers repeat the id on every fragment
     current = at.get(fragment.index) if fragment.index is not None else (calls[-1] if calls else None)
@@ -138,6 +175,8 @@ def _whole(text: str) -> str:
 
 def run_tool(call: Call) -> str:
     """Every tool answers; arguments that are not JSON are said back to the model."""
+    if call.type == "custom":
+        return f"{call.name}: ok ({call.arguments})"
     try:
         arguments = json.loads(call.arguments or "{}")
     except ValueError as exc:
@@ -146,13 +185,31 @@ def run_tool(call: Call) -> str:
 
 
 def next_messages(text: str, calls: list[Call]) -> list[Any]:
-    """The assistant's turn with its calls, and one tool message per call."""
-    turn = [
-        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-        for c in calls
-    ]
+    """The assistant's turn with its calls, and one tool message per call. What the provider needs
+    back goes with them: each call's `extra_content` and the turn's reasoning."""
+    turn = [_sent(c) for c in calls]
     results = [{"role": "tool", "tool_call_id": c.id, "content": run_tool(c)} for c in calls]
-    return [{"role": "assistant", "content": text or None, "tool_calls": turn}, *results]
+    reasoning = getattr(calls, "reasoning", {})
+    return [{"role": "assistant", "content": text or None, "tool_calls": turn, **reasoning}, *results]
+
+
+def _sent(call: Call) -> dict[str, Any]:
+    """A call as the assistant's turn sends it back."""
+    if call.type == "custom":
+        sent: dict[str, Any] = {
+            "id": call.id,
+            "type": "custom",
+            "custom": {"name": call.name, "input": call.arguments},
+        }
+    else:
+        sent = {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments},
+        }
+    if call.extra_content is not None:
+        sent["extra_content"] = call.extra_content
+    return sent
 
 
 def run_agent(client: openai.OpenAI, question: str, reassemble: Reassemble = calls_correctly) -> str:

@@ -127,8 +127,10 @@ def test_the_node_openai_sdk_loop_merges_parallel_calls_sharing_index_0(
     # argument objects glued together; the loop tells the model, and the follow-up shows it all.
     merged = cases[SHARED]
     assert merged["verdict"] == "fail" and merged["severity"] == "unsafe" and merged["class"] == "quirk"
-    assert "call 1: name 'get_weather' expected, got 'get_time'" in merged["diff"]
-    assert any('got invalid {"city":"Paris"}{"timezone"' in line for line in merged["diff"])
+    # The case is retargeted onto the loop's one tool (`lookup`, no parameters): both calls are
+    # `lookup` {}, so the merge shows as the glued arguments and the missing second call.
+    assert "call 1: arguments {} expected, got invalid {}{}" in merged["diff"]
+    assert "call 2: 'lookup' {} expected, missing" in merged["diff"]
     # A stream cut mid-arguments: the SDK throws (no finish_reason) and nothing runs: right.
     assert cases[CUT]["verdict"] == "pass"
 

@@ -107,7 +107,7 @@ def test_the_correct_agent_passes_what_servers_really_send(project: pytest.Pytes
 
 @pytest.mark.slow
 def test_the_correct_agent_passes_the_whole_openai_chat_matrix() -> None:
-    """Every openai-chat case (1633, some 90 s alone): the correct agent passes them all, the
+    """Every openai-chat case (2026, some 200 s alone): the correct agent passes them all, the
     policy warnings of `[DONE]` without a finish_reason aside (the SDK hides `[DONE]`)."""
     args = ["-p", "no:cacheprovider", "-p", "no:randomly", *plugin_args(), "-k", "keyed_correctly"]
     command = [sys.executable, "-m", "pytest", "-q", str(EXAMPLE), *args]

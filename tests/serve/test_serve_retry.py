@@ -215,7 +215,7 @@ LOOP = textwrap.dedent(
     messages = [{"role": "user", "content": "hi"}]
     results = []
     for attempt in range(3):
-        calls, done, finished = {}, False, False
+        calls, done, finished, reasoning = {}, False, False, {}
         try:
             for line in chat({"model": "m", "messages": messages, "stream": True}):
                 line = line.strip()
@@ -225,9 +225,15 @@ LOOP = textwrap.dedent(
                 if not line.startswith(b"data:"):
                     continue
                 for choice in json.loads(line[5:]).get("choices") or []:
-                    for part in (choice.get("delta") or {}).get("tool_calls") or []:
+                    delta = choice.get("delta") or {}
+                    for key in ("reasoning_content", "reasoning"):
+                        if isinstance(delta.get(key), str):
+                            reasoning[key] = reasoning.get(key, "") + delta[key]
+                    for part in delta.get("tool_calls") or []:
                         call = calls.setdefault(part.get("index"), {"id": None, "name": "", "arguments": ""})
                         call["id"] = call["id"] or part.get("id")
+                        if part.get("extra_content") and "extra_content" not in call:
+                            call["extra_content"] = part["extra_content"]
                         call["name"] += (part.get("function") or {}).get("name") or ""
                         call["arguments"] += (part.get("function") or {}).get("arguments") or ""
                     if choice.get("finish_reason") and eager:
@@ -243,9 +249,12 @@ LOOP = textwrap.dedent(
         results = run(calls)
     elif not finished:
         results += run(calls)
-    turn = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+    # What goes back besides the calls (docs/oracle.md, State that goes back): each call's
+    # `extra_content` (a Gemini-compatible thought signature) and the turn's reasoning.
+    turn = [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]},
+             **({"extra_content": c["extra_content"]} if "extra_content" in c else {})}
             for c in calls.values()]
-    messages += [{"role": "assistant", "content": None, "tool_calls": turn}, *results]
+    messages += [{"role": "assistant", "content": None, "tool_calls": turn, **reasoning}, *results]
     chat({"model": "m", "messages": messages, "stream": True}).read()
     """
 )
