@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.card import environments
@@ -188,8 +189,6 @@ def _graded(version: str, result: Result) -> Graded:
 
 def _python(path: str) -> str:
     """An interpreter given as itself or as its virtualenv."""
-    from pathlib import Path
-
     where = Path(path)
     candidate = where / "bin" / "python" if where.is_dir() else where
     if not candidate.exists():
