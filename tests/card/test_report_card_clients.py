@@ -146,17 +146,26 @@ FRONTEND_ROWS = [
     (
         "ai-sdk-ui",
         ("ai (npm)", "ai", "client:ai-sdk-ui"),
-        ["ai-sdk-ui/from-anthropic-single-call::original::s0", "ai-sdk-ui/from-anthropic-single-call::resume-into-tool-part::s0"],
+        [
+            "ai-sdk-ui/from-anthropic-single-call::original::s0",
+            "ai-sdk-ui/from-anthropic-single-call::resume-into-tool-part::s0",
+        ],
     ),
     (
         "ag-ui",
         ("@ag-ui/client (npm)", "@ag-ui/client", "client:ag-ui (@ag-ui/core {core})"),
-        ["ag-ui/from-anthropic-single-call::original::s0", "ag-ui/from-anthropic-parallel-calls::D8-mid-stream-error::s0"],
+        [
+            "ag-ui/from-anthropic-single-call::original::s0",
+            "ag-ui/from-anthropic-parallel-calls::D8-mid-stream-error::s0",
+        ],
     ),
     (
         "openai-realtime",
         ("openai (PyPI)", "openai", "client:openai-realtime (websockets {websockets})"),
-        ["openai-realtime/parallel-calls::original::s0", "openai-realtime/done-output-null::B10-truncated-args::s0"],
+        [
+            "openai-realtime/parallel-calls::original::s0",
+            "openai-realtime/done-output-null::B10-truncated-args::s0",
+        ],
     ),
 ]
 

@@ -388,6 +388,10 @@ class OpenAIRealtime(Dialect, StandingIn):
     # -- standing in for the server (`toolstream serve`) ------------------------------------------
 
     media_type = "application/x-websocket-frames"
+    websocket_session = "on-connect"
+
+    def websocket_followup(self, messages: Sequence[Mapping[str, Any]]) -> Turn | None:
+        return self.read_followup({"events": list(messages)})
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
         """What a client sent after the response: `{"events": [...]}`, its client events in order.
