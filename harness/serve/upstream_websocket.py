@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source, save
+from harness.serve.followup import requesting
 from harness.serve.http1 import Request as Received
 from harness.serve.http1 import header_block, origin_form
 from harness.serve.upstream import Recorder, UpstreamError
@@ -173,6 +174,9 @@ class _Session:
         ]
         last = interactions[-1]
         dialect = dialects.recognise(last.request, last.response) if self.status == 101 else None
+        if dialect is not None and dialects.get(dialect).codec_name != "websocket":
+            for interaction in interactions:  # a profile of a streaming dialect: kept in its form
+                interaction.response = _in_stream_form(dialect, interaction.response)
         ended = dialect is not None and dialects.finished(last.response, dialect)
         if self.error is not None or not (self.server_closed or (self.client_closed and ended)):
             last.response.complete = False
@@ -200,6 +204,25 @@ class _Session:
             first = reads[0].offset_ms if reads and reads[0].offset_ms is not None else 0.0
             reads[:] = [Chunk(chunk.data, round((chunk.offset_ms or 0.0) - first, 3)) for chunk in reads]
         return turns
+
+
+def _in_stream_form(dialect: str, response: Response) -> Response:
+    """A session turn of a dialect that streams over HTTP too (the Responses API's WebSocket mode)
+    as that stream: each read's completed messages as the dialect's events (SSE, each named by its
+    type), control frames left out, so the cassette is an ordinary one of the dialect, served
+    both ways."""
+    standing_in = requesting(dialect)
+    codec = dialects.get(dialect).codec()
+    decoder = WebSocketDecoder()
+    chunks = []
+    for chunk in response.chunks:
+        with contextlib.suppress(ValueError):
+            messages = [e for e in decoder.feed(chunk.data) if e.name is None and not e.is_comment]
+            data = codec.encode(standing_in.websocket_events(messages))
+            if data:
+                chunks.append(Chunk(data, chunk.offset_ms))
+    headers = {**response.headers, "content-type": STREAM_CONTENT_TYPES[dialects.get(dialect).codec_name]}
+    return Response(200, headers, chunks, response.complete, response.error, response.error_type)
 
 
 def _asks(message: Any) -> bool:

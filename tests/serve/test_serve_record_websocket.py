@@ -100,3 +100,53 @@ def test_a_websocket_session_records_through_the_server_and_replays_to_the_same_
         verdict = again.describe(replayed.id)["verdict"]
     assert verdict["verdict"] == "pass", verdict["diff"]
     assert verdict["expected"]["tool_calls"] == upstream_verdict["expected"]["tool_calls"]
+
+
+def _responses_session(url: str) -> list[dict[str, Any]]:
+    """A Responses WebSocket loop: ask, then send the calls' outputs with previous_response_id."""
+    received: list[dict[str, Any]] = []
+
+    def until_completed(ws: Any) -> list[dict[str, Any]]:
+        while True:
+            received.append(json.loads(ws.recv(timeout=10)))
+            if received[-1]["type"] == "response.completed":
+                return received
+
+    with connect(url, additional_headers={"Authorization": f"Bearer {KEY}"}) as ws:
+        ws.send(json.dumps({"type": "response.create", "model": "gpt-5.2", "input": "Weather?"}))
+        done = [m["item"] for m in until_completed(ws) if m["type"] == "response.output_item.done"]
+        outputs = [
+            {"type": "function_call_output", "call_id": item["call_id"], "output": "ok"} for item in done
+        ]
+        ws.send(json.dumps({"type": "response.create", "previous_response_id": "resp_1", "input": outputs}))
+        until_completed(ws)
+    return received
+
+
+def test_a_responses_websocket_session_is_kept_as_the_dialects_own_stream(tmp_path: Path) -> None:
+    case = build_case("openai-responses/parallel-2::original::s0")
+    upstream = ReplayServer([case])
+    with upstream.running():
+        recorder = Recorder(upstream.url, tmp_path / "recorded")
+        through = ReplayServer((), recorder=recorder)
+        with through.running():
+            live = _responses_session(
+                through.url.replace("http://", "ws://") + case_prefix(case.id) + "/v1/responses"
+            )
+            (path,) = recorder.wait(1, 10)
+    assert KEY not in path.read_text(encoding="utf-8")
+    cassette = load(path)
+    # The WebSocket mode is a profile of openai-responses: its turns are SSE streams of the dialect.
+    assert cassette.dialect == "openai-responses"
+    first, _ = cassette.interactions
+    assert first.response.content_type == "text/event-stream; charset=utf-8" and first.response.complete
+    assert [m["type"] for m in first.request.body["events"]] == ["response.create"]
+    # Replayed over the WebSocket again: the same messages, the same verdict.
+    (replayed,) = cases(Selection(cassettes=(str(path),), scenarios=("original",)))
+    assert [e.payload for e in replayed.events] == [e.payload for e in case.events]
+    again = ReplayServer([replayed])
+    with again.running():
+        url = again.url.replace("http://", "ws://") + case_prefix(replayed.id) + "/v1/responses"
+        assert _responses_session(url) == live
+        verdict = again.describe(replayed.id)["verdict"]
+    assert verdict["verdict"] == "pass", verdict["diff"]

@@ -47,6 +47,7 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1064,6 +1065,17 @@ class OpenAIResponses(Dialect, Requesting):
 
     def websocket_messages(self, events: Iterable[WireEvent]) -> list[WireEvent]:
         return [WireEvent(data=event.data) for event in events if not event.is_comment]
+
+    def websocket_events(self, messages: Iterable[WireEvent]) -> list[WireEvent]:
+        # The SSE form names each event by its payload's type, as the HTTP endpoint sends it.
+        out = []
+        for message in messages:
+            try:
+                payload = json.loads(message.data)
+            except ValueError:
+                payload = None
+            out.append(WireEvent(data=message.data, name=self.event_name(payload)))
+        return out
 
     def websocket_followup(self, messages: Sequence[Mapping[str, Any]]) -> Turn | None:
         return self.read_followup(messages[-1]) if messages else None

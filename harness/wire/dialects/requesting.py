@@ -123,6 +123,11 @@ class StandingIn(ABC):
         """The events of one of its streams as the messages of its WebSocket session."""
         return list(events)
 
+    def websocket_events(self, messages: Iterable[WireEvent]) -> list[WireEvent]:
+        """A WebSocket session's messages as the events of one of its streams (a recorded
+        session, kept in the dialect's own wire form): `websocket_messages` undone."""
+        return list(messages)
+
     def websocket_followup(self, messages: Sequence[Mapping[str, Any]]) -> Turn | None:
         """The turn a session's client messages so far carry back, read at each `response.create`
         (the last of `messages`); None when they carry no tool results."""
