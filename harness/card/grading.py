@@ -236,13 +236,15 @@ def _severity_sort(severity: str) -> int:
 
 def changes(graded: Sequence[Graded]) -> list[dict[str, Any]]:
     """For each library with several graded versions, each pair of consecutive versions: the cases
-    that stopped failing (`fixed`) and those that started (`broken`), by scenario."""
-    by_library: dict[str, list[Graded]] = defaultdict(list)
+    that stopped failing (`fixed`) and those that started (`broken`), by scenario. Two client
+    programs on one package (`ai`: `generateText` and `readUIMessageStream`) are two surfaces of
+    it, not two versions: versions are paired within one adapter."""
+    by_library: dict[tuple[str, str], list[Graded]] = defaultdict(list)
     for g in graded:
         if g.report is not None:
-            by_library[g.library].append(g)
+            by_library[(g.library, g.adapter.split(" ", 1)[0])].append(g)
     out = []
-    for library, versions in by_library.items():
+    for (library, _), versions in by_library.items():
         versions.sort(key=lambda g: version_key(g.version))
         for old, new in itertools.pairwise(versions):
             before, after = _running(old), _running(new)

@@ -362,9 +362,7 @@ class GeminiAccumulator(ReferenceAccumulator):
         if finish is None or (error is not None and not self._finish_is_last):
             why = error or "stream ended without a finishReason"
             return Outcome((), text, finish, State.CUT, why, self._usage, parts=said)
-        kept = [
-            n for n, call in enumerate(self._router.calls) if not (call.open and finish == "MAX_TOKENS")
-        ]
+        kept = [n for n, call in enumerate(self._router.calls) if not (call.open and finish == "MAX_TOKENS")]
         router = self._router.calls
         calls = tuple(ToolCall(name=router[n].name, arguments=router[n].args, id=router[n].id) for n in kept)
         servers = tuple(self._servers)

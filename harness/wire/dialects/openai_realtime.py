@@ -217,8 +217,12 @@ class OpenAIRealtime(Dialect, StandingIn):
             if isinstance(response, dict) and response.get("usage"):
                 out.add(Kind.USAGE)
             return frozenset(out)
-        if kind == ERROR or event.wire.name == "close":
-            return frozenset({Kind.ERROR} if kind == ERROR else {Kind.OTHER})
+        if event.wire.name == "close":
+            # A close frame is the session's control frame, no message (its data is the reason):
+            # read as a comment is, so a recorded session that was closed normally loads.
+            return frozenset({Kind.COMMENT})
+        if kind == ERROR:
+            return frozenset({Kind.ERROR})
         if kind is not None and kind.startswith(("session.", "conversation.", "response.")):
             return frozenset({Kind.META})
         return frozenset({Kind.OTHER})
@@ -388,6 +392,10 @@ class OpenAIRealtime(Dialect, StandingIn):
     # -- standing in for the server (`toolstream serve`) ------------------------------------------
 
     media_type = "application/x-websocket-frames"
+    websocket_session = "on-connect"
+
+    def websocket_followup(self, messages: Sequence[Mapping[str, Any]]) -> Turn | None:
+        return self.read_followup({"events": list(messages)})
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
         """What a client sent after the response: `{"events": [...]}`, its client events in order.

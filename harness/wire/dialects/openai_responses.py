@@ -47,8 +47,9 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -1053,6 +1054,31 @@ class OpenAIResponses(Dialect, Requesting):
         return recipe_from(prompt, body.get("tools"), ())
 
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    # The WebSocket mode (`wss://api.openai.com/v1/responses`, developers.openai.com/api/docs/guides/
+    # websocket-mode; the openai SDK's `client.responses.connect()`): each response follows a
+    # client message `{"type": "response.create", ...}`, the create body minus `stream` and
+    # `background`; the server events are the SSE events' JSON objects, one per message, with no
+    # `event:` line; a continuation sends only the new items (its tool outputs) and
+    # `previous_response_id`.
+    websocket_session = "on-create"
+
+    def websocket_messages(self, events: Iterable[WireEvent]) -> list[WireEvent]:
+        return [WireEvent(data=event.data) for event in events if not event.is_comment]
+
+    def websocket_events(self, messages: Iterable[WireEvent]) -> list[WireEvent]:
+        # The SSE form names each event by its payload's type, as the HTTP endpoint sends it.
+        out = []
+        for message in messages:
+            try:
+                payload = json.loads(message.data)
+            except ValueError:
+                payload = None
+            out.append(WireEvent(data=message.data, name=self.event_name(payload)))
+        return out
+
+    def websocket_followup(self, messages: Sequence[Mapping[str, Any]]) -> Turn | None:
+        return self.read_followup(messages[-1]) if messages else None
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
         items = body.get("input")
