@@ -15,11 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from harness import bounded
+from harness.bounded.yaml import plain_data
 from harness.card import environments
 from harness.card.environments import EnvironmentProblem
 from harness.card.verdicts import files_digest
+from harness.errors import HarnessError, UsageError
+from harness.search.repro import GatewayProgram
 
-__all__ = ["GATEWAYS", "Gateway", "command", "contents", "installed_version"]
+__all__ = ["GATEWAYS", "Gateway", "command", "contents", "installed_version", "standalone"]
+
+MAX_CONFIG = 1024 * 1024  # a gateway's config file
 
 
 @dataclass(frozen=True)
@@ -29,6 +37,7 @@ class Gateway:
     name: str  # on the command line (`--libraries`) and in its report's file name
     product: str  # what the row calls the gateway (`litellm proxy`)
     package: str  # the distribution whose installed version is the row's version
+    install: str  # what `pip install` names for it, without the version (`litellm[proxy]`)
     source: str  # the upstream dialect: its cases are served to the gateway
     target: str  # the dialect the gateway is asked in
     model: str  # the model of the gateway's config that reaches the upstream
@@ -51,7 +60,7 @@ class Gateway:
 
 def _litellm(name: str, source: str, target: str, model: str) -> Gateway:
     return Gateway(
-        name, "litellm proxy", "litellm", source, target, model,
+        name, "litellm proxy", "litellm", "litellm[proxy]", source, target, model,
         venv=".venv-litellm-proxy", extra="litellm-proxy", config="examples/gateways/litellm-proxy.yaml",
         executable="litellm", arguments="--config {config} --host 127.0.0.1 --port {port}",
         environment=(("LITELLM_LOCAL_MODEL_COST_MAP", "True"),),  # offline: no cost map fetched
@@ -114,3 +123,37 @@ def contents(gateway: Gateway) -> dict[str, Any]:
         "distributions": found.get("distributions"),
         "model": gateway.model,
     }
+
+
+def standalone(gateway: Gateway) -> GatewayProgram:
+    """How a standalone script starts the gateway (`toolstream repro CASE --gateway NAME`): its
+    config cut to the one model the row asks for, the upstream's URL and key left for the script
+    (a LiteLLM config: `os.environ/...` values, which only the harness's variables would fill)."""
+    root = _checkout()
+    try:
+        loaded = plain_data(bounded.read(root / gateway.config, MAX_CONFIG), gateway.config)
+        (entry,) = [m for m in loaded["model_list"] if m["model_name"] == gateway.model]
+        params = {k: _standalone_value(k, v) for k, v in entry["litellm_params"].items()}
+    except (OSError, HarnessError, KeyError, TypeError, ValueError) as exc:
+        said = f"{gateway.config}: model_list: no model {gateway.model!r} to run alone ({exc})"
+        raise UsageError(said) from None
+    alone = {"model_list": [{"model_name": gateway.model, "litellm_params": params}]}
+    config = yaml.safe_dump(alone, sort_keys=False)
+    release = installed_version(gateway)
+    return GatewayProgram(
+        name=f"{gateway.product} {release}",
+        requirement=f"{gateway.install}=={release}",
+        program=gateway.executable,
+        arguments=tuple(shlex.split(gateway.arguments)),
+        environment=dict(gateway.environment),
+        config=config,
+        model=gateway.model,
+    )
+
+
+def _standalone_value(key: str, value: Any) -> Any:
+    if key == "api_base":
+        return "{upstream}"
+    if key == "api_key":
+        return "sk-repro"
+    return value

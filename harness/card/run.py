@@ -554,7 +554,6 @@ class CardRun:
         cost = self.cost(f"client {client.name}", len(cases), CLIENT_CASE_SECONDS)
         return PlannedRow(RowJob(name, cost, run, divisible=True), len(cases))
 
-
     def gateway_row(self, gateway: Gateway, step: str) -> grading.Graded | PlannedRow[grading.Graded]:
         """A gateway's row: the selected cases of its upstream dialect, each served as its upstream
         and asked in its downstream dialect, judged as `check --gateway` judges (`GatewayRun`),

@@ -27,9 +27,10 @@ def translator(name: str, *fault: str) -> Gateway:
     """The example translator as a card gateway, run by this Python (its package: this harness)."""
     hop = "{config} --from openai-chat --to anthropic --upstream {upstream} --port {port}"
     return Gateway(
-        name, " ".join(["example translator", *fault]), "toolstream-harness", "openai-chat", "anthropic",
-        "toolstream-upstream", venv=os.path.relpath(sys.prefix, ROOT), extra="test",
-        config="examples/gateways/translator.py", executable="python", arguments=" ".join([hop, *fault]),
+        name, " ".join(["example translator", *fault]), "toolstream-harness", "toolstream-harness",
+        "openai-chat", "anthropic", "toolstream-upstream", venv=os.path.relpath(sys.prefix, ROOT),
+        extra="test", config="examples/gateways/translator.py", executable="python",
+        arguments=" ".join([hop, *fault]),
     )  # fmt: skip
 
 
@@ -143,3 +144,14 @@ def test_litellm_proxy_rows_at_its_pinned_release_with_its_findings_known(
                 assert sig["known"] is not None, (r["library"], sig["signature"], sig["worst"])
                 found.add((r["library"], sig["signature"]))
     assert sorted((issue.library, issue.signature) for issue in entries) == sorted(found)
+
+
+def test_a_gateway_row_links_the_scripts_written_for_it() -> None:
+    from harness.card.repros import repro_scripts
+
+    scripts = repro_scripts(ROOT)
+    chat_to_messages = GATEWAYS["litellm-proxy-chat-to-messages"].library
+    found = scripts[(chat_to_messages, "openai-chat/text-then-call::original::s0")]
+    assert found == "examples/repros/gateways/litellm-proxy-messages-block-overlap.py"
+    library = scripts[("openai", "openai-chat/litellm-bridge-parallel-index0::original::s0")]
+    assert library == "examples/repros/openai-parallel-calls-share-index-0.py"
