@@ -5,6 +5,7 @@ class and nothing else); the probe names that class and no other. A plain stream
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from harness.gateway.probe import probe
 from harness.record.fake_provider import FakeProvider, Script
 from harness.wire import dialects
+from harness.wire.codecs import decode_all
 from harness.wire.dialects.bedrock_converse import exception_event
 from harness.wire.synthesis import synthesize
 
@@ -465,3 +467,124 @@ def test_the_probe_names_the_class_it_is_shown_and_no_other(
         (found,) = probe(fake.url, dialect, model="m", out=tmp_path, recipes=["single"])
     assert found.error is None and found.complete
     assert set(found.shapes) == (set() if code == "plain" else {code})
+
+
+# -- the dialects no `record` provider speaks (a UI protocol, a WebSocket session): their detectors
+# read a stream encoded and decoded the dialect's way, as the probe reads one.
+def g_tool(call: str, args: str = PARIS) -> list[Any]:
+    return [
+        {"type": "TOOL_CALL_START", "toolCallId": call, "toolCallName": "get_weather"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": args},
+        {"type": "TOOL_CALL_END", "toolCallId": call},
+    ]
+
+
+G_RUN = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
+G_DONE = {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}
+AG_UI: dict[str, list[Any]] = {
+    "plain": [G_RUN, *g_tool("a"), G_DONE],
+    "C3": [G_RUN, *g_tool("a"), *g_tool("b", LIMA), G_DONE],
+    "D6": [G_RUN, *g_tool("a")],
+    "D8": [G_RUN, g_tool("a")[0], {"type": "RUN_ERROR", "message": "boom"}],
+}
+
+
+def u_tool(call: str, args: str = PARIS) -> list[Any]:
+    return [
+        {"type": "tool-input-start", "toolCallId": call, "toolName": "get_weather"},
+        {"type": "tool-input-delta", "toolCallId": call, "inputTextDelta": args},
+        {
+            "type": "tool-input-available",
+            "toolCallId": call,
+            "toolName": "get_weather",
+            "input": json.loads(args),
+        },
+    ]
+
+
+U_START = [{"type": "start"}, {"type": "start-step"}]
+U_DONE = [{"type": "finish-step"}, {"type": "finish", "finishReason": "tool-calls"}, "[DONE]"]
+AI_SDK_UI: dict[str, list[Any]] = {
+    "plain": [*U_START, *u_tool("a"), *U_DONE],
+    "C3": [*U_START, *u_tool("a"), *u_tool("b", LIMA), *U_DONE],
+    "D6": [*U_START, *u_tool("a")],
+    "D8": [*U_START, u_tool("a")[0], {"type": "error", "errorText": "boom"}],
+}
+
+
+def rt_call(index: int, call: str, args: str = PARIS) -> list[Any]:
+    item = {
+        "id": f"item_{call}",
+        "object": "realtime.item",
+        "type": "function_call",
+        "status": "in_progress",
+        "name": "get_weather",
+        "call_id": f"call_{call}",
+        "arguments": "",
+    }
+    at = {
+        "response_id": "resp_1",
+        "item_id": f"item_{call}",
+        "output_index": index,
+        "call_id": f"call_{call}",
+    }
+    return [
+        {"type": "response.output_item.added", "response_id": "resp_1", "output_index": index, "item": item},
+        {"type": "response.function_call_arguments.delta", **at, "delta": args},
+        {"type": "response.function_call_arguments.done", **at, "arguments": args},
+        {
+            "type": "response.output_item.done",
+            "response_id": "resp_1",
+            "output_index": index,
+            "item": {**item, "status": "completed", "arguments": args},
+        },
+    ]
+
+
+RT_START = {
+    "type": "response.created",
+    "response": {"object": "realtime.response", "id": "resp_1", "status": "in_progress", "output": []},
+}
+RT_DONE = {
+    "type": "response.done",
+    "response": {"object": "realtime.response", "id": "resp_1", "status": "completed", "output": []},
+}
+REALTIME: dict[str, list[Any]] = {
+    "plain": [RT_START, *rt_call(0, "a"), RT_DONE],
+    "C3": [RT_START, *rt_call(0, "a"), *rt_call(1, "b", LIMA), RT_DONE],
+    "D6": [RT_START, *rt_call(0, "a")],
+    "D8": [
+        RT_START,
+        rt_call(0, "a")[0],
+        {"type": "error", "error": {"type": "server_error", "message": "boom"}},
+    ],
+}
+UNPROBED = {"ag-ui": AG_UI, "ai-sdk-ui": AI_SDK_UI, "openai-realtime": REALTIME}
+
+
+def test_every_dialect_of_the_registry_has_detectors_and_a_stream_per_class() -> None:
+    assert set(dialects.names()) == {*STREAMS, *UNPROBED, "openai-chat"}
+    for name, streams in UNPROBED.items():
+        assert set(streams) - {"plain"} == set(dialects.get(name).shape_codes), name
+
+
+UNPROBED_CASES = [(name, code) for name, streams in UNPROBED.items() for code in streams]
+
+
+@pytest.mark.parametrize(("dialect", "code"), UNPROBED_CASES, ids=[f"{d}-{c}" for d, c in UNPROBED_CASES])
+def test_a_dialect_without_a_provider_names_the_class_it_is_shown_and_no_other(
+    dialect: str, code: str
+) -> None:
+    d = dialects.get(dialect)
+    cassette = synthesize(
+        "shape",
+        dialect,
+        url="http://127.0.0.1/",
+        body={},
+        events=UNPROBED[dialect][code],
+        provenance="tests: a stream shaped as one catalogue class",
+        expected=False,
+    )
+    reads = (chunk.data for chunk in cassette.interactions[0].response.chunks)
+    events = dialects.parse_all(d, decode_all(d.codec(), reads))
+    assert set(d.shapes(events)) == (set() if code == "plain" else {code})

@@ -95,7 +95,8 @@ def calls_one_after_another(d: Dialect, events: Sequence[Event], fragments: Sequ
         here = d.get(events[first.event], first.slot, Field.INDEX)
         before = starts[call - 1]
         there = d.get(events[before.event], before.slot, Field.INDEX)
-        if first.event > ends[call - 1] and repr(here) != repr(there):
+        # keyed by id where there is no index: a call after the one before it ended is another call
+        if first.event > ends[call - 1] and (here is MISSING or repr(here) != repr(there)):
             return first.event
     return None
 
