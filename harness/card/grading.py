@@ -289,9 +289,16 @@ def card(
     graded: Sequence[Graded], *, date: str, selection: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """The whole card as plain data (what `report-card.json` holds and every rendering reads)."""
-    # Python libraries first, then the programs run through the replay server (`client:...`).
+    # Python libraries first, then the programs run through the replay server (`client:...`),
+    # then the gateways (`gateway:...`).
+    kinds = ("client:", "gateway:")
     ordered = sorted(
-        graded, key=lambda g: (g.adapter.startswith("client:"), g.library, version_key(g.version))
+        graded,
+        key=lambda g: (
+            next((n for n, kind in enumerate(kinds, 1) if g.adapter.startswith(kind)), 0),
+            g.library,
+            version_key(g.version),
+        ),
     )
     return {
         "version": CARD_VERSION,

@@ -418,6 +418,9 @@ _CALL = re.compile(r"^call \d+: ")
 # A line about a part that goes back (`harness.cassettes.outcome.part_differences`).
 _PART = re.compile(r"^(?P<kind>reasoning|call part|text) \d+: (?P<rest>.*)$")
 _NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
+# A gateway's line (`harness.gateway.judging`): `gateway A -> B: RULE[ at event N]: what`; a
+# protocol rule is its own signature, a translation rule's difference is signed as any other.
+_HOP = re.compile(r"^gateway \S+ -> \S+: (?P<rule>[\w.-]+)(?P<at> at event \d+)?: (?P<rest>.*)$", re.DOTALL)
 # A case id (`openai-chat/parallel-2::original::s0`), tried only where a word or quote begins.
 _CASE_ID = re.compile(r"(?<![^\s'\"])\S+?::\S+?::s\d+")
 _SIGNED = 300
@@ -482,6 +485,9 @@ def error_signature(error: str) -> str:
 
 
 def _line_signature(line: str) -> str:
+    hop = _HOP.match(line)
+    if hop:
+        return hop["rule"] if hop["at"] else f"{hop['rule']}: {_line_signature(hop['rest'])}"
     if line.startswith("parts:"):
         return "parts order differs"
     part = _PART.match(line)
