@@ -122,9 +122,15 @@ def _known_text(sig: Mapping[str, Any]) -> str:
         return "not in our list"
     parts = [f"{known['kind']}: {known['title']}"]
     parts.append(f"[upstream]({known['upstream']})" if known.get("upstream") else "not reported upstream")
-    if known.get("fixed_in"):
-        parts.append(f"fixed in {known['fixed_in']}")
+    if known.get("introduced_in") or known.get("fixed_in"):
+        parts.append(_releases_text(known))
     return "; ".join(parts)
+
+
+def _releases_text(known: Mapping[str, Any]) -> str:
+    """`introduced in 1.2.0, fixed in 1.2.14`: the releases `toolstream bisect` found, those known."""
+    found = (("introduced", known.get("introduced_in")), ("fixed", known.get("fixed_in")))
+    return ", ".join(f"{what} in {release}" for what, release in found if release)
 
 
 def _source_text(sig: Mapping[str, Any]) -> str:
@@ -346,6 +352,8 @@ def page(card: Mapping[str, Any], base: str = "") -> str:
         for sig in r["signatures"]:
             known = sig.get("known") or {}
             link = f" <a href='{e(known['upstream'])}'>upstream</a>" if known.get("upstream") else ""
+            if known.get("introduced_in") or known.get("fixed_in"):
+                link += f" ({e(_releases_text(known))})"
             source = known.get("source")
             where = (
                 f"<code>{e(source['file'])}:{source['line']}</code> "
