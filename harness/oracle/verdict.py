@@ -417,7 +417,8 @@ def describe_error(exc: BaseException) -> str:
 _CALL = re.compile(r"^call \d+: ")
 # A line about a part that goes back (`harness.cassettes.outcome.part_differences`).
 _PART = re.compile(r"^(?P<kind>reasoning|call part|text) \d+: (?P<rest>.*)$")
-_NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
+# A name line may end in why the name differs (`harness.oracle.evidence.Misnamed`).
+_NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)(?: \(.*\))?$")
 # A case id (`openai-chat/parallel-2::original::s0`), tried only where a word or quote begins.
 _CASE_ID = re.compile(r"(?<![^\s'\"])\S+?::\S+?::s\d+")
 _SIGNED = 300
