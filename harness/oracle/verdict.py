@@ -418,7 +418,8 @@ def describe_error(exc: BaseException) -> str:
 _CALL = re.compile(r"^call \d+: ")
 # A line about a part that goes back (`harness.cassettes.outcome.part_differences`).
 _PART = re.compile(r"^(?P<kind>reasoning|call part|text) \d+: (?P<rest>.*)$")
-_NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
+# A name line may end in why the name differs (`harness.oracle.evidence.Misnamed`).
+_NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)(?: \(.*\))?$")
 # A gateway's line (`harness.gateway.judging`): `gateway A -> B: RULE[ at event N]: what`; a
 # protocol rule is its own signature, a translation rule's difference is signed as any other.
 _HOP = re.compile(r"^gateway \S+ -> \S+: (?P<rule>[\w.-]+)(?P<at> at event \d+)?: (?P<rest>.*)$", re.DOTALL)
