@@ -65,6 +65,14 @@ def test_a_slow_starting_process_is_started_and_warmed_up_before_the_first_case(
     assert [s["case"] for s in starts[1:]] == ["good-1", "good-2"] and "warmup" not in starts[1]
 
 
+def test_a_start_up_longer_than_a_case_s_timeout_is_waited_for(case: Case) -> None:
+    # litellm 1.110.2 took 36 s to import on the card's loaded machine, past its 30 s case limit:
+    # every case of its row timed out unrun. The start-up is no case's cost.
+    with Stdio(slow_start(2), "events", timeout=1) as acc:
+        acc.prepare()  # what the runner calls: no limit of its own
+        assert acc.run(case).text == "good-1" and acc.started == 1
+
+
 def test_prepare_never_raises_and_a_process_never_ready_times_out_each_case_at_once(case: Case) -> None:
     with Stdio(slow_start(600), "events") as acc:
         started = time.monotonic()
