@@ -96,6 +96,10 @@ class LangchainCoreAccumulator(EventAccumulator):
             return None
         tool_call_chunks = []
         if raw_tool_calls := delta.get("tool_calls"):
+            if any(isinstance(rtc, dict) and rtc.get("custom") is not None for rtc in raw_tool_calls):
+                # langchain-openai refuses a custom tool in the request (`bind_tools`), and reads
+                # `function` only: a freeform call never reaches langchain-core as a chunk.
+                raise NotApplicable(f"{NAME}: a custom (freeform) tool call reaches it as no chunk")
             # langchain-openai reads the SDK's `chunk.model_dump()`, where a fragment the gateway
             # sent without `index` has `index: None`: each such fragment is a tool call chunk of
             # its own, which `+` never merges (A3).

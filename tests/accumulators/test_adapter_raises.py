@@ -98,3 +98,16 @@ def test_a_request_langchain_anthropic_cannot_bind_is_skipped_with_the_reason() 
     with pytest.raises(NotApplicable, match=said):
         resolve("langchain-anthropic").run(unbindable)
     assert resolve("langchain-anthropic").run(case).state is State.COMPLETE  # its own tools bind
+
+
+def test_langchain_core_skips_a_custom_tool_call_no_provider_package_hands_it() -> None:
+    # The card's triage (issues 39, 43): the adapter turned a chat custom call into a nameless
+    # function call `{}`, a failure of its own making on 66 cases of each langchain-core row;
+    # langchain-openai refuses the custom tool in the request and reads `function` only.
+    pytest.importorskip("langchain_core")
+    from harness import Selection, run_matrix
+
+    case = "openai-chat/custom-tool::original::s0"
+    (result,) = run_matrix("langchain-core", Selection(cases=(case,))).results
+    assert str(result.verdict) == "skipped", (result.verdict, result.diff)
+    assert result.error is not None and "custom (freeform) tool call reaches it as no chunk" in result.error
