@@ -216,6 +216,15 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
     valid = iter(message.tool_calls)
     invalid = iter(message.invalid_tool_calls)
     calls: list[ToolCall] = []
+    # A custom (freeform) call is a tool call whose args are `{"__arg1": input}`, langchain's way
+    # to pass one string; its input as sent is the `custom_tool_call` content block of its id.
+    freeform = {
+        block.get("call_id"): block.get("input")
+        for block in (message.content if isinstance(message.content, list) else [])
+        if isinstance(block, dict)
+        and block.get("type") == "custom_tool_call"
+        and isinstance(block.get("input"), str)
+    }
     for chunk in message.tool_call_chunks:
         # init_tool_calls made each chunk a tool call when its args parse to a dict, else an invalid call
         try:
@@ -225,7 +234,13 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
             is_valid = False
         if is_valid:
             found = next(valid, None)
-            if found is not None:
+            if found is not None and found["id"] in freeform:
+                calls.append(
+                    ToolCall(
+                        name=found["name"], arguments=freeform[found["id"]], id=found["id"], kind="custom"
+                    )
+                )
+            elif found is not None:
                 calls.append(ToolCall(name=found["name"], arguments=found["args"], id=found["id"]))
         else:
             bad = next(invalid, None)

@@ -111,3 +111,15 @@ def test_langchain_core_skips_a_custom_tool_call_no_provider_package_hands_it() 
     (result,) = run_matrix("langchain-core", Selection(cases=(case,))).results
     assert str(result.verdict) == "skipped", (result.verdict, result.diff)
     assert result.error is not None and "custom (freeform) tool call reaches it as no chunk" in result.error
+
+
+def test_langchain_openai_hands_a_responses_custom_call_over_as_sent() -> None:
+    # The card's triage: langchain-openai gives a custom_tool_call as a tool call whose args are
+    # `{"__arg1": input}` (langchain's one-string convention) beside its `custom_tool_call` content
+    # block holding the input verbatim; the adapter read the args and judged the input parsed as JSON.
+    pytest.importorskip("langchain_openai")
+    from harness import Selection, run_matrix
+
+    case = "openai-responses/custom-tool::original::s0"
+    (result,) = run_matrix("langchain-openai", Selection(cases=(case,))).results
+    assert str(result.verdict) == "pass", result.diff
