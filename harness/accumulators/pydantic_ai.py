@@ -33,6 +33,7 @@ from harness.accumulators.client import (
     sdk_http,
 )
 from harness.cassettes.outcome import Outcome, ToolCall
+from harness.errors import NotApplicable
 
 if TYPE_CHECKING:
     from harness.mutate.case import Case
@@ -89,6 +90,8 @@ def _tools(case: Case) -> list[Any]:
     for tool in request_body(case).get("tools") or []:
         if not isinstance(tool, dict):
             continue
+        if tool.get("type") == "custom":  # what it cannot ask for, it is not judged on
+            raise NotApplicable(f"{NAME}: a custom (freeform) tool is not one pydantic-ai can declare")
         function = tool.get("function")
         spec: dict[str, Any] = function if isinstance(function, dict) else tool
         name = spec.get("name")
