@@ -25,6 +25,7 @@ from harness.accumulators.event_level import EventLevel
 from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import NotApplicable
 from harness.wire.dialects import Event
+from harness.wire.dialects.openai_responses import ACTION_ITEM_TYPES, client_call
 
 __all__ = ["LangchainCoreAccumulator", "accumulator", "outcome_of", "raised_outcome"]
 
@@ -225,6 +226,13 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
         and block.get("type") == "custom_tool_call"
         and isinstance(block.get("input"), str)
     }
+    # A client-run Responses item (apply_patch_call, shell_call ...) is no tool call in langchain:
+    # langchain-openai hands it over as a content block, the item as the API sent it.
+    actions = [
+        client_call({key: value for key, value in block.items() if key != "index"})
+        for block in (message.content if isinstance(message.content, list) else [])
+        if isinstance(block, dict) and block.get("type") in ACTION_ITEM_TYPES
+    ]
     for chunk in message.tool_call_chunks:
         # init_tool_calls made each chunk a tool call when its args parse to a dict, else an invalid call
         try:
@@ -248,6 +256,7 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
                 calls.append(
                     ToolCall(name=bad["name"], arguments=bad["args"] or "", id=bad["id"], invalid=True)
                 )
+    calls.extend(actions)
     metadata = message.response_metadata or {}
     finish = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("status")
     return Outcome(
