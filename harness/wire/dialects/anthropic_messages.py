@@ -23,7 +23,9 @@ Reference accumulator, keying rules:
   without `[DONE]`). An `error` event ends the stream in the error state, and a stream without
   `message_stop` is otherwise cut: either way only the blocks stopped before are reported (D7, D8).
   Nothing after `message_stop` counts, an `error` event included. Deltas for an index with no
-  open block (stray, after its stop) are dropped.
+  open block (stray, after its stop) are dropped (E3); deltas for an index no block ever had,
+  while exactly one block is open, are that block's (A11: a gateway numbering a block's deltas
+  one past its start, Wei-Shaw/sub2api PR #4294; vercel/ai PR #11771 routes them by the start).
 - Calls are reported in the order their blocks started; text is every `text_delta` in arrival
   order; `ping`, thinking blocks and unknown events are skipped wherever they come.
 - Server tool blocks (`server_tool_use`, `mcp_tool_use`: web search, web fetch, code execution,
@@ -228,7 +230,7 @@ class AnthropicAccumulator(BlockAccumulator):
 
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         kind = delta.get("type")
-        block = self.blocks.get(index)
+        block = self.blocks.route(index)
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             self.text.append(delta["text"])
             self.parts.text(delta["text"], None if block is None else block.order)

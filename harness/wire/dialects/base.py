@@ -104,6 +104,9 @@ class Field(StrEnum):
     TYPE = "type"
     ITEM_ID = "item_id"  # Responses `item.id` / `item_id`
     ARGS = "args"  # this fragment's piece of arguments (text), or the whole args object
+    # The thought signature a call carries, where a dialect puts it on a call's fragment (Gemini's
+    # OpenAI-compatible `extra_content.google.thought_signature`); a dialect without one has none.
+    SIGNATURE = "signature"
 
 
 class _Missing:
