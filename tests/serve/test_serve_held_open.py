@@ -116,18 +116,18 @@ def test_the_replay_transport_holds_the_stream_open_the_same_way(flavour: str) -
     request = ("POST", "https://api.openai.com/v1/responses")
 
     if flavour == "sync":
-        with httpx.Client(transport=replay_transport(case)) as client:
-            with client.stream(*request, json=BODY) as response:
-                reads = [(chunk, time.monotonic()) for chunk in response.iter_raw()]
-                ended = time.monotonic()
+        client = httpx.Client(transport=replay_transport(case))
+        with client, client.stream(*request, json=BODY) as response:
+            reads = [(chunk, time.monotonic()) for chunk in response.iter_raw()]
+            ended = time.monotonic()
     else:
         import asyncio
 
         async def run() -> tuple[list[tuple[bytes, float]], float]:
-            async with httpx.AsyncClient(transport=replay_transport(case)) as client:
-                async with client.stream(*request, json=BODY) as response:
-                    reads = [(chunk, time.monotonic()) async for chunk in response.aiter_raw()]
-                    return reads, time.monotonic()
+            client = httpx.AsyncClient(transport=replay_transport(case))
+            async with client, client.stream(*request, json=BODY) as response:
+                reads = [(chunk, time.monotonic()) async for chunk in response.aiter_raw()]
+                return reads, time.monotonic()
 
         reads, ended = asyncio.run(run())
     assert b"".join(chunk for chunk, _ in reads) == case.response.body
