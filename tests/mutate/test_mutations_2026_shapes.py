@@ -572,3 +572,83 @@ def test_a_moved_or_repeated_thought_signature_is_the_calls_once(
     assert problems(case_id, SigningChatClient("first")) == []
     original = "openai-chat/gemini-compat-thought-signature::original::s0"
     assert problems(original, SigningChatClient(wrong)) == []
+
+
+# -- an Anthropic signature sent after the next block began (OpenRouter) ----------------------------
+
+
+class PartsAnthropicClient:
+    """The parts of a turn, calls and text as they came. `by_index`: thinking and signature deltas
+    go to the block their index names; otherwise to the last part when it is reasoning, else to a
+    new reasoning part (rikkahub's `appendChunk` before rikkahub/rikkahub PR #1076)."""
+
+    def __init__(self, by_index: bool) -> None:
+        self.by_index = by_index
+        self.parts: list[dict[str, Any]] = []
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.calls: list[dict[str, Any]] = []
+        self.text = ""
+        self.finish: str | None = None
+
+    def _reasoning(self, index: int) -> dict[str, Any]:
+        if self.by_index and index in self.blocks:
+            return self.blocks[index]
+        if self.parts and self.parts[-1]["kind"] is PartKind.REASONING:
+            return self.parts[-1]
+        part = {"kind": PartKind.REASONING, "text": "", "signature": None}
+        self.parts.append(part)
+        return part
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind, index = p.get("type"), p.get("index", -1)
+        if kind == "content_block_start":
+            block = p["content_block"]
+            part: dict[str, Any] = {"kind": None, "text": "", "signature": None}
+            if block["type"] == "thinking":
+                part["kind"] = PartKind.REASONING
+            elif block["type"] == "text":
+                part["kind"] = PartKind.TEXT
+            elif block["type"] == "tool_use":
+                part["kind"] = PartKind.CALL
+                self.calls.append({"id": block["id"], "name": block["name"], "text": ""})
+            if part["kind"] is not None:
+                self.parts.append(part)
+                self.blocks[index] = part
+        elif kind == "content_block_delta":
+            delta = p["delta"]
+            if delta["type"] == "thinking_delta":
+                self._reasoning(index)["text"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                self._reasoning(index)["signature"] = delta["signature"]
+            elif delta["type"] == "text_delta":
+                self.blocks[index]["text"] += delta["text"]
+                self.text += delta["text"]
+            elif delta["type"] == "input_json_delta":
+                self.calls[-1]["text"] += delta["partial_json"]
+        elif kind == "message_delta":
+            self.finish = p["delta"].get("stop_reason") or self.finish
+
+    def close(self, error: str | None) -> Outcome:
+        calls = tuple(ToolCall.from_text(c["name"], c["text"], c["id"]) for c in self.calls)
+        parts = tuple(
+            Part(p["kind"], p["text"] if p["kind"] is not PartKind.CALL else "", p["signature"])
+            for p in self.parts
+        )
+        return Outcome(calls, text=self.text, finish_reason=self.finish, state=State.COMPLETE, parts=parts)
+
+
+def test_a_signature_after_the_next_block_kills_a_client_signing_the_last_part() -> None:
+    case_id = "anthropic/thinking-then-call::signature-after-the-next-block::s0"
+    case = build_case(case_id)
+    kinds = [(e.payload.get("type"), e.payload.get("index")) for e in case.events if e.payload != "[DONE]"]
+    assert kinds.index(("content_block_stop", 0)) > kinds.index(("content_block_start", 1))
+    assert case.expected.parts == build_case("anthropic/thinking-then-call::original::s0").expected.parts
+    found = problems(case_id, PartsAnthropicClient(by_index=False))
+    # The signature on an empty reasoning part of its own, after the text; the thinking unsigned.
+    assert found[0].startswith("parts: 'reasoning, text") and found[0].endswith(", reasoning, call'")
+    assert found[1].startswith("reasoning 1: text 'The user wants") and found[1].endswith("got ''")
+    assert found[2].startswith("reasoning 1: unexpected 'The user wants")
+    assert problems(case_id, PartsAnthropicClient(by_index=True)) == []
+    original = "anthropic/thinking-then-call::original::s0"
+    assert problems(original, PartsAnthropicClient(by_index=False)) == []

@@ -402,6 +402,40 @@ class AnthropicMessages(Dialect, Requesting):
                 out.append(Fragment(pos, 0, open_calls.pop(_index(event))[0], Role.END))
         return out
 
+    def sign_late(self, events: Sequence[Event]) -> list[Event] | None:
+        """Each thinking block's `signature_delta` and `content_block_stop` moved after the first
+        delta of the next block: the blocks then overlap, each delta still at its own index
+        (OpenRouter relaying Anthropic, rikkahub/rikkahub#1075 / PR #1076)."""
+        out = list(events)
+        moved = False
+        pos = 0
+        while pos < len(out):
+            event = out[pos]
+            if not (event_type(event) == "content_block_delta" and _delta_type(event) == "signature_delta"):
+                pos += 1
+                continue
+            index = _index(event)
+            stop = next(
+                (k for k in range(pos + 1, len(out)) if event_type(out[k]) == "content_block_stop"
+                 and _index(out[k]) == index),
+                None,
+            )  # fmt: skip
+            if stop is None:
+                return None
+            later = next(
+                (k for k in range(stop + 1, len(out)) if event_type(out[k]) == "content_block_delta"
+                 and _index(out[k]) != index),
+                None,
+            )  # fmt: skip
+            if later is None:
+                pos += 1
+                continue
+            between = [e for k, e in enumerate(out[pos : later + 1], pos) if k not in (pos, stop)]
+            out[pos : later + 1] = [*between, out[pos], out[stop]]
+            moved = True
+            pos = later + 1
+        return out if moved else None
+
     def get(self, event: Event, slot: int, field: Field) -> Any:
         _check_slot(slot)
         payload = _dict(event.payload)

@@ -504,6 +504,13 @@ class Editing(ABC):
         call fragments in one delta), or None when the wire cannot express it."""
         return None
 
+    def sign_late(self, events: Sequence[Event]) -> list[Event] | None:
+        """The events with each reasoning block's signature, and the block's end with it, sent
+        after the next block's first delta: what a gateway relaying the stream may do (Anthropic
+        through OpenRouter). None where the wire keys no signature to its block, or no block
+        follows a signed one."""
+        return None
+
     @abstractmethod
     def build(self, kind: Kind, **params: Any) -> list[Event]:
         """Events of a kind, shaped like this provider's: TEXT(text=), REASONING(text=), PING(),
