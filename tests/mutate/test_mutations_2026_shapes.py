@@ -652,3 +652,57 @@ def test_a_signature_after_the_next_block_kills_a_client_signing_the_last_part()
     assert problems(case_id, PartsAnthropicClient(by_index=True)) == []
     original = "anthropic/thinking-then-call::original::s0"
     assert problems(original, PartsAnthropicClient(by_index=False)) == []
+
+
+# -- a shell_call whose commands stream (response.shell_call_command.*) ---------------------------
+
+
+class ShellClient:
+    """Shell calls of a Responses stream. `per_command`: each command runs at its
+    `shell_call_command.done` (the call is reported once one is done); otherwise the item runs at
+    its `output_item.done`, with the action that event holds."""
+
+    def __init__(self, per_command: bool) -> None:
+        self.per_command = per_command
+        self.items: dict[int, dict[str, Any]] = {}
+        self.done: dict[int, ToolCall] = {}
+        self.text = ""
+        self.finish: str | None = None
+        self.complete = False
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind, index = p.get("type"), p.get("output_index", -1)
+        if kind == "response.output_item.added" and p["item"].get("type") == "shell_call":
+            self.items[index] = {"item": p["item"], "commands": []}
+        elif kind == "response.shell_call_command.done" and self.per_command:
+            entry = self.items[index]
+            entry["commands"].append(p["command"])
+            action = {**entry["item"]["action"], "commands": list(entry["commands"])}
+            self.done[index] = ToolCall(None, {"action": action}, entry["item"]["call_id"], kind="shell_call")
+        elif kind == "response.output_item.done" and p["item"].get("type") == "shell_call":
+            item = p["item"]
+            self.done[index] = ToolCall(None, {"action": item["action"]}, item["call_id"], kind="shell_call")
+        elif kind == "response.output_text.delta":
+            self.text += p["delta"]
+        elif kind == "response.completed":
+            self.finish, self.complete = p["response"]["status"], True
+
+    def close(self, error: str | None) -> Outcome:
+        state = State.COMPLETE if self.complete else State.CUT
+        calls = tuple(self.done.values())
+        return Outcome(calls, text=self.text, finish_reason=self.finish, state=state, error=error)
+
+
+def test_a_shell_call_cut_between_its_streamed_commands_runs_nothing() -> None:
+    cassette = "openai-responses/shell-call-streamed-commands"
+    cut = build_case(f"{cassette}::cut-at-every-event::s0::e30")  # after the first command's .done
+    assert cut.events[-1].payload["type"] == "response.shell_call_command.done"
+    assert cut.expected.tool_calls == () and cut.expected.state is State.CUT
+    found = problems(cut.id, ShellClient(per_command=True))
+    assert found[0] == "tool_calls: 0 expected, got 1"  # the first command, run on a cut turn
+    assert problems(cut.id, ShellClient(per_command=False)) == []
+    whole = build_case(f"{cassette}::original::s0")
+    (call,) = whole.expected.tool_calls
+    assert call.kind == "shell_call" and len(call.arguments["action"]["commands"]) == 2
+    assert problems(whole.id, ShellClient(per_command=False)) == []
