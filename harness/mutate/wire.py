@@ -567,7 +567,7 @@ class UnterminatedLastEvent(Mutation):
     whole, so a client that dispatches a line at its line end takes it while the connection is
     still open."""
 
-    seconds: float = 0.2
+    seconds: float = 0.1
 
     level = Level.WIRE
     meaning = Meaning.CHANGING
