@@ -341,7 +341,7 @@ class ResponseStream:
         index = len(self.output)
         call_id = "call_" + "".join(self.rng.choice(ALNUM) for _ in range(24))
         item: dict[str, Any] = {"id": "sh_" + self.hex(50), "type": "shell_call", "status": "in_progress"}
-        action: dict[str, Any] = {"commands": [], "timeout_ms": timeout_ms, "max_output_length": None}
+        action: dict[str, Any] = {"commands": [], "timeout_ms": timeout_ms}
         item.update(call_id=call_id, action=action)
         self.emit("response.output_item.added", item=copy.deepcopy(item), output_index=index)
         for number, command in enumerate(commands):

@@ -21,7 +21,6 @@ SHELL_INPUT = 'grep -rn "TODO\\|FIXME" src/ | wc -l\necho "done: $?"'
 SHELL_ACTION = {
     "commands": ["cd repo && git status --short", "python -m pytest -q tests/test_ledger.py -x"],
     "timeout_ms": 120000,
-    "max_output_length": None,
 }
 PATCH = {
     "type": "update_file",
