@@ -5,10 +5,10 @@ An ADK agent run with `RunConfig(streaming_mode=StreamingMode.SSE)` calls its mo
 runs is `partial` (shown, never acted on: `base_llm_flow.py` runs the function calls of non-partial
 events only), and the last one is the turn the agent acts on, its function calls run as tools.
 This adapter makes that call on ADK's own model classes and reads that last response:
-- `gemini`: `google.adk.models.Gemini`, whose google-genai `Client` gets an async client of the
-  HTTP library it is built on over the replay transport (`client_kwargs={"http_options":
-  HttpOptions(httpx_async_client=...)}`, as the class's docstring says to customize the client);
-  its `StreamingResponseAggregator` (`utils/streaming_utils.py`) builds the final response.
+- `gemini`: `google.adk.models.Gemini`, whose google-genai `Client` is given the recording's
+  backend and an async client over the replay transport in `client_kwargs` (as the class's
+  docstring says to customize the client; `harness.accumulators.google_genai`); its
+  `StreamingResponseAggregator` (`utils/streaming_utils.py`) builds the final response.
 - `anthropic`: `google.adk.models.anthropic_llm.AnthropicLlm` with its `client` an
   `anthropic.AsyncAnthropic` on the replay transport; ADK reads the raw events itself
   (`_generate_content_streaming`).
@@ -23,9 +23,9 @@ Needs `pip install 'toolstream-harness[google-adk]'`.
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import TYPE_CHECKING, Any
 
+from harness.accumulators import google_genai
 from harness.accumulators.client import (
     Adapter,
     base_url,
@@ -46,7 +46,6 @@ __all__ = ["accumulator", "run"]
 NAME = "google-adk"
 EXTRA = "google-adk"
 DIALECTS = ("gemini", "anthropic")
-_MODEL_IN_URL = re.compile(r"/models/([^/:?]+)")
 
 
 def run(transport: Any, case: Case) -> Outcome:
@@ -59,9 +58,7 @@ accumulator = Adapter(
     DIALECTS,
     run,
     needs=(("google.adk.models", EXTRA), ("google.adk.models.anthropic_llm", EXTRA)),
-    # google-genai builds on httpx when both it and httpx2 are installed; said, so the client
-    # handed over (an `httpx.AsyncClient`) is the one it takes whatever else the environment holds.
-    environment={"GOOGLE_GENAI_HTTP_CLIENT": "httpx"},
+    environment=google_genai.ENVIRONMENT,
 )
 
 
@@ -69,16 +66,9 @@ def _model(transport: Any, case: Case) -> tuple[Any, str]:
     """ADK's model object for the case's dialect, on the replay transport, and the model name."""
     body = request_body(case)
     if case.dialect == "gemini":
-        httpx = require("httpx", EXTRA)
-        types = require("google.genai.types", EXTRA)
-        found = _MODEL_IN_URL.search(recorded_request(case).url)
-        name = found.group(1) if found else "gemini-2.5-flash"
-        options = types.HttpOptions(
-            base_url="https://generativelanguage.googleapis.com/",
-            httpx_async_client=httpx.AsyncClient(transport=transport),
-        )
-        gemini = require("google.adk.models", EXTRA).Gemini
-        return gemini(model=name, client_kwargs={"api_key": "test", "http_options": options}), name
+        name = google_genai.model_name(case)
+        arguments = google_genai.client_arguments(case, transport, EXTRA)
+        return require("google.adk.models", EXTRA).Gemini(model=name, client_kwargs=arguments), name
     anthropic = require("anthropic", EXTRA)
     name = str(body.get("model") or "claude-sonnet-4-5")
     client = anthropic.AsyncAnthropic(
@@ -119,8 +109,10 @@ async def _stream(transport: Any, case: Case) -> Outcome:
     llm_request_type = require("google.adk.models.llm_request", EXTRA).LlmRequest
     model, name = _model(transport, case)
     declarations = _declarations(case)
+    tool_config = request_body(case).get("toolConfig")  # Gemini's, as recorded (streamed arguments asked for)
     config = types.GenerateContentConfig(
-        tools=[types.Tool(function_declarations=declarations)] if declarations else None
+        tools=[types.Tool(function_declarations=declarations)] if declarations else None,
+        tool_config=tool_config if case.dialect == "gemini" and isinstance(tool_config, dict) else None,
     )
     request = llm_request_type(
         model=name,

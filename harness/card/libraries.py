@@ -74,6 +74,13 @@ LIBRARIES: dict[str, Library] = {
         # ADK's own Gemini model and its AnthropicLlm, whose `anthropic` only the large
         # `extensions` extra brings.
         Library("google-adk", "google-adk", ("gemini", "anthropic"), beside=("anthropic",)),
+        # The default Bedrock model (boto3, a dependency) and the providers of three extras.
+        Library(
+            "strands-agents",
+            "strands-agents",
+            ("bedrock-converse", "openai-chat", "anthropic", "gemini"),
+            extras=("openai", "anthropic", "gemini"),
+        ),
     )
 }
 
