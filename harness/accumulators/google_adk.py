@@ -121,6 +121,8 @@ async def _stream(transport: Any, case: Case) -> Outcome:
     )
     streamed: list[str] = []  # the text of the partial responses, as a UI shows them
     final: Any = None
+    # ADK hands over Google's FinishReason, to which it maps Anthropic's stop_reason: not Anthropic's own.
+    notes = (FINISH_NOT_SURFACED,) if case.dialect == "anthropic" else ()
     try:
         async for response in model.generate_content_async(request, stream=True):
             if response.partial:
@@ -128,13 +130,13 @@ async def _stream(transport: Any, case: Case) -> Outcome:
             else:
                 final = response
     except Exception as exc:  # whatever ADK raises: `client.raised`
-        return Outcome(text="".join(streamed), state=raised(exc, _cut(case)), error=raised_error(exc))
+        state = raised(exc, _cut(case))
+        return Outcome(text="".join(streamed), state=state, error=raised_error(exc), notes=notes)
     if final is None:
-        return Outcome(text="".join(streamed))
+        return Outcome(text="".join(streamed), notes=notes)
     usage = final.usage_metadata
     finish = final.finish_reason
     error = final.error_code
-    notes = (FINISH_NOT_SURFACED,) if case.dialect == "anthropic" else ()
     return Outcome(
         tool_calls=tuple(_call(part.function_call) for part in _parts(final) if part.function_call),
         text=_text(final),

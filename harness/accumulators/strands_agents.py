@@ -214,6 +214,8 @@ async def _stream(transport: Any, case: Case) -> Outcome:
     messages = [{"role": "user", "content": [{"text": "toolstream"}]}]
     streamed: list[str] = []  # the text its callback handler was shown
     stop: Any = None
+    own = case.dialect in _OWN_FINISH
+    notes = () if own else (FINISH_NOT_SURFACED,)
     try:
         async for event in streaming.stream_messages(model, None, messages, _tool_specs(case)):
             if isinstance(event, stop_type):
@@ -221,18 +223,18 @@ async def _stream(transport: Any, case: Case) -> Outcome:
             elif isinstance(event, text_type):
                 streamed.append(str(event["data"]))
     except Exception as exc:  # whatever Strands raises: `client.raised`
-        return Outcome(text="".join(streamed), state=raised(exc, _cut()), error=raised_error(exc))
+        state = raised(exc, _cut())
+        return Outcome(text="".join(streamed), state=state, error=raised_error(exc), notes=notes)
     if stop is None:
-        return Outcome(text="".join(streamed))
+        return Outcome(text="".join(streamed), notes=notes)
     stop_reason, message, usage, _ = stop["stop"]
     content = message.get("content") or []
-    own = case.dialect in _OWN_FINISH
     return Outcome(
         tool_calls=tuple(_call(block["toolUse"]) for block in content if "toolUse" in block),
         text="".join(block["text"] for block in content if "text" in block),
         finish_reason=str(stop_reason) if own else None,
         usage=dict(usage) if usage else None,
-        notes=() if own else (FINISH_NOT_SURFACED,),
+        notes=notes,
     )
 
 
