@@ -3,7 +3,8 @@
 Every script in examples/repros/ is regenerated from the command in its docstring and must be
 byte-identical (no drift), and is run where its library is installed (openai and anthropic in the
 test environment; pydantic-ai, litellm, google-adk and strands-agents in their side environments),
-exiting 1 on the current release. Scripts for streams the library handles exit 0, so a script can tell a fixed release.
+exiting 1 on the current release. Scripts for streams the library handles exit 0, so a script can
+tell a fixed release.
 """
 
 from __future__ import annotations
