@@ -81,6 +81,7 @@ LIBRARIES: dict[str, Library] = {
             ("bedrock-converse", "openai-chat", "anthropic", "gemini"),
             extras=("openai", "anthropic", "gemini"),
         ),
+        Library("smolagents", "smolagents", ("openai-chat",), extras=("openai",)),
     )
 }
 

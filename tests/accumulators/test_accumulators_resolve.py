@@ -106,6 +106,7 @@ def test_builtin_names() -> None:
         "litellm",
         "google-adk",
         "strands-agents",
+        "smolagents",
     ]
 
 
