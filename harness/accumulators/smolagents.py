@@ -94,9 +94,10 @@ def _tools(case: Case) -> list[Any]:
             raise NotApplicable(
                 f"{NAME}: smolagents declares function tools only; this request offers others"
             )
-        spec = tool.get("function") if isinstance(tool.get("function"), dict) else tool
-        schema = spec.get("parameters") if isinstance(spec.get("parameters"), dict) else {}
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        spec: dict[str, Any] = tool["function"] if isinstance(tool.get("function"), dict) else tool
+        schema: dict[str, Any] = spec["parameters"] if isinstance(spec.get("parameters"), dict) else {}
+        found = schema.get("properties")
+        properties: dict[str, Any] = found if isinstance(found, dict) else {}
         inputs = {
             key: {"type": "any", **value, "description": str(value.get("description") or key)}
             for key, value in properties.items()
