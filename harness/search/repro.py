@@ -62,6 +62,7 @@ SPECS: dict[str, Template] = {
         templates.GOOGLE_ADK,
         {**_GEMINI_ENDPOINTS, **_ANTHROPIC_ENDPOINTS},
     ),
+    "smolagents": Template("smolagents[openai]", ("openai-chat",), templates.SMOLAGENTS, _OPENAI_ENDPOINTS),
     "strands-agents": Template(
         "strands-agents[openai,anthropic,gemini]",
         ("openai-chat", "anthropic", "gemini"),

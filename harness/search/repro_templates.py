@@ -17,6 +17,7 @@ __all__ = [
     "MAIN",
     "OPENAI",
     "PYDANTIC_AI",
+    "SMOLAGENTS",
     "STRANDS_AGENTS",
     "TRANSPORT",
 ]
@@ -466,6 +467,56 @@ def run():
     transport) through `stream_messages`, as an Agent's event loop calls it: the message of its last
     event (`ModelStopReason`) is the turn the agent acts on (runs its toolUse blocks)."""
     return asyncio.run(stream_response())
+'''
+
+
+SMOLAGENTS = '''
+import httpx
+import openai
+from smolagents.models import ChatMessage, MessageRole, OpenAIModel, agglomerate_stream_deltas, parse_json_if_needed
+from smolagents.tools import Tool
+
+
+def expected_as_reported(expected):
+    """smolagents keeps no finish reason: not compared."""
+    return {**expected, "finish_reason": None}
+
+
+def tools():
+    out = []
+    for tool in REQUEST.get("tools") or []:
+        spec = tool["function"]
+        properties = (spec.get("parameters") or {}).get("properties") or {}
+        inputs = {k: {"type": "any", **v, "description": v.get("description") or k} for k, v in properties.items()}
+        attributes = {"name": spec["name"], "description": spec.get("description") or spec["name"], "inputs": inputs,
+                      "output_type": "string", "skip_forward_signature_validation": True,
+                      "forward": lambda self, **_: ""}
+        out.append(type("RecordedTool", (Tool,), attributes)())
+    return out
+
+
+def run():
+    """smolagents' own `OpenAIModel` (its `openai.OpenAI` client on the mock transport):
+    `generate_stream(...)` with the tools, the deltas built into one message by
+    `agglomerate_stream_deltas`, each call's arguments through `parse_json_if_needed`, as a
+    `ToolCallingAgent` step with `stream_outputs=True` does before running the calls."""
+    http_client = httpx.Client(transport=mock_transport(httpx))
+    model = OpenAIModel(model_id=REQUEST["model"], api_base=URL, api_key="sk-test",
+                        client_kwargs={"http_client": http_client, "max_retries": 0})
+    messages = [ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "toolstream"}])]
+    deltas = []
+    try:
+        for delta in model.generate_stream(messages, tools_to_call_from=tools() or None):
+            deltas.append(delta)
+    except (httpx.TransportError, openai.APIError) as exc:  # the step fails: the text so far, no call
+        cut = isinstance(exc, (httpx.TransportError, openai.APIConnectionError))
+        return outcome(text="".join(d.content or "" for d in deltas), state="cut" if cut else "error", error=str(exc))
+    message = agglomerate_stream_deltas(deltas)
+    return outcome(
+        calls=[call(c.function.name, parse_json_if_needed(c.function.arguments), c.id or None)
+               for c in message.tool_calls or []],
+        text=message.content or "",
+    )
 '''
 
 

@@ -2,9 +2,9 @@
 
 Every script in examples/repros/ is regenerated from the command in its docstring and must be
 byte-identical (no drift), and is run where its library is installed (openai and anthropic in the
-test environment; pydantic-ai, litellm, google-adk and strands-agents in their side environments),
-exiting 1 on the current release. Scripts for streams the library handles exit 0, so a script can
-tell a fixed release.
+test environment; pydantic-ai, litellm, google-adk, strands-agents and smolagents in their side
+environments), exiting 1 on the current release. Scripts for streams the library handles exit 0,
+so a script can tell a fixed release.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ ENVIRONMENTS = {"openai": None, "anthropic": None, "pydantic-ai-slim[openai,anth
 ENVIRONMENTS["litellm"] = "litellm"
 ENVIRONMENTS["google-adk anthropic"] = "google-adk"
 ENVIRONMENTS["strands-agents[openai,anthropic,gemini]"] = "strands-agents"
+ENVIRONMENTS["smolagents[openai]"] = "smolagents"
 
 
 def interpreter(script: str) -> str:
@@ -49,7 +50,7 @@ def execute(script: Path, python: str = sys.executable) -> subprocess.CompletedP
 
 
 def test_one_script_per_bug_of_the_issue() -> None:
-    assert len(SCRIPTS) == 15 and FAST_SCRIPT in [script.stem for script in SCRIPTS]
+    assert len(SCRIPTS) == 16 and FAST_SCRIPT in [script.stem for script in SCRIPTS]
     listed = (EXAMPLES / "README.md").read_text()
     for script in SCRIPTS:
         assert f"({script.name})" in listed, f"{script.name} is not listed in examples/repros/README.md"
