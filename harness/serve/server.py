@@ -51,6 +51,7 @@ from harness.serve.http1 import (
     status_line,
 )
 from harness.serve.upstream import Recorder, UpstreamError
+from harness.serve.upstream_websocket import record_session
 from harness.serve.websocket import is_upgrade, serve_session
 from harness.text.escape import html_text
 from harness.wire import dialects
@@ -336,7 +337,10 @@ class ReplayServer:
                     return
                 if is_upgrade(request):
                     reservation.release()
-                    await serve_session(self.cases, self.logs, request, reader, writer, pace=self.pace)
+                    if self.recorder is not None:
+                        await _record_session(self.recorder, request, reader, writer)
+                    else:
+                        await serve_session(self.cases, self.logs, request, reader, writer, pace=self.pace)
                     return
                 if self.recorder is not None:
                     if not await _forward(self.recorder, request, writer):
@@ -589,6 +593,20 @@ async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: b
         writer.write(b"0\r\n\r\n")
         await writer.drain()
     return keep
+
+
+async def _record_session(
+    recorder: Recorder, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Forward a WebSocket session upstream and record it (`harness.serve.upstream_websocket`)."""
+    try:
+        await record_session(recorder, request, reader, writer)
+    except BadRequest as exc:
+        await _refuse(writer, exc)
+    except UpstreamError as exc:
+        await _write(
+            writer, _json_answer(502, {"error": {"message": str(exc)}}), keep_alive=False, pace=False
+        )
 
 
 async def _forward(recorder: Recorder, request: Request, writer: asyncio.StreamWriter) -> bool:
