@@ -144,6 +144,7 @@ from google.adk.models.anthropic_llm import AnthropicLlm
 from google.adk.models.llm_request import LlmRequest
 from google.genai import errors, types
 
+
 def genai_client_args(http_client):
     from google.genai import types
 

@@ -147,7 +147,13 @@ def differences(expected, actual):
 
 import httpx
 import openai
-from smolagents.models import ChatMessage, MessageRole, OpenAIModel, agglomerate_stream_deltas, parse_json_if_needed
+from smolagents.models import (
+    ChatMessage,
+    MessageRole,
+    OpenAIModel,
+    agglomerate_stream_deltas,
+    parse_json_if_needed,
+)
 from smolagents.tools import Tool
 
 

@@ -154,6 +154,7 @@ from strands.event_loop.streaming import stream_messages
 from strands.types._events import TextStreamEvent
 from strands.types.events import ModelStopReason
 
+
 def genai_client_args(http_client):
     from google.genai import types
 

@@ -281,6 +281,7 @@ def run():
 # The google-genai client arguments both Gemini-reading templates build: the recording's backend
 # (Vertex AI for a URL under /projects/.../locations/..., else the Gemini API), on the mock transport.
 GENAI_CLIENT = '''
+
 def genai_client_args(http_client):
     from google.genai import types
 
@@ -477,7 +478,13 @@ def run():
 SMOLAGENTS = '''
 import httpx
 import openai
-from smolagents.models import ChatMessage, MessageRole, OpenAIModel, agglomerate_stream_deltas, parse_json_if_needed
+from smolagents.models import (
+    ChatMessage,
+    MessageRole,
+    OpenAIModel,
+    agglomerate_stream_deltas,
+    parse_json_if_needed,
+)
 from smolagents.tools import Tool
 
 
