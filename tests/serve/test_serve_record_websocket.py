@@ -11,11 +11,13 @@ from typing import Any
 
 from websockets.sync.client import connect
 
-from harness.cassettes.format import load
+from harness.cassettes.format import Chunk, load, save
 from harness.matrix.selection import Selection, build_case, cases
 from harness.serve import ReplayServer
 from harness.serve.routes import case_prefix
 from harness.serve.upstream import Recorder
+from harness.wire.codecs import WireEvent
+from harness.wire.codecs.websocket import WebSocketCodec
 
 KEY = "sk-proj-live0do0not0save0123456789abcdef"
 EPHEMERAL = "ek_68af0123456789abcdef0123"
@@ -96,10 +98,38 @@ def test_a_websocket_session_records_through_the_server_and_replays_to_the_same_
     again = ReplayServer([replayed])
     with again.running():
         url = again.url.replace("http://", "ws://") + case_prefix(replayed.id) + "/v1/realtime"
-        assert _session(url)[: len(live)] == live
+        assert _session(url) == live
         verdict = again.describe(replayed.id)["verdict"]
     assert verdict["verdict"] == "pass", verdict["diff"]
     assert verdict["expected"]["tool_calls"] == upstream_verdict["expected"]["tool_calls"]
+
+
+def test_a_recorded_sessions_follow_up_is_answered_with_the_turn_recorded_after_it(tmp_path: Path) -> None:
+    case = build_case("openai-realtime/single-call::original::s0")
+    upstream = ReplayServer([case])
+    with upstream.running():
+        recorder = Recorder(upstream.url, tmp_path / "recorded")
+        with ReplayServer((), recorder=recorder).running() as through:
+            _session(through.url.replace("http://", "ws://") + case_prefix(case.id) + "/v1/realtime")
+            (path,) = recorder.wait(1, 10)
+    cassette = load(path)
+    answer = [
+        {"type": "response.created", "response": {"id": "resp_2", "status": "in_progress", "output": []}},
+        {
+            "type": "response.output_text.delta",
+            "response_id": "resp_2",
+            "item_id": "i",
+            "delta": "as recorded",
+        },
+        {"type": "response.done", "response": {"id": "resp_2", "status": "completed", "output": []}},
+    ]
+    body = WebSocketCodec().encode(WireEvent(data=json.dumps(message)) for message in answer)
+    cassette.interactions[1].response.chunks = [Chunk(body, 0.0)]  # the second turn, as if recorded so
+    save(cassette, path)
+    (replayed,) = cases(Selection(cassettes=(str(path),), scenarios=("original",)))
+    with ReplayServer([replayed]).running() as again:
+        heard = _session(again.url.replace("http://", "ws://") + case_prefix(replayed.id) + "/v1/realtime")
+    assert [m.get("delta") for m in heard if m["type"] == "response.output_text.delta"] == ["as recorded"]
 
 
 def _responses_session(url: str) -> list[dict[str, Any]]:
