@@ -1,4 +1,5 @@
-'''The code of `toolstream repro` scripts: the mock transport, one `run()` per library, and `main`.
+'''The code of `toolstream repro` scripts: the mock transport, one `run()` per library, and `main`;
+for a gateway's script, the loopback upstream, one `judge()` per downstream dialect, and its `main`.
 
 Each `run()` does what the matching built-in adapter in `harness.accumulators` does and
 returns the outcome as plain data (`outcome(...)`, calls made by `call(...)`), using the names the
@@ -9,6 +10,9 @@ from __future__ import annotations
 
 __all__ = [
     "ANTHROPIC",
+    "GATEWAY_JUDGES",
+    "GATEWAY_MAIN",
+    "GATEWAY_UPSTREAM",
     "HELPERS",
     "LANGCHAIN_ANTHROPIC",
     "LANGCHAIN_OPENAI",
@@ -443,6 +447,193 @@ def main():
         return 1
     print("\\nOK: the library handles this stream.")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+# -- gateway scripts (`toolstream repro CASE --gateway NAME`) -------------------------------------
+# A gateway's script serves READS (the upstream's recorded stream) from a loopback server, starts
+# the gateway (PROGRAM beside the Python that runs the script, ARGUMENTS, ENVIRONMENT, CONFIG) with
+# that server as its upstream, asks it REQUEST at PATH, reads the answer with the downstream
+# dialect's `judge` (one per dialect, below) and compares it with EXPECTED.
+
+GATEWAY_UPSTREAM = '''
+def serve_upstream():
+    """The recorded stream, read by read, to every POST (the gateway's upstream, on loopback)."""
+
+    class Upstream(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(STATUS)
+            self.send_header("content-type", CONTENT_TYPE)
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for data in READS:
+                self.wfile.write(b"%x\\r\\n%s\\r\\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\\r\\n\\r\\n")
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def events(body):
+    """The JSON payloads of an SSE body (`[DONE]` as the string)."""
+    out = []
+    for block in body.replace("\\r\\n", "\\n").split("\\n\\n"):
+        data = "\\n".join(line[5:].lstrip() for line in block.split("\\n") if line.startswith("data:"))
+        if data:
+            out.append(data if data == "[DONE]" else json.loads(data))
+    return out
+
+
+def call(name, arguments):
+    """A call with its arguments parsed ("" is {}); text that does not parse kept as it is."""
+    try:
+        return {"name": name, "arguments": json.loads(arguments) if arguments.strip() else {}}
+    except ValueError:
+        return {"name": name, "arguments": arguments, "invalid": True}
+'''
+
+GATEWAY_JUDGES = {
+    "anthropic": '''
+def judge(found):
+    """What a client of Anthropic's Messages API reads in the answer: the tool_use blocks' calls, and
+    each rule of the protocol the events break."""
+    problems, open_blocks, blocks, stopped = [], [], {}, False
+    for event in found:
+        kind = event.get("type") if isinstance(event, dict) else None
+        index = event.get("index") if isinstance(event, dict) else None
+        if kind == "content_block_start":
+            if open_blocks:
+                problems.append(f"anthropic.block-overlap: block {index} starts while {open_blocks} open")
+            open_blocks.append(index)
+            block = event.get("content_block") or {}
+            blocks[index] = {"type": block.get("type"), "name": block.get("name"), "json": ""}
+        elif kind == "content_block_delta" and index in blocks:
+            delta = event.get("delta") or {}
+            if delta.get("type") == "input_json_delta":
+                blocks[index]["json"] += delta.get("partial_json") or ""
+        elif kind == "content_block_stop" and index in open_blocks:
+            open_blocks.remove(index)
+        elif kind == "message_stop":
+            stopped = True
+    if open_blocks:
+        problems.append(f"anthropic.block-not-stopped: blocks {open_blocks} never stopped")
+    if not stopped:
+        problems.append("gateway.terminal-event: the answer ended without message_stop")
+    calls = [call(b["name"], b["json"]) for b in blocks.values() if b["type"] == "tool_use"]
+    return calls, problems
+''',
+    "openai-chat": '''
+def judge(found):
+    """What a client of OpenAI's Chat Completions reads in the answer: the calls, by index, and each
+    rule of the protocol the chunks break."""
+    problems, calls, done = [], {}, False
+    for chunk in found:
+        if chunk == "[DONE]":
+            done = True
+            continue
+        for choice in chunk.get("choices") or [] if isinstance(chunk, dict) else []:
+            for part in (choice.get("delta") or {}).get("tool_calls") or []:
+                entry = calls.setdefault(part.get("index"), {"name": "", "arguments": ""})
+                function = part.get("function") or {}
+                entry["name"] = entry["name"] or function.get("name") or ""
+                entry["arguments"] += function.get("arguments") or ""
+    if not done:
+        problems.append("gateway.terminal-event: the answer ended without [DONE]")
+    return [call(c["name"], c["arguments"]) for c in calls.values()], problems
+''',
+}
+
+GATEWAY_MAIN = '''
+def differences(calls):
+    """Where the calls differ from the ones the upstream's stream means."""
+    out = []
+    server = set(EXPECTED["server_calls"])
+    for got in calls:
+        if got["name"] in server:
+            out.append(f"gateway.server-call-as-client-call: {got['name']!r}, run by the provider, handed to the client")
+    client = [got for got in calls if got["name"] not in server]
+    want = EXPECTED["calls"]
+    if len(client) != len(want):
+        out.append(f"gateway.calls: {len(want)} calls expected, got {len(client)}")
+    for n, (w, g) in enumerate(zip(want, client, strict=False), start=1):
+        if w["name"] != g["name"] or g.get("invalid") or w["arguments"] != g["arguments"]:
+            out.append(f"gateway.calls: call {n}: {w['name']!r} {w['arguments']!r} expected, got {g['name']!r} {g['arguments']!r}")
+    return out
+
+
+def main():
+    upstream = serve_upstream()
+    port = free_port()
+    folder = Path(tempfile.mkdtemp(prefix="gateway-repro-"))
+    base = f"http://127.0.0.1:{upstream.server_port}{UPSTREAM_ROOT}"
+    config = folder / "config.yaml"
+    config.write_text(CONFIG.replace("{upstream}", base))
+    program = Path(sys.executable).with_name(PROGRAM)
+    filled = {"{config}": str(config), "{port}": str(port), "{upstream}": base}
+    argv = []
+    for arg in ARGUMENTS:
+        for placeholder, value in filled.items():
+            arg = arg.replace(placeholder, value)
+        argv.append(arg)
+    gateway = subprocess.Popen(
+        [str(program), *argv],
+        env={**os.environ, **ENVIRONMENT},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if gateway.poll() is not None or time.monotonic() > deadline:
+                    print(f"{PROGRAM} did not start", file=sys.stderr)
+                    return 2
+                time.sleep(0.2)
+        headers = {"content-type": "application/json", **HEADERS}
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{PATH}", json.dumps(REQUEST).encode(), headers)
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                body = answer.read().decode("utf-8", "replace")
+        except Exception as exc:  # a connection the gateway broke mid-body is part of what is seen
+            partial = getattr(exc, "partial", b"")
+            body = partial.decode("utf-8", "replace") if isinstance(partial, bytes) else ""
+            print(f"the answer broke: {type(exc).__name__}: {exc}")
+        found = events(body)
+        for event in found:
+            print(json.dumps(event)[:200])
+        calls, problems = judge(found)
+        if EXPECTED["state"] != "complete":  # a cut upstream: only the calls are compared
+            problems = [p for p in problems if not p.startswith("gateway.terminal-event")]
+        problems += differences(calls)
+        for problem in problems:
+            print(f"BUG: {problem}")
+        print("bug present" if problems else "fixed: the answer keeps the protocol and the calls")
+        return 1 if problems else 0
+    finally:
+        os.killpg(gateway.pid, 15)
+        gateway.wait(30)
+        upstream.shutdown()
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ from harness.cassettes.model import Request, header
 from harness.cassettes.outcome import Outcome, Part, PartKind, State
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -456,6 +457,39 @@ class AnthropicMessages(Dialect, Requesting):
 
     # -- validation and numbering -------------------------------------------------------------
 
+    shape_codes = {
+        "A1": ("a block starts at an index an earlier block started at", False),
+        "B5": ("a tool_use block's start carries its whole input", False),
+        "B7": ("an empty `partial_json` fragment", True),
+        "C1": ("a block's deltas or stop after the next block started (blocks overlap)", False),
+        "C3": ("several tool_use blocks, one after another", True),
+        "C4": ("a thinking block before the tool_use block", True),
+        "D1": ("stop reason `end_turn` after tool_use blocks", False),
+        "D6": ("no `message_stop` at the end", False),
+        "D8": ("an in-band `error` event", True),
+        "D9": ("stop reason `tool_use` without a tool_use block", False),
+        "D10": ("`message_start` repeated", False),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "A1": shapes.calls_share_an_index,
+                "B5": _whole_input_at_start,
+                "B7": shapes.empty_args_fragment,
+                "C1": shapes.interleaved_calls,
+                "C3": shapes.calls_one_after_another,
+                "C4": shapes.reasoning_before_call,
+                "D1": shapes.stop_after_calls,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+                "D9": shapes.tool_finish_without_calls,
+                "D10": _message_start_repeated,
+            },
+        )
+
     invariant_codes = {f"anthropic.{code}": rule for code, rule in block_codes("message_stop").items()}
     finish_reasons = {
         Finish.STOP: "end_turn",
@@ -754,3 +788,18 @@ def _whole_block(index: Any, block: dict[str, Any], deltas: list[dict[str, Any]]
 
 
 DIALECT = AnthropicMessages()
+
+
+def _whole_input_at_start(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """B5: a tool_use block's start carries a non-empty `input` (the docs start it at `{}`)."""
+    for fragment in fragments:
+        block = _block(events[fragment.event])
+        if fragment.role is Role.START and isinstance(block.get("input"), dict) and block["input"]:
+            return fragment.event
+    return None
+
+
+def _message_start_repeated(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """D10: a second `message_start`."""
+    starts = [n for n, event in enumerate(events) if event_type(event) == "message_start"]
+    return starts[1] if len(starts) > 1 else None

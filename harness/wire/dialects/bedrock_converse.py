@@ -40,6 +40,7 @@ from harness.cassettes.outcome import Outcome, Part, PartKind, State
 from harness.errors import DialectError, UsageError
 from harness.wire.codecs import EventHeader, WireEvent
 from harness.wire.codecs.eventstream import encode_frame
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -398,6 +399,35 @@ class BedrockConverse(Dialect, Requesting):
         return event.with_payload(payload)
 
     # -- validation and numbering -------------------------------------------------------------
+
+    shape_codes = {
+        "A1": ("a tool block starts at a `contentBlockIndex` an earlier block started at", False),
+        "B7": ("an empty `toolUse.input` fragment", True),
+        "C1": ("a block's deltas or stop after the next block started (blocks overlap)", False),
+        "C3": ("several toolUse blocks, one after another", True),
+        "C4": ("reasoning content before the toolUse block", True),
+        "D1": ("stop reason `end_turn` after toolUse blocks", False),
+        "D6": ("no `messageStop` at the end", False),
+        "D8": ("an in-band exception event", True),
+        "D9": ("stop reason `tool_use` without a toolUse block", False),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "A1": shapes.calls_share_an_index,
+                "B7": shapes.empty_args_fragment,
+                "C1": shapes.interleaved_calls,
+                "C3": shapes.calls_one_after_another,
+                "C4": shapes.reasoning_before_call,
+                "D1": shapes.stop_after_calls,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+                "D9": shapes.tool_finish_without_calls,
+            },
+        )
 
     invariant_codes = {f"bedrock-converse.{code}": rule for code, rule in block_codes("messageStop").items()}
     finish_reasons = {

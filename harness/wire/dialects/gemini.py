@@ -54,6 +54,7 @@ from harness.cassettes.model import Request
 from harness.cassettes.outcome import Outcome, Part, PartKind, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -593,6 +594,27 @@ class GeminiDialect(Dialect, Requesting):
         return _new_event(self, payload, like)
 
     # -- validation -----------------------------------------------------------------------------
+
+    shape_codes = {
+        "C2": ("several function calls in one chunk", True),
+        "C4": ("a thought part before the function call", True),
+        "D2": ("the finish reason in a chunk of its own after the calls", True),
+        "D6": ("no `finishReason` at the end", False),
+        "D8": ("an in-band error object", True),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "C2": shapes.calls_in_one_event,
+                "C4": shapes.reasoning_before_call,
+                "D2": shapes.finish_apart_from_calls,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+            },
+        )
 
     invariant_codes = {
         "gemini.finish-reason-unknown": "finishReason is a value of the FinishReason enum",

@@ -35,6 +35,7 @@ from harness.cassettes.model import Request
 from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -348,6 +349,23 @@ class OpenAIRealtime(Dialect, StandingIn):
         raise DialectError(f"openai-realtime: cannot build a {kind} event")
 
     # -- validation ----------------------------------------------------------------------------
+
+    shape_codes = {
+        "C3": ("several function calls, one after another", True),
+        "D6": ("no `response.done` at the end", False),
+        "D8": ("an `error` event", True),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "C3": shapes.calls_one_after_another,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+            },
+        )
 
     invariant_codes = {
         "openai-realtime.item-unknown": "an argument event names an item that was added",
