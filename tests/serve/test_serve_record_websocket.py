@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from harness.cassettes.format import Chunk, load, save
@@ -180,3 +181,73 @@ def test_a_responses_websocket_session_is_kept_as_the_dialects_own_stream(tmp_pa
         assert _responses_session(url) == live
         verdict = again.describe(replayed.id)["verdict"]
     assert verdict["verdict"] == "pass", verdict["diff"]
+
+
+def test_a_client_gone_mid_session_is_saved_cut_though_the_upstream_keeps_it_open(tmp_path: Path) -> None:
+    """An upstream that never closes (TLS cannot be half-closed, a real one keeps its session):
+    once the client has gone, the recorder waits its few seconds and saves what came, cut."""
+    import asyncio
+    import contextlib
+    import socket
+    import threading
+    import time
+
+    from harness.serve.websocket import accept_key
+    from harness.wire.codecs.websocket import TEXT, frame
+
+    hello = frame(TEXT, json.dumps({"type": "session.created", "event_id": "e1", "session": {}}).encode())
+    ready = threading.Event()
+    port: list[int] = []
+    stop = threading.Event()
+
+    async def keeps_open(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        key = next(
+            line.split(b":", 1)[1].strip()
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"sec-websocket-key")
+        )
+        writer.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + f"Sec-WebSocket-Accept: {accept_key(key.decode())}\r\n\r\n".encode()
+            + hello
+        )
+        await writer.drain()
+        while not stop.is_set():  # deaf to the client's end
+            await asyncio.sleep(0.05)
+        writer.close()
+
+    def serve() -> None:
+        async def main() -> None:
+            server = await asyncio.start_server(keeps_open, "127.0.0.1", 0)
+            port.append(server.sockets[0].getsockname()[1])
+            ready.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.05)
+            server.close()
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        recorder = Recorder(f"http://127.0.0.1:{port[0]}", tmp_path / "recorded")
+        with ReplayServer((), recorder=recorder).running() as through:
+            with (
+                contextlib.suppress(ConnectionClosed),
+                connect(through.url.replace("http://", "ws://") + "/v1/realtime") as ws,
+            ):
+                assert json.loads(ws.recv(timeout=10))["type"] == "session.created"
+                ws.socket.shutdown(socket.SHUT_RDWR)  # gone, without a close frame
+                started = time.monotonic()
+                (path,) = recorder.wait(1, 15)
+                waited = time.monotonic() - started
+            assert waited < 10
+    finally:
+        stop.set()
+        thread.join(10)
+    (interaction,) = load(path).interactions
+    assert not interaction.response.complete
+    assert interaction.response.error == "the connection closed without a close frame"
+    assert interaction.response.body == hello
