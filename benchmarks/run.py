@@ -24,13 +24,15 @@ sys.path.insert(0, str(HERE))
 
 from figures import SCALES, Figure, Scale, describe, machine, table, text_table  # noqa: E402
 
-# Pipeline order: wire bytes, cassettes on disk, replay, mutations, whole matrix runs (and their
+# Pipeline order: wire bytes, cassettes on disk, replay (in process, then a WebSocket session
+# served against aimock's), mutations, whole matrix runs (and their
 # cost per case against a base commit), the stdio protocol; then start-up, the clients run as
 # programs, and the report card's rows over libraries.
 BENCHMARKS = (
     "codecs",
     "cassettes",
     "replay",
+    "websocket",
     "mutations",
     "matrix",
     "baseline",

@@ -28,6 +28,7 @@ from harness.accumulators import warmup
 from harness.cassettes.model import Cassette, Interaction, Request, Source
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import AccumulatorProtocolError, HarnessError, NotApplicable, UsageError
+from harness.oracle.raise_site import with_site
 from harness.serve.attempts import first_attempt
 from harness.transports.replay import ReplayTransport
 from harness.wire import dialects
@@ -187,9 +188,10 @@ def raised(exc: BaseException, cut: tuple[type[BaseException], ...] = ()) -> Sta
 
 
 def raised_error(exc: BaseException) -> str:
-    """What a raise says, as the outcome's `error`: its type and first line."""
+    """What a raise says, as the outcome's `error`: its type and message, and on a last line of
+    its own where in the library it was raised (`raise_site.with_site`: root causes group by it)."""
     text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return with_site(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, exc)
 
 
 def recorded_request(case: Case) -> Request:

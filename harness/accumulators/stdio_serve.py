@@ -23,6 +23,7 @@ from harness.errors import (
     NotApplicable,
     UsageError,
 )
+from harness.oracle.raise_site import with_site
 from harness.wire import dialects
 from harness.wire.codecs import CodecError, WireEvent
 from harness.wire.dialects import Event
@@ -225,5 +226,5 @@ def _answer(acc: Accumulator, case: Case) -> dict[str, Any]:
     except NotApplicable as exc:
         answer = {"skip": str(exc)}
     except Exception as exc:
-        answer = {"failure": f"{type(exc).__name__}: {exc}"}
+        answer = {"failure": with_site(f"{type(exc).__name__}: {exc}", exc)}  # its site, as in process
     return {"case": case.id, **answer}

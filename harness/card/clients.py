@@ -57,6 +57,12 @@ CLIENTS: dict[str, Client] = {
         Client("node-openai", "openai"),
         Client("node-anthropic", "@anthropic-ai/sdk"),
         Client("vercel-ai", "ai", also=("@ai-sdk/openai",)),
+        # The frontends' readers: the AI SDK UI message stream read by `readUIMessageStream` (the
+        # same `ai` package, another surface of it), and AG-UI events applied by `@ag-ui/client`.
+        Client("ai-sdk-ui", "ai"),
+        Client("ag-ui", "@ag-ui/client", also=("@ag-ui/core",)),
+        # The openai SDK's Realtime client over a WebSocket session, on the `websockets` it connects with.
+        Client("openai-realtime", "openai", also=("websockets",), registry="PyPI"),
         # The Agents SDK's own loop over the whole openai-chat matrix: each case starts a Python
         # with the SDK (about 3 s of imports), the card's costliest row by far.
         Client("openai-agents", "openai-agents", also=("openai",), registry="PyPI"),

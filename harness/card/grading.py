@@ -21,9 +21,9 @@ from harness.card.known import KnownIssue, find_known
 from harness.card.libraries import LIBRARIES
 from harness.card.repros import repro_scripts
 from harness.oracle.severity import WORST_FIRST
-from harness.oracle.verdict import FAILING, Verdict, signature
+from harness.oracle.verdict import FAILING, Verdict, root_cause, signature
 
-__all__ = ["CARD_VERSION", "Graded", "card", "changes", "does_not_run", "row", "version_key"]
+__all__ = ["CARD_VERSION", "Graded", "card", "changes", "does_not_run", "root_causes", "row", "version_key"]
 
 CARD_VERSION = 1
 _SEVERITY_ORDER = WORST_FIRST
@@ -70,14 +70,19 @@ def _rank(case: Mapping[str, Any]) -> tuple[int, int, int, str]:
     )
 
 
-def _signature(case: Mapping[str, Any]) -> str:
-    """The case's signature as the library gave it: the stdio runner's `SPEC: case ID: ` prefix
-    (which names the environment's path) is not part of the library's error."""
+def _own(case: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The case with its error as the library gave it: the stdio runner's `SPEC: case ID: `
+    prefix (which names the environment's path) is not part of the library's error."""
     error = case.get("error")
     prefix = f"{case.get('accumulator')}: case {case['id']}: "
     if error and error.startswith(prefix):
-        case = {**case, "error": error[len(prefix) :]}
-    return signature(case)
+        return {**case, "error": error[len(prefix) :]}
+    return case
+
+
+def _signature(case: Mapping[str, Any]) -> str:
+    """The case's signature as the library gave it (`_own`)."""
+    return signature(_own(case))
 
 
 def _example(case: Mapping[str, Any]) -> str:
@@ -167,6 +172,38 @@ def row(
         )
     )
     out["signatures"] = signatures
+    out["root_causes"] = root_causes([c for c in cases if c["verdict"] != Verdict.PASS])
+    return out
+
+
+def root_causes(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A row's failing and warning cases grouped a level above their signatures
+    (`verdict.root_cause`: the same raise site in the library, else the same raise or the same
+    first difference), each with its scenarios: one bug a recording shows under many signatures
+    is one entry. Ordered as the signatures are: failures first, the worst severity, the largest."""
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for case in cases:
+        groups[root_cause(_own(case))].append(case)
+    out = []
+    for cause, members in groups.items():
+        worst = min(members, key=_rank)
+        scenarios = Counter(str(c.get("scenario")) for c in members)
+        out.append(
+            {
+                "root_cause": cause,
+                "cases": len(members),
+                "verdict": "fail" if any(_failing(c) for c in members) else "warn",
+                "severity": worst.get("severity") or worst["verdict"],
+                "classes": dict(Counter(str(c.get("class")) for c in members).most_common()),
+                "signatures": dict(Counter(_signature(c) for c in members).most_common()),
+                "scenarios": dict(sorted(scenarios.items(), key=lambda kv: (-kv[1], kv[0]))),
+                "recordings": len({str(c.get("cassette")) for c in members}),
+                "worst": worst["id"],
+            }
+        )
+    out.sort(
+        key=lambda g: (g["verdict"] == "warn", _severity_sort(g["severity"]), -g["cases"], g["root_cause"])
+    )
     return out
 
 
@@ -236,13 +273,15 @@ def _severity_sort(severity: str) -> int:
 
 def changes(graded: Sequence[Graded]) -> list[dict[str, Any]]:
     """For each library with several graded versions, each pair of consecutive versions: the cases
-    that stopped failing (`fixed`) and those that started (`broken`), by scenario."""
-    by_library: dict[str, list[Graded]] = defaultdict(list)
+    that stopped failing (`fixed`) and those that started (`broken`), by scenario. Two client
+    programs on one package (`ai`: `generateText` and `readUIMessageStream`) are two surfaces of
+    it, not two versions: versions are paired within one adapter."""
+    by_library: dict[tuple[str, str], list[Graded]] = defaultdict(list)
     for g in graded:
         if g.report is not None:
-            by_library[g.library].append(g)
+            by_library[(g.library, g.adapter.split(" ", 1)[0])].append(g)
     out = []
-    for library, versions in by_library.items():
+    for (library, _), versions in by_library.items():
         versions.sort(key=lambda g: version_key(g.version))
         for old, new in itertools.pairwise(versions):
             before, after = _running(old), _running(new)
@@ -287,9 +326,16 @@ def card(
     graded: Sequence[Graded], *, date: str, selection: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """The whole card as plain data (what `report-card.json` holds and every rendering reads)."""
-    # Python libraries first, then the programs run through the replay server (`client:...`).
+    # Python libraries first, then the programs run through the replay server (`client:...`),
+    # then the gateways (`gateway:...`).
+    kinds = ("client:", "gateway:")
     ordered = sorted(
-        graded, key=lambda g: (g.adapter.startswith("client:"), g.library, version_key(g.version))
+        graded,
+        key=lambda g: (
+            next((n for n, kind in enumerate(kinds, 1) if g.adapter.startswith(kind)), 0),
+            g.library,
+            version_key(g.version),
+        ),
     )
     return {
         "version": CARD_VERSION,

@@ -53,10 +53,11 @@ class KnownIssue:
     title: str
     kind: str  # bug | robustness
     upstream: str | None  # a link to the upstream issue or fix, when there is one
-    fixed_in: str | None
+    fixed_in: str | None  # the first release without it (`toolstream bisect`)
     source: LibraryLine | None
     cassettes: tuple[str, ...] = ()  # patterns over cassette names (`anthropic/web-search`); none: any
     scenarios: tuple[str, ...] = ()  # patterns over scenario names; none: any
+    introduced_in: str | None = None  # the first release with it (`toolstream bisect`)
 
     def covers(self, case_id: str, scenario: str | None = None) -> bool:
         """Whether this entry's evidence is the stream of this case (its cassette and scenario)."""
@@ -87,7 +88,8 @@ def known_issues(path: Path = KNOWN_FILE) -> dict[tuple[str, str], KnownIssue]:
                 title=str(entry["title"]),
                 kind=str(entry["kind"]),
                 upstream=entry.get("upstream"),
-                fixed_in=entry.get("fixed_in"),
+                fixed_in=_release(entry, "fixed_in"),
+                introduced_in=_release(entry, "introduced_in"),
                 source=LibraryLine(**source) if source else None,
                 cassettes=_patterns(entry, "cassettes"),
                 scenarios=_patterns(entry, "scenarios"),
@@ -98,6 +100,13 @@ def known_issues(path: Path = KNOWN_FILE) -> dict[tuple[str, str], KnownIssue]:
             raise UsageError(f"{where}: kind must be one of {', '.join(KINDS)}, not {issue.kind!r}")
         out[(issue.library, issue.signature)] = issue
     return out
+
+
+def _release(entry: dict[str, Any], field: str) -> str | None:
+    value = entry.get(field)
+    if value is not None and not isinstance(value, str | int | float):
+        raise TypeError(f"{field} must be a release, as `1.2.14`")
+    return None if value is None else str(value)
 
 
 def _patterns(entry: dict[str, Any], field: str) -> tuple[str, ...]:

@@ -122,9 +122,15 @@ def _known_text(sig: Mapping[str, Any]) -> str:
         return "not in our list"
     parts = [f"{known['kind']}: {known['title']}"]
     parts.append(f"[upstream]({known['upstream']})" if known.get("upstream") else "not reported upstream")
-    if known.get("fixed_in"):
-        parts.append(f"fixed in {known['fixed_in']}")
+    if known.get("introduced_in") or known.get("fixed_in"):
+        parts.append(_releases_text(known))
     return "; ".join(parts)
+
+
+def _releases_text(known: Mapping[str, Any]) -> str:
+    """`introduced in 1.2.0, fixed in 1.2.14`: the releases `toolstream bisect` found, those known."""
+    found = (("introduced", known.get("introduced_in")), ("fixed", known.get("fixed_in")))
+    return ", ".join(f"{what} in {release}" for what, release in found if release)
 
 
 def _source_text(sig: Mapping[str, Any]) -> str:
@@ -148,6 +154,41 @@ def _signature_lines(row: Mapping[str, Any], base: str = "") -> list[str]:
             f"{_code(sig['signature'])} | "
             f"{_code(sig['worst'])} | {_cell(_known_text(sig))} | {_cell(_source_text(sig))} | "
             f"{_repro_links(sig.get('repros', []), base)} |"
+        )
+    return lines
+
+
+_SCENARIOS_SHOWN = 8  # scenario names a root cause lists on a page (the JSON keeps them all)
+
+
+def _scenarios_text(cause: Mapping[str, Any]) -> str:
+    """`12: A1-parallel-same-index 4, original 2, ... and 3 more` (the most cases first)."""
+    scenarios = list(cause.get("scenarios", {}).items())
+    named = ", ".join(f"{name} {n}" for name, n in scenarios[:_SCENARIOS_SHOWN])
+    more = f" and {len(scenarios) - _SCENARIOS_SHOWN} more" if len(scenarios) > _SCENARIOS_SHOWN else ""
+    return f"{len(scenarios)}: {named}{more}"
+
+
+def _root_cause_lines(row: Mapping[str, Any]) -> list[str]:
+    """The row's failures and warnings a level above their signatures: each root cause (the raise
+    site in the library, else the same raise or first difference) with its signatures and scenarios."""
+    causes = row.get("root_causes") or []
+    if not causes:
+        return []
+    lines = [
+        f"Root causes ({_n(len(causes))} for {_n(len(row.get('signatures', [])))} signatures: the same raise "
+        "site in the library, else the same raise or first difference):",
+        "",
+        "| cases | verdict | severity | class | root cause | signatures | recordings | scenarios "
+        "| worst case |",
+        "| ---: | --- | --- | --- | --- | ---: | ---: | --- | --- |",
+    ]
+    for cause in causes:
+        classes = ", ".join(f"{c} {k}" for c, k in cause["classes"].items())
+        lines.append(
+            f"| {_n(cause['cases'])} | {cause['verdict']} | {cause['severity']} | {classes} | "
+            f"{_code(cause['root_cause'])} | {_n(len(cause['signatures']))} | {_n(cause['recordings'])} | "
+            f"{_text(_scenarios_text(cause))} | {_code(cause['worst'])} |"
         )
     return lines
 
@@ -191,6 +232,7 @@ def adapters_block(card: Mapping[str, Any], base: str = "") -> str:
             "",
         ]
         lines += _signature_lines(r, base)
+        lines += ["", *_root_cause_lines(r)] if r.get("root_causes") else []
     return "\n".join(lines)
 
 
@@ -234,6 +276,7 @@ def markdown(card: Mapping[str, Any], base: str = "") -> str:
             lines.append("No failing case.")
         else:
             lines += _signature_lines(r, base)
+            lines += ["", *_root_cause_lines(r)] if r.get("root_causes") else []
     return "\n".join(lines) + "\n"
 
 
@@ -309,6 +352,8 @@ def page(card: Mapping[str, Any], base: str = "") -> str:
         for sig in r["signatures"]:
             known = sig.get("known") or {}
             link = f" <a href='{e(known['upstream'])}'>upstream</a>" if known.get("upstream") else ""
+            if known.get("introduced_in") or known.get("fixed_in"):
+                link += f" ({e(_releases_text(known))})"
             source = known.get("source")
             where = (
                 f"<code>{e(source['file'])}:{source['line']}</code> "
@@ -327,8 +372,32 @@ def page(card: Mapping[str, Any], base: str = "") -> str:
                 f"<td>{_repro_anchors(sig.get('repros', []), base)}</td></tr>"
             )
         parts.append("</table>")
+        parts += _root_cause_html(r)
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _root_cause_html(row: Mapping[str, Any]) -> list[str]:
+    e = html_text
+    causes = row.get("root_causes") or []
+    if not causes:
+        return []
+    parts = [
+        f"<h3>{e(row['library'])} {e(row['version'])}: root causes</h3>"
+        "<table><tr><th>cases</th><th>severity</th><th>class</th><th>root cause</th><th>signatures</th>"
+        "<th>recordings</th><th>scenarios</th><th>worst case</th></tr>"
+    ]
+    for cause in causes:
+        classes = ", ".join(f"{c} {k}" for c, k in cause["classes"].items())
+        signatures = "<br>".join(f"{n} x <code>{e(sig)}</code>" for sig, n in cause["signatures"].items())
+        scenarios = ", ".join(f"{e(name)} {n}" for name, n in cause["scenarios"].items())
+        parts.append(
+            f"<tr><td>{cause['cases']}</td><td class='{e(cause['severity'])}'>{e(cause['severity'])}</td>"
+            f"<td>{e(classes)}</td><td><code>{e(cause['root_cause'])}</code></td><td>{signatures}</td>"
+            f"<td>{cause['recordings']}</td><td>{scenarios}</td><td><code>{e(cause['worst'])}</code></td></tr>"
+        )
+    parts.append("</table>")
+    return parts
 
 
 def replace_block(text: str, which: str, content: str, where: str = "the page") -> str:

@@ -1,5 +1,5 @@
 """One run of the report card (`toolstream report-card` is a shell over it): what to grade
-(`Wanted`: libraries and their releases, client programs, existing environments), each row graded
+(`Wanted`: libraries and their releases, client programs, gateways, existing environments), each row graded
 as a scheduler job with its share of one progress bar (`CardRun`), the rows summed up as a card
 (`grade`), a card from stored reports (`regrade`) or a stored card read back (`load_card`), and
 the card written as report-card.json, .md and .html (`write_card`)."""
@@ -18,13 +18,15 @@ from typing import Any, Generic, TextIO, TypeVar
 
 from harness import bounded, files
 from harness.accumulators import builtin_names
-from harness.card import clients, environments, grading, render, verdicts
+from harness.card import clients, environments, gateways, grading, render, verdicts
 from harness.card.clients import CLIENTS, Client
 from harness.card.environments import EnvironmentProblem, SideEnvironment
+from harness.card.gateways import GATEWAYS, Gateway
 from harness.card.libraries import LIBRARIES, Library, library
 from harness.card.schedule import RowJob, RowSlots, run_rows
 from harness.card.verdicts import VerdictCache
 from harness.errors import UsageError
+from harness.gateway.runner import GatewayRun
 from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Matrix, Selection, build_case
 from harness.oracle.verdict import Report, Verdict
@@ -41,6 +43,7 @@ CLIENT_TIMEOUT = 30.0  # seconds per case for a client when --timeout is 0 (a cl
 # What a case takes, at a guess, until a row has been graded once (then its own time orders it):
 LIBRARY_CASE_SECONDS = 0.02  # one message to a `serve-accumulator` process
 CLIENT_CASE_SECONDS = 0.5  # a program started for it
+GATEWAY_CASE_SECONDS = 0.25  # a request through a gateway (LiteLLM's proxy: 0.1 to 0.3 s)
 NO_DIALECT = "no selected dialect is one it reads"
 NO_CASE = "no selected case is one it reads"
 T = TypeVar("T")
@@ -64,13 +67,15 @@ def write_card(card: Mapping[str, Any], out: Path, page: Path | None = None) -> 
 
 @dataclass(frozen=True)
 class Wanted:
-    """What a card grades. `names`: libraries and client programs (empty: every library with an
-    adapter here and every client); `versions`: `1.2.13`, `newest`, `oldest` for every library or
+    """What a card grades. `names`: libraries, client programs and gateways (empty: every library
+    with an adapter here, every client and every gateway; `clients`, `gateways`: False leaves
+    those out); `versions`: `1.2.13`, `newest`, `oldest` for every library or
     `LIBRARY=VERSION` for one (empty: oldest and newest, or only what `pythons` hold when given);
     `pythons`: interpreters of existing environments whose installed releases are graded too."""
 
     names: tuple[str, ...] = ()
     clients: bool = True
+    gateways: bool = True
     versions: tuple[str, ...] = ()
     pythons: tuple[str, ...] = ()
 
@@ -94,7 +99,7 @@ def load_card(path: Path) -> dict[str, Any]:
 def regrade(folder: Path) -> dict[str, Any]:
     """A card from stored reports named `LIBRARY-VERSION.json` (what `--out DIR/reports` holds)."""
     graded = []
-    known = [*LIBRARIES, *CLIENTS]
+    known = [*LIBRARIES, *CLIENTS, *GATEWAYS]
     names = sorted(known, key=len, reverse=True)  # `langchain-core-1.2.13` is langchain-core's
     for path in sorted(folder.glob("*.json")):
         name = next((n for n in names if path.stem.startswith(n + "-")), None)
@@ -104,6 +109,10 @@ def regrade(folder: Path) -> dict[str, Any]:
         if not isinstance(report, dict) or not isinstance(report.get("cases"), list):
             raise UsageError(f"{path}: cases: not a report of `toolstream check --json`")
         release = path.stem[len(name) + 1 :]
+        if name in GATEWAYS:
+            gateway = GATEWAYS[name]
+            graded.append(grading.Graded(gateway.library, release, gateway.adapter, report=report))
+            continue
         if name in CLIENTS:
             adapter = str(report.get("card_adapter") or f"client:{name}")
             graded.append(grading.Graded(CLIENTS[name].library, release, adapter, report=report))
@@ -124,7 +133,8 @@ def regrade(folder: Path) -> dict[str, Any]:
 
 def _libraries(wanted: Wanted) -> list[Library]:
     if wanted.names:
-        return [library(name) for name in dict.fromkeys(wanted.names) if name not in CLIENTS]
+        others = {*CLIENTS, *GATEWAYS}
+        return [library(name) for name in dict.fromkeys(wanted.names) if name not in others]
     return [lib for lib in LIBRARIES.values() if lib.adapter in builtin_names()]
 
 
@@ -135,6 +145,15 @@ def _clients(wanted: Wanted) -> list[Client]:
     if wanted.names:
         return [CLIENTS[name] for name in dict.fromkeys(wanted.names) if name in CLIENTS]
     return list(CLIENTS.values())
+
+
+def _gateways(wanted: Wanted) -> list[Gateway]:
+    """The gateways to grade: those named, else all (none when `gateways` is off)."""
+    if not wanted.gateways:
+        return []
+    if wanted.names:
+        return [GATEWAYS[name] for name in dict.fromkeys(wanted.names) if name in GATEWAYS]
+    return list(GATEWAYS.values())
 
 
 def _versions(wanted: Wanted, lib: Library) -> list[str]:
@@ -203,8 +222,9 @@ def grade(
     default the cores) unless its stored verdicts still hold (`read` False: graded anew), its
     report written into `reports` as LIBRARY-VERSION.json."""
     libraries = _libraries(wanted)
-    chosen = _clients(wanted)
-    targets: list[SideEnvironment | grading.Graded | Client] = [*_targets(wanted, libraries), *chosen]
+    chosen: list[Client | Gateway] = [*_clients(wanted), *_gateways(wanted)]
+    targets: list[SideEnvironment | grading.Graded | Client | Gateway] = [*_targets(wanted, libraries)]
+    targets += chosen
     cache = VerdictCache(environments.cache_root() / "verdicts")
     card = CardRun(selection, timeout, reports, cache, len(targets), read=read)
     slots = slots or os.cpu_count() or 1
@@ -216,6 +236,8 @@ def grade(
             planned.append(target)
         elif isinstance(target, Client):
             planned.append(card.client_row(target, step))
+        elif isinstance(target, Gateway):
+            planned.append(card.gateway_row(target, step))
         else:
             planned.append(card.library_row(target, step))
     jobs = [job for job in planned if isinstance(job, PlannedRow)]
@@ -283,7 +305,8 @@ class RowProgress:
 
 class CardRun:
     """What the card's rows share while they run: the selection, the verdict cache, the bar, where
-    the reports go. `library_row` and `client_row` plan one row each (a scheduler job)."""
+    the reports go. `library_row`, `client_row` and `gateway_row` plan one row each (a scheduler
+    job)."""
 
     def __init__(
         self,
@@ -530,6 +553,59 @@ class CardRun:
 
         cost = self.cost(f"client {client.name}", len(cases), CLIENT_CASE_SECONDS)
         return PlannedRow(RowJob(name, cost, run, divisible=True), len(cases))
+
+    def gateway_row(self, gateway: Gateway, step: str) -> grading.Graded | PlannedRow[grading.Graded]:
+        """A gateway's row: the selected cases of its upstream dialect, each served as its upstream
+        and asked in its downstream dialect, judged as `check --gateway` judges (`GatewayRun`),
+        one gateway started for the whole row (one slot)."""
+        try:
+            version = gateways.installed_version(gateway)
+            command = gateways.command(gateway)
+        except EnvironmentProblem as exc:
+            _say(f"{step} {gateway.name}: {exc}")
+            return grading.Graded(gateway.library, "-", gateway.adapter, problem=str(exc))
+        selection = self.selection
+        if selection.dialects and gateway.source not in selection.dialects:
+            return grading.Graded(gateway.library, version, gateway.adapter, problem=NO_DIALECT)
+        mine = replace(selection, dialects=(gateway.source,), cases=_cases_read(selection, [gateway.source]))
+        if selection.cases and not mine.cases:
+            return grading.Graded(gateway.library, version, gateway.adapter, problem=NO_CASE)
+        matrix = self.matrix(mine)
+        cases = list(matrix.all())
+        name = f"{gateway.library} {version}"
+        row = f"gateway {gateway.name}"
+        timeout = self.timeout if self.timeout else CLIENT_TIMEOUT
+
+        def run(slots: RowSlots) -> grading.Graded:
+            key = self.key(row, gateways.contents(gateway), mine)
+            stored = self.stored_report(key, name, step, len(cases))
+            if stored is None:
+                progress = RowProgress(self.bar, name)
+                start = time.perf_counter()
+                try:
+                    with slots.held():
+                        self.say(f"{step} {name}: {gateway.adapter} through the replay server")
+                        with GatewayRun(
+                            command, source=gateway.source, target=gateway.target, timeout=timeout,
+                            model=gateway.model, name=gateway.name,
+                        ) as hop:  # fmt: skip
+                            results = []
+                            for case in cases:
+                                results.append(hop.judge(case, matrix.by_name.get(case.scenario)))
+                                progress.advance(note=case.id)
+                except (OSError, UsageError) as exc:
+                    return grading.Graded(gateway.library, version, gateway.adapter, problem=str(exc))
+                report = Report(hop.label, results, seconds=time.perf_counter() - start)
+                self.finished(step, name, report)
+                stored = report_to_dict(report, mine)
+                self.graded(row, report.seconds)
+                if self.cache is not None:
+                    self.cache.put(key, stored)
+            write_json(shared_values(stored), self.reports / f"{gateway.name}-{version}.json")
+            return grading.Graded(gateway.library, version, gateway.adapter, report=stored)
+
+        cost = self.cost(row, len(cases), GATEWAY_CASE_SECONDS)
+        return PlannedRow(RowJob(name, cost, run), len(cases))
 
 
 def _environment_versions(env: SideEnvironment, found: Mapping[str, Any]) -> dict[str, Any]:

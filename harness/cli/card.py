@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.card import render
 from harness.card.clients import CLIENTS
+from harness.card.gateways import GATEWAYS
 from harness.card.libraries import LIBRARIES
 from harness.card.run import Wanted, grade, load_card, regrade, write_card
 from harness.cli import arguments
@@ -33,13 +34,18 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--libraries", type=_names, metavar="A,B",
-        help=f"libraries to grade (known: {', '.join(LIBRARIES)}) and Node clients run through the replay "
-        f"server ({', '.join(CLIENTS)}; each graded at the version in its node_modules); default: "
-        "every library with an adapter here and every Node client",
+        help=f"libraries to grade (known: {', '.join(LIBRARIES)}), clients run through the replay "
+        f"server ({', '.join(CLIENTS)}; each graded at the version installed beside it) and gateways "
+        f"judged as translators ({', '.join(GATEWAYS)}; at the release in their side environment); "
+        "default: every library with an adapter here, every client and every gateway",
     )  # fmt: skip
     parser.add_argument(
         "--no-clients", action="store_true",
         help="leave the Node clients out (their rows take minutes: each case starts a node process)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-gateways", action="store_true",
+        help="leave the gateways out (each row starts the gateway and asks it every case of its dialect)",
     )  # fmt: skip
     parser.add_argument(
         "--versions", type=_names, metavar="V,...",
@@ -117,6 +123,6 @@ def _wanted(args: argparse.Namespace) -> Wanted:
             raise UsageError(f"--env: {env}: no bin/python (not a virtualenv)")
         pythons.append(str(Path(env) / "bin" / "python"))
     return Wanted(
-        names=tuple(args.libraries or ()), clients=not args.no_clients,
+        names=tuple(args.libraries or ()), clients=not args.no_clients, gateways=not args.no_gateways,
         versions=tuple(args.versions or ()), pythons=tuple(pythons),
     )  # fmt: skip

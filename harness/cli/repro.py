@@ -1,4 +1,5 @@
-"""`toolstream repro CASE_ID --accumulator SPEC`: a standalone script reproducing one case."""
+"""`toolstream repro CASE_ID --accumulator SPEC` (or `--gateway NAME`): a standalone script
+reproducing one case."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ from typing import Any
 
 from harness import files
 from harness.accumulators import resolve
+from harness.card import gateways
+from harness.card.environments import EnvironmentProblem
+from harness.card.gateways import GATEWAYS
 from harness.cli.arguments import output_file
 from harness.errors import HarnessError, UsageError
 from harness.matrix.selection import Matrix, Selection
-from harness.search.repro import SPECS, adapter_script, has_template, repro_script
+from harness.mutate.case import Case
+from harness.search.repro import SPECS, adapter_script, gateway_script, has_template, repro_script
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -25,11 +30,17 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
             + ") it needs only that library (the stream inlined as bytes and served by the library's "
             "own HTTP mocking point); for any other accumulator (your module:attr, an entry point, a "
             "cmd: process) it inlines the case and replays it to that accumulator through the "
-            "harness. Exit 1 while the bug is there, 0 once the case passes."
+            "harness; for a gateway of the report card (--gateway) it needs only the gateway, serving "
+            "the case as its upstream from loopback. Exit 1 while the bug is there, 0 once the case passes."
         ),
     )
     parser.add_argument("case_id", metavar="CASE_ID", help="a case id as `check` prints it")
-    parser.add_argument("--accumulator", required=True, metavar="SPEC", help="the library's adapter")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--accumulator", metavar="SPEC", help="the library's adapter")
+    which.add_argument(
+        "--gateway", metavar="NAME",
+        help=f"a gateway of the report card, from its side environment ({', '.join(GATEWAYS)})",
+    )  # fmt: skip
     parser.add_argument(
         "-o", "--output", type=output_file, metavar="FILE", help="write here (default: stdout)"
     )
@@ -48,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{exc} (usage: toolstream repro CASSETTE::SCENARIO::s<SEED> --accumulator SPEC)"
         ) from None
+    if args.gateway is not None:
+        return _write(args, _gateway_script(case, args.case_id, args.gateway))
     command = shlex.join(["toolstream", "repro", args.case_id, "--accumulator", args.accumulator])
     # The scenario as found (in --scenarios-dir too), whose steps give the case's class.
     scenario = matrix.by_name.get(case.scenario)
@@ -56,6 +69,24 @@ def run(args: argparse.Namespace) -> int:
     else:  # any other accumulator: resolved now, so a typo is a usage error and not a script
         resolve(args.accumulator)
         script = adapter_script(case, args.accumulator, command=command, scenario=scenario)
+    return _write(args, script)
+
+
+def _gateway_script(case: Case, case_id: str, name: str) -> str:
+    gateway = GATEWAYS.get(name)
+    if gateway is None:
+        raise UsageError(f"--gateway: unknown gateway {name!r} (known: {', '.join(GATEWAYS)})")
+    if case.dialect != gateway.source:
+        raise UsageError(f"--gateway {name}: it is asked {gateway.source} cases; {case_id} is {case.dialect}")
+    try:
+        program = gateways.standalone(gateway)
+    except EnvironmentProblem as exc:
+        raise UsageError(f"--gateway {name}: {exc}") from None
+    command = shlex.join(["toolstream", "repro", case_id, "--gateway", name])
+    return gateway_script(case, program, source=gateway.source, target=gateway.target, command=command)
+
+
+def _write(args: argparse.Namespace, script: str) -> int:
     if args.output is None:
         sys.stdout.write(script)
         return 0

@@ -41,7 +41,8 @@ def label_of(gateway: str, source: str, target: str) -> str:
 class GatewayRun:
     """One gateway (a URL, or a command template: `harness.gateway.process`) translating `source`
     into `target`, started on `start()` with its upstream at `slot` of the replay server (one of
-    its own unless `server` is given), judging case after case until `close()`."""
+    its own unless `server` is given), judging case after case until `close()`. `name`: what its
+    results call it (default: `gateway` itself; the card gives a name without a machine's paths)."""
 
     def __init__(
         self,
@@ -55,6 +56,7 @@ class GatewayRun:
         slot: str = SLOT,
         upstream_port: int = 0,
         start_timeout: float = START_TIMEOUT,
+        name: str | None = None,
     ) -> None:
         if timeout <= 0:
             raise UsageError(f"timeout: must be more than 0 seconds, not {timeout:g}")
@@ -67,7 +69,7 @@ class GatewayRun:
             timeout,
             model,
         )
-        self.label = label_of(gateway, source, target)
+        self.label = label_of(name or gateway, source, target)
         self.server, self.slot, self.upstream_port, self.start_timeout = (
             server,
             slot,

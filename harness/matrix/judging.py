@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harness.accumulators.base import not_for
 from harness.cassettes.outcome import Outcome
 from harness.errors import AccumulatorTimeout, NotApplicable
+from harness.oracle.raise_site import with_site
 from harness.oracle.verdict import Result, Verdict, copy_result, describe_error, judged, unjudged
 from harness.processes.capture import captured_output
 
@@ -54,7 +55,8 @@ def _judge(accumulator: Accumulator, spec: str, case: Case, scenario: Scenario |
         )
     except (Exception, SystemExit) as exc:  # containment: any failure of theirs is this case's verdict
         seconds = time.perf_counter() - start
-        return replace(base, verdict=Verdict.ERROR, error=describe_error(exc), seconds=seconds)
+        error = with_site(describe_error(exc), exc)  # where in the library, as the stdio side says it
+        return replace(base, verdict=Verdict.ERROR, error=error, seconds=seconds)
     seconds = time.perf_counter() - start
     if not isinstance(actual, Outcome):
         error = f"returned {type(actual).__name__}, not an Outcome"

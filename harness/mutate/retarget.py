@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from harness.cassettes.model import Chunk
-from harness.cassettes.outcome import Outcome, ToolCall
+from harness.cassettes.outcome import FUNCTION, Outcome, ToolCall
 from harness.mutate.case import Case
 from harness.wire import dialects
 from harness.wire.codecs.base import decode_all
@@ -89,6 +89,9 @@ def retarget(case: Case, tools: Sequence[OfferedTool], mapping: Mapping[str, str
 
 def _retarget(case: Case, paths: ToolPaths, tools: list[OfferedTool], given: dict[str, str]) -> Retarget:
     dialect = dialects.get(case.dialect)
+    for made in case.expected.tool_calls:
+        if made.kind != FUNCTION:  # free-form input, not JSON arguments: no function tool takes it
+            raise _Refused(f"it calls a {made.kind} tool ({made.name!r}), not a function the request offers")
     if dialect.codec_name != "sse":
         raise _Refused(f"retargeting reads SSE streams; {case.dialect} is {dialect.codec_name}")
     reads = [chunk.data for chunk in case.response.chunks]

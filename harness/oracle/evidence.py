@@ -21,6 +21,11 @@ a case, as an `Outcome`, judged by the same machinery as any accumulator's (`cla
   raise as its error (`Type: message` from the stderr line that names the thrown error, the type
   without its module, as `raised_error` writes it), judged like any outcome (`state: complete
   expected, got error (Type: message)`). Still running at the timeout: a `timeout`.
+  Where the raise names a tool the stream never called, under a name the stream's own pieces of
+  an expected call's name make wrongly (one piece of a split name, the pieces of a name repeated
+  in full joined, or no name at all: `Tool _forecast not found`), the program mangled that name:
+  the judge says so on the call (`call 1: name 'get_forecast' expected, got '_forecast' (its name
+  came in pieces 'get' + '_forecast': the program kept only the last)`), first among the calls.
 - Except a program that exits without ever asking for the case's stream, whatever its exit code
   and the case: it never got to the case (the command is not found, a module is missing, it fails
   on its own arguments, it asked another server), so nothing it did says anything of the stream
@@ -46,14 +51,18 @@ from harness.errors import AccumulatorCrashed, AccumulatorTimeout
 from harness.mutate.scenario import Case, Scenario
 from harness.oracle.severity import Severity, differences
 from harness.oracle.verdict import Result, Verdict, describe_error, judged, unjudged
+from harness.wire import dialects
+from harness.wire.dialects import Field
 from harness.wire.dialects.requesting import ToolResult, Turn
 
 __all__ = [
     "Evidence",
     "Heard",
+    "Misnamed",
     "compare_turn",
     "evidence_of",
     "judge_client",
+    "misnamed",
     "outcome_of",
     "thrown",
     "turn_outcome",
@@ -237,7 +246,109 @@ def judge_client(case: Case, client: str, evidence: Evidence, scenario: Scenario
         return replace(base, verdict=Verdict.ERROR, error=describe_error(exc))
     result = judged(base, actual)
     silent = actual.notes in ((SILENT,), (SILENT_IN_PROCESS,))
-    return replace(result, error=actual.notes[0]) if silent and result.diff else result
+    if silent and result.diff:
+        return replace(result, error=actual.notes[0])
+    if actual.state is State.ERROR and actual.error and not actual.tool_calls and result.diff:
+        return _named(result, misnamed(case, actual.error))
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Misnamed:
+    """A call the program raised on under a name the stream's pieces of its name make wrongly."""
+
+    call: int  # its position among the expected calls
+    expected: str
+    got: str
+    why: str
+
+    def line(self) -> str:
+        return f"call {self.call + 1}: name {self.expected!r} expected, got {self.got!r} ({self.why})"
+
+
+def misnamed(case: Case, error: str) -> Misnamed | None:
+    """The expected call whose name, made wrongly from the pieces the stream sent it in, the raise
+    `error` looked up as a tool: the name it names first (a lookup names the name it looked up
+    before any it lists as offered), when that is a wrong one; None otherwise."""
+    if not _TOOL.search(error):
+        return None
+    pieces = _name_pieces(case)
+    calls = [(n, call.name) for n, call in enumerate(case.expected.tool_calls) if call.name]
+    named: list[tuple[int, Misnamed | None]] = []  # (where the error names it, what it is)
+    for n, name in calls:
+        sent = pieces.get(name, [name])
+        named += [(at, None) for at in _named_at(error, name)]
+        for wrong, why in _wrong_names(sent):
+            if wrong != name:
+                named += [(at, Misnamed(n, name, wrong, why)) for at in _named_at(error, wrong)]
+        if n == calls[0][0] and (empty := _EMPTY_NAME.search(error)) is not None:
+            why = f"the stream sent it {_said(sent)}: the program's call has none"
+            named.append((empty.start(), Misnamed(n, name, "", why)))
+    return min(named, key=lambda found: found[0])[1] if named else None
+
+
+_TOOL = re.compile(r"(?i)\btools?\b")
+
+
+# A raise naming a tool by an empty name: `Tool  not found`, `tool ''`, `tool name: ""`.
+_EMPTY_NAME = re.compile(r"(?i)\btool(?: name)?:?(?: (?:''|\"\"|``)| {2}\S)")
+
+
+def _named_at(error: str, name: str) -> list[int]:
+    """Where `error` names `name` as a word of its own (not inside a longer name)."""
+    return [m.start() for m in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", error)]
+
+
+def _wrong_names(sent: Sequence[str]) -> list[tuple[str, str]]:
+    """The names a program makes wrongly of a name sent in `sent` pieces, each with why."""
+    if len(sent) < 2:
+        return []
+    shown = " + ".join(repr(p) for p in sent)
+    out = [(sent[-1], f"its name came in pieces {shown}: the program kept only the last")]
+    for k, piece in enumerate(sent[:-1]):
+        out.append((piece, f"its name came in pieces {shown}: the program kept only piece {k + 1}"))
+    out.append(("".join(sent), f"its name came in pieces {shown}: the program joined them all"))
+    return out
+
+
+def _said(sent: Sequence[str]) -> str:
+    return "whole, once" if len(sent) == 1 else "in pieces " + " + ".join(repr(p) for p in sent)
+
+
+def _name_pieces(case: Case) -> dict[str, list[str]]:
+    """Each call's name, as the stream sent it: its pieces in order, keyed by the name the
+    dialect's reference accumulator makes of them (the last piece that starts with the name so
+    far replaces it; any other extends it)."""
+    dialect = dialects.get(case.dialect)
+    by_call: dict[int, list[str]] = {}
+    for fragment in dialect.fragments(case.events):
+        name = dialect.get(case.events[fragment.event], fragment.slot, Field.NAME)
+        if isinstance(name, str) and name:
+            by_call.setdefault(fragment.call, []).append(name)
+    out: dict[str, list[str]] = {}
+    for pieces in by_call.values():
+        whole = ""
+        for piece in pieces:
+            whole = piece if piece.startswith(whole) else whole + piece
+        out.setdefault(whole, pieces)
+    return out
+
+
+def _named(result: Result, found: Misnamed | None) -> Result:
+    """`result` with the misnamed call's `missing` line replaced by what the program made of its
+    name, first among the calls' lines (the raise on that name is what lost every call)."""
+    if found is None:
+        return result
+    lines: list[tuple[str, Severity]] = []
+    first = None
+    for line, severity in zip(result.diff, result.severities, strict=True):
+        if line.startswith("call ") and first is None:
+            first = len(lines)
+        if line.startswith(f"call {found.call + 1}: ") and line.endswith("expected, missing"):
+            continue
+        lines.append((line, severity))
+    lines.insert(len(lines) if first is None else first, (found.line(), Severity.LOST))
+    return replace(result, diff=tuple(line for line, _ in lines), severities=tuple(s for _, s in lines))
 
 
 def thrown(stderr: str) -> str | None:

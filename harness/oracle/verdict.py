@@ -26,9 +26,10 @@ from dataclasses import MISSING, dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from harness.cassettes.outcome import ORDER_DIFFERS, ROTATED, Outcome, ToolCall, meets
+from harness.cassettes.outcome import ORDER_DIFFERS, ROTATED, Outcome, State, ToolCall, meets
 from harness.errors import HarnessError
 from harness.oracle.expectation import CaseClass, Expectation, classify, scope
+from harness.oracle.raise_site import RAISED_AT, site_of
 from harness.oracle.severity import Severity, weigh, worst
 from harness.text.terminal import shorten
 
@@ -417,7 +418,11 @@ def describe_error(exc: BaseException) -> str:
 _CALL = re.compile(r"^call \d+: ")
 # A line about a part that goes back (`harness.cassettes.outcome.part_differences`).
 _PART = re.compile(r"^(?P<kind>reasoning|call part|text) \d+: (?P<rest>.*)$")
-_NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)$")
+# A name line may end in why the name differs (`harness.oracle.evidence.Misnamed`).
+_NAME = re.compile(r"^name (?P<want>'[^']*'|None) expected, got (?P<got>'[^']*'|None)(?: \(.*\))?$")
+# A gateway's line (`harness.gateway.judging`): `gateway A -> B: RULE[ at event N]: what`; a
+# protocol rule is its own signature, a translation rule's difference is signed as any other.
+_HOP = re.compile(r"^gateway \S+ -> \S+: (?P<rule>[\w.-]+)(?P<at> at event \d+)?: (?P<rest>.*)$", re.DOTALL)
 # A case id (`openai-chat/parallel-2::original::s0`), tried only where a word or quote begins.
 _CASE_ID = re.compile(r"(?<![^\s'\"])\S+?::\S+?::s\d+")
 _SIGNED = 300
@@ -444,15 +449,27 @@ def signature(result: Result | Mapping[str, Any]) -> str:
 
 
 def root_cause(result: Result | Mapping[str, Any]) -> str:
-    """What one bug of a library most likely is, a level above its signature: the raise (its type
-    and message, values abstracted) for an error or a timeout, else the kind of its first
-    difference about a call (the count line sums up and comes first; past a call, its text or
-    state). Failures of one root cause differ in what else a scenario makes go wrong after it: one
-    recording mishandled shows many signatures, and one first difference."""
+    """What one bug of a library most likely is, a level above its signature: where in the library
+    it raised (`raised at FILE:LINE`, the site an error verdict or an outcome in state error
+    carries: `raise_site`), else the raise (its type and message, values abstracted) for an error
+    or a timeout, else the kind of its first difference about a call (the count line sums up and
+    comes first; past a call, its text or state). Failures of one root cause differ in what else a
+    scenario makes go wrong after it: one recording mishandled shows many signatures, and one
+    first difference or one raise."""
     if isinstance(result, Result):
-        verdict, lines = result.verdict, result.diff
+        verdict, lines, error = result.verdict, result.diff, result.error
+        actual_state = result.actual.state if result.actual is not None else None
+        raised = result.actual.error if result.actual is not None and actual_state is State.ERROR else None
     else:
-        verdict, lines = Verdict(result["verdict"]), result.get("diff") or ()
+        verdict, lines, error = Verdict(result["verdict"]), result.get("diff") or (), result.get("error")
+        actual = result.get("actual") or {}
+        raised = actual.get("error") if actual.get("state") == str(State.ERROR) else None
+    if verdict in (Verdict.ERROR, Verdict.TIMEOUT):
+        site = site_of(error)
+    else:  # a raise that ended the turn where none should have: an expected error state is no bug
+        site = site_of(raised) if any(line.startswith("state:") for line in lines) else None
+    if site is not None:
+        return f"{RAISED_AT}{site}"
     if verdict in (Verdict.ERROR, Verdict.TIMEOUT) or not lines:
         return signature(result)
     first = next((line for line in lines if line.startswith("call ")), lines[0])
@@ -482,6 +499,9 @@ def error_signature(error: str) -> str:
 
 
 def _line_signature(line: str) -> str:
+    hop = _HOP.match(line)
+    if hop:
+        return hop["rule"] if hop["at"] else f"{hop['rule']}: {_line_signature(hop['rest'])}"
     if line.startswith("parts:"):
         return "parts order differs"
     part = _PART.match(line)

@@ -11,18 +11,6 @@ from __future__ import annotations
 import pytest
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("toolstream")
-    group.addoption(
-        "--toolstream-client", dest="toolstream_client", action="append", default=None, metavar="CMD",
-        help="run this program once per matrix case against the replay server and judge its follow-up "
-        "request (repeatable; same as --toolstream-accumulator client:CMD)",
-    )  # fmt: skip
-    parser.addini(
-        "toolstream_client", "programs run per matrix case (client:CMD accumulators)", type="args", default=[]
-    )
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     programs = config.getoption("toolstream_client") or config.getini("toolstream_client") or []

@@ -35,6 +35,8 @@ _USAGE = pytest.StashKey[list[str]]()  # marker errors found while collecting, s
 _SERVED = pytest.StashKey["ServedCase"]()  # on an item: its served case, judged after its call
 _SERVED_TESTS = pytest.StashKey[list["ServedCase"]]()  # every served case of the session (late requests)
 _SCOPING = pytest.StashKey["Scoping"]()  # the dialect each unscoped served test speaks
+# The served tests whose threads still ran when the server stopped: what they sent later went unheard.
+_UNHEARD = pytest.StashKey[list["ServedCase"]]()
 _WORKERS = pytest.StashKey[list[dict[str, Any]]]()  # what each ended xdist worker said (the controller)
 # By test (node id without parameters): its selection and the case ids it was parametrized over.
 _MATRICES = pytest.StashKey[dict[str, tuple["Selection | None", "list[str] | None"]]]()
@@ -342,6 +344,7 @@ def _summary_data(config: pytest.Config) -> dict[str, Any]:
         "late": [
             [s.node.nodeid if s.node is not None else s.label, str(r)] for s in served for r in s.log.late
         ],
+        "unheard": [s.node.nodeid if s.node is not None else s.label for s in config.stash.get(_UNHEARD, [])],
         "baseline": [
             [s.node.nodeid if s.node is not None else s.id, str(s.change)]
             for s in served
@@ -361,6 +364,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         scoping.merge(part["skipped"])
     lines += scoping.summary_lines()
     lines += _late_lines([tuple(entry) for part in parts for entry in part["late"]])
+    lines += _unheard_lines([where for part in parts for where in part.get("unheard", ())])
     lines += _baseline_lines([tuple(entry) for part in parts for entry in part["baseline"]])
     settings = config.stash[_SETTINGS]
     if not lines and not (settings.json or settings.html):
@@ -383,6 +387,18 @@ def _late_lines(late: list[tuple[str, ...]]) -> list[str]:
         lines.append(f"  {where}: {request}")
     if len(late) > 20:
         lines.append(f"  ... and {len(late) - 20} more")
+    return lines
+
+
+def _unheard_lines(tests: list[str]) -> list[str]:
+    """The tests that left threads running past the session's end, whose later requests (if
+    any) reached no server."""
+    if not tests:
+        return []
+    lines = [f"threads of {len(tests)} tests still ran at the session's end (later requests unheard):"]
+    lines += [f"  {where}" for where in tests[:20]]
+    if len(tests) > 20:
+        lines.append(f"  ... and {len(tests) - 20} more")
     return lines
 
 
@@ -484,13 +500,16 @@ def toolstream_case(request: pytest.FixtureRequest) -> MatrixCase:
 
 
 @pytest.fixture(scope="session")
-def _toolstream_replay_server() -> Iterator[ReplayServer]:
+def _toolstream_replay_server(request: pytest.FixtureRequest) -> Iterator[ReplayServer]:
     """This process's replay server (each xdist worker has its own), started by the first test
-    that is served a case, on 127.0.0.1 and a thread of its own."""
-    from harness.plugin.served import replay_server
+    that is served a case, on 127.0.0.1 and a thread of its own; at the session's end it stops
+    once the threads tests left running ended (within `LINGER`: what they post is late, on them)."""
+    from harness.plugin.served import replay_server, wait_for_threads_left
 
+    config = request.config
     with replay_server() as running:
         yield running
+        config.stash[_UNHEARD] = wait_for_threads_left(config.stash[_SERVED_TESTS])
 
 
 @pytest.fixture

@@ -20,13 +20,15 @@ from typing import TYPE_CHECKING, Any, Final
 import pytest
 
 from harness.errors import UsageError, did_you_mean
-from harness.transports.modes import MATCH_FIELDS, RecordMode
+from harness.transports.modes import MATCH_FIELDS, MATCH_NAMES, RecordMode
 
 if TYPE_CHECKING:  # the transports are imported where a matcher or a redaction is built
     from harness.transports.redaction import Redaction
 
 __all__ = [
+    "OPTIONS",
     "MatrixOptions",
+    "Option",
     "RecordOptions",
     "Settings",
     "add_options",
@@ -46,108 +48,177 @@ _LONGEST_NAME: Final = 100  # file names past this are cut and given a hash, so 
 _UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def add_options(parser: pytest.Parser) -> None:
-    """Register the `--toolstream-*` options and their ini keys."""
-    group = parser.getgroup("toolstream", "toolstream-harness: record, replay and check tool-call streams")
-    modes = ", ".join(RecordMode)
-    group.addoption(
-        "--toolstream-record-mode", dest="toolstream_record_mode", default=None, metavar="MODE",
-        help=f"record mode for the `toolstream` fixture: {modes} (default none; CI=1 forces none "
-        "unless given here)",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-cassette-dir", dest="toolstream_cassette_dir", default=None, metavar="DIR",
+_UNSET: Final = object()  # an option given no default: argparse's own (store_false's True)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting of the plugin as data: its `--toolstream-*` option (when `help` is given) and
+    its ini key (when `ini` is given), both under `name` (`toolstream_record_mode`). `flag` is the
+    option's spelling when it is not `name`'s (two options may set one name: `--toolstream-retarget`
+    and `--toolstream-no-retarget`)."""
+
+    name: str
+    help: str | None = None
+    metavar: str | tuple[str, ...] | None = None
+    action: str | None = None
+    type: Any = None
+    nargs: int | None = None
+    default: Any = _UNSET
+    flag: str | None = None
+    ini: str | None = None
+    ini_type: str | None = None  # pytest's: args, bool; None: a string
+    ini_default: Any = None
+
+    @property
+    def option(self) -> str:
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def option_kwargs(self) -> dict[str, Any]:
+        """`parser.addoption`'s keyword arguments: only those this option sets."""
+        given = {"dest": self.name, "action": self.action, "type": self.type, "nargs": self.nargs}
+        given |= {"metavar": self.metavar, "help": self.help}
+        kwargs = {key: value for key, value in given.items() if value is not None}
+        return kwargs if self.default is _UNSET else {**kwargs, "default": self.default}
+
+
+# Every setting of the plugin (the `toolstream` fixture's, the matrix's, the served cases'), in the
+# order `pytest --help` lists them; `add_options` registers them, `Settings` and the fixtures read them.
+OPTIONS: Final[tuple[Option, ...]] = (
+    Option(
+        "toolstream_record_mode", metavar="MODE", default=None,
+        help=f"record mode for the `toolstream` fixture: {', '.join(RecordMode)} (default none; CI=1 "
+        "forces none unless given here)",
+        ini="default record mode of the toolstream fixture",
+    ),
+    Option(
+        "toolstream_cassette_dir", metavar="DIR", default=None,
         help="where test cassettes live (default: cassettes/ next to each test module); also the "
         "cassettes the conformance matrix runs over (default: the bundled corpus)",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-accumulator", dest="toolstream_accumulator", action="append", default=None,
-        metavar="SPEC", help="run the conformance matrix on this accumulator as test items (repeatable)",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-scenarios", dest="toolstream_scenarios", action="append", default=None,
-        metavar="NAMES", help="scenario names or files for the matrix, comma-separated or repeated "
+        ini="where test cassettes live (relative to the rootdir)",
+    ),
+    Option(
+        "toolstream_accumulator", action="append", default=None, metavar="SPEC",
+        help="run the conformance matrix on this accumulator as test items (repeatable)",
+        ini="accumulator specs for the matrix", ini_type="args", ini_default=[],
+    ),
+    Option(
+        "toolstream_scenarios", action="append", default=None, metavar="NAMES",
+        help="scenario names or files for the matrix, comma-separated or repeated "
         "(default: every bundled scenario plus `original`)",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-dialect", dest="toolstream_dialect", action="append", default=None, metavar="DIALECT",
+        ini="scenario names or files for the matrix", ini_type="args", ini_default=[],
+    ),
+    Option(
+        "toolstream_dialect", action="append", default=None, metavar="DIALECT",
         help="only cases of this dialect in the matrix (repeatable; default: every dialect)",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-seeds", dest="toolstream_seeds", type=int, default=None, metavar="N",
+        ini="only these dialects in the matrix", ini_type="args", ini_default=[],
+    ),
+    Option(
+        "toolstream_seeds", type=int, default=None, metavar="N",
         help="run seeds 0..N-1 of each scenario instead of its own",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-compare", dest="toolstream_compare", nargs=2, default=None, metavar=("A", "B"),
+        ini="seeds 0..N-1 for the matrix",
+    ),
+    Option(
+        "toolstream_compare", nargs=2, default=None, metavar=("A", "B"),
         help="test items that fail where accumulators A and B reach different outcomes",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-gateway", dest="toolstream_gateway", default=None, metavar="CMD_OR_URL",
+        ini="two accumulator specs to compare", ini_type="args", ini_default=[],
+    ),
+    Option(
+        "toolstream_gateway", default=None, metavar="CMD_OR_URL",
         help="test items judging this gateway translating --toolstream-gateway-from into "
         "--toolstream-gateway-to on each case served as its upstream (as check --gateway)",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-gateway-from", dest="toolstream_gateway_from", default=None, metavar="DIALECT",
+    ),
+    Option(
+        "toolstream_gateway_from", default=None, metavar="DIALECT",
         help="with --toolstream-gateway: its upstream's dialect",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-gateway-to", dest="toolstream_gateway_to", default=None, metavar="DIALECT",
+    ),
+    Option(
+        "toolstream_gateway_to", default=None, metavar="DIALECT",
         help="with --toolstream-gateway: the dialect it answers in",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-gateway-model", dest="toolstream_gateway_model", default=None, metavar="M",
+    ),
+    Option(
+        "toolstream_gateway_model", default=None, metavar="M",
         help="with --toolstream-gateway: the model it is asked for",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-json", dest="toolstream_json", default=None, metavar="FILE",
+    ),
+    Option(
+        "toolstream_json", default=None, metavar="FILE",
         help="write the matrix results as the JSON report of `toolstream check`",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-html", dest="toolstream_html", default=None, metavar="FILE",
+        ini="JSON report file (relative to the rootdir)",
+    ),
+    Option(
+        "toolstream_html", default=None, metavar="FILE",
         help="write the matrix results as a self-contained HTML page",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-strict", dest="toolstream_strict", action="store_true", default=None,
+        ini="HTML report file (relative to the rootdir)",
+    ),
+    Option(
+        "toolstream_strict", action="store_true", default=None,
         help="matrix warnings fail too: cosmetic differences and policy cases",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-no-case-cache", dest="toolstream_no_case_cache", action="store_true", default=False,
+        ini="matrix warnings fail too", ini_type="bool", ini_default=False,
+    ),
+    Option(
+        "toolstream_no_case_cache", action="store_true", default=False,
         help="build every matrix case instead of reading it from the built-case store",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-retarget", dest="toolstream_retarget", action="store_true", default=None,
+    ),
+    Option(
+        "toolstream_retarget", action="store_true", default=None,
         help="move each served case onto the tools the test's request offers (the default)",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-no-retarget", dest="toolstream_retarget", action="store_false",
+        ini="move served cases onto the request's tools", ini_type="bool", ini_default=True,
+    ),
+    Option(
+        "toolstream_retarget", action="store_false", flag="--toolstream-no-retarget",
         help="serve each case as recorded, with the recording's tool names and arguments",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-only-matrix", dest="toolstream_only_matrix", action="store_true", default=False,
+    ),
+    Option(
+        "toolstream_only_matrix", action="store_true", default=False,
         help="run only the matrix items of --toolstream-accumulator / --toolstream-compare, not the "
         "project's own tests",
-    )  # fmt: skip
-    group.addoption(
-        "--toolstream-baseline", dest="toolstream_baseline", action="store_true", default=None,
+    ),
+    Option(
+        "toolstream_baseline", action="store_true", default=None,
         help="judge each case against its verdict kept by syrupy next to the test (a baseline): fail only "
         "where it got worse or a known failure changed; --snapshot-update writes it",
-    )  # fmt: skip
-    parser.addini("toolstream_record_mode", "default record mode of the toolstream fixture", default=None)
-    parser.addini(
-        "toolstream_retarget", "move served cases onto the request's tools", type="bool", default=True
-    )
-    parser.addini("toolstream_baseline", "judge cases against a syrupy baseline", type="bool", default=False)
-    parser.addini(
-        "toolstream_cassette_dir", "where test cassettes live (relative to the rootdir)", default=None
-    )
-    parser.addini("toolstream_accumulator", "accumulator specs for the matrix", type="args", default=[])
-    parser.addini("toolstream_scenarios", "scenario names or files for the matrix", type="args", default=[])
-    parser.addini("toolstream_dialect", "only these dialects in the matrix", type="args", default=[])
-    parser.addini("toolstream_seeds", "seeds 0..N-1 for the matrix", default=None)
-    parser.addini("toolstream_compare", "two accumulator specs to compare", type="args", default=[])
-    parser.addini("toolstream_json", "JSON report file (relative to the rootdir)", default=None)
-    parser.addini("toolstream_html", "HTML report file (relative to the rootdir)", default=None)
-    parser.addini("toolstream_strict", "matrix warnings fail too", type="bool", default=False)
+        ini="judge cases against a syrupy baseline", ini_type="bool", ini_default=False,
+    ),
+    # The `toolstream` fixture's matching and redaction (harness.plugin.record), ini keys only.
+    Option(
+        "toolstream_match_on", ini_type="args", ini_default=[],
+        ini=f"what the toolstream fixture matches on: {', '.join(MATCH_NAMES)}, body.<field>",
+    ),
+    Option(
+        "toolstream_ignore_fields", ini_type="args", ini_default=[],
+        ini="request fields matching ignores: url.port, body.user, ...",
+    ),
+    Option(
+        "toolstream_redact_headers", ini_type="args", ini_default=[],
+        ini="headers redacted besides the defaults",
+    ),
+    Option(
+        "toolstream_redact_body", ini_type="args", ini_default=[],
+        ini="JSON body paths redacted (a.b, a[*].b)",
+    ),
+    Option(
+        "toolstream_record_timing", ini_type="bool", ini_default=False,
+        ini="keep each read's offset_ms when recording",
+    ),
+    # Programs run per case (harness.plugin.client turns them into client:CMD accumulators).
+    Option(
+        "toolstream_client", action="append", default=None, metavar="CMD",
+        help="run this program once per matrix case against the replay server and judge its follow-up "
+        "request (repeatable; same as --toolstream-accumulator client:CMD)",
+        ini="programs run per matrix case (client:CMD accumulators)", ini_type="args", ini_default=[],
+    ),
+)  # fmt: skip
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every `--toolstream-*` option and `toolstream_*` ini key of `OPTIONS`."""
+    group = parser.getgroup("toolstream", "toolstream-harness: record, replay and check tool-call streams")
+    for option in OPTIONS:
+        if option.help is not None:
+            group.addoption(option.option, **option.option_kwargs())
+    for option in OPTIONS:
+        if option.ini is not None:
+            parser.addini(option.name, option.ini, type=option.ini_type, default=option.ini_default)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

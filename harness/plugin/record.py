@@ -19,7 +19,6 @@ import pytest
 
 from harness.errors import HarnessError, UsageError
 from harness.plugin.options import RecordOptions, Settings, cassette_path
-from harness.transports.modes import MATCH_NAMES
 
 if TYPE_CHECKING:
     from harness.plugin.handle import CassetteHandle
@@ -30,19 +29,6 @@ _STATE = pytest.StashKey["_Session"]()
 _HANDLE = pytest.StashKey["CassetteHandle"]()
 _LIST_KEYS: Final = ("match_on", "ignore_fields", "redact_headers", "redact_body")
 UNUSED_SECTION: Final = "toolstream unused interactions"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    names = ", ".join(MATCH_NAMES)
-    keys: list[tuple[str, str, str, Any]] = [
-        ("match_on", f"what the toolstream fixture matches on: {names}, body.<field>", "args", []),
-        ("ignore_fields", "request fields matching ignores: url.port, body.user, ...", "args", []),
-        ("redact_headers", "headers redacted besides the defaults", "args", []),
-        ("redact_body", "JSON body paths redacted (a.b, a[*].b)", "args", []),
-        ("record_timing", "keep each read's offset_ms when recording", "bool", False),
-    ]
-    for name, help_text, kind, default in keys:
-        parser.addini(f"toolstream_{name}", help_text, type=kind, default=default)  # type: ignore[arg-type]
 
 
 def pytest_configure(config: pytest.Config) -> None:

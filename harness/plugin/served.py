@@ -8,9 +8,12 @@ imports the server. One `ReplayServer` per process (an xdist worker has its own)
 thread by the first test that asks and holding every case served in the session (`add`); each
 test is served under a token of its own, so a request a test leaves behind (a background task
 posting after the body returned) is never judged as another test's: it is kept as late, on the
-test that sent it. The case is moved onto the tools the test's first request offers
-(`harness.mutate.retarget`; `--toolstream-no-retarget` or the marker's `retarget=False` serve
-the recording), and judged against the moved expectation.
+test that sent it. A thread a test leaves running is waited for (`LINGER` seconds in all) before
+the server stops at the session's end, so what it still sends is heard even when its test was the
+session's (or its xdist worker's) last; the tests whose threads outlive that are named. The case
+is moved onto the tools the test's first request offers (`harness.mutate.retarget`;
+`--toolstream-no-retarget` or the marker's `retarget=False` serve the recording), and judged
+against the moved expectation.
 
 What the test body did is the evidence, read by `ServedCase.settle` once it returned or raised:
 - It returned: the follow-up (or `POST <prefix>/report`) is judged; none is judged as a program
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -46,9 +50,10 @@ from harness.plugin.items import failure_text, node_location, result_property
 from harness.serve.routes import base_urls, client_environment
 from harness.serve.server import CaseLog, ReplayServer
 
-__all__ = ["ServedCase", "label_of", "replay_server"]
+__all__ = ["LINGER", "ServedCase", "label_of", "replay_server", "wait_for_threads_left"]
 
 _OUTCOMES: Final = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
+LINGER: Final = 3.0  # seconds the session's end waits, in all, for the threads tests left running
 
 
 @contextlib.contextmanager
@@ -85,11 +90,15 @@ class ServedCase:
     # this case compared with it, once judged (`harness.oracle.baseline.Change`).
     baseline: Any = field(default=None, repr=False)
     change: Any = field(default=None, repr=False)
+    # The threads started while the test ran and still running when it ended (what may post late).
+    left: tuple[threading.Thread, ...] = field(default=(), init=False, repr=False)
     _log: CaseLog = field(init=False, repr=False)
     _started: float = field(init=False, repr=False)
     _token: str = field(init=False, repr=False)
+    _threads: frozenset[threading.Thread] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self._threads = frozenset(threading.enumerate())
         # A log of its own under a token: a late request of another test never lands here.
         self._token = uuid.uuid4().hex[:16]
         self._log = self.server.add(
@@ -138,8 +147,12 @@ class ServedCase:
         return self._log
 
     def close(self) -> None:
-        """The test has ended: a request after this is late, said on this test."""
+        """The test has ended: a request after this is late, said on this test (once: the
+        session's end closes the last test before pytest's teardown hook does)."""
+        if self._log.closed:
+            return
         self._log.closed = True
+        self.left = tuple(t for t in threading.enumerate() if t not in self._threads and t.is_alive())
 
     @contextlib.contextmanager
     def environ(self) -> Iterator[dict[str, str]]:
@@ -224,6 +237,17 @@ class ServedCase:
             return text
         head, _, rest = text.partition("\n")
         return f"{head}\n  ({moved.describe()})\n{rest}"
+
+
+def wait_for_threads_left(served: list[ServedCase], seconds: float = LINGER) -> list[ServedCase]:
+    """Wait, `seconds` in all, for the threads the `served` tests left running (so that what they
+    still send reaches the server, late, on their test); the tests whose threads still run."""
+    deadline = time.monotonic() + seconds
+    for case in served:
+        case.close()  # the session's last test: its teardown hook has not run yet
+        for thread in case.left:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    return [case for case in served if any(thread.is_alive() for thread in case.left)]
 
 
 def label_of(node: Any) -> str:

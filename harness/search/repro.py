@@ -14,6 +14,7 @@ import json
 import pprint
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from harness._version import __version__
 from harness.accumulators.client import base_url, recorded_request, request_body
@@ -22,14 +23,25 @@ from harness.errors import UsageError
 from harness.mutate.scenario import case_cassette
 from harness.oracle.expectation import classify, declaration
 from harness.search import repro_templates as templates
+from harness.serve import base_urls
 from harness.text.escape import python_text
 from harness.transports.replay import served_headers
+from harness.wire.dialects.translation import asked_again, requesting, translated_outcome
 
 if TYPE_CHECKING:
     from harness.mutate.case import Case
     from harness.mutate.scenario import Scenario
 
-__all__ = ["SPECS", "Template", "adapter_script", "has_template", "repro_script", "template_for"]
+__all__ = [
+    "SPECS",
+    "GatewayProgram",
+    "Template",
+    "adapter_script",
+    "gateway_script",
+    "has_template",
+    "repro_script",
+    "template_for",
+]
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,8 @@ class Template:
 _OPENAI_ENDPOINTS = {"openai-chat": "/chat/completions"}
 _ANTHROPIC_ENDPOINTS = {"anthropic": "/v1/messages"}
 _BOTH = {**_OPENAI_ENDPOINTS, **_ANTHROPIC_ENDPOINTS}
+# Gemini's model (and Vertex's project and location) is in the path: the base URL keeps it.
+_GEMINI_ENDPOINTS = {"gemini": ":streamGenerateContent"}
 
 # Accumulator spec -> the template that reproduces what its adapter runs.
 SPECS: dict[str, Template] = {
@@ -54,6 +68,19 @@ SPECS: dict[str, Template] = {
         "pydantic-ai-slim[openai,anthropic]", ("openai-chat", "anthropic"), templates.PYDANTIC_AI, _BOTH
     ),
     "litellm": Template("litellm", ("openai-chat", "anthropic"), templates.LITELLM, _BOTH),
+    "google-adk": Template(
+        "google-adk anthropic",
+        ("gemini", "anthropic"),
+        templates.GOOGLE_ADK,
+        {**_GEMINI_ENDPOINTS, **_ANTHROPIC_ENDPOINTS},
+    ),
+    "smolagents": Template("smolagents[openai]", ("openai-chat",), templates.SMOLAGENTS, _OPENAI_ENDPOINTS),
+    "strands-agents": Template(
+        "strands-agents[openai,anthropic,gemini]",
+        ("openai-chat", "anthropic", "gemini"),
+        templates.STRANDS_AGENTS,
+        {**_BOTH, **_GEMINI_ENDPOINTS},
+    ),
     "langchain-openai": Template(
         "langchain-openai", ("openai-chat",), templates.LANGCHAIN_OPENAI, _OPENAI_ENDPOINTS
     ),
@@ -64,7 +91,16 @@ SPECS: dict[str, Template] = {
 # langchain-core alone makes no request: its bug is reproduced through the provider package.
 _LANGCHAIN_CORE = {"openai-chat": "langchain-openai", "anthropic": "langchain-anthropic"}
 # Request fields the scripts pass on (the mocked server answers whatever is sent).
-_REQUEST_FIELDS = ("model", "max_tokens", "system", "messages", "tools", "tool_choice", "stream_options")
+_REQUEST_FIELDS = (
+    "model",
+    "max_tokens",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "stream_options",
+    "toolConfig",  # Gemini's (streamed function-call arguments asked for)
+)
 
 
 def has_template(spec: str) -> bool:
@@ -181,6 +217,94 @@ def adapter_script(case: Case, spec: str, *, command: str, scenario: Scenario | 
         "",
         _ADAPTER_MAIN.strip(),
     ]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class GatewayProgram:
+    """How a gateway's script starts it: `program` beside the script's Python, its `arguments`
+    (`{config}`: the config file written from `config`; `{upstream}`, there or in an argument: the
+    loopback upstream's base URL; `{port}`: where it listens), the variables it needs, and what
+    to install."""
+
+    name: str  # what the docstring calls it (`litellm proxy 1.102.4`)
+    requirement: str  # what `pip install` names
+    program: str
+    arguments: tuple[str, ...]
+    environment: dict[str, str]
+    config: str
+    model: str  # the model of `config` the request asks for
+
+
+def gateway_script(case: Case, gateway: GatewayProgram, *, source: str, target: str, command: str) -> str:
+    """The standalone script reproducing what `gateway` makes of `case` served as its upstream:
+    the upstream's stream inlined read by read and served from loopback, the gateway started on
+    it, asked in `target` what `check --gateway` asks, its answer read the way a client of `target`
+    reads it and compared with the case's outcome translated; exit 1 while they differ or the
+    answer breaks `target`'s protocol, 0 once it keeps both."""
+    judge = templates.GATEWAY_JUDGES.get(target)
+    if judge is None:
+        known = ", ".join(templates.GATEWAY_JUDGES)
+        raise UsageError(f"repro --gateway: no script template reads {target} answers (known: {known})")
+    path, body = asked_again(case.request.body if case.request else None, source, target, gateway.model)
+    asking = requesting(target)
+    root = urlsplit(asking.api_root or "").path.rstrip("/")
+    upstream = urlsplit(base_urls("http://127.0.0.1", "0")[source]).path.removeprefix("/case/0")
+    expected = translated_outcome(case.expected, source, target).to_dict()
+    response = case.response
+    data = {
+        "STATUS": response.status,
+        "CONTENT_TYPE": response.headers.get("content-type", "text/event-stream"),
+        "UPSTREAM_ROOT": upstream,
+        "PROGRAM": gateway.program,
+        "ARGUMENTS": list(gateway.arguments),
+        "ENVIRONMENT": gateway.environment,
+        "CONFIG": gateway.config,
+        "PATH": root + path,
+        "HEADERS": asking.auth_headers("sk-repro"),
+        "REQUEST": body,
+        "EXPECTED": {
+            "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in expected["tool_calls"]],
+            "server_calls": sorted({c["name"] for c in expected.get("server_calls", [])}),
+            "state": expected["state"],
+        },
+    }
+    said = python_text
+    lines = [
+        "#!/usr/bin/env python3",
+        f'"""{said(case.id)} through {said(gateway.name)}, {said(source)} to {said(target)}: a standalone',
+        "reproduction.",
+        "",
+        f"Needs only: pip install '{said(gateway.requirement)}'",
+        f"Run: python this file, with the Python that has `{said(gateway.program)}` beside it. It serves",
+        f"the recorded {said(source)} stream below as the gateway's upstream on loopback, starts the",
+        f"gateway on it, asks it the same question in {said(target)} ({said(root + path)}), prints the",
+        f"answer's events, and exits 1 while a client of {said(target)} reads wrong calls in it or the",
+        "answer breaks the protocol, 0 once it keeps both.",
+        f"Generated by: {said(command)}",
+        '"""',
+        "",
+        "import http.server",
+        "import json",
+        "import os",
+        "import socket",
+        "import subprocess",
+        "import sys",
+        "import tempfile",
+        "import threading",
+        "import time",
+        "import urllib.request",
+        "from pathlib import Path",
+        "",
+        "# The upstream's stream, one bytes literal per network read, as recorded.",
+        "READS = [",
+        *(f"    {chunk.data!r}," for chunk in response.chunks),
+        "]",
+    ]
+    for key, value in data.items():
+        lines.append(f"{key} = {_literal(value)}")
+    for part in (templates.GATEWAY_UPSTREAM, judge, templates.GATEWAY_MAIN):
+        lines += ["", "", part.strip()]
     return "\n".join(lines) + "\n"
 
 

@@ -51,6 +51,7 @@ from harness.serve.http1 import (
     status_line,
 )
 from harness.serve.upstream import Recorder, UpstreamError
+from harness.serve.upstream_websocket import record_session
 from harness.serve.websocket import is_upgrade, serve_session
 from harness.text.escape import html_text
 from harness.wire import dialects
@@ -162,6 +163,7 @@ class _Answer:
     cut_at: int | None = None  # whole bodies: close after this many bytes
     complete: bool = True  # streams: False ends without the terminating chunk
     extra: dict[str, Any] = field(default_factory=dict)
+    open_after: float = 0.0  # streams: seconds the connection stays open, silent, after the last chunk
 
 
 def _json_answer(status: int, payload: Any) -> _Answer:
@@ -336,7 +338,10 @@ class ReplayServer:
                     return
                 if is_upgrade(request):
                     reservation.release()
-                    await serve_session(self.cases, self.logs, request, reader, writer, pace=self.pace)
+                    if self.recorder is not None:
+                        await _record_session(self.recorder, request, reader, writer)
+                    else:
+                        await serve_session(self.cases, self.logs, request, reader, writer, pace=self.pace)
                     return
                 if self.recorder is not None:
                     if not await _forward(self.recorder, request, writer):
@@ -503,7 +508,13 @@ def _headers_of(response: Response, case: Case) -> list[tuple[str, str]]:
 def _stream_answer(case: Case, response: Response | None = None) -> _Answer:
     response = case.response if response is None else response
     chunks = [(chunk.data, chunk.offset_ms) for chunk in response.chunks]
-    return _Answer(response.status, _headers_of(response, case), chunks=chunks, complete=response.complete)
+    return _Answer(
+        response.status,
+        _headers_of(response, case),
+        chunks=chunks,
+        complete=response.complete,
+        open_after=response.open_after,
+    )
 
 
 def _recorded_turn(case: Case, turn: Interaction, *, stream: bool) -> _Answer:
@@ -585,10 +596,27 @@ async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: b
         if data:
             writer.write(b"%x\r\n%s\r\n" % (len(data), data))
             await writer.drain()
+    if answer.open_after > 0:
+        # Held open, paced or not: what a client does before the end comes is what is judged.
+        await asyncio.sleep(answer.open_after)
     if answer.complete:
         writer.write(b"0\r\n\r\n")
         await writer.drain()
     return keep
+
+
+async def _record_session(
+    recorder: Recorder, request: Request, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Forward a WebSocket session upstream and record it (`harness.serve.upstream_websocket`)."""
+    try:
+        await record_session(recorder, request, reader, writer)
+    except BadRequest as exc:
+        await _refuse(writer, exc)
+    except UpstreamError as exc:
+        await _write(
+            writer, _json_answer(502, {"error": {"message": str(exc)}}), keep_alive=False, pace=False
+        )
 
 
 async def _forward(recorder: Recorder, request: Request, writer: asyncio.StreamWriter) -> bool:

@@ -145,12 +145,16 @@ class Recorder:
                 await stream.aclose()  # saves the cassette if the end was not reached
             finally:
                 await inner.aclose()
-                with self._lock:
-                    self.saved.append(path)
-                    self._lock.notify_all()
+                self.saved_one(path)
 
         returned = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _NOT_RETURNED]
         return Forwarded(response.status_code, returned, reads(), close)
+
+    def saved_one(self, path: Path) -> None:
+        """Tell waiters a cassette is saved (an exchange or a WebSocket session has ended)."""
+        with self._lock:
+            self.saved.append(path)
+            self._lock.notify_all()
 
     def wait(self, count: int, seconds: float) -> list[Path]:
         """The cassettes saved so far, once there are `count` of them or `seconds` passed."""

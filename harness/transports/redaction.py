@@ -39,6 +39,8 @@ from harness import bounded
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, header
 from harness.cassettes.outcome import Outcome
 from harness.errors import UsageError
+from harness.wire.codecs import STREAM_CONTENT_TYPES
+from harness.wire.codecs.websocket import reframe, split_frames
 
 REDACTED: Final = "REDACTED"
 
@@ -294,10 +296,14 @@ class Redaction:
         return key in self._field_names or (self.suffixes and key.endswith(SECRET_SUFFIXES))
 
     def _headers(self, headers: Mapping[str, str], secrets: list[str]) -> dict[str, str]:
-        return {
+        out = {
             key: _take_secret(value, secrets) if value and self.is_secret_header(key) else value
             for key, value in headers.items()
         }
+        for key, value in out.items():
+            if key.lower() == "sec-websocket-protocol" and value != REDACTED:
+                out[key] = _subprotocols(value, secrets)
+        return out
 
     def _url(self, url: str, secrets: list[str]) -> str:
         """Each part redacted in place, the rest spelled as it was; parsed by hand, so no URL,
@@ -462,6 +468,23 @@ def _is_secret_scalar(value: Any) -> bool:
     if isinstance(value, str):
         return bool(value) and value != REDACTED
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _subprotocols(value: str, secrets: list[str]) -> str:
+    """A WebSocket handshake's subprotocols with the keys some carry replaced: a browser cannot set
+    `Authorization`, so the Realtime API takes `openai-insecure-api-key.<key>` (and an ephemeral
+    `ek_` key) as a subprotocol."""
+    out = []
+    for token in value.split(","):
+        name, dot, rest = token.strip().partition(".")
+        if dot and key_shaped(rest):
+            secrets.append(rest)
+            out.append(f"{name}.{REDACTED}")
+        elif key_shaped(token.strip()):
+            out.append(_take_secret(token.strip(), secrets))
+        else:
+            out.append(token.strip())
+    return ", ".join(out)
 
 
 def _take_secret(value: Any, secrets: list[str]) -> Any:
@@ -642,6 +665,42 @@ def scrub_chunks(chunks: list[Chunk], secrets: Iterable[str]) -> list[Chunk]:
     return out
 
 
+def scrub_frames(chunks: list[Chunk], secrets: Iterable[str]) -> list[Chunk]:
+    """A WebSocket session's frames (`application/x-websocket-frames`) with every echo replaced
+    in each frame's payload, each frame written again with its new length (replacing bytes in the
+    joined reads would break the framing); each read then holds the frames it completed, a frame
+    cut off at the end stays as it came."""
+    echoes = echo_forms(secrets)
+    joined = b"".join(chunk.data for chunk in chunks)
+    forms = [form for form in (e.encode("utf-8", "surrogatepass") for e in echoes) if form in joined]
+    if not forms:
+        return chunks
+    pattern = re.compile(b"|".join(re.escape(form) for form in forms))
+    frames, tail = split_frames(joined)
+    out: list[Chunk] = []
+    at = read_end = 0
+    reads = iter(chunks)
+    current: Chunk | None = None
+    pieces: list[bytes] = []
+    for end, data in frames:
+        while read_end < end:  # the read this frame is completed in
+            if current is not None and pieces:
+                out.append(Chunk(b"".join(pieces), current.offset_ms))
+                pieces = []
+            current = next(reads)
+            read_end += len(current.data)
+        pieces.append(reframe(data, lambda payload: pattern.sub(REDACTED.encode("ascii"), payload)))
+        at = end
+    rest = joined[at:]
+    if tail and rest:
+        pieces.append(rest)  # a frame cut off: its bytes as they came, but for any echo in them
+        pieces[-1] = pattern.sub(REDACTED.encode("ascii"), pieces[-1])
+    last = current or (chunks[-1] if chunks else None)
+    if pieces and last is not None:
+        out.append(Chunk(b"".join(pieces), last.offset_ms))
+    return out
+
+
 def scrub_interaction(interaction: Interaction, secrets: Iterable[str]) -> Interaction:
     """Every saved field of `interaction` with echoes of `secrets` replaced, in place: request,
     response headers, body (joined across reads), error, and the derived `expected` outcome."""
@@ -652,7 +711,8 @@ def scrub_interaction(interaction: Interaction, secrets: Iterable[str]) -> Inter
     interaction.request = scrub_request(interaction.request, secrets)
     response = interaction.response
     response.headers = {key: _scrub_text(value, echoes) for key, value in response.headers.items()}
-    response.chunks = scrub_chunks(response.chunks, secrets)
+    framed = (response.content_type or "").split(";")[0].strip().lower() == STREAM_CONTENT_TYPES["websocket"]
+    response.chunks = (scrub_frames if framed else scrub_chunks)(response.chunks, secrets)
     if response.error is not None:
         response.error = _scrub_text(response.error, echoes)
     if response.error_type is not None:

@@ -138,3 +138,64 @@ def test_the_card_reads_its_client_catalogue_from_the_package_not_from_an_exampl
     assert "spec_from_file_location" not in Path(clients.__file__).read_text(encoding="utf-8")
     # Not in a checkout: the shipped programs, from a working copy (tests/test_card_catalogue.py).
     assert clients.client_table(None).folder("node-openai").name == "node-openai"
+
+
+# The frontends' readers and the Realtime client: a case each passes and one it fails
+# (examples/clients/results.json), each row at the version installed beside its program.
+FRONTEND_ROWS = [
+    (
+        "ai-sdk-ui",
+        ("ai (npm)", "ai", "client:ai-sdk-ui"),
+        [
+            "ai-sdk-ui/from-anthropic-single-call::original::s0",
+            "ai-sdk-ui/from-anthropic-single-call::resume-into-tool-part::s0",
+        ],
+    ),
+    (
+        "ag-ui",
+        ("@ag-ui/client (npm)", "@ag-ui/client", "client:ag-ui (@ag-ui/core {core})"),
+        [
+            "ag-ui/from-anthropic-single-call::original::s0",
+            "ag-ui/from-anthropic-parallel-calls::D8-mid-stream-error::s0",
+        ],
+    ),
+    (
+        "openai-realtime",
+        ("openai (PyPI)", "openai", "client:openai-realtime (websockets {websockets})"),
+        [
+            "openai-realtime/parallel-calls::original::s0",
+            "openai-realtime/done-output-null::B10-truncated-args::s0",
+        ],
+    ),
+]
+
+
+def _version_installed(name: str, package: str) -> str:
+    if name == "openai-realtime":
+        python = ROOT / ".venv-openai-realtime" / "bin" / "python"
+        if not python.exists():
+            pytest.skip("no .venv-openai-realtime: see examples/clients/openai-realtime/requirements.txt")
+        from harness.card import environments
+
+        return str(environments.installed_version(str(python), package))
+    modules = _installed(name)
+    return str(json.loads((modules / package / "package.json").read_text(encoding="utf-8"))["version"])
+
+
+@pytest.mark.slow  # each case starts the client program
+@pytest.mark.parametrize(("name", "row_names", "cases"), FRONTEND_ROWS, ids=[r[0] for r in FRONTEND_ROWS])
+def test_the_frontend_and_realtime_clients_are_rows_at_their_installed_versions(
+    tmp_path: Path, name: str, row_names: tuple[str, str, str], cases: list[str]
+) -> None:
+    library, package, adapter = row_names
+    version = _version_installed(name, package)
+    others = {"core": _version_installed(name, "@ag-ui/core")} if name == "ag-ui" else {}
+    if name == "openai-realtime":
+        others["websockets"] = _version_installed(name, "websockets")
+    argv = ["report-card", "--libraries", name, "--timeout", "30", "-j", "2"]
+    argv += [arg for case_id in cases for arg in ("--case", case_id)]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    (row,) = _card(tmp_path)["rows"]
+    assert (row["library"], row["version"], row["adapter"]) == (library, version, adapter.format(**others))
+    assert row["problem"] is None and row["cases"] == 2
+    assert row["verdicts"] == {"pass": 1, "fail": 1}

@@ -240,3 +240,20 @@ def test_a_dialect_whose_recordings_the_library_all_refuses_does_not_run_here() 
     assert grading.does_not_run(cases) == {"anthropic": typo}  # a skip of another kind is no evidence
     cases.append(_case("anthropic", "original", "pass"))
     assert grading.does_not_run(cases) == {}  # one recording it reads: it runs
+
+
+def test_two_client_programs_on_one_package_are_no_change_between_versions() -> None:
+    ui = grading.Graded(
+        "ai (npm)", "6.0.326", "client:ai-sdk-ui", report={"cases": [_case("ai-sdk-ui", "original", "pass")]}
+    )
+    text = grading.Graded(
+        "ai (npm)", "6.0.326", "client:vercel-ai (@ai-sdk/openai 3.0.141)", report={"cases": []}
+    )
+    older = grading.Graded(
+        "ai (npm)",
+        "6.0.1",
+        "client:ai-sdk-ui",
+        report={"cases": [_case("ai-sdk-ui", "original", "fail", "cut")]},
+    )
+    [change] = grading.changes([ui, text, older])
+    assert (change["from"], change["to"], change["cases"]) == ("6.0.1", "6.0.326", 1)

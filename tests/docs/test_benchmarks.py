@@ -105,6 +105,9 @@ def test_the_real_pages_have_every_marker() -> None:
 def test_run_py_smoke_runs_each_benchmark(name: str, tmp_path: Path) -> None:
     # One benchmark per test, so xdist spreads them (the whole smoke run is half a minute on one
     # core); `run.py` runs whatever `--only` lists the same way, and `BENCHMARKS` is every script.
+    aimock = BENCHMARKS / "aimock" / "node_modules" / "@copilotkit" / "aimock"
+    if name == "websocket" and not aimock.is_dir():  # its own setup would reach the npm registry
+        pytest.skip("@copilotkit/aimock is not installed: npm ci --prefix benchmarks/aimock")
     before = runner.PAGE.read_text(), runner.BENCH_README.read_text()
     done = subprocess.run(
         [sys.executable, str(BENCHMARKS / "run.py"), "--smoke", "--only", name, "--results", str(tmp_path)],

@@ -5,6 +5,7 @@ examples/agent_tests as its developer runs it, serially, with xdist and sharded.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -105,17 +106,48 @@ def test_the_correct_agent_passes_what_servers_really_send(project: pytest.Pytes
     example(project).runpytest(*args, "--junitxml=junit.xml").assert_outcomes(passed=22)
 
 
+# The whole openai-chat matrix in shards of its scenarios, about as many cases each, so that xdist
+# spreads them over its workers (one run of it all took minutes on a loaded machine, the longest
+# test of the suite, which bounds `-n 2`); each shard is a run of its own, as a developer splits one
+# across CI machines, and together they are every case once (checked by `whole_matrix_shards`).
+MATRIX_SHARDS = 6
+
+
+@functools.cache
+def whole_matrix_shards() -> tuple[dict[str, int], ...]:
+    """The openai-chat matrix's scenarios in `MATRIX_SHARDS` groups, each scenario with its case
+    count, from the shipped catalog (no case built): the biggest scenarios first, each into the
+    group holding fewest cases so far."""
+    from harness.matrix.catalog import list_ids
+    from harness.matrix.selection import Matrix, Selection
+
+    matrix = Matrix(Selection(dialects=("openai-chat",)))
+    counts = dict.fromkeys((s.name for s in matrix.scenarios), 0)
+    for case_id in list_ids(matrix):
+        counts[case_id.split("::")[1]] += 1
+    shards: list[dict[str, int]] = [{} for _ in range(MATRIX_SHARDS)]
+    for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        min(shards, key=lambda shard: sum(shard.values()))[name] = count
+    assert sorted(n for shard in shards for n in shard) == sorted(counts)  # every scenario, once
+    assert all(shards), "fewer scenarios than shards"
+    assert sum(counts.values()) > 1000  # the whole matrix, not a slice of it
+    return tuple(shards)
+
+
 @pytest.mark.slow
-def test_the_correct_agent_passes_the_whole_openai_chat_matrix() -> None:
-    """Every openai-chat case (2026, some 200 s alone): the correct agent passes them all, the
+@pytest.mark.parametrize("shard", range(MATRIX_SHARDS))
+def test_the_correct_agent_passes_the_whole_openai_chat_matrix(shard: int) -> None:
+    """Every openai-chat case (2026, some 200 s in all): the correct agent passes them all, the
     policy warnings of `[DONE]` without a finish_reason aside (the SDK hides `[DONE]`)."""
-    args = ["-p", "no:cacheprovider", "-p", "no:randomly", *plugin_args(), "-k", "keyed_correctly"]
+    scenarios = whole_matrix_shards()[shard]
+    chosen = ["--toolstream-scenarios", ",".join(scenarios)]
+    args = ["-p", "no:cacheprovider", "-p", "no:randomly", *plugin_args(), *chosen, "-k", "keyed_correctly"]
     command = [sys.executable, "-m", "pytest", "-q", str(EXAMPLE), *args]
     found = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert found.returncode == 0, found.stdout[-3000:]
     summary = re.search(r"test_agent_keyed_correctly: (\d+) cases: (.*)\n", found.stdout)
     assert summary and re.fullmatch(r"\d+ pass(, \d+ warn)?", summary[2]), found.stdout[-3000:]
-    assert int(summary[1]) > 1000  # the whole matrix, not a slice of it
+    assert int(summary[1]) == sum(scenarios.values())  # every case of its scenarios
 
 
 def test_the_failure_says_the_verdict_and_the_pytest_line_that_replays_it(project: pytest.Pytester) -> None:

@@ -200,8 +200,6 @@ def test_a_late_request_is_never_judged_as_another_tests(
     project.makepyfile(test_late=LATE)
     run = project.runpytest(*plugin_args(), *SELECT, "-p", "no:randomly", *extra)
     run.assert_outcomes(failed=2)  # neither sent its follow-up while it ran
-    if extra:  # under xdist the worker may have ended (its server with it) before the late post
-        return
     run.stdout.fnmatch_lines(
         [
             "FAIL openai-chat/single-call::original::s0 (test test_late.py::test_sends_nothing_back) *",
@@ -209,11 +207,42 @@ def test_a_late_request_is_never_judged_as_another_tests(
             "  no follow-up request: the test returned without sending the tool results back",
         ]
     )
+    # Under xdist the test that leaves it may be its worker's last: the worker's server waits for
+    # the thread the test left running before it stops, so the late post is heard there too.
     run.stdout.fnmatch_lines(
         [
             "late requests: 1 sent after their test ended (judged on no test):",
             "  test_late.py::test_leaves_a_late_request?openai-chat/single-call::original::s0?: "
             "POST /run/*/chat/completions",
+        ]
+    )
+
+
+UNHEARD = """
+import threading
+import time
+
+import pytest
+
+pytestmark = pytest.mark.toolstream_matrix(
+    cassettes=["corpus/openai-chat/single-call.yaml"], scenarios=["original"], dialects=["openai-chat"]
+)
+
+
+def test_leaves_a_thread_running(toolstream_served_case):
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+"""
+
+
+def test_a_thread_still_running_at_the_sessions_end_is_named_on_its_test(project: pytest.Pytester) -> None:
+    # The worker's server waits for it (3 s), then stops: what it may send later is not heard, so
+    # the controller's summary names the test that left it.
+    project.makepyfile(test_unheard=UNHEARD)
+    run = project.runpytest(*plugin_args(), *SELECT, "-n", "2")
+    run.stdout.fnmatch_lines(
+        [
+            "threads of 1 tests still ran at the session's end (later requests unheard):",
+            "  test_unheard.py::test_leaves_a_thread_running?openai-chat/single-call::original::s0?",
         ]
     )
 

@@ -2,7 +2,12 @@
 `check --gateway`: started on loopback with the replay server as its upstream
 (examples/gateways/litellm-proxy.yaml), across chat -> messages, messages -> chat and
 responses -> chat, on a few cases each. What it does with them is pinned here as found
-(docs/gateways.md, "LiteLLM's proxy"); a release that fixes one changes its line."""
+(docs/gateways.md, "LiteLLM's proxy"); a release that fixes one changes its line.
+
+The proxy is started once for the module (its start costs ~9 s of CPU, about a minute on a loaded
+machine), by the harness's own gateway start (`harness.gateway.started`, what `check --gateway
+COMMAND` runs) with its upstream at a port chosen here; each check is then given it running, as
+docs/gateways.md says for a gateway given by URL (`--gateway URL --upstream-port P`)."""
 
 from __future__ import annotations
 
@@ -12,12 +17,16 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 import yaml
 
+from harness.gateway.hop import SLOT
+from harness.gateway.process import Upstream, free_port, started
+from harness.serve import base_urls, client_environment
 from tests._side_venvs import side_python
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,9 +41,29 @@ def proxy() -> str:
     return shlex.join(argv) + " --host 127.0.0.1 --port {port}"
 
 
-def run(source: str, target: str, model: str, cases: list[str], report: Path) -> dict[str, dict[str, Any]]:
+class Gateway(NamedTuple):
+    url: str  # where the proxy listens
+    upstream_port: int  # where it finds its upstream: the replay server of whoever asks it
+
+
+@pytest.fixture(scope="module")
+def gateway() -> Iterator[Gateway]:
+    """The proxy, started once for the module's tests, its upstream the replay server a test runs
+    at `upstream_port` (each at its turn: one case at a time, as one gateway serves)."""
+    command = proxy()  # skips, saying how to build it, without the side environment
+    port = free_port()
+    root = f"http://127.0.0.1:{port}"
+    upstream = Upstream(base_urls(root, SLOT)["openai-chat"], client_environment(root, SLOT))
+    with started(command, upstream) as url:
+        yield Gateway(url, port)
+
+
+def run(
+    gateway: Gateway, source: str, target: str, model: str, cases: list[str], report: Path
+) -> dict[str, dict[str, Any]]:
     options = [option for case in cases for option in ("--case", case)]
-    hop = ["--gateway", proxy(), "--from", source, "--to", target, "--model", model]
+    hop = ["--gateway", gateway.url, "--upstream-port", str(gateway.upstream_port),
+           "--from", source, "--to", target, "--model", model]  # fmt: skip
     command = [sys.executable, "-m", "harness", "check", *hop, *options, "--json", str(report)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=os.environ)
     assert done.returncode in (0, 1), done.stdout + done.stderr
@@ -54,8 +83,10 @@ def test_the_config_gives_each_upstream_a_model_reached_through_the_harness_vari
 
 
 @SLOW
-def test_chat_to_messages_leaves_the_text_block_open_under_the_tool_block(tmp_path: Path) -> None:
-    found = run("openai-chat", "anthropic", "chat-upstream-via-chat",
+def test_chat_to_messages_leaves_the_text_block_open_under_the_tool_block(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    found = run(gateway, "openai-chat", "anthropic", "chat-upstream-via-chat",
                 ["openai-chat/single-call::original::s0", "openai-chat/text-then-call::original::s0"],
                 tmp_path / "r.json")  # fmt: skip
     assert found["openai-chat/single-call::original::s0"]["verdict"] == "pass"
@@ -65,8 +96,8 @@ def test_chat_to_messages_leaves_the_text_block_open_under_the_tool_block(tmp_pa
 
 
 @SLOW
-def test_messages_to_chat_hands_server_tools_to_the_client(tmp_path: Path) -> None:
-    found = run("anthropic", "openai-chat", "anthropic-upstream",
+def test_messages_to_chat_hands_server_tools_to_the_client(gateway: Gateway, tmp_path: Path) -> None:
+    found = run(gateway, "anthropic", "openai-chat", "anthropic-upstream",
                 ["anthropic/single-call::original::s0", "anthropic/web-search::original::s0"],
                 tmp_path / "r.json")  # fmt: skip
     assert found["anthropic/single-call::original::s0"]["verdict"] == "pass"
@@ -76,9 +107,11 @@ def test_messages_to_chat_hands_server_tools_to_the_client(tmp_path: Path) -> No
 
 
 @SLOW
-def test_responses_to_chat_loses_arguments_sent_only_in_the_done_event(tmp_path: Path) -> None:
+def test_responses_to_chat_loses_arguments_sent_only_in_the_done_event(
+    gateway: Gateway, tmp_path: Path
+) -> None:
     cases = ["openai-responses/single-call::original::s0", "openai-responses/args-only-in-done::original::s0"]
-    found = run("openai-responses", "openai-chat", "responses-upstream", cases, tmp_path / "r.json")
+    found = run(gateway, "openai-responses", "openai-chat", "responses-upstream", cases, tmp_path / "r.json")
     assert found["openai-responses/single-call::original::s0"]["verdict"] == "pass"
     done_only = found["openai-responses/args-only-in-done::original::s0"]
     assert done_only["verdict"] == "fail"
@@ -87,20 +120,21 @@ def test_responses_to_chat_loses_arguments_sent_only_in_the_done_event(tmp_path:
 
 @SLOW
 def test_probe_through_the_proxy_names_the_shape_its_upstream_streams(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    gateway: Gateway, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The proxy in front of a server that sends whole calls in one fragment (Groq, B5): LiteLLM
     passes the shape through, the probe names it, within the protocol (exit 0)."""
     from harness.cli import main
-    from harness.gateway import serve_upstream, started, upstream_of
+    from harness.gateway import serve_upstream
     from harness.matrix.selection import Matrix, Selection
     from harness.serve import ReplayServer
 
     (case,) = Matrix(Selection(cases=("openai-chat/groq-whole-calls::original::s0",))).all()
-    with ReplayServer([]).running() as server, started(proxy(), upstream_of(server, "openai-chat")) as url:
+    with ReplayServer([], port=gateway.upstream_port).running() as server:
         serve_upstream(server, case)
-        argv = ["probe", "--base-url", url + "/v1", "--dialect", "openai-chat", "--model", "chat-upstream",
-                "--recipes", "single", "parallel", "--out", str(tmp_path)]  # fmt: skip
+        argv = ["probe", "--base-url", gateway.url + "/v1", "--dialect", "openai-chat",
+                "--model", "chat-upstream", "--recipes", "single", "parallel",
+                "--out", str(tmp_path)]  # fmt: skip
         assert main(argv) == 0
     out = capsys.readouterr().out
     assert re.search(

@@ -93,6 +93,9 @@ def test_a_case_it_cannot_move_says_why_and_is_the_recording():
         ("openai-chat/parallel-2::original::s0", [], "offers no tools"),
         ("gemini/parallel-one-chunk::original::s0", [WEATHER], "does not read gemini"),
         ("openai-chat/parallel-2::F2-surrogate-pair-split::s0", [WEATHER], "non-ASCII"),
+        # A custom tool's free-form input is no function's JSON arguments (it said "its events do
+        # not line up with the literals of its bytes").
+        ("openai-chat/custom-tool::original::s0", [WEATHER], "calls a custom tool ('run_shell')"),
     ):
         case = _case(case_id)
         moved = retarget(case, tools)

@@ -38,6 +38,21 @@ def test_diff_signature_is_the_same_bug_whatever_the_values() -> None:
     assert diff_signature(["state: complete expected, got cut"]) != diff_signature(one)
 
 
+def test_a_gateway_line_is_signed_by_its_rule_whatever_the_hop_event_and_count() -> None:
+    one = [
+        "gateway openai-chat -> anthropic: anthropic.block-overlap at event 9: block 1 starts while "
+        "['0'] open",
+        "gateway openai-chat -> anthropic: gateway.calls: call 2: arguments {\"a\":1} expected, got {}",
+    ]
+    two = [
+        "gateway openai-chat -> anthropic: anthropic.block-overlap at event 4: block 2 starts while "
+        "['1'] open (and 3 more)",
+        "gateway openai-chat -> anthropic: gateway.calls: call 1: arguments {\"b\":2} expected, got {}",
+    ]
+    signed = "anthropic.block-overlap; gateway.calls: arguments differ"
+    assert diff_signature(one) == diff_signature(two) == signed
+
+
 class _Fixed:
     """Answers every case with one outcome."""
 

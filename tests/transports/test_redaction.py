@@ -322,3 +322,25 @@ def test_a_sigv4_credential_echoed_without_its_scheme_word_is_redacted() -> None
     text = saved(Interaction(request, Response(403, {"content-type": "application/json"}, [Chunk(echo)])))
     assert key_id not in text and signature not in text and credential not in text
     assert "The request signature we calculated does not match" in text
+
+
+def test_an_echo_in_websocket_frames_is_replaced_and_each_frame_keeps_a_true_length() -> None:
+    from harness.transports.redaction import scrub_frames
+    from harness.wire.codecs import decode_all
+    from harness.wire.codecs.websocket import WebSocketCodec, frame
+
+    key = "sk-proj-echo0do0not0save0123456789abcdef"
+    codec = WebSocketCodec()
+    body = (
+        frame(0x1, b'{"type":"session.created"}')
+        + frame(0x1, f'{{"echo":"{key}"}}'.encode())
+        + frame(0x1, b"{}")
+    )
+    reads = [Chunk(body[:40], 1.0), Chunk(body[40:], 2.0)]  # the echo's frame split across reads
+    scrubbed = scrub_frames(reads, [key])
+    assert [e.data for e in decode_all(codec, [c.data for c in scrubbed])] == [
+        '{"type":"session.created"}', '{"echo":"REDACTED"}', "{}"
+    ]  # fmt: skip
+    # Each read holds the frames it completed: the first none whole past the first frame.
+    assert [c.offset_ms for c in scrubbed] == [1.0, 2.0]
+    assert scrub_frames(reads, ["not-in-there-0123456789"]) == reads

@@ -16,7 +16,7 @@ a text frame and continuation frames, the way a server may send a long message.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from harness.errors import CodecError
@@ -71,32 +71,11 @@ class WebSocketDecoder:
         return []
 
     def _frame(self) -> tuple[bool, int, bytes] | None:
-        buffer = self._buffer
-        if len(buffer) < 2:
+        parsed = read_frame(self._buffer)
+        if parsed is None:
             return None
-        fin, opcode = bool(buffer[0] & 0x80), buffer[0] & 0x0F
-        masked, size, at = bool(buffer[1] & 0x80), buffer[1] & 0x7F, 2
-        if size == 126:
-            if len(buffer) < 4:
-                return None
-            size, at = struct.unpack_from("!H", buffer, 2)[0], 4
-        elif size == 127:
-            if len(buffer) < 10:
-                return None
-            size, at = struct.unpack_from("!Q", buffer, 2)[0], 10
-        if size > MAX_MESSAGE:
-            raise CodecError(f"WebSocket frame of {size} bytes: more than {MAX_MESSAGE}")
-        mask = b""
-        if masked:
-            if len(buffer) < at + 4:
-                return None
-            mask, at = bytes(buffer[at : at + 4]), at + 4
-        if len(buffer) < at + size:
-            return None
-        payload = bytes(buffer[at : at + size])
-        del buffer[: at + size]
-        if masked:
-            payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        fin, opcode, payload, end = parsed
+        del self._buffer[:end]
         return fin, opcode, payload
 
     def _event(self, fin: bool, opcode: int, payload: bytes) -> WireEvent | None:
@@ -124,6 +103,58 @@ class WebSocketDecoder:
             return new_event(whole.decode("utf-8"))
         except UnicodeDecodeError as exc:
             raise CodecError(f"WebSocket text message is not UTF-8 at byte {exc.start}") from None
+
+
+def read_frame(data: bytes | bytearray, at: int = 0) -> tuple[bool, int, bytes, int] | None:
+    """The frame that starts at `at`: (FIN, opcode, payload unmasked, where it ends); None when
+    `data` holds only part of it. A frame longer than `MAX_MESSAGE` raises `CodecError`."""
+    if len(data) < at + 2:
+        return None
+    fin, opcode = bool(data[at] & 0x80), data[at] & 0x0F
+    masked, size, head = bool(data[at + 1] & 0x80), data[at + 1] & 0x7F, at + 2
+    if size == 126:
+        if len(data) < at + 4:
+            return None
+        size, head = struct.unpack_from("!H", data, at + 2)[0], at + 4
+    elif size == 127:
+        if len(data) < at + 10:
+            return None
+        size, head = struct.unpack_from("!Q", data, at + 2)[0], at + 10
+    if size > MAX_MESSAGE:
+        raise CodecError(f"WebSocket frame of {size} bytes: more than {MAX_MESSAGE}")
+    mask = b""
+    if masked:
+        if len(data) < head + 4:
+            return None
+        mask, head = bytes(data[head : head + 4]), head + 4
+    if len(data) < head + size:
+        return None
+    payload = bytes(data[head : head + size])
+    if masked:
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return fin, opcode, payload, head + size
+
+
+def split_frames(data: bytes) -> tuple[list[tuple[int, bytes]], bool]:
+    """The whole frames at the start of `data`, each as (where it ends, its bytes), and whether
+    bytes of a frame cut off follow them."""
+    out: list[tuple[int, bytes]] = []
+    at = 0
+    while (parsed := read_frame(data, at)) is not None:
+        out.append((parsed[3], data[at : parsed[3]]))
+        at = parsed[3]
+    return out, at < len(data)
+
+
+def reframe(data: bytes, edit: Callable[[bytes], bytes]) -> bytes:
+    """One whole frame with its payload edited: the same frame when the edit changes nothing,
+    else written again (unmasked, as a server sends it) with its new length."""
+    parsed = read_frame(data)
+    if parsed is None:
+        return data
+    fin, opcode, payload, _ = parsed
+    new = edit(payload)
+    return data if new == payload else frame(opcode, new, fin=fin)
 
 
 def _payload(event: WireEvent) -> tuple[int, bytes]:

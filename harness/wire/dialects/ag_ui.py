@@ -41,6 +41,7 @@ from harness.cassettes.model import Request
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -364,6 +365,23 @@ class AGUIDialect(Dialect, StandingIn):
         raise DialectError(f"ag-ui: cannot build a {kind} event")
 
     # -- validation ----------------------------------------------------------------------------
+
+    shape_codes = {
+        "C3": ("several tool calls, one after another", True),
+        "D6": ("no `RUN_FINISHED` (or `RUN_ERROR`) at the end", False),
+        "D8": ("a `RUN_ERROR` event", True),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "C3": shapes.calls_one_after_another,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+            },
+        )
 
     invariant_codes = {
         "ag-ui.first-not-run-started": "the first event is RUN_STARTED",

@@ -39,6 +39,7 @@ from harness.cassettes.model import Request
 from harness.cassettes.outcome import Outcome, State
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -385,6 +386,23 @@ class AISDKUIDialect(Dialect, StandingIn):
         raise DialectError(f"ai-sdk-ui: cannot build a {kind} event")
 
     # -- validation ----------------------------------------------------------------------------
+
+    shape_codes = {
+        "C3": ("several tool calls, one after another", True),
+        "D6": ("no `finish` part (or `[DONE]`) at the end", False),
+        "D8": ("an `error` part", True),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "C3": shapes.calls_one_after_another,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+            },
+        )
 
     invariant_codes = {
         "ai-sdk-ui.delta-without-start": "a tool-input-delta names a call a tool-input-start opened "

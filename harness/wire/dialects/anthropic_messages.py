@@ -23,7 +23,9 @@ Reference accumulator, keying rules:
   without `[DONE]`). An `error` event ends the stream in the error state, and a stream without
   `message_stop` is otherwise cut: either way only the blocks stopped before are reported (D7, D8).
   Nothing after `message_stop` counts, an `error` event included. Deltas for an index with no
-  open block (stray, after its stop) are dropped.
+  open block (stray, after its stop) are dropped (E3); deltas for an index no block ever had,
+  while exactly one block is open, are that block's (A11: a gateway numbering a block's deltas
+  one past its start, Wei-Shaw/sub2api PR #4294; vercel/ai PR #11771 routes them by the start).
 - Calls are reported in the order their blocks started; text is every `text_delta` in arrival
   order; `ping`, thinking blocks and unknown events are skipped wherever they come.
 - Server tool blocks (`server_tool_use`, `mcp_tool_use`: web search, web fetch, code execution,
@@ -47,6 +49,7 @@ from harness.cassettes.model import Request, header
 from harness.cassettes.outcome import Outcome, Part, PartKind, State
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -228,7 +231,7 @@ class AnthropicAccumulator(BlockAccumulator):
 
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         kind = delta.get("type")
-        block = self.blocks.get(index)
+        block = self.blocks.route(index)
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             self.text.append(delta["text"])
             self.parts.text(delta["text"], None if block is None else block.order)
@@ -400,6 +403,40 @@ class AnthropicMessages(Dialect, Requesting):
                 out.append(Fragment(pos, 0, open_calls.pop(_index(event))[0], Role.END))
         return out
 
+    def sign_late(self, events: Sequence[Event]) -> list[Event] | None:
+        """Each thinking block's `signature_delta` and `content_block_stop` moved after the first
+        delta of the next block: the blocks then overlap, each delta still at its own index
+        (OpenRouter relaying Anthropic, rikkahub/rikkahub#1075 / PR #1076)."""
+        out = list(events)
+        moved = False
+        pos = 0
+        while pos < len(out):
+            event = out[pos]
+            if not (event_type(event) == "content_block_delta" and _delta_type(event) == "signature_delta"):
+                pos += 1
+                continue
+            index = _index(event)
+            stop = next(
+                (k for k in range(pos + 1, len(out)) if event_type(out[k]) == "content_block_stop"
+                 and _index(out[k]) == index),
+                None,
+            )  # fmt: skip
+            if stop is None:
+                return None
+            later = next(
+                (k for k in range(stop + 1, len(out)) if event_type(out[k]) == "content_block_delta"
+                 and _index(out[k]) != index),
+                None,
+            )  # fmt: skip
+            if later is None:
+                pos += 1
+                continue
+            between = [e for k, e in enumerate(out[pos : later + 1], pos) if k not in (pos, stop)]
+            out[pos : later + 1] = [*between, out[pos], out[stop]]
+            moved = True
+            pos = later + 1
+        return out if moved else None
+
     def get(self, event: Event, slot: int, field: Field) -> Any:
         _check_slot(slot)
         payload = _dict(event.payload)
@@ -455,6 +492,39 @@ class AnthropicMessages(Dialect, Requesting):
         return event.with_payload(payload)
 
     # -- validation and numbering -------------------------------------------------------------
+
+    shape_codes = {
+        "A1": ("a block starts at an index an earlier block started at", False),
+        "B5": ("a tool_use block's start carries its whole input", False),
+        "B7": ("an empty `partial_json` fragment", True),
+        "C1": ("a block's deltas or stop after the next block started (blocks overlap)", False),
+        "C3": ("several tool_use blocks, one after another", True),
+        "C4": ("a thinking block before the tool_use block", True),
+        "D1": ("stop reason `end_turn` after tool_use blocks", False),
+        "D6": ("no `message_stop` at the end", False),
+        "D8": ("an in-band `error` event", True),
+        "D9": ("stop reason `tool_use` without a tool_use block", False),
+        "D10": ("`message_start` repeated", False),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "A1": shapes.calls_share_an_index,
+                "B5": _whole_input_at_start,
+                "B7": shapes.empty_args_fragment,
+                "C1": shapes.interleaved_calls,
+                "C3": shapes.calls_one_after_another,
+                "C4": shapes.reasoning_before_call,
+                "D1": shapes.stop_after_calls,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+                "D9": shapes.tool_finish_without_calls,
+                "D10": _message_start_repeated,
+            },
+        )
 
     invariant_codes = {f"anthropic.{code}": rule for code, rule in block_codes("message_stop").items()}
     finish_reasons = {
@@ -754,3 +824,18 @@ def _whole_block(index: Any, block: dict[str, Any], deltas: list[dict[str, Any]]
 
 
 DIALECT = AnthropicMessages()
+
+
+def _whole_input_at_start(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """B5: a tool_use block's start carries a non-empty `input` (the docs start it at `{}`)."""
+    for fragment in fragments:
+        block = _block(events[fragment.event])
+        if fragment.role is Role.START and isinstance(block.get("input"), dict) and block["input"]:
+            return fragment.event
+    return None
+
+
+def _message_start_repeated(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """D10: a second `message_start`."""
+    starts = [n for n, event in enumerate(events) if event_type(event) == "message_start"]
+    return starts[1] if len(starts) > 1 else None

@@ -40,6 +40,7 @@ from harness.cassettes.outcome import Outcome, Part, PartKind, State
 from harness.errors import DialectError, UsageError
 from harness.wire.codecs import EventHeader, WireEvent
 from harness.wire.codecs.eventstream import encode_frame
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -274,6 +275,14 @@ class BedrockConverse(Dialect, Requesting):
     default_url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/imported/converse-stream"
     id_styles = {"bedrock": IdStyle("tooluse_", 22)}
 
+    def render(self, event: Event) -> WireEvent:
+        wire = super().render(event)
+        if wire.headers or not is_exception(event) or event.name is None:
+            return wire
+        # An exception known by its name only (rebuilt from the stdio protocol's name and payload)
+        # is written as Bedrock frames it, not as an `event` frame an SDK would pass over.
+        return wire._replace(headers=exception_event(event.name, "").wire.headers)
+
     def claims(self, event: Event) -> bool:
         payload = event.payload
         if event.name in EVENT_TYPES:
@@ -398,6 +407,35 @@ class BedrockConverse(Dialect, Requesting):
         return event.with_payload(payload)
 
     # -- validation and numbering -------------------------------------------------------------
+
+    shape_codes = {
+        "A1": ("a tool block starts at a `contentBlockIndex` an earlier block started at", False),
+        "B7": ("an empty `toolUse.input` fragment", True),
+        "C1": ("a block's deltas or stop after the next block started (blocks overlap)", False),
+        "C3": ("several toolUse blocks, one after another", True),
+        "C4": ("reasoning content before the toolUse block", True),
+        "D1": ("stop reason `end_turn` after toolUse blocks", False),
+        "D6": ("no `messageStop` at the end", False),
+        "D8": ("an in-band exception event", True),
+        "D9": ("stop reason `tool_use` without a toolUse block", False),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "A1": shapes.calls_share_an_index,
+                "B7": shapes.empty_args_fragment,
+                "C1": shapes.interleaved_calls,
+                "C3": shapes.calls_one_after_another,
+                "C4": shapes.reasoning_before_call,
+                "D1": shapes.stop_after_calls,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+                "D9": shapes.tool_finish_without_calls,
+            },
+        )
 
     invariant_codes = {f"bedrock-converse.{code}": rule for code, rule in block_codes("messageStop").items()}
     finish_reasons = {

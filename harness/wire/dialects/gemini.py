@@ -54,6 +54,7 @@ from harness.cassettes.model import Request
 from harness.cassettes.outcome import Outcome, Part, PartKind, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -362,9 +363,7 @@ class GeminiAccumulator(ReferenceAccumulator):
         if finish is None or (error is not None and not self._finish_is_last):
             why = error or "stream ended without a finishReason"
             return Outcome((), text, finish, State.CUT, why, self._usage, parts=said)
-        kept = [
-            n for n, call in enumerate(self._router.calls) if not (call.open and finish == "MAX_TOKENS")
-        ]
+        kept = [n for n, call in enumerate(self._router.calls) if not (call.open and finish == "MAX_TOKENS")]
         router = self._router.calls
         calls = tuple(ToolCall(name=router[n].name, arguments=router[n].args, id=router[n].id) for n in kept)
         servers = tuple(self._servers)
@@ -595,6 +594,27 @@ class GeminiDialect(Dialect, Requesting):
         return _new_event(self, payload, like)
 
     # -- validation -----------------------------------------------------------------------------
+
+    shape_codes = {
+        "C2": ("several function calls in one chunk", True),
+        "C4": ("a thought part before the function call", True),
+        "D2": ("the finish reason in a chunk of its own after the calls", True),
+        "D6": ("no `finishReason` at the end", False),
+        "D8": ("an in-band error object", True),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "C2": shapes.calls_in_one_event,
+                "C4": shapes.reasoning_before_call,
+                "D2": shapes.finish_apart_from_calls,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+            },
+        )
 
     invariant_codes = {
         "gemini.finish-reason-unknown": "finishReason is a value of the FinishReason enum",

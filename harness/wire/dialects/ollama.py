@@ -33,6 +33,7 @@ from harness.cassettes.model import Request
 from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -320,6 +321,25 @@ class OllamaDialect(Dialect, Requesting):
         return Event(like.wire._replace(data=wire.data) if like is not None else wire, payload)
 
     # -- validation -----------------------------------------------------------------------------
+
+    shape_codes = {
+        "C2": ("several tool calls in one line", True),
+        "C4": ("thinking before the tool call", True),
+        "D6": ("no `done: true` line at the end", False),
+        "D8": ("an in-band `error` line", True),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "C2": shapes.calls_in_one_event,
+                "C4": shapes.reasoning_before_call,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+            },
+        )
 
     invariant_codes = {
         "ollama.done-reason-unknown": "done_reason is stop, length, load or unload",

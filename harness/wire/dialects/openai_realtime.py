@@ -35,6 +35,7 @@ from harness.cassettes.model import Request
 from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -217,8 +218,12 @@ class OpenAIRealtime(Dialect, StandingIn):
             if isinstance(response, dict) and response.get("usage"):
                 out.add(Kind.USAGE)
             return frozenset(out)
-        if kind == ERROR or event.wire.name == "close":
-            return frozenset({Kind.ERROR} if kind == ERROR else {Kind.OTHER})
+        if event.wire.name == "close":
+            # A close frame is the session's control frame, no message (its data is the reason):
+            # read as a comment is, so a recorded session that was closed normally loads.
+            return frozenset({Kind.COMMENT})
+        if kind == ERROR:
+            return frozenset({Kind.ERROR})
         if kind is not None and kind.startswith(("session.", "conversation.", "response.")):
             return frozenset({Kind.META})
         return frozenset({Kind.OTHER})
@@ -345,6 +350,23 @@ class OpenAIRealtime(Dialect, StandingIn):
 
     # -- validation ----------------------------------------------------------------------------
 
+    shape_codes = {
+        "C3": ("several function calls, one after another", True),
+        "D6": ("no `response.done` at the end", False),
+        "D8": ("an `error` event", True),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "C3": shapes.calls_one_after_another,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+            },
+        )
+
     invariant_codes = {
         "openai-realtime.item-unknown": "an argument event names an item that was added",
         "openai-realtime.delta-after-done": "no argument delta follows its item's arguments .done",
@@ -388,6 +410,10 @@ class OpenAIRealtime(Dialect, StandingIn):
     # -- standing in for the server (`toolstream serve`) ------------------------------------------
 
     media_type = "application/x-websocket-frames"
+    websocket_session = "on-connect"
+
+    def websocket_followup(self, messages: Sequence[Mapping[str, Any]]) -> Turn | None:
+        return self.read_followup({"events": list(messages)})
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
         """What a client sent after the response: `{"events": [...]}`, its client events in order.

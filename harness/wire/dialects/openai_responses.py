@@ -34,7 +34,10 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   (`ToolCall.freeform`), never parsed as JSON. Client-run items without streamed arguments
   (`shell_call`, `local_shell_call`, `apply_patch_call`, `computer_call`, answered by `call_id`)
   are client calls of their item type (`kind`), their arguments the item's action (`action`,
-  `operation` ...), final at their `output_item.done`. `mcp_call` arguments may stream through
+  `operation` ...), final at their `output_item.done`. A `shell_call`'s commands may stream first
+  (`response.shell_call_command.added` / `.delta` / `.done`, keyed by `output_index` and
+  `command_index`: the OpenAI OpenAPI document 2.3.0): they are no call until `output_item.done`,
+  whose action holds them all, and are otherwise skipped. `mcp_call` arguments may stream through
   `response.mcp_call_arguments.delta`: a server call's, never a client call's. An
   `mcp_approval_request` is a server call awaiting the client's approval (no result); an
   `mcp_list_tools` item is no call.
@@ -47,8 +50,9 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
@@ -57,6 +61,7 @@ from harness.cassettes.model import Request
 from harness.cassettes.outcome import CUSTOM, FUNCTION, Outcome, Part, PartKind, ServerCall, State, ToolCall
 from harness.errors import DialectError
 from harness.wire.codecs import WireEvent
+from harness.wire.dialects import shapes
 from harness.wire.dialects.base import (
     MISSING,
     Dialect,
@@ -883,6 +888,35 @@ class OpenAIResponses(Dialect, Requesting):
 
     # -- validation and numbering -------------------------------------------------------------
 
+    shape_codes = {
+        "A1": ("a function call added at an `output_index` an earlier one took", False),
+        "B5": ("a function call added with its whole arguments", False),
+        "C3": ("several function calls, one after another", True),
+        "C4": ("a reasoning item before the function call", True),
+        "D6": ("no `response.completed` (or other terminal event) at the end", False),
+        "D8": ("an in-band `error` event", True),
+        "D10": ("`response.created` repeated", False),
+        "E1": ("arguments only in `function_call_arguments.done`, no delta", False),
+        "E7": ("a call's deltas or done after the next item was added (items interleaved)", False),
+    }
+
+    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        return shapes.found(
+            self,
+            events,
+            {
+                "A1": shapes.calls_share_an_index,
+                "B5": _added_with_arguments,
+                "C3": shapes.calls_one_after_another,
+                "C4": shapes.reasoning_before_call,
+                "D6": shapes.no_terminal_event,
+                "D8": shapes.error_event,
+                "D10": _created_repeated,
+                "E1": _arguments_only_in_done,
+                "E7": shapes.interleaved_calls,
+            },
+        )
+
     invariant_codes = {f"openai-responses.{code}": rule for code, rule in _CODES.items()}
     # `status` says how the response ended, not why the turn stopped: no word for tool calls.
     # `incomplete` is the output limit's (`incomplete_details.reason`: `max_output_tokens`, or a
@@ -1053,6 +1087,31 @@ class OpenAIResponses(Dialect, Requesting):
         return recipe_from(prompt, body.get("tools"), ())
 
     # -- standing in for the provider (Requesting: `toolstream serve`) ------------------------------
+
+    # The WebSocket mode (`wss://api.openai.com/v1/responses`, developers.openai.com/api/docs/guides/
+    # websocket-mode; the openai SDK's `client.responses.connect()`): each response follows a
+    # client message `{"type": "response.create", ...}`, the create body minus `stream` and
+    # `background`; the server events are the SSE events' JSON objects, one per message, with no
+    # `event:` line; a continuation sends only the new items (its tool outputs) and
+    # `previous_response_id`.
+    websocket_session = "on-create"
+
+    def websocket_messages(self, events: Iterable[WireEvent]) -> list[WireEvent]:
+        return [WireEvent(data=event.data) for event in events if not event.is_comment]
+
+    def websocket_events(self, messages: Iterable[WireEvent]) -> list[WireEvent]:
+        # The SSE form names each event by its payload's type, as the HTTP endpoint sends it.
+        out = []
+        for message in messages:
+            try:
+                payload = json.loads(message.data)
+            except ValueError:
+                payload = None
+            out.append(WireEvent(data=message.data, name=self.event_name(payload)))
+        return out
+
+    def websocket_followup(self, messages: Sequence[Mapping[str, Any]]) -> Turn | None:
+        return self.read_followup(messages[-1]) if messages else None
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
         items = body.get("input")
@@ -1252,3 +1311,31 @@ def _replay_message(text: str, status: str = "completed") -> dict[str, Any]:
 
 
 DIALECT = OpenAIResponses()
+
+
+def _added_with_arguments(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """B5: `output_item.added` already carries the call's arguments (the docs add it with `""`)."""
+    for fragment in fragments:
+        args = d.get(events[fragment.event], fragment.slot, Field.ARGS)
+        if fragment.role is Role.START and isinstance(args, str) and args:
+            return fragment.event
+    return None
+
+
+def _created_repeated(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """D10: a second `response.created`."""
+    created = [n for n, event in enumerate(events) if event_type(event) == "response.created"]
+    return created[1] if len(created) > 1 else None
+
+
+def _arguments_only_in_done(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """E1: a call whose arguments come in no delta, only whole in its `.done`."""
+    with_deltas = {f.call for f in fragments if f.role is Role.ARGS}
+    for fragment in fragments:
+        if fragment.role is not Role.END or fragment.call in with_deltas:
+            continue
+        if event_type(events[fragment.event]) == "response.function_call_arguments.done":
+            args = d.get(events[fragment.event], fragment.slot, Field.ARGS)
+            if isinstance(args, str) and args:
+                return fragment.event
+    return None

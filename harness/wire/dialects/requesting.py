@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -27,6 +27,8 @@ from harness.errors import UsageError
 
 if TYPE_CHECKING:
     import datetime as dt
+
+    from harness.wire.codecs import WireEvent
 
 THINKING_BUDGET = 1024  # the reasoning tokens a recipe that thinks asks for
 
@@ -110,6 +112,26 @@ class StandingIn(ABC):
     media_type: ClassVar[str] = "text/event-stream"  # what a stream of this dialect is served as
 
     followup: ClassVar[Followup]  # where the provider's follow-up keeps the turn, in its names
+
+    # Its WebSocket session, when it has one: "on-connect" (the server's events follow the
+    # handshake, a client's `response.create` asks for the next response: the Realtime API), or
+    # "on-create" (every response follows a client's `response.create`: the Responses API's
+    # WebSocket mode); None: it has no WebSocket session.
+    websocket_session: ClassVar[str | None] = None
+
+    def websocket_messages(self, events: Iterable[WireEvent]) -> list[WireEvent]:
+        """The events of one of its streams as the messages of its WebSocket session."""
+        return list(events)
+
+    def websocket_events(self, messages: Iterable[WireEvent]) -> list[WireEvent]:
+        """A WebSocket session's messages as the events of one of its streams (a recorded
+        session, kept in the dialect's own wire form): `websocket_messages` undone."""
+        return list(messages)
+
+    def websocket_followup(self, messages: Sequence[Mapping[str, Any]]) -> Turn | None:
+        """The turn a session's client messages so far carry back, read at each `response.create`
+        (the last of `messages`); None when they carry no tool results."""
+        return None
 
     def read_followup(self, body: Mapping[str, Any]) -> Turn | None:
         """The assistant turn a parsed request body carries back (its last assistant turn and the
