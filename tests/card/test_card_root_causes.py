@@ -12,25 +12,31 @@ from harness.card import grading, render
 SITE = "anthropic/lib/streaming/_messages.py:496"
 
 
-def _case(case_id: str, diff: list[str], *, error: str | None = None, verdict: str = "fail") -> dict[str, Any]:
+def _case(
+    case_id: str, diff: list[str], *, error: str | None = None, verdict: str = "fail"
+) -> dict[str, Any]:
     cassette, scenario, _ = case_id.split("::")
     state = "error" if error else "complete"
     return {"id": case_id, "cassette": cassette, "scenario": scenario, "verdict": verdict, "diff": diff,
             "severities": ["unsafe"] * len(diff), "severity": "unsafe", "class": "spec",
             "accumulator": "anthropic-sdk", "error": None,
-            "actual": {"tool_calls": [], "text": "", "finish_reason": None, "state": state, "error": error}}  # fmt: skip
+            "actual": {"tool_calls": [], "text": "", "finish_reason": None, "state": state,
+                       "error": error}}  # fmt: skip
 
 
 def _cases() -> list[dict[str, Any]]:
     raise_ = "state: complete expected, got error (IndexError: list index out of range)"
     error = f"IndexError: list index out of range\nraised at {SITE}"
+    merged = "call 0: arguments '{}' expected, got '{\"a\":1}'"
     return [
         # One raise site under three signatures (what else went wrong differs per scenario).
-        _case("anthropic/parallel-calls::C4-reasoning-shifts-index::s0", ["call 1: expected, missing", raise_], error=error),
-        _case("anthropic/parallel-calls::interleaved-tool-blocks::s0", ["tool_calls: 2 expected, got 1", raise_], error=error),
+        _case("anthropic/parallel-calls::C4-reasoning-shifts-index::s0",
+              ["call 1: expected, missing", raise_], error=error),
+        _case("anthropic/parallel-calls::interleaved-tool-blocks::s0",
+              ["tool_calls: 2 expected, got 1", raise_], error=error),
         _case("anthropic/no-arguments::C4-reasoning-shifts-index::s1", [raise_], error=error),
         # One first difference under two signatures.
-        _case("anthropic/parallel-calls::A1-parallel-same-index::s0", ["call 0: arguments '{}' expected, got '{\"a\":1}'"]),
+        _case("anthropic/parallel-calls::A1-parallel-same-index::s0", [merged]),
         _case("anthropic/parallel-calls::D10-duplicate-start-events::s0",
               ["call 0: arguments '{}' expected, got '{\"a\":1}'", "tool_calls: 1 expected, got 2"]),
         _case("anthropic/parallel-calls::original::s0", []) | {"verdict": "pass"},
@@ -51,16 +57,24 @@ def test_a_row_groups_its_failures_by_raise_site_then_first_difference() -> None
     assert raised["cases"] == 3 and len(raised["signatures"]) == 3 and raised["recordings"] == 2
     assert raised["scenarios"] == {"C4-reasoning-shifts-index": 2, "interleaved-tool-blocks": 1}
     merged = causes["arguments differ"]
-    assert merged["cases"] == 2 and merged["scenarios"] == {"A1-parallel-same-index": 1, "D10-duplicate-start-events": 1}
+    assert merged["cases"] == 2 and merged["scenarios"] == {
+        "A1-parallel-same-index": 1,
+        "D10-duplicate-start-events": 1,
+    }
     assert sum(c["cases"] for c in row["root_causes"]) == sum(s["cases"] for s in row["signatures"])
 
 
 def test_an_error_verdict_over_stdio_is_grouped_by_its_site_without_the_runners_prefix() -> None:
     prefix = "anthropic-sdk: case anthropic/web-search::original::s0: "
     case = _case("anthropic/web-search::original::s0", []) | {
-        "verdict": "error", "severity": None, "error": f"{prefix}KeyError: 'parameters'\nraised at lib/tools.py:9"
+        "verdict": "error", "severity": None,
+        "error": f"{prefix}KeyError: 'parameters'\nraised at lib/tools.py:9",
     }  # fmt: skip
-    other = case | {"id": "anthropic/web-search::A1-x::s0", "scenario": "A1-x", "error": "KeyError: 'parameters'\nraised at lib/tools.py:9"}
+    other = case | {
+        "id": "anthropic/web-search::A1-x::s0",
+        "scenario": "A1-x",
+        "error": "KeyError: 'parameters'\nraised at lib/tools.py:9",
+    }
     graded = grading.Graded("anthropic", "2.0.0", "anthropic-sdk", report={"cases": [case, other]})
     (cause,) = grading.row(graded, known=lambda *_: None, repros={})["root_causes"]
     assert cause["root_cause"] == "raised at lib/tools.py:9" and cause["cases"] == 2

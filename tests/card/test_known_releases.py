@@ -35,7 +35,13 @@ def test_an_entry_reads_the_releases_that_introduced_and_fixed_it(tmp_path: Path
 
 
 def test_the_card_shows_both_releases() -> None:
-    known = {"kind": "bug", "title": "t", "upstream": "https://u", "introduced_in": "1.1.0", "fixed_in": "1.2.14"}
+    known = {
+        "kind": "bug",
+        "title": "t",
+        "upstream": "https://u",
+        "introduced_in": "1.1.0",
+        "fixed_in": "1.2.14",
+    }
     sig = {"signature": "SIG", "cases": 1, "verdict": "fail", "severity": "unsafe", "classes": {"spec": 1},
            "worst": "c::original::s0", "example": "e", "known": known, "repros": []}  # fmt: skip
     row = {"library": "lib", "version": "1.2.13", "adapter": "a", "problem": None, "cases": 1,
@@ -50,6 +56,8 @@ def test_the_langchain_core_index_0_merge_is_known_fixed_in_the_release_bisect_n
     # `toolstream bisect langchain-core openai-chat/litellm-bridge-parallel-index0::original::s0
     # --adapter langchain-core` names 1.2.14 (tests/card/test_bisect.py, slow lane).
     case = "openai-chat/litellm-bridge-parallel-index0::original::s0"
-    issue = find_known("langchain-core", "id differs; missing call; name concatenated; tool_calls count", case)
+    issue = find_known(
+        "langchain-core", "id differs; missing call; name concatenated; tool_calls count", case
+    )
     assert issue is not None and issue.fixed_in == "1.2.14"
     assert issue.introduced_in is not None

@@ -17,14 +17,14 @@ from harness.matrix.selection import build_case
 from harness.oracle.raise_site import raise_site, site_of, with_site
 from harness.oracle.verdict import root_cause, signature
 
-_LIBRARY = '''\
+_LIBRARY = """\
 def deltas(blocks, index):
     return blocks[index]  # a delta for a block never started
 
 
 def stream(blocks, index):
     return deltas(blocks, index)
-'''
+"""
 
 
 @pytest.fixture
@@ -83,10 +83,10 @@ def test_failures_raised_at_one_site_are_one_root_cause_whatever_their_first_dif
         ["call 0: name 'a' expected, got 'b'", "state: complete expected, got error (IndexError: x)"],
         "IndexError: x" + site,
     )
+    state = "state: complete expected, got error (IndexError: x)"
     missing = _failing(
-        ["tool_calls: 2 expected, got 1", "call 1: expected, missing", "state: complete expected, got error (IndexError: x)"],
-        "IndexError: x" + site,
-    )  # fmt: skip
+        ["tool_calls: 2 expected, got 1", "call 1: expected, missing", state], "IndexError: x" + site
+    )
     assert signature(shifted) != signature(missing)
     assert root_cause(shifted) == root_cause(missing) == "raised at anthropic/lib/streaming/_messages.py:496"
     # An error verdict carries its site in the result's error.
@@ -96,7 +96,9 @@ def test_failures_raised_at_one_site_are_one_root_cause_whatever_their_first_dif
 
 def test_an_expected_error_state_is_not_grouped_by_its_raise() -> None:
     # The stream ended in an error event the library raised on, as it should: the bug is the call.
-    case = _failing(["tool_calls: 1 expected, got 0", "call 0: expected, missing"], "APIError: x\nraised at a.py:1")
+    case = _failing(
+        ["tool_calls: 1 expected, got 0", "call 0: expected, missing"], "APIError: x\nraised at a.py:1"
+    )
     assert root_cause(case) == "missing call"
 
 
@@ -105,10 +107,14 @@ def test_the_sdk_adapter_carries_the_site_in_process_and_over_stdio() -> None:
     anthropic = pytest.importorskip("anthropic")
     case_id = "anthropic/interleaved-thinking::C4-reasoning-shifts-index::s0"
     served = f"cmd:{sys.executable} -m harness serve-accumulator anthropic-sdk"
-    in_process, over_stdio = (r.results[0] for r in run_matrix(["anthropic-sdk", served], Selection(cases=(case_id,))))
+    in_process, over_stdio = (
+        r.results[0] for r in run_matrix(["anthropic-sdk", served], Selection(cases=(case_id,)))
+    )
     assert in_process.actual is not None and over_stdio.actual is not None
     site = site_of(in_process.actual.error)
-    assert site is not None and site.startswith("anthropic/lib/streaming/_messages.py:"), in_process.actual.error
+    assert site is not None and site.startswith("anthropic/lib/streaming/_messages.py:"), (
+        in_process.actual.error
+    )
     assert Path(anthropic.__file__).parent.joinpath(site.split(":")[0].removeprefix("anthropic/")).exists()
     assert over_stdio.actual.error == in_process.actual.error
     assert root_cause(in_process) == root_cause(over_stdio) == f"raised at {site}"
