@@ -25,7 +25,6 @@ from harness.accumulators.event_level import EventLevel
 from harness.cassettes.outcome import Outcome, State, ToolCall
 from harness.errors import NotApplicable
 from harness.wire.dialects import Event
-from harness.wire.dialects.openai_responses import ACTION_ITEM_TYPES, client_call
 
 __all__ = ["LangchainCoreAccumulator", "accumulator", "outcome_of", "raised_outcome"]
 
@@ -217,22 +216,6 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
     valid = iter(message.tool_calls)
     invalid = iter(message.invalid_tool_calls)
     calls: list[ToolCall] = []
-    # A custom (freeform) call is a tool call whose args are `{"__arg1": input}`, langchain's way
-    # to pass one string; its input as sent is the `custom_tool_call` content block of its id.
-    freeform = {
-        block.get("call_id"): block.get("input")
-        for block in (message.content if isinstance(message.content, list) else [])
-        if isinstance(block, dict)
-        and block.get("type") == "custom_tool_call"
-        and isinstance(block.get("input"), str)
-    }
-    # A client-run Responses item (apply_patch_call, shell_call ...) is no tool call in langchain:
-    # langchain-openai hands it over as a content block, the item as the API sent it.
-    actions = [
-        client_call({key: value for key, value in block.items() if key != "index"})
-        for block in (message.content if isinstance(message.content, list) else [])
-        if isinstance(block, dict) and block.get("type") in ACTION_ITEM_TYPES
-    ]
     for chunk in message.tool_call_chunks:
         # init_tool_calls made each chunk a tool call when its args parse to a dict, else an invalid call
         try:
@@ -242,13 +225,7 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
             is_valid = False
         if is_valid:
             found = next(valid, None)
-            if found is not None and found["id"] in freeform:
-                calls.append(
-                    ToolCall(
-                        name=found["name"], arguments=freeform[found["id"]], id=found["id"], kind="custom"
-                    )
-                )
-            elif found is not None:
+            if found is not None:
                 calls.append(ToolCall(name=found["name"], arguments=found["args"], id=found["id"]))
         else:
             bad = next(invalid, None)
@@ -256,7 +233,6 @@ def outcome_of(message: Any, state: State, error: str | None) -> Outcome:
                 calls.append(
                     ToolCall(name=bad["name"], arguments=bad["args"] or "", id=bad["id"], invalid=True)
                 )
-    calls.extend(actions)
     metadata = message.response_metadata or {}
     finish = metadata.get("finish_reason") or metadata.get("stop_reason") or metadata.get("status")
     return Outcome(

@@ -1137,7 +1137,7 @@ class OpenAIResponses(Dialect, Requesting):
                 break
             start -= 1
         turn = [as_dict(item) for item in items[start:end]]
-        calls = tuple(client_call(item) for item in turn if item.get("type") in CLIENT_ITEM_TYPES)
+        calls = tuple(_echoed(item) for item in turn if item.get("type") in CLIENT_ITEM_TYPES)
         text = "".join(text_of(item.get("content")) for item in turn if item.get("type") == "message")
         results = tuple(
             ToolResult(as_str(as_dict(item).get("call_id")), None, as_dict(item).get("output"))
@@ -1195,9 +1195,9 @@ class OpenAIResponses(Dialect, Requesting):
 _OUTPUT_TYPES = frozenset(f"{kind}_output" for kind in CLIENT_ITEM_TYPES)
 
 
-def client_call(item: Mapping[str, Any]) -> ToolCall:
-    """A client item (as a follow-up sends it back, or a client hands it over) as the call it is:
-    a custom call's raw input is never parsed; an action item is its action."""
+def _echoed(item: Mapping[str, Any]) -> ToolCall:
+    """A client item a follow-up sends back, as the call it is: a custom call's raw input is
+    never parsed; an action item is its action."""
     kind = item.get("type")
     if kind == CUSTOM_CALL:
         raw = item.get("input")
