@@ -28,7 +28,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,12 +44,46 @@ AIMOCK = ROOT / "benchmarks" / "aimock"
 RUNS: dict[Scale, int] = {"full": 5, "quick": 3, "smoke": 1}
 SESSIONS: dict[Scale, int] = {"full": 400, "quick": 150, "smoke": 20}
 CONCURRENCY = 8
-PATH = "/v1/realtime?model=gpt-realtime"
 ASKED = "Weather in Paris?"  # what aimock's fixture matches (benchmarks/aimock/serve.mjs)
-MESSAGE = {
-    "type": "conversation.item.create",
-    "item": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": ASKED}]},
-}
+
+
+@dataclass(frozen=True)
+class Surface:
+    """A WebSocket API: where a session connects, what the client sends, the last server event."""
+
+    name: str
+    path: str
+    sends: tuple[dict[str, Any], ...]
+    last: str
+    case_path: str  # below `toolstream serve`'s base URL for the case
+
+
+SURFACES = (
+    Surface(
+        "Realtime",
+        "/v1/realtime?model=gpt-realtime",
+        (
+            {
+                "type": "conversation.item.create",
+                "item": {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": ASKED}],
+                },
+            },
+            {"type": "response.create"},
+        ),
+        "response.done",
+        "/realtime?model=gpt-realtime",
+    ),
+    Surface(
+        "Responses API",
+        "/v1/responses",
+        ({"type": "response.create", "model": "gpt-5.2", "input": ASKED},),
+        "response.completed",
+        "/responses",
+    ),
+)
 
 
 def installed() -> bool:
@@ -98,8 +134,8 @@ def started(argv: list[str], pattern: str, cwd: Path = ROOT) -> Iterator[str]:
             process.wait()
 
 
-async def session(url: str) -> int:
-    """One Realtime session: the messages read until `response.done` (then closed)."""
+async def session(url: str, surface: Surface) -> int:
+    """One session: the messages read until the surface's last event (then closed)."""
     from harness.wire.codecs.websocket import CLOSE, TEXT, WebSocketDecoder, frame
 
     parts = urlsplit(url)
@@ -115,18 +151,18 @@ async def session(url: str) -> int:
     if b" 101 " not in status:
         raise RuntimeError(f"{url}: {status!r}")
     mask = os.urandom(4)
-    for message in (MESSAGE, {"type": "response.create"}):
+    for message in surface.sends:
         writer.write(frame(TEXT, json.dumps(message).encode(), mask=mask))
     decoder, messages, done = WebSocketDecoder(), 0, False
     decoder.feed(head.partition(b"\r\n\r\n")[2])
     while not done:
         data = await reader.read(65536)
         if not data:
-            raise RuntimeError(f"{url}: closed before response.done")
+            raise RuntimeError(f"{url}: closed before {surface.last}")
         for event in decoder.feed(data):
             if event.name is None and not event.is_comment:
                 messages += 1
-                done = done or json.loads(event.data).get("type") == "response.done"
+                done = done or json.loads(event.data).get("type") == surface.last
     writer.write(frame(CLOSE, b"\x03\xe8", mask=mask))
     writer.close()
     with contextlib.suppress(ConnectionError):
@@ -134,27 +170,27 @@ async def session(url: str) -> int:
     return messages
 
 
-async def sessions(url: str, count: int) -> list[int]:
+async def sessions(url: str, surface: Surface, count: int) -> list[int]:
     """`count` sessions, `CONCURRENCY` at a time: each one's message count."""
     left = iter(range(count))
     out: list[int] = []
 
     async def worker() -> None:
         for _ in left:
-            out.append(await session(url))
+            out.append(await session(url, surface))
 
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
     return out
 
 
-def record_from(aimock: str, folder: Path) -> Path:
+def record_from(aimock: str, surface: Surface, folder: Path) -> Path:
     """aimock's session recorded through `toolstream serve --record`: the cassette we replay."""
     from harness.serve import ReplayServer
     from harness.serve.upstream import Recorder
 
     recorder = Recorder(aimock, folder)
     with ReplayServer((), recorder=recorder).running() as through:
-        asyncio.run(session(through.url.replace("http://", "ws://") + PATH))
+        asyncio.run(session(through.url.replace("http://", "ws://") + surface.path, surface))
         (path,) = recorder.wait(1, 30)
     return path
 
@@ -162,33 +198,40 @@ def record_from(aimock: str, folder: Path) -> Path:
 def measure(scale: Scale) -> list[Figure]:
     install()
     count = SESSIONS[scale]
-    best = {"ours": 0.0, "aimock": 0.0}
+    figures = []
     with tempfile.TemporaryDirectory(prefix="bench-websocket-") as scratch:
         node = ["node", str(AIMOCK / "serve.mjs")]
         with started(node, r"(http://\S+)", cwd=AIMOCK) as aimock:
-            cassette = record_from(aimock, Path(scratch))
-            serve = [sys.executable, "-m", "harness.cli", "serve", "--cassettes", str(cassette)]
-            serve += ["--scenarios", "original", "--port", "0"]
-            with started(serve, r"OPENAI_BASE_URL=(http://\S+)/v1") as ours:
-                urls = {
-                    "ours": ours.replace("http://", "ws://") + PATH,
-                    "aimock": aimock.replace("http://", "ws://") + PATH,
-                }
-                # Untimed: the first connections; and both must send the same session.
-                heard = {side: asyncio.run(sessions(url, CONCURRENCY)) for side, url in urls.items()}
-                if heard["ours"] != heard["aimock"]:
-                    raise SystemExit(f"bench_websocket: the two sessions differ: {heard}")
-                for _ in range(RUNS[scale]):
-                    for side, url in urls.items():
-                        start = time.perf_counter()
-                        asyncio.run(sessions(url, count))
-                        best[side] = max(best[side], count / (time.perf_counter() - start))
+            for n, surface in enumerate(SURFACES):
+                cassette = record_from(aimock, surface, Path(scratch) / str(n))
+                figures.append(_compare(surface, aimock, cassette, count, RUNS[scale]))
+    return figures
+
+
+def _compare(surface: Surface, aimock: str, cassette: Path, count: int, runs: int) -> Figure:
+    serve = [sys.executable, "-m", "harness.cli", "serve", "--cassettes", str(cassette)]
+    serve += ["--scenarios", "original", "--port", "0"]
+    best = {"ours": 0.0, "aimock": 0.0}
+    with started(serve, r"OPENAI_BASE_URL=(http://\S+/v1)") as ours:
+        urls = {
+            "ours": ours.replace("http://", "ws://") + surface.case_path,
+            "aimock": aimock.replace("http://", "ws://") + surface.path,
+        }
+        # Untimed: the first connections; and both must send the same session.
+        heard = {side: asyncio.run(sessions(url, surface, CONCURRENCY)) for side, url in urls.items()}
+        if heard["ours"] != heard["aimock"]:
+            raise SystemExit(f"bench_websocket: the two {surface.name} sessions differ: {heard}")
+        for _ in range(runs):
+            for side, url in urls.items():
+                start = time.perf_counter()
+                asyncio.run(sessions(url, surface, count))
+                best[side] = max(best[side], count / (time.perf_counter() - start))
     what = (
-        f"replaying a Realtime WebSocket session ({heard['ours'][0]} messages, two function calls; "
+        f"replaying a {surface.name} WebSocket session ({heard['ours'][0]} messages, two function calls; "
         f"{count} sessions, {CONCURRENCY} at once), wall"
     )
     peer = f"`@copilotkit/aimock` {aimock_version()}, the same session"
-    return [speedup(NAME, what, best["ours"], best["aimock"], peer, "sessions/s", goal=1.0)]
+    return speedup(NAME, what, best["ours"], best["aimock"], peer, "sessions/s", goal=1.0)
 
 
 def main() -> None:

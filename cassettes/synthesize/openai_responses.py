@@ -333,6 +333,27 @@ class ResponseStream:
         self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
         self.output.append(item)
 
+    def shell_call(self, commands: list[str], timeout_ms: int) -> None:
+        """A `shell_call` item whose commands stream: per command `response.shell_call_command.added`,
+        `.delta` pieces and `.done` (keyed by `output_index` and `command_index`, no item id), then
+        `output_item.done` with the whole action (the OpenAI OpenAPI document 2.3.0's
+        ResponseShellCallCommandAddedStreamingEvent, *DeltaStreamingEvent, *Done)."""
+        index = len(self.output)
+        call_id = "call_" + "".join(self.rng.choice(ALNUM) for _ in range(24))
+        item: dict[str, Any] = {"id": "sh_" + self.hex(50), "type": "shell_call", "status": "in_progress"}
+        action: dict[str, Any] = {"commands": [], "timeout_ms": timeout_ms}
+        item.update(call_id=call_id, action=action)
+        self.emit("response.output_item.added", item=copy.deepcopy(item), output_index=index)
+        for number, command in enumerate(commands):
+            at = {"command_index": number, "output_index": index}
+            self.emit("response.shell_call_command.added", command="", **at)
+            for piece in pieces(command, self.rng):
+                self.emit("response.shell_call_command.delta", delta=piece, **at)
+            self.emit("response.shell_call_command.done", command=command, **at)
+        item.update(status="completed", action={**action, "commands": list(commands)})
+        self.emit("response.output_item.done", item=copy.deepcopy(item), output_index=index)
+        self.output.append(item)
+
     def whole_item(self, kind: str, prefix: str, fields: dict[str, Any]) -> None:
         """An item that arrives whole: `output_item.added`, then `output_item.done` (an
         `mcp_approval_request`; an `apply_patch_call`, which has no intermediate events)."""
@@ -697,6 +718,28 @@ def apply_patch() -> Cassette:
     return cassette("apply-patch", s, body, provenance, reads=[800, 900], offsets_ms=60)
 
 
+SHELL = {"type": "shell"}
+
+
+def shell_call_streamed_commands() -> Cassette:
+    s = ResponseStream("shell-call-streamed-commands", "gpt-5.1-2025-11-13", [SHELL]).start()
+    s.message("Let me look at the failing test first.")
+    s.shell_call(["cd repo && git status --short", "python -m pytest -q tests/test_ledger.py -x"], 120000)
+    s.complete(734, 58)
+    body = request("gpt-5.1", "Why does the ledger test fail?", [SHELL])
+    provenance = (
+        "synthesized: api.openai.com /v1/responses, a message, then one shell_call item the client "
+        "runs and answers by call_id; its commands stream through response.shell_call_command.added, "
+        ".delta and .done, keyed by output_index and command_index (the OpenAI OpenAPI document "
+        "2.3.0: ResponseShellCallCommandAddedStreamingEvent, BetaResponseShellCallCommandDelta"
+        "StreamingEvent, as docs.rs openai-client-base 0.16.0 and the openai Ruby gem's "
+        "ResponseShellCallCommandDeltaEvent carry it); final at output_item.done, whose action holds "
+        "every command (openai-python types/responses/response_function_shell_tool_call.py)"
+    )
+    reads = [700, 1600, 900]
+    return cassette("shell-call-streamed-commands", s, body, provenance, reads=reads, offsets_ms=55)
+
+
 CASSETTES = {
     "single-call": single_call,
     "parallel-2": parallel_2,
@@ -713,6 +756,7 @@ CASSETTES = {
     "mcp-streamed-arguments": mcp_streamed_arguments,
     "mcp-approval-request": mcp_approval_request,
     "apply-patch": apply_patch,
+    "shell-call-streamed-commands": shell_call_streamed_commands,
 }
 
 

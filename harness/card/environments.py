@@ -348,10 +348,13 @@ def _takes_cutoff(pip: tuple[str, ...]) -> bool:
     return "--uploaded-prior-to" in run.stdout
 
 
-def install_argv(pip: list[str], requirement: str, cutoff: str | None) -> list[str]:
-    """The `pip install` of a release, with its dependencies uploaded before `cutoff` if given."""
+def install_argv(
+    pip: list[str], requirement: str, cutoff: str | None, beside: tuple[str, ...] = ()
+) -> list[str]:
+    """The `pip install` of a release (and of the distributions installed `beside` it), with its
+    dependencies uploaded before `cutoff` if given."""
     dated = [f"--uploaded-prior-to={cutoff}"] if cutoff else []
-    return [*pip, "install", "--quiet", "--disable-pip-version-check", *dated, requirement]
+    return [*pip, "install", "--quiet", "--disable-pip-version-check", *dated, requirement, *beside]
 
 
 def build(
@@ -425,7 +428,8 @@ def _of_its_day(
             cutoff = None
     if cutoff is not None:
         say(f"{library.name} {version}: its dependencies as uploaded before {cutoff}")
-    run = _run(install_argv(pip, library.requirement(version), cutoff), PIP_TIMEOUT, env if cutoff else None)
+    argv = install_argv(pip, library.requirement(version), cutoff, library.beside)
+    run = _run(argv, PIP_TIMEOUT, env if cutoff else None)
     if run.returncode != 0:
         raise EnvironmentProblem(f"pip install failed: {_last_line(run.stderr + run.stdout)}")
     return {"cutoff": cutoff, "undated": undated}

@@ -27,6 +27,9 @@ class Library:
     # Libraries whose rows already grade this one's code, as their users run it: a case with the
     # same verdict there is counted in their row, not again in this one (`grading.card`).
     via: tuple[str, ...] = ()
+    # Distributions installed beside the release, as of its day: the provider SDK that a model the
+    # adapter drives imports, which the library leaves to its user (no extra of its own brings it).
+    beside: tuple[str, ...] = ()
 
     @property
     def distribution(self) -> str:
@@ -68,6 +71,17 @@ LIBRARIES: dict[str, Library] = {
             also=("pydantic-ai",),
         ),
         Library("litellm", "litellm", ("openai-chat", "anthropic")),
+        # ADK's own Gemini model and its AnthropicLlm, whose `anthropic` only the large
+        # `extensions` extra brings.
+        Library("google-adk", "google-adk", ("gemini", "anthropic"), beside=("anthropic",)),
+        # The default Bedrock model (boto3, a dependency) and the providers of three extras.
+        Library(
+            "strands-agents",
+            "strands-agents",
+            ("bedrock-converse", "openai-chat", "anthropic", "gemini"),
+            extras=("openai", "anthropic", "gemini"),
+        ),
+        Library("smolagents", "smolagents", ("openai-chat",), extras=("openai",)),
     )
 }
 

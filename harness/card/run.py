@@ -134,6 +134,10 @@ def regrade(folder: Path) -> dict[str, Any]:
 def _libraries(wanted: Wanted) -> list[Library]:
     if wanted.names:
         others = {*CLIENTS, *GATEWAYS}
+        unknown = [name for name in wanted.names if name not in {*LIBRARIES, *others}]
+        if unknown:
+            known = [", ".join(LIBRARIES), "clients " + ", ".join(CLIENTS), "gateways " + ", ".join(GATEWAYS)]
+            raise UsageError(f"--libraries: unknown library {unknown[0]!r} (known: {'; '.join(known)})")
         return [library(name) for name in dict.fromkeys(wanted.names) if name not in others]
     return [lib for lib in LIBRARIES.values() if lib.adapter in builtin_names()]
 

@@ -89,6 +89,7 @@ _HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # tab is the one a va
 # Bodies deeper than this are kept as text.
 MAX_BODY_DEPTH = 64
 MAX_OFFSET_MS = 86_400_000  # a day: no stream is longer
+MAX_OPEN_AFTER = 60.0  # seconds a replayed connection may stay open after its last read
 
 
 def json_body(text: str) -> Any:
@@ -262,6 +263,12 @@ class _Reader:
             error = self.scalar(fields["error"], _join(path, "error"), str, "a string")
         if "error_type" in fields and self.value(fields["error_type"], _join(path, "error_type")) is not None:
             error_type = self.scalar(fields["error_type"], _join(path, "error_type"), str, "a string")
+        open_after = 0.0
+        if "open_after" in fields:
+            where = _join(path, "open_after")
+            open_after = float(self.scalar(fields["open_after"], where, (int, float), "a number of seconds"))
+            if not 0 <= open_after <= MAX_OPEN_AFTER:
+                raise self.fail(fields["open_after"], where, f"must be from 0 to {MAX_OPEN_AFTER} seconds")
         return Response(
             status=status,
             headers=headers,
@@ -269,6 +276,7 @@ class _Reader:
             complete=complete,
             error=error,
             error_type=error_type,
+            open_after=open_after,
         )
 
     def joined(self, node: yaml.Node, path: str) -> list[Chunk]:
@@ -459,6 +467,8 @@ def _interaction_data(item: Interaction, joined_above: int | None = JOINED_ABOVE
         response["error"] = resp.error
     if resp.error_type is not None:
         response["error_type"] = resp.error_type
+    if resp.open_after:
+        response["open_after"] = resp.open_after
     if joined_above is not None and len(resp.chunks) > joined_above:
         response["body"] = _joined_data(resp.chunks)
     else:

@@ -55,6 +55,9 @@ class Response:
     complete: bool = True
     error: str | None = None  # what the client saw when the stream was cut
     error_type: str | None = None  # the transport exception's class name, to raise the same kind on replay
+    # Seconds the connection stays open, sending nothing, after the last read, before it ends as
+    # `complete` says (a server that holds a stream open after an unterminated last event).
+    open_after: float = 0.0
 
     @property
     def body(self) -> bytes:

@@ -427,6 +427,7 @@ def _response_record(response: Response) -> tuple[Any, ...]:
         response.complete,
         response.error,
         response.error_type,
+        response.open_after,
     )
 
 
@@ -519,8 +520,9 @@ class Decoder:
 
 
 def _response(record: tuple[Any, ...]) -> Response:
-    status, headers, chunks, complete, error, error_type = record
-    return Response(status, dict(headers), [Chunk(*c) for c in chunks], complete, error, error_type)
+    status, headers, chunks, complete, error, error_type, open_after = record
+    reads = [Chunk(*c) for c in chunks]
+    return Response(status, dict(headers), reads, complete, error, error_type, open_after)
 
 
 def _conversation(record: tuple[Any, ...]) -> Conversation:

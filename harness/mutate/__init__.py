@@ -106,6 +106,7 @@ class Stream:
     error_type: str | None = None
     newline: str = "\n"  # the SSE line end events are rendered with
     space: bool = True  # whether SSE fields are written `data: x` (True) or `data:x`
+    open_after: float = 0.0  # seconds the connection stays open, silent, after the last read
     # Reads not cut yet (`with_split`): made from the body when first asked for, since an
     # event-level accumulator never reads them; only with `reads` None. Not compared.
     split: Callable[[], tuple[bytes, ...]] | None = field(default=None, compare=False, repr=False)
@@ -232,6 +233,7 @@ class Stream:
             complete=self.complete,
             error=self.error,
             error_type=self.error_type,
+            open_after=self.open_after,
         )
 
 

@@ -446,8 +446,12 @@ class StrayArgsAfterEnd(Mutation):
         Quirk("E3", "pydantic/pydantic-ai PR #6079"),
         # Bedrock Converse toolUse deltas after the block's contentBlockStop, which a parser ignores.
         Quirk("E3", "anomalyco/opencode PR #45847 (Bedrock Converse; #47182 found no capture cited)"),
+        # pydantic-ai's AG-UI bridge sent TOOL_CALL_ARGS after TOOL_CALL_END for an MCP tool call.
+        Quirk("E3", "pydantic/pydantic-ai#4733 (AG-UI)"),
+        # An AI SDK provider streamed tool-input-delta parts after the call's end and tool-call.
+        Quirk("E3", "ben-vargas/ai-sdk-provider-claude-code PR #48 (AI SDK UI stream)"),
     )
-    breaks = ("*.delta-after-done", "*.delta-outside-block")
+    breaks = ("*.delta-after-done", "*.delta-outside-block", "*.id-not-active", "*.input-after-available")
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         d = stream.dialect

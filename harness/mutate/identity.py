@@ -35,7 +35,7 @@ from harness.mutate.calls import (
 from harness.wire import dialects
 from harness.wire.dialects import MISSING, Event, Field, Fragment, IdStyle, Kind, Role
 
-FieldName = Literal["id", "index", "name", "type", "item_id"]
+FieldName = Literal["id", "index", "name", "type", "item_id", "signature"]
 # What an index rewritten on purpose breaks: numbering by position, and the routing it gives.
 INDEX_BREAKS = (
     "*.block-index-*",
@@ -216,6 +216,24 @@ class EmptyField(_FieldOp):
         return rewrite(stream, self.key, lambda *_: "", rng, on=self.on, removes=True)
 
 
+@mutation("null-word-field")
+@dataclass(frozen=True)
+class NullWordField(_FieldOp):
+    """Set a field to the string `"null"` (A12: Mistral sends `"id":"null"` on some continuation
+    chunks of a streamed call, zed-industries/zed PR #53605). It is no id: a client that takes it
+    as the call's id answers under `"null"`, which the provider rejects."""
+
+    meaning = Meaning.CHANGING
+    imitates = (Quirk("A12", "zed-industries/zed PR #53605 (Mistral, devstral-medium-latest)"),)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        if self.key is not Field.ID:
+            raise NotApplicable("only an id is sent as the word null")
+        if self.on in ("all", "headers"):
+            raise NotApplicable("a call whose header's id is the word null has no id to keep")
+        return rewrite(stream, self.key, lambda *_: "null", rng, on=self.on)
+
+
 @mutation("field-only-on-first")
 @dataclass(frozen=True)
 class OnlyOnFirst(_FieldOp):
@@ -237,7 +255,9 @@ class OnlyOnFirst(_FieldOp):
 @dataclass(frozen=True)
 class OnEveryFragment(_FieldOp):
     """Repeat a call's field on every fragment (A5 id on every chunk: Fireworks, vLLM, DeepSeek;
-    B3 name or type repeated in full: `web_searchweb_search` for a concatenating client)."""
+    B3 name or type repeated in full: `web_searchweb_search` for a concatenating client; a Gemini
+    thought signature on every fragment of its call, which clients keep once, earendil-works/pi
+    PR #8590)."""
 
     on: On = "all"
 
@@ -250,7 +270,9 @@ class OnEveryFragment(_FieldOp):
                 return KEEP
             return original
 
-        return rewrite(stream, self.key, repeat, rng, on=self.on, require_change=False)
+        # A stream without a signature to repeat would be the original again.
+        signature = self.key is Field.SIGNATURE
+        return rewrite(stream, self.key, repeat, rng, on=self.on, require_change=signature)
 
 
 @mutation("fresh-field-per-fragment")
@@ -334,6 +356,9 @@ class ShiftField(_FieldOp):
     imitates = (
         Quirk("C4", "ollama/ollama#14816; jundot/omlx#1353; aws-samples/bedrock-access-gateway#134"),
         Quirk("A11", "dirac-run/dirac PR #215 (Cerebras, Nebius)"),
+        # A block's or item's deltas one index past its start (`on: continuations, by: 1`).
+        Quirk("A11", "Wei-Shaw/sub2api PR #4294 (Anthropic bridge); vercel/ai PR #11771 (Anthropic API)"),
+        Quirk("A11", "agentgateway/agentgateway PR #1453 (Responses output_index of added and deltas apart)"),
     )
     breaks = INDEX_BREAKS
 

@@ -89,9 +89,9 @@ def retarget(case: Case, tools: Sequence[OfferedTool], mapping: Mapping[str, str
 
 def _retarget(case: Case, paths: ToolPaths, tools: list[OfferedTool], given: dict[str, str]) -> Retarget:
     dialect = dialects.get(case.dialect)
-    for call in case.expected.tool_calls:
-        if call.kind != FUNCTION:  # free-form input, not JSON arguments: no function tool takes it
-            raise _Refused(f"it calls a {call.kind} tool ({call.name!r}), not a function the request offers")
+    for made in case.expected.tool_calls:
+        if made.kind != FUNCTION:  # free-form input, not JSON arguments: no function tool takes it
+            raise _Refused(f"it calls a {made.kind} tool ({made.name!r}), not a function the request offers")
     if dialect.codec_name != "sse":
         raise _Refused(f"retargeting reads SSE streams; {case.dialect} is {dialect.codec_name}")
     reads = [chunk.data for chunk in case.response.chunks]

@@ -268,3 +268,23 @@ class DropStartEvents(Mutation):
         if len(kept) == len(stream.events):
             raise NotApplicable("no events that announce the response")
         return stream.with_events(kept)
+
+
+@mutation("signature-after-next-block")
+@dataclass(frozen=True)
+class SignatureAfterNextBlock(Mutation):
+    """Send each reasoning block's signature, and the block's end, after the next block's first
+    delta (the dialect's `sign_late`): a gateway relaying Anthropic sends the `signature_delta`
+    after the thinking text, even after the text that follows (OpenRouter, rikkahub/rikkahub#1075).
+    Keyed by its index it is still the thinking block's: the parts are as before. A client that
+    hangs a signature on the last part only when that part is reasoning makes a reasoning part of
+    its own, unsigned thinking before it."""
+
+    imitates = (Quirk("C1", "rikkahub/rikkahub#1075 / PR #1076 (OpenRouter relaying Anthropic)"),)
+    breaks = ("*.block-overlap",)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        events = stream.dialect.sign_late(stream.events)
+        if events is None:
+            raise NotApplicable("no signed reasoning block with a block after it")
+        return stream.with_events(events)

@@ -553,3 +553,53 @@ class _CutAt(Mutation):
 
     def apply(self, stream: Stream, rng: random.Random) -> Stream:
         return cut_bytes(stream, self.offset, self.error)
+
+
+@mutation("unterminated-last-event")
+@dataclass(frozen=True)
+class UnterminatedLastEvent(Mutation):
+    """Send the last SSE event without the blank line that ends it, then hold the connection open
+    for `seconds` before closing it cleanly (a server that keeps its stream open after its last
+    frame; openai/openai-node#2725, google-gemini/gemini-cli#29059 and earendil-works/pi#9047 are
+    clients meeting a last frame without its blank line). An event is dispatched only at a blank
+    line, and at the end of the stream an incomplete one is discarded (WHATWG HTML, server-sent
+    events, 9.2.6): expected is the stream without that event, ended cleanly. Its `data:` line is
+    whole, so a client that dispatches a line at its line end takes it while the connection is
+    still open."""
+
+    seconds: float = 0.1
+
+    level = Level.WIRE
+    meaning = Meaning.CHANGING
+    codecs = ("sse",)
+
+    def apply(self, stream: Stream, rng: random.Random) -> Stream:
+        self.check_codec(stream)
+        if not 0 <= self.seconds <= 60:
+            raise NotApplicable("a connection is held open for 0 to 60 seconds")
+        if not stream.complete:
+            raise NotApplicable("a stream cut already has no last event to leave unterminated")
+        body = _body(stream)
+        end = _blank_line_end(body)
+        if end is None:
+            raise NotApplicable("the stream does not end with a blank line")
+        reads, pos = [], 0
+        for read in stream.current_reads():
+            if pos >= len(body) - end:
+                break
+            reads.append(read[: len(body) - end - pos])
+            pos += len(read)
+        out = stream.with_reads(reads)
+        if len(out.events) != len(stream.events) - 1:
+            raise NotApplicable("the last event is not the only one the blank line ended")
+        expected = expect_prefix(stream, out.events, state=None, error=None)
+        return evolve(out, expected=expected, open_after=float(self.seconds))
+
+
+def _blank_line_end(body: bytes) -> int | None:
+    """How many bytes at the end of `body` are the blank line after its last event (the line end
+    of the event's last line stays): None when the body does not end with one."""
+    for blank in (b"\r\n\r\n", b"\n\n", b"\r\r"):
+        if body.endswith(blank):
+            return len(blank) // 2
+    return None

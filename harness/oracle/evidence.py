@@ -270,6 +270,7 @@ def misnamed(case: Case, error: str) -> Misnamed | None:
     """The expected call whose name, made wrongly from the pieces the stream sent it in, the raise
     `error` looked up as a tool: the name it names first (a lookup names the name it looked up
     before any it lists as offered), when that is a wrong one; None otherwise."""
+    error = error.split("\n", 1)[0]  # the raise itself, not the site a later line may carry
     if not _TOOL.search(error):
         return None
     pieces = _name_pieces(case)

@@ -182,6 +182,9 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     "sse-comments": _spec("SSE comment lines: the SSE specification allows them"),
     "multiline-data": _spec("multi-line data fields: the SSE specification allows them"),
     "no-space": _spec("no space after the field colon: the SSE specification allows it"),
+    "unterminated-last-event": _spec(
+        "an event without its blank line is never dispatched, and discarded at the end (WHATWG SSE 9.2.6)"
+    ),
     "split-args": _spec("arguments in pieces of any size"),
     "coalesce-args": _spec("arguments in fewer, larger pieces"),
     "args-in-header": _spec("the whole arguments in the call's first fragment"),
@@ -198,6 +201,7 @@ STEPS: Mapping[str, Rule | Callable[[Mutation], Rule]] = {
     "drop-field": _drop_field,
     "null-field": _quirk("A3", "index or id null (SGLang)"),
     "empty-field": _empty_field,
+    "null-word-field": _quirk("A12", 'the id as the word "null" on continuations (Mistral, zed PR #53605)'),
     "field-on-every-fragment": _on_every_fragment,
     "fresh-field-per-fragment": _quirk("A7", "a fresh id on every fragment (LM Studio)"),
     "set-field": _quirk("A1", "parallel calls sharing one index (Bedrock via langchain, LiteLLM)"),

@@ -18,6 +18,7 @@ from typing import Any
 
 from harness import files
 from harness._version import __version__
+from harness.matrix.casecache import collector_paused
 from harness.matrix.selection import Selection
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Report, Result, Verdict, root_cause, signature
@@ -25,7 +26,7 @@ from harness.report.replay import replay_command
 from harness.search.compare import Comparison, Difference, difference_signature, meets_expectation
 from harness.text.escape import terminal
 from harness.text.escape import terminal_line as one_line
-from harness.text.terminal import LONG_VALUE, clip, clip_values, output_width, printable, shorten, table
+from harness.text.terminal import LONG_VALUE, clip, output_width, printable, shorten, table
 
 __all__ = [
     "REPORT_VERSION",
@@ -72,7 +73,8 @@ def report_to_dict(
         out["selection"] = selection_dict(selection)
     if matrix is not _UNSAID:
         out["matrix"] = None if matrix is None else list(matrix)
-    out["cases"] = [result.to_dict() for result in report.results]
+    with collector_paused():  # plain data, no cycle: the collector's passes over a run's results cost more
+        out["cases"] = [result.to_dict() for result in report.results]
     return out
 
 
@@ -154,19 +156,33 @@ def write_json(data: Mapping[str, Any], path: str | Path) -> Path:
     """Write a report atomically (a reader never sees half a file)."""
     path = Path(path)
     # An accumulator may report a lone surrogate (F2); in a JSON string `\udXXX` is exactly that.
-    text = json.dumps(_finite(clip_values(data)), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    with collector_paused():  # as `report_to_dict`: a copy of the document is made, all plain data
+        text = json.dumps(_reportable(data), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     files.write(path, text.encode("utf-8", "backslashreplace"))
     return path
 
 
-def _finite(value: Any) -> Any:
-    """`value` with every `NaN` and infinity as null: JSON has neither, and a report is JSON."""
+def _reportable(value: Any) -> Any:
+    """`value` as a report writes it, in one walk: every string `clip`ped (`clip_values`), every
+    `NaN` and infinity as null (JSON has neither). The exact types come first: a report is made of
+    them, and an abstract `Mapping` check costs more than the rest of a value."""
+    kind = type(value)
+    if kind is str:
+        return value if len(value) <= LONG_VALUE else clip(value)
+    if kind is dict:
+        return {key: _reportable(child) for key, child in value.items()}
+    if kind is list or kind is tuple:
+        return [_reportable(child) for child in value]
+    if kind is int or kind is bool or value is None:
+        return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: _finite(child) for key, child in value.items()}
+    if isinstance(value, str):
+        return clip(value)
+    if isinstance(value, Mapping):
+        return {key: _reportable(child) for key, child in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(child) for child in value]
+        return [_reportable(child) for child in value]
     return value
 
 

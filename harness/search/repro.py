@@ -57,6 +57,8 @@ class Template:
 _OPENAI_ENDPOINTS = {"openai-chat": "/chat/completions"}
 _ANTHROPIC_ENDPOINTS = {"anthropic": "/v1/messages"}
 _BOTH = {**_OPENAI_ENDPOINTS, **_ANTHROPIC_ENDPOINTS}
+# Gemini's model (and Vertex's project and location) is in the path: the base URL keeps it.
+_GEMINI_ENDPOINTS = {"gemini": ":streamGenerateContent"}
 
 # Accumulator spec -> the template that reproduces what its adapter runs.
 SPECS: dict[str, Template] = {
@@ -66,6 +68,19 @@ SPECS: dict[str, Template] = {
         "pydantic-ai-slim[openai,anthropic]", ("openai-chat", "anthropic"), templates.PYDANTIC_AI, _BOTH
     ),
     "litellm": Template("litellm", ("openai-chat", "anthropic"), templates.LITELLM, _BOTH),
+    "google-adk": Template(
+        "google-adk anthropic",
+        ("gemini", "anthropic"),
+        templates.GOOGLE_ADK,
+        {**_GEMINI_ENDPOINTS, **_ANTHROPIC_ENDPOINTS},
+    ),
+    "smolagents": Template("smolagents[openai]", ("openai-chat",), templates.SMOLAGENTS, _OPENAI_ENDPOINTS),
+    "strands-agents": Template(
+        "strands-agents[openai,anthropic,gemini]",
+        ("openai-chat", "anthropic", "gemini"),
+        templates.STRANDS_AGENTS,
+        {**_BOTH, **_GEMINI_ENDPOINTS},
+    ),
     "langchain-openai": Template(
         "langchain-openai", ("openai-chat",), templates.LANGCHAIN_OPENAI, _OPENAI_ENDPOINTS
     ),
@@ -76,7 +91,16 @@ SPECS: dict[str, Template] = {
 # langchain-core alone makes no request: its bug is reproduced through the provider package.
 _LANGCHAIN_CORE = {"openai-chat": "langchain-openai", "anthropic": "langchain-anthropic"}
 # Request fields the scripts pass on (the mocked server answers whatever is sent).
-_REQUEST_FIELDS = ("model", "max_tokens", "system", "messages", "tools", "tool_choice", "stream_options")
+_REQUEST_FIELDS = (
+    "model",
+    "max_tokens",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "stream_options",
+    "toolConfig",  # Gemini's (streamed function-call arguments asked for)
+)
 
 
 def has_template(spec: str) -> bool:

@@ -13,6 +13,7 @@ __all__ = [
     "GATEWAY_JUDGES",
     "GATEWAY_MAIN",
     "GATEWAY_UPSTREAM",
+    "GOOGLE_ADK",
     "HELPERS",
     "LANGCHAIN_ANTHROPIC",
     "LANGCHAIN_OPENAI",
@@ -20,6 +21,8 @@ __all__ = [
     "MAIN",
     "OPENAI",
     "PYDANTIC_AI",
+    "SMOLAGENTS",
+    "STRANDS_AGENTS",
     "TRANSPORT",
 ]
 
@@ -274,6 +277,259 @@ def run():
         finish_reason=choice.finish_reason,
     )
 '''
+
+# The google-genai client arguments both Gemini-reading templates build: the recording's backend
+# (Vertex AI for a URL under /projects/.../locations/..., else the Gemini API), on the mock transport.
+GENAI_CLIENT = '''
+
+def genai_client_args(http_client):
+    from google.genai import types
+
+    options = types.HttpOptions(httpx_async_client=http_client)
+    vertex = re.search(r"/projects/([^/]+)/locations/([^/]+)/", URL + "/")
+    if vertex is None:
+        return {"api_key": "sk-test", "http_options": options}
+    from google.oauth2.credentials import Credentials
+
+    return {"vertexai": True, "project": vertex[1], "location": vertex[2], "credentials": Credentials(token="test"),
+            "http_options": options}
+
+
+def gemini_model_name():
+    found = re.search(r"/models/([^/:?]+)$", URL)
+    return found[1] if found else "gemini-2.5-flash"
+'''
+
+GOOGLE_ADK = """
+import asyncio
+import os
+import re
+
+os.environ.setdefault("GOOGLE_GENAI_HTTP_CLIENT", "httpx")  # google-genai on httpx, the client handed over
+
+import anthropic
+import httpx
+from google.adk.models import Gemini
+from google.adk.models.anthropic_llm import AnthropicLlm
+from google.adk.models.llm_request import LlmRequest
+from google.genai import errors, types
+""" + GENAI_CLIENT + '''
+
+def expected_as_reported(expected):
+    """ADK hands over Google's FinishReason, to which it maps Anthropic's stop_reason: not compared."""
+    return {**expected, "finish_reason": None} if DIALECT == "anthropic" else expected
+
+
+def anthropic_http():
+    """The HTTP library the installed anthropic SDK is built on (httpx2 from 1.0, httpx before)."""
+    from anthropic import _base_client
+
+    return getattr(_base_client, "httpx2", None) or httpx
+
+
+def model():
+    if DIALECT == "gemini":
+        http_client = httpx.AsyncClient(transport=mock_transport(httpx))
+        return Gemini(model=gemini_model_name(), client_kwargs=genai_client_args(http_client)), gemini_model_name()
+    http = anthropic_http()
+    http_client = http.AsyncClient(transport=mock_transport(http))
+    client = anthropic.AsyncAnthropic(api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0)
+    return AnthropicLlm(model=REQUEST["model"], max_tokens=REQUEST["max_tokens"], client=client), REQUEST["model"]
+
+
+def declarations():
+    out = []
+    for tool in REQUEST.get("tools") or []:
+        for spec in tool.get("functionDeclarations") or [tool]:
+            schema = spec.get("parameters") or spec.get("input_schema") or {"type": "object"}
+            out.append(types.FunctionDeclaration(
+                name=spec["name"], description=spec.get("description") or "", parameters_json_schema=schema
+            ))
+    return out
+
+
+def text_of(response):
+    parts = (response.content.parts or []) if response.content is not None else []
+    return "".join(p.text for p in parts if p.text and not p.thought)
+
+
+async def stream_response():
+    llm, name = model()
+    config = types.GenerateContentConfig(
+        tools=[types.Tool(function_declarations=declarations())] if REQUEST.get("tools") else None,
+        tool_config=REQUEST.get("toolConfig") if DIALECT == "gemini" else None,
+    )
+    contents = [types.Content(role="user", parts=[types.Part.from_text(text="toolstream")])]
+    request = LlmRequest(model=name, contents=contents, config=config)
+    transport_errors = (httpx.TransportError, anthropic_http().TransportError, anthropic.APIConnectionError)
+    streamed, final = [], None
+    try:
+        async for response in llm.generate_content_async(request, stream=True):
+            if response.partial:
+                streamed.append(text_of(response))
+            else:
+                final = response
+    except (*transport_errors, anthropic.APIError, errors.APIError) as exc:  # no final response: its text so far
+        cut = isinstance(exc, transport_errors)
+        return outcome(text="".join(streamed), state="cut" if cut else "error", error=str(exc))
+    if final is None:
+        return outcome(text="".join(streamed))
+    parts = (final.content.parts or []) if final.content is not None else []
+    finish = final.finish_reason
+    return outcome(
+        calls=[call(p.function_call.name, p.function_call.args or {}, p.function_call.id) for p in parts
+               if p.function_call],
+        text=text_of(final),
+        finish_reason=None if DIALECT == "anthropic" or finish is None else getattr(finish, "value", finish),
+        state="error" if final.error_code else "complete",
+        error=f"{final.error_code}: {final.error_message or ''}" if final.error_code else None,
+    )
+
+
+def run():
+    """ADK's own model (`Gemini`, or `AnthropicLlm` with its client on the mock transport):
+    `generate_content_async(..., stream=True)` as an agent run with `StreamingMode.SSE` calls it,
+    the last, non-partial response being the turn the agent acts on (runs its function calls)."""
+    return asyncio.run(stream_response())
+'''
+
+STRANDS_AGENTS = """
+import asyncio
+import os
+import re
+
+os.environ.setdefault("GOOGLE_GENAI_HTTP_CLIENT", "httpx")  # google-genai on httpx, the client handed over
+
+import anthropic
+import httpx
+import openai
+from strands.event_loop.streaming import stream_messages
+from strands.types._events import TextStreamEvent
+from strands.types.events import ModelStopReason
+""" + GENAI_CLIENT + '''
+
+def expected_as_reported(expected):
+    """Strands hands over its own StopReason (Converse's words): Anthropic's stop_reason as it is,
+    OpenAI's and Gemini's mapped to it, so theirs is not compared."""
+    return expected if DIALECT == "anthropic" else {**expected, "finish_reason": None}
+
+
+def model():
+    http_client = httpx.AsyncClient(transport=mock_transport(httpx))
+    if DIALECT == "gemini":
+        from strands.models.gemini import GeminiModel
+
+        config = REQUEST.get("toolConfig")
+        return GeminiModel(client_args=genai_client_args(http_client), model_id=gemini_model_name(),
+                           params={"tool_config": config} if config else {})
+    if DIALECT == "anthropic":
+        from strands.models.anthropic import AnthropicModel
+
+        client_args = {"api_key": "sk-test", "base_url": URL, "http_client": http_client, "max_retries": 0}
+        return AnthropicModel(client_args=client_args, model_id=REQUEST["model"], max_tokens=REQUEST["max_tokens"])
+    from strands.models.openai import OpenAIModel
+
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url=URL, http_client=http_client, max_retries=0)
+    return OpenAIModel(client=client, model_id=REQUEST["model"])
+
+
+def tool_specs():
+    out = []
+    for tool in REQUEST.get("tools") or []:
+        for spec in tool.get("functionDeclarations") or [tool.get("function", tool)]:
+            schema = spec.get("parameters") or spec.get("input_schema") or {"type": "object", "properties": {}}
+            out.append({"name": spec["name"], "description": spec.get("description") or spec["name"],
+                        "inputSchema": {"json": schema}})
+    return out
+
+
+async def stream_response():
+    messages = [{"role": "user", "content": [{"text": "toolstream"}]}]
+    streamed, stop = [], None
+    try:
+        async for event in stream_messages(model(), None, messages, tool_specs()):
+            if isinstance(event, ModelStopReason):
+                stop = event
+            elif isinstance(event, TextStreamEvent):
+                streamed.append(event["data"])
+    except (httpx.TransportError, openai.APIError, anthropic.APIError) as exc:  # no message: its text so far
+        cut = isinstance(exc, (httpx.TransportError, openai.APIConnectionError, anthropic.APIConnectionError))
+        return outcome(text="".join(streamed), state="cut" if cut else "error", error=str(exc))
+    if stop is None:
+        return outcome(text="".join(streamed))
+    stop_reason, message, _usage, _metrics = stop["stop"]
+    content = message.get("content") or []
+    return outcome(
+        calls=[call(b["toolUse"]["name"], b["toolUse"]["input"], b["toolUse"]["toolUseId"]) for b in content
+               if "toolUse" in b],
+        text="".join(b["text"] for b in content if "text" in b),
+        finish_reason=stop_reason if DIALECT == "anthropic" else None,
+    )
+
+
+def run():
+    """Strands' own model (`OpenAIModel`, `AnthropicModel` or `GeminiModel`, its client on the mock
+    transport) through `stream_messages`, as an Agent's event loop calls it: the message of its last
+    event (`ModelStopReason`) is the turn the agent acts on (runs its toolUse blocks)."""
+    return asyncio.run(stream_response())
+'''
+
+
+SMOLAGENTS = '''
+import httpx
+import openai
+from smolagents.models import (
+    ChatMessage,
+    MessageRole,
+    OpenAIModel,
+    agglomerate_stream_deltas,
+    parse_json_if_needed,
+)
+from smolagents.tools import Tool
+
+
+def expected_as_reported(expected):
+    """smolagents keeps no finish reason: not compared."""
+    return {**expected, "finish_reason": None}
+
+
+def tools():
+    out = []
+    for tool in REQUEST.get("tools") or []:
+        spec = tool["function"]
+        properties = (spec.get("parameters") or {}).get("properties") or {}
+        inputs = {k: {"type": "any", **v, "description": v.get("description") or k} for k, v in properties.items()}
+        attributes = {"name": spec["name"], "description": spec.get("description") or spec["name"], "inputs": inputs,
+                      "output_type": "string", "skip_forward_signature_validation": True,
+                      "forward": lambda self, **_: ""}
+        out.append(type("RecordedTool", (Tool,), attributes)())
+    return out
+
+
+def run():
+    """smolagents' own `OpenAIModel` (its `openai.OpenAI` client on the mock transport):
+    `generate_stream(...)` with the tools, the deltas built into one message by
+    `agglomerate_stream_deltas`, each call's arguments through `parse_json_if_needed`, as a
+    `ToolCallingAgent` step with `stream_outputs=True` does before running the calls."""
+    http_client = httpx.Client(transport=mock_transport(httpx))
+    model = OpenAIModel(model_id=REQUEST["model"], api_base=URL, api_key="sk-test",
+                        client_kwargs={"http_client": http_client, "max_retries": 0})
+    messages = [ChatMessage(role=MessageRole.USER, content=[{"type": "text", "text": "toolstream"}])]
+    deltas = []
+    try:
+        for delta in model.generate_stream(messages, tools_to_call_from=tools() or None):
+            deltas.append(delta)
+    except (httpx.TransportError, openai.APIError) as exc:  # the step fails: the text so far, no call
+        cut = isinstance(exc, (httpx.TransportError, openai.APIConnectionError))
+        return outcome(text="".join(d.content or "" for d in deltas), state="cut" if cut else "error", error=str(exc))
+    message = agglomerate_stream_deltas(deltas)
+    return outcome(
+        calls=[call(c.function.name, parse_json_if_needed(c.function.arguments), c.id or None)
+               for c in message.tool_calls or []],
+        text=message.content or "",
+    )
+'''
+
 
 # What both langchain templates do with the model: `.stream()` summed, and the summed message read.
 LANGCHAIN_SUMMED = '''def summed(model, error_types, cut_types):

@@ -163,6 +163,7 @@ class _Answer:
     cut_at: int | None = None  # whole bodies: close after this many bytes
     complete: bool = True  # streams: False ends without the terminating chunk
     extra: dict[str, Any] = field(default_factory=dict)
+    open_after: float = 0.0  # streams: seconds the connection stays open, silent, after the last chunk
 
 
 def _json_answer(status: int, payload: Any) -> _Answer:
@@ -507,7 +508,13 @@ def _headers_of(response: Response, case: Case) -> list[tuple[str, str]]:
 def _stream_answer(case: Case, response: Response | None = None) -> _Answer:
     response = case.response if response is None else response
     chunks = [(chunk.data, chunk.offset_ms) for chunk in response.chunks]
-    return _Answer(response.status, _headers_of(response, case), chunks=chunks, complete=response.complete)
+    return _Answer(
+        response.status,
+        _headers_of(response, case),
+        chunks=chunks,
+        complete=response.complete,
+        open_after=response.open_after,
+    )
 
 
 def _recorded_turn(case: Case, turn: Interaction, *, stream: bool) -> _Answer:
@@ -589,6 +596,9 @@ async def _write(writer: asyncio.StreamWriter, answer: _Answer, *, keep_alive: b
         if data:
             writer.write(b"%x\r\n%s\r\n" % (len(data), data))
             await writer.drain()
+    if answer.open_after > 0:
+        # Held open, paced or not: what a client does before the end comes is what is judged.
+        await asyncio.sleep(answer.open_after)
     if answer.complete:
         writer.write(b"0\r\n\r\n")
         await writer.drain()

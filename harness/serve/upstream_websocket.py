@@ -48,6 +48,7 @@ _MEDIA = STREAM_CONTENT_TYPES["websocket"]
 _HEAD_LIMIT = 64 * 1024  # the upstream's handshake answer, headers included
 _REFUSAL_LIMIT = 1024 * 1024  # the body of an upstream that refuses the upgrade
 _MAX_MESSAGES = 10_000  # the client's messages kept for one session
+_AFTER_CLIENT_S = 5.0  # how long the upstream may still send once the client has gone
 # What changes on every handshake: a re-record diffs clean without them.
 _VOLATILE = frozenset({"sec-websocket-key", "sec-websocket-accept"})
 # Hop-by-hop headers, the server's to set; the offer of compression is not made (frames stay readable).
@@ -291,15 +292,17 @@ async def _pump(
     upstream_reader: asyncio.StreamReader,
     upstream_writer: asyncio.StreamWriter,
 ) -> None:
-    """Bytes both ways as they come, until the upstream's side ends (the client's end is told
-    to the upstream, which then closes)."""
+    """Bytes both ways as they come, until the upstream's side ends. The client's end is told to
+    the upstream (half-closed where the transport can, TLS cannot), which is then given
+    `_AFTER_CLIENT_S` to finish: an upstream that keeps a session open needs no client to."""
 
     async def from_client() -> None:
         while True:
             data = await reader.read(65536)
             if not data:
-                with contextlib.suppress(OSError):
-                    upstream_writer.write_eof()
+                if upstream_writer.can_write_eof():
+                    with contextlib.suppress(OSError):
+                        upstream_writer.write_eof()
                 return
             session.client_read(data)
             upstream_writer.write(data)
@@ -308,12 +311,20 @@ async def _pump(
     client = asyncio.create_task(from_client())
     try:
         while True:
-            data = await upstream_reader.read(65536)
+            read = asyncio.ensure_future(upstream_reader.read(65536))
+            await asyncio.wait({read, client}, return_when=asyncio.FIRST_COMPLETED)
+            if not read.done():  # the client has gone: the upstream's last words, then no more
+                try:
+                    await asyncio.wait_for(read, _AFTER_CLIENT_S)
+                except TimeoutError:
+                    break
+            data = read.result()
             if not data:
                 break
             session.server_read(data)
-            writer.write(data)
-            await writer.drain()
+            with contextlib.suppress(ConnectionError):
+                writer.write(data)
+                await writer.drain()
             if session.server_closed and session.client_closed:
                 break
     finally:

@@ -10,8 +10,9 @@ stream that ends cleanly before its terminal event: a normal close frame after i
 What the client sends is read as it comes, frame by frame, its messages kept in order; once its
 messages carry tool results (the dialect's `websocket_followup`, read at each `response.create`
 that asks for the next response), that follow-up is kept in the case's log, as an HTTP follow-up
-is, and answered with the dialect's short final response. A close frame is answered with one, and
-the session ends.
+is, and answered as one is: with the turn recorded after the case's when it comes from a recorded
+session (a conversation), else with the dialect's short final response. A close frame is
+answered with one, and the session ends.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.cassettes.model import Chunk
+from harness.cassettes.model import Chunk, Response
 from harness.serve import answers, routes
 from harness.serve.followup import requesting
 from harness.serve.http1 import Request, header_block, status_line
@@ -112,7 +113,7 @@ async def _respond(case: Case, writer: asyncio.StreamWriter, *, pace: bool) -> b
     response ended; a cut closes the connection, a clean early end closes the session)."""
     chunks = case.response.chunks
     if dialects.get(case.dialect).codec_name != "websocket":
-        chunks = [Chunk(data) for data in _messages_of(case)]  # no reads to keep: one frame per message
+        chunks = [Chunk(data) for data in _messages_of(case.dialect, case.response)]  # a frame a message
     start = time.monotonic()
     for chunk in chunks:
         if pace and chunk.offset_ms is not None:
@@ -131,15 +132,21 @@ async def _respond(case: Case, writer: asyncio.StreamWriter, *, pace: bool) -> b
     return True
 
 
-def _messages_of(case: Case) -> list[bytes]:
+def _messages_of(dialect_name: str, response: Response) -> list[bytes]:
     """A stream of another codec (the Responses API's SSE) as its WebSocket messages, each one
     frame: the events its client would have read (a cut one's partial last event is not one)."""
-    dialect = dialects.get(case.dialect)
-    decoder = dialect.codec().decoder()
-    wire = [event for chunk in case.response.chunks for event in decoder.feed(chunk.data)]
-    if case.response.complete:
+    decoder = dialects.get(dialect_name).codec().decoder()
+    wire = [event for chunk in response.chunks for event in decoder.feed(chunk.data)]
+    if response.complete:
         wire += decoder.close()
-    return [frame(*_text(event)) for event in requesting(case.dialect).websocket_messages(wire)]
+    return [frame(*_text(event)) for event in requesting(dialect_name).websocket_messages(wire)]
+
+
+def _recorded_turn(dialect_name: str, response: Response) -> bytes:
+    """A conversation's recorded turn as the answer to a follow-up: its frames as recorded."""
+    if dialects.get(dialect_name).codec_name == "websocket":
+        return response.body
+    return b"".join(_messages_of(dialect_name, response))
 
 
 def _text(event: WireEvent) -> tuple[int, bytes]:
@@ -204,6 +211,10 @@ async def _listen(
             # A Responses continuation carries its own results only.
             if turn is not None and (per_create or len(turn.results) > seen):
                 seen, answered = len(turn.results), answered + 1
-                log.followup(turn, f"followup-{answered}")
-                writer.write(_final_frames(case.dialect))
+                number = log.followup(turn, f"followup-{answered}")
+                talk = case.conversation  # a recorded session's later turns answer, in order
+                if talk is not None and number < len(talk.after):
+                    writer.write(_recorded_turn(case.dialect, talk.after[number].response))
+                else:
+                    writer.write(_final_frames(case.dialect))
         await writer.drain()

@@ -174,6 +174,8 @@ def _sync_chunks(
         if delay > 0:
             sleep(delay)
         yield chunk.data
+    if response.open_after > 0:
+        sleep(response.open_after)  # the connection held open: the end is not known before this
     if not response.complete:
         raise lib.error(response.error_type, response.error or _CUT_MESSAGE, request)
 
@@ -186,6 +188,8 @@ async def _async_chunks(
         if delay > 0:
             await async_sleep(delay)
         yield chunk.data
+    if response.open_after > 0:
+        await async_sleep(response.open_after)
     if not response.complete:
         raise lib.error(response.error_type, response.error or _CUT_MESSAGE, request)
 

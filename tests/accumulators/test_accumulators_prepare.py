@@ -147,8 +147,9 @@ for name, dialect in [a.split("=") for a in sys.argv[1:]]:
 """
 
 
-# A builtin and a dialect it reads. pydantic-ai and litellm live in side environments:
-# test_accumulators_{pydantic_ai,litellm}.py run this same check there.
+# A builtin and a dialect it reads. The framework adapters live in side environments:
+# test_accumulators_{pydantic_ai,litellm,google_adk,strands_agents,smolagents}.py run this same check
+# there.
 FIRST_CASE_DIALECT = {
     "reference": "gemini",
     "openai-sdk": "openai-responses",
@@ -160,7 +161,8 @@ FIRST_CASE_DIALECT = {
 
 
 def test_the_first_case_check_covers_every_builtin_of_this_environment() -> None:
-    assert set(FIRST_CASE_DIALECT) == set(builtin_names()) - {"pydantic-ai", "litellm"}
+    side = {"pydantic-ai", "litellm", "google-adk", "strands-agents", "smolagents"}
+    assert set(FIRST_CASE_DIALECT) == set(builtin_names()) - side
 
 
 @pytest.mark.slow

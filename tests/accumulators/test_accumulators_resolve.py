@@ -104,6 +104,9 @@ def test_builtin_names() -> None:
         "langchain-anthropic",
         "pydantic-ai",
         "litellm",
+        "google-adk",
+        "strands-agents",
+        "smolagents",
     ]
 
 

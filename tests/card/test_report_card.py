@@ -221,9 +221,10 @@ def test_every_known_signature_is_in_the_stored_card() -> None:
     card = json.loads(STORED.read_text(encoding="utf-8"))
     found = {(r["library"], s["signature"]) for r in card["rows"] for s in r.get("signatures", [])}
     found |= {(library, raise_key(sig)) for library, sig in found if raise_key(sig)}
+    # A library or gateway the stored card has no row for (a gateway not graded, a row added since
+    # the card was generated) is checked once the card has its row.
     graded = {r["library"] for r in card["rows"]}
-    ungraded_gateways = {g.library for g in GATEWAYS.values()} - graded
-    missing = [key for key in known_issues() if key not in found and key[0] not in ungraded_gateways]
+    missing = [key for key in known_issues() if key[0] in graded and key not in found]
     assert sorted(missing) == []
 
 

@@ -155,3 +155,12 @@ def test_a_gateway_row_links_the_scripts_written_for_it() -> None:
     assert found == "examples/repros/gateways/litellm-proxy-messages-block-overlap.py"
     library = scripts[("openai", "openai-chat/litellm-bridge-parallel-index0::original::s0")]
     assert library == "examples/repros/openai-parallel-calls-share-index-0.py"
+
+
+def test_an_unknown_name_is_one_line_naming_the_gateways_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report-card", "--libraries", "litellm-proxy-chat-to-mesages", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "unknown library 'litellm-proxy-chat-to-mesages'" in err
+    assert "gateways litellm-proxy-chat-to-messages" in err and "node-openai" in err

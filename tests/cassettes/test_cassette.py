@@ -42,6 +42,7 @@ def test_round_trip_keeps_every_field(tmp_path: Path) -> None:
         complete=False,
         error="peer closed connection",
         error_type="RemoteProtocolError",
+        open_after=0.25,
     )
     path = cassettes.save(original, tmp_path / "c.yaml")
     assert cassettes.load(path) == original
@@ -100,6 +101,14 @@ BAD = {
     "bad declared class": (
         GOOD.replace("  expected:\n", "  expected_class: {class: lenient, reason: x}\n  expected:\n"),
         "interactions[0].expected_class.class: must be one of spec, quirk, policy, not 'lenient'",
+    ),
+    "connection held open too long": (
+        GOOD.replace("complete: true", "complete: true\n    open_after: 3600"),
+        "interactions[0].response.open_after: must be from 0 to 60.0 seconds",
+    ),
+    "connection held open for a word": (
+        GOOD.replace("complete: true", "complete: true\n    open_after: soon"),
+        "interactions[0].response.open_after: must be a number of seconds",
     ),
     "declared class without a reason": (
         GOOD.replace("  expected:\n", "  expected_class: {class: quirk}\n  expected:\n"),

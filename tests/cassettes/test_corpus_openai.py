@@ -18,6 +18,10 @@ from harness.wire.dialects import body_of, events_of, reference_outcome
 ROOT = Path(__file__).resolve().parents[2]
 OPENAI_CALL = r"call_[A-Za-z0-9]{24}"
 SHELL_INPUT = 'grep -rn "TODO\\|FIXME" src/ | wc -l\necho "done: $?"'
+SHELL_ACTION = {
+    "commands": ["cd repo && git status --short", "python -m pytest -q tests/test_ledger.py -x"],
+    "timeout_ms": 120000,
+}
 PATCH = {
     "type": "update_file",
     "path": "src/greet.py",
@@ -183,12 +187,19 @@ EXPECTED: dict[tuple[str, str], Expected] = {
         State.COMPLETE,
         "",
     ),
+    # Its commands streamed (shell_call_command events): the action of output_item.done.
+    ("openai-responses", "shell-call-streamed-commands"): (
+        [(None, {"action": SHELL_ACTION}, OPENAI_CALL)],
+        State.COMPLETE,
+        "Let me look at the failing test first.",
+    ),
 }
 # Each call's kind where it is not a function call.
 KINDS: dict[tuple[str, str], list[str]] = {
     ("openai-chat", "custom-tool"): ["custom"],
     ("openai-responses", "custom-tool"): ["custom"],
     ("openai-responses", "apply-patch"): ["apply_patch_call"],
+    ("openai-responses", "shell-call-streamed-commands"): ["shell_call"],
 }
 
 # Calls OpenAI runs itself (hosted tools): kept apart from the calls above, which the client runs.

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from harness.oracle.verdict import root_cause
+
 ROOT = Path(__file__).resolve().parents[2]
 SIDE = ROOT / ".venv-openai-agents"
 EXAMPLE = ROOT / "examples" / "clients" / "openai-agents"
@@ -102,3 +104,38 @@ def test_the_selection_holds_the_cases_the_comparison_names() -> None:
     selection = Selection(cassettes=CASSETTES, scenarios=SCENARIOS, seeds=1)
     ids = {case.id for case in cases(selection)}
     assert set(REFUSED) <= ids and len(ids) > len(REFUSED)
+
+
+# The scenarios on which the Runner looks a tool up under a name it mangled: the last piece of a
+# split name (B2), none at all where GLM-5's header event has no choice index (A5, A7).
+MANGLED = ("B2-name-split-across-fragments", "A5-id-on-every-chunk", "A7-id-rotates-per-fragment")
+
+
+@pytest.mark.slow
+def test_the_agent_with_its_own_tools_fails_no_case_on_a_bare_tool_not_found(tmp_path: Path) -> None:
+    # examples/clients/openai-agents/own_tools.py, every case retargeted onto its two tools: each
+    # `Tool ... not found` raise is judged as the name the SDK made of the stream's pieces (the
+    # framework's failure), never as a call that went missing for no said reason.
+    if not (SIDE / "bin" / "python").exists():
+        pytest.skip(f"the Agents SDK side environment is not installed: {INSTALL}")
+    from harness.cli import main  # this checkout's harness (the side environment holds a copy)
+
+    out = tmp_path / "own.json"
+    program = f"{SIDE / 'bin' / 'python'} {EXAMPLE / 'own_tools.py'}"
+    code = main(
+        ["check", "--client", program, "--dialect", "openai-chat", "--scenarios", *MANGLED, "--seeds", "1",
+         "-j", "2", "--timeout", "60", "--json", str(out)]
+    )  # fmt: skip
+    assert code == 1
+    cases = {c["id"]: c for c in json.loads(out.read_text())["cases"]}
+    lookups = {i: c for i, c in cases.items() if "not found" in ((c["actual"] or {}).get("error") or "")}
+    assert len(lookups) >= 10
+    for case_id, case in lookups.items():
+        assert root_cause(case) == "name differs", (case_id, case["diff"])
+    split = cases["openai-chat/single-call::B2-name-split-across-fragments::s0"]["diff"]
+    assert split[1] == (
+        "call 1: name 'get_forecast' expected, got '_forecast' "
+        "(its name came in pieces 'get' + '_forecast': the program kept only the last)"
+    )
+    nameless = cases["openai-chat/glm5-openrouter-idless-continuation::A5-id-on-every-chunk::s0"]["diff"]
+    assert nameless[1].startswith("call 1: name 'get_forecast' expected, got '' ")

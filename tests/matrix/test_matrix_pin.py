@@ -25,14 +25,14 @@ OPENAI_CHAT = str(ROOT / "cassettes" / "openai-chat")
 # class) pairs)
 PINNED = {
     "openai-chat": (
-        "5acab2cc4338147231cd103b4e40fe37f5894ffd875a712e3481cfdf86204627",
-        "88a73bf57901647811ee244d5e1d8032aa1777187175bc9a919b4cc077a572fd",
-        "d41e14f33a456c1e2f09278ded48bac0cc7f6d1f7791c7e0e5110be0a46f42e3",
+        "c9cc3b9e435d17a59ec4e59e117e7a639209ac1b38efb28f4de171528ce8974e",
+        "c34b149629a3dd7371e023590d869c9604736b258e36e757a7ba22eb6406828d",
+        "386585ea5b1fc76fc6ec8538d6db56a7a4ff193a403978941db0619633d37a6b",
     ),
     "all": (
-        "bcd2bad20edc92e770c1bed76caee5c403fb645a1a60dfee4442d4658b68568d",
-        "c0c36a25497ebd6183da4ecf160a974e3f6c0c86895afe02af72bd5dcbe81e56",
-        "ec66239dcf652b9d46da624009f25d74ba3fdbc46bbf4ce8d66355db80c23d60",
+        "9dfe4150b6557c3d5d8f4d13765fed5a49c0a2780a2b27ccdd8d1d4c0f1c4c46",
+        "cd3bc3bbe0dc017be0d6e1e1ad200b23e0aa1f85c3c95bbdaa25e7adb596aceb",
+        "026165a0f4c92a5bd3d37b54e35477740ac2f482f59ac62213f79ffaf8ce0570",
     ),
 }
 

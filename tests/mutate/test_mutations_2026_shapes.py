@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.accumulators import EventLevel
-from harness.cassettes.outcome import Outcome, State, ToolCall, diff
+from harness.cassettes.outcome import Outcome, Part, PartKind, State, ToolCall, diff
 from harness.errors import ScenarioError
 from harness.matrix.selection import build_case
 from harness.mutate.scenario import Case
@@ -365,3 +365,344 @@ def test_a_bare_done_after_completed_changes_nothing() -> None:
     original = build_case("openai-responses/parallel-2::original::s0")
     assert case.expected == original.expected and case.events[-1].payload == "[DONE]"
     assert problems(case.id, ResponsesClient(index_fallback=True)) == []
+
+
+# -- late deltas after a call's end (E3), AG-UI ---------------------------------------------------
+
+
+class AgUiClient:
+    """Joins `TOOL_CALL_ARGS` by `toolCallId`. `respect_end`: args for a call whose `TOOL_CALL_END`
+    came are dropped (pydantic/pydantic-ai#4733's fix); otherwise they are appended."""
+
+    def __init__(self, respect_end: bool) -> None:
+        self.respect_end = respect_end
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.ended: set[str] = set()
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind, key = p.get("type"), str(p.get("toolCallId"))
+        if kind == "TOOL_CALL_START":
+            self.calls[key] = {"name": p["toolCallName"], "text": ""}
+        elif kind == "TOOL_CALL_ARGS" and not (self.respect_end and key in self.ended):
+            self.calls[key]["text"] += p["delta"]
+        elif kind == "TOOL_CALL_END":
+            self.ended.add(key)
+
+    def close(self, error: str | None) -> Outcome:
+        made = tuple(ToolCall.from_text(c["name"], c["text"], k) for k, c in self.calls.items())
+        return Outcome(tool_calls=made, state=State.COMPLETE)
+
+
+def test_late_args_after_an_ag_ui_call_end_kill_an_appending_client() -> None:
+    case_id = "ag-ui/from-openai-chat-single-call::E3-stray-delta-after-done::s0"
+    (line,) = problems(case_id, AgUiClient(respect_end=False))
+    assert line.startswith("call 1: arguments") and "got invalid" in line and line.endswith('"}}')
+    assert problems(case_id, AgUiClient(respect_end=True)) == []
+    assert problems("ag-ui/from-openai-chat-single-call::original::s0", AgUiClient(respect_end=False)) == []
+
+
+def test_late_input_after_an_ai_sdk_call_is_its_own_quirk() -> None:
+    case = build_case("ai-sdk-ui/from-openai-chat-single-call::E3-stray-delta-after-done::s0")
+    kinds = [e.payload.get("type") for e in case.events if isinstance(e.payload, dict)]
+    assert kinds.index("tool-input-available") < len(kinds) - 1 - kinds[::-1].index("tool-input-delta")
+    assert case.expected == build_case("ai-sdk-ui/from-openai-chat-single-call::original::s0").expected
+
+
+# -- header and tail of one call under two indexes (A11 beyond OpenAI chat) ----------------------
+
+
+class IndexedAnthropicClient:
+    """Joins `input_json_delta` by the delta's `index`. `follow_start`: a delta at an index no block
+    started goes to the one block open (vercel/ai PR #11771); otherwise it is dropped."""
+
+    def __init__(self, follow_start: bool) -> None:
+        self.follow_start = follow_start
+        self.open: dict[int, dict[str, Any]] = {}
+        self.done: list[ToolCall] = []
+        self.text = ""
+        self.finish: str | None = None
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind = p.get("type")
+        if kind == "content_block_delta" and p["delta"].get("type") == "text_delta":
+            self.text += p["delta"]["text"]
+        if kind == "content_block_start" and p["content_block"].get("type") == "tool_use":
+            block = p["content_block"]
+            self.open[p["index"]] = {"id": block["id"], "name": block["name"], "text": ""}
+        elif kind == "content_block_delta" and p["delta"].get("type") == "input_json_delta":
+            into: dict[str, Any] | None = self.open.get(p["index"])
+            if into is None and self.follow_start and len(self.open) == 1:
+                into = next(iter(self.open.values()))
+            if into is not None:
+                into["text"] += p["delta"]["partial_json"]
+        elif kind == "content_block_stop" and p["index"] in self.open:
+            b = self.open.pop(p["index"])
+            self.done.append(ToolCall.from_text(b["name"], b["text"], b["id"]))
+        elif kind == "message_delta":
+            self.finish = p["delta"].get("stop_reason") or self.finish
+
+    def close(self, error: str | None) -> Outcome:
+        done = tuple(self.done)
+        return Outcome(tool_calls=done, text=self.text, finish_reason=self.finish, state=State.COMPLETE)
+
+
+def test_anthropic_deltas_under_the_next_index_kill_a_client_keyed_on_the_index_alone() -> None:
+    case_id = "anthropic/parallel-calls::A11-continuations-under-the-next-index::s0"
+    case = build_case(case_id)
+    codes = {v.code for v in dialects.get("anthropic").invariants(case.events)}
+    assert codes == {"anthropic.delta-outside-block"}
+    found = problems(case_id, IndexedAnthropicClient(follow_start=False))
+    assert found and all(line.startswith("call ") and "arguments" in line for line in found)
+    assert problems(case_id, IndexedAnthropicClient(follow_start=True)) == []
+    original = "anthropic/parallel-calls::original::s0"
+    assert problems(original, IndexedAnthropicClient(follow_start=False)) == []
+
+
+class OutputIndexResponsesClient(ResponsesClient):
+    """Function calls keyed by `output_index` alone (agentgateway/agentgateway PR #1453's reader)."""
+
+    def __init__(self) -> None:
+        super().__init__(index_fallback=True)
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        if p.get("type") == "response.function_call_arguments.delta":
+            found = self.by_index.get(p["output_index"])
+            if found is not None:
+                found["text"] += p["delta"]
+            return
+        super().feed(event)
+
+
+def test_responses_deltas_under_the_next_output_index_kill_a_client_keyed_on_it() -> None:
+    case_id = "openai-responses/parallel-2::A11-continuations-under-the-next-index::s0"
+    found = problems(case_id, OutputIndexResponsesClient())
+    assert found and found[0].startswith("call 1: arguments") and found[0].endswith("got {}")
+    assert problems(case_id, ResponsesClient(index_fallback=False)) == []
+    assert problems("openai-responses/parallel-2::original::s0", OutputIndexResponsesClient()) == []
+
+
+# -- the id as the word "null" (A12, Mistral) -----------------------------------------------------
+
+
+class LastIdChatClient(ChatClient):
+    """A later non-empty id replaces the call's (the Zed client before zed-industries/zed PR #53605)."""
+
+    def feed(self, event: Event) -> None:
+        payload = event.payload
+        before = {k: c["id"] for k, c in self.calls.items()}
+        super().feed(event)
+        if not isinstance(payload, dict) or not payload.get("choices"):
+            return
+        for entry in (payload["choices"][0].get("delta") or {}).get("tool_calls") or []:
+            if entry.get("id") and entry.get("index") in before:
+                self.calls[entry["index"]]["id"] = entry["id"]
+
+
+def test_a_null_word_id_kills_a_client_that_takes_a_later_id() -> None:
+    case_id = "openai-chat/single-call::A12-null-word-id-on-continuations::s0"
+    case = build_case(case_id)
+    ids = [
+        e["id"] for ev in case.events if isinstance(ev.payload, dict) and ev.payload.get("choices")
+        for e in (ev.payload["choices"][0]["delta"].get("tool_calls") or []) if "id" in e
+    ]  # fmt: skip
+    assert ids[0].startswith("call_") and set(ids[1:]) == {"null"}
+    (line,) = problems(case_id, LastIdChatClient())
+    assert line.startswith("call 1: id") and line.endswith("got 'null'")
+    assert problems(case_id, ChatClient()) == []
+    assert problems("openai-chat/single-call::original::s0", LastIdChatClient()) == []
+
+
+# -- a Gemini thought signature on the OpenAI-compatible endpoint, moved or repeated ----------------
+
+
+class SigningChatClient(ChatClient):
+    """Also reports each call's `extra_content.google.thought_signature` as its call part. `how`:
+    `first` keeps the first one given on any fragment (earendil-works/pi PR #8590), `header` reads it
+    only on the fragment that creates the call (pi PR #3234), `join` appends every piece."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
+        self.signatures: dict[Any, str | None] = {}
+
+    def feed(self, event: Event) -> None:
+        payload = event.payload
+        entries: list[dict[str, Any]] = []
+        if isinstance(payload, dict) and payload.get("choices"):
+            entries = (payload["choices"][0].get("delta") or {}).get("tool_calls") or []
+        for entry in entries:
+            key = entry.get("index")
+            new = key not in self.calls
+            piece = ((entry.get("extra_content") or {}).get("google") or {}).get("thought_signature")
+            have = self.signatures.get(key)
+            if self.how == "header":
+                if new:
+                    self.signatures[key] = piece
+            elif self.how == "join":
+                self.signatures[key] = (have or "") + piece if piece else have
+            elif have is None:
+                self.signatures[key] = piece
+        super().feed(event)
+
+    def close(self, error: str | None) -> Outcome:
+        outcome = super().close(error)
+        parts = tuple(Part(PartKind.CALL, signature=self.signatures.get(k)) for k in self.calls)
+        return replace(outcome, parts=parts)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "wrong", "says"),
+    [
+        ("signature-on-a-later-fragment", "header", "got None"),
+        ("signature-on-every-fragment", "join", "got 'CpYBAY89"),
+    ],
+)
+def test_a_moved_or_repeated_thought_signature_is_the_calls_once(
+    scenario: str, wrong: str, says: str
+) -> None:
+    case_id = f"openai-chat/gemini-compat-thought-signature::{scenario}::s0"
+    case = build_case(case_id)
+    assert case.expected.parts[0].signature and case.expected.parts[0].signature.startswith("CpYBAY89")
+    found = problems(case_id, SigningChatClient(wrong))
+    assert found == [line for line in found if line.startswith("call part 1: signature")] and found
+    assert says in found[0]
+    assert problems(case_id, SigningChatClient("first")) == []
+    original = "openai-chat/gemini-compat-thought-signature::original::s0"
+    assert problems(original, SigningChatClient(wrong)) == []
+
+
+# -- an Anthropic signature sent after the next block began (OpenRouter) ----------------------------
+
+
+class PartsAnthropicClient:
+    """The parts of a turn, calls and text as they came. `by_index`: thinking and signature deltas
+    go to the block their index names; otherwise to the last part when it is reasoning, else to a
+    new reasoning part (rikkahub's `appendChunk` before rikkahub/rikkahub PR #1076)."""
+
+    def __init__(self, by_index: bool) -> None:
+        self.by_index = by_index
+        self.parts: list[dict[str, Any]] = []
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.calls: list[dict[str, Any]] = []
+        self.text = ""
+        self.finish: str | None = None
+
+    def _reasoning(self, index: int) -> dict[str, Any]:
+        if self.by_index and index in self.blocks:
+            return self.blocks[index]
+        if self.parts and self.parts[-1]["kind"] is PartKind.REASONING:
+            return self.parts[-1]
+        part = {"kind": PartKind.REASONING, "text": "", "signature": None}
+        self.parts.append(part)
+        return part
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind, index = p.get("type"), p.get("index", -1)
+        if kind == "content_block_start":
+            block = p["content_block"]
+            part: dict[str, Any] = {"kind": None, "text": "", "signature": None}
+            if block["type"] == "thinking":
+                part["kind"] = PartKind.REASONING
+            elif block["type"] == "text":
+                part["kind"] = PartKind.TEXT
+            elif block["type"] == "tool_use":
+                part["kind"] = PartKind.CALL
+                self.calls.append({"id": block["id"], "name": block["name"], "text": ""})
+            if part["kind"] is not None:
+                self.parts.append(part)
+                self.blocks[index] = part
+        elif kind == "content_block_delta":
+            delta = p["delta"]
+            if delta["type"] == "thinking_delta":
+                self._reasoning(index)["text"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                self._reasoning(index)["signature"] = delta["signature"]
+            elif delta["type"] == "text_delta":
+                self.blocks[index]["text"] += delta["text"]
+                self.text += delta["text"]
+            elif delta["type"] == "input_json_delta":
+                self.calls[-1]["text"] += delta["partial_json"]
+        elif kind == "message_delta":
+            self.finish = p["delta"].get("stop_reason") or self.finish
+
+    def close(self, error: str | None) -> Outcome:
+        calls = tuple(ToolCall.from_text(c["name"], c["text"], c["id"]) for c in self.calls)
+        parts = tuple(
+            Part(p["kind"], p["text"] if p["kind"] is not PartKind.CALL else "", p["signature"])
+            for p in self.parts
+        )
+        return Outcome(calls, text=self.text, finish_reason=self.finish, state=State.COMPLETE, parts=parts)
+
+
+def test_a_signature_after_the_next_block_kills_a_client_signing_the_last_part() -> None:
+    case_id = "anthropic/thinking-then-call::signature-after-the-next-block::s0"
+    case = build_case(case_id)
+    kinds = [(e.payload.get("type"), e.payload.get("index")) for e in case.events if e.payload != "[DONE]"]
+    assert kinds.index(("content_block_stop", 0)) > kinds.index(("content_block_start", 1))
+    assert case.expected.parts == build_case("anthropic/thinking-then-call::original::s0").expected.parts
+    found = problems(case_id, PartsAnthropicClient(by_index=False))
+    # The signature on an empty reasoning part of its own, after the text; the thinking unsigned.
+    assert found[0].startswith("parts: 'reasoning, text") and found[0].endswith(", reasoning, call'")
+    assert found[1].startswith("reasoning 1: text 'The user wants") and found[1].endswith("got ''")
+    assert found[2].startswith("reasoning 1: unexpected 'The user wants")
+    assert problems(case_id, PartsAnthropicClient(by_index=True)) == []
+    original = "anthropic/thinking-then-call::original::s0"
+    assert problems(original, PartsAnthropicClient(by_index=False)) == []
+
+
+# -- a shell_call whose commands stream (response.shell_call_command.*) ---------------------------
+
+
+class ShellClient:
+    """Shell calls of a Responses stream. `per_command`: each command runs at its
+    `shell_call_command.done` (the call is reported once one is done); otherwise the item runs at
+    its `output_item.done`, with the action that event holds."""
+
+    def __init__(self, per_command: bool) -> None:
+        self.per_command = per_command
+        self.items: dict[int, dict[str, Any]] = {}
+        self.done: dict[int, ToolCall] = {}
+        self.text = ""
+        self.finish: str | None = None
+        self.complete = False
+
+    def feed(self, event: Event) -> None:
+        p = event.payload if isinstance(event.payload, dict) else {}
+        kind, index = p.get("type"), p.get("output_index", -1)
+        if kind == "response.output_item.added" and p["item"].get("type") == "shell_call":
+            self.items[index] = {"item": p["item"], "commands": []}
+        elif kind == "response.shell_call_command.done" and self.per_command:
+            entry = self.items[index]
+            entry["commands"].append(p["command"])
+            action = {**entry["item"]["action"], "commands": list(entry["commands"])}
+            self.done[index] = ToolCall(None, {"action": action}, entry["item"]["call_id"], kind="shell_call")
+        elif kind == "response.output_item.done" and p["item"].get("type") == "shell_call":
+            item = p["item"]
+            self.done[index] = ToolCall(None, {"action": item["action"]}, item["call_id"], kind="shell_call")
+        elif kind == "response.output_text.delta":
+            self.text += p["delta"]
+        elif kind == "response.completed":
+            self.finish, self.complete = p["response"]["status"], True
+
+    def close(self, error: str | None) -> Outcome:
+        state = State.COMPLETE if self.complete else State.CUT
+        calls = tuple(self.done.values())
+        return Outcome(calls, text=self.text, finish_reason=self.finish, state=state, error=error)
+
+
+def test_a_shell_call_cut_between_its_streamed_commands_runs_nothing() -> None:
+    cassette = "openai-responses/shell-call-streamed-commands"
+    cut = build_case(f"{cassette}::cut-at-every-event::s0::e30")  # after the first command's .done
+    assert cut.events[-1].payload["type"] == "response.shell_call_command.done"
+    assert cut.expected.tool_calls == () and cut.expected.state is State.CUT
+    found = problems(cut.id, ShellClient(per_command=True))
+    assert found[0] == "tool_calls: 0 expected, got 1"  # the first command, run on a cut turn
+    assert problems(cut.id, ShellClient(per_command=False)) == []
+    whole = build_case(f"{cassette}::original::s0")
+    (call,) = whole.expected.tool_calls
+    assert call.kind == "shell_call" and len(call.arguments["action"]["commands"]) == 2
+    assert problems(whole.id, ShellClient(per_command=False)) == []

@@ -334,3 +334,27 @@ def test_a_compare_difference_counts_only_where_a_side_fails() -> None:
     assert "B: fail (lost): [read(" in text
     data = comparison_to_dict(comparison)
     assert data["summary"]["failing"] == 1 and [d["warn"] for d in data["differences"]] == [True, False]
+
+
+def test_a_written_report_clips_long_strings_and_nulls_what_json_lacks_at_any_depth(tmp_path: Path) -> None:
+    """One walk over the document does both: every string past `LONG_VALUE` cut (in dicts, lists,
+    tuples and other mappings, a `str` subclass too), every NaN and infinity null; the rest as is."""
+    from types import MappingProxyType
+
+    from harness.oracle.severity import Severity
+    from harness.text.terminal import LONG_VALUE, clip
+
+    long = "x" * (LONG_VALUE + 1)
+    data = {
+        "a": [long, 1, True, None, 2.5, float("nan"), ("y", float("-inf"))],
+        "b": MappingProxyType({"c": {"d": long}}),
+        "e": Severity.LOST,
+        "f": "short",
+    }
+    written = json.loads(write_json(data, tmp_path / "r.json").read_text())
+    assert written == {
+        "a": [clip(long), 1, True, None, 2.5, None, ["y", None]],
+        "b": {"c": {"d": clip(long)}},
+        "e": "lost",
+        "f": "short",
+    }

@@ -9,13 +9,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from harness.cassettes.format import load
+from harness.cassettes.format import Chunk, load, save
 from harness.matrix.selection import Selection, build_case, cases
 from harness.serve import ReplayServer
 from harness.serve.routes import case_prefix
 from harness.serve.upstream import Recorder
+from harness.wire.codecs import WireEvent
+from harness.wire.codecs.websocket import WebSocketCodec
 
 KEY = "sk-proj-live0do0not0save0123456789abcdef"
 EPHEMERAL = "ek_68af0123456789abcdef0123"
@@ -96,10 +99,38 @@ def test_a_websocket_session_records_through_the_server_and_replays_to_the_same_
     again = ReplayServer([replayed])
     with again.running():
         url = again.url.replace("http://", "ws://") + case_prefix(replayed.id) + "/v1/realtime"
-        assert _session(url)[: len(live)] == live
+        assert _session(url) == live
         verdict = again.describe(replayed.id)["verdict"]
     assert verdict["verdict"] == "pass", verdict["diff"]
     assert verdict["expected"]["tool_calls"] == upstream_verdict["expected"]["tool_calls"]
+
+
+def test_a_recorded_sessions_follow_up_is_answered_with_the_turn_recorded_after_it(tmp_path: Path) -> None:
+    case = build_case("openai-realtime/single-call::original::s0")
+    upstream = ReplayServer([case])
+    with upstream.running():
+        recorder = Recorder(upstream.url, tmp_path / "recorded")
+        with ReplayServer((), recorder=recorder).running() as through:
+            _session(through.url.replace("http://", "ws://") + case_prefix(case.id) + "/v1/realtime")
+            (path,) = recorder.wait(1, 10)
+    cassette = load(path)
+    answer = [
+        {"type": "response.created", "response": {"id": "resp_2", "status": "in_progress", "output": []}},
+        {
+            "type": "response.output_text.delta",
+            "response_id": "resp_2",
+            "item_id": "i",
+            "delta": "as recorded",
+        },
+        {"type": "response.done", "response": {"id": "resp_2", "status": "completed", "output": []}},
+    ]
+    body = WebSocketCodec().encode(WireEvent(data=json.dumps(message)) for message in answer)
+    cassette.interactions[1].response.chunks = [Chunk(body, 0.0)]  # the second turn, as if recorded so
+    save(cassette, path)
+    (replayed,) = cases(Selection(cassettes=(str(path),), scenarios=("original",)))
+    with ReplayServer([replayed]).running() as again:
+        heard = _session(again.url.replace("http://", "ws://") + case_prefix(replayed.id) + "/v1/realtime")
+    assert [m.get("delta") for m in heard if m["type"] == "response.output_text.delta"] == ["as recorded"]
 
 
 def _responses_session(url: str) -> list[dict[str, Any]]:
@@ -150,3 +181,73 @@ def test_a_responses_websocket_session_is_kept_as_the_dialects_own_stream(tmp_pa
         assert _responses_session(url) == live
         verdict = again.describe(replayed.id)["verdict"]
     assert verdict["verdict"] == "pass", verdict["diff"]
+
+
+def test_a_client_gone_mid_session_is_saved_cut_though_the_upstream_keeps_it_open(tmp_path: Path) -> None:
+    """An upstream that never closes (TLS cannot be half-closed, a real one keeps its session):
+    once the client has gone, the recorder waits its few seconds and saves what came, cut."""
+    import asyncio
+    import contextlib
+    import socket
+    import threading
+    import time
+
+    from harness.serve.websocket import accept_key
+    from harness.wire.codecs.websocket import TEXT, frame
+
+    hello = frame(TEXT, json.dumps({"type": "session.created", "event_id": "e1", "session": {}}).encode())
+    ready = threading.Event()
+    port: list[int] = []
+    stop = threading.Event()
+
+    async def keeps_open(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        key = next(
+            line.split(b":", 1)[1].strip()
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"sec-websocket-key")
+        )
+        writer.write(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + f"Sec-WebSocket-Accept: {accept_key(key.decode())}\r\n\r\n".encode()
+            + hello
+        )
+        await writer.drain()
+        while not stop.is_set():  # deaf to the client's end
+            await asyncio.sleep(0.05)
+        writer.close()
+
+    def serve() -> None:
+        async def main() -> None:
+            server = await asyncio.start_server(keeps_open, "127.0.0.1", 0)
+            port.append(server.sockets[0].getsockname()[1])
+            ready.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.05)
+            server.close()
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    try:
+        recorder = Recorder(f"http://127.0.0.1:{port[0]}", tmp_path / "recorded")
+        with ReplayServer((), recorder=recorder).running() as through:
+            with (
+                contextlib.suppress(ConnectionClosed),
+                connect(through.url.replace("http://", "ws://") + "/v1/realtime") as ws,
+            ):
+                assert json.loads(ws.recv(timeout=10))["type"] == "session.created"
+                ws.socket.shutdown(socket.SHUT_RDWR)  # gone, without a close frame
+                started = time.monotonic()
+                (path,) = recorder.wait(1, 15)
+                waited = time.monotonic() - started
+            assert waited < 10
+    finally:
+        stop.set()
+        thread.join(10)
+    (interaction,) = load(path).interactions
+    assert not interaction.response.complete
+    assert interaction.response.error == "the connection closed without a close frame"
+    assert interaction.response.body == hello

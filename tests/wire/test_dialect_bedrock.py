@@ -183,6 +183,18 @@ def test_D8_exception_frame_survives_the_codec() -> None:
     assert run([MESSAGE_START, event]).error == "throttlingException: Too many"
 
 
+def test_an_exception_frame_decoded_without_its_headers_renders_as_an_exception_frame() -> None:
+    """The stdio protocol carries an event's name and payload only: a `...Exception` event rebuilt
+    from them is written back with Bedrock's exception headers, so a client's SDK raises it (it
+    ignores an `event` frame of a type it does not know)."""
+    payload = {"message": "Model stream error"}
+    rebuilt = Event(WireEvent(data=json.dumps(payload), name="modelStreamErrorException"), payload)
+    (wire,) = DIALECT.codec().decoder().feed(DIALECT.codec().encode([DIALECT.render(rebuilt)]))
+    assert (":message-type", 7, "exception") in wire.headers
+    assert (":exception-type", 7, "modelStreamErrorException") in wire.headers
+    assert DIALECT.kinds(DIALECT.parse(wire)) == {Kind.ERROR}
+
+
 def test_D10_duplicate_message_start_and_block_start() -> None:
     events = [MESSAGE_START, MESSAGE_START, tool_start(0, "tooluse_a", "f"), args(0, '{"x":')]
     events += [tool_start(0, "tooluse_a", "f"), args(0, "1}"), stop(0), *single(1, "tooluse_a", "f", "{}")]

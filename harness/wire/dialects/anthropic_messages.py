@@ -23,7 +23,9 @@ Reference accumulator, keying rules:
   without `[DONE]`). An `error` event ends the stream in the error state, and a stream without
   `message_stop` is otherwise cut: either way only the blocks stopped before are reported (D7, D8).
   Nothing after `message_stop` counts, an `error` event included. Deltas for an index with no
-  open block (stray, after its stop) are dropped.
+  open block (stray, after its stop) are dropped (E3); deltas for an index no block ever had,
+  while exactly one block is open, are that block's (A11: a gateway numbering a block's deltas
+  one past its start, Wei-Shaw/sub2api PR #4294; vercel/ai PR #11771 routes them by the start).
 - Calls are reported in the order their blocks started; text is every `text_delta` in arrival
   order; `ping`, thinking blocks and unknown events are skipped wherever they come.
 - Server tool blocks (`server_tool_use`, `mcp_tool_use`: web search, web fetch, code execution,
@@ -229,7 +231,7 @@ class AnthropicAccumulator(BlockAccumulator):
 
     def _delta(self, index: Hashable, delta: dict[str, Any]) -> None:
         kind = delta.get("type")
-        block = self.blocks.get(index)
+        block = self.blocks.route(index)
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             self.text.append(delta["text"])
             self.parts.text(delta["text"], None if block is None else block.order)
@@ -400,6 +402,40 @@ class AnthropicMessages(Dialect, Requesting):
             elif kind == "content_block_stop" and _index(event) in open_calls:
                 out.append(Fragment(pos, 0, open_calls.pop(_index(event))[0], Role.END))
         return out
+
+    def sign_late(self, events: Sequence[Event]) -> list[Event] | None:
+        """Each thinking block's `signature_delta` and `content_block_stop` moved after the first
+        delta of the next block: the blocks then overlap, each delta still at its own index
+        (OpenRouter relaying Anthropic, rikkahub/rikkahub#1075 / PR #1076)."""
+        out = list(events)
+        moved = False
+        pos = 0
+        while pos < len(out):
+            event = out[pos]
+            if not (event_type(event) == "content_block_delta" and _delta_type(event) == "signature_delta"):
+                pos += 1
+                continue
+            index = _index(event)
+            stop = next(
+                (k for k in range(pos + 1, len(out)) if event_type(out[k]) == "content_block_stop"
+                 and _index(out[k]) == index),
+                None,
+            )  # fmt: skip
+            if stop is None:
+                return None
+            later = next(
+                (k for k in range(stop + 1, len(out)) if event_type(out[k]) == "content_block_delta"
+                 and _index(out[k]) != index),
+                None,
+            )  # fmt: skip
+            if later is None:
+                pos += 1
+                continue
+            between = [e for k, e in enumerate(out[pos : later + 1], pos) if k not in (pos, stop)]
+            out[pos : later + 1] = [*between, out[pos], out[stop]]
+            moved = True
+            pos = later + 1
+        return out if moved else None
 
     def get(self, event: Event, slot: int, field: Field) -> Any:
         _check_slot(slot)

@@ -104,6 +104,9 @@ class Field(StrEnum):
     TYPE = "type"
     ITEM_ID = "item_id"  # Responses `item.id` / `item_id`
     ARGS = "args"  # this fragment's piece of arguments (text), or the whole args object
+    # The thought signature a call carries, where a dialect puts it on a call's fragment (Gemini's
+    # OpenAI-compatible `extra_content.google.thought_signature`); a dialect without one has none.
+    SIGNATURE = "signature"
 
 
 class _Missing:
@@ -499,6 +502,13 @@ class Editing(ABC):
     def with_text(self, event: Event, text: str) -> Event | None:
         """The event with assistant text added beside the tool-call fragments it holds (content and
         call fragments in one delta), or None when the wire cannot express it."""
+        return None
+
+    def sign_late(self, events: Sequence[Event]) -> list[Event] | None:
+        """The events with each reasoning block's signature, and the block's end with it, sent
+        after the next block's first delta: what a gateway relaying the stream may do (Anthropic
+        through OpenRouter). None where the wire keys no signature to its block, or no block
+        follows a signed one."""
         return None
 
     @abstractmethod

@@ -275,6 +275,14 @@ class BedrockConverse(Dialect, Requesting):
     default_url = "https://bedrock-runtime.us-east-1.amazonaws.com/model/imported/converse-stream"
     id_styles = {"bedrock": IdStyle("tooluse_", 22)}
 
+    def render(self, event: Event) -> WireEvent:
+        wire = super().render(event)
+        if wire.headers or not is_exception(event) or event.name is None:
+            return wire
+        # An exception known by its name only (rebuilt from the stdio protocol's name and payload)
+        # is written as Bedrock frames it, not as an `event` frame an SDK would pass over.
+        return wire._replace(headers=exception_event(event.name, "").wire.headers)
+
     def claims(self, event: Event) -> bool:
         payload = event.payload
         if event.name in EVENT_TYPES:

@@ -70,6 +70,7 @@ class Blocks:
         self._server: list[Block] = []
         self._results: dict[str, str] = {}
         self._order = 0
+        self._used: set[Hashable] = set()  # every index a block was opened at
 
     def start(
         self,
@@ -95,15 +96,27 @@ class Blocks:
         block.duplicate = isinstance(id, str) and id in self._final_ids
         self._order += 1
         self._open[index] = block
+        self._used.add(index)
 
     def get(self, index: Hashable) -> Block | None:
         return self._open.get(index)
+
+    def route(self, index: Hashable) -> Block | None:
+        """The block a delta at `index` goes to: the one open there; for an index no block ever
+        had while exactly one block is open, that block (A11: a gateway sends a block's deltas
+        under the next index, Wei-Shaw/sub2api PR #4294; vercel/ai PR #11771 follows the start).
+        A delta for a stopped block's index goes nowhere (E3)."""
+        block = self._open.get(index)
+        if block is None and index not in self._used and len(self._open) == 1:
+            return next(iter(self._open.values()))
+        return block
 
     def open_without_start(self, index: Hashable, kind: Any) -> None:
         """A block whose first delta opens it (Bedrock text and reasoning blocks have no start)."""
         if index not in self._open:
             self._open[index] = Block(kind, False, self._order)
             self._order += 1
+            self._used.add(index)
 
     def stop(self, index: Hashable) -> None:
         block = self._open.pop(index, None)

@@ -107,6 +107,7 @@ _FIELD_PATHS: dict[Field, tuple[str, ...]] = {
     Field.TYPE: ("type",),
     Field.NAME: ("function", "name"),
     Field.ARGS: ("function", "arguments"),
+    Field.SIGNATURE: ("extra_content", "google", "thought_signature"),
 }
 # A custom (freeform) call's entry keeps its name and raw input under `custom`.
 _CUSTOM_PATHS: dict[Field, tuple[str, ...]] = {

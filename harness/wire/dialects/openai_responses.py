@@ -34,7 +34,10 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
   (`ToolCall.freeform`), never parsed as JSON. Client-run items without streamed arguments
   (`shell_call`, `local_shell_call`, `apply_patch_call`, `computer_call`, answered by `call_id`)
   are client calls of their item type (`kind`), their arguments the item's action (`action`,
-  `operation` ...), final at their `output_item.done`. `mcp_call` arguments may stream through
+  `operation` ...), final at their `output_item.done`. A `shell_call`'s commands may stream first
+  (`response.shell_call_command.added` / `.delta` / `.done`, keyed by `output_index` and
+  `command_index`: the OpenAI OpenAPI document 2.3.0): they are no call until `output_item.done`,
+  whose action holds them all, and are otherwise skipped. `mcp_call` arguments may stream through
   `response.mcp_call_arguments.delta`: a server call's, never a client call's. An
   `mcp_approval_request` is a server call awaiting the client's approval (no result); an
   `mcp_list_tools` item is no call.
