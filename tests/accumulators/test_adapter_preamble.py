@@ -6,6 +6,7 @@ defaults set first (never over the user's own), and a case of a dialect it does 
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import httpx
@@ -97,3 +98,17 @@ def test_an_adapters_own_raise_before_sending_stays_its_error() -> None:
     with pytest.raises(Exception) as raised:
         Adapter("ours", ("anthropic",), our_bug)().run(build_case(ANTHROPIC))
     assert not isinstance(raised.value, NotApplicable)
+
+
+def test_a_librarys_own_warnings_during_a_case_do_not_reach_the_user() -> None:
+    # Over stdio they go to the server's stderr; in process they were printed under every test and
+    # `check` run that used the openai or anthropic SDK (a deprecated model name, pydantic's
+    # serializer on object arguments).
+    def warns(transport: Any, case: Any) -> Outcome:
+        warnings.warn("The model 'claude-3-7-sonnet-20250219' is deprecated", DeprecationWarning, stacklevel=2)
+        return Outcome(text="ran")
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert Adapter("mine", ("openai-chat",), warns)().run(build_case(CHAT)).text == "ran"
+    assert seen == []

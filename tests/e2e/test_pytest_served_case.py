@@ -5,7 +5,6 @@ examples/agent_tests as its developer runs it, serially, with xdist and sharded.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import shutil
@@ -18,6 +17,7 @@ import anthropic  # imported here, not first inside a pytester run (which drops 
 import openai
 import pytest
 
+from tests._matrix_shards import scenario_shards
 from tests._pytester_support import ROOT, copy_cassettes, plugin_args, prepare
 
 pytest_plugins = ["pytester"]
@@ -109,29 +109,8 @@ def test_the_correct_agent_passes_what_servers_really_send(project: pytest.Pytes
 # The whole openai-chat matrix in shards of its scenarios, about as many cases each, so that xdist
 # spreads them over its workers (one run of it all took minutes on a loaded machine, the longest
 # test of the suite, which bounds `-n 2`); each shard is a run of its own, as a developer splits one
-# across CI machines, and together they are every case once (checked by `whole_matrix_shards`).
+# across CI machines, and together they are every case once (`scenario_shards`).
 MATRIX_SHARDS = 6
-
-
-@functools.cache
-def whole_matrix_shards() -> tuple[dict[str, int], ...]:
-    """The openai-chat matrix's scenarios in `MATRIX_SHARDS` groups, each scenario with its case
-    count, from the shipped catalog (no case built): the biggest scenarios first, each into the
-    group holding fewest cases so far."""
-    from harness.matrix.catalog import list_ids
-    from harness.matrix.selection import Matrix, Selection
-
-    matrix = Matrix(Selection(dialects=("openai-chat",)))
-    counts = dict.fromkeys((s.name for s in matrix.scenarios), 0)
-    for case_id in list_ids(matrix):
-        counts[case_id.split("::")[1]] += 1
-    shards: list[dict[str, int]] = [{} for _ in range(MATRIX_SHARDS)]
-    for name, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        min(shards, key=lambda shard: sum(shard.values()))[name] = count
-    assert sorted(n for shard in shards for n in shard) == sorted(counts)  # every scenario, once
-    assert all(shards), "fewer scenarios than shards"
-    assert sum(counts.values()) > 1000  # the whole matrix, not a slice of it
-    return tuple(shards)
 
 
 @pytest.mark.slow
@@ -139,7 +118,9 @@ def whole_matrix_shards() -> tuple[dict[str, int], ...]:
 def test_the_correct_agent_passes_the_whole_openai_chat_matrix(shard: int) -> None:
     """Every openai-chat case (2026, some 200 s in all): the correct agent passes them all, the
     policy warnings of `[DONE]` without a finish_reason aside (the SDK hides `[DONE]`)."""
-    scenarios = whole_matrix_shards()[shard]
+    shards = scenario_shards("openai-chat", MATRIX_SHARDS)
+    assert sum(sum(group.values()) for group in shards) > 1000  # the whole matrix, not a slice of it
+    scenarios = shards[shard]
     chosen = ["--toolstream-scenarios", ",".join(scenarios)]
     args = ["-p", "no:cacheprovider", "-p", "no:randomly", *plugin_args(), *chosen, "-k", "keyed_correctly"]
     command = [sys.executable, "-m", "pytest", "-q", str(EXAMPLE), *args]
