@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import openai
 import pytest
 from agent import calls_by_index, calls_correctly, run_agent, run_agent_async
@@ -21,15 +22,18 @@ from agent import calls_by_index, calls_correctly, run_agent, run_agent_async
 pytestmark = pytest.mark.toolstream_matrix(dialects=["openai-chat"])
 
 QUESTION = "Weather and time in Paris?"
+# One HTTP client for every test, as an application keeps one: each new `openai.OpenAI()` would
+# otherwise build its own, loading the system's certificates again (half of a case's CPU time).
+HTTP = httpx.Client()
 
 
 def test_agent_keyed_by_index(toolstream_served_case):
-    client = openai.OpenAI(base_url=toolstream_served_case.base_url, api_key="test")
+    client = openai.OpenAI(base_url=toolstream_served_case.base_url, api_key="test", http_client=HTTP)
     run_agent(client, QUESTION, reassemble=calls_by_index)
 
 
 def test_agent_keyed_correctly(toolstream_served_case):
-    client = openai.OpenAI(base_url=toolstream_served_case.base_url, api_key="test")
+    client = openai.OpenAI(base_url=toolstream_served_case.base_url, api_key="test", http_client=HTTP)
     run_agent(client, QUESTION, reassemble=calls_correctly)
 
 
