@@ -39,8 +39,11 @@ class Call:
 
     def merge(self, fragment: Any) -> None:
         """`add`, minding what servers send again or send otherwise."""
-        if self.extra_content is None:
-            self.extra_content = _get(fragment, "extra_content")  # the first one given is the call's
+        given = _get(fragment, "extra_content")
+        if given and not _signed(self.extra_content):
+            # The first signed one is the call's: a gateway may send it on a later fragment, and
+            # an earlier fragment's extra_content may hold nothing.
+            self.extra_content = given
         custom = _get(fragment, "custom")
         if custom is not None:  # a custom tool call: its input is text, joined as it comes
             self.type = "custom"
@@ -68,6 +71,11 @@ def _get(value: Any, key: str) -> Any:
     if isinstance(value, dict):
         return value.get(key)
     return getattr(value, key, None)
+
+
+def _signed(extra_content: Any) -> bool:
+    """Whether a call's extra_content carries Gemini's thought signature."""
+    return bool(_get(_get(extra_content, "google"), "thought_signature"))
 
 
 class Calls(list[Call]):
