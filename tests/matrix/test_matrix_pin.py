@@ -32,7 +32,7 @@ PINNED = {
     "all": (
         "9dfe4150b6557c3d5d8f4d13765fed5a49c0a2780a2b27ccdd8d1d4c0f1c4c46",
         "cd3bc3bbe0dc017be0d6e1e1ad200b23e0aa1f85c3c95bbdaa25e7adb596aceb",
-        "026165a0f4c92a5bd3d37b54e35477740ac2f482f59ac62213f79ffaf8ce0570",
+        "c4b9a33638a2e33dfbbf6cb2470fa8c4090821396883a035cd9f9995cf13ea56",
     ),
 }
 

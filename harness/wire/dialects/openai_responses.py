@@ -115,6 +115,8 @@ CUSTOM_DELTA = "response.custom_tool_call_input.delta"
 CUSTOM_DONE = "response.custom_tool_call_input.done"
 MCP_ARGS_DELTA = "response.mcp_call_arguments.delta"
 MCP_ARGS_DONE = "response.mcp_call_arguments.done"
+# A shell call's streamed commands (`.added`, `.delta`, `.done`): no item_id, no call until the item's end.
+SHELL_COMMAND = "response.shell_call_command."
 # Items the client runs, answered by `call_id`, whose arguments are not streamed: what the item
 # says to do is the call (developers.openai.com/api/docs/guides/tools-shell; openai-python
 # `types/responses/response_function_shell_tool_call.py`, `response_apply_patch_tool_call.py`).
@@ -669,7 +671,9 @@ class _Items:
                 if number is None:
                     flag("item-unknown", pos, f"{kind} for an item never added")
                     continue
-                if "item_id" not in payload and kind != ITEM_DONE:  # `output_item.done` names it in `item`
+                # `output_item.done` names it in `item`; a shell call's streamed commands are keyed
+                # by `output_index` and `command_index` alone (the OpenAPI document 2.3.0).
+                if "item_id" not in payload and kind != ITEM_DONE and not kind.startswith(SHELL_COMMAND):
                     flag("item-id-missing", pos, f"{kind} without an item_id")
                 if "output_index" in payload and payload["output_index"] != self.indexes[number]:
                     flag(
