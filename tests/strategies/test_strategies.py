@@ -98,7 +98,7 @@ def test_over_the_whole_dialect_a_failure_shrinks_to_a_failing_recording_unmutat
 
     found, _ = falsified(test, seen)
     # IndexKeyed fails some recordings unmutated (a cut one it takes as complete): the shrunk
-    # case is one of them, the smallest, not a mutated stream.
+    # case is one of them, not a mutated stream.
     corpus = _corpus(Selection(dialects=("openai-chat",)))
     failing = []
     for recording in corpus.recordings:
