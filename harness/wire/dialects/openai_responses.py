@@ -673,7 +673,8 @@ class _Items:
                     continue
                 # `output_item.done` names it in `item`; a shell call's streamed commands are keyed
                 # by `output_index` and `command_index` alone (the OpenAPI document 2.3.0).
-                if "item_id" not in payload and kind != ITEM_DONE and not (kind or "").startswith(SHELL_COMMAND):
+                command = (kind or "").startswith(SHELL_COMMAND)
+                if "item_id" not in payload and kind != ITEM_DONE and not command:
                     flag("item-id-missing", pos, f"{kind} without an item_id")
                 if "output_index" in payload and payload["output_index"] != self.indexes[number]:
                     flag(
