@@ -62,8 +62,12 @@ _WINDOW_BYTES: Final = 4 << 20
 # the accumulator counts as one that cannot start: its cases then fail at once, none starting a
 # process (a bad import or a typo in the command would otherwise cost a process per case).
 _START_TRIES: Final = 2
-# The least time a process is given to answer its warm-up case when no limit is asked of
-# `prepare`: the per-case timeout is what a case costs, not what a start-up does.
+# The time a process is given to answer its warm-up case when no limit is asked of `prepare`:
+# the per-case timeout is what a case costs, not what a start-up does, so a start-up gets
+# `STARTUP_FACTOR` case timeouts, up to `STARTUP_LIMIT` (never less than one case timeout): a
+# heavy library's imports fit a 30 s case limit (litellm's took 36 s on a loaded machine), and a
+# program that never answers still costs about one short timeout, not minutes.
+STARTUP_FACTOR: Final = 10.0
 STARTUP_LIMIT: Final = 120.0
 
 
@@ -360,12 +364,15 @@ class Stdio:
         row exit before answering the warm-up, every case fails at once saying so; and one that
         never answers: when the warm-up gets no answer within the limit, every case times out at
         once (each would start a process again and wait as long: `--timeout` is what a case costs).
-        Without `timeout`, the start-up gets at least `STARTUP_LIMIT`: a heavy library's imports on
-        a loaded machine are no case's cost (litellm's took 36 s of a 30 s case limit)."""
+        Without `timeout`, the start-up gets `STARTUP_FACTOR` case timeouts, up to `STARTUP_LIMIT`:
+        a heavy library's imports on a loaded machine are no case's cost (litellm's took 36 s of a
+        30 s case limit)."""
         if timeout is not None:
             limit: float | None = timeout
+        elif self.timeout is None:
+            limit = None
         else:
-            limit = None if self.timeout is None else max(self.timeout, STARTUP_LIMIT)
+            limit = max(self.timeout, min(STARTUP_LIMIT, STARTUP_FACTOR * self.timeout))
         with self._lock:
             if self._child is not None and self._child.alive():
                 return
