@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gc
 import json
 import os
 import re
@@ -42,6 +41,7 @@ from harness.cassettes.model import (
     header as header,
 )
 from harness.cassettes.outcome import Outcome
+from harness.collector import collector_paused
 from harness.errors import CassetteError, OutcomeFormatError
 
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -358,13 +358,8 @@ def _cut(data: bytes, spec: str) -> list[Chunk] | None:
         return None
     ends = list(accumulate(sizes))
     starts = [0, *ends[:-1]]
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return list(map(Chunk, map(data.__getitem__, map(slice, starts, ends)), offsets))
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _spec_numbers(spec: str) -> tuple[list[int], list[float | None]] | None:

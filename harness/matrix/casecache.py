@@ -38,7 +38,7 @@ import os
 import shutil
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -46,6 +46,7 @@ from typing import Any, Final, Literal
 from harness import bounded, files
 from harness.cassettes.model import Chunk, Declared, Interaction, Request, Response
 from harness.cassettes.outcome import Outcome
+from harness.collector import collector_paused
 from harness.errors import HarnessError
 from harness.mutate.scenario import (
     MAX_SCENARIO_BYTES,
@@ -70,7 +71,6 @@ __all__ = [
     "ScenarioFiles",
     "StoredUnits",
     "cache_dir",
-    "collector_paused",
     "default_store",
     "turn_off",
 ]
@@ -244,20 +244,6 @@ def _unpacked(data: bytes) -> dict[str, Any]:
     ):
         return {}
     return units
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while plain data is read back: it makes tens of thousands of
-    containers at once, none in a cycle, and the collector's passes over them (the older
-    generations included) cost more than the reading itself, it showed."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 _USED: set[Path] = set()  # the code folders this process has marked used

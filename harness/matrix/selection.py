@@ -26,8 +26,9 @@ from typing import Any, NamedTuple
 
 from harness.cassettes.corpus import bundled, cassette_paths, located
 from harness.cassettes.model import Response
+from harness.collector import collector_paused
 from harness.errors import ScenarioError
-from harness.matrix.casecache import CaseStore, ScenarioFiles, StoredUnits, collector_paused, default_store
+from harness.matrix.casecache import CaseStore, ScenarioFiles, StoredUnits, default_store
 from harness.matrix.keys import file_key, scenario_key
 from harness.mutate.scenario import (
     SEPARATOR,

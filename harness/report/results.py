@@ -18,7 +18,7 @@ from typing import Any
 
 from harness import files
 from harness._version import __version__
-from harness.matrix.casecache import collector_paused
+from harness.collector import collector_paused
 from harness.matrix.selection import Selection
 from harness.oracle.severity import Severity
 from harness.oracle.verdict import Report, Result, Verdict, root_cause, signature

@@ -45,7 +45,7 @@ LAYERS: tuple[str, ...] = (
     "cassettes",  # the cassette model and storage, the outcome model, the bundled corpus
     "processes",  # starting, watching and ending programs: the subreaper, capture, warm starts
     "bounded | files.py",  # foundations: what we read from strangers within bounds; every file we write
-    "_version.py | cache.py | errors.py | registry.py",  # foundations any stage may use
+    "_version.py | cache.py | collector.py | errors.py | registry.py",  # foundations any stage may use
 )
 
 
