@@ -7,6 +7,11 @@ verdict of the oldest and of the newest is taken, then the middle one's, keeping
 differ, so a range of N releases costs about log2(N) + 2 environments. The change found is the
 first release whose verdict (and failure signature) is the newest one's; with more than one change
 in the range, bisection finds one of them, as `git bisect` does.
+
+A release that cannot be graded here (it does not install, its adapter does not start) is no
+verdict: as `git bisect skip`, the release nearest the middle that can be graded is tried instead,
+and when none between two graded releases can, the change is named as lying between them. Without
+a verdict at both ends nothing can be told.
 """
 
 from __future__ import annotations
@@ -67,30 +72,48 @@ class Bisection:
     graded: tuple[Graded, ...]
     before: Graded | None
     after: Graded | None
+    ungraded_between: tuple[str, ...] = ()  # the releases between `before` and `after`, none graded
 
     @property
     def changed(self) -> bool:
         return self.after is not None
 
+    @property
+    def told(self) -> bool:
+        """Whether both ends were graded (without that, no change can be told from none)."""
+        return self.graded[0].error is None and self.graded[-1].error is None
+
+    @property
+    def changed_in(self) -> str | None:
+        """The first release with the newest verdict, when bisection could name one."""
+        return self.after.version if self.after is not None and not self.ungraded_between else None
+
     def summary(self) -> str:
         first, last = self.graded[0], self.graded[-1]
+        if not self.told:
+            end = first if first.error is not None else last
+            return f"{self.library}: cannot tell: {end.version} {end.said}"
         if self.before is None or self.after is None:
             return (
                 f"{self.library}: no change from {first.version} to {last.version}: {first.said} at both ends"
             )
-        return (
-            f"{self.library} {self.after.version} changed the verdict of {self.case}: "
-            f"{self.before.version} {self.before.said} -> {self.after.version} {self.after.said}"
-        )
+        verdicts = f"{self.before.version} {self.before.said} -> {self.after.version} {self.after.said}"
+        if self.ungraded_between:
+            return (
+                f"{self.library}: the verdict of {self.case} changed in {', '.join(self.ungraded_between)} "
+                f"(not graded here) or {self.after.version}: {verdicts}"
+            )
+        return f"{self.library} {self.after.version} changed the verdict of {self.case}: {verdicts}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "library": self.library,
             "case": self.case,
             "adapter": self.adapter,
-            "changed_in": self.after.version if self.after is not None else None,
+            "changed_in": self.changed_in,
             "before": self.before.to_dict() if self.before is not None else None,
             "after": self.after.to_dict() if self.after is not None else None,
+            "ungraded_between": list(self.ungraded_between),
             "graded": [g.to_dict() for g in self.graded],
         }
 
@@ -152,6 +175,9 @@ def bisect(
         results = run_matrix(command, one).results
         if not results:
             raise UsageError(f"case {case_id!r}: not in the selection")
+        problem = environments.start_problem(spec, results[0].error)
+        if problem is not None:  # the environment's problem, not the release's verdict
+            return Graded(version, "not graded", "not graded", problem)
         return _graded(version, results[0])
 
     run = grade or graded_in_environment
@@ -168,19 +194,28 @@ def bisect(
     low, high = 0, len(versions) - 1
     old, new = at(low), at(high)
     before = after = None
+    between: tuple[str, ...] = ()
     if not old.same(new) and old.error is None and new.error is None:
-        while high - low > 1:  # invariant: versions[low] has the old verdict, versions[high] the new
-            middle = (low + high) // 2
+        # invariant: versions[low] has the old verdict, versions[high] the new, both graded
+        while (middle := _untried_middle(low, high, versions, seen)) is not None:
             found = at(middle)
-            if found.error is not None:  # an environment that cannot run: look on the newer side
-                low = middle
-            elif found.same(new):
+            if found.error is not None:  # no verdict: another release of the range is tried
+                continue
+            if found.same(new):
                 high = middle
             else:
                 low = middle
         before, after = at(low), at(high)
+        between = tuple(versions[low + 1 : high])  # each one tried and not graded
     graded = tuple(seen[v] for v in versions if v in seen)
-    return Bisection(library.name, case_id, spec, graded, before, after)
+    return Bisection(library.name, case_id, spec, graded, before, after, between)
+
+
+def _untried_middle(low: int, high: int, versions: Sequence[str], seen: Mapping[str, Graded]) -> int | None:
+    """The release strictly between `low` and `high` nearest their middle not yet tried, or None."""
+    untried = [i for i in range(low + 1, high) if versions[i] not in seen]
+    middle = (low + high) // 2
+    return min(untried, key=lambda i: (abs(i - middle), i), default=None)
 
 
 def _graded(version: str, result: Result) -> Graded:

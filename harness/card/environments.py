@@ -56,6 +56,7 @@ __all__ = [
     "resolve_versions",
     "site_packages",
     "source_root",
+    "start_problem",
 ]
 
 PACKAGE = Path(__file__).resolve().parent.parent  # harness/: its parent is a checkout, or site-packages
@@ -479,8 +480,17 @@ def _read_stamp(path: Path) -> dict[str, Any] | None:
 def adapter_problem(env: SideEnvironment, errors: Iterable[str | None]) -> str | None:
     """A problem when the adapter's `serve-accumulator` could not start for any case of the run
     (the library does not load in this environment), from its cases' `errors`; None otherwise."""
-    said = [start_failure(error) for error in errors]
+    said = [start_problem(env.library.adapter, error) for error in errors]
     if not said or None in said:
         return None
-    words = str(said[-1]).replace(" | ", "\n")  # the stderr tail's lines, as the process wrote them
-    return f"adapter {env.library.adapter} does not load: {_last_line(words)}"
+    return said[-1]
+
+
+def start_problem(adapter: str, error: str | None) -> str | None:
+    """`adapter ... does not load: <its last error line>` when a case's `error` says the adapter's
+    `serve-accumulator` could not start; None for any other error (or none)."""
+    exited = start_failure(error)
+    if exited is None:
+        return None
+    words = exited.replace(" | ", "\n")  # the stderr tail's lines, as the process wrote them
+    return f"adapter {adapter} does not load: {_last_line(words)}"

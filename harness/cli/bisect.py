@@ -17,7 +17,8 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
             "Grade one case with a library's adapter release by release, each in the report card's "
             "side environment for it (built once, cached), bisecting the range: it names the first "
             "release whose verdict is the newest one's, with both verdicts. Exit 0 when it could "
-            "tell (a change found, or none), 2 on bad input."
+            "tell (a change found, or none), 2 on bad input or when an end of the range cannot be "
+            "graded here."
         ),
     )
     parser.add_argument(
@@ -89,4 +90,4 @@ def run(args: argparse.Namespace) -> int:
     print(terminal_line(found.summary()))
     if args.json:
         write_json(found.to_dict(), args.json)
-    return 0
+    return 0 if found.told else 2  # an end without a verdict: the range is the user's to change

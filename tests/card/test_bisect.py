@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,77 @@ def test_bisection_names_the_first_release_with_the_newest_verdict(fixed_in: str
     assert found.before is not None and found.before.verdict == "fail"
     assert len(asked) <= 7 and len(set(asked)) == len(asked)  # log2(20) + 2, each release once
     assert f"{fixed_in} changed the verdict" in found.summary()
+
+
+def _not_graded_at(versions: set[str], grade):  # type: ignore[no-untyped-def]
+    def graded(version: str) -> Graded:
+        if version in versions:
+            grade(version)
+            return Graded(version, "not graded", "not graded", "pip install failed: no wheel")
+        return grade(version)
+
+    return graded
+
+
+def test_a_release_that_cannot_be_graded_is_skipped_not_taken_for_the_old_verdict() -> None:
+    # 1.9.0 is the first middle tried; the change (1.7.0) lies before it.
+    asked: list[str] = []
+    found = bisect(
+        library("langchain-core"),
+        CASE,
+        RELEASES,
+        grade=_not_graded_at({"1.9.0"}, _graded_as("1.7.0", asked)),
+        say=lambda _: None,
+    )
+    assert found.after is not None and found.after.version == "1.7.0" and found.changed_in == "1.7.0"
+    assert found.before is not None and found.before.version == "1.6.0" and found.before.error is None
+    assert len(set(asked)) == len(asked) <= 8
+
+
+def test_a_change_among_releases_that_cannot_be_graded_is_named_as_between_two_graded_ones() -> None:
+    asked: list[str] = []
+    found = bisect(
+        library("langchain-core"),
+        CASE,
+        RELEASES,
+        grade=_not_graded_at({"1.6.0", "1.7.0"}, _graded_as("1.7.0", asked)),
+        say=lambda _: None,
+    )
+    assert found.before is not None and found.before.version == "1.5.0"
+    assert found.after is not None and found.after.version == "1.8.0"
+    assert found.ungraded_between == ("1.6.0", "1.7.0") and found.changed_in is None
+    assert "changed in 1.6.0, 1.7.0 (not graded here) or 1.8.0" in found.summary()
+    assert found.to_dict()["changed_in"] is None
+
+
+def test_an_end_that_cannot_be_graded_tells_nothing() -> None:
+    asked: list[str] = []
+    found = bisect(
+        library("langchain-core"),
+        CASE,
+        RELEASES,
+        grade=_not_graded_at({"1.0.0"}, _graded_as("9.0.0", asked)),
+        say=lambda _: None,
+    )
+    assert not found.told and not found.changed
+    assert found.summary().startswith("langchain-core: cannot tell: 1.0.0 not graded (pip install failed")
+    assert "no change" not in found.summary()
+
+
+def test_an_environment_whose_adapter_does_not_start_is_not_graded_and_exits_2(tmp_path: Path) -> None:
+    # An interpreter without the harness: its `serve-accumulator` exits at once. That is the
+    # environment's problem, never the release's verdict (an `error` compared with the other end).
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    argv = [sys.executable, "-m", "harness.cli", "bisect", "langchain-core", CASE]
+    argv += ["--versions", "1.2.13,1.2.14"]
+    argv += [f"--env=1.2.13={bare}", f"--env=1.2.14={bare}", "--json", str(tmp_path / "b.json")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "cannot tell: 1.2.13 not graded (adapter langchain-core does not load" in run.stdout
+    found = json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))
+    assert found["changed_in"] is None and found["graded"][0]["verdict"] == "not graded"
 
 
 def test_no_change_between_the_ends_grades_only_the_ends() -> None:
