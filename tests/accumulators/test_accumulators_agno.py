@@ -20,6 +20,9 @@ SLOW = pytest.mark.slow  # the SDKs' imports and warm-up take seconds on a loade
 PARALLEL_INDEX0 = "openai-chat/litellm-bridge-parallel-index0::original::s0"
 CUSTOM = "openai-chat/custom-tool::original::s0"
 CUT = "openai-chat/cut-mid-arguments::original::s0"
+NO_MESSAGE_STOP = "anthropic/single-call::D7-truncated-mid-args::s0"
+INVALID_JSON = "anthropic/eager-input-streaming::G1-eager-invalid-json-bare-words::s0"
+THINKING_SAME_INDEX = "anthropic/interleaved-thinking::A1-parallel-same-index::s0"
 HANDLED = [
     "openai-chat/parallel-2::original::s0",
     "openai-chat/single-call::original::s0",
@@ -31,7 +34,7 @@ HANDLED = [
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """Every case these tests read, through the adapter in one run."""
-    chosen = [PARALLEL_INDEX0, CUSTOM, CUT, *HANDLED]
+    chosen = [PARALLEL_INDEX0, CUSTOM, CUT, NO_MESSAGE_STOP, INVALID_JSON, THINKING_SAME_INDEX, *HANDLED]
     return side_check("agno", "agno", chosen, tmp_path_factory.mktemp("agno") / "r.json")
 
 
@@ -61,6 +64,37 @@ def test_parallel_calls_sharing_index_0_merge_into_the_last_name(cases: dict[str
         'call 1: arguments {"path":"foo.txt"} expected, got invalid {"path":"foo.txt"}{"query":"bar"}'
         in case["diff"]
     )
+
+
+@SLOW
+def test_an_anthropic_stream_without_message_stop_ends_the_run_as_complete(
+    cases: dict[str, dict[str, Any]],
+) -> None:
+    """`Claude.invoke_stream` (`models/anthropic/claude.py`) reads the SDK's stream to its end and
+    nothing checks `message_stop` came: a stream closed cleanly mid-call is a complete run."""
+    case = cases[NO_MESSAGE_STOP]
+    assert case["verdict"] == "fail"
+    assert "state: cut expected, got complete" in case["diff"]
+
+
+@SLOW
+def test_tool_input_that_is_not_json_fails_the_whole_run(cases: dict[str, dict[str, Any]]) -> None:
+    """The anthropic SDK's `messages.stream()` raises `ValueError` on tool input that is not JSON
+    (as eager input streaming may send); Claude wraps it in `ModelProviderError`: every call lost."""
+    case = cases[INVALID_JSON]
+    assert case["verdict"] == "fail"
+    assert case["actual"]["state"] == "error"
+    assert case["actual"]["error"].startswith("ModelProviderError: Unable to parse tool parameter JSON")
+
+
+@SLOW
+def test_a_tool_use_block_at_the_index_of_a_thinking_block_is_lost(cases: dict[str, dict[str, Any]]) -> None:
+    """Claude takes each call from the SDK's `content_block_stop` event, whose block is the
+    snapshot's at list position `index`: the thinking block there, so both calls are lost and the
+    run is complete."""
+    case = cases[THINKING_SAME_INDEX]
+    assert case["verdict"] == "fail"
+    assert case["actual"]["tool_calls"] == [] and case["actual"]["state"] == "complete"
 
 
 @SLOW
