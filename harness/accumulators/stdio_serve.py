@@ -195,8 +195,10 @@ def _answers_only() -> Iterator[IO[str]]:
     what a library writes to a `sys.stdout` it kept (agno's logging handler, made at import, holds
     it: `redirect_stdout` cannot reach it) goes to stderr too, never between two answers."""
     sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
+    saved = _moved_stdout()
+    if saved is None:  # no descriptor 1 or 2 to move (a daemon): answers go where stdout goes
+        yield sys.stdout
+        return
     out = os.fdopen(os.dup(saved), "w", encoding="utf-8")
     try:
         yield out
@@ -206,6 +208,20 @@ def _answers_only() -> Iterator[IO[str]]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def _moved_stdout() -> int | None:
+    """A copy of descriptor 1, which then points at stderr; None where either cannot be done."""
+    try:
+        saved = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        return None
+    return saved
 
 
 def _write(out: IO[str], line: bytes) -> None:
