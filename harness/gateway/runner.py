@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from harness.cassettes.outcome import CUSTOM
 from harness.errors import UsageError
 from harness.gateway.hop import SLOT, ask, serve_upstream, upstream_of
 from harness.gateway.judging import judge_translation
@@ -112,6 +113,7 @@ class GatewayRun:
             path, body = asked_again(
                 case.request.body if case.request else None, self.source, self.target, self.model
             )
+            _asked_for(case, self.target)
         except UsageError as exc:
             skipped = unjudged(case, self.label, scenario)
             return copy_result(skipped, verdict=Verdict.SKIPPED, error=str(exc), source=None)
@@ -134,6 +136,18 @@ class GatewayRun:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _asked_for(case: Case, target: str) -> None:
+    """`UsageError` when the case's stream calls a custom (freeform) tool: the question is asked
+    again with its function tools only (`asked_again`), and no provider streams a custom call for a
+    request that offers none, whatever the gateway does with it."""
+    freeform = next((c.name for c in case.expected.tool_calls if c.kind == CUSTOM), None)
+    if freeform is not None:
+        raise UsageError(
+            f"the stream calls the custom (freeform) tool {freeform!r}: the question asked again in"
+            f" {target}'s words offers function tools only"
+        )
 
 
 def run_gateway(
