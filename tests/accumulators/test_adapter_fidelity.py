@@ -155,8 +155,10 @@ def test_pydantic_ai_gives_what_its_direct_api_gives() -> None:
     assert found == [], "\n".join(found[:10])
 
 
-# Where agno's findings are (index merges, split names, placeholders, cuts, errors, shifted indexes).
-AGNO_SCENARIOS = (*SCENARIOS, "A1-parallel-same-index", "A12-null-word-id-on-continuations",
+# Where agno's findings are (index merges, split names, placeholders, cuts, errors, shifted indexes):
+# cuts by D7 and D8, not by `cut-at-every-event` (631 of the 1,121 cases, for the suite's time).
+AGNO_SCENARIOS = (*(s for s in SCENARIOS if s != "cut-at-every-event"),
+                  "A1-parallel-same-index", "A12-null-word-id-on-continuations",
                   "B2-name-split-across-fragments", "B6-placeholder-args-in-header",
                   "C4-reasoning-shifts-index", "D8-mid-stream-error",
                   "D10-duplicate-start-events")  # fmt: skip
@@ -172,7 +174,7 @@ def test_agno_gives_what_its_agent_runs() -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     rows = [json.loads(line) for line in run.stdout.splitlines()]
-    assert len(rows) > 500
+    assert len(rows) > 400
     assert any(row["id"] == "openai-chat/litellm-bridge-parallel-index0::original::s0" for row in rows)
     found = [f"{r['id']}: agno's agent gives {r['user']}, the adapter {r['adapter']}" for r in rows
              if r["user"] != r["adapter"]]  # fmt: skip
