@@ -15,7 +15,7 @@ import json
 import re
 import string
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Final
@@ -279,6 +279,18 @@ class Oracle(ABC):
     @abstractmethod
     def finish_reason(self, event: Event) -> Any:
         """The finish / stop reason this event carries, or MISSING."""
+
+    def joined_name(self, pieces: Iterable[str]) -> str:
+        """A call's name from the pieces of it the stream sent, in order (B2, B3): a piece equal to
+        the name so far, or one that extends it, replaces it (repeated in full, cumulative); any
+        other is appended (split), so an empty piece changes nothing. OpenAI chat's reference joins
+        names so; the judge (`misnamed`) and retargeting read every dialect's pieces by it. The other
+        references keep a call's first name: the same name wherever its pieces repeat it whole, the
+        only pieces their streams send (`split-name` applies only where the reference joins)."""
+        name = ""
+        for piece in pieces:
+            name = piece if piece.startswith(name) else name + piece
+        return name
 
     def is_terminal(self, events: Sequence[Event]) -> bool:
         """Whether a stream that has sent `events` has ended as this provider ends a response, so a

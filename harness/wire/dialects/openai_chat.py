@@ -21,9 +21,10 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
     whose index was incremented).
   - With no index (A3): a known id continues its call; a new id or a new name (once the latest
     call has arguments) starts one; anything else continues the latest call.
-- The name: a piece equal to the name so far, or one that extends it, replaces it (B3: repeated
-  in full, or cumulative); any other piece is appended (B2: split). A split whose second half
-  equals the first cannot be told from a repetition. `type` is not reported.
+- The name, joined by the base rule (`joined_name`): a piece equal to the name so far, or one that
+  extends it, replaces it (B3: repeated in full, or cumulative); any other piece is appended (B2:
+  split). A split whose second half equals the first cannot be told from a repetition. `type` is
+  not reported.
 - Arguments: string pieces are concatenated; args given as an object (B8) are shallow-merged and
   used when no string piece came. When the text so far is a whole JSON object, a piece equal to
   it is a re-sent copy and is dropped (B9, and B5 args repeated after a whole header), and a
@@ -255,10 +256,7 @@ class _Call:
         return self.solid > 0 or self.obj is not None
 
     def add_name(self, piece: str) -> None:
-        if not self.name or piece.startswith(self.name):
-            self.name = piece
-        else:
-            self.name += piece
+        self.name = DIALECT.joined_name((self.name, piece))
 
     def add_args(self, piece: Any) -> None:
         if isinstance(piece, dict):
