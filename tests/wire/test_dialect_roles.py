@@ -200,3 +200,15 @@ def test_every_dialect_joins_a_names_pieces_by_one_rule(name: str) -> None:
     assert joined(["get_weather", "get_weather"]) == "get_weather"  # repeated in full: replaces
     assert joined(["get", "get_wea", "get_weather"]) == "get_weather"  # cumulative: replaces
     assert joined(["get", "", "_weather"]) == "get_weather"  # an empty piece changes nothing
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_class_a_dialect_describes_is_told_one_way(name: str) -> None:
+    # A row's detector, run by the base `shapes`; or none, where the dialect tells every class in
+    # a pass of its own (OpenAI chat): never both, never a class without a description.
+    d = dialects.get(name)
+    own_pass = type(d).shapes is not Validation.shapes
+    assert d.shape_codes
+    assert {code: shape.detect is None for code, shape in d.shape_codes.items()} == dict.fromkeys(
+        d.shape_codes, own_pass
+    )

@@ -51,6 +51,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     payload_type,
@@ -367,21 +368,10 @@ class AGUIDialect(Dialect, StandingIn):
     # -- validation ----------------------------------------------------------------------------
 
     shape_codes = {
-        "C3": ("several tool calls, one after another", True),
-        "D6": ("no `RUN_FINISHED` (or `RUN_ERROR`) at the end", False),
-        "D8": ("a `RUN_ERROR` event", True),
+        "C3": Shape("several tool calls, one after another", True, shapes.calls_one_after_another),
+        "D6": Shape("no `RUN_FINISHED` (or `RUN_ERROR`) at the end", False, shapes.no_terminal_event),
+        "D8": Shape("a `RUN_ERROR` event", True, shapes.error_event),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "C3": shapes.calls_one_after_another,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-            },
-        )
 
     invariant_codes = {
         "ag-ui.first-not-run-started": "the first event is RUN_STARTED",

@@ -50,6 +50,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     payload_type,
@@ -388,21 +389,10 @@ class AISDKUIDialect(Dialect, StandingIn):
     # -- validation ----------------------------------------------------------------------------
 
     shape_codes = {
-        "C3": ("several tool calls, one after another", True),
-        "D6": ("no `finish` part (or `[DONE]`) at the end", False),
-        "D8": ("an `error` part", True),
+        "C3": Shape("several tool calls, one after another", True, shapes.calls_one_after_another),
+        "D6": Shape("no `finish` part (or `[DONE]`) at the end", False, shapes.no_terminal_event),
+        "D8": Shape("an `error` part", True, shapes.error_event),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "C3": shapes.calls_one_after_another,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-            },
-        )
 
     invariant_codes = {
         "ai-sdk-ui.delta-without-start": "a tool-input-delta names a call a tool-input-start opened "

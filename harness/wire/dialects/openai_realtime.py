@@ -46,6 +46,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     payload_type,
@@ -351,21 +352,10 @@ class OpenAIRealtime(Dialect, StandingIn):
     # -- validation ----------------------------------------------------------------------------
 
     shape_codes = {
-        "C3": ("several function calls, one after another", True),
-        "D6": ("no `response.done` at the end", False),
-        "D8": ("an `error` event", True),
+        "C3": Shape("several function calls, one after another", True, shapes.calls_one_after_another),
+        "D6": Shape("no `response.done` at the end", False, shapes.no_terminal_event),
+        "D8": Shape("an `error` event", True, shapes.error_event),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "C3": shapes.calls_one_after_another,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-            },
-        )
 
     invariant_codes = {
         "openai-realtime.item-unknown": "an argument event names an item that was added",
