@@ -11,10 +11,8 @@ Events: `RUN_STARTED` / `RUN_FINISHED` (`threadId`, `runId`), `RUN_ERROR` (`mess
 `sdks/typescript/packages/core/src/events.ts`, `client/src/chunks/transform.ts`,
 `client/src/verify/verify.ts`.
 
-Keying rules of the reference accumulator (and of `fragments`):
+Keying rules of the reference accumulator (and of `fragments`), beyond those of `keyed.py`:
 
-- A call is keyed by its `toolCallId`; calls are numbered by first appearance. A start for an id
-  already known starts nothing new.
 - `TOOL_CALL_ARGS` and `TOOL_CALL_END` go to the call their id names, only while it is open: an
   id that is not active (never started, or ended) is ignored, never given to another open call.
 - `TOOL_CALL_CHUNK` expands as the client's `transform.ts` does: a chunk with an id other than
@@ -25,10 +23,9 @@ Keying rules of the reference accumulator (and of `fragments`):
 - Arguments are the pieces joined (the spec carries them unvalidated): all empty means `{}`;
   text that does not parse makes the call `invalid`.
 
-Finality: a call is final at its `TOOL_CALL_END` (a chunk call at the event after it). The run is
-complete at `RUN_FINISHED` (a call still open then is reported as assembled: docs/oracle.md
-`terminal-with-open-call`); ended before, it is `cut` and reports the calls already final.
-`RUN_ERROR` is an error state that keeps them. AG-UI has no finish reason.
+Finality: a call is final at its `TOOL_CALL_END` (a chunk call at the event after it). The
+terminal event is `RUN_FINISHED`, the in-band error `RUN_ERROR` (the ending rules: `Oracle`);
+AG-UI has no finish reason.
 """
 
 from __future__ import annotations

@@ -261,7 +261,15 @@ class Detection(ABC):
 
 
 class Oracle(ABC):
-    """What events mean, and the reference accumulator that says what a correct client makes of them."""
+    """What events mean, and the reference accumulator that says what a correct client makes of them.
+
+    Every reference ends a stream by the ending rules of docs/oracle.md; a dialect's module names
+    only the events that play each part (its finish, its terminal event, its in-band error): at the
+    terminal event the turn is `complete`, a call its own end marker never closed reported as
+    assembled (`terminal-with-open-call`) unless a length finish cut it, and a finish followed by a
+    clean close completes it too (`finish-without-terminal`); a stream that ends otherwise before
+    it is `cut`, and an in-band error is the `error` state, both reporting only the calls already
+    final."""
 
     # True where a call has no end marker of its own and the reference holds it final only at the
     # finish (Gemini, Ollama): a cut after a whole call is then a matter of policy.

@@ -21,7 +21,8 @@ Keying rules of the reference accumulator (and of `fragments`):
   ends the response: with status `completed`, every call streamed is final; its `output` is not
   read for calls, since it may be `null` (openai/openai-python#2530): what was streamed is the
   answer. Another status keeps only the calls already final (`cancelled`, `incomplete` cut them;
-  `failed` is an error state). A stream that ends before `response.done` is `cut`.
+  `failed` is an error state). `response.done` is the terminal event, `error` the in-band error
+  (the ending rules: `Oracle`).
 """
 
 from __future__ import annotations
