@@ -2,8 +2,8 @@
 
 - `reference`: each dialect's reference accumulator (event level).
 - a built-in adapter: `openai-sdk`, `anthropic-sdk`, `langchain-core`, `langchain-openai`,
-  `langchain-anthropic`, `pydantic-ai`, `litellm`, `google-adk`, `strands-agents`, `smolagents`
-  (each behind an extra of the same family).
+  `langchain-anthropic`, `pydantic-ai`, `litellm`, `google-adk`, `strands-agents`, `smolagents`,
+  `agno` (each behind an extra of the same family).
 - `module.path:attr`: a Python object, by the rule in `resolve`.
 - `cmd:COMMAND` / `cmd-bytes:COMMAND`: a process speaking the stdio protocol, fed events / bytes.
 - `client:COMMAND`: a program run unchanged once per case against the replay server, judged by
@@ -69,6 +69,7 @@ _BUILTINS: Final = {
     "google-adk": "google_adk",
     "strands-agents": "strands_agents",
     "smolagents": "smolagents",
+    "agno": "agno",
 }
 REGISTERED: Final = Registry(ENTRY_POINT_GROUP, what="accumulator", error=UsageError, builtins=_BUILTINS)
 _FORMS: Final = (

@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from harness.cassettes.outcome import Outcome
-from harness.errors import AccumulatorCrashed, OutcomeFormatError, UsageError
+from harness.cassettes.outcome import CUSTOM, Outcome
+from harness.errors import AccumulatorCrashed, NotApplicable, OutcomeFormatError, UsageError
 from harness.mutate.scenario import Case, Scenario
 from harness.oracle.evidence import Evidence, evidence_of, judge_client, outcome_of
-from harness.oracle.verdict import Report, Result
+from harness.oracle.verdict import Report, Result, Verdict, copy_result, unjudged
 from harness.processes import subreaper
 from harness.processes.capture import Captured
 from harness.processes.run import Run, start_cold
@@ -151,7 +151,15 @@ def run_client(
     evidence, dropped = _run(server, case, command, timeout=timeout, warm=warm)
     log = server.log(case.id)
     served = log.case if log.case is not None else case
-    result = judge_client(served, label or PREFIX + str(command), evidence, scenario)
+    spec = label or PREFIX + str(command)
+    unoffered = _unoffered(served, log.tools_offered)
+    if unoffered is not None:
+        # No provider streams a call to a tool the request did not offer: nothing the program did
+        # with it says anything of its stream handling (a custom call, which retargeting cannot move
+        # onto a function, served to a program that offers none).
+        skipped = unjudged(served, spec, scenario)
+        return copy_result(skipped, verdict=Verdict.SKIPPED, error=_not_offered(unoffered))
+    result = judge_client(served, spec, evidence, scenario)
     if log.retarget is not None and result.actual is not None:
         result = replace(result, actual=_noted(result.actual, log.retarget.describe()))
     if dropped is None:
@@ -159,6 +167,21 @@ def run_client(
     if result.actual is not None:
         return replace(result, actual=_noted(result.actual, dropped))
     return replace(result, error=f"{result.error}; {dropped}" if result.error else dropped)
+
+
+def _unoffered(case: Case, offered: frozenset[str] | None) -> str | None:
+    """The first custom (freeform) call `case` expects to a tool not among `offered` (None: the
+    request lists no tools, or offers each). A function call to a tool not offered is still served
+    and judged: retargeting moves it onto one (`--no-retarget` asks for the recording as it is);
+    a freeform input no function tool takes, and a program offering no such tool never asked for one."""
+    if offered is None:
+        return None
+    calls = case.expected.tool_calls
+    return next((c.name for c in calls if c.kind == CUSTOM and c.name and c.name not in offered), None)
+
+
+def _not_offered(name: str) -> str:
+    return f"the stream calls {name!r}, a tool the program's request does not offer"
 
 
 def run_evidence(
@@ -261,6 +284,9 @@ class ClientProgram:
         assert self._server is not None
         self._server.add(case)  # served from now on, its retry cut included
         evidence, dropped = _run(self._server, case, self.command, timeout=self.timeout, warm=self._warm)
+        unoffered = _unoffered(case, self._server.log(case.id).tools_offered)
+        if unoffered is not None:
+            raise NotApplicable(_not_offered(unoffered))
         outcome = outcome_of(case, evidence)
         return outcome if dropped is None else _noted(outcome, dropped)
 

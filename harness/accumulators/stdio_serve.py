@@ -139,6 +139,13 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
     Returns 0 at the end of input, 2 after a message that breaks the protocol (reported on stderr).
     """
     acc = resolve(accumulator)
+    if stdout is not None:
+        return _serve(acc, accumulator, stdin, stdout)
+    with _answers_only() as out:
+        return _serve(acc, accumulator, stdin, out)
+
+
+def _serve(acc: Accumulator, accumulator: str | Accumulator, stdin: IO[str] | None, out: IO[str]) -> int:
     # The reference reads payloads only and reports nothing early (no `view`).
     lean = isinstance(acc, type(_REFERENCE)) and acc.factory is _REFERENCE.factory
     # Before the first line is read: the harness's warm-up case waits for it. Not the reference's,
@@ -146,7 +153,6 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
     if not isinstance(acc, type(_REFERENCE)):
         prepare(acc, accumulator if isinstance(accumulator, str) else acc.name, quiet=False)
     source = stdin if stdin is not None else sys.stdin
-    out = stdout if stdout is not None else sys.stdout
     pending: _Pending | None = None
     number = 0
     try:
@@ -181,6 +187,41 @@ def serve(accumulator: str | Accumulator, stdin: IO[str] | None = None, stdout: 
             out.flush()
         acc.shutdown()
     return 0
+
+
+@contextlib.contextmanager
+def _answers_only() -> Iterator[IO[str]]:
+    """The process's stdout, for answers alone: meanwhile file descriptor 1 points at stderr, so
+    what a library writes to a `sys.stdout` it kept (agno's logging handler, made at import, holds
+    it: `redirect_stdout` cannot reach it) goes to stderr too, never between two answers."""
+    sys.stdout.flush()
+    saved = _moved_stdout()
+    if saved is None:  # no descriptor 1 or 2 to move (a daemon): answers go where stdout goes
+        yield sys.stdout
+        return
+    out = os.fdopen(os.dup(saved), "w", encoding="utf-8")
+    try:
+        yield out
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            out.close()
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _moved_stdout() -> int | None:
+    """A copy of descriptor 1, which then points at stderr; None where either cannot be done."""
+    try:
+        saved = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        return None
+    return saved
 
 
 def _write(out: IO[str], line: bytes) -> None:

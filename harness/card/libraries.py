@@ -82,6 +82,8 @@ LIBRARIES: dict[str, Library] = {
             extras=("openai", "anthropic", "gemini"),
         ),
         Library("smolagents", "smolagents", ("openai-chat",), extras=("openai",)),
+        # Agno's own OpenAIChat and Claude models, whose SDKs its two extras bring.
+        Library("agno", "agno", ("openai-chat", "anthropic"), extras=("openai", "anthropic")),
     )
 }
 

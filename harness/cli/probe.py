@@ -5,14 +5,18 @@ breaks the protocol."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cli import arguments
 from harness.errors import UsageError
 from harness.record import recipes
 from harness.text.escape import terminal_line
 from harness.text.terminal import table
+
+if TYPE_CHECKING:
+    from harness.wire.dialects import Shape
 
 
 def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
@@ -98,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
         class_rows = [
             [
                 code,
-                codes[code][0],
-                "within" if codes[code][1] else "OUTSIDE",
+                codes[code].what,
+                "within" if codes[code].within else "OUTSIDE",
                 ", ".join(seen[code]),
                 ", ".join(releases[code]) or "-",
             ]
@@ -107,9 +111,9 @@ def run(args: argparse.Namespace) -> int:
         ]
         print(table(["class", "what", "protocol", "recipes", "graded releases that fail on it"], class_rows))
     broken = [(one.recipe, str(v)) for one in found for v in one.violations]
-    outside = [code for code in seen if not codes[code][1]]
+    outside = [code for code in seen if not codes[code].within]
     for code in outside:
-        broken.append((", ".join(seen[code]), f"class {code} is outside the protocol: {codes[code][0]}"))
+        broken.append((", ".join(seen[code]), f"class {code} is outside the protocol: {codes[code].what}"))
     broken += [(one.recipe, one.error) for one in found if one.error and one.complete]
     if broken:
         print("\nthe server breaks the protocol:")
@@ -121,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _as_json(
-    found: Any, seen: dict[str, list[str]], codes: Any, releases: dict[str, list[str]]
+    found: Any, seen: dict[str, list[str]], codes: Mapping[str, Shape], releases: dict[str, list[str]]
 ) -> dict[str, Any]:
     return {
         "recipes": [
@@ -137,8 +141,8 @@ def _as_json(
         ],
         "classes": {
             code: {
-                "what": codes[code][0],
-                "within_protocol": codes[code][1],
+                "what": codes[code].what,
+                "within_protocol": codes[code].within,
                 "recipes": seen[code],
                 "failing_releases": releases[code],
             }

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from harness.cassettes.outcome import CUSTOM, FUNCTION
 from harness.errors import UsageError
 from harness.gateway.hop import SLOT, ask, serve_upstream, upstream_of
 from harness.gateway.judging import judge_translation
@@ -112,6 +113,7 @@ class GatewayRun:
             path, body = asked_again(
                 case.request.body if case.request else None, self.source, self.target, self.model
             )
+            _asked_for(case, self.target)
         except UsageError as exc:
             skipped = unjudged(case, self.label, scenario)
             return copy_result(skipped, verdict=Verdict.SKIPPED, error=str(exc), source=None)
@@ -134,6 +136,20 @@ class GatewayRun:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _asked_for(case: Case, target: str) -> None:
+    """`UsageError` when the case's stream calls anything but a function: a custom (freeform) tool
+    or a client-run Responses item (`apply_patch_call`, `shell_call`). The question is asked again
+    with its function tools only (`asked_again`), and no provider streams such a call for a request
+    that offers no such tool, whatever the gateway does with it."""
+    other = next((c for c in case.expected.tool_calls if c.kind != FUNCTION), None)
+    if other is None:
+        return
+    what = f"the custom (freeform) tool {other.name!r}" if other.kind == CUSTOM else f"a `{other.kind}` item"
+    raise UsageError(
+        f"the stream calls {what}: the question asked again in {target}'s words offers function tools only"
+    )
 
 
 def run_gateway(

@@ -34,7 +34,7 @@ from harness.cassettes.outcome import FUNCTION, Outcome, ToolCall
 from harness.mutate.case import Case
 from harness.wire import dialects
 from harness.wire.codecs.base import decode_all
-from harness.wire.dialects.base import MISSING, Field
+from harness.wire.dialects.base import MISSING, Dialect, Field
 from harness.wire.dialects.retargeting import OfferedTool, ToolPaths, offered_tools, tool_paths
 
 __all__ = ["Retarget", "example_arguments", "offered_tools", "retarget"]
@@ -106,7 +106,7 @@ def _retarget(case: Case, paths: ToolPaths, tools: list[OfferedTool], given: dic
     name_pieces: dict[int, list[str]] = {}
     for call, name in names_seen:
         name_pieces.setdefault(call, []).append(name)
-    call_names = {call: _folded(pieces) for call, pieces in name_pieces.items()}
+    call_names = {call: dialect.joined_name(pieces) for call, pieces in name_pieces.items()}
     if not call_names:
         return Retarget(case, reason="the stream calls no tool")
     offered = {t.name: t for t in tools}
@@ -114,7 +114,7 @@ def _retarget(case: Case, paths: ToolPaths, tools: list[OfferedTool], given: dic
     if not mapping:
         return Retarget(case)
     new_names = {
-        call: _name_pieces(pieces, mapping[call_names[call]])
+        call: _name_pieces(dialect, pieces, mapping[call_names[call]])
         for call, pieces in name_pieces.items()
         if call_names[call] in mapping
     }
@@ -190,18 +190,10 @@ def _mapping(
     return out
 
 
-def _folded(pieces: Sequence[str]) -> str:
-    """A call's name from its pieces, as the reference reads them: a piece equal to the name so
-    far, or extending it, replaces it (repeated in full, cumulative); any other is appended."""
-    name = ""
-    for piece in pieces:
-        name = piece if piece.startswith(name) else name + piece
-    return name
-
-
-def _name_pieces(old: Sequence[str], new: str) -> list[str]:
-    """`new` in pieces shaped as the `old` name's (repeated, cumulative or split alike)."""
-    whole = _folded(old)
+def _name_pieces(dialect: Dialect, old: Sequence[str], new: str) -> list[str]:
+    """`new` in pieces shaped as the `old` name's (repeated, cumulative or split alike), as the
+    dialect joins them (`joined_name`)."""
+    whole = dialect.joined_name(old)
 
     def at(length: int) -> int:
         return len(new) if length >= len(whole) else round(length * len(new) / max(1, len(whole)))
@@ -209,7 +201,7 @@ def _name_pieces(old: Sequence[str], new: str) -> list[str]:
     out: list[str] = []
     old_so_far, new_so_far = "", ""
     for piece in old:
-        if piece.startswith(old_so_far):  # replaces the name so far
+        if dialect.joined_name((old_so_far, piece)) == piece:  # it replaces the name so far
             old_so_far, new_so_far = piece, (new[: at(len(piece))] if piece else "")
             out.append(new_so_far)
         else:  # appended to it

@@ -318,8 +318,7 @@ def _said(sent: Sequence[str]) -> str:
 
 def _name_pieces(case: Case) -> dict[str, list[str]]:
     """Each call's name, as the stream sent it: its pieces in order, keyed by the name the
-    dialect's reference accumulator makes of them (the last piece that starts with the name so
-    far replaces it; any other extends it)."""
+    dialect joins of them (`joined_name`)."""
     dialect = dialects.get(case.dialect)
     by_call: dict[int, list[str]] = {}
     for fragment in dialect.fragments(case.events):
@@ -328,10 +327,7 @@ def _name_pieces(case: Case) -> dict[str, list[str]]:
             by_call.setdefault(fragment.call, []).append(name)
     out: dict[str, list[str]] = {}
     for pieces in by_call.values():
-        whole = ""
-        for piece in pieces:
-            whole = piece if piece.startswith(whole) else whole + piece
-        out.setdefault(whole, pieces)
+        out.setdefault(dialect.joined_name(pieces), pieces)
     return out
 
 

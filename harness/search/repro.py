@@ -75,6 +75,7 @@ SPECS: dict[str, Template] = {
         {**_GEMINI_ENDPOINTS, **_ANTHROPIC_ENDPOINTS},
     ),
     "smolagents": Template("smolagents[openai]", ("openai-chat",), templates.SMOLAGENTS, _OPENAI_ENDPOINTS),
+    "agno": Template("agno[openai,anthropic]", ("openai-chat", "anthropic"), templates.AGNO, _BOTH),
     "strands-agents": Template(
         "strands-agents[openai,anthropic,gemini]",
         ("openai-chat", "anthropic", "gemini"),

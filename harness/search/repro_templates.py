@@ -9,6 +9,7 @@ script defines above it: READS, CUT, STATUS, HEADERS, URL, REQUEST, DIALECT, EXP
 from __future__ import annotations
 
 __all__ = [
+    "AGNO",
     "ANTHROPIC",
     "GATEWAY_JUDGES",
     "GATEWAY_MAIN",
@@ -472,6 +473,87 @@ def run():
     transport) through `stream_messages`, as an Agent's event loop calls it: the message of its last
     event (`ModelStopReason`) is the turn the agent acts on (runs its toolUse blocks)."""
     return asyncio.run(stream_response())
+'''
+
+
+AGNO = '''
+import anthropic
+import httpx2
+import openai
+from agno.exceptions import ModelProviderError
+from agno.metrics import MessageMetrics
+from agno.models.anthropic import Claude
+from agno.models.base import MessageData
+from agno.models.message import Message
+from agno.models.openai import OpenAIChat
+from agno.tools.function import Function
+from agno.utils.tools import get_function_call_for_tool_call
+
+
+def expected_as_reported(expected):
+    """Agno keeps no finish reason: not compared."""
+    return {**expected, "finish_reason": None}
+
+
+def model():
+    http_client = httpx2.Client(transport=mock_transport(httpx2))  # the SDKs' HTTP library
+    if DIALECT == "anthropic":
+        return Claude(id=REQUEST["model"], api_key="sk-test", max_tokens=REQUEST["max_tokens"],
+                      http_client=http_client, client_params={"base_url": URL, "max_retries": 0})
+    # OpenAIChat's own `http_client` takes an httpx.Client only: the SDK's goes in its client_params.
+    return OpenAIChat(id=REQUEST["model"], api_key="sk-test", base_url=URL, max_retries=0,
+                      client_params={"http_client": http_client})
+
+
+def tools():
+    """The recorded function tools as Agno Functions by name; server-side tools as dicts."""
+    functions, builtins = {}, []
+    for tool in REQUEST.get("tools") or []:
+        spec = tool.get("function", tool)
+        schema = spec.get("parameters") or spec.get("input_schema")
+        if DIALECT == "anthropic" and schema is None and tool.get("type") not in (None, "custom"):
+            builtins.append(tool)
+            continue
+        functions[spec["name"]] = Function(name=spec["name"], description=spec.get("description") or spec["name"],
+                                           parameters=schema or {"type": "object", "properties": {}})
+    return functions, builtins
+
+
+def run():
+    """Agno's own model (`OpenAIChat` or `Claude`, its SDK client on the mock transport) through
+    `process_response_stream`, as `Model.response_stream` runs each turn of an `Agent` run with
+    `stream=True`; each call of the built message then through `get_function_call_for_tool_call`, as
+    `get_function_calls_to_run` does before the agent runs it (a call it cannot decode is not run;
+    one it finds no function for is not run at all)."""
+    agno_model = model()
+    functions, builtins = tools()
+    assistant = Message(role="assistant")
+    stream_data = MessageData(response_metrics=MessageMetrics())
+    agno_model._ensure_message_metrics_initialized(assistant)
+    streamed = []
+    try:
+        for delta in agno_model.process_response_stream(
+            messages=[Message(role="user", content="toolstream")], assistant_message=assistant,
+            stream_data=stream_data, tools=agno_model._format_tools([*functions.values(), *builtins]),
+        ):
+            if isinstance(delta.content, str):
+                streamed.append(delta.content)
+    except ModelProviderError as exc:  # the run fails: the text so far, no call
+        cut = isinstance(exc.__cause__, (httpx2.TransportError, openai.APIConnectionError,
+                                         anthropic.APIConnectionError))
+        return outcome(text="".join(streamed), state="cut" if cut else "error", error=str(exc))
+    calls = []
+    for tool_call in assistant.tool_calls or []:
+        found = get_function_call_for_tool_call(tool_call, functions)
+        if found is None:  # no function of that name, or not of type "function": not run
+            continue
+        function = tool_call.get("function") or {}
+        if found.error is not None:  # not decoded: the model is sent the error, the tool is not run
+            calls.append({"id": found.call_id, "name": function.get("name"),
+                          "arguments": function.get("arguments") or "", "invalid": True})
+        else:
+            calls.append(call(function.get("name"), found.arguments or {}, found.call_id))
+    return outcome(calls=calls, text=assistant.content if isinstance(assistant.content, str) else "")
 '''
 
 

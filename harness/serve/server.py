@@ -55,6 +55,7 @@ from harness.serve.upstream_websocket import record_session
 from harness.serve.websocket import is_upgrade, serve_session
 from harness.text.escape import html_text
 from harness.wire import dialects
+from harness.wire.dialects.base import tool_names
 from harness.wire.dialects.retargeting import OfferedTool
 
 __all__ = ["CaseLog", "ReplayServer"]
@@ -91,6 +92,9 @@ class CaseLog:
         self.closed = False
         self.late: list[str] = []
         self.spoken: list[str] = []
+        # The tool names the run's first request offered (None: none seen, or it lists no tools):
+        # a served call to any other tool is a stream no provider sends for that request.
+        self.tools_offered: frozenset[str] | None = None
         self._serve(case)
 
     def _serve(self, case: Case | None, retarget: Retarget | None = None) -> None:
@@ -116,8 +120,15 @@ class CaseLog:
         with self._changed:
             self.attempts, self.followups, self.reports, self.seen, self.answered = 0, [], [], {}, {}
             self.late, self.spoken = [], []
+            self.tools_offered = None
             if self.retarget is not None:
                 self._serve(self.recorded)
+
+    def requested(self, offered: frozenset[str] | None) -> None:
+        """A first request offering `offered` (`tool_names`): the run's first one is kept."""
+        with self._changed:
+            if self.tools_offered is None:
+                self.tools_offered = offered
 
     def attempt(self, request_key: str) -> int:
         """Count a first request; which attempt of this same request (path and body) it is, from 1."""
@@ -417,6 +428,9 @@ class ReplayServer:
         digest.update(request.body)  # not concatenated: a body of tens of MiB is not copied for its hash
         key = digest.hexdigest()
         turn = read_followup(case.dialect, body)
+        if turn is None:
+            paths = dialects.get(case.dialect).tool_paths
+            log.requested(tool_names(body, paths) if paths else None)
         if turn is None and log.retargeting and log.retarget is None:
             log.offered(offered_tools(case.dialect, body))
             case = log.case if log.case is not None else case

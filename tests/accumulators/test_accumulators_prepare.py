@@ -156,8 +156,8 @@ for name, dialect in [a.split("=") for a in sys.argv[1:]]:
 
 
 # A builtin and a dialect it reads. The framework adapters live in side environments:
-# test_accumulators_{pydantic_ai,litellm,google_adk,strands_agents,smolagents}.py run this same check
-# there.
+# test_accumulators_{pydantic_ai,litellm,google_adk,strands_agents,smolagents,agno}.py run this same
+# check there.
 FIRST_CASE_DIALECT = {
     "reference": "gemini",
     "openai-sdk": "openai-responses",
@@ -169,7 +169,7 @@ FIRST_CASE_DIALECT = {
 
 
 def test_the_first_case_check_covers_every_builtin_of_this_environment() -> None:
-    side = {"pydantic-ai", "litellm", "google-adk", "strands-agents", "smolagents"}
+    side = {"pydantic-ai", "litellm", "google-adk", "strands-agents", "smolagents", "agno"}
     assert set(FIRST_CASE_DIALECT) == set(builtin_names()) - side
 
 

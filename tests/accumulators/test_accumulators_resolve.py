@@ -107,6 +107,7 @@ def test_builtin_names() -> None:
         "google-adk",
         "strands-agents",
         "smolagents",
+        "agno",
     ]
 
 

@@ -328,6 +328,35 @@ def test_failure_and_skip_answers_become_exceptions() -> None:
         acc.run(recorded_case(CASSETTES / "gemini" / "single-call.yaml"))
 
 
+# An accumulator whose library kept `sys.stdout` at import (as agno's logging handler does) and
+# writes a line to it during every case.
+KEEPS_STDOUT = """
+import sys
+from harness.accumulators import reference
+
+KEPT = sys.stdout
+
+
+def factory(dialect):
+    accumulator = reference.accumulator().factory(dialect)
+    KEPT.write("ERROR   a library's log line\\n")
+    KEPT.flush()
+    return accumulator
+"""
+
+
+def test_what_a_library_writes_to_the_stdout_it_kept_goes_to_stderr_not_between_answers(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "keeps_stdout.py").write_text(KEEPS_STDOUT)
+    argv = ["env", f"PYTHONPATH={tmp_path}:{ROOT}", sys.executable, "-m", "harness"]
+    command = shlex.join([*argv, "serve-accumulator", "keeps_stdout:factory"])
+    case = recorded_case(CASSETTES / "openai-chat" / "single-call.yaml")
+    with Stdio(command, "events", timeout=60) as remote:
+        assert remote.run(case) == remote.run(case) == case.expected
+        assert remote.started == 1
+
+
 def test_unknown_feed_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="feed"):
         Stdio("node x.mjs", "lines")  # type: ignore[arg-type]

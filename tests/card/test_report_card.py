@@ -248,6 +248,10 @@ ATTRIBUTED = (
     "langchain-openai",
     "pydantic-ai",
     "litellm",
+    "agno",
+    "google-adk",
+    "smolagents",
+    "strands-agents",
 )
 
 

@@ -20,6 +20,7 @@ from harness.cassettes import format as cassettes
 from harness.cassettes.format import Cassette, Chunk, Interaction, Request, Response, Source
 from harness.errors import HarnessError
 from harness.mutate.scenario import load_scenario
+from tests._fuzz import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "version: 1\nname: n\nsource: {kind: recorded, provenance: p}\ninteractions: []\n"
@@ -192,7 +193,7 @@ _TOKENS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100, 300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     edits=st.lists(
         st.tuples(

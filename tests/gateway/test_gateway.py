@@ -4,6 +4,7 @@ served as its upstream."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -208,3 +209,42 @@ def test_jobs_start_one_gateway_each_and_report_as_one(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     # 17: the merge added four anthropic cassettes (eager input, thinking, server tool), which pass
     assert "17 cases: 15 pass, 0 fail, 2 warn" in out  # the two cut cases warn: a call withheld
+
+
+def test_a_custom_call_the_gateway_was_never_asked_for_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The question is asked again with its function tools only: a custom (freeform) call in the
+    upstream's stream is one no provider sends for the request the gateway makes, so the case is
+    skipped with the reason, not judged (the LiteLLM proxy's chat -> messages row failed 33 spec
+    verdicts on openai-chat/custom-tool for it)."""
+    report = tmp_path / "r.json"
+    argv = check("openai-chat", "anthropic", "openai-chat/custom-tool.yaml", None, "--json", str(report))
+    assert main(argv) == 0, capsys.readouterr().out
+    (case,) = json.loads(report.read_text(encoding="utf-8"))["cases"]
+    assert case["verdict"] == "skipped"
+    assert case["error"] == (
+        "the stream calls the custom (freeform) tool 'run_shell': the question asked again in"
+        " anthropic's words offers function tools only"
+    )
+
+
+def test_a_client_run_responses_item_the_gateway_was_never_asked_for_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same for a client-run Responses item (`apply_patch_call`): a chat client cannot be
+    offered the tool, so the gateway's upstream request never asks for it (the LiteLLM proxy's
+    responses -> chat row failed 34 verdicts on apply-patch and shell-call recordings for it). The
+    case is skipped before the gateway is asked: any HTTP server stands in for it."""
+    report = tmp_path / "r.json"
+    server = shlex.join([sys.executable, "-m", "http.server", "--bind", "127.0.0.1"]) + " {port}"
+    cassette = str(ROOT / "cassettes" / "openai-responses" / "apply-patch.yaml")
+    argv = ["check", "--gateway", server, "--from", "openai-responses", "--to", "openai-chat"]
+    argv += ["--cassettes", cassette, "--scenarios", "original", "--json", str(report)]
+    assert main(argv) == 0, capsys.readouterr().out
+    (case,) = json.loads(report.read_text(encoding="utf-8"))["cases"]
+    assert case["verdict"] == "skipped"
+    assert case["error"] == (
+        "the stream calls a `apply_patch_call` item: the question asked again in openai-chat's words"
+        " offers function tools only"
+    )

@@ -150,7 +150,7 @@ def test_an_unreachable_server_is_one_line_exit_2(tmp_path: Path, capsys: pytest
 def test_the_docs_list_every_class_a_dialect_detects() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "gateways.md").read_text(encoding="utf-8")
     for name in dialects.names():
-        for code, (what, within) in dialects.get(name).shape_codes.items():
-            assert f"| {code} | {what} | {'yes' if within else 'no'} |" in page, (
+        for code, shape in dialects.get(name).shape_codes.items():
+            assert f"| {code} | {shape.what} | {'yes' if shape.within else 'no'} |" in page, (
                 f"docs/gateways.md lacks {code}"
             )

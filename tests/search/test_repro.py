@@ -2,8 +2,8 @@
 
 Every script in examples/repros/ is regenerated from the command in its docstring and must be
 byte-identical (no drift), and is run where its library is installed (openai and anthropic in the
-test environment; pydantic-ai, litellm, google-adk, strands-agents and smolagents in their side
-environments), exiting 1 on the current release. Scripts for streams the library handles exit 0,
+test environment; pydantic-ai, litellm, google-adk, strands-agents, smolagents and agno in their
+side environments), exiting 1 on the current release. Scripts for streams the library handles exit 0,
 so a script can tell a fixed release.
 """
 
@@ -28,6 +28,7 @@ ENVIRONMENTS["litellm"] = "litellm"
 ENVIRONMENTS["google-adk anthropic"] = "google-adk"
 ENVIRONMENTS["strands-agents[openai,anthropic,gemini]"] = "strands-agents"
 ENVIRONMENTS["smolagents[openai]"] = "smolagents"
+ENVIRONMENTS["agno[openai,anthropic]"] = "agno"
 
 
 def interpreter(script: str) -> str:
@@ -50,7 +51,7 @@ def execute(script: Path, python: str = sys.executable) -> subprocess.CompletedP
 
 
 def test_one_script_per_bug_of_the_issue() -> None:
-    assert len(SCRIPTS) == 16 and FAST_SCRIPT in [script.stem for script in SCRIPTS]
+    assert len(SCRIPTS) == 19 and FAST_SCRIPT in [script.stem for script in SCRIPTS]
     listed = (EXAMPLES / "README.md").read_text()
     for script in SCRIPTS:
         assert f"({script.name})" in listed, f"{script.name} is not listed in examples/repros/README.md"
@@ -105,6 +106,18 @@ def test_a_fixed_release_exits_0_and_an_open_bug_1(tmp_path: Path) -> None:
     )
     assert still.returncode == 1, still.stdout + still.stderr
     assert "call 2: name 'get_time' expected, got ''" in still.stdout
+
+
+@pytest.mark.slow  # agno imports its SDKs in the side environment
+@pytest.mark.parametrize(
+    "case_id", ["anthropic/parallel-calls::original::s0", "openai-chat/cut-mid-arguments::original::s0"]
+)
+def test_an_agno_script_of_a_stream_agno_handles_exits_0(case_id: str, tmp_path: Path) -> None:
+    """The agno template reads a whole stream and a cut one as its adapter does (the cut: the run
+    fails with `ModelProviderError`, no call run)."""
+    run = execute(repro(tmp_path, case_id, "agno"), str(side_python("agno")))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "OK: the library handles this stream." in run.stdout
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ from harness.card.known import raise_key
 from harness.cassettes.format import Chunk, Response
 from harness.cassettes.outcome import State, ToolCall
 from harness.cli import main
+from harness.matrix.runner import run_matrix
 from harness.matrix.selection import Selection
 from harness.matrix.selection import cases as selected_cases
 from harness.mutate.scenario import Case
@@ -738,3 +739,35 @@ def test_the_readme_curl_recipe_serves_a_case_by_hand(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert '"finish_reason":"tool_calls"' in run.stdout and "data: [DONE]" in run.stdout
     assert '"verdict": "pass"' in run.stdout
+
+
+OFFERS_GET_WEATHER = textwrap.dedent(
+    """
+    import json, os, urllib.request
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": tools, "stream": True}
+    url = os.environ["OPENAI_BASE_URL"] + "/chat/completions"
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json"})
+    urllib.request.urlopen(request, timeout=10).read()
+    """
+)
+
+
+def test_a_call_to_a_tool_the_program_did_not_offer_is_skipped_not_failed(tmp_path: Path) -> None:
+    """A stream calling a custom (freeform) tool the program's request does not offer (retargeting
+    cannot move freeform input onto a function) is one no provider sends for that request: the
+    case is skipped with the reason, not failed as the program's fault (the Agents SDK's card row
+    lost 58 such verdicts). A case whose calls it offers is judged as before: no follow-up."""
+    program = tmp_path / "offers.py"
+    program.write_text(OFFERS_GET_WEATHER)
+    custom = "openai-chat/custom-tool::original::s0"
+    chosen = list(selected_cases(Selection(cases=(custom, SINGLE))))
+    report = run_clients(chosen, [sys.executable, str(program)], timeout=20)
+    by_id = {r.id: r for r in report.results}
+    skipped = by_id[custom]
+    assert skipped.verdict is Verdict.SKIPPED
+    assert skipped.error == "the stream calls 'run_shell', a tool the program's request does not offer"
+    assert by_id[SINGLE].verdict is Verdict.FAIL and "no follow-up" in (by_id[SINGLE].error or "")
+    # The same under the runner (`client:CMD`, a server per worker process).
+    matrix = run_matrix(f"client:{sys.executable} {program}", Selection(cases=(custom,)), timeout=30)
+    assert [(r.verdict, r.error) for r in matrix.results] == [(Verdict.SKIPPED, skipped.error)]

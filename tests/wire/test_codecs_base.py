@@ -11,12 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.wire.codecs.base import WireEvent, data_events, new_event
+from tests._fuzz import examples
 
 texts = st.none() | st.text(max_size=8)
 headers = st.lists(st.tuples(st.text(max_size=5), st.integers(0, 9), st.integers()), max_size=2).map(tuple)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(50, 200), deadline=None)
 @given(st.text(max_size=8), texts, texts, st.none() | st.integers(0, 10**6), texts, headers, texts)
 def test_new_event_makes_what_the_constructor_makes(
     data: str,
@@ -36,7 +37,7 @@ def test_new_event_makes_what_the_constructor_makes(
     assert made._replace(data="z") == expected._replace(data="z")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(30, 100), deadline=None)
 @given(st.lists(st.text(max_size=8), max_size=5))
 def test_data_events_are_the_constructors(datas: list[str]) -> None:
     made = data_events(iter(datas))

@@ -264,6 +264,29 @@ def test_B2_name_split_across_fragments() -> None:
     assert calls(out) == [("get_weather", {"city": "Oslo"}, "call_A")]
 
 
+@pytest.mark.parametrize(
+    ("pieces", "name"),
+    [
+        (["get_wea", "ther"], "get_weather"),  # B2: split
+        (["get_weather", "get_weather"], "get_weather"),  # B3: repeated in full
+        (["get", "get_wea", "get_weather"], "get_weather"),  # B3: cumulative
+        (["get", "get_wea", "ther"], "get_weather"),  # cumulative, then split
+        (["ab", "ab"], "ab"),  # a split into two equal halves reads as a repetition
+    ],
+)
+def test_the_reference_joins_a_name_by_the_dialects_rule(pieces: list[str], name: str) -> None:
+    first, *rest = pieces
+    out = run(
+        chunk(tc(0, id="call_A", type="function", name=first, args="")),
+        *(chunk(tc(0, name=piece)) for piece in rest),
+        chunk(tc(0, args='{"city":"Oslo"}')),
+        finish(),
+        DONE,
+    )
+    assert calls(out) == [(name, {"city": "Oslo"}, "call_A")]
+    assert D.joined_name(pieces) == name
+
+
 def test_B3_name_repeated_in_full_without_ids() -> None:
     out = run(
         chunk(tc(0, type="function", name="web_search", args="")),

@@ -188,3 +188,27 @@ def test_every_chat_or_block_dialect_reads_its_followup_with_the_one_reader() ->
         d for d in map(dialects.get, dialects.names()) if isinstance(d, Requesting) and d.name not in own
     ]
     assert declared and all(isinstance(type(d).followup, Followup) for d in declared)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_dialect_joins_a_names_pieces_by_one_rule(name: str) -> None:
+    # The judge (`misnamed`) and retargeting read any dialect's name pieces by it.
+    joined = dialects.get(name).joined_name
+    assert joined([]) == ""
+    assert joined(["get_weather"]) == "get_weather"
+    assert joined(["get", "_weather"]) == "get_weather"  # split: appended
+    assert joined(["get_weather", "get_weather"]) == "get_weather"  # repeated in full: replaces
+    assert joined(["get", "get_wea", "get_weather"]) == "get_weather"  # cumulative: replaces
+    assert joined(["get", "", "_weather"]) == "get_weather"  # an empty piece changes nothing
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_class_a_dialect_describes_is_told_one_way(name: str) -> None:
+    # A row's detector, run by the base `shapes`; or none, where the dialect tells every class in
+    # a pass of its own (OpenAI chat): never both, never a class without a description.
+    d = dialects.get(name)
+    own_pass = type(d).shapes is not Validation.shapes
+    assert d.shape_codes
+    assert {code: shape.detect is None for code, shape in d.shape_codes.items()} == dict.fromkeys(
+        d.shape_codes, own_pass
+    )

@@ -11,10 +11,8 @@ Events: `RUN_STARTED` / `RUN_FINISHED` (`threadId`, `runId`), `RUN_ERROR` (`mess
 `sdks/typescript/packages/core/src/events.ts`, `client/src/chunks/transform.ts`,
 `client/src/verify/verify.ts`.
 
-Keying rules of the reference accumulator (and of `fragments`):
+Keying rules of the reference accumulator (and of `fragments`), beyond those of `keyed.py`:
 
-- A call is keyed by its `toolCallId`; calls are numbered by first appearance. A start for an id
-  already known starts nothing new.
 - `TOOL_CALL_ARGS` and `TOOL_CALL_END` go to the call their id names, only while it is open: an
   id that is not active (never started, or ended) is ignored, never given to another open call.
 - `TOOL_CALL_CHUNK` expands as the client's `transform.ts` does: a chunk with an id other than
@@ -25,10 +23,9 @@ Keying rules of the reference accumulator (and of `fragments`):
 - Arguments are the pieces joined (the spec carries them unvalidated): all empty means `{}`;
   text that does not parse makes the call `invalid`.
 
-Finality: a call is final at its `TOOL_CALL_END` (a chunk call at the event after it). The run is
-complete at `RUN_FINISHED` (a call still open then is reported as assembled: docs/oracle.md
-`terminal-with-open-call`); ended before, it is `cut` and reports the calls already final.
-`RUN_ERROR` is an error state that keeps them. AG-UI has no finish reason.
+Finality: a call is final at its `TOOL_CALL_END` (a chunk call at the event after it). The
+terminal event is `RUN_FINISHED`, the in-band error `RUN_ERROR` (the ending rules: `Oracle`);
+AG-UI has no finish reason.
 """
 
 from __future__ import annotations
@@ -51,6 +48,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     payload_type,
@@ -367,21 +365,10 @@ class AGUIDialect(Dialect, StandingIn):
     # -- validation ----------------------------------------------------------------------------
 
     shape_codes = {
-        "C3": ("several tool calls, one after another", True),
-        "D6": ("no `RUN_FINISHED` (or `RUN_ERROR`) at the end", False),
-        "D8": ("a `RUN_ERROR` event", True),
+        "C3": Shape("several tool calls, one after another", True, shapes.calls_one_after_another),
+        "D6": Shape("no `RUN_FINISHED` (or `RUN_ERROR`) at the end", False, shapes.no_terminal_event),
+        "D8": Shape("a `RUN_ERROR` event", True, shapes.error_event),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "C3": shapes.calls_one_after_another,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-            },
-        )
 
     invariant_codes = {
         "ag-ui.first-not-run-started": "the first event is RUN_STARTED",

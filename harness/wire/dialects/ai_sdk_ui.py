@@ -10,10 +10,8 @@ Chunks: `start` (`messageId`), `start-step` / `finish-step`, `text-start` / `tex
 in v6+), `error` (`errorText`), `abort`. Source: ai-sdk.dev/docs/ai-sdk-ui/stream-protocol and
 `packages/ai/src/ui-message-stream/ui-message-chunks.ts` of vercel/ai.
 
-Keying rules of the reference accumulator (and of `fragments`):
+Keying rules of the reference accumulator (and of `fragments`), beyond those of `keyed.py`:
 
-- A call is keyed by its `toolCallId` on every chunk; calls are numbered by first appearance. A
-  start for an id already known starts nothing new.
 - A delta for an id no start opened is a stream resumed into the part (`resumeStream` joins the
   server's stream where it is): the call is known from there, its name and input from its
   `tool-input-available`. A delta after the call's input is available is ignored.
@@ -21,12 +19,9 @@ Keying rules of the reference accumulator (and of `fragments`):
   the producer's own parse; a freeform tool's input is a string and stays one). Without one, the
   deltas joined. `tool-input-error` ends the call as invalid, its `input` as sent.
 
-Finality: a call is final at its `tool-input-available` (or `tool-input-error`). The stream is
-complete at `[DONE]`, or at `finish` followed by a clean end; a call still streaming then is
-reported as assembled (docs/oracle.md `terminal-with-open-call`) unless the finish reason is
-`length`. A transport cut before then is `cut` and reports the calls already final. An `error`
-or `abort` chunk is an error state that keeps the calls already final. Nothing after `[DONE]`
-counts.
+Finality: a call is final at its `tool-input-available` (or `tool-input-error`). The finish is
+`finish`, the terminal event `[DONE]`, the in-band errors `error` and `abort` (the ending rules:
+`Oracle`). Nothing after `[DONE]` counts.
 """
 
 from __future__ import annotations
@@ -50,6 +45,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     payload_type,
@@ -388,21 +384,10 @@ class AISDKUIDialect(Dialect, StandingIn):
     # -- validation ----------------------------------------------------------------------------
 
     shape_codes = {
-        "C3": ("several tool calls, one after another", True),
-        "D6": ("no `finish` part (or `[DONE]`) at the end", False),
-        "D8": ("an `error` part", True),
+        "C3": Shape("several tool calls, one after another", True, shapes.calls_one_after_another),
+        "D6": Shape("no `finish` part (or `[DONE]`) at the end", False, shapes.no_terminal_event),
+        "D8": Shape("an `error` part", True, shapes.error_event),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "C3": shapes.calls_one_after_another,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-            },
-        )
 
     invariant_codes = {
         "ai-sdk-ui.delta-without-start": "a tool-input-delta names a call a tool-input-start opened "

@@ -61,6 +61,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     field_of,
@@ -304,6 +305,25 @@ def _result(block_type: Any, content: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Shapes only this dialect shows (its rows of `shape_codes`)
+
+
+def _whole_input_at_start(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """B5: a tool_use block's start carries a non-empty `input` (the docs start it at `{}`)."""
+    for fragment in fragments:
+        block = _block(events[fragment.event])
+        if fragment.role is Role.START and isinstance(block.get("input"), dict) and block["input"]:
+            return fragment.event
+    return None
+
+
+def _message_start_repeated(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """D10: a second `message_start`."""
+    starts = [n for n, event in enumerate(events) if event_type(event) == "message_start"]
+    return starts[1] if len(starts) > 1 else None
+
+
+# ---------------------------------------------------------------------------------------------
 # The dialect
 
 
@@ -494,37 +514,26 @@ class AnthropicMessages(Dialect, Requesting):
     # -- validation and numbering -------------------------------------------------------------
 
     shape_codes = {
-        "A1": ("a block starts at an index an earlier block started at", False),
-        "B5": ("a tool_use block's start carries its whole input", False),
-        "B7": ("an empty `partial_json` fragment", True),
-        "C1": ("a block's deltas or stop after the next block started (blocks overlap)", False),
-        "C3": ("several tool_use blocks, one after another", True),
-        "C4": ("a thinking block before the tool_use block", True),
-        "D1": ("stop reason `end_turn` after tool_use blocks", False),
-        "D6": ("no `message_stop` at the end", False),
-        "D8": ("an in-band `error` event", True),
-        "D9": ("stop reason `tool_use` without a tool_use block", False),
-        "D10": ("`message_start` repeated", False),
+        "A1": Shape(
+            "a block starts at an index an earlier block started at", False, shapes.calls_share_an_index
+        ),
+        "B5": Shape("a tool_use block's start carries its whole input", False, _whole_input_at_start),
+        "B7": Shape("an empty `partial_json` fragment", True, shapes.empty_args_fragment),
+        "C1": Shape(
+            "a block's deltas or stop after the next block started (blocks overlap)",
+            False,
+            shapes.interleaved_calls,
+        ),
+        "C3": Shape("several tool_use blocks, one after another", True, shapes.calls_one_after_another),
+        "C4": Shape("a thinking block before the tool_use block", True, shapes.reasoning_before_call),
+        "D1": Shape("stop reason `end_turn` after tool_use blocks", False, shapes.stop_after_calls),
+        "D6": Shape("no `message_stop` at the end", False, shapes.no_terminal_event),
+        "D8": Shape("an in-band `error` event", True, shapes.error_event),
+        "D9": Shape(
+            "stop reason `tool_use` without a tool_use block", False, shapes.tool_finish_without_calls
+        ),
+        "D10": Shape("`message_start` repeated", False, _message_start_repeated),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "A1": shapes.calls_share_an_index,
-                "B5": _whole_input_at_start,
-                "B7": shapes.empty_args_fragment,
-                "C1": shapes.interleaved_calls,
-                "C3": shapes.calls_one_after_another,
-                "C4": shapes.reasoning_before_call,
-                "D1": shapes.stop_after_calls,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-                "D9": shapes.tool_finish_without_calls,
-                "D10": _message_start_repeated,
-            },
-        )
 
     invariant_codes = {f"anthropic.{code}": rule for code, rule in block_codes("message_stop").items()}
     finish_reasons = {
@@ -824,18 +833,3 @@ def _whole_block(index: Any, block: dict[str, Any], deltas: list[dict[str, Any]]
 
 
 DIALECT = AnthropicMessages()
-
-
-def _whole_input_at_start(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
-    """B5: a tool_use block's start carries a non-empty `input` (the docs start it at `{}`)."""
-    for fragment in fragments:
-        block = _block(events[fragment.event])
-        if fragment.role is Role.START and isinstance(block.get("input"), dict) and block["input"]:
-            return fragment.event
-    return None
-
-
-def _message_start_repeated(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
-    """D10: a second `message_start`."""
-    starts = [n for n, event in enumerate(events) if event_type(event) == "message_start"]
-    return starts[1] if len(starts) > 1 else None

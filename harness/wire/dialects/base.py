@@ -15,10 +15,10 @@ import json
 import re
 import string
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, cast
 
 from harness import bounded
 from harness.cassettes.model import Request
@@ -261,7 +261,15 @@ class Detection(ABC):
 
 
 class Oracle(ABC):
-    """What events mean, and the reference accumulator that says what a correct client makes of them."""
+    """What events mean, and the reference accumulator that says what a correct client makes of them.
+
+    Every reference ends a stream by the ending rules of docs/oracle.md; a dialect's module names
+    only the events that play each part (its finish, its terminal event, its in-band error): at the
+    terminal event the turn is `complete`, a call its own end marker never closed reported as
+    assembled (`terminal-with-open-call`) unless a length finish cut it, and a finish followed by a
+    clean close completes it too (`finish-without-terminal`); a stream that ends otherwise before
+    it is `cut`, and an in-band error is the `error` state, both reporting only the calls already
+    final."""
 
     # True where a call has no end marker of its own and the reference holds it final only at the
     # finish (Gemini, Ollama): a cut after a whole call is then a matter of policy.
@@ -279,6 +287,18 @@ class Oracle(ABC):
     @abstractmethod
     def finish_reason(self, event: Event) -> Any:
         """The finish / stop reason this event carries, or MISSING."""
+
+    def joined_name(self, pieces: Iterable[str]) -> str:
+        """A call's name from the pieces of it the stream sent, in order (B2, B3): a piece equal to
+        the name so far, or one that extends it, replaces it (repeated in full, cumulative); any
+        other is appended (split), so an empty piece changes nothing. OpenAI chat's reference joins
+        names so; the judge (`misnamed`) and retargeting read every dialect's pieces by it. The other
+        references keep a call's first name: the same name wherever its pieces repeat it whole, the
+        only pieces their streams send (`split-name` applies only where the reference joins)."""
+        name = ""
+        for piece in pieces:
+            name = piece if piece.startswith(name) else name + piece
+        return name
 
     def is_terminal(self, events: Sequence[Event]) -> bool:
         """Whether a stream that has sent `events` has ended as this provider ends a response, so a
@@ -304,6 +324,21 @@ class Violation:
         return f"{self.code} at event {self.event}: {self.message}"
 
 
+# Finds one catalogue class in a whole stream: the position of the first event that shows it, or
+# None (`shapes.py` holds those that read only a dialect's roles).
+Detector = Callable[["Dialect", Sequence[Event], Sequence[Fragment]], "int | None"]
+
+
+class Shape(NamedTuple):
+    """A catalogue class a dialect's streams can show (a row of `Validation.shape_codes`): what it
+    is, whether the protocol allows it (`toolstream probe`: within or OUTSIDE), and its detector
+    (None only where the dialect's own `shapes` tells every class at once: OpenAI chat)."""
+
+    what: str
+    within: bool
+    detect: Detector | None
+
+
 class Validation:
     """The protocol's invariants, as a check over an event sequence. A stream that breaks none is
     one the provider could send; a mutation that breaks one on purpose says which (and the quirk
@@ -317,13 +352,24 @@ class Validation:
         return []
 
     # The catalogue classes (`A1`, `B5` ... as the scenarios name them) `shapes` can tell in a
-    # stream of this dialect: what each is, and whether the protocol allows it (`toolstream probe`).
-    shape_codes: ClassVar[Mapping[str, tuple[str, bool]]] = {}
+    # stream of this dialect, each with what it is, whether the protocol allows it (`toolstream
+    # probe`) and its detector: one table, so a class cannot be told without being described.
+    shape_codes: ClassVar[Mapping[str, Shape]] = {}
 
     def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        """Each catalogue class a whole stream shows (one detector per class of `shape_codes`),
-        with the position of the first event that shows it; none where the dialect tells none."""
-        return {}
+        """Each catalogue class a whole stream shows (the detectors of `shape_codes`), with the
+        position of the first event that shows it, in stream order (at one event, in the table's
+        order); none where the dialect tells none."""
+        if not self.shape_codes:
+            return {}
+        dialect = cast("Dialect", self)
+        fragments = dialect.fragments(events)
+        seen = {
+            code: at
+            for code, shape in self.shape_codes.items()
+            if shape.detect is not None and (at := shape.detect(dialect, events, fragments)) is not None
+        }
+        return dict(sorted(seen.items(), key=lambda item: item[1]))
 
     @property
     def request_codes(self) -> Mapping[str, str]:

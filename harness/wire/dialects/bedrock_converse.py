@@ -52,6 +52,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     field_of,
@@ -409,33 +410,26 @@ class BedrockConverse(Dialect, Requesting):
     # -- validation and numbering -------------------------------------------------------------
 
     shape_codes = {
-        "A1": ("a tool block starts at a `contentBlockIndex` an earlier block started at", False),
-        "B7": ("an empty `toolUse.input` fragment", True),
-        "C1": ("a block's deltas or stop after the next block started (blocks overlap)", False),
-        "C3": ("several toolUse blocks, one after another", True),
-        "C4": ("reasoning content before the toolUse block", True),
-        "D1": ("stop reason `end_turn` after toolUse blocks", False),
-        "D6": ("no `messageStop` at the end", False),
-        "D8": ("an in-band exception event", True),
-        "D9": ("stop reason `tool_use` without a toolUse block", False),
+        "A1": Shape(
+            "a tool block starts at a `contentBlockIndex` an earlier block started at",
+            False,
+            shapes.calls_share_an_index,
+        ),
+        "B7": Shape("an empty `toolUse.input` fragment", True, shapes.empty_args_fragment),
+        "C1": Shape(
+            "a block's deltas or stop after the next block started (blocks overlap)",
+            False,
+            shapes.interleaved_calls,
+        ),
+        "C3": Shape("several toolUse blocks, one after another", True, shapes.calls_one_after_another),
+        "C4": Shape("reasoning content before the toolUse block", True, shapes.reasoning_before_call),
+        "D1": Shape("stop reason `end_turn` after toolUse blocks", False, shapes.stop_after_calls),
+        "D6": Shape("no `messageStop` at the end", False, shapes.no_terminal_event),
+        "D8": Shape("an in-band exception event", True, shapes.error_event),
+        "D9": Shape(
+            "stop reason `tool_use` without a toolUse block", False, shapes.tool_finish_without_calls
+        ),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "A1": shapes.calls_share_an_index,
-                "B7": shapes.empty_args_fragment,
-                "C1": shapes.interleaved_calls,
-                "C3": shapes.calls_one_after_another,
-                "C4": shapes.reasoning_before_call,
-                "D1": shapes.stop_after_calls,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-                "D9": shapes.tool_finish_without_calls,
-            },
-        )
 
     invariant_codes = {f"bedrock-converse.{code}": rule for code, rule in block_codes("messageStop").items()}
     finish_reasons = {

@@ -56,6 +56,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     contradiction,
     copy_json,
@@ -464,29 +465,20 @@ class CohereDialect(Dialect, Requesting):
     # -- validation -----------------------------------------------------------------------------
 
     shape_codes = {
-        "A1": ("a tool call starts at an index an earlier call started at", False),
-        "C1": ("a call's deltas or end after the next call started (calls interleaved)", False),
-        "C3": ("several tool calls, one after another", True),
-        "C4": ("a tool plan before the tool call", True),
-        "D1": ("finish reason `COMPLETE` after tool calls", False),
-        "D6": ("no `message-end` at the end", False),
-        "D9": ("finish reason `TOOL_CALL` without a tool call", False),
+        "A1": Shape(
+            "a tool call starts at an index an earlier call started at", False, shapes.calls_share_an_index
+        ),
+        "C1": Shape(
+            "a call's deltas or end after the next call started (calls interleaved)",
+            False,
+            shapes.interleaved_calls,
+        ),
+        "C3": Shape("several tool calls, one after another", True, shapes.calls_one_after_another),
+        "C4": Shape("a tool plan before the tool call", True, shapes.reasoning_before_call),
+        "D1": Shape("finish reason `COMPLETE` after tool calls", False, shapes.stop_after_calls),
+        "D6": Shape("no `message-end` at the end", False, shapes.no_terminal_event),
+        "D9": Shape("finish reason `TOOL_CALL` without a tool call", False, shapes.tool_finish_without_calls),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "A1": shapes.calls_share_an_index,
-                "C1": shapes.interleaved_calls,
-                "C3": shapes.calls_one_after_another,
-                "C4": shapes.reasoning_before_call,
-                "D1": shapes.stop_after_calls,
-                "D6": shapes.no_terminal_event,
-                "D9": shapes.tool_finish_without_calls,
-            },
-        )
 
     invariant_codes = {
         "cohere.finish-reason-unknown": "finish_reason is one of the documented values",

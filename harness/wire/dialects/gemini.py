@@ -66,6 +66,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     field_of,
@@ -596,25 +597,14 @@ class GeminiDialect(Dialect, Requesting):
     # -- validation -----------------------------------------------------------------------------
 
     shape_codes = {
-        "C2": ("several function calls in one chunk", True),
-        "C4": ("a thought part before the function call", True),
-        "D2": ("the finish reason in a chunk of its own after the calls", True),
-        "D6": ("no `finishReason` at the end", False),
-        "D8": ("an in-band error object", True),
+        "C2": Shape("several function calls in one chunk", True, shapes.calls_in_one_event),
+        "C4": Shape("a thought part before the function call", True, shapes.reasoning_before_call),
+        "D2": Shape(
+            "the finish reason in a chunk of its own after the calls", True, shapes.finish_apart_from_calls
+        ),
+        "D6": Shape("no `finishReason` at the end", False, shapes.no_terminal_event),
+        "D8": Shape("an in-band error object", True, shapes.error_event),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "C2": shapes.calls_in_one_event,
-                "C4": shapes.reasoning_before_call,
-                "D2": shapes.finish_apart_from_calls,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-            },
-        )
 
     invariant_codes = {
         "gemini.finish-reason-unknown": "finishReason is a value of the FinishReason enum",

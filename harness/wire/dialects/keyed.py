@@ -2,7 +2,10 @@
 stream's `toolCallId`, AG-UI's `toolCallId`), where no index or block number routes a fragment.
 
 `KeyedCalls` holds the calls in order of first appearance; each dialect says which event starts,
-continues or ends which id, and this module keeps the bookkeeping the same for both.
+continues or ends which id, and this module keeps the bookkeeping the same for both. The keying
+rules the two references (and their `fragments`) share: a call is keyed by its `toolCallId` on
+every event, calls are numbered by first appearance, and a start for an id already known starts
+nothing new.
 """
 
 from __future__ import annotations

@@ -44,6 +44,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     field_of,
@@ -323,23 +324,11 @@ class OllamaDialect(Dialect, Requesting):
     # -- validation -----------------------------------------------------------------------------
 
     shape_codes = {
-        "C2": ("several tool calls in one line", True),
-        "C4": ("thinking before the tool call", True),
-        "D6": ("no `done: true` line at the end", False),
-        "D8": ("an in-band `error` line", True),
+        "C2": Shape("several tool calls in one line", True, shapes.calls_in_one_event),
+        "C4": Shape("thinking before the tool call", True, shapes.reasoning_before_call),
+        "D6": Shape("no `done: true` line at the end", False, shapes.no_terminal_event),
+        "D8": Shape("an in-band `error` line", True, shapes.error_event),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "C2": shapes.calls_in_one_event,
-                "C4": shapes.reasoning_before_call,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-            },
-        )
 
     invariant_codes = {
         "ollama.done-reason-unknown": "done_reason is stop, length, load or unload",

@@ -21,9 +21,10 @@ Reference accumulator, keying rules (the quirk classes of STREAM-QUIRKS.md in br
     whose index was incremented).
   - With no index (A3): a known id continues its call; a new id or a new name (once the latest
     call has arguments) starts one; anything else continues the latest call.
-- The name: a piece equal to the name so far, or one that extends it, replaces it (B3: repeated
-  in full, or cumulative); any other piece is appended (B2: split). A split whose second half
-  equals the first cannot be told from a repetition. `type` is not reported.
+- The name, joined by the base rule (`joined_name`): a piece equal to the name so far, or one that
+  extends it, replaces it (B3: repeated in full, or cumulative); any other piece is appended (B2:
+  split). A split whose second half equals the first cannot be told from a repetition. `type` is
+  not reported.
 - Arguments: string pieces are concatenated; args given as an object (B8) are shallow-merged and
   used when no string piece came. When the text so far is a whole JSON object, a piece equal to
   it is a re-sent copy and is dropped (B9, and B5 args repeated after a whole header), and a
@@ -77,6 +78,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     contradiction,
     copy_json,
@@ -255,10 +257,7 @@ class _Call:
         return self.solid > 0 or self.obj is not None
 
     def add_name(self, piece: str) -> None:
-        if not self.name or piece.startswith(self.name):
-            self.name = piece
-        else:
-            self.name += piece
+        self.name = DIALECT.joined_name((self.name, piece))
 
     def add_args(self, piece: Any) -> None:
         if isinstance(piece, dict):
@@ -697,23 +696,27 @@ class OpenAIChat(Dialect, Requesting):
     }
     finish_vocabulary = FINISH_REASONS
 
+    # Told by one pass over the fragments (`shapes`), not a detector per row: at one event, the
+    # classes come in the order the pass finds them, as `toolstream probe` has always listed them.
     shape_codes = {
-        "A1": ("parallel calls start at one index", False),
-        "A3": ("a call fragment without an index (absent or null)", False),
-        "A5": ("the call id repeated on its continuation fragments", False),
-        "A6": ("an empty-string id on a continuation fragment", False),
-        "B1": ("two fragments of one index within one delta", False),
-        "B3": ("the name repeated on a continuation fragment", False),
-        "B5": ("a whole call, name and arguments, in one fragment", True),
-        "B6": ("whole placeholder arguments (`{}`) in the header, then more arguments", False),
-        "B7": ("an empty arguments fragment after the header", True),
-        "C2": ("several calls in one delta", True),
-        "D1": ("finish reason `stop` after tool calls", False),
-        "D6": ("no `[DONE]` at the end", False),
-        "D9": ("finish reason `tool_calls` without a tool call", False),
+        "A1": Shape("parallel calls start at one index", False, None),
+        "A3": Shape("a call fragment without an index (absent or null)", False, None),
+        "A5": Shape("the call id repeated on its continuation fragments", False, None),
+        "A6": Shape("an empty-string id on a continuation fragment", False, None),
+        "B1": Shape("two fragments of one index within one delta", False, None),
+        "B3": Shape("the name repeated on a continuation fragment", False, None),
+        "B5": Shape("a whole call, name and arguments, in one fragment", True, None),
+        "B6": Shape("whole placeholder arguments (`{}`) in the header, then more arguments", False, None),
+        "B7": Shape("an empty arguments fragment after the header", True, None),
+        "C2": Shape("several calls in one delta", True, None),
+        "D1": Shape("finish reason `stop` after tool calls", False, None),
+        "D6": Shape("no `[DONE]` at the end", False, None),
+        "D9": Shape("finish reason `tool_calls` without a tool call", False, None),
     }
 
     def shapes(self, events: Sequence[Event]) -> dict[str, int]:
+        """The classes of `shape_codes` a whole stream shows, found in one pass over its fragments
+        (then its events): in stream order, at one event in the order found."""
         found: dict[str, int] = {}
         fragments = self.fragments(events)
         ids: dict[int, Any] = {}  # call -> the id its first fragment gave

@@ -21,7 +21,8 @@ Keying rules of the reference accumulator (and of `fragments`):
   ends the response: with status `completed`, every call streamed is final; its `output` is not
   read for calls, since it may be `null` (openai/openai-python#2530): what was streamed is the
   answer. Another status keeps only the calls already final (`cancelled`, `incomplete` cut them;
-  `failed` is an error state). A stream that ends before `response.done` is `cut`.
+  `failed` is an error state). `response.done` is the terminal event, `error` the in-band error
+  (the ending rules: `Oracle`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     payload_type,
@@ -351,21 +353,10 @@ class OpenAIRealtime(Dialect, StandingIn):
     # -- validation ----------------------------------------------------------------------------
 
     shape_codes = {
-        "C3": ("several function calls, one after another", True),
-        "D6": ("no `response.done` at the end", False),
-        "D8": ("an `error` event", True),
+        "C3": Shape("several function calls, one after another", True, shapes.calls_one_after_another),
+        "D6": Shape("no `response.done` at the end", False, shapes.no_terminal_event),
+        "D8": Shape("an `error` event", True, shapes.error_event),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "C3": shapes.calls_one_after_another,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-            },
-        )
 
     invariant_codes = {
         "openai-realtime.item-unknown": "an argument event names an item that was added",

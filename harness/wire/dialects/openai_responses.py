@@ -73,6 +73,7 @@ from harness.wire.dialects.base import (
     Kind,
     ReferenceAccumulator,
     Role,
+    Shape,
     Violation,
     copy_json,
     field_of,
@@ -779,6 +780,38 @@ def _is_position(value: Any) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
+# Shapes only this dialect shows (its rows of `shape_codes`)
+
+
+def _added_with_arguments(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """B5: `output_item.added` already carries the call's arguments (the docs add it with `""`)."""
+    for fragment in fragments:
+        args = d.get(events[fragment.event], fragment.slot, Field.ARGS)
+        if fragment.role is Role.START and isinstance(args, str) and args:
+            return fragment.event
+    return None
+
+
+def _created_repeated(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """D10: a second `response.created`."""
+    created = [n for n, event in enumerate(events) if event_type(event) == "response.created"]
+    return created[1] if len(created) > 1 else None
+
+
+def _arguments_only_in_done(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
+    """E1: a call whose arguments come in no delta, only whole in its `.done`."""
+    with_deltas = {f.call for f in fragments if f.role is Role.ARGS}
+    for fragment in fragments:
+        if fragment.role is not Role.END or fragment.call in with_deltas:
+            continue
+        if event_type(events[fragment.event]) == "response.function_call_arguments.done":
+            args = d.get(events[fragment.event], fragment.slot, Field.ARGS)
+            if isinstance(args, str) and args:
+                return fragment.event
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
 # The dialect
 
 
@@ -894,33 +927,28 @@ class OpenAIResponses(Dialect, Requesting):
     # -- validation and numbering -------------------------------------------------------------
 
     shape_codes = {
-        "A1": ("a function call added at an `output_index` an earlier one took", False),
-        "B5": ("a function call added with its whole arguments", False),
-        "C3": ("several function calls, one after another", True),
-        "C4": ("a reasoning item before the function call", True),
-        "D6": ("no `response.completed` (or other terminal event) at the end", False),
-        "D8": ("an in-band `error` event", True),
-        "D10": ("`response.created` repeated", False),
-        "E1": ("arguments only in `function_call_arguments.done`, no delta", False),
-        "E7": ("a call's deltas or done after the next item was added (items interleaved)", False),
+        "A1": Shape(
+            "a function call added at an `output_index` an earlier one took",
+            False,
+            shapes.calls_share_an_index,
+        ),
+        "B5": Shape("a function call added with its whole arguments", False, _added_with_arguments),
+        "C3": Shape("several function calls, one after another", True, shapes.calls_one_after_another),
+        "C4": Shape("a reasoning item before the function call", True, shapes.reasoning_before_call),
+        "D6": Shape(
+            "no `response.completed` (or other terminal event) at the end", False, shapes.no_terminal_event
+        ),
+        "D8": Shape("an in-band `error` event", True, shapes.error_event),
+        "D10": Shape("`response.created` repeated", False, _created_repeated),
+        "E1": Shape(
+            "arguments only in `function_call_arguments.done`, no delta", False, _arguments_only_in_done
+        ),
+        "E7": Shape(
+            "a call's deltas or done after the next item was added (items interleaved)",
+            False,
+            shapes.interleaved_calls,
+        ),
     }
-
-    def shapes(self, events: Sequence[Event]) -> dict[str, int]:
-        return shapes.found(
-            self,
-            events,
-            {
-                "A1": shapes.calls_share_an_index,
-                "B5": _added_with_arguments,
-                "C3": shapes.calls_one_after_another,
-                "C4": shapes.reasoning_before_call,
-                "D6": shapes.no_terminal_event,
-                "D8": shapes.error_event,
-                "D10": _created_repeated,
-                "E1": _arguments_only_in_done,
-                "E7": shapes.interleaved_calls,
-            },
-        )
 
     invariant_codes = {f"openai-responses.{code}": rule for code, rule in _CODES.items()}
     # `status` says how the response ended, not why the turn stopped: no word for tool calls.
@@ -1316,31 +1344,3 @@ def _replay_message(text: str, status: str = "completed") -> dict[str, Any]:
 
 
 DIALECT = OpenAIResponses()
-
-
-def _added_with_arguments(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
-    """B5: `output_item.added` already carries the call's arguments (the docs add it with `""`)."""
-    for fragment in fragments:
-        args = d.get(events[fragment.event], fragment.slot, Field.ARGS)
-        if fragment.role is Role.START and isinstance(args, str) and args:
-            return fragment.event
-    return None
-
-
-def _created_repeated(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
-    """D10: a second `response.created`."""
-    created = [n for n, event in enumerate(events) if event_type(event) == "response.created"]
-    return created[1] if len(created) > 1 else None
-
-
-def _arguments_only_in_done(d: Dialect, events: Sequence[Event], fragments: Sequence[Fragment]) -> int | None:
-    """E1: a call whose arguments come in no delta, only whole in its `.done`."""
-    with_deltas = {f.call for f in fragments if f.role is Role.ARGS}
-    for fragment in fragments:
-        if fragment.role is not Role.END or fragment.call in with_deltas:
-            continue
-        if event_type(events[fragment.event]) == "response.function_call_arguments.done":
-            args = d.get(events[fragment.event], fragment.slot, Field.ARGS)
-            if isinstance(args, str) and args:
-                return fragment.event
-    return None

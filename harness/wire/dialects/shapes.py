@@ -1,8 +1,8 @@
 """Detectors of the catalogue's stream shapes (`A1`, `C3`, `D6` ...: docs/gateways.md, what
 `toolstream probe` reports) that read a stream through a dialect's roles only: its tool-call
 fragments and their fields, the kinds of its events, its finish words. A dialect picks the ones
-its protocol can show, beside detectors of its own, and names them in `shape_codes`
-(`Validation.shapes`); `found` runs them.
+its protocol can show, beside detectors of its own, each in a row of its `shape_codes`
+(`Validation.shapes` runs them).
 
 Each detector takes the dialect, the whole stream's events and their fragments, and gives the
 position of the first event that shows its shape, or None.
@@ -10,10 +10,10 @@ position of the first event that shows its shape, or None.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from harness.wire.dialects.base import MISSING, Event, Field, Finish, Fragment, Kind, Role
+from harness.wire.dialects.base import MISSING, Detector, Event, Field, Finish, Fragment, Kind, Role
 
 if TYPE_CHECKING:
     from harness.wire.dialects.base import Dialect
@@ -26,26 +26,12 @@ __all__ = [
     "empty_args_fragment",
     "error_event",
     "finish_apart_from_calls",
-    "found",
     "interleaved_calls",
     "no_terminal_event",
     "reasoning_before_call",
     "stop_after_calls",
     "tool_finish_without_calls",
 ]
-
-Detector = Callable[["Dialect", Sequence[Event], Sequence[Fragment]], "int | None"]
-
-
-def found(dialect: Dialect, events: Sequence[Event], detectors: Mapping[str, Detector]) -> dict[str, int]:
-    """Each class whose detector sees its shape in `events`, with its first event, in stream order."""
-    fragments = dialect.fragments(events)
-    seen = {
-        code: at
-        for code, detect in detectors.items()
-        if (at := detect(dialect, events, fragments)) is not None
-    }
-    return dict(sorted(seen.items(), key=lambda item: item[1]))
 
 
 def _starts(fragments: Sequence[Fragment]) -> dict[int, Fragment]:
