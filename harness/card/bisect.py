@@ -155,10 +155,12 @@ def bisect(
     selection: Selection | None = None,
     say: Callable[[str], None] = print,
     grade: Callable[[str], Graded] | None = None,
+    timeout: float | None = 30.0,
 ) -> Bisection:
     """Bisect `versions` (oldest first) for the first release whose verdict on `case_id` is the
     newest one's. `environments_at`: a release -> an interpreter (or a virtualenv) to grade it in
-    instead of building one; `grade`: how one release is graded (default: in its environment)."""
+    instead of building one; `grade`: how one release is graded (default: in its environment);
+    `timeout`: seconds the case may take in a release (a release that hangs on it is `timeout`)."""
     spec = adapter or library.adapter
     pointed = dict(environments_at or {})
     base = selection or Selection()
@@ -172,7 +174,7 @@ def bisect(
             return Graded(version, "not graded", "not graded", str(exc))
         command = f"cmd:{python} -m harness.cli serve-accumulator {spec}"
         one = Selection(cassettes=base.cassettes, scenarios_dir=base.scenarios_dir, cases=(case_id,))
-        results = run_matrix(command, one).results
+        results = run_matrix(command, one, timeout=timeout).results
         if not results:
             raise UsageError(f"case {case_id!r}: not in the selection")
         problem = environments.start_problem(spec, results[0].error)

@@ -47,6 +47,14 @@ def add_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--scenarios-dir", metavar="DIR", help="the scenarios the id's scenario is found in")
     parser.add_argument(
+        "--timeout",
+        type=arguments.timeout,
+        default=30.0,
+        metavar="S",
+        help="seconds the case may take in one release (default 30, as the report card; 0: no "
+        "limit; a release that hangs on it gets the verdict `timeout`)",
+    )
+    parser.add_argument(
         "--json", type=arguments.output_file, metavar="FILE", help="write the finding as JSON here"
     )
     return parser
@@ -84,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
         environments_at=pointed,
         selection=selection,
         say=say,
+        timeout=args.timeout or None,
     )
     for graded in found.graded:
         print(terminal_line(f"  {graded.version:<12} {graded.said}"))

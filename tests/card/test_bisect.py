@@ -112,6 +112,35 @@ def test_an_environment_whose_adapter_does_not_start_is_not_graded_and_exits_2(t
     assert found["changed_in"] is None and found["graded"][0]["verdict"] == "not graded"
 
 
+HANGS = """
+import time
+
+
+class Hangs:
+    def __init__(self, dialect):
+        pass
+
+    def feed(self, event):
+        time.sleep(3600)
+
+    def close(self, error):
+        raise AssertionError("never reached")
+"""
+
+
+def test_a_release_that_hangs_on_the_case_is_a_timeout_not_a_hung_bisect(tmp_path: Path) -> None:
+    # Every accumulator is a stranger's: the case is bounded in each release as on the card.
+    (tmp_path / "hangs.py").write_text(HANGS, encoding="utf-8")
+    argv = [sys.executable, "-m", "harness.cli", "bisect", "langchain-core", CASE, "--adapter", "hangs:Hangs"]
+    argv += ["--versions", "1.2.13,1.2.14"] + [f"--env={v}={sys.executable}" for v in ("1.2.13", "1.2.14")]
+    argv += ["--timeout", "1", "--json", str(tmp_path / "b.json")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(ROOT), str(tmp_path)))}
+    run = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    found = json.loads((tmp_path / "b.json").read_text(encoding="utf-8"))
+    assert [g["verdict"] for g in found["graded"]] == ["timeout", "timeout"]
+
+
 def test_no_change_between_the_ends_grades_only_the_ends() -> None:
     asked: list[str] = []
     found = bisect(
