@@ -51,7 +51,7 @@ def execute(script: Path, python: str = sys.executable) -> subprocess.CompletedP
 
 
 def test_one_script_per_bug_of_the_issue() -> None:
-    assert len(SCRIPTS) == 19 and FAST_SCRIPT in [script.stem for script in SCRIPTS]
+    assert len(SCRIPTS) == 24 and FAST_SCRIPT in [script.stem for script in SCRIPTS]
     listed = (EXAMPLES / "README.md").read_text()
     for script in SCRIPTS:
         assert f"({script.name})" in listed, f"{script.name} is not listed in examples/repros/README.md"
