@@ -195,7 +195,9 @@ def _answers_only() -> Iterator[IO[str]]:
     what a library writes to a `sys.stdout` it kept (agno's logging handler, made at import, holds
     it: `redirect_stdout` cannot reach it) goes to stderr too, never between two answers."""
     sys.stdout.flush()
-    saved = _moved_stdout()
+    # Only the process's own stdout is moved: a caller that gave `sys.stdout` another home (an
+    # embedding, a test's StringIO) gets its answers there, as before.
+    saved = _moved_stdout() if _is_descriptor_1(sys.stdout) else None
     if saved is None:  # no descriptor 1 or 2 to move (a daemon): answers go where stdout goes
         yield sys.stdout
         return
@@ -208,6 +210,13 @@ def _answers_only() -> Iterator[IO[str]]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def _is_descriptor_1(stream: IO[str]) -> bool:
+    try:
+        return stream.fileno() == 1
+    except (AttributeError, OSError, ValueError):  # not a file (io.UnsupportedOperation is both)
+        return False
 
 
 def _moved_stdout() -> int | None:
